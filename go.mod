@@ -1,0 +1,25 @@
+module github.com/pk-tools/pk
+
+go 1.26.8
+
+require (
+	github.com/fatih/color v1.19.0
+	github.com/klauspost/compress v1.20.4
+	github.com/mattn/go-isatty v0.0.20
+	github.com/nlpodyssey/gopickle v0.2.0
+	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/spf13/cobra v1.10.2
+	github.com/ulikunitz/xz v0.5.17
+	github.com/zeebo/xxh3 v1.1.0
+	golang.org/x/term v0.48.0
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)

@@ -1,0 +1,691 @@
+package pickle
+
+import (
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"os"
+	"strings"
+)
+
+// Options tune Parse.
+type Options struct {
+	// BlobThreshold: see Reader.BlobThreshold.
+	BlobThreshold int64
+	// NewHash digests blobs and trailing bytes; nil skips digests.
+	NewHash func() hash.Hash
+	// MaxStreams stops after this many streams (0: no limit).
+	MaxStreams int
+}
+
+// ParseFile reads the named file ("-" is stdin).
+func ParseFile(path string, opt Options) (*File, error) {
+	if path == "-" {
+		return Parse(os.Stdin, -1, "-", opt)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return Parse(f, size, path, opt)
+}
+
+// Parse reads every pickle stream in r (size bytes, -1 if unknown) into
+// graphs. The first stream must be a complete pickle; bytes after the last
+// complete stream that do not form one are reported in File.Trailing.
+func Parse(r io.Reader, size int64, name string, opt Options) (*File, error) {
+	rd := NewReader(r, size, name)
+	rd.BlobThreshold = opt.BlobThreshold
+	rd.NewHash = opt.NewHash
+	return ParseReader(rd, opt)
+}
+
+// ParseReader is Parse over an existing Reader.
+func ParseReader(rd *Reader, opt Options) (*File, error) {
+	f := &File{Name: rd.Name()}
+	for {
+		if rd.AtEOF() {
+			break
+		}
+		if opt.MaxStreams > 0 && len(f.Streams) >= opt.MaxStreams {
+			break
+		}
+		start := rd.Offset()
+		var tee *prefixTee
+		if len(f.Streams) > 0 {
+			tee = &prefixTee{}
+			if opt.NewHash != nil {
+				tee.h = opt.NewHash()
+			}
+			rd.Tee = tee
+		}
+		st, err := RunStream(rd, len(f.Streams))
+		if err != nil {
+			if len(f.Streams) == 0 {
+				return nil, err
+			}
+			reason := err.Error()
+			if pe, ok := AsError(err); ok {
+				c := *pe
+				c.File = ""
+				reason = c.Error()
+			}
+			rd.Discard(math.MaxInt64)
+			rd.Tee = nil
+			f.Trailing = &Trailing{Offset: start, Len: rd.Offset() - start, Reason: reason, Prefix: tee.prefix}
+			if tee.h != nil {
+				f.Trailing.Digest = tee.h.Sum(nil)
+			}
+			break
+		}
+		rd.Tee = nil
+		f.Streams = append(f.Streams, st)
+	}
+	f.Size = rd.Offset()
+	if len(f.Streams) == 0 {
+		return nil, &Error{File: rd.Name(), Offset: 0, Reason: "empty input: not a pickle"}
+	}
+	return f, nil
+}
+
+type prefixTee struct {
+	h      hash.Hash
+	prefix []byte
+}
+
+func (t *prefixTee) Write(p []byte) (int, error) {
+	if len(t.prefix) < BlobPrefix {
+		k := BlobPrefix - len(t.prefix)
+		if k > len(p) {
+			k = len(p)
+		}
+		t.prefix = append(t.prefix, p[:k]...)
+	}
+	if t.h != nil {
+		t.h.Write(p)
+	}
+	return len(p), nil
+}
+
+type slot struct {
+	n       *Node
+	pending int64 // bytes of the opcodes that put this reference here (GET, DUP)
+	origin  bool  // the slot where n was built
+}
+
+type mark struct {
+	pos   int
+	bytes int64
+}
+
+type machine struct {
+	rd    *Reader
+	st    *Stream
+	stack []slot
+	marks []mark
+	memo  map[int64]*Node
+	op    *Op
+	nbuf  int64
+}
+
+// RunStream runs one pickle stream from the reader's position to its STOP.
+// At the end of input before any opcode it returns io.EOF.
+func RunStream(rd *Reader, index int) (*Stream, error) {
+	m := &machine{rd: rd, st: &Stream{Index: index, Offset: rd.Offset()}, memo: map[int64]*Node{}}
+	for {
+		o, err := rd.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if rd.Offset() == m.st.Offset {
+					return nil, &Error{File: rd.Name(), Offset: rd.Offset(), Reason: "empty input: not a pickle"}
+				}
+				return nil, &Error{File: rd.Name(), Offset: rd.Offset(), Reason: "pickle data was truncated: input ends before STOP"}
+			}
+			return nil, err
+		}
+		m.op = &o
+		done, err := m.step(&o)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			m.st.End = rd.Offset()
+			return m.st, nil
+		}
+	}
+}
+
+func (m *machine) fail(format string, args ...any) error {
+	return &Error{File: m.rd.Name(), Offset: m.op.Offset, Op: m.op.Code.String(), Reason: fmt.Sprintf(format, args...)}
+}
+
+func (m *machine) fence() int {
+	if len(m.marks) == 0 {
+		return 0
+	}
+	return m.marks[len(m.marks)-1].pos
+}
+
+func (m *machine) underflow() error {
+	if len(m.marks) > 0 {
+		return m.fail("unexpected MARK found (stack underflow)")
+	}
+	return m.fail("unpickling stack underflow")
+}
+
+func (m *machine) newNode(k Kind) *Node {
+	n := &Node{Kind: k, Op: m.op.Code, ID: int32(len(m.st.All)), Offset: m.op.Offset}
+	m.st.All = append(m.st.All, n)
+	return n
+}
+
+// push puts a freshly built node on the stack, with the opcode's bytes.
+func (m *machine) push(n *Node) {
+	n.Self += m.op.Len
+	m.stack = append(m.stack, slot{n: n, origin: true})
+}
+
+func (m *machine) pop() (slot, error) {
+	if len(m.stack) <= m.fence() {
+		return slot{}, m.underflow()
+	}
+	s := m.stack[len(m.stack)-1]
+	m.stack = m.stack[:len(m.stack)-1]
+	return s, nil
+}
+
+// take attributes a consumed slot to its consumer.
+func take(s slot, by *Node) *Node {
+	by.Self += s.pending
+	if s.origin && s.n.Owner == nil && s.n != by {
+		s.n.Owner = by
+	}
+	return s.n
+}
+
+// drop records a slot discarded by POP/POP_MARK or left at STOP.
+func (m *machine) drop(s slot, popped bool) {
+	m.st.Self += s.pending
+	if s.origin && s.n.Owner == nil {
+		m.st.Tops = append(m.st.Tops, s.n)
+		if popped {
+			m.st.Popped = append(m.st.Popped, s.n)
+		} else {
+			m.st.Leftover = append(m.st.Leftover, s.n)
+		}
+	}
+}
+
+func (m *machine) marker() (mark, error) {
+	if len(m.marks) == 0 {
+		return mark{}, m.fail("could not find MARK")
+	}
+	mk := m.marks[len(m.marks)-1]
+	m.marks = m.marks[:len(m.marks)-1]
+	return mk, nil
+}
+
+func (m *machine) log(k EventKind, n *Node, mut int) {
+	m.st.Log = append(m.st.Log, Event{Kind: k, Op: m.op.Code, Offset: m.op.Offset, Node: n, Mut: mut})
+}
+
+func (m *machine) takeAll(from int, by *Node) []*Node {
+	items := make([]*Node, 0, len(m.stack)-from)
+	for _, s := range m.stack[from:] {
+		items = append(items, take(s, by))
+	}
+	m.stack = m.stack[:from]
+	return items
+}
+
+func (m *machine) scalar(k Kind) *Node {
+	n := m.newNode(k)
+	m.push(n)
+	return n
+}
+
+func (m *machine) step(o *Op) (bool, error) {
+	switch o.Code {
+	case PROTO:
+		if o.Int > HighestProtocol {
+			return false, m.fail("unsupported pickle protocol: %d", o.Int)
+		}
+		m.st.Proto = int(o.Int)
+		m.st.Self += o.Len
+	case FRAME:
+		m.st.Self += o.Len
+	case STOP:
+		m.st.Self += o.Len
+		s, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		m.st.Root = s.n
+		m.st.Self += s.pending
+		if s.origin && s.n.Owner == nil {
+			m.st.Tops = append(m.st.Tops, s.n)
+		}
+		for _, l := range m.stack {
+			m.drop(l, false)
+		}
+		for _, mk := range m.marks {
+			m.st.Self += mk.bytes
+		}
+		m.st.LeftoverMarks = len(m.marks)
+		return true, nil
+	case MARK:
+		m.marks = append(m.marks, mark{pos: len(m.stack), bytes: o.Len})
+	case POP:
+		n := len(m.stack)
+		if len(m.marks) > 0 && m.marks[len(m.marks)-1].pos == n {
+			mk := m.marks[len(m.marks)-1]
+			m.marks = m.marks[:len(m.marks)-1]
+			m.st.Self += mk.bytes + o.Len
+			return false, nil
+		}
+		s, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		m.st.Self += o.Len
+		m.drop(s, true)
+	case POP_MARK:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		m.st.Self += mk.bytes + o.Len
+		for _, s := range m.stack[mk.pos:] {
+			m.drop(s, true)
+		}
+		m.stack = m.stack[:mk.pos]
+	case DUP:
+		if len(m.stack) <= m.fence() {
+			return false, m.underflow()
+		}
+		top := m.stack[len(m.stack)-1]
+		m.stack = append(m.stack, slot{n: top.n, pending: o.Len})
+
+	// scalars
+	case NONE:
+		m.scalar(KindNone)
+	case NEWTRUE, NEWFALSE:
+		n := m.scalar(KindBool)
+		if o.Code == NEWTRUE {
+			n.Int = 1
+		}
+	case INT:
+		if o.IsBool {
+			m.scalar(KindBool).Int = o.Int
+			break
+		}
+		m.intNode(o)
+	case BININT, BININT1, BININT2, LONG, LONG1, LONG4:
+		m.intNode(o)
+	case FLOAT, BINFLOAT:
+		m.scalar(KindFloat).Int = o.Int
+	case STRING, BINSTRING, SHORT_BINSTRING:
+		n := m.scalar(KindStr)
+		n.Flags |= FlagPy2Str
+		m.payload(n, o)
+		if n.X == nil || n.X.Blob == nil {
+			n.Str = Latin1ToUTF8(n.Str)
+		}
+	case UNICODE, BINUNICODE, SHORT_BINUNICODE, BINUNICODE8:
+		m.payload(m.scalar(KindStr), o)
+	case BINBYTES, SHORT_BINBYTES, BINBYTES8:
+		m.payload(m.scalar(KindBytes), o)
+	case BYTEARRAY8:
+		m.payload(m.scalar(KindByteArray), o)
+	case EMPTY_LIST:
+		m.scalar(KindList)
+	case EMPTY_DICT:
+		m.scalar(KindDict)
+	case EMPTY_TUPLE:
+		m.scalar(KindTuple)
+	case EMPTY_SET:
+		m.scalar(KindSet)
+
+	// containers from a MARK
+	case LIST, TUPLE, FROZENSET, DICT:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		k := map[Opcode]Kind{LIST: KindList, TUPLE: KindTuple, FROZENSET: KindFrozenSet, DICT: KindDict}[o.Code]
+		if k == KindDict && (len(m.stack)-mk.pos)%2 != 0 {
+			return false, m.fail("odd number of items for DICT")
+		}
+		n := m.newNode(k)
+		n.Self += mk.bytes
+		n.Items = m.takeAll(mk.pos, n)
+		m.push(n)
+	case TUPLE1, TUPLE2, TUPLE3:
+		c := int(o.Code-TUPLE1) + 1
+		if len(m.stack)-c < m.fence() {
+			return false, m.underflow()
+		}
+		n := m.newNode(KindTuple)
+		n.Items = m.takeAll(len(m.stack)-c, n)
+		m.push(n)
+
+	// container operations
+	case APPEND:
+		x := len(m.stack) - 1
+		if x <= m.fence() {
+			return false, m.underflow()
+		}
+		m.appendTo(x, o.Len)
+	case APPENDS:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		if mk.pos > len(m.stack) || mk.pos <= m.fence() {
+			return false, m.underflow()
+		}
+		m.appendTo(mk.pos, o.Len+mk.bytes)
+	case SETITEM:
+		x := len(m.stack) - 2
+		if x <= m.fence() {
+			return false, m.underflow()
+		}
+		m.setItems(x, o.Len)
+	case SETITEMS:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		if mk.pos > len(m.stack) || mk.pos <= m.fence() {
+			return false, m.underflow()
+		}
+		if (len(m.stack)-mk.pos)%2 != 0 {
+			return false, m.fail("odd number of items for SETITEMS")
+		}
+		m.setItems(mk.pos, o.Len+mk.bytes)
+	case ADDITEMS:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		if mk.pos > len(m.stack) || mk.pos <= m.fence() {
+			return false, m.underflow()
+		}
+		target := m.stack[mk.pos-1].n
+		target.Self += o.Len + mk.bytes
+		items := m.takeAll(mk.pos, target)
+		if target.Kind == KindSet {
+			target.Items = append(target.Items, items...)
+		} else if len(items) > 0 {
+			m.mutate(target, items)
+		}
+	case BUILD:
+		if len(m.stack)-2 < m.fence() {
+			return false, m.underflow()
+		}
+		st := m.stack[len(m.stack)-1]
+		m.stack = m.stack[:len(m.stack)-1]
+		target := m.stack[len(m.stack)-1].n
+		target.Self += o.Len
+		m.mutate(target, []*Node{take(st, target)})
+
+	// memo
+	case PUT, BINPUT, LONG_BINPUT, MEMOIZE:
+		if len(m.stack) <= m.fence() {
+			return false, m.underflow()
+		}
+		idx := o.Int
+		if o.Code == MEMOIZE {
+			idx = int64(len(m.memo))
+		} else if idx < 0 {
+			return false, m.fail("negative %s argument", o.Code)
+		}
+		top := m.stack[len(m.stack)-1].n
+		top.Self += o.Len
+		top.Flags |= FlagMemo
+		m.memo[idx] = top
+	case GET, BINGET, LONG_BINGET:
+		n, ok := m.memo[o.Int]
+		if !ok {
+			return false, m.fail("memo value not found at index %d", o.Int)
+		}
+		m.stack = append(m.stack, slot{n: n, pending: o.Len})
+
+	// globals and calls
+	case GLOBAL:
+		n := m.global(o.Str, o.Name)
+		m.push(n)
+		m.log(EvGlobal, n, -1)
+	case STACK_GLOBAL:
+		name, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		mod, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		var n *Node
+		if mod.n.Kind == KindStr && name.n.Kind == KindStr && mod.n.Blob() == nil && name.n.Blob() == nil {
+			n = m.global(mod.n.Str, name.n.Str)
+		} else {
+			n = m.newNode(KindGlobal)
+			n.Flags |= FlagDynamic
+			if !maybeStr(mod.n) || !maybeStr(name.n) {
+				return false, m.fail("STACK_GLOBAL requires str")
+			}
+		}
+		n.Items = []*Node{take(mod, n), take(name, n)}
+		m.push(n)
+		m.log(EvGlobal, n, -1)
+	case REDUCE:
+		args, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		fn, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		n := m.newNode(KindCall)
+		x := n.x()
+		x.Func = take(fn, n)
+		x.Args = take(args, n)
+		m.push(n)
+		m.log(EvCall, n, -1)
+	case NEWOBJ:
+		args, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		cls, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		n := m.newNode(KindCall)
+		x := n.x()
+		x.Func = take(cls, n)
+		x.Args = take(args, n)
+		m.push(n)
+		m.log(EvCall, n, -1)
+	case NEWOBJ_EX:
+		kw, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		args, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		cls, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		n := m.newNode(KindCall)
+		x := n.x()
+		x.Func = take(cls, n)
+		x.Args = take(args, n)
+		x.Kwargs = take(kw, n)
+		m.push(n)
+		m.log(EvCall, n, -1)
+	case INST:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		n := m.newNode(KindCall)
+		n.Self += mk.bytes
+		cls := m.global(o.Str, o.Name)
+		cls.Owner = n
+		m.log(EvGlobal, cls, -1)
+		args := m.newNode(KindTuple)
+		args.Owner = n
+		args.Items = m.takeAll(mk.pos, args)
+		x := n.x()
+		x.Func, x.Args = cls, args
+		m.push(n)
+		m.log(EvCall, n, -1)
+	case OBJ:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		if len(m.stack)-mk.pos < 1 {
+			return false, m.underflow()
+		}
+		n := m.newNode(KindCall)
+		n.Self += mk.bytes
+		x := n.x()
+		x.Func = take(m.stack[mk.pos], n)
+		args := m.newNode(KindTuple)
+		args.Owner = n
+		args.Items = m.takeAll(mk.pos+1, args)
+		m.stack = m.stack[:mk.pos]
+		x.Args = args
+		m.push(n)
+		m.log(EvCall, n, -1)
+	case EXT1, EXT2, EXT4:
+		if o.Int <= 0 {
+			return false, m.fail("EXT specifies code <= 0")
+		}
+		n := m.scalar(KindExt)
+		n.Int = o.Int
+		m.log(EvExt, n, -1)
+	case PERSID:
+		n := m.scalar(KindPersID)
+		n.Str = o.Str
+		m.log(EvPersID, n, -1)
+	case BINPERSID:
+		pid, err := m.pop()
+		if err != nil {
+			return false, err
+		}
+		n := m.newNode(KindPersID)
+		n.Items = []*Node{take(pid, n)}
+		m.push(n)
+		m.log(EvPersID, n, -1)
+	case NEXT_BUFFER:
+		n := m.scalar(KindBuffer)
+		n.Int = m.nbuf
+		m.nbuf++
+		m.log(EvBuffer, n, -1)
+	case READONLY_BUFFER:
+		if len(m.stack) <= m.fence() {
+			return false, m.underflow()
+		}
+		top := m.stack[len(m.stack)-1].n
+		top.Flags |= FlagReadOnly
+		top.Self += o.Len
+	default:
+		return false, m.fail("opcode not handled")
+	}
+	return false, nil
+}
+
+func (m *machine) intNode(o *Op) {
+	n := m.scalar(KindInt)
+	n.Int = o.Int
+	if o.Big != nil {
+		n.x().Big = o.Big
+	}
+}
+
+func (m *machine) payload(n *Node, o *Op) {
+	if o.Blob != nil {
+		n.x().Blob = o.Blob
+		n.Str = o.Blob.Prefix
+		return
+	}
+	n.Str = o.Str
+}
+
+// global builds a KindGlobal node as CPython's find_class sees the names.
+func (m *machine) global(module, name string) *Node {
+	n := m.newNode(KindGlobal)
+	if m.st.Proto < 3 {
+		if v, ok := nameMapping2to3[[2]string{module, name}]; ok {
+			module, name = v[0], v[1]
+			n.Flags |= FlagMapped
+		} else if v, ok := importMapping2to3[module]; ok {
+			module = v
+			n.Flags |= FlagMapped
+		}
+	}
+	if m.st.Proto < 4 && strings.Contains(name, ".") {
+		n.Flags |= FlagDotted
+	}
+	n.Str = module
+	n.x().Name = name
+	return n
+}
+
+// appendTo handles APPEND/APPENDS: items are stack[x:], the target is stack[x-1].
+func (m *machine) appendTo(x int, bytes int64) {
+	target := m.stack[x-1].n
+	target.Self += bytes
+	items := m.takeAll(x, target)
+	if target.Kind == KindList {
+		target.Items = append(target.Items, items...)
+		return
+	}
+	if len(items) > 0 {
+		m.mutate(target, items)
+	}
+}
+
+// setItems handles SETITEM/SETITEMS: pairs are stack[x:], the target is stack[x-1].
+func (m *machine) setItems(x int, bytes int64) {
+	target := m.stack[x-1].n
+	target.Self += bytes
+	items := m.takeAll(x, target)
+	if target.Kind == KindDict {
+		target.Items = append(target.Items, items...)
+		return
+	}
+	if len(items) > 0 {
+		m.mutate(target, items)
+	}
+}
+
+func (m *machine) mutate(target *Node, args []*Node) {
+	x := target.x()
+	x.Muts = append(x.Muts, Mut{Op: m.op.Code, Offset: m.op.Offset, Args: args})
+	m.log(EvMut, target, len(x.Muts)-1)
+}
+
+// maybeStr reports whether n is a str or an object whose type is only known
+// when loading (a call result, a global, a persistent or extension object).
+func maybeStr(n *Node) bool {
+	switch n.Kind {
+	case KindStr, KindCall, KindGlobal, KindPersID, KindExt:
+		return true
+	}
+	return false
+}

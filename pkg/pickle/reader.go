@@ -1,0 +1,631 @@
+package pickle
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"math/big"
+	"unsafe"
+)
+
+// DefaultBlobThreshold is the payload size from which a str, bytes or
+// bytearray argument is streamed (hashed and measured) instead of kept.
+const DefaultBlobThreshold = 1 << 20
+
+// MaxLine bounds the text argument of the protocol-0 opcodes.
+const MaxLine = 256 << 20
+
+// MaxLong bounds the byte length of a LONG1/LONG4 argument kept as an int.
+const MaxLong = 64 << 20
+
+// Op is one decoded opcode.
+type Op struct {
+	Code   Opcode
+	Offset int64 // offset of the opcode byte in the input
+	Len    int64 // bytes taken by the opcode and its argument
+
+	// The argument, by kind:
+	//   ints (uint1..uint8, int4, BININT*, LONG*, INT, GET, PUT): Int, or Big when it does not fit
+	//   INT "00"/"01": IsBool with Int 0/1
+	//   float: Int holds the IEEE-754 bits
+	//   str ops (UNICODE, BINUNICODE*): Str holds UTF-8 (surrogates kept, as Python's surrogatepass)
+	//   bytes ops and Py2 STRING/BINSTRING/SHORT_BINSTRING: Str holds the raw bytes
+	//   GLOBAL/INST: Str is the module line, Name the name line
+	//   PERSID: Str is the line
+	Int    int64
+	Big    *big.Int
+	IsBool bool
+	Str    string
+	Name   string
+	// Blob is set instead of Str when the payload reached the blob threshold.
+	Blob *Blob
+}
+
+// Info returns the table entry of the opcode.
+func (o *Op) Info() *OpInfo { return opTable[o.Code] }
+
+// Float returns the float argument of FLOAT/BINFLOAT.
+func (o *Op) Float() float64 { return math.Float64frombits(uint64(o.Int)) }
+
+// Blob is a payload too large to keep: its length, its first bytes and, when
+// the reader was given a hash, its digest.
+type Blob struct {
+	Len    int64
+	Prefix string // at most BlobPrefix bytes (whole UTF-8 sequences for str)
+	Digest []byte
+	Offset int64 // offset of the first payload byte
+}
+
+// BlobPrefix is how much of a blob is kept.
+const BlobPrefix = 64
+
+// Reader reads opcodes from a byte stream. It never allocates more than the
+// input can hold: every declared length is checked against what is left
+// (when the size is known) and payloads above BlobThreshold are streamed.
+type Reader struct {
+	br       *bufio.Reader
+	file     string
+	off      int64
+	size     int64 // total input size, -1 when unknown
+	frameEnd int64 // end of the current frame, -1 outside frames
+
+	// BlobThreshold: payloads of at least this many bytes are streamed into
+	// an Op.Blob. Zero means DefaultBlobThreshold.
+	BlobThreshold int64
+	// NewHash, when set, is used to digest blobs.
+	NewHash func() hash.Hash
+
+	// Tee, when set, receives every byte consumed.
+	Tee io.Writer
+
+	line []byte
+}
+
+// NewReader returns a reader of r. size is the number of bytes r holds, or
+// -1 when unknown (stdin); name is used in errors.
+func NewReader(r io.Reader, size int64, name string) *Reader {
+	br, ok := r.(*bufio.Reader)
+	if !ok || br.Size() < 64<<10 {
+		br = bufio.NewReaderSize(r, 256<<10)
+	}
+	return &Reader{br: br, file: name, size: size, frameEnd: -1}
+}
+
+// Offset returns the offset of the next byte to be read.
+func (r *Reader) Offset() int64 { return r.off }
+
+// Name returns the input name used in errors.
+func (r *Reader) Name() string { return r.file }
+
+// Size returns the input size given to NewReader.
+func (r *Reader) Size() int64 { return r.size }
+
+// AtEOF reports whether no byte is left.
+func (r *Reader) AtEOF() bool {
+	if r.size >= 0 {
+		return r.off >= r.size
+	}
+	_, err := r.br.Peek(1)
+	return err != nil
+}
+
+// Peek returns up to n next bytes without consuming them.
+func (r *Reader) Peek(n int) []byte {
+	b, _ := r.br.Peek(n)
+	return b
+}
+
+// Discard skips n bytes (used for data that is not a pickle, such as the
+// raw array bytes joblib writes between opcodes).
+func (r *Reader) Discard(n int64) (int64, error) {
+	var done int64
+	for done < n {
+		k := n - done
+		if k > 1<<30 {
+			k = 1 << 30
+		}
+		var d int
+		var err error
+		if r.Tee != nil {
+			var m int64
+			m, err = io.CopyN(r.Tee, r.br, k)
+			d = int(m)
+		} else {
+			d, err = r.br.Discard(int(k))
+		}
+		done += int64(d)
+		r.off += int64(d)
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+func (r *Reader) errAt(off int64, op Opcode, format string, args ...any) *Error {
+	name := ""
+	if off >= 0 && opTable[op] != nil {
+		name = opTable[op].Name
+	}
+	return &Error{File: r.file, Offset: off, Op: name, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ErrNoStop is wrapped by the error returned when input ends before STOP.
+var ErrNoStop = errors.New("pickle data was truncated")
+
+// left returns how many bytes remain, or MaxInt64 when unknown.
+func (r *Reader) left() int64 {
+	if r.size < 0 {
+		return math.MaxInt64
+	}
+	return r.size - r.off
+}
+
+// need checks that n more bytes of the opcode at opOff exist and stay in the
+// current frame.
+func (r *Reader) need(opOff int64, op Opcode, n int64, what string) error {
+	if n < 0 {
+		return r.errAt(opOff, op, "negative %s length %d", what, n)
+	}
+	if r.frameEnd >= 0 && opOff < r.frameEnd && n > r.frameEnd-r.off {
+		e := r.errAt(opOff, op, "%s of %d bytes crosses the end of the frame at offset %d", what, n, r.frameEnd)
+		e.Stricter = true
+		return e
+	}
+	if l := r.left(); n > l {
+		return r.errAt(opOff, op, "%s of %d bytes exceeds the %d bytes left: pickle data was truncated", what, n, l)
+	}
+	return nil
+}
+
+func (r *Reader) readFull(opOff int64, op Opcode, buf []byte) error {
+	n, err := io.ReadFull(r.br, buf)
+	r.off += int64(n)
+	if r.Tee != nil {
+		r.Tee.Write(buf[:n])
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return r.errAt(opOff, op, "pickle data was truncated inside the argument")
+		}
+		return r.errAt(opOff, op, "read error: %v", err)
+	}
+	return nil
+}
+
+func (r *Reader) fixed(opOff int64, op Opcode, n int) ([]byte, error) {
+	if err := r.need(opOff, op, int64(n), "argument"); err != nil {
+		return nil, err
+	}
+	var tmp [8]byte
+	if err := r.readFull(opOff, op, tmp[:n]); err != nil {
+		return nil, err
+	}
+	return tmp[:n], nil
+}
+
+// readLine reads one newline-terminated line, returned without the newline.
+// The slice is valid until the next read.
+func (r *Reader) readLine(opOff int64, op Opcode) ([]byte, error) {
+	r.line = r.line[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		r.off += int64(len(chunk))
+		if r.Tee != nil {
+			r.Tee.Write(chunk)
+		}
+		r.line = append(r.line, chunk...)
+		if r.frameEnd >= 0 && opOff < r.frameEnd && r.off > r.frameEnd {
+			e := r.errAt(opOff, op, "text argument crosses the end of the frame at offset %d", r.frameEnd)
+			e.Stricter = true
+			return nil, e
+		}
+		if err == nil {
+			return r.line[:len(r.line)-1], nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(r.line) > MaxLine {
+				e := r.errAt(opOff, op, "text argument longer than %d bytes", MaxLine)
+				e.Stricter = true
+				return nil, e
+			}
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, r.errAt(opOff, op, "pickle data was truncated: no newline ends the text argument")
+		}
+		return nil, r.errAt(opOff, op, "read error: %v", err)
+	}
+}
+
+func (r *Reader) threshold() int64 {
+	if r.BlobThreshold > 0 {
+		return r.BlobThreshold
+	}
+	return DefaultBlobThreshold
+}
+
+// payload reads n bytes of a str/bytes argument into o.Str or o.Blob.
+func (r *Reader) payload(o *Op, n int64, utf8 bool) error {
+	if err := r.need(o.Offset, o.Code, n, "payload"); err != nil {
+		return err
+	}
+	if n < r.threshold() {
+		if n == 0 {
+			o.Str = ""
+			return nil
+		}
+		buf := make([]byte, n)
+		if err := r.readFull(o.Offset, o.Code, buf); err != nil {
+			return err
+		}
+		if utf8 {
+			if bad := validUTF8SP(buf); bad >= 0 {
+				return r.errAt(o.Offset, o.Code, "invalid UTF-8 at byte %d of the string (offset %d)", bad, r.off-n+int64(bad))
+			}
+		}
+		o.Str = unsafe.String(&buf[0], len(buf))
+		return nil
+	}
+	return r.stream(o, n, utf8)
+}
+
+func (r *Reader) stream(o *Op, n int64, utf8 bool) error {
+	b := &Blob{Len: n, Offset: r.off}
+	var h hash.Hash
+	if r.NewHash != nil {
+		h = r.NewHash()
+	}
+	var us utf8Stream
+	var done int64
+	var prefix []byte
+	for done < n {
+		want := n - done
+		chunk, err := r.br.Peek(r.br.Size())
+		if len(chunk) == 0 && err != nil {
+			return r.errAt(o.Offset, o.Code, "pickle data was truncated inside the argument")
+		}
+		if int64(len(chunk)) > want {
+			chunk = chunk[:want]
+		}
+		if len(prefix) < BlobPrefix {
+			k := BlobPrefix - len(prefix)
+			if k > len(chunk) {
+				k = len(chunk)
+			}
+			prefix = append(prefix, chunk[:k]...)
+		}
+		if h != nil {
+			h.Write(chunk)
+		}
+		if r.Tee != nil {
+			r.Tee.Write(chunk)
+		}
+		if utf8 && !us.write(chunk) {
+			return r.errAt(o.Offset, o.Code, "invalid UTF-8 in the string near offset %d", r.off)
+		}
+		d, _ := r.br.Discard(len(chunk))
+		r.off += int64(d)
+		done += int64(d)
+	}
+	if utf8 && !us.done() {
+		return r.errAt(o.Offset, o.Code, "invalid UTF-8: the string ends inside a character")
+	}
+	if utf8 {
+		k, _ := utf8Prefix(prefix)
+		prefix = prefix[:k]
+	}
+	b.Prefix = string(prefix)
+	if h != nil {
+		b.Digest = h.Sum(nil)
+	}
+	o.Blob = b
+	return nil
+}
+
+// Next reads the next opcode. At the end of the input it returns io.EOF.
+func (r *Reader) Next() (Op, error) {
+	if r.frameEnd >= 0 && r.off >= r.frameEnd {
+		r.frameEnd = -1
+	}
+	var o Op
+	o.Offset = r.off
+	c, err := r.br.ReadByte()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return o, io.EOF
+		}
+		return o, r.errAt(r.off, 0, "read error: %v", err)
+	}
+	r.off++
+	if r.Tee != nil {
+		r.Tee.Write([]byte{c})
+	}
+	o.Code = Opcode(c)
+	info := opTable[c]
+	if info == nil {
+		return o, &Error{File: r.file, Offset: o.Offset, Reason: fmt.Sprintf("invalid opcode byte 0x%02x (invalid load key %q)", c, rune(c))}
+	}
+	if err := r.arg(&o, info); err != nil {
+		return o, err
+	}
+	o.Len = r.off - o.Offset
+	if o.Code == FRAME {
+		if r.frameEnd >= 0 && r.off < r.frameEnd {
+			e := r.errAt(o.Offset, o.Code, "a new frame begins before the end of the current frame at offset %d", r.frameEnd)
+			return o, e
+		}
+		n := uint64(o.Int)
+		if o.Big != nil || n > uint64(r.left()) {
+			l := r.left()
+			return o, r.errAt(o.Offset, o.Code, "frame length %s exceeds the %d bytes left: pickle data was truncated", o.argString(), l)
+		}
+		if n > uint64(math.MaxInt64-r.off) {
+			return o, r.errAt(o.Offset, o.Code, "frame length %d overflows", n)
+		}
+		r.frameEnd = r.off + int64(n)
+	}
+	return o, nil
+}
+
+func (o *Op) argString() string {
+	if o.Big != nil {
+		return o.Big.String()
+	}
+	return fmt.Sprint(o.Int)
+}
+
+func (r *Reader) arg(o *Op, info *OpInfo) error {
+	op := o.Code
+	switch info.Arg {
+	case ArgNone:
+		return nil
+	case ArgUint1:
+		b, err := r.fixed(o.Offset, op, 1)
+		if err != nil {
+			return err
+		}
+		o.Int = int64(b[0])
+	case ArgUint2:
+		b, err := r.fixed(o.Offset, op, 2)
+		if err != nil {
+			return err
+		}
+		o.Int = int64(binary.LittleEndian.Uint16(b))
+	case ArgInt4:
+		b, err := r.fixed(o.Offset, op, 4)
+		if err != nil {
+			return err
+		}
+		o.Int = int64(int32(binary.LittleEndian.Uint32(b)))
+	case ArgUint4:
+		b, err := r.fixed(o.Offset, op, 4)
+		if err != nil {
+			return err
+		}
+		o.Int = int64(binary.LittleEndian.Uint32(b))
+	case ArgUint8:
+		b, err := r.fixed(o.Offset, op, 8)
+		if err != nil {
+			return err
+		}
+		u := binary.LittleEndian.Uint64(b)
+		if u > math.MaxInt64 {
+			o.Big = new(big.Int).SetUint64(u)
+		} else {
+			o.Int = int64(u)
+		}
+	case ArgFloat8:
+		b, err := r.fixed(o.Offset, op, 8)
+		if err != nil {
+			return err
+		}
+		o.Int = int64(binary.BigEndian.Uint64(b))
+	case ArgDecimalShort:
+		line, err := r.readLine(o.Offset, op)
+		if err != nil {
+			return err
+		}
+		if op == INT {
+			v, bg, isBool, perr := parseCInt(line)
+			if perr != nil {
+				return r.errAt(o.Offset, op, "%v in %q", perr, clip(line))
+			}
+			o.Int, o.Big, o.IsBool = v, bg, isBool
+		} else {
+			v, perr := parseMemoIndex(line)
+			if perr != nil {
+				return r.errAt(o.Offset, op, "%v in %q", perr, clip(line))
+			}
+			o.Int = v
+		}
+	case ArgDecimalLong:
+		line, err := r.readLine(o.Offset, op)
+		if err != nil {
+			return err
+		}
+		s := line
+		if len(s) > 0 && s[len(s)-1] == 'L' {
+			s = s[:len(s)-1]
+		}
+		v, perr := parsePyInt(s, 0)
+		if perr != nil {
+			return r.errAt(o.Offset, op, "%v in %q", perr, clip(line))
+		}
+		o.Int, o.Big = fromBig(v)
+	case ArgFloatNL:
+		line, err := r.readLine(o.Offset, op)
+		if err != nil {
+			return err
+		}
+		f, perr := parseCFloat(line)
+		if perr != nil {
+			return r.errAt(o.Offset, op, "%v in %q", perr, clip(line))
+		}
+		o.Int = int64(math.Float64bits(f))
+	case ArgStringNL:
+		line, err := r.readLine(o.Offset, op)
+		if err != nil {
+			return err
+		}
+		if len(line) < 2 || line[0] != line[len(line)-1] || (line[0] != '\'' && line[0] != '"') {
+			return r.errAt(o.Offset, op, "the STRING opcode argument must be quoted")
+		}
+		s, perr := escapeDecode(line[1 : len(line)-1])
+		if perr != nil {
+			return r.errAt(o.Offset, op, "%v", perr)
+		}
+		o.Str = s
+	case ArgStringNLNoEsc:
+		line, err := r.readLine(o.Offset, op)
+		if err != nil {
+			return err
+		}
+		if op == PERSID {
+			for i, c := range line {
+				if c >= 0x80 {
+					return r.errAt(o.Offset, op, "persistent IDs in protocol 0 must be ASCII strings (non-ASCII byte at %d)", i)
+				}
+			}
+		}
+		o.Str = string(line)
+	case ArgStringNLPair:
+		line, err := r.readLine(o.Offset, op)
+		if err != nil {
+			return err
+		}
+		if bad := validUTF8SP(line); bad >= 0 || hasSurrogate(line) {
+			return r.errAt(o.Offset, op, "module name is not valid UTF-8")
+		}
+		o.Str = string(line)
+		line, err = r.readLine(o.Offset, op)
+		if err != nil {
+			return err
+		}
+		if bad := validUTF8SP(line); bad >= 0 || hasSurrogate(line) {
+			return r.errAt(o.Offset, op, "global name is not valid UTF-8")
+		}
+		o.Name = string(line)
+	case ArgUnicodeNL:
+		line, err := r.readLine(o.Offset, op)
+		if err != nil {
+			return err
+		}
+		s, perr := rawUnicodeEscapeDecode(line)
+		if perr != nil {
+			return r.errAt(o.Offset, op, "%v", perr)
+		}
+		o.Str = s
+	case ArgString1, ArgBytes1, ArgUnicode1:
+		b, err := r.fixed(o.Offset, op, 1)
+		if err != nil {
+			return err
+		}
+		return r.payload(o, int64(b[0]), info.Arg == ArgUnicode1)
+	case ArgString4:
+		b, err := r.fixed(o.Offset, op, 4)
+		if err != nil {
+			return err
+		}
+		n := int64(int32(binary.LittleEndian.Uint32(b)))
+		if n < 0 {
+			return r.errAt(o.Offset, op, "BINSTRING pickle has negative byte count %d", n)
+		}
+		return r.payload(o, n, false)
+	case ArgBytes4, ArgUnicode4:
+		b, err := r.fixed(o.Offset, op, 4)
+		if err != nil {
+			return err
+		}
+		return r.payload(o, int64(binary.LittleEndian.Uint32(b)), info.Arg == ArgUnicode4)
+	case ArgBytes8, ArgUnicode8, ArgBytearray8:
+		b, err := r.fixed(o.Offset, op, 8)
+		if err != nil {
+			return err
+		}
+		u := binary.LittleEndian.Uint64(b)
+		if u > uint64(r.left()) || u > math.MaxInt64 {
+			return r.errAt(o.Offset, op, "declared length %d exceeds the %d bytes left: pickle data was truncated", u, r.left())
+		}
+		return r.payload(o, int64(u), info.Arg == ArgUnicode8)
+	case ArgLong1, ArgLong4:
+		var n int64
+		if info.Arg == ArgLong1 {
+			b, err := r.fixed(o.Offset, op, 1)
+			if err != nil {
+				return err
+			}
+			n = int64(b[0])
+		} else {
+			b, err := r.fixed(o.Offset, op, 4)
+			if err != nil {
+				return err
+			}
+			n = int64(int32(binary.LittleEndian.Uint32(b)))
+			if n < 0 {
+				return r.errAt(o.Offset, op, "LONG pickle has negative byte count %d", n)
+			}
+		}
+		if err := r.need(o.Offset, op, n, "integer"); err != nil {
+			return err
+		}
+		if n > MaxLong {
+			e := r.errAt(o.Offset, op, "integer of %d bytes is larger than pk's limit of %d bytes", n, MaxLong)
+			e.Stricter = true
+			return e
+		}
+		buf := make([]byte, n)
+		if err := r.readFull(o.Offset, op, buf); err != nil {
+			return err
+		}
+		o.Int, o.Big = decodeLong(buf)
+	default:
+		return r.errAt(o.Offset, op, "internal: unknown argument kind %d", info.Arg)
+	}
+	return nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+// decodeLong decodes a little-endian two's complement integer.
+func decodeLong(b []byte) (int64, *big.Int) {
+	n := len(b)
+	if n == 0 {
+		return 0, nil
+	}
+	if n <= 8 {
+		var u uint64
+		for i := n - 1; i >= 0; i-- {
+			u = u<<8 | uint64(b[i])
+		}
+		if b[n-1]&0x80 != 0 && n < 8 {
+			u |= ^uint64(0) << (8 * uint(n))
+		}
+		return int64(u), nil
+	}
+	be := make([]byte, n)
+	for i := range b {
+		be[n-1-i] = b[i]
+	}
+	v := new(big.Int).SetBytes(be)
+	if b[n-1]&0x80 != 0 {
+		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*n)))
+	}
+	return fromBig(v)
+}
+
+func fromBig(v *big.Int) (int64, *big.Int) {
+	if v.IsInt64() {
+		return v.Int64(), nil
+	}
+	return 0, v
+}
