@@ -18,6 +18,8 @@ type Options struct {
 	NewHash func() hash.Hash
 	// MaxStreams stops after this many streams (0: no limit).
 	MaxStreams int
+	// AfterBuild, when set, is given to the reader (see Reader.AfterBuild).
+	AfterBuild func(rd *Reader, target *Node) error
 }
 
 // ParseFile reads the named file ("-" is stdin).
@@ -50,6 +52,9 @@ func Parse(r io.Reader, size int64, name string, opt Options) (*File, error) {
 // ParseReader is Parse over an existing Reader.
 func ParseReader(rd *Reader, opt Options) (*File, error) {
 	f := &File{Name: rd.Name()}
+	if opt.AfterBuild != nil {
+		rd.AfterBuild = opt.AfterBuild
+	}
 	for {
 		if rd.AtEOF() {
 			break
@@ -435,6 +440,14 @@ func (m *machine) step(o *Op) (bool, error) {
 		target := m.stack[len(m.stack)-1].n
 		target.Self += o.Len
 		m.mutate(target, []*Node{take(st, target)})
+		if m.rd.AfterBuild != nil {
+			start := m.rd.Offset()
+			err := m.rd.AfterBuild(m.rd, target)
+			target.Self += m.rd.Offset() - start
+			if err != nil {
+				return false, err
+			}
+		}
 
 	// memo
 	case PUT, BINPUT, LONG_BINPUT, MEMOIZE:

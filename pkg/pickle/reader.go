@@ -82,6 +82,14 @@ type Reader struct {
 	// Tee, when set, receives every byte consumed.
 	Tee io.Writer
 
+	// AfterBuild, when set, is called right after each BUILD with the object
+	// the state was applied to, before the next opcode is read. It may
+	// consume bytes that are not opcodes (Peek, Discard, or RunStream for a
+	// nested pickle), as joblib's unpickler does to read an array's data
+	// after its NumpyArrayWrapper; the machine attributes the bytes it
+	// consumes to target.Self. An error stops the stream.
+	AfterBuild func(rd *Reader, target *Node) error
+
 	line []byte
 }
 
@@ -97,6 +105,15 @@ func NewReader(r io.Reader, size int64, name string) *Reader {
 
 // Offset returns the offset of the next byte to be read.
 func (r *Reader) Offset() int64 { return r.off }
+
+// FrameLeft returns how many bytes of the current frame are still unread
+// (0 outside frames).
+func (r *Reader) FrameLeft() int64 {
+	if r.frameEnd >= 0 && r.off < r.frameEnd {
+		return r.frameEnd - r.off
+	}
+	return 0
+}
 
 // Name returns the input name used in errors.
 func (r *Reader) Name() string { return r.file }

@@ -1,0 +1,71 @@
+package pickle
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// A BUILD hook that consumes raw bytes between opcodes, as joblib does:
+// the stream continues after them and the bytes are attributed to the
+// BUILD target.
+func TestAfterBuildConsumesBytes(t *testing.T) {
+	// EMPTY_LIST, EMPTY_DICT, BUILD, <4 raw bytes>, STOP
+	b := []byte("]}b" + "RAW!" + ".")
+	var got []byte
+	var target *Node
+	opt := Options{AfterBuild: func(rd *Reader, n *Node) error {
+		target = n
+		got = append(got, rd.Peek(4)...)
+		_, err := rd.Discard(4)
+		return err
+	}}
+	f, err := Parse(bytes.NewReader(b), int64(len(b)), "t", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "RAW!" {
+		t.Fatalf("hook saw %q", got)
+	}
+	st := f.Streams[0]
+	if st.Root != target || st.End != int64(len(b)) || f.Trailing != nil {
+		t.Fatalf("root %v target %v end %d trailing %v", st.Root, target, st.End, f.Trailing)
+	}
+	var sum int64 = st.Self
+	for _, n := range st.All {
+		sum += n.Self
+	}
+	if sum != int64(len(b)) {
+		t.Fatalf("bytes attributed %d, want %d", sum, len(b))
+	}
+	if target.Self != 1+1+4 { // EMPTY_LIST, BUILD, raw bytes
+		t.Fatalf("target.Self = %d", target.Self)
+	}
+}
+
+func TestAfterBuildError(t *testing.T) {
+	b := []byte("]}b.")
+	opt := Options{AfterBuild: func(rd *Reader, n *Node) error {
+		return &Error{Offset: rd.Offset(), Reason: "no array here"}
+	}}
+	_, err := Parse(bytes.NewReader(b), int64(len(b)), "t", opt)
+	if err == nil || !strings.Contains(err.Error(), "no array here") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFrameLeft(t *testing.T) {
+	// PROTO 4, FRAME 3, NONE NONE BUILD, then STOP outside the frame.
+	b := []byte("\x80\x04\x95\x03\x00\x00\x00\x00\x00\x00\x00NNb.")
+	var left []int64
+	opt := Options{AfterBuild: func(rd *Reader, n *Node) error {
+		left = append(left, rd.FrameLeft())
+		return nil
+	}}
+	if _, err := Parse(bytes.NewReader(b), int64(len(b)), "t", opt); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0] != 0 {
+		t.Fatalf("FrameLeft = %v", left)
+	}
+}
