@@ -1,0 +1,184 @@
+// Package canon owns pk's canonical form of a pickle, "pk-canon/1"
+// (docs/canonical-form.md is its specification):
+//
+//   - Layer 1, the normalised view: Normalize applies the opcode-form
+//     equivalences and the producer profiles (cloudpickle, its vendored
+//     copies, dill) to one stream's graph and records every normalisation it
+//     applied (rule, path, count). View and Node expose the result node by
+//     node, for pk diff.
+//   - Layer 2, the encoding: a Merkle-style byte encoding of a whole input
+//     (every part, every stream, the effects not reachable from the result)
+//     and its digest, printed as "pk1-sha256:<hex>" (HashDoc, Digest).
+//
+// Nothing here executes or imports anything from the input.
+package canon
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"strings"
+
+	"github.com/zeebo/xxh3"
+)
+
+// FormVersion names the canonical form this package implements. Every digest
+// string starts with FormTag so that a later form never verifies against a
+// digest stored for this one.
+const (
+	FormVersion = "pk-canon/1"
+	FormTag     = "pk1"
+)
+
+// MaxIsolationDepth bounds how deeply the computation of sort keys for
+// mutable set elements / dict keys may nest (a set of objects whose state
+// holds a set of objects ...). Deeper input is refused with an error rather
+// than risking Go's stack.
+const MaxIsolationDepth = 10000
+
+// InlineMax is the longest str/bytes payload encoded by value; longer ones
+// are encoded by length and digest of their content.
+const InlineMax = 64
+
+// Algo is the hash function of a digest.
+type Algo uint8
+
+const (
+	SHA256 Algo = iota // default; cryptographic end to end
+	XXH3               // zeebo/xxh3 128-bit; fast, for trusted input only
+)
+
+// ParseAlgo accepts "sha256" and "xxh3".
+func ParseAlgo(s string) (Algo, error) {
+	switch strings.ToLower(s) {
+	case "sha256", "":
+		return SHA256, nil
+	case "xxh3", "xxh3-128":
+		return XXH3, nil
+	}
+	return 0, fmt.Errorf("unknown --algo %q: use sha256 or xxh3", s)
+}
+
+func (a Algo) String() string {
+	if a == XXH3 {
+		return "xxh3"
+	}
+	return "sha256"
+}
+
+// New returns a fresh hash of the algorithm.
+func (a Algo) New() hash.Hash {
+	if a == XXH3 {
+		return &xxh128{xxh3.New()}
+	}
+	return sha256.New()
+}
+
+// Size is the digest size in bytes.
+func (a Algo) Size() int {
+	if a == XXH3 {
+		return 16
+	}
+	return 32
+}
+
+type xxh128 struct{ *xxh3.Hasher }
+
+func (x *xxh128) Size() int { return 16 }
+func (x *xxh128) Sum(b []byte) []byte {
+	s := x.Sum128().Bytes()
+	return append(b, s[:]...)
+}
+
+// Options select the variant of the form. Every option that changes the
+// digest is named in the digest string (see Options.Tag).
+type Options struct {
+	Algo Algo
+	// Strict applies no producer profile (cloudpickle, dill): only the
+	// opcode-form equivalences of the standard library remain.
+	Strict bool
+	// KeepDictOrder keeps plain dicts in insertion order instead of sorting.
+	KeepDictOrder bool
+	// StripLineno replaces line numbers of code objects (co_firstlineno) and
+	// Python 3.13 class __firstlineno__ by a placeholder (profiles only).
+	StripLineno bool
+}
+
+// Tag returns the prefix of a digest string: "pk1" plus the options that
+// change the form, plus the algorithm, e.g. "pk1-sha256", "pk1+strict-xxh3".
+func (o Options) Tag() string {
+	var b strings.Builder
+	b.WriteString(FormTag)
+	if o.Strict {
+		b.WriteString("+strict")
+	}
+	if o.KeepDictOrder {
+		b.WriteString("+dictorder")
+	}
+	if o.StripLineno && !o.Strict {
+		b.WriteString("+nolineno")
+	}
+	b.WriteString("-")
+	b.WriteString(o.Algo.String())
+	return b.String()
+}
+
+// header is what the encoding starts with: the form and its options.
+func (o Options) header() string {
+	t := o.Tag()
+	return FormVersion + " " + t[:strings.LastIndexByte(t, '-')] + "\n"
+}
+
+// ParseDigest splits a digest string into its options and hex digest. A
+// digest of another form version returns an error of type *VersionError.
+func ParseDigest(s string) (Options, string, error) {
+	var o Options
+	i := strings.IndexByte(s, ':')
+	if i < 0 {
+		return o, "", fmt.Errorf("not a pk digest: %q", clip(s))
+	}
+	tag, hexd := s[:i], s[i+1:]
+	j := strings.LastIndexByte(tag, '-')
+	if j < 0 {
+		return o, "", fmt.Errorf("not a pk digest: %q", clip(s))
+	}
+	parts := strings.Split(tag[:j], "+")
+	if parts[0] != FormTag {
+		return o, "", &VersionError{Got: parts[0]}
+	}
+	for _, p := range parts[1:] {
+		switch p {
+		case "strict":
+			o.Strict = true
+		case "dictorder":
+			o.KeepDictOrder = true
+		case "nolineno":
+			o.StripLineno = true
+		default:
+			return o, "", fmt.Errorf("unknown option %q in digest %q", p, clip(s))
+		}
+	}
+	a, err := ParseAlgo(tag[j+1:])
+	if err != nil {
+		return o, "", err
+	}
+	o.Algo = a
+	if len(hexd) != 2*a.Size() {
+		return o, "", fmt.Errorf("digest %q has %d hex digits, want %d", clip(s), len(hexd), 2*a.Size())
+	}
+	return o, strings.ToLower(hexd), nil
+}
+
+// VersionError reports a digest of a form this pk does not implement.
+type VersionError struct{ Got string }
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("digest form %q is not %s (%s): computed by another version of pk", e.Got, FormTag, FormVersion)
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

@@ -1,0 +1,644 @@
+package canon
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"math"
+	"math/big"
+	"sort"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// encState is the per-view state of the encoding: purity and digests of
+// pure composites (memoised per node, so shared tuples stay linear),
+// isolated digests (sort keys of mutable set elements and dict keys).
+type encState struct {
+	pure    []uint8 // by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided
+	pslot   []int32 // by node ID: 1 + index of the digest in pdig
+	pdig    []byte
+	iso     map[*pickle.Node][]byte
+	active  map[*pickle.Node]bool
+	depth   int
+	budget  int64
+	covered []uint64 // bitset by node ID: reachable from the result or already encoded
+	err     error
+}
+
+var errBudget = errors.New("canonical ordering needs more work than pk allows for this input (sets or dict keys of mutable objects sharing a large graph); see docs/canonical-form.md")
+
+func (v *View) state() *encState {
+	if v.enc == nil {
+		n := int(v.nsyn)
+		v.enc = &encState{pure: make([]uint8, n), pslot: make([]int32, n), iso: map[*pickle.Node][]byte{}, active: map[*pickle.Node]bool{}, budget: 32*int64(n) + 1<<20}
+	}
+	return v.enc
+}
+
+// ---- purity ----
+
+// leaf classifies n without looking at its items: 1 pure, 2 identity,
+// 3 pure if all items are pure.
+func (v *View) leaf(n *pickle.Node) uint8 {
+	switch v.special[n] {
+	case 'P':
+		return 1
+	case 't':
+		return 2
+	}
+	if len(n.Muts()) > 0 || len(v.extraOps[n]) > 0 {
+		return 2
+	}
+	switch n.Kind {
+	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindStr, pickle.KindBytes, pickle.KindExt:
+		return 1
+	case pickle.KindGlobal:
+		if n.Flags&pickle.FlagDynamic != 0 {
+			return 3
+		}
+		return 1
+	case pickle.KindTuple, pickle.KindFrozenSet:
+		return 3
+	}
+	return 2
+}
+
+// isPure reports whether n (resolved) is encoded by value.
+func (v *View) isPure(n *pickle.Node) bool {
+	st := v.state()
+	if p := st.pure[n.ID]; p == 1 || p == 2 {
+		return p == 1
+	}
+	stack := []*pickle.Node{n}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		if p := st.pure[x.ID]; p == 1 || p == 2 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		l := v.leaf(x)
+		if l != 3 {
+			st.pure[x.ID] = l
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if st.pure[x.ID] == 0 {
+			st.pure[x.ID] = 3
+			for _, c := range x.Items {
+				c = v.res(c)
+				if st.pure[c.ID] == 0 {
+					stack = append(stack, c)
+				}
+			}
+			continue
+		}
+		// second visit: all items decided (or on a cycle: then identity)
+		res := uint8(1)
+		for _, c := range x.Items {
+			if st.pure[v.res(c).ID] != 1 {
+				res = 2
+				break
+			}
+		}
+		st.pure[x.ID] = res
+		stack = stack[:len(stack)-1]
+	}
+	return st.pure[n.ID] == 1
+}
+
+// ---- scalar encodings ----
+
+func appendUvarint(b []byte, u uint64) []byte { return binary.AppendUvarint(b, u) }
+
+func appendStr(b []byte, s string) []byte {
+	b = appendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendPayload encodes a str/bytes payload: short tag + length + bytes up
+// to InlineMax bytes, long tag + length + H(content) above.
+func (v *View) appendPayload(b []byte, short, long byte, n *pickle.Node) []byte {
+	if bl := n.Blob(); bl != nil {
+		b = append(b, long)
+		b = appendUvarint(b, uint64(bl.Len))
+		if len(bl.Digest) != v.Opt.Algo.Size() {
+			if v.state().err == nil {
+				v.state().err = fmt.Errorf("offset %d: payload of %d bytes was read without a %s digest (open the input with canon.ReadOptions)", n.Offset, bl.Len, v.Opt.Algo)
+			}
+			return append(b, make([]byte, v.Opt.Algo.Size())...)
+		}
+		return append(b, bl.Digest...)
+	}
+	if len(n.Str) <= InlineMax {
+		b = append(b, short)
+		return appendStr(b, n.Str)
+	}
+	b = append(b, long)
+	b = appendUvarint(b, uint64(len(n.Str)))
+	h := v.Opt.Algo.New()
+	h.Write([]byte(n.Str))
+	return h.Sum(b)
+}
+
+func appendInt(b []byte, n *pickle.Node) []byte {
+	b = append(b, 'i')
+	if !n.IsBig() {
+		u := uint64(n.Int)
+		sign := byte('+')
+		if n.Int < 0 {
+			sign = '-'
+			u = uint64(-(n.Int + 1)) + 1
+		}
+		var mag [8]byte
+		binary.BigEndian.PutUint64(mag[:], u)
+		m := bytes.TrimLeft(mag[:], "\x00")
+		b = append(b, sign)
+		b = appendUvarint(b, uint64(len(m)))
+		return append(b, m...)
+	}
+	x := n.Big()
+	sign := byte('+')
+	if x.Sign() < 0 {
+		sign = '-'
+	}
+	m := new(big.Int).Abs(x).Bytes()
+	b = append(b, sign)
+	b = appendUvarint(b, uint64(len(m)))
+	return append(b, m...)
+}
+
+// appendScalar encodes a pure leaf.
+func (v *View) appendScalar(b []byte, n *pickle.Node) []byte {
+	if v.special[n] == 'P' {
+		b = append(b, 'P')
+		return appendStr(b, n.Str)
+	}
+	switch n.Kind {
+	case pickle.KindNone:
+		return append(b, 'n')
+	case pickle.KindBool:
+		return append(b, 'b', byte(n.Int))
+	case pickle.KindInt:
+		return appendInt(b, n)
+	case pickle.KindFloat:
+		b = append(b, 'f')
+		return binary.BigEndian.AppendUint64(b, uint64(n.Int))
+	case pickle.KindStr:
+		if n.Blob() != nil && n.Flags&pickle.FlagPy2Str != 0 {
+			return v.appendPayload(b, 'L', 'L', n)
+		}
+		return v.appendPayload(b, 's', 'S', n)
+	case pickle.KindBytes:
+		return v.appendPayload(b, 'y', 'Y', n)
+	case pickle.KindByteArray:
+		return v.appendPayload(b, 'y', 'Y', n)
+	case pickle.KindGlobal:
+		if n.Flags&pickle.FlagDotted != 0 {
+			b = append(b, 'G')
+		} else {
+			b = append(b, 'g')
+		}
+		b = appendStr(b, n.Str)
+		return appendStr(b, n.Name())
+	case pickle.KindExt:
+		b = append(b, 'x')
+		return appendUvarint(b, uint64(n.Int))
+	}
+	return append(b, '?')
+}
+
+// ---- pure composites ----
+
+// pureDigest returns H(body) of a pure tuple, frozenset or dynamic global.
+func (v *View) pureDigest(n *pickle.Node) []byte {
+	st := v.state()
+	if s := st.pslot[n.ID]; s > 0 {
+		return st.pdig[int(s-1)*v.Opt.Algo.Size():][:v.Opt.Algo.Size()]
+	}
+	stack := []*pickle.Node{n}
+	var buf []byte
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		if st.pslot[x.ID] > 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		ready := true
+		for _, c := range x.Items {
+			c = v.res(c)
+			if v.leaf(c) == 3 && st.pslot[c.ID] == 0 {
+				stack = append(stack, c)
+				ready = false
+			}
+		}
+		if !ready {
+			continue
+		}
+		buf = v.pureBody(buf[:0], x)
+		h := v.Opt.Algo.New()
+		h.Write(buf)
+		st.pdig = h.Sum(st.pdig)
+		st.pslot[x.ID] = int32(len(st.pdig) / v.Opt.Algo.Size())
+		stack = stack[:len(stack)-1]
+	}
+	return v.pureDigest(n)
+}
+
+func (v *View) pureBody(b []byte, x *pickle.Node) []byte {
+	switch x.Kind {
+	case pickle.KindTuple:
+		b = append(b, 'T')
+		b = appendUvarint(b, uint64(len(x.Items)))
+		for _, c := range x.Items {
+			b = v.appendPure(b, v.res(c))
+		}
+	case pickle.KindFrozenSet:
+		items := v.setItems(x.Items)
+		b = append(b, 'F')
+		b = appendUvarint(b, uint64(len(items)))
+		for _, c := range items {
+			b = v.appendPure(b, c)
+		}
+	case pickle.KindGlobal: // dynamic
+		b = append(b, 'D')
+		for _, c := range x.Items {
+			b = v.appendPure(b, v.res(c))
+		}
+	}
+	return b
+}
+
+// appendPure encodes a pure node as it is embedded in its parent.
+func (v *View) appendPure(b []byte, c *pickle.Node) []byte {
+	if v.leaf(c) == 3 {
+		b = append(b, 'H')
+		return append(b, v.pureDigest(c)...)
+	}
+	return v.appendScalar(b, c)
+}
+
+// ---- ordering ----
+
+// sortKey is what set elements and dict keys are ordered by: the embedded
+// encoding of a pure node, or 0xFF + the isolated digest of an identity node.
+func (v *View) sortKey(b []byte, c *pickle.Node) []byte {
+	if v.isPure(c) {
+		return v.appendPure(b, c)
+	}
+	b = append(b, 0xFF)
+	return append(b, v.isoDigest(c)...)
+}
+
+// eqKey is the key under which Python would find two dict keys / set items
+// equal: numbers by value across bool, int and float; other pure values by
+// encoding; identity nodes by identity ("" means: never equal to another).
+func (v *View) eqKey(b []byte, c *pickle.Node) ([]byte, bool) {
+	if !v.isPure(c) {
+		return nil, false
+	}
+	switch c.Kind {
+	case pickle.KindBool:
+		return appendInt(b, &pickle.Node{Kind: pickle.KindInt, Int: c.Int}), true
+	case pickle.KindFloat:
+		f := c.Float()
+		if math.IsNaN(f) {
+			return nil, false
+		}
+		if !math.IsInf(f, 0) && f == math.Trunc(f) {
+			bi, _ := new(big.Float).SetFloat64(f).Int(nil)
+			n := &pickle.Node{Kind: pickle.KindInt}
+			if bi.IsInt64() {
+				n.Int = bi.Int64()
+			} else {
+				n.X = &pickle.Extra{Big: bi}
+			}
+			return appendInt(b, n), true
+		}
+	case pickle.KindInt:
+		if c.IsBig() && c.Big().IsInt64() {
+			return appendInt(b, &pickle.Node{Kind: pickle.KindInt, Int: c.Big().Int64()}), true
+		}
+	}
+	return v.appendPure(b, c), true
+}
+
+type keyed struct {
+	key  []byte
+	node *pickle.Node
+	val  *pickle.Node
+	pos  int
+}
+
+// dedupe keeps, for items equal as Python sees them, the first item (and,
+// for dicts, the last value).
+func (v *View) dedupe(ks []keyed) []keyed {
+	if len(ks) < 2 {
+		return ks
+	}
+	seenK := map[string]int{}
+	seenN := map[*pickle.Node]int{}
+	out := ks[:0:0]
+	var buf []byte
+	for _, k := range ks {
+		var i int
+		var ok bool
+		if e, pure := v.eqKey(buf[:0], k.node); pure {
+			buf = e
+			i, ok = seenK[string(e)]
+			if !ok {
+				seenK[string(e)] = len(out)
+			}
+		} else if v.isPure(k.node) {
+			ok = false // NaN: never equal
+		} else {
+			i, ok = seenN[k.node]
+			if !ok {
+				seenN[k.node] = len(out)
+			}
+		}
+		if ok {
+			out[i].val = k.val
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// setItems returns the items of a set or frozenset, deduplicated and sorted.
+func (v *View) setItems(items []*pickle.Node) []*pickle.Node {
+	ks := make([]keyed, len(items))
+	for i, c := range items {
+		ks[i] = keyed{node: v.res(c), pos: i}
+	}
+	ks = v.dedupe(ks)
+	v.sortKeyed(ks)
+	out := make([]*pickle.Node, len(ks))
+	for i, k := range ks {
+		out[i] = k.node
+	}
+	return out
+}
+
+// dictEntries returns the entries of a plain dict: duplicates merged as
+// Python does, sorted by key unless KeepDictOrder.
+func (v *View) dictEntries(items []*pickle.Node) []keyed {
+	ks := make([]keyed, 0, len(items)/2)
+	for i := 0; i+1 < len(items); i += 2 {
+		ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: i / 2})
+	}
+	ks = v.dedupe(ks)
+	if !v.Opt.KeepDictOrder {
+		v.sortKeyed(ks)
+	}
+	return ks
+}
+
+func (v *View) sortKeyed(ks []keyed) {
+	if len(ks) < 2 {
+		return
+	}
+	var arena []byte
+	offs := make([]int, len(ks)+1)
+	for i := range ks {
+		arena = v.sortKey(arena, ks[i].node)
+		offs[i+1] = len(arena)
+	}
+	for i := range ks {
+		ks[i].key = arena[offs[i]:offs[i+1]:offs[i+1]]
+	}
+	sort.SliceStable(ks, func(i, j int) bool { return bytes.Compare(ks[i].key, ks[j].key) < 0 })
+}
+
+// isoDigest is the digest of n's canonical encoding in a context of its
+// own (ordinals from 0, nothing visited). A node whose isolated digest is
+// being computed (a cycle through a set element or dict key) gets a fixed
+// marker instead.
+func (v *View) isoDigest(n *pickle.Node) []byte {
+	st := v.state()
+	if d, ok := st.iso[n]; ok {
+		return d
+	}
+	if st.active[n] || st.err != nil {
+		return []byte("\x00cycle")
+	}
+	if st.depth >= MaxIsolationDepth {
+		st.err = fmt.Errorf("sets or dict keys of mutable objects nest deeper than %d levels (pk's limit)", MaxIsolationDepth)
+		return []byte("\x00deep")
+	}
+	st.depth++
+	st.active[n] = true
+	e := newEncoder(v, true)
+	e.node(n)
+	e.run()
+	delete(st.active, n)
+	st.depth--
+	d := e.sum()
+	st.iso[n] = d
+	return d
+}
+
+// ---- the traversal ----
+
+type frame struct {
+	ch []*pickle.Node
+	i  int
+}
+
+type encoder struct {
+	v     *View
+	h     hash.Hash
+	buf   []byte
+	iso   bool
+	ordS  []int32 // main encoder: 1 + ordinal, by node ID
+	ordM  map[*pickle.Node]int32
+	next  int32
+	stack []frame
+	seen  int64
+}
+
+func newEncoder(v *View, iso bool) *encoder {
+	e := &encoder{v: v, h: v.Opt.Algo.New(), iso: iso}
+	if iso {
+		e.ordM = map[*pickle.Node]int32{}
+	} else {
+		e.ordS = make([]int32, v.nsyn)
+	}
+	return e
+}
+
+func (e *encoder) flush() {
+	if len(e.buf) > 0 {
+		e.h.Write(e.buf)
+		e.buf = e.buf[:0]
+	}
+}
+
+func (e *encoder) sum() []byte {
+	e.flush()
+	return e.h.Sum(nil)
+}
+
+func (e *encoder) write(b ...byte) { e.buf = append(e.buf, b...) }
+
+func (e *encoder) ordinal(n *pickle.Node) (int32, bool) {
+	if e.iso {
+		o, ok := e.ordM[n]
+		return o, ok
+	}
+	o := e.ordS[n.ID]
+	return o - 1, o > 0
+}
+
+func (e *encoder) assign(n *pickle.Node) {
+	if e.iso {
+		e.ordM[n] = e.next
+	} else {
+		e.ordS[n.ID] = e.next + 1
+	}
+	e.next++
+}
+
+// node embeds n: a pure value, a back-reference, or a first visit (which
+// pushes a frame of children).
+func (e *encoder) node(n *pickle.Node) {
+	v := e.v
+	n = v.res(n)
+	if len(e.buf) > 32<<10 {
+		e.flush()
+	}
+	if v.isPure(n) {
+		e.buf = v.appendPure(e.buf, n)
+		return
+	}
+	if o, ok := e.ordinal(n); ok {
+		e.write('R')
+		e.buf = appendUvarint(e.buf, uint64(o))
+		return
+	}
+	e.assign(n)
+	e.seen++
+	if e.iso {
+		st := v.state()
+		st.budget--
+		if st.budget < 0 && st.err == nil {
+			st.err = errBudget
+		}
+	}
+	e.write('N')
+	ops := v.ops(n)
+	var ch []*pickle.Node
+	switch {
+	case v.special[n] == 't':
+		e.write('k')
+	case n.Kind == pickle.KindList, n.Kind == pickle.KindTuple:
+		if n.Kind == pickle.KindList {
+			e.write('l')
+		} else {
+			e.write('T')
+		}
+		e.buf = appendUvarint(e.buf, uint64(len(n.Items)))
+		ch = n.Items
+	case n.Kind == pickle.KindDict:
+		ents := v.dictEntries(n.Items)
+		e.write('d')
+		e.buf = appendUvarint(e.buf, uint64(len(ents)))
+		ch = make([]*pickle.Node, 0, 2*len(ents))
+		for _, k := range ents {
+			ch = append(ch, k.node, k.val)
+		}
+	case n.Kind == pickle.KindSet, n.Kind == pickle.KindFrozenSet:
+		if n.Kind == pickle.KindSet {
+			e.write('e')
+		} else {
+			e.write('F')
+		}
+		ch = v.setItems(n.Items)
+		e.buf = appendUvarint(e.buf, uint64(len(ch)))
+	case n.Kind == pickle.KindByteArray:
+		e.write('a')
+		e.buf = v.appendPayload(e.buf, 'y', 'Y', n)
+	case n.Kind == pickle.KindCall:
+		form, kw := callForm(v, n)
+		e.write('C', form)
+		ch = []*pickle.Node{n.Func(), n.Args()}
+		if kw {
+			ch = append(ch, n.Kwargs())
+		}
+	case n.Kind == pickle.KindPersID:
+		e.write('p')
+		if len(n.Items) > 0 {
+			e.write('1')
+			ch = n.Items
+		} else {
+			e.write('0')
+			e.buf = appendStr(e.buf, n.Str)
+		}
+	case n.Kind == pickle.KindBuffer:
+		e.write('B')
+		e.buf = appendUvarint(e.buf, uint64(n.Int))
+		if n.Flags&pickle.FlagReadOnly != 0 {
+			e.write(1)
+		} else {
+			e.write(0)
+		}
+	case n.Kind == pickle.KindGlobal && n.Flags&pickle.FlagDynamic != 0:
+		e.write('D')
+		ch = n.Items
+	default: // a value kind that has operations applied to it
+		e.write('M')
+		e.buf = v.appendScalar(e.buf, n)
+	}
+	e.buf = appendUvarint(e.buf, uint64(len(ops)))
+	if len(ops) > 0 {
+		ch = append([]*pickle.Node(nil), ch...)
+		for _, o := range ops {
+			e.write(o.tag)
+			e.buf = appendUvarint(e.buf, uint64(len(o.args)))
+			if o.name != "" {
+				e.buf = appendStr(e.buf, o.name)
+			}
+			ch = append(ch, o.args...)
+		}
+	}
+	if len(ch) > 0 {
+		e.stack = append(e.stack, frame{ch: ch})
+	}
+}
+
+// callForm says how a call is encoded: 'c' func(*args), 'w' cls.__new__(cls,
+// *args), 'W' cls.__new__(cls, *args, **kwargs), 'o' INST/OBJ without
+// arguments (cls.__new__(cls) for a class).
+func callForm(v *View, n *pickle.Node) (byte, bool) {
+	switch n.Op {
+	case pickle.NEWOBJ:
+		return 'w', false
+	case pickle.NEWOBJ_EX:
+		kw := v.res(n.Kwargs())
+		if kw != nil && kw.Kind == pickle.KindDict && len(kw.Items) == 0 && len(v.ops(kw)) == 0 {
+			return 'w', false
+		}
+		return 'W', true
+	case pickle.INST, pickle.OBJ:
+		if a := v.res(n.Args()); a != nil && len(a.Items) == 0 {
+			return 'o', false
+		}
+	}
+	return 'c', false
+}
+
+func (e *encoder) run() {
+	for len(e.stack) > 0 {
+		f := &e.stack[len(e.stack)-1]
+		if f.i == len(f.ch) {
+			e.stack = e.stack[:len(e.stack)-1]
+			continue
+		}
+		c := f.ch[f.i]
+		f.i++
+		e.node(c)
+	}
+}

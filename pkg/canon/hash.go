@@ -1,0 +1,218 @@
+package canon
+
+import (
+	"encoding/hex"
+	"fmt"
+	"hash"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// ReadOptions returns the pickle options an input must be opened with to be
+// hashed with opt: blobs and trailing bytes digested with opt's algorithm.
+func ReadOptions(opt Options) pickle.Options {
+	return pickle.Options{NewHash: opt.Algo.New}
+}
+
+// cover marks n and everything reachable from it (through the original
+// graph, the canonical replacements and folded calls) as covered.
+func (v *View) cover(n *pickle.Node) {
+	st := v.state()
+	if st.covered == nil {
+		st.covered = make([]uint64, (int(v.nsyn)+63)/64)
+	}
+	var stack []*pickle.Node
+	push := func(c *pickle.Node) {
+		if c == nil || int(c.ID) >= int(v.nsyn) || c.ID < 0 {
+			return
+		}
+		w, b := c.ID/64, uint(c.ID%64)
+		if st.covered[w]&(1<<b) != 0 {
+			return
+		}
+		st.covered[w] |= 1 << b
+		stack = append(stack, c)
+	}
+	push(n)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if r, ok := v.repl[x]; ok {
+			push(r)
+		}
+		for _, c := range x.Items {
+			push(c)
+		}
+		if x.X != nil {
+			push(x.X.Func)
+			push(x.X.Args)
+			push(x.X.Kwargs)
+			for _, m := range x.X.Muts {
+				for _, c := range m.Args {
+					push(c)
+				}
+			}
+		}
+		for _, o := range v.extraOps[x] {
+			push(o.folded)
+			for _, c := range o.args {
+				push(c)
+			}
+		}
+	}
+}
+
+func (v *View) isCovered(n *pickle.Node) bool {
+	st := v.state()
+	return st.covered != nil && st.covered[n.ID/64]&(1<<uint(n.ID%64)) != 0
+}
+
+// Effects returns the call-log entries not covered by the result: calls,
+// global resolutions and mutations whose node is not reachable from the
+// root (discarded by POP, left on the stack, kept only in the memo), in
+// stream order, each once.
+func (v *View) Effects() []pickle.Event {
+	st := v.state()
+	if st.covered == nil {
+		v.cover(v.Stream.Root)
+	}
+	var out []pickle.Event
+	for _, ev := range v.Stream.Log {
+		if v.isCovered(ev.Node) {
+			continue
+		}
+		out = append(out, ev)
+		v.cover(ev.Node)
+	}
+	// Effects may be computed before an encoding: reset so the encoder
+	// recomputes the same list.
+	st.covered = nil
+	return out
+}
+
+var evTags = [...]byte{'g', 'c', 'm', 'p', 'x', 'u'}
+
+// encodeStream writes the canonical encoding of the stream: the result,
+// then each effect, then an end marker.
+func (v *View) encodeStream(e *encoder) {
+	st := v.state()
+	st.covered = nil
+	e.write('r')
+	e.node(v.Stream.Root)
+	e.run()
+	v.cover(v.Stream.Root)
+	for _, ev := range v.Stream.Log {
+		if v.isCovered(ev.Node) {
+			continue
+		}
+		e.write('E', evTags[ev.Kind])
+		e.node(ev.Node)
+		e.run()
+		v.cover(ev.Node)
+	}
+	e.write('.')
+}
+
+// Digest returns the digest of this stream's canonical form (the bytes of
+// the form header and the stream encoding).
+func (v *View) Digest() ([]byte, error) {
+	e := newEncoder(v, false)
+	e.buf = append(e.buf, v.Opt.header()...)
+	v.encodeStream(e)
+	d := e.sum()
+	if err := v.state().err; err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Result is the digest of one input and what was normalised.
+type Result struct {
+	Digest  string // "pk1-sha256:<hex>"
+	Sum     []byte
+	Applied []Normalization // Path is prefixed with the part and stream when the input has several
+}
+
+// HashDoc computes the canonical digest of an opened input: every part in
+// order, every stream of a pickle part, its trailing bytes, raw parts.
+func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
+	h := opt.Algo.New()
+	h.Write([]byte(opt.header()))
+	var buf []byte
+	res := &Result{}
+	multi := len(doc.Parts) > 1
+	for _, p := range doc.Parts {
+		buf = append(buf[:0], 'P')
+		buf = appendStr(buf, p.Name)
+		switch {
+		case p.Pickle != nil:
+			f := p.Pickle
+			multi = multi || len(f.Streams) > 1
+			buf = append(buf, 'K')
+			buf = appendUvarint(buf, uint64(len(f.Streams)))
+			h.Write(buf)
+			for _, s := range f.Streams {
+				v := Normalize(s, opt)
+				d, err := v.Digest()
+				if err != nil {
+					return nil, pickle.WithFile(fmt.Errorf("stream %d at offset %d: %w", s.Index, s.Offset, err), doc.Path)
+				}
+				h.Write(d)
+				for _, a := range v.Applied() {
+					if multi {
+						a.Path = where(p.Name, s.Index) + a.Path
+					}
+					res.Applied = append(res.Applied, a)
+				}
+			}
+			if t := f.Trailing; t != nil {
+				buf = append(buf[:0], 'Z')
+				buf = appendUvarint(buf, uint64(t.Len))
+				h.Write(buf)
+				if err := writeDigest(h, t.Digest, opt, doc.Path, t.Offset); err != nil {
+					return nil, err
+				}
+			} else {
+				h.Write([]byte{'z'})
+			}
+		case p.Raw != nil:
+			buf = append(buf, 'W')
+			buf = appendUvarint(buf, uint64(p.Raw.Len))
+			h.Write(buf)
+			if err := writeDigest(h, p.Raw.Digest, opt, doc.Path, -1); err != nil {
+				return nil, err
+			}
+		default:
+			buf = append(buf, '0')
+			h.Write(buf)
+		}
+	}
+	res.Sum = h.Sum(nil)
+	res.Digest = opt.Tag() + ":" + hex.EncodeToString(res.Sum)
+	return res, nil
+}
+
+func where(part string, stream int) string {
+	if part == "" {
+		return fmt.Sprintf("stream %d: ", stream)
+	}
+	return fmt.Sprintf("%s stream %d: ", part, stream)
+}
+
+func writeDigest(h hash.Hash, d []byte, opt Options, file string, off int64) error {
+	if len(d) != opt.Algo.Size() {
+		return &pickle.Error{File: file, Offset: off, Reason: fmt.Sprintf("bytes were read without a %s digest (open the input with canon.ReadOptions)", opt.Algo)}
+	}
+	h.Write(d)
+	return nil
+}
+
+// HashFile opens path through pkg/input and hashes it.
+func HashFile(path string, opt Options) (*Result, error) {
+	doc, err := input.Open(path, ReadOptions(opt))
+	if err != nil {
+		return nil, err
+	}
+	return HashDoc(doc, opt)
+}

@@ -1,0 +1,366 @@
+package canon
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Node is one node of a normalised view, built on demand. The same object
+// of the graph is always the same *Node within one View, so pointer
+// equality is object identity (aliasing); Path is the path by which the
+// node was first reached from the root (or from an effect).
+type Node struct {
+	v      *View
+	src    *pickle.Node // the canonical (resolved) graph node
+	parent *Node
+	edge   string
+}
+
+// Entry is one dict entry, or one key/value argument pair of a setitems
+// operation.
+type Entry struct {
+	Key, Value *Node
+}
+
+// Op is one operation applied to an object after its creation, in the
+// canonical form: "build" (BUILD state), "append" (APPEND/APPENDS merged:
+// items), "setitems" (SETITEM/SETITEMS merged: key, value, ...), "add"
+// (ADDITEMS: items), or a folded producer call ("_function_setstate",
+// "_class_setstate": the state; "setattr": name, value).
+type Op struct {
+	Name   string
+	Offset int64
+	Args   []*Node
+}
+
+func (v *View) wrap(n *pickle.Node, parent *Node, edge string) *Node {
+	if n == nil {
+		return nil
+	}
+	n = v.res(n)
+	if v.vn == nil {
+		v.vn = map[*pickle.Node]*Node{}
+	}
+	if w, ok := v.vn[n]; ok {
+		return w
+	}
+	w := &Node{v: v, src: n, parent: parent, edge: edge}
+	v.vn[n] = w
+	return w
+}
+
+// Root returns the node pickle.load returns.
+func (v *View) Root() *Node { return v.wrap(v.Stream.Root, nil, "root") }
+
+// EffectNodes returns the nodes of the effects (see Effects), in order;
+// their paths read "effect[i]".
+func (v *View) EffectNodes() []*Node {
+	v.Root()
+	var out []*Node
+	for i, ev := range v.Effects() {
+		out = append(out, v.wrap(ev.Node, nil, fmt.Sprintf("effect[%d]", i)))
+	}
+	return out
+}
+
+// Src returns the graph node (a synthetic one when a rule rewrote it).
+func (n *Node) Src() *pickle.Node { return n.src }
+
+// Kind is the canonical kind (pickle kinds, KindPlaceholder, KindTracker).
+func (n *Node) Kind() pickle.Kind { return n.src.Kind }
+
+// Offset is the offset of the opcode that created the node (for a node a
+// rule built, of the node it replaces).
+func (n *Node) Offset() int64 { return n.src.Offset }
+
+// Pure reports whether the node is encoded by value (immutable, no
+// operations applied); other nodes are objects with an identity.
+func (n *Node) Pure() bool { return n.v.isPure(n.src) }
+
+// Digest is the canonical digest of the subtree at n, computed in a context
+// of its own: two nodes (of the same or different views with the same
+// options) have equal digests exactly when their canonical subtrees are
+// equal. For a pure node it is H(its embedded encoding).
+func (n *Node) Digest() []byte {
+	v := n.v
+	if n.Pure() {
+		h := v.Opt.Algo.New()
+		h.Write(v.appendPure(nil, n.src))
+		return h.Sum(nil)
+	}
+	return v.isoDigest(n.src)
+}
+
+// Path returns a Python-style path from the root: [i] for list and tuple
+// items, [key] for dict values (the key's repr when it is a scalar, else
+// <key i>), {i} for set items (index in canonical order), .__reduce__[0/1/2]
+// for a call's callable/arguments/keyword arguments, .__state__ for a BUILD
+// state, .__ops__[i] for other operations.
+func (n *Node) Path() string {
+	var parts []string
+	for x := n; x != nil; x = x.parent {
+		parts = append(parts, x.edge)
+	}
+	var b strings.Builder
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteString(parts[i])
+	}
+	return b.String()
+}
+
+// Int returns the value of an int or bool node.
+func (n *Node) Int() *big.Int { return n.src.Big() }
+
+// Float returns the value of a float node.
+func (n *Node) Float() float64 { return n.src.Float() }
+
+// Str returns the text of a str node, the bytes of a bytes/bytearray node
+// (the first bytes only when Len is larger), a global's module, a
+// placeholder's name.
+func (n *Node) Str() string { return n.src.Str }
+
+// Len returns the payload length of a str/bytes/bytearray.
+func (n *Node) Len() int64 { return n.src.Len() }
+
+// Name returns a global's name (qualified name after the module).
+func (n *Node) Name() string { return n.src.Name() }
+
+// Value returns a short Python-like rendering of a scalar node (and of the
+// kind for others).
+func (n *Node) Value() string {
+	s := n.src
+	switch n.v.special[s] {
+	case 'P':
+		return "<" + s.Str + ">"
+	case 't':
+		return fmt.Sprintf("<tracker %d>", s.Int)
+	}
+	switch s.Kind {
+	case pickle.KindNone:
+		return "None"
+	case pickle.KindBool:
+		if s.Int != 0 {
+			return "True"
+		}
+		return "False"
+	case pickle.KindInt:
+		return s.Big().String()
+	case pickle.KindFloat:
+		f := s.Float()
+		if math.IsNaN(f) {
+			return fmt.Sprintf("nan(0x%016x)", uint64(s.Int))
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	case pickle.KindStr:
+		return clipRepr(strconv.Quote(s.Str), s.Len() > int64(len(s.Str)))
+	case pickle.KindBytes, pickle.KindByteArray:
+		return clipRepr("b"+strconv.Quote(s.Str), s.Len() > int64(len(s.Str)))
+	case pickle.KindGlobal:
+		if s.Flags&pickle.FlagDynamic != 0 {
+			return "<dynamic global>"
+		}
+		return s.Str + "." + s.Name()
+	case pickle.KindExt:
+		return fmt.Sprintf("<ext %d>", s.Int)
+	}
+	return "<" + KindName(s.Kind) + ">"
+}
+
+func clipRepr(s string, more bool) string {
+	if more {
+		return s + "..."
+	}
+	return s
+}
+
+func (n *Node) child(c *pickle.Node, edge string) *Node { return n.v.wrap(c, n, edge) }
+
+// Items returns the items of a list or tuple (stream order) or of a set or
+// frozenset (deduplicated, in canonical order), and the parts of a dynamic
+// global.
+func (n *Node) Items() []*Node {
+	s := n.src
+	switch s.Kind {
+	case pickle.KindSet, pickle.KindFrozenSet:
+		items := n.v.setItems(s.Items)
+		out := make([]*Node, len(items))
+		for i, c := range items {
+			out[i] = n.child(c, fmt.Sprintf("{%d}", i))
+		}
+		return out
+	case pickle.KindList, pickle.KindTuple, pickle.KindGlobal, pickle.KindPersID:
+		out := make([]*Node, len(s.Items))
+		for i, c := range s.Items {
+			out[i] = n.child(c, fmt.Sprintf("[%d]", i))
+		}
+		return out
+	}
+	return nil
+}
+
+// Entries returns the entries of a dict: duplicate keys merged as Python
+// does, sorted by the canonical encoding of the key unless the view keeps
+// dict order.
+func (n *Node) Entries() []Entry {
+	if n.src.Kind != pickle.KindDict {
+		return nil
+	}
+	ents := n.v.dictEntries(n.src.Items)
+	out := make([]Entry, len(ents))
+	for i, k := range ents {
+		label := keyLabel(n.v, k.node, i)
+		out[i] = Entry{Key: n.child(k.node, ".__key__"+label), Value: n.child(k.val, label)}
+	}
+	return out
+}
+
+func keyLabel(v *View, k *pickle.Node, i int) string {
+	if v.isPure(k) && v.leaf(k) != 3 {
+		return "[" + (&Node{v: v, src: k}).Value() + "]"
+	}
+	return fmt.Sprintf("[<key %d>]", i)
+}
+
+// CallForm says how a call node calls: "call" func(*args), "new"
+// cls.__new__(cls, *args[, **kwargs]), "inst" (INST/OBJ without arguments).
+func (n *Node) CallForm() string {
+	if n.src.Kind != pickle.KindCall {
+		return ""
+	}
+	switch f, _ := callForm(n.v, n.src); f {
+	case 'w', 'W':
+		return "new"
+	case 'o':
+		return "inst"
+	}
+	return "call"
+}
+
+// Func, Args and Kwargs return the parts of a call (Kwargs is nil unless
+// non-empty keyword arguments are passed).
+func (n *Node) Func() *Node { return n.child(n.src.Func(), ".__reduce__[0]") }
+func (n *Node) Args() *Node { return n.child(n.src.Args(), ".__reduce__[1]") }
+func (n *Node) Kwargs() *Node {
+	if n.src.Kind != pickle.KindCall {
+		return nil
+	}
+	if _, kw := callForm(n.v, n.src); !kw {
+		return nil
+	}
+	return n.child(n.src.Kwargs(), ".__reduce__[2]")
+}
+
+var opNames = map[byte]string{'b': "build", 'a': "append", 's': "setitems", 'd': "add", '?': "op"}
+
+// Ops returns the operations applied to the object after its creation, in
+// stream order.
+func (n *Node) Ops() []Op {
+	ops := n.v.ops(n.src)
+	out := make([]Op, len(ops))
+	for i, o := range ops {
+		name := o.name
+		if name == "" {
+			name = opNames[o.tag]
+		}
+		edge := fmt.Sprintf(".__ops__[%d]", i)
+		if o.tag == 'b' || o.tag == 'S' {
+			edge = ".__state__"
+		}
+		args := make([]*Node, len(o.args))
+		for j, a := range o.args {
+			e := edge
+			if len(o.args) > 1 {
+				e = fmt.Sprintf("%s[%d]", edge, j)
+			}
+			args[j] = n.child(a, e)
+		}
+		out[i] = Op{Name: name, Offset: o.offset, Args: args}
+	}
+	return out
+}
+
+// HexDigest is Digest in hex.
+func (n *Node) HexDigest() string { return hex.EncodeToString(n.Digest()) }
+
+// pathsOf finds, breadth first from the root, the path of every node a
+// normalisation applied to.
+func (v *View) pathsOf() map[*pickle.Node]string {
+	want := map[*pickle.Node][]*pickle.Node{} // resolved node -> noted nodes
+	left := 0
+	for _, a := range v.applied {
+		n := a.node
+		if v.folded[n] {
+			args, _ := v.tuple(n.Args())
+			if len(args) > 0 {
+				n = args[0]
+			}
+		}
+		r := v.res(n)
+		want[r] = append(want[r], a.node)
+		want[n] = append(want[n], a.node)
+		left++
+	}
+	out := map[*pickle.Node]string{}
+	type item struct {
+		n    *pickle.Node
+		path *Node
+	}
+	seen := map[*pickle.Node]bool{}
+	root := &Node{v: v, edge: "root"}
+	queue := []item{{v.Stream.Root, root}}
+	for len(queue) > 0 && left > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		for _, x := range []*pickle.Node{it.n, v.res(it.n)} {
+			for _, a := range want[x] {
+				if _, done := out[a]; !done {
+					out[a] = it.path.Path()
+					left--
+				}
+			}
+		}
+		n := v.res(it.n)
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		add := func(c *pickle.Node, edge string) {
+			if c != nil && !seen[v.res(c)] {
+				queue = append(queue, item{c, &Node{v: v, parent: it.path, edge: edge}})
+			}
+		}
+		switch n.Kind {
+		case pickle.KindDict:
+			for i := 0; i+1 < len(n.Items); i += 2 {
+				label := keyLabel(v, v.res(n.Items[i]), i/2)
+				add(n.Items[i], ".__key__"+label)
+				add(n.Items[i+1], label)
+			}
+		case pickle.KindSet, pickle.KindFrozenSet:
+			for i, c := range n.Items {
+				add(c, fmt.Sprintf("{#%d}", i))
+			}
+		default:
+			for i, c := range n.Items {
+				add(c, fmt.Sprintf("[%d]", i))
+			}
+		}
+		if n.X != nil {
+			add(n.X.Func, ".__reduce__[0]")
+			add(n.X.Args, ".__reduce__[1]")
+			add(n.X.Kwargs, ".__reduce__[2]")
+		}
+		for i, o := range v.ops(n) {
+			for j, c := range o.args {
+				add(c, fmt.Sprintf(".__ops__[%d][%d]", i, j))
+			}
+		}
+	}
+	return out
+}
