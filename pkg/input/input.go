@@ -1,46 +1,298 @@
 // Package input owns the way pk opens what a user hands it: a bare pickle
-// stream, a file of several pickles, stdin, and (as containers are added)
-// compressed pickles, PyTorch and joblib files and .npy files, recognised by
-// content, never by name. Every command opens its inputs through Open, so
-// they all see the same parts.
+// stream, a file of several pickles, stdin, compressed pickles (gzip, bz2,
+// xz, lzma, zlib, zstd, lz4), PyTorch checkpoints (zip and legacy formats),
+// joblib files (plain and compressed, with their raw array bytes) and .npy
+// files, recognised by content, never by name. Every command opens its
+// inputs through Open, so they all see the same parts.
+//
+// A Doc is a list of parts: pickle parts (a *pickle.File of one or more
+// streams) and raw parts (bytes that are content but not pickle: a torch
+// storage, a numpy array's data), each digested with Options.NewHash and
+// streamed, never held in memory whole. Hostile containers are refused with
+// an *Error naming the file, the member and the offset (see docs/inputs.md).
 package input
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
 	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Role says what a part is for.
+type Role string
+
+const (
+	RolePickle   Role = "pickle"   // the pickle of the input (data.pkl, the joblib stream, ...)
+	RoleStorage  Role = "storage"  // a torch storage (Part.Key is its key)
+	RoleArray    Role = "array"    // a numpy array's data (joblib, .npy)
+	RoleObjects  Role = "objects"  // an object array written as a nested pickle (joblib)
+	RoleMeta     Role = "meta"     // container metadata that the loader reads (torch version, byteorder)
+	RoleExtra    Role = "extra"    // a zip member the loader never reads
+	RoleTrailing Role = "trailing" // bytes after the data that the loader ignores
 )
 
 // Part is one piece of an input: a pickle file (one or more streams), or
 // raw bytes that belong to the content (a tensor storage, an array's data).
 type Part struct {
 	// Name says where the part sits inside the input ("" for a bare pickle,
-	// "archive/data.pkl" inside a zip, ...).
+	// "archive/data.pkl" inside a zip, "archive/data/0" for a storage,
+	// "array 0" for the first joblib array, ...).
 	Name string
+	Role Role
 	// Pickle is set for pickle parts.
 	Pickle *pickle.File
 	// Raw is set for raw data parts.
 	Raw *Raw
+	// Key is the torch storage key of a RoleStorage part.
+	Key string
+	// Node is, for joblib arrays (RoleArray, RoleObjects), the
+	// NumpyArrayWrapper node whose BUILD the bytes follow, in the pickle
+	// part Of.
+	Node *pickle.Node
+	// Of is the index in Doc.Parts of the pickle part that refers to this
+	// part, or -1.
+	Of int
 }
 
 // Raw is a run of bytes that is content but not pickle.
 type Raw struct {
 	Len    int64
 	Digest []byte // with Options.NewHash
-	Prefix []byte
+	Prefix []byte // the first bytes (at most pickle.BlobPrefix)
+	// Offset is where the bytes start: in the file, in the zip member, or in
+	// the decompressed stream (see Where).
+	Offset int64
+	Where  string // "" (the file itself), "member NAME", "gzip-decompressed stream", ...
+	// DType and Shape describe array data when known: numpy's dtype string
+	// ("<f8", "|b1", "|V20") and the shape; Order is "C" or "F".
+	DType string
+	Shape []int64
+	Order string
+
+	open func() (io.ReadCloser, error)
+}
+
+// Open re-reads the bytes of a raw part (for a diff that counts changed
+// elements). It fails for parts inside a compressed stream or stdin.
+func (r *Raw) Open() (io.ReadCloser, error) {
+	if r.open == nil {
+		return nil, fmt.Errorf("the bytes of this part cannot be read again (compressed stream or stdin)")
+	}
+	return r.open()
 }
 
 // Doc is an opened input.
 type Doc struct {
-	Path   string
-	Format string // "pickle", later "gzip", "torch-zip", "joblib", ...
-	Size   int64  // bytes of the input as given
-	Parts  []Part
+	Path string
+	// Format is "pickle", "gzip+pickle", "torch-zip", "torch-legacy",
+	// "joblib", "zlib+joblib", "npy", ... (compression, then content).
+	Format string
+	// Compression is the whole-file compression ("" when none).
+	Compression string
+	Size        int64 // bytes of the input as given
+	Parts       []Part
+	// Notes are facts about the container that do not stop reading it (a
+	// local zip header naming a member differently, ...).
+	Notes []string
 }
 
-// Open reads path ("-" for stdin).
+// Options tune how containers are opened.
+type Options struct {
+	// MaxDecompressed bounds the bytes produced by decompression (whole-file
+	// compression and deflated zip members together). 0 means the default,
+	// DefaultMaxRatio × the input size + DefaultMaxAllowance, or the value
+	// of the PK_MAX_DECOMPRESSED environment variable when set; < 0 means no
+	// limit.
+	MaxDecompressed int64
+	// AllowBadCRC reads zip members whose CRC-32 does not match, as
+	// torch.load does (it ignores CRCs); by default pk refuses them.
+	AllowBadCRC bool
+}
+
+// Decompression limit defaults.
+const (
+	DefaultMaxRatio     = 100
+	DefaultMaxAllowance = 256 << 20
+)
+
+// Error is a container-level failure: it names the file, the member (zip
+// member or decompressed layer) and the offset.
+type Error struct {
+	File   string
+	Member string // "" for the file itself
+	Offset int64  // -1 when no offset applies
+	Reason string
+}
+
+func (e *Error) Error() string {
+	s := e.File
+	if e.Member != "" {
+		s += ": " + e.Member
+	}
+	if e.Offset >= 0 {
+		s += ": offset " + strconv.FormatInt(e.Offset, 10)
+	}
+	return s + ": " + e.Reason
+}
+
+// Open reads path ("-" for stdin) with the default Options.
 func Open(path string, opt pickle.Options) (*Doc, error) {
-	f, err := pickle.ParseFile(path, opt)
+	return OpenWith(path, opt, Options{})
+}
+
+// OpenWith reads path ("-" for stdin).
+func OpenWith(path string, opt pickle.Options, iopt Options) (*Doc, error) {
+	if path == "-" {
+		return openStream(os.Stdin, -1, "-", nil, opt, iopt)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Doc{Path: path, Format: "pickle", Size: f.Size, Parts: []Part{{Pickle: f}}}, nil
+	defer f.Close()
+	size := int64(-1)
+	var ra readerAtSize
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+		ra = readerAtSize{f, size, path}
+	}
+	return openStream(f, size, path, &ra, opt, iopt)
+}
+
+type readerAtSize struct {
+	r    io.ReaderAt
+	size int64
+	path string
+}
+
+// limit returns the decompression limit for an input of size bytes.
+func (o Options) limit(size int64) int64 {
+	if o.MaxDecompressed != 0 {
+		return o.MaxDecompressed
+	}
+	if v := os.Getenv("PK_MAX_DECOMPRESSED"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n != 0 {
+			return n
+		}
+	}
+	if size < 0 {
+		size = 0
+	}
+	if size > (1<<62)/DefaultMaxRatio {
+		return -1
+	}
+	return DefaultMaxRatio*size + DefaultMaxAllowance
+}
+
+// openStream recognises the content of r by its first bytes.
+func openStream(r io.Reader, size int64, path string, ra *readerAtSize, opt pickle.Options, iopt Options) (*Doc, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	head, _ := br.Peek(16)
+	doc := &Doc{Path: path, Size: size}
+	if c := sniffCompression(head); c != "" {
+		return openCompressed(doc, br, c, opt, iopt)
+	}
+	switch {
+	case hasPrefix(head, zipMagic):
+		if ra == nil || ra.r == nil {
+			return nil, &Error{File: path, Offset: 0, Reason: "a zip archive (torch.save) cannot be read from a pipe: pk needs the file (its directory is at the end)"}
+		}
+		return openTorchZip(doc, ra, opt, iopt)
+	case hasPrefix(head, npyMagic):
+		doc.Format = "npy"
+		return doc, readNpy(doc, br, size, "", opt, nil)
+	case hasPrefix(head, []byte("ZF")):
+		return nil, &Error{File: path, Offset: 0, Reason: "joblib's zlib format of joblib < 0.9.3 (magic \"ZF\") is not supported"}
+	}
+	if err := readPickleContent(doc, br, size, "", opt, nil, ra); err != nil {
+		if ra != nil && ra.r != nil {
+			if at, ok := zipAfterJunk(ra); ok {
+				return nil, &Error{File: path, Offset: at, Reason: fmt.Sprintf(
+					"not a pickle (%v); a zip archive starts at offset %d after other data: torch.load reads a zip only when the file starts with PK\\x03\\x04 and fails on this file too; pk refuses", err, at)}
+			}
+		}
+		return nil, err
+	}
+	return doc, nil
+}
+
+// zipAfterJunk reports whether the file ends with a zip end-of-central-
+// directory record and holds a local header signature in its first 64 KiB.
+func zipAfterJunk(ra *readerAtSize) (int64, bool) {
+	tail := min(ra.size, int64(maxZipComment+eocdLen))
+	buf := make([]byte, tail)
+	if _, err := ra.r.ReadAt(buf, ra.size-tail); err != nil && err != io.EOF {
+		return 0, false
+	}
+	if !bytes.Contains(buf, []byte("PK\x05\x06")) {
+		return 0, false
+	}
+	head := make([]byte, min(ra.size, 64<<10))
+	n, _ := ra.r.ReadAt(head, 0)
+	i := bytes.Index(head[:n], zipMagic)
+	return int64(i), i > 0
+}
+
+func hasPrefix(b, p []byte) bool { return len(b) >= len(p) && string(b[:len(p)]) == string(p) }
+
+// readPickleContent reads a pickle-based content (plain pickles, joblib,
+// legacy torch) from br; where names the decompressed layer ("" for the
+// file itself); lim, when set, reports a decompression limit error.
+func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt pickle.Options, lim *limitReader, ra *readerAtSize) error {
+	if isTorchLegacy(br) {
+		return readTorchLegacy(doc, br, size, where, opt, lim, ra)
+	}
+	rd := pickle.NewReader(br, size, doc.Path)
+	rd.BlobThreshold = opt.BlobThreshold
+	rd.NewHash = opt.NewHash
+	jb := &joblibHook{doc: doc, where: where, opt: opt, ra: ra}
+	o := opt
+	o.AfterBuild = jb.afterBuild
+	f, err := pickle.ParseReader(rd, o)
+	if err != nil {
+		return located(doc.Path, where, lim, err)
+	}
+	if err := lim.failure(); err != nil {
+		return err
+	}
+	part := Part{Name: "", Role: RolePickle, Pickle: f, Of: -1}
+	doc.Parts = append([]Part{part}, jb.parts...)
+	if len(jb.parts) > 0 {
+		doc.Format = withLayer(doc, "joblib")
+	} else {
+		doc.Format = withLayer(doc, "pickle")
+	}
+	return nil
+}
+
+func withLayer(doc *Doc, content string) string {
+	if doc.Compression != "" {
+		return doc.Compression + "+" + content
+	}
+	return content
+}
+
+// located returns err with the place it happened: a pickle.Error keeps its
+// type, with the file name set and the layer named in the reason.
+func located(path, where string, lim *limitReader, err error) error {
+	if le := lim.failure(); le != nil {
+		return le
+	}
+	if pe, ok := pickle.AsError(err); ok {
+		c := *pe
+		c.File = path
+		if where != "" {
+			c.Reason += fmt.Sprintf(" (offset %d is in the %s)", c.Offset, where)
+		}
+		return &c
+	}
+	if _, ok := err.(*Error); ok {
+		return err
+	}
+	return &Error{File: path, Member: where, Offset: -1, Reason: err.Error()}
 }
