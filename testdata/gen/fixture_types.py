@@ -76,6 +76,17 @@ class WithNewArgsEx(object):
         return "WithNewArgsEx(*%r, **%r)" % (self.args, self.kwargs)
 
 
+class OldStyle:
+    """An old-style class on Python 2 (INST at protocol 0, OBJ at 1-2);
+    an ordinary class on Python 3."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __repr__(self):
+        return "OldStyle(%r)" % (self.v,)
+
+
 Pair = collections.namedtuple("Pair", "x y")
 
 
@@ -105,6 +116,15 @@ def _selfref_dict():
     d = {"name": "d"}
     d["self"] = d
     return d
+
+
+def _selfref_tuple():
+    # a tuple reached again while its own items are being pickled: the
+    # pickler emits POP_MARK + GET (protocol >= 1) or POP... + GET (protocol 0)
+    lst = []
+    t = (lst, "t")
+    lst.append(t)
+    return t
 
 
 def _utc():
@@ -147,7 +167,9 @@ def build_items():
     add("shared_nested", _shared_nested())
     add("selfref_list", _selfref_list())
     add("selfref_dict", _selfref_dict())
+    add("selfref_tuple", _selfref_tuple())
     add("instance", Point(3, "four"))
+    add("oldstyle_obj", OldStyle([1, "v"]))
     add("reduce_obj", WithReduce(1, "two"))
     add("slots_obj", Slotted(5, [6]))
     add("newargs_ex_obj", WithNewArgsEx(7, "eight", key="value"))
@@ -163,6 +185,13 @@ def build_items():
     add("namedtuple", Pair(1, "y"))
     add("globals", [module_func, len, collections.OrderedDict, Point])
     return items
+
+
+def build_memo_long():
+    """More than 256 memo entries: BINPUT/BINGET switch to LONG_BINPUT/
+    LONG_BINGET (protocols 1-3); text PUT/GET indices grow (protocol 0)."""
+    words = ["w%03d" % i for i in range(260)]
+    return words + [words[0], words[255], words[256], words[259]]
 
 
 def build_batch():

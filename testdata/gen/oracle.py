@@ -167,25 +167,45 @@ def write_text(path, text):
         f.write(text)
 
 
-DIS_MAX_LINES = 3000
+DIS_MAX_LINES = 1500
+DIS_MAX_LINE_CHARS = 8000
 
 
 def dis_text(data):
     """What `python -m pickletools FILE` prints for the first pickle in data.
     If pickletools gives up (non-pickle bytes inside a joblib stream, a py2
     STRING it cannot decode, ...), the partial output is kept and one
-    '# pickletools error: ...' line is added.  Very long listings are cut at
-    DIS_MAX_LINES lines with a '# ... truncated' line."""
+    '# pickletools error: ...' line is added.
+
+    Long listings are cut, always with a marker starting '# ... truncated'
+    so that everything before the marker is exact pickletools output: after
+    DIS_MAX_LINES lines, or inside the first line longer than
+    DIS_MAX_LINE_CHARS characters (a huge bytes/str repr), where the marker
+    directly follows the first DIS_MAX_LINE_CHARS characters of that line."""
     out = io.StringIO()
+    err = None
     try:
         pickletools.dis(io.BytesIO(data), out, None, 4, 0)
     except Exception as e:  # keep what was printed
-        out.write("# pickletools error: %s: %s\n" % (type(e).__name__, e))
-    text = out.getvalue()
-    lines = text.splitlines(True)
-    if len(lines) > DIS_MAX_LINES:
-        text = "".join(lines[:DIS_MAX_LINES]) + "# ... truncated: %d more lines (run python -m pickletools on the file)\n" % (len(lines) - DIS_MAX_LINES)
-    return text
+        err = "# pickletools error: %s: %s\n" % (type(e).__name__, e)
+    lines = out.getvalue().splitlines(True)
+    kept = []
+    for i, l in enumerate(lines):
+        if i >= DIS_MAX_LINES:
+            kept.append("# ... truncated: %d more lines (run python -m pickletools on the file)\n"
+                        % (len(lines) - i))
+            return "".join(kept)
+        body = l.rstrip("\n")
+        if len(body) > DIS_MAX_LINE_CHARS:
+            kept.append(body[:DIS_MAX_LINE_CHARS])
+            kept.append("# ... truncated: this line has %d more chars and %d more lines follow "
+                        "(run python -m pickletools on the file)\n"
+                        % (len(body) - DIS_MAX_LINE_CHARS, len(lines) - i - 1))
+            return "".join(kept)
+        kept.append(l)
+    if err:
+        kept.append(err)
+    return "".join(kept)
 
 
 def emit_single(stream_path, data, spans=None):
