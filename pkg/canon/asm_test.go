@@ -57,8 +57,8 @@ func (a *asm) sglobal(m, n string) *asm {
 	a.str(m).str(n)
 	return a.op(0x93)
 }
-func (a *asm) put(i byte) *asm  { return a.op('q', i) }
-func (a *asm) get(i byte) *asm  { return a.op('h', i) }
+func (a *asm) put(i byte) *asm { return a.op('q', i) }
+func (a *asm) get(i byte) *asm { return a.op('h', i) }
 func (a *asm) text(s string) *asm {
 	a.WriteString(s)
 	return a

@@ -91,8 +91,6 @@ func (v *View) Effects() []pickle.Event {
 	return out
 }
 
-var evTags = [...]byte{'g', 'c', 'm', 'p', 'x', 'u'}
-
 // encodeStream writes the canonical encoding of the stream: the result,
 // then each effect, then an end marker.
 func (v *View) encodeStream(e *encoder) {
@@ -106,7 +104,7 @@ func (v *View) encodeStream(e *encoder) {
 		if v.isCovered(ev.Node) {
 			continue
 		}
-		e.write('E', evTags[ev.Kind])
+		e.write('E')
 		e.node(ev.Node)
 		e.run()
 		v.cover(ev.Node)

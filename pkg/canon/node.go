@@ -194,14 +194,23 @@ func (n *Node) Items() []*Node {
 			out[i] = n.child(c, fmt.Sprintf("{%d}", i))
 		}
 		return out
-	case pickle.KindList, pickle.KindTuple, pickle.KindGlobal, pickle.KindPersID:
-		out := make([]*Node, len(s.Items))
-		for i, c := range s.Items {
-			out[i] = n.child(c, fmt.Sprintf("[%d]", i))
+	case pickle.KindList, pickle.KindTuple, pickle.KindPersID:
+		return n.list()
+	case pickle.KindGlobal:
+		if s.Flags&pickle.FlagDynamic != 0 {
+			return n.list()
 		}
-		return out
 	}
 	return nil
+}
+
+func (n *Node) list() []*Node {
+	s := n.src
+	out := make([]*Node, len(s.Items))
+	for i, c := range s.Items {
+		out[i] = n.child(c, fmt.Sprintf("[%d]", i))
+	}
+	return out
 }
 
 // Entries returns the entries of a dict: duplicate keys merged as Python

@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"strings"
+
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -42,6 +44,7 @@ const (
 	RuleLineno        = "lineno"           // N4 (--strip lineno)
 	RuleSetstate      = "setstate-fold"    // cloudpickle _function_setstate/_class_setstate REDUCE+POP
 	RuleSetattr       = "setattr-fold"     // dill/builtins setattr(obj, name, v) REDUCE+POP
+	RuleDillMain      = "dill-main"        // dill's GLOBAL __builtin__ __main__ at protocol < 3
 )
 
 // Normalization is one rule applied at one place; Count says how often it
@@ -98,8 +101,11 @@ func Normalize(s *pickle.Stream, opt Options) *View {
 	// Creation order: the parts of a call (callable, arguments) are created
 	// before it, so inner rewrites are seen by outer ones.
 	for _, n := range s.All {
-		if n.Kind == pickle.KindCall {
+		switch n.Kind {
+		case pickle.KindCall:
 			v.call(n)
+		case pickle.KindGlobal:
+			v.dillMain(n)
 		}
 	}
 	if !opt.Strict {
@@ -206,10 +212,16 @@ func (v *View) callable(fn *pickle.Node) string {
 		if !ok || len(args) != 1 || (inner != "cp:_builtin_type" && inner != "dill:_load_type") {
 			return ""
 		}
-		if s, ok := v.str(args[0]); ok {
-			return "std:types." + s
+		s, ok := v.str(args[0])
+		if !ok {
+			return ""
 		}
-		return ""
+		if inner == "dill:_load_type" && !strings.HasSuffix(s, "Type") {
+			// dill's _reverse_typemap: builtin type names ('bytes', 'list') and
+			// the types module's *Type names.
+			return "std:builtins." + s
+		}
+		return "std:types." + s
 	}
 	if cp := cloudpickleName(mod, name); cp != "" {
 		return "cp:" + cp
@@ -353,6 +365,20 @@ func (v *View) call(n *pickle.Node) {
 			v.globalsFile(args[1])
 		}
 	}
+}
+
+// dillMain: dill writes a raw GLOBAL "__builtin__ __main__" for the main
+// module's dict, which dill's Unpickler.find_class recognises before the
+// Python 2 name mapping; at protocol < 3 the machine has mapped it to
+// builtins.__main__. The profile undoes the mapping for this one name.
+func (v *View) dillMain(n *pickle.Node) {
+	if v.Opt.Strict || n.Flags&pickle.FlagMapped == 0 || n.Str != "builtins" || n.Name() != "__main__" || len(n.Muts()) > 0 {
+		return
+	}
+	g := v.synth(pickle.KindGlobal, n)
+	g.Str = "__builtin__"
+	g.X = &pickle.Extra{Name: "__main__"}
+	v.replace(n, g, RuleDillMain)
 }
 
 // isCloudpickleLambda: cloudpickle < 2.1 wrote _builtin_type('LambdaType').
