@@ -449,7 +449,19 @@ func parseCFloat(s []byte) (float64, error) {
 	low := strings.ToLower(string(t))
 	switch low {
 	case "inf", "infinity", "nan":
-		f, _ := strconv.ParseFloat(string(s), 64)
+		f, _ := strconv.ParseFloat(string(t), 64)
+		if s[0] == '-' {
+			f = -f
+		}
+		if math.IsNaN(f) {
+			// Python's float('nan') is the quiet NaN 0x7ff8000000000000
+			// (Go's is ...0001); '-nan' sets the sign bit.
+			bits := uint64(0x7ff8000000000000)
+			if s[0] == '-' {
+				bits |= 1 << 63
+			}
+			f = math.Float64frombits(bits)
+		}
 		return f, nil
 	}
 	// decimal: digits [. digits] [e [sign] digits]
