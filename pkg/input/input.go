@@ -57,6 +57,10 @@ type Part struct {
 	// Of is the index in Doc.Parts of the pickle part that refers to this
 	// part, or -1.
 	Of int
+	// Gap is, for joblib arrays, the range [Gap[0], Gap[1]) of the pickle
+	// part's (decompressed) stream that is not its opcodes: the padding and
+	// the array's bytes, or the nested pickle. A disassembler skips it.
+	Gap [2]int64
 }
 
 // Raw is a run of bytes that is content but not pickle.

@@ -276,6 +276,9 @@ func TestJoblibArrays(t *testing.T) {
 				if p.Node == nil || classOf(p.Node) != "joblib.numpy_pickle.NumpyArrayWrapper" || p.Of != 0 {
 					t.Fatalf("part %s not linked to its wrapper", p.Name)
 				}
+				if p.Raw != nil && (p.Gap[1] != p.Raw.Offset+p.Raw.Len || p.Gap[0] > p.Raw.Offset || p.Raw.Offset-p.Gap[0] > 256) {
+					t.Fatalf("part %s: gap %v, data at %d+%d", p.Name, p.Gap, p.Raw.Offset, p.Raw.Len)
+				}
 				arrays = append(arrays, p)
 			}
 			if len(arrays) != len(e.Arrays) {
@@ -652,6 +655,32 @@ func TestSniffCompression(t *testing.T) {
 	} {
 		if got := sniffCompression([]byte(head)); got != want {
 			t.Errorf("%q: %q, want %q", head, got, want)
+		}
+	}
+}
+
+// stdin: compressed and joblib content stream; a zip needs the file.
+func TestStdin(t *testing.T) {
+	old := os.Stdin
+	defer func() { os.Stdin = old }()
+	for name, want := range map[string]string{"joblib_a_gzip.joblib.gz": "gzip+joblib", "torch_legacy_a.pt": "torch-legacy", "torch_zip_a.pt": ""} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, w, _ := os.Pipe()
+		go func() { io.Copy(w, f); w.Close(); f.Close() }()
+		os.Stdin = r
+		d, err := Open("-", pickle.Options{NewHash: sha256.New})
+		r.Close()
+		if want == "" {
+			if err == nil || !strings.Contains(err.Error(), "pipe") {
+				t.Errorf("%s: err = %v", name, err)
+			}
+			continue
+		}
+		if err != nil || d.Format != want {
+			t.Errorf("%s: %v %v", name, d, err)
 		}
 	}
 }

@@ -79,6 +79,7 @@ func (j *joblibHook) afterBuild(rd *pickle.Reader, n *pickle.Node) error {
 		return j.fail(rd, "joblib array data inside a pickle frame (%d frame bytes left): joblib reads it after the frame; pk refuses", fl)
 	}
 	idx := len(j.parts)
+	gapStart := rd.Offset()
 	if st.object {
 		saved := rd.AfterBuild
 		rd.AfterBuild = nil
@@ -100,7 +101,7 @@ func (j *joblibHook) afterBuild(rd *pickle.Reader, n *pickle.Node) error {
 			return j.fail(rd, "the nested pickle of a joblib object array ends inside a frame")
 		}
 		f := &pickle.File{Name: j.doc.Path, Size: rd.Offset() - start, Streams: []*pickle.Stream{s}}
-		j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleObjects, Pickle: f, Node: n, Of: 0})
+		j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleObjects, Pickle: f, Node: n, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
 		return nil
 	}
 	if st.padded {
@@ -123,7 +124,7 @@ func (j *joblibHook) afterBuild(rd *pickle.Reader, n *pickle.Node) error {
 	if j.ra != nil && j.ra.r != nil && j.where == "" {
 		raw.open = sectionOpener(j.ra.r, raw.Offset, raw.Len)
 	}
-	j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleArray, Raw: raw, Node: n, Of: 0})
+	j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleArray, Raw: raw, Node: n, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
 	return nil
 }
 
