@@ -1,0 +1,158 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/pk-tools/pk/pkg/trace"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newTraceCmd) }
+
+type traceFlags struct {
+	json    bool
+	top     int
+	depth   int
+	minSize string
+	sort    string
+	path    string
+	svg     string
+	html    string
+	bytes   bool
+	ascii   bool
+	all     bool
+}
+
+func newTraceCmd() *cobra.Command {
+	var f traceFlags
+	c := &cobra.Command{
+		Use:   "trace [flags] FILE",
+		Short: "The object tree with exact byte sizes, dill-trace style (also run as pktrace)",
+		Long: `pk trace prints the object tree of a pickle, one line per object, with the
+bytes each one takes in the file: inclusive size, share of the file, and the
+object's own bytes. Sizes are exact and add up: every byte of the file is
+counted once, shared objects where they were built (other appearances are
+references, "→ #12"), so the first line is the file's length.
+
+  pk trace model.pkl                  the whole tree (small scalars summed per parent)
+  pk trace --top 20 state.pkl         the 20 largest objects with their paths
+  pk trace --depth 2 --sort size f    the two upper levels, largest first
+  pk trace --path "root['weights']" f one subtree
+  pk trace --svg out.svg f            an icicle picture of the bytes
+  pk trace --html out.html f          a page to click through the tree
+
+See docs/pk-trace.md for the type codes.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runTrace(c, args[0], &f) },
+	}
+	fl := c.Flags()
+	fl.BoolVar(&f.json, "json", false, "print the tree (or the --top list) as JSON")
+	fl.IntVar(&f.top, "top", 0, "list the N largest objects with their paths instead of the tree")
+	fl.IntVar(&f.depth, "depth", -1, "show N levels below the start (-1: all)")
+	fl.StringVar(&f.minSize, "min-size", "", "fold children smaller than SIZE (e.g. 10K, 1MiB) into one line")
+	fl.StringVar(&f.sort, "sort", "stream", "order of children: stream or size")
+	fl.StringVar(&f.path, "path", "", "start at the object at PATH (as printed, e.g. root['a'][0])")
+	fl.StringVar(&f.svg, "svg", "", "write an icicle chart of the bytes to FILE")
+	fl.StringVar(&f.html, "html", "", "write a self-contained interactive page to FILE")
+	fl.BoolVar(&f.bytes, "bytes", false, "exact byte counts instead of KiB/MiB")
+	fl.BoolVar(&f.ascii, "ascii", false, "draw branches in ASCII (default when the locale is not UTF-8)")
+	fl.BoolVar(&f.all, "all", false, "show every small scalar and reference on its own line")
+	return c
+}
+
+func runTrace(c *cobra.Command, path string, f *traceFlags) error {
+	trouble := func(err error) error { return &ExitError{Code: ExitTrouble, Err: err} }
+	opt := trace.Options{Depth: f.depth, All: f.all}
+	switch f.sort {
+	case "stream", "":
+	case "size":
+		opt.SortSize = true
+	default:
+		return trouble(fmt.Errorf("--sort must be stream or size, not %q", f.sort))
+	}
+	if f.minSize != "" {
+		v, err := trace.ParseSize(f.minSize)
+		if err != nil {
+			return trouble(err)
+		}
+		opt.MinSize = v
+	}
+	doc, err := input.Open(path, pickle.Options{})
+	if err != nil {
+		return trouble(err)
+	}
+	out := c.OutOrStdout()
+	sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
+	for i, part := range doc.Parts {
+		if part.Pickle == nil {
+			continue
+		}
+		t := trace.New(part.Pickle)
+		if len(doc.Parts) > 1 && !f.json {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "== %s\n", part.Name)
+		}
+		if err := traceOne(out, t, f, opt, sty); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func traceOne(out io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, sty trace.Style) error {
+	trouble := func(err error) error { return &ExitError{Code: ExitTrouble, Err: err} }
+	start := t.Root()
+	if f.path != "" {
+		it, err := t.Find(f.path)
+		if err != nil {
+			return trouble(err)
+		}
+		start = it
+	}
+	if f.svg != "" {
+		if err := writeFile(f.svg, func(w io.Writer) error { return t.WriteSVG(w, start, trace.SVGOptions{}) }); err != nil {
+			return trouble(err)
+		}
+	}
+	if f.html != "" {
+		if err := writeFile(f.html, func(w io.Writer) error { return t.WriteHTML(w, start, trace.HTMLOptions{}) }); err != nil {
+			return trouble(err)
+		}
+	}
+	if (f.svg != "" || f.html != "") && f.top == 0 && !f.json && f.depth < 0 && f.path == "" {
+		return nil // the picture was asked for, not the tree
+	}
+	var err error
+	switch {
+	case f.top > 0 && f.json:
+		err = t.WriteTopJSON(out, f.top)
+	case f.top > 0:
+		err = t.WriteTop(out, f.top, sty)
+	case f.json:
+		err = t.WriteJSON(out, start, opt)
+	default:
+		err = t.WriteText(out, start, opt, sty)
+	}
+	if err != nil {
+		return trouble(err)
+	}
+	return nil
+}
+
+func writeFile(name string, fn func(io.Writer) error) error {
+	fh, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := fn(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}

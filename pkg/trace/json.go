@@ -1,0 +1,131 @@
+package trace
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strconv"
+)
+
+// JSON shape (docs/pk-trace.md):
+//
+//	{"file": NAME, "total": BYTES, "tree": NODE}
+//	NODE = {"kind", "code", "label", "role", "path", "size", "self",
+//	        "id", "stream", "offset", "op"        (objects)
+//	        "ref": ID, "cycle": BOOL               (references; size 0)
+//	        "elided": COUNT                        (folded small children)
+//	        "truncated": true                      (children hidden by --depth)
+//	        "children": [NODE...]}
+//
+// It is written while walking: nothing is built in memory first.
+
+func jsonStr(b *bufio.Writer, s string) {
+	q, _ := json.Marshal(s)
+	b.Write(q)
+}
+
+func (t *Tree) kindName(it Item) string {
+	switch it.Kind {
+	case ItemFile:
+		return "file"
+	case ItemStream:
+		return "stream"
+	case ItemTrailing:
+		return "trailing"
+	case ItemElided:
+		return "elided"
+	case ItemRef:
+		return "ref"
+	}
+	return it.Node.Kind.String()
+}
+
+func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
+	b.WriteString(`"kind":`)
+	jsonStr(b, t.kindName(it))
+	if it.Kind != ItemElided {
+		b.WriteString(`,"code":`)
+		jsonStr(b, t.Code(it))
+		b.WriteString(`,"label":`)
+		if it.Kind == ItemRef {
+			_, l := it.Stream.describe(it.Node)
+			jsonStr(b, l)
+		} else {
+			jsonStr(b, t.Label(it))
+		}
+	}
+	b.WriteString(`,"role":`)
+	jsonStr(b, it.Role)
+	b.WriteString(`,"path":`)
+	jsonStr(b, it.Path)
+	b.WriteString(`,"size":` + itoa(it.Size) + `,"self":` + itoa(it.Self))
+	switch it.Kind {
+	case ItemNode:
+		n := it.Node
+		b.WriteString(`,"id":` + itoa(int64(n.ID)) + `,"stream":` + itoa(int64(it.Stream.S.Index)) + `,"offset":` + itoa(n.Offset) + `,"op":`)
+		jsonStr(b, n.Op.String())
+	case ItemRef:
+		b.WriteString(`,"ref":` + itoa(int64(it.Node.ID)) + `,"stream":` + itoa(int64(it.Stream.S.Index)) + `,"cycle":` + strconv.FormatBool(it.Cycle))
+		if it.Count > 1 {
+			b.WriteString(`,"count":` + itoa(int64(it.Count)) + `,"role_end":`)
+			jsonStr(b, it.RoleEnd)
+		}
+	case ItemStream:
+		b.WriteString(`,"stream":` + itoa(int64(it.Index)) + `,"offset":` + itoa(it.Stream.S.Offset) + `,"protocol":` + itoa(int64(it.Stream.S.Proto)))
+	case ItemElided:
+		b.WriteString(`,"elided":` + itoa(int64(it.Count)))
+	case ItemTrailing:
+		b.WriteString(`,"offset":` + itoa(t.File.Trailing.Offset))
+	}
+}
+
+// WriteJSON writes the tree from start as JSON.
+func (t *Tree) WriteJSON(w io.Writer, start Item, opt Options) error {
+	b := bufio.NewWriterSize(w, 64<<10)
+	b.WriteString(`{"file":`)
+	jsonStr(b, t.File.Name)
+	b.WriteString(`,"total":` + itoa(t.Total) + `,"tree":`)
+	first := []bool{}
+	t.Walk(start, opt, func(v *Visit) {
+		if v.Depth > 0 {
+			if !first[v.Depth-1] {
+				b.WriteByte(',')
+			}
+			first[v.Depth-1] = false
+		}
+		b.WriteByte('{')
+		t.jsonFields(b, v.Item)
+		if v.Truncated {
+			b.WriteString(`,"truncated":true`)
+		}
+		if v.Kids > 0 {
+			b.WriteString(`,"children":[`)
+			first = append(first[:v.Depth], true)
+		}
+	}, func(v *Visit) {
+		if v.Kids > 0 {
+			b.WriteByte(']')
+		}
+		b.WriteByte('}')
+	})
+	b.WriteString("}\n")
+	return b.Flush()
+}
+
+// WriteTopJSON writes the n largest objects as JSON.
+func (t *Tree) WriteTopJSON(w io.Writer, n int) error {
+	b := bufio.NewWriter(w)
+	b.WriteString(`{"file":`)
+	jsonStr(b, t.File.Name)
+	b.WriteString(`,"total":` + itoa(t.Total) + `,"top":[`)
+	for i, it := range t.Top(n) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('{')
+		t.jsonFields(b, it)
+		b.WriteByte('}')
+	}
+	b.WriteString("]}\n")
+	return b.Flush()
+}

@@ -1,0 +1,216 @@
+package trace
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Style says how text output looks.
+type Style struct {
+	ASCII bool // branches in ASCII instead of box drawing
+	Bytes bool // exact byte counts instead of human units
+}
+
+// UTF8Locale reports whether the environment's locale is UTF-8 (the first
+// of LC_ALL, LC_CTYPE, LANG that is set decides; none set: UTF-8, as most
+// terminals are).
+func UTF8Locale() bool {
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := os.Getenv(k); v != "" {
+			v = strings.ToLower(v)
+			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
+		}
+	}
+	return true
+}
+
+type glyphs struct{ vert, tee, end, open, leaf, ref, cycle, more, times string }
+
+var (
+	boxGlyphs   = glyphs{"│", "├", "└", "┬", "─", "→", "↻", "…", "×"}
+	asciiGlyphs = glyphs{"|", "|", "`", "+", "-", "->", "<cycle>", "...", "x"}
+)
+
+// maxIndent bounds the drawn nesting; deeper lines show their depth instead.
+const maxIndent = 60
+
+var (
+	cCode  = color.New(color.FgCyan)
+	cRef   = color.New(color.Faint)
+	cCycle = color.New(color.FgYellow)
+	cSize  = color.New(color.Bold)
+	cPath  = color.New(color.FgGreen)
+)
+
+func (s Style) size(n int64) string {
+	if s.Bytes {
+		return itoa(n)
+	}
+	return Human(n)
+}
+
+func pct(n, total int64) string {
+	if total <= 0 {
+		return "100.0%"
+	}
+	return strconv.FormatFloat(float64(n)*100/float64(total), 'f', 1, 64) + "%"
+}
+
+// WriteText prints the tree from start, one line per item:
+//
+//	SIZE  PERCENT  SELF  BRANCHES CODE ROLE LABEL
+//
+// Lines are formatted as they are visited (nothing below the depth limit is
+// formatted or built).
+func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	g := boxGlyphs
+	if sty.ASCII {
+		g = asciiGlyphs
+	}
+	width := 10
+	if sty.Bytes {
+		width = 12
+	}
+	var line strings.Builder
+	var err error
+	t.Walk(start, opt, func(v *Visit) {
+		if err != nil {
+			return
+		}
+		line.Reset()
+		if v.Kind == ItemRef || (v.Kind == ItemElided && v.Size == 0) {
+			pad(&line, "", width)
+			line.WriteString("         ")
+			pad(&line, "", width)
+		} else {
+			pad(&line, sty.size(v.Size), width)
+			line.WriteByte(' ')
+			pad(&line, pct(v.Size, t.Total), 7)
+			line.WriteByte(' ')
+			pad(&line, sty.size(v.Self), width)
+		}
+		line.WriteString("  ")
+		// branches
+		if v.Depth > maxIndent {
+			line.WriteString(g.more + "(depth " + itoa(int64(v.Depth)) + ")")
+		}
+		from := 1
+		if v.Depth > maxIndent {
+			from = v.Depth - maxIndent + 1
+		}
+		for d := from; d < v.Depth; d++ {
+			if v.Last[d-1] {
+				line.WriteByte(' ')
+			} else {
+				line.WriteString(g.vert)
+			}
+		}
+		if v.Depth > 0 {
+			if v.Last[v.Depth-1] {
+				line.WriteString(g.end)
+			} else {
+				line.WriteString(g.tee)
+			}
+		}
+		if v.Kids > 0 {
+			line.WriteString(g.open)
+		} else {
+			line.WriteString(g.leaf)
+		}
+		line.WriteByte(' ')
+		switch v.Kind {
+		case ItemElided:
+			line.WriteString(g.more + " " + itoa(int64(v.Count)) + " more")
+		case ItemRef:
+			line.WriteString(cRef.Sprint(g.ref))
+			if v.Role != "" {
+				line.WriteString(" " + v.Role)
+				if v.Count > 1 {
+					line.WriteString(g.more + v.RoleEnd)
+				}
+			}
+			_, l := v.Stream.describe(v.Node)
+			line.WriteString(" " + cRef.Sprint("#"+itoa(int64(v.Node.ID))+" "+l))
+			if sty.ASCII {
+				l = asciiOnly(l)
+			}
+			if v.Count > 1 {
+				line.WriteString(" " + g.times + itoa(int64(v.Count)))
+			}
+			if v.Cycle {
+				line.WriteString(" " + cCycle.Sprint(g.cycle+" cycle"))
+			}
+		default:
+			line.WriteString(cCode.Sprint(t.Code(v.Item)))
+			if v.Kind == ItemNode && v.Role != "" {
+				line.WriteString(" " + cPath.Sprint(v.Role))
+			}
+			line.WriteString(" " + t.Label(v.Item))
+			if v.Kind == ItemNode && v.Node.Flags&pickle.FlagMemo != 0 {
+				line.WriteString(" #" + itoa(int64(v.Node.ID)))
+			}
+			if v.Truncated {
+				line.WriteString(" " + g.more)
+			}
+		}
+		line.WriteByte('\n')
+		_, err = bw.WriteString(line.String())
+	}, nil)
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func pad(b *strings.Builder, s string, w int) {
+	for i := len(s); i < w; i++ {
+		b.WriteByte(' ')
+	}
+	b.WriteString(s)
+}
+
+// WriteTop prints the n largest objects with their paths.
+func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
+	bw := bufio.NewWriter(w)
+	width := 10
+	if sty.Bytes {
+		width = 12
+	}
+	var line strings.Builder
+	for i, it := range t.Top(n) {
+		line.Reset()
+		pad(&line, itoa(int64(i+1))+".", 4)
+		line.WriteByte(' ')
+		pad(&line, sty.size(it.Size), width)
+		line.WriteByte(' ')
+		pad(&line, pct(it.Size, t.Total), 7)
+		line.WriteString(" self ")
+		pad(&line, sty.size(it.Self), width)
+		line.WriteString("  ")
+		line.WriteString(cCode.Sprint(t.Code(it)))
+		line.WriteByte(' ')
+		line.WriteString(cPath.Sprint(it.Path))
+		line.WriteString("  ")
+		line.WriteString(t.Label(it))
+		line.WriteByte('\n')
+		bw.WriteString(line.String())
+	}
+	return bw.Flush()
+}
+
+// asciiOnly replaces what is not ASCII in s (labels keep their text otherwise).
+func asciiOnly(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return strings.NewReplacer("…", "...", "→", "->").Replace(s)
+		}
+	}
+	return s
+}
