@@ -91,6 +91,7 @@ type Reader struct {
 	AfterBuild func(rd *Reader, target *Node) error
 
 	line []byte
+	tmp  [8]byte
 }
 
 // NewReader returns a reader of r. size is the number of bytes r holds, or
@@ -218,11 +219,10 @@ func (r *Reader) fixed(opOff int64, op Opcode, n int) ([]byte, error) {
 	if err := r.need(opOff, op, int64(n), "argument"); err != nil {
 		return nil, err
 	}
-	var tmp [8]byte
-	if err := r.readFull(opOff, op, tmp[:n]); err != nil {
+	if err := r.readFull(opOff, op, r.tmp[:n]); err != nil {
 		return nil, err
 	}
-	return tmp[:n], nil
+	return r.tmp[:n], nil
 }
 
 // readLine reads one newline-terminated line, returned without the newline.
@@ -383,6 +383,14 @@ func (r *Reader) Next() (Op, error) {
 		}
 		if n > uint64(math.MaxInt64-r.off) {
 			return o, r.errAt(o.Offset, o.Code, "frame length %d overflows", n)
+		}
+		// Size unknown (stdin): CPython reads the whole frame at once, so a
+		// frame that runs past the input fails here too. Frames larger
+		// than the buffer are only checked as they are read.
+		if r.size < 0 && n <= uint64(r.br.Size()) {
+			if p, _ := r.br.Peek(int(n)); uint64(len(p)) < n {
+				return o, r.errAt(o.Offset, o.Code, "frame length %d exceeds the %d bytes left: pickle data was truncated", n, len(p))
+			}
 		}
 		r.frameEnd = r.off + int64(n)
 	}
