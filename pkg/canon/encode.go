@@ -8,7 +8,8 @@ import (
 	"hash"
 	"math"
 	"math/big"
-	"sort"
+	"slices"
+	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -332,37 +333,88 @@ type keyed struct {
 	pos  int
 }
 
+// scratch holds reusable buffers for ordering (taken and returned, so the
+// nested orderings of isolated digests do not share one).
+type scratch struct {
+	ks    []keyed
+	arena []byte
+	offs  []int
+	eq    []byte
+	eqOff []int
+}
+
+func (v *View) getScratch() *scratch {
+	if n := len(v.pool); n > 0 {
+		s := v.pool[n-1]
+		v.pool = v.pool[:n-1]
+		return s
+	}
+	return &scratch{}
+}
+
+func (v *View) putScratch(s *scratch) { v.pool = append(v.pool, s) }
+
 // dedupe keeps, for items equal as Python sees them, the first item (and,
 // for dicts, the last value).
-func (v *View) dedupe(ks []keyed) []keyed {
+func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 	if len(ks) < 2 {
 		return ks
 	}
-	seenK := map[string]int{}
-	seenN := map[*pickle.Node]int{}
-	out := ks[:0:0]
-	var buf []byte
+	// eq keys: pure -> bytes; NaN or identity -> nil (identity compared by node)
+	sc.eq, sc.eqOff = sc.eq[:0], append(sc.eqOff[:0], 0)
+	pureK := make([]bool, 0, 16)
 	for _, k := range ks {
-		var i int
 		var ok bool
-		if e, pure := v.eqKey(buf[:0], k.node); pure {
-			buf = e
-			i, ok = seenK[string(e)]
-			if !ok {
-				seenK[string(e)] = len(out)
+		sc.eq, ok = v.eqKey(sc.eq, k.node)
+		sc.eqOff = append(sc.eqOff, len(sc.eq))
+		pureK = append(pureK, ok)
+	}
+	key := func(i int) string { return unsafeString(sc.eq[sc.eqOff[i]:sc.eqOff[i+1]]) }
+	out := ks[:0]
+	keep := make([]int, 0, len(ks)) // original index of each kept item
+	var seen map[string]int
+	var seenN map[*pickle.Node]int
+	if len(ks) > 16 {
+		seen = map[string]int{}
+		seenN = map[*pickle.Node]int{}
+	}
+	for i := range ks {
+		k := ks[i]
+		found := -1
+		switch {
+		case pureK[i] && seen != nil:
+			if j, ok := seen[key(i)]; ok {
+				found = j
+			} else {
+				seen[key(i)] = len(out)
 			}
-		} else if v.isPure(k.node) {
-			ok = false // NaN: never equal
-		} else {
-			i, ok = seenN[k.node]
-			if !ok {
+		case pureK[i]:
+			for j, oi := range keep {
+				if pureK[oi] && key(oi) == key(i) {
+					found = j
+					break
+				}
+			}
+		case v.isPure(k.node): // NaN: never equal
+		case seenN != nil:
+			if j, ok := seenN[k.node]; ok {
+				found = j
+			} else {
 				seenN[k.node] = len(out)
 			}
+		default:
+			for j := range out {
+				if out[j].node == k.node {
+					found = j
+					break
+				}
+			}
 		}
-		if ok {
-			out[i].val = k.val
+		if found >= 0 {
+			out[found].val = k.val
 			continue
 		}
+		keep = append(keep, i)
 		out = append(out, k)
 	}
 	return out
@@ -370,12 +422,15 @@ func (v *View) dedupe(ks []keyed) []keyed {
 
 // setItems returns the items of a set or frozenset, deduplicated and sorted.
 func (v *View) setItems(items []*pickle.Node) []*pickle.Node {
-	ks := make([]keyed, len(items))
+	sc := v.getScratch()
+	defer v.putScratch(sc)
+	ks := sc.ks[:0]
 	for i, c := range items {
-		ks[i] = keyed{node: v.res(c), pos: i}
+		ks = append(ks, keyed{node: v.res(c), pos: i})
 	}
-	ks = v.dedupe(ks)
-	v.sortKeyed(ks)
+	sc.ks = ks
+	ks = v.dedupe(ks, sc)
+	v.sortKeyed(ks, sc)
 	out := make([]*pickle.Node, len(ks))
 	for i, k := range ks {
 		out[i] = k.node
@@ -384,33 +439,43 @@ func (v *View) setItems(items []*pickle.Node) []*pickle.Node {
 }
 
 // dictEntries returns the entries of a plain dict: duplicates merged as
-// Python does, sorted by key unless KeepDictOrder.
-func (v *View) dictEntries(items []*pickle.Node) []keyed {
-	ks := make([]keyed, 0, len(items)/2)
+// Python does, sorted by key unless KeepDictOrder. The result is valid
+// until the scratch is returned with putScratch.
+func (v *View) dictEntries(items []*pickle.Node, sc *scratch) []keyed {
+	ks := sc.ks[:0]
 	for i := 0; i+1 < len(items); i += 2 {
 		ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: i / 2})
 	}
-	ks = v.dedupe(ks)
+	sc.ks = ks
+	ks = v.dedupe(ks, sc)
 	if !v.Opt.KeepDictOrder {
-		v.sortKeyed(ks)
+		v.sortKeyed(ks, sc)
 	}
 	return ks
 }
 
-func (v *View) sortKeyed(ks []keyed) {
+func (v *View) sortKeyed(ks []keyed, sc *scratch) {
 	if len(ks) < 2 {
 		return
 	}
-	var arena []byte
-	offs := make([]int, len(ks)+1)
+	sc.arena = sc.arena[:0]
+	sc.offs = append(sc.offs[:0], 0)
 	for i := range ks {
-		arena = v.sortKey(arena, ks[i].node)
-		offs[i+1] = len(arena)
+		sc.arena = v.sortKey(sc.arena, ks[i].node)
+		sc.offs = append(sc.offs, len(sc.arena))
 	}
 	for i := range ks {
-		ks[i].key = arena[offs[i]:offs[i+1]:offs[i+1]]
+		ks[i].key = sc.arena[sc.offs[i]:sc.offs[i+1]:sc.offs[i+1]]
 	}
-	sort.SliceStable(ks, func(i, j int) bool { return bytes.Compare(ks[i].key, ks[j].key) < 0 })
+	if len(ks) <= 12 {
+		for i := 1; i < len(ks); i++ {
+			for j := i; j > 0 && bytes.Compare(ks[j].key, ks[j-1].key) < 0; j-- {
+				ks[j], ks[j-1] = ks[j-1], ks[j]
+			}
+		}
+		return
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return bytes.Compare(a.key, b.key) })
 }
 
 // isoDigest is the digest of n's canonical encoding in a context of its
@@ -543,13 +608,15 @@ func (e *encoder) node(n *pickle.Node) {
 		e.buf = appendUvarint(e.buf, uint64(len(n.Items)))
 		ch = n.Items
 	case n.Kind == pickle.KindDict:
-		ents := v.dictEntries(n.Items)
+		sc := v.getScratch()
+		ents := v.dictEntries(n.Items, sc)
 		e.write('d')
 		e.buf = appendUvarint(e.buf, uint64(len(ents)))
 		ch = make([]*pickle.Node, 0, 2*len(ents))
 		for _, k := range ents {
 			ch = append(ch, k.node, k.val)
 		}
+		v.putScratch(sc)
 	case n.Kind == pickle.KindSet, n.Kind == pickle.KindFrozenSet:
 		if n.Kind == pickle.KindSet {
 			e.write('e')
@@ -641,4 +708,11 @@ func (e *encoder) run() {
 		f.i++
 		e.node(c)
 	}
+}
+
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }

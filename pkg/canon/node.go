@@ -220,7 +220,9 @@ func (n *Node) Entries() []Entry {
 	if n.src.Kind != pickle.KindDict {
 		return nil
 	}
-	ents := n.v.dictEntries(n.src.Items)
+	sc := n.v.getScratch()
+	defer n.v.putScratch(sc)
+	ents := n.v.dictEntries(n.src.Items, sc)
 	out := make([]Entry, len(ents))
 	for i, k := range ents {
 		label := keyLabel(n.v, k.node, i)

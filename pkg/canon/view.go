@@ -84,8 +84,9 @@ type View struct {
 	applied []Normalization
 	noteIdx map[noteKey]int
 
-	enc *encState // lazily built encoding state
-	vn  map[*pickle.Node]*Node
+	enc  *encState // lazily built encoding state
+	pool []*scratch
+	vn   map[*pickle.Node]*Node
 }
 
 type noteKey struct {

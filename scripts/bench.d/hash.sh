@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# pk hash benchmarks (issue 3). Runs standalone or from scripts/bench.sh.
+#   1. ~100 MB pickle of a million small dicts: pk hash vs python3 pickle.load
+#      (target: >= 5x faster, peak RSS below the file size)
+#   2. ~500 MB pickle of a few large byte arrays: pk hash vs sha256sum of the
+#      file (target: >= 0.7x the throughput, RSS < 100 MB)
+# Inputs are generated under testdata/bench/ (gitignored) on first run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PK=${PK:-bin/pk}
+PY=${PY:-python3}
+[ -x "$PK" ] || go build -o "$PK" .
+mkdir -p testdata/bench
+D=testdata/bench/dicts_1m.pkl
+B=testdata/bench/bytes_500m.pkl
+if [ ! -s "$D" ]; then
+  "$PY" - "$D" <<'PY'
+import pickle, sys
+rows = [{"id": i, "name": "user%07d" % i, "score": i * 0.5, "tags": ("a", "b"), "ok": i % 3 == 0,
+         "email": "user%07d@example.com" % i} for i in range(1_000_000)]
+with open(sys.argv[1], "wb") as f:
+    pickle.dump(rows, f, protocol=4)
+PY
+fi
+if [ ! -s "$B" ]; then
+  "$PY" - "$B" <<'PY'
+import pickle, sys, os
+blobs = [os.urandom(125 << 20) for _ in range(4)]
+with open(sys.argv[1], "wb") as f:
+    pickle.dump({"weights": blobs, "name": "model"}, f, protocol=5)
+PY
+fi
+
+# run CMD...: prints "seconds maxrss_kb"
+measure() {
+  local out
+  out=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null; } 2>&1 | tail -1 )
+  echo "$out"
+}
+size_mb() { echo "scale=1; $(stat -c %s "$1") / 1048576" | bc; }
+
+echo "== pk hash: $D ($(size_mb "$D") MB, a million small dicts)"
+read -r pk_t pk_m < <(measure "$PK" hash "$D")
+read -r py_t py_m < <(measure "$PY" -c "import pickle,sys; pickle.load(open(sys.argv[1],'rb'))" "$D")
+echo "pk hash        ${pk_t}s  maxrss $((pk_m/1024)) MB"
+echo "python load    ${py_t}s  maxrss $((py_m/1024)) MB"
+echo "ratio (python/pk): $(echo "scale=2; $py_t / $pk_t" | bc)x   (target >= 5x; pk RSS / file size: $(echo "scale=2; $pk_m / 1024 / $(size_mb "$D")" | bc), target < 1)"
+
+echo "== pk hash: $B ($(size_mb "$B") MB, large byte arrays)"
+cat "$B" >/dev/null
+read -r pk_t pk_m < <(measure "$PK" hash "$B")
+read -r sh_t sh_m < <(measure sha256sum "$B")
+echo "pk hash        ${pk_t}s  maxrss $((pk_m/1024)) MB"
+echo "sha256sum      ${sh_t}s  maxrss $((sh_m/1024)) MB"
+echo "throughput ratio (pk/sha256sum): $(echo "scale=2; $sh_t / $pk_t" | bc)x   (target >= 0.7x, RSS < 100 MB)"
