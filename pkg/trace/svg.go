@@ -1,12 +1,205 @@
 package trace
 
-import "io"
+import (
+	"bufio"
+	"encoding/json"
+	"hash/fnv"
+	"html"
+	"io"
+	"strconv"
+	"strings"
+)
 
 // SVGOptions tune the icicle.
-type SVGOptions struct{}
+type SVGOptions struct {
+	Width    int // pixels (default 1200)
+	RowH     int // pixels per level (default 20)
+	MaxDepth int // levels drawn (default 24)
+}
+
+// picNode is one box of a picture: an item and its place.
+type picNode struct {
+	it    Item
+	depth int
+	x, w  float64
+}
+
+// layout places the items from start, left to right in stream order, each
+// as wide as its share of start's bytes. Children narrower than minW are
+// not drawn (their bytes show as the parent's colour); references take no
+// width. Explicit stack; only drawn items are visited.
+func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(p picNode)) {
+	if start.Size <= 0 {
+		visit(picNode{it: start, w: width})
+		return
+	}
+	scale := width / float64(start.Size)
+	stack := []picNode{{it: start, w: width}}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		visit(p)
+		if p.depth+1 >= maxDepth {
+			continue
+		}
+		kids := t.Children(p.it)
+		x := p.x
+		var next []picNode
+		for _, k := range kids {
+			if k.Kind == ItemRef || k.Size <= 0 {
+				continue
+			}
+			w := float64(k.Size) * scale
+			if w >= minW {
+				next = append(next, picNode{it: k, depth: p.depth + 1, x: x, w: w})
+			}
+			x += w
+		}
+		for i := len(next) - 1; i >= 0; i-- {
+			stack = append(stack, next[i])
+		}
+	}
+}
+
+// colour picks a warm flame-graph colour from the type code (stable across runs).
+func colour(code string, ref bool) string {
+	h := fnv.New32a()
+	h.Write([]byte(code))
+	v := h.Sum32()
+	r := 205 + v%50
+	g := 80 + (v>>8)%130
+	b := 40 + (v>>16)%60
+	switch code {
+	case CodeStream, CodeFile:
+		r, g, b = 180, 180, 190
+	}
+	return "rgb(" + strconv.Itoa(int(r)) + "," + strconv.Itoa(int(g)) + "," + strconv.Itoa(int(b)) + ")"
+}
+
+func fit(s string, px float64) string {
+	n := int(px / 7)
+	if n <= 1 {
+		return ""
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// WriteSVG writes an icicle of the bytes under start: one row per level,
+// each box as wide as its bytes, labelled where it is wide enough, with the
+// path, type, size and share in a tooltip.
+func (t *Tree) WriteSVG(w io.Writer, start Item, o SVGOptions) error {
+	if o.Width <= 0 {
+		o.Width = 1200
+	}
+	if o.RowH <= 0 {
+		o.RowH = 20
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 24
+	}
+	var boxes []picNode
+	depth := 0
+	t.layout(start, float64(o.Width-20), 0.5, o.MaxDepth, func(p picNode) {
+		boxes = append(boxes, p)
+		depth = max(depth, p.depth+1)
+	})
+	top := 44
+	H := top + depth*o.RowH + 10
+	b := bufio.NewWriter(w)
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" width="` + strconv.Itoa(o.Width) + `" height="` + strconv.Itoa(H) + `" viewBox="0 0 ` + strconv.Itoa(o.Width) + " " + strconv.Itoa(H) + `" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="12">` + "\n")
+	b.WriteString(`<rect width="100%" height="100%" fill="#fdfdf8"/>` + "\n")
+	title := "pk trace: " + t.File.Name
+	if start.Path != "" {
+		title += "  " + start.Path
+	}
+	title += "  " + Human(start.Size) + " (" + itoa(start.Size) + " bytes)"
+	b.WriteString(`<text x="10" y="24" font-size="16" font-weight="bold" id="title">` + html.EscapeString(title) + "</text>\n")
+	b.WriteString(`<text x="10" y="38" fill="#555">width = bytes in the file; each row one level deeper; shared objects drawn where they were built</text>` + "\n")
+	for _, p := range boxes {
+		code := t.Code(p.it)
+		label := code + " " + strings.TrimSpace(p.it.Role+" "+t.Label(p.it))
+		tip := label + "\n" + p.it.Path + "\n" + Human(p.it.Size) + " (" + itoa(p.it.Size) + " B), " + pct(p.it.Size, t.Total) + " of the file, self " + itoa(p.it.Self) + " B"
+		x := 10 + p.x
+		y := top + p.depth*o.RowH
+		b.WriteString(`<g class="node"><title>` + html.EscapeString(tip) + `</title>`)
+		b.WriteString(`<rect x="` + ff(x) + `" y="` + strconv.Itoa(y) + `" width="` + ff(max(p.w-0.5, 0.3)) + `" height="` + strconv.Itoa(o.RowH-1) + `" fill="` + colour(code, false) + `" rx="2"/>`)
+		if s := fit(label+" "+Human(p.it.Size), p.w-6); s != "" {
+			b.WriteString(`<text x="` + ff(x+3) + `" y="` + strconv.Itoa(y+o.RowH-6) + `">` + html.EscapeString(s) + `</text>`)
+		}
+		b.WriteString("</g>\n")
+	}
+	b.WriteString("</svg>\n")
+	return b.Flush()
+}
+
+func ff(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // HTMLOptions tune the page.
-type HTMLOptions struct{}
+type HTMLOptions struct {
+	MaxNodes int // boxes embedded in the page (default 20000)
+	MaxDepth int // levels embedded (default 40)
+}
 
-func (t *Tree) WriteSVG(w io.Writer, start Item, o SVGOptions) error   { return nil }
-func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error { return nil }
+// WriteHTML writes a self-contained page (inline CSS and JS, no network):
+// an icicle of the bytes under start where a click on a box zooms into that
+// subtree and the path bar (or Backspace) goes back. The page writes
+// <div id="pk-rendered" data-boxes="N"> once drawn; opened with the URL
+// hash #selftest it clicks into the largest child and back, and writes the
+// outcome into <div id="pk-selftest">.
+func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
+	if o.MaxNodes <= 0 {
+		o.MaxNodes = 20000
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 40
+	}
+	// Keep the boxes at least total/MaxNodes wide: at most MaxNodes of
+	// them per level band, and every embedded box is visible when zoomed.
+	minW := 1.0
+	width := float64(o.MaxNodes)
+	type jn struct {
+		C string `json:"c"`           // code
+		L string `json:"l"`           // role + label
+		P string `json:"p"`           // path
+		S int64  `json:"s"`           // size
+		F int64  `json:"f"`           // self
+		K []int  `json:"k,omitempty"` // children indexes
+	}
+	var nodes []jn
+	index := map[[2]int64]int{}
+	parentAt := []int{} // by depth: index of the open box
+	count := 0
+	t.layout(start, width, minW, o.MaxDepth, func(p picNode) {
+		if count >= o.MaxNodes {
+			return
+		}
+		count++
+		n := jn{C: t.Code(p.it), L: strings.TrimSpace(p.it.Role + " " + t.Label(p.it)), P: p.it.Path, S: p.it.Size, F: p.it.Self}
+		nodes = append(nodes, n)
+		i := len(nodes) - 1
+		parentAt = append(parentAt[:p.depth], i)
+		if p.depth > 0 {
+			par := parentAt[p.depth-1]
+			nodes[par].K = append(nodes[par].K, i)
+		}
+		_ = index
+	})
+	data, err := json.Marshal(struct {
+		File  string `json:"file"`
+		Total int64  `json:"total"`
+		Nodes []jn   `json:"nodes"`
+	}{t.File.Name, t.Total, nodes})
+	if err != nil {
+		return err
+	}
+	// JSON inside <script>: keep "</script>" out.
+	js := strings.ReplaceAll(string(data), "</", `<\/`)
+	b := bufio.NewWriter(w)
+	b.WriteString(strings.Replace(htmlPage, "/*DATA*/null", js, 1))
+	return b.Flush()
+}
