@@ -1,9 +1,13 @@
 package canon
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 func p4() *asm { a := &asm{}; return a.proto(4) }
@@ -300,5 +304,33 @@ func TestParseDigest(t *testing.T) {
 	d := digestOf(t, p4().op(']').stop(), Options{Algo: XXH3})
 	if !strings.HasPrefix(d, "pk1-xxh3:") || len(d) != len("pk1-xxh3:")+32 {
 		t.Errorf("xxh3 digest %q", d)
+	}
+}
+
+func TestBlobs(t *testing.T) {
+	big := func(last byte, op byte) []byte {
+		s := strings.Repeat("z", 3<<20) + string(last)
+		a := p4()
+		if op == 'X' {
+			return a.str(s).stop()
+		}
+		return a.bytes(s).stop()
+	}
+	differ(t, "streamed bytes, last byte", big('a', 'B'), big('b', 'B'))
+	differ(t, "streamed str vs bytes", big('a', 'B'), big('a', 'X'))
+	// the same long string inline (below the blob threshold) and streamed hashes the same
+	s := strings.Repeat("q", 2<<20)
+	f1, err := pickle.Parse(bytes.NewReader(p4().str(s).stop()), -1, "a", pickle.Options{NewHash: SHA256.New, BlobThreshold: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := pickle.Parse(bytes.NewReader(p4().str(s).stop()), -1, "b", pickle.Options{NewHash: SHA256.New, BlobThreshold: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := HashDoc(&input.Doc{Parts: []input.Part{{Pickle: f1}}}, Options{})
+	d2, _ := HashDoc(&input.Doc{Parts: []input.Part{{Pickle: f2}}}, Options{})
+	if d1.Digest != d2.Digest {
+		t.Error("inline and streamed payloads hash differently")
 	}
 }
