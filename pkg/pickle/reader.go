@@ -2,6 +2,7 @@ package pickle
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,6 +69,7 @@ const BlobPrefix = 64
 // (when the size is known) and payloads above BlobThreshold are streamed.
 type Reader struct {
 	br       *bufio.Reader
+	src      io.Reader // what br reads from (see readAhead)
 	file     string
 	off      int64
 	size     int64 // total input size, -1 when unknown
@@ -101,7 +103,7 @@ func NewReader(r io.Reader, size int64, name string) *Reader {
 	if !ok || br.Size() < 64<<10 {
 		br = bufio.NewReaderSize(r, 256<<10)
 	}
-	return &Reader{br: br, file: name, size: size, frameEnd: -1}
+	return &Reader{br: br, src: r, file: name, size: size, frameEnd: -1}
 }
 
 // Offset returns the offset of the next byte to be read.
@@ -385,16 +387,42 @@ func (r *Reader) Next() (Op, error) {
 			return o, r.errAt(o.Offset, o.Code, "frame length %d overflows", n)
 		}
 		// Size unknown (stdin): CPython reads the whole frame at once, so a
-		// frame that runs past the input fails here too. Frames larger
-		// than the buffer are only checked as they are read.
-		if r.size < 0 && n <= uint64(r.br.Size()) {
-			if p, _ := r.br.Peek(int(n)); uint64(len(p)) < n {
-				return o, r.errAt(o.Offset, o.Code, "frame length %d exceeds the %d bytes left: pickle data was truncated", n, len(p))
+		// frame that runs past the input fails here too. A frame larger
+		// than the buffer is read ahead into memory (Python 3.4-3.6 wrote
+		// payloads of any size inside frames).
+		if r.size < 0 {
+			have := int64(0)
+			if n <= uint64(r.br.Size()) {
+				p, _ := r.br.Peek(int(n))
+				have = int64(len(p))
+			} else {
+				have = r.readAhead(int64(n))
+			}
+			if uint64(have) < n {
+				return o, r.errAt(o.Offset, o.Code, "frame length %d exceeds the %d bytes left: pickle data was truncated", n, have)
 			}
 		}
 		r.frameEnd = r.off + int64(n)
 	}
 	return o, nil
+}
+
+// readAhead reads up to n bytes into memory (as many as arrive: memory
+// follows the input, not the declared length) and puts them back in front
+// of the rest of the input. It returns how many bytes it got.
+func (r *Reader) readAhead(n int64) int64 {
+	var buf bytes.Buffer
+	got, _ := io.Copy(&buf, io.LimitReader(r.br, n))
+	rest := make([]byte, r.br.Buffered())
+	p, _ := r.br.Peek(len(rest))
+	copy(rest, p)
+	r.br.Discard(len(rest))
+	// r.src is what r.br reads from; with r.br drained, it continues the
+	// input. io.MultiReader flattens nested MultiReaders as it reads, so
+	// many large frames do not deepen the chain of readers.
+	r.src = io.MultiReader(bytes.NewReader(buf.Bytes()), bytes.NewReader(rest), r.src)
+	r.br = bufio.NewReaderSize(r.src, 256<<10)
+	return got
 }
 
 func (o *Op) argString() string {
