@@ -88,3 +88,4 @@ def main():
     print("wrote %d samples to %s" % (len(lines), OUT))
 
 main()
+subprocess.call(["gofmt", "-w", OUT])
