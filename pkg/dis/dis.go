@@ -12,7 +12,6 @@
 package dis
 
 import (
-	"bufio"
 	"io"
 	"math"
 	"strconv"
@@ -142,7 +141,8 @@ func (e *emu) memoPut(i int64, origin int64, ops int64) {
 
 type disassembler struct {
 	rd    *pickle.Reader
-	w     *bufio.Writer
+	w     io.Writer
+	cur   pickle.Op // the opcode being shown (a field, so it is not allocated per opcode)
 	opt   Options
 	out   []byte // pending output
 	hold  bool   // keep out until the stream is known to be a pickle
@@ -174,7 +174,7 @@ func RunReader(w io.Writer, rd *pickle.Reader, opt Options) (Summary, error) {
 	if opt.Indent <= 0 {
 		opt.Indent = 4
 	}
-	d := &disassembler{rd: rd, w: bufio.NewWriterSize(w, 1<<20), opt: opt}
+	d := &disassembler{rd: rd, w: w, opt: opt, out: make([]byte, 0, 2*flushAt)}
 	for c := 0; c < 256; c++ {
 		s := codeRepr(byte(c))
 		for len(s) < 4 {
@@ -188,9 +188,6 @@ func RunReader(w io.Writer, rd *pickle.Reader, opt Options) (Summary, error) {
 	}
 	sum, err := d.run()
 	d.flush(true)
-	if ferr := d.w.Flush(); ferr != nil && d.err == nil {
-		d.err = ferr
-	}
 	if err == nil && d.err != nil {
 		err = d.err
 	}
@@ -218,12 +215,20 @@ func codeRepr(c byte) string {
 	return `\x` + string([]byte{hexDigits[c>>4], hexDigits[c&15]})
 }
 
+// flushAt is how much output is gathered before it is written.
+const flushAt = 1 << 20
+
 func (d *disassembler) flush(force bool) {
-	if d.hold && !force {
-		if len(d.out) < HoldLimit {
+	if !force {
+		if len(d.out) < flushAt {
 			return
 		}
-		d.hold = false // too long to hold: commit to it
+		if d.hold {
+			if len(d.out) < HoldLimit {
+				return
+			}
+			d.hold = false // too long to hold: commit to it
+		}
 	}
 	if len(d.out) == 0 {
 		return
@@ -343,7 +348,9 @@ func (d *disassembler) runStream(start int64) error {
 	rd := d.rd
 	for {
 		e := d.emus[len(d.emus)-1]
-		o, err := rd.Next()
+		var err error
+		d.cur, err = rd.Next()
+		o := &d.cur
 		if err != nil {
 			if err == io.EOF {
 				if rd.Offset() == start {
@@ -354,7 +361,7 @@ func (d *disassembler) runStream(start int64) error {
 			return err
 		}
 		d.ops++
-		stop, err := d.step(e, &o)
+		stop, err := d.step(e, o)
 		if err != nil {
 			return err
 		}
@@ -373,15 +380,15 @@ func (d *disassembler) runStream(start int64) error {
 			}
 			// end of a nested pickle
 			if rd.Offset() != e.gapEnd {
-				return d.fail(&o, "nested pickle ends at offset %d, not at the end of its region %d", rd.Offset(), e.gapEnd)
+				return d.fail(o, "nested pickle ends at offset %d, not at the end of its region %d", rd.Offset(), e.gapEnd)
 			}
 			d.emus = d.emus[:len(d.emus)-1]
 			d.flush(false)
 			continue
 		}
 		if d.opt.GapAfter != nil {
-			if g, ok := d.opt.GapAfter(&o); ok {
-				if err := d.gap(&o, g); err != nil {
+			if g, ok := d.opt.GapAfter(o); ok {
+				if err := d.gap(o, g); err != nil {
 					return err
 				}
 			}

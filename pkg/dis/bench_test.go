@@ -1,0 +1,43 @@
+package dis
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// benchInput returns testdata/bench/dicts.pkl (made by scripts/bench-gen.py)
+// when present, else a small pickle of the same shape built here.
+func benchInput(b *testing.B) []byte {
+	if data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "bench", "dicts.pkl")); err == nil && !testing.Short() {
+		return data
+	}
+	// 20,000 rows of the bench shape, protocol 4, written by hand.
+	var buf bytes.Buffer
+	buf.WriteString("\x80\x04]\x94(")
+	for i := 0; i < 20000; i++ {
+		buf.WriteString("}\x94(\x8c\x02id\x94J")
+		buf.Write([]byte{byte(i), byte(i >> 8), 0, 0})
+		buf.WriteString("\x8c\x04name\x94\x8c\x0buser0000000\x94\x8c\x05score\x94G@\x00\x00\x00\x00\x00\x00\x00")
+		buf.WriteString("\x8c\x04tags\x94]\x94(\x8c\x01a\x94\x8c\x01b\x94eu")
+	}
+	buf.WriteString("e.")
+	return buf.Bytes()
+}
+
+func benchRun(b *testing.B, opt Options) {
+	data := benchInput(b)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Run(io.Discard, bytes.NewReader(data), int64(len(data)), "bench", opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDisText(b *testing.B)        { benchRun(b, Options{}) }
+func BenchmarkDisJSON(b *testing.B)        { benchRun(b, Options{JSON: true}) }
+func BenchmarkDisPickletools(b *testing.B) { benchRun(b, Options{Pickletools: true}) }
