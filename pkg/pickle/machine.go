@@ -135,17 +135,27 @@ type machine struct {
 	st    *Stream
 	stack []slot
 	marks []mark
-	memo  map[int64]*Node
+	memo  memoTable
+	slab  []Node
 	op    *Op
+	cur   Op
 	nbuf  int64
 }
 
 // RunStream runs one pickle stream from the reader's position to its STOP.
 // At the end of input before any opcode it returns io.EOF.
 func RunStream(rd *Reader, index int) (*Stream, error) {
-	m := &machine{rd: rd, st: &Stream{Index: index, Offset: rd.Offset()}, memo: map[int64]*Node{}}
+	m := &machine{rd: rd, st: &Stream{Index: index, Offset: rd.Offset()}}
+	if left := rd.left(); left < math.MaxInt64 {
+		// Nodes and memo entries are bounded by the opcodes left; reserve a
+		// fraction up front (untouched capacity costs address space, not memory).
+		est := min(left/6, 1<<25)
+		m.st.All = make([]*Node, 0, est)
+		m.memo.dense = make([]*Node, 0, est/2)
+	}
 	for {
-		o, err := rd.Next()
+		var err error
+		m.cur, err = rd.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				if rd.Offset() == m.st.Offset {
@@ -155,8 +165,8 @@ func RunStream(rd *Reader, index int) (*Stream, error) {
 			}
 			return nil, err
 		}
-		m.op = &o
-		done, err := m.step(&o)
+		m.op = &m.cur
+		done, err := m.step(m.op)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +196,12 @@ func (m *machine) underflow() error {
 }
 
 func (m *machine) newNode(k Kind) *Node {
-	n := &Node{Kind: k, Op: m.op.Code, ID: int32(len(m.st.All)), Offset: m.op.Offset}
+	if len(m.slab) == 0 {
+		m.slab = make([]Node, 512)
+	}
+	n := &m.slab[0]
+	m.slab = m.slab[1:]
+	*n = Node{Kind: k, Op: m.op.Code, ID: int32(len(m.st.All)), Offset: m.op.Offset}
 	m.st.All = append(m.st.All, n)
 	return n
 }
@@ -456,16 +471,16 @@ func (m *machine) step(o *Op) (bool, error) {
 		}
 		idx := o.Int
 		if o.Code == MEMOIZE {
-			idx = int64(len(m.memo))
+			idx = int64(m.memo.count)
 		} else if idx < 0 {
 			return false, m.fail("negative %s argument", o.Code)
 		}
 		top := m.stack[len(m.stack)-1].n
 		top.Self += o.Len
 		top.Flags |= FlagMemo
-		m.memo[idx] = top
+		m.memo.put(idx, top)
 	case GET, BINGET, LONG_BINGET:
-		n, ok := m.memo[o.Int]
+		n, ok := m.memo.get(o.Int)
 		if !ok {
 			return false, m.fail("memo value not found at index %d", o.Int)
 		}
@@ -701,4 +716,46 @@ func maybeStr(n *Node) bool {
 		return true
 	}
 	return false
+}
+
+// memoTable is the memo: dense for the indices picklers write (0, 1, 2, ...),
+// a map for the rest, so a huge LONG_BINPUT index costs one map entry.
+type memoTable struct {
+	dense  []*Node
+	sparse map[int64]*Node
+	count  int // entries set, as len(memo) in CPython (MEMOIZE stores there)
+}
+
+func (t *memoTable) put(i int64, n *Node) {
+	switch {
+	case i >= 0 && i < int64(len(t.dense)):
+		if t.dense[i] == nil {
+			t.count++
+		}
+		t.dense[i] = n
+	case i == int64(len(t.dense)):
+		if _, ok := t.sparse[i]; ok {
+			delete(t.sparse, i)
+			t.count--
+		}
+		t.dense = append(t.dense, n)
+		t.count++
+	default:
+		if t.sparse == nil {
+			t.sparse = map[int64]*Node{}
+		}
+		if _, ok := t.sparse[i]; !ok {
+			t.count++
+		}
+		t.sparse[i] = n
+	}
+}
+
+func (t *memoTable) get(i int64) (*Node, bool) {
+	if i >= 0 && i < int64(len(t.dense)) {
+		n := t.dense[i]
+		return n, n != nil
+	}
+	n, ok := t.sparse[i]
+	return n, ok
 }
