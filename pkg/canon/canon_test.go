@@ -334,3 +334,17 @@ func TestBlobs(t *testing.T) {
 		t.Error("inline and streamed payloads hash differently")
 	}
 }
+
+func TestDeepNesting(t *testing.T) {
+	for _, op := range []byte{0x85, 'l'} { // TUPLE1 (pure) and MARK..LIST (identity)
+		a := p4()
+		if op == 'l' {
+			a.text(strings.Repeat("(", 200000))
+		}
+		a.op('N')
+		for i := 0; i < 200000; i++ {
+			a.op(op)
+		}
+		digestOf(t, a.stop(), Options{})
+	}
+}
