@@ -138,9 +138,6 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 			}
 			_, l := v.Stream.describe(v.Node)
 			line.WriteString(" " + cRef.Sprint("#"+itoa(int64(v.Node.ID))+" "+l))
-			if sty.ASCII {
-				l = asciiOnly(l)
-			}
 			if v.Count > 1 {
 				line.WriteString(" " + g.times + itoa(int64(v.Count)))
 			}
@@ -161,7 +158,11 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 			}
 		}
 		line.WriteByte('\n')
-		_, err = bw.WriteString(line.String())
+		out := line.String()
+		if sty.ASCII {
+			out = asciiOnly(out)
+		}
+		_, err = bw.WriteString(out)
 	}, nil)
 	if err != nil {
 		return err
@@ -200,16 +201,33 @@ func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
 		line.WriteString("  ")
 		line.WriteString(t.Label(it))
 		line.WriteByte('\n')
-		bw.WriteString(line.String())
+		if sty.ASCII {
+			bw.WriteString(asciiOnly(line.String()))
+		} else {
+			bw.WriteString(line.String())
+		}
 	}
 	return bw.Flush()
 }
 
-// asciiOnly replaces what is not ASCII in s (labels keep their text otherwise).
+var asciiRepl = strings.NewReplacer("…", "...", "→", "->", "×", "x", "↻", "<cycle>")
+
+// asciiOnly makes s ASCII: our marks become their ASCII forms, any other
+// non-ASCII rune (from a label) a \u escape.
 func asciiOnly(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
-			return strings.NewReplacer("…", "...", "→", "->").Replace(s)
+			s = asciiRepl.Replace(s)
+			var b strings.Builder
+			for _, r := range s {
+				if r < 0x80 {
+					b.WriteRune(r)
+				} else {
+					q := strconv.QuoteRuneToASCII(r)
+					b.WriteString(q[1 : len(q)-1])
+				}
+			}
+			return b.String()
 		}
 	}
 	return s

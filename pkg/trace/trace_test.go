@@ -169,6 +169,12 @@ func TestASCII(t *testing.T) {
 	tr := load(t, "../../testdata/trace/stdlib_p4.pkl")
 	var b bytes.Buffer
 	tr.WriteText(&b, tr.Root(), Options{Depth: -1, All: true}, Style{ASCII: true})
+	tr.WriteText(&b, tr.Root(), Options{Depth: 2, MinSize: 20}, Style{ASCII: true})
+	tr.WriteTop(&b, 5, Style{ASCII: true})
+	tl := load(t, "../../testdata/trace/laughs.pkl")
+	tl.WriteText(&b, tl.Root(), Options{Depth: -1}, Style{ASCII: true})
+	tc := load(t, "../../testdata/trace/cp_closure.pkl")
+	tc.WriteText(&b, tc.Root(), Options{Depth: -1}, Style{ASCII: true})
 	for i, c := range b.Bytes() {
 		if c >= 0x80 {
 			t.Fatalf("non-ASCII byte at %d: %q", i, head(b.String()[max(0, i-80):], 2))
