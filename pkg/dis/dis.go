@@ -64,10 +64,10 @@ type Summary struct {
 
 // emu is the stack emulation of one stream.
 type emu struct {
-	stack    []int64 // origin of each item: offset<<8 | opcode
-	marks    []int   // stack length at each open MARK
-	markPos  []int64 // offset of each open MARK
-	memo     []int64 // origin+1 per memo index (0: unset), dense part
+	stack    []int64   // origin of each item: offset<<8 | opcode
+	marks    []int     // stack length at each open MARK
+	markPos  []int64   // offset of each open MARK
+	memo     [][]int64 // origin+1 per memo index (0: unset), dense part in chunks
 	memoMap  map[int64]int64
 	memoLen  int
 	maxProto int
@@ -80,8 +80,9 @@ func (e *emu) reset() {
 	e.stack = e.stack[:0]
 	e.marks = e.marks[:0]
 	e.markPos = e.markPos[:0]
-	clear(e.memo)
-	e.memo = e.memo[:0]
+	for _, c := range e.memo {
+		clear(c)
+	}
 	e.memoMap = nil
 	e.memoLen = 0
 	e.maxProto = -1
@@ -95,46 +96,50 @@ func (e *emu) fence() int {
 	return e.marks[len(e.marks)-1]
 }
 
+// The dense part of the memo is kept in chunks, so growing it never copies
+// (a 100 MB pickle has millions of memo entries).
+const memoChunkBits = 16
+
 func (e *emu) memoGet(i int64) (int64, bool) {
-	if i >= 0 && i < int64(len(e.memo)) {
-		v := e.memo[i]
-		return v - 1, v != 0
+	if i >= 0 {
+		if c := i >> memoChunkBits; c < int64(len(e.memo)) && e.memo[c] != nil {
+			v := e.memo[c][i&(1<<memoChunkBits-1)]
+			if v != 0 {
+				return v - 1, true
+			}
+		}
 	}
 	v, ok := e.memoMap[i]
 	return v, ok
 }
 
 func (e *emu) memoPut(i int64, origin int64, ops int64) {
-	if i >= 0 && i < int64(len(e.memo)) {
-		if e.memo[i] == 0 {
-			e.memoLen++
+	// Chunks are made only for indices in proportion to the opcodes read,
+	// so huge LONG_BINPUT indices cost a map entry, not memory.
+	if i >= 0 && i < 2*ops+4096 {
+		c := i >> memoChunkBits
+		for int64(len(e.memo)) <= c {
+			e.memo = append(e.memo, nil)
 		}
-		e.memo[i] = origin + 1
+		if e.memo[c] == nil {
+			e.memo[c] = make([]int64, 1<<memoChunkBits)
+		}
+		slot := &e.memo[c][i&(1<<memoChunkBits-1)]
+		if *slot == 0 {
+			if _, ok := e.memoMap[i]; ok {
+				delete(e.memoMap, i)
+			} else {
+				e.memoLen++
+			}
+		}
+		*slot = origin + 1
 		return
 	}
-	// Grow the dense part only in proportion to the opcodes read, so a
-	// huge LONG_BINPUT index costs a map entry, not a huge slice.
-	if i >= 0 && i < 2*ops+4096 {
-		if _, ok := e.memoMap[i]; !ok {
-			n := len(e.memo)
-			want := n * 2
-			if want < int(i)+1 {
-				want = int(i) + 1
-			}
-			if want < 1024 {
-				want = 1024
-			}
-			e.memo = append(e.memo, make([]int64, want-n)...)
-			e.memoLen++
-			e.memo[i] = origin + 1
-			return
-		}
+	if _, ok := e.memoGet(i); !ok {
+		e.memoLen++
 	}
 	if e.memoMap == nil {
 		e.memoMap = map[int64]int64{}
-	}
-	if _, ok := e.memoMap[i]; !ok {
-		e.memoLen++
 	}
 	e.memoMap[i] = origin
 }
