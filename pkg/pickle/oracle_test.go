@@ -56,13 +56,13 @@ func (c *gCall) Set(k, v any) {
 	c.muts = append(c.muts, "__setitem__")
 	c.mutv = append(c.mutv, []any{k, v})
 }
-func (c *gCall) Add(v any)                       { c.muts = append(c.muts, "add"); c.mutv = append(c.mutv, []any{v}) }
-func (g *gGlobal) PySetState(state any) error    { return fmt.Errorf("BUILD on a global") }
-func (p *gPers) Call(args ...any) (any, error)   { return &gCall{fn: p, args: args}, nil }
-func (p *gPers) PyNew(args ...any) (any, error)  { return &gCall{fn: p, args: args}, nil }
-func (e *gExt) Call(args ...any) (any, error)    { return &gCall{fn: e, args: args}, nil }
-func (e *gExt) PyNew(args ...any) (any, error)   { return &gCall{fn: e, args: args}, nil }
-func (p *gPers) PySetState(state any) error      { return fmt.Errorf("BUILD on a persistent object") }
+func (c *gCall) Add(v any)                      { c.muts = append(c.muts, "add"); c.mutv = append(c.mutv, []any{v}) }
+func (g *gGlobal) PySetState(state any) error   { return fmt.Errorf("BUILD on a global") }
+func (p *gPers) Call(args ...any) (any, error)  { return &gCall{fn: p, args: args}, nil }
+func (p *gPers) PyNew(args ...any) (any, error) { return &gCall{fn: p, args: args}, nil }
+func (e *gExt) Call(args ...any) (any, error)   { return &gCall{fn: e, args: args}, nil }
+func (e *gExt) PyNew(args ...any) (any, error)  { return &gCall{fn: e, args: args}, nil }
+func (p *gPers) PySetState(state any) error     { return fmt.Errorf("BUILD on a persistent object") }
 
 // gopickleLoad decodes the first pickle of a TRUSTED file.
 func gopickleLoad(b []byte) (v any, err error) {
