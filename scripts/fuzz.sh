@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs each fuzz target of pkg/pickle for DURATION (a Go duration such as
+# 30s or 10m; default 20s). A failing input is written by Go under
+# pkg/pickle/testdata/fuzz/<Target>/ and the script exits non-zero: fix the
+# bug and commit that file, it then runs as a regression test in `go test`.
+#
+#   bash scripts/fuzz.sh 30s        # CI
+#   make fuzz FUZZTIME=10m          # a long run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${1:-20s}
+TARGETS=(FuzzParse FuzzReader)
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for t in "${TARGETS[@]}"; do
+  echo "== $t for $DURATION"
+  if ! go test ./pkg/pickle -run '^$' -fuzz "^${t}\$" -fuzztime "$DURATION" >"$log" 2>&1; then
+    tail -n 30 "$log"
+    echo "fuzz: $t failed; the failing input is under pkg/pickle/testdata/fuzz/$t/" >&2
+    exit 1
+  fi
+  # The last progress line carries the execution count.
+  grep 'execs:' "$log" | tail -n 1 || true
+  tail -n 1 "$log"
+done
