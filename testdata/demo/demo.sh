@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `make demo`: pk on the bundled example pickles (made by make_demo.py with
+# cloudpickle; no Python is needed to run this). Usage: demo.sh [PATH-TO-PK]
+set -u
+PK=${1:-bin/pk}
+D=$(cd "$(dirname "$0")" && pwd)
+A=$D/scaler_a.pkl
+B=$D/scaler_b.pkl
+M=$D/model.pkl
+
+if [ ! -x "$PK" ]; then
+	echo "demo: $PK not found: run make build first" >&2
+	exit 2
+fi
+
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+	say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+	say() { printf '\n== %s\n' "$*"; }
+fi
+show() { printf '$ %s\n' "$*"; }
+
+# has CMD: whether this pk has the subcommand (other parts may be missing)
+has() { "$PK" "$1" --help >/dev/null 2>&1; }
+
+run() {
+	local cmd=$1
+	if ! has "$cmd"; then
+		echo "(pk $cmd is not in this build yet: skipped)"
+		return 0
+	fi
+	shift
+	show "pk $cmd $*"
+	"$PK" "$cmd" "$@"
+	local rc=$?
+	echo "(exit $rc)"
+}
+
+say "Two cloudpickle dumps of the same class, each made by its own process"
+show "cmp scaler_a.pkl scaler_b.pkl"
+(cd "$D" && cmp scaler_a.pkl scaler_b.pkl)
+echo "The bytes differ ($(cmp -l "$A" "$B" | wc -l) bytes): cloudpickle writes a random class-tracker id each time."
+
+say "What is inside: pk dis (first 25 opcodes), nothing is executed"
+if has dis; then
+	show "pk dis scaler_a.pkl | head -25"
+	"$PK" dis "$A" | head -25
+else
+	echo "(pk dis is not in this build yet: skipped)"
+fi
+
+say "Same class? pk hash gives both files the same digest"
+(cd "$D" && run hash scaler_a.pkl scaler_b.pkl)
+
+say "pk diff says why they are the same (exit 0 = same)"
+(cd "$D" && run diff scaler_a.pkl scaler_b.pkl)
+
+say "Where do the bytes go? pk trace --top 5 on a model with one fat attribute"
+(cd "$D" && run trace --top 5 model.pkl)
+exit 0
