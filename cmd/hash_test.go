@@ -12,6 +12,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"pk":     func() { os.Exit(Main(os.Args)) },
 		"pkhash": func() { os.Exit(Main(os.Args)) },
+		"pkdiff": func() { os.Exit(Main(os.Args)) },
 	})
 }
 

@@ -59,6 +59,10 @@ func (r *Result) WriteText(w io.Writer, max int) {
 	red := color.New(color.FgRed).SprintFunc()
 	green := color.New(color.FgGreen).SprintFunc()
 	yellow := color.New(color.FgYellow).SprintFunc()
+	if r.Same && r.DigestA != r.DigestB {
+		fmt.Fprintf(w, "%s and %s are the same outside the ignored paths\n", r.A, r.B)
+		return
+	}
 	if r.Same {
 		if r.BytesEqual {
 			fmt.Fprintf(w, "%s and %s are identical\n", r.A, r.B)

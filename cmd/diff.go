@@ -1,0 +1,146 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/pk-tools/pk/pkg/diff"
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newDiffCmd) }
+
+type diffFlags struct {
+	json, raw             bool
+	keepDictOrder, strict bool
+	max, context          int
+	strip, ignore         []string
+	allowBadCRC           bool
+}
+
+func newDiffCmd() *cobra.Command {
+	var f diffFlags
+	c := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Semantic diff of two pickles: exit 0 same, 1 different, 2 trouble (also run as pkdiff)",
+		Long: `pk diff says whether two pickles are the same thing under pk's canonical form
+(the same rules and flags as pk hash: "same" exactly when the digests match),
+and, when they are not, lists each difference at a Python-style path
+(root['provider'].create.__code__.co_consts[2]) with both sides shown short.
+
+Exit status: 0 same, 1 different, 2 trouble (as diff). See docs/pk-diff.md.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			hf := hashFlags{algo: "sha256", strict: f.strict, keepDictOrder: f.keepDictOrder, strip: f.strip}
+			copt, err := hf.options()
+			if err != nil {
+				return &ExitError{Code: ExitTrouble, Err: err}
+			}
+			out := c.OutOrStdout()
+			if f.raw {
+				return runRawDiff(c, args[0], args[1], f.context)
+			}
+			res, err := diff.Files(args[0], args[1], diff.Options{Canon: copt, Ignore: f.ignore, Input: input.Options{AllowBadCRC: f.allowBadCRC}})
+			if err != nil {
+				var ie *diff.InputError
+				if errors.As(err, &ie) {
+					name := args[0]
+					if ie.Side == 'b' {
+						name = args[1]
+					}
+					return &ExitError{Code: ExitTrouble, Err: pickle.WithFile(ie.Err, name)}
+				}
+				return &ExitError{Code: ExitTrouble, Err: err}
+			}
+			res.A, res.B = args[0], args[1]
+			if f.json {
+				if err := res.WriteJSON(out, f.max); err != nil {
+					return &ExitError{Code: ExitTrouble, Err: err}
+				}
+			} else {
+				res.WriteText(out, f.max)
+			}
+			if !res.Same {
+				return Exit(ExitDiffers)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.BoolVar(&f.json, "json", false, "the verdict and the differences as one JSON object")
+	fl.IntVar(&f.max, "max", 50, "show at most N differences (0: all); the rest are counted")
+	fl.BoolVar(&f.raw, "raw", false, "an opcode-level unified diff of the two disassemblies, offsets and memo indices taken out")
+	fl.IntVarP(&f.context, "context", "U", 3, "with --raw: lines of context")
+	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "as pk hash: plain dicts keep insertion order")
+	fl.StringSliceVar(&f.strip, "strip", nil, "as pk hash: also normalise these (lineno)")
+	fl.BoolVar(&f.strict, "strict", false, "as pk hash: no producer profile")
+	fl.StringArrayVar(&f.ignore, "ignore", nil, "leave out the subtree at PATH (repeatable), e.g. \"root['timestamp']\"")
+	fl.BoolVar(&f.allowBadCRC, "allow-bad-crc", false, "read zip members whose CRC does not match, as torch.load does")
+	return c
+}
+
+func runRawDiff(c *cobra.Command, a, b string, ctx int) error {
+	var lists [2][]string
+	for i, name := range []string{a, b} {
+		doc, err := input.Open(name, pickle.Options{})
+		if err != nil {
+			return &ExitError{Code: ExitTrouble, Err: pickle.WithFile(err, name)}
+		}
+		lines, err := rawListing(doc)
+		if err != nil {
+			return &ExitError{Code: ExitTrouble, Err: pickle.WithFile(err, name)}
+		}
+		lists[i] = lines
+	}
+	var buf bytes.Buffer
+	if !diff.WriteUnified(&buf, a, b, lists[0], lists[1], ctx) {
+		fmt.Fprintf(c.OutOrStdout(), "%s and %s have the same opcodes (apart from offsets, memo indices and frames)\n", a, b)
+		return nil
+	}
+	c.OutOrStdout().Write(buf.Bytes())
+	return Exit(ExitDiffers)
+}
+
+// rawListing lists the opcodes of every pickle part of a document.
+func rawListing(doc *input.Doc) ([]string, error) {
+	var lines []string
+	for _, p := range doc.Parts {
+		if p.Pickle == nil {
+			if p.Raw != nil {
+				lines = append(lines, fmt.Sprintf("# %s %s: %d bytes", p.Role, p.Name, p.Raw.Len))
+			}
+			continue
+		}
+		if len(doc.Parts) > 1 {
+			lines = append(lines, "# part "+p.Name)
+		}
+		r, err := openPart(doc, p)
+		if err != nil {
+			return nil, err
+		}
+		l, err := diff.RawLines(r)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, l...)
+	}
+	return lines, nil
+}
+
+// openPart re-reads a bare pickle file for --raw; container parts are
+// listed from their graph instead.
+func openPart(doc *input.Doc, p input.Part) (*pickle.Reader, error) {
+	if doc.Format != "pickle" || doc.Path == "-" {
+		return nil, fmt.Errorf("--raw reads bare pickle files only (this is %s)", doc.Format)
+	}
+	f, err := os.Open(doc.Path)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := f.Stat()
+	return pickle.NewReader(f, st.Size(), doc.Path), nil
+}

@@ -1,0 +1,12 @@
+package cmd
+
+import (
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestDiffScripts runs cmd/testdata/script/diff_*.txtar.
+func TestDiffScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Files: globScripts(t, "diff_")})
+}

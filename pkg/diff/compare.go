@@ -1,0 +1,929 @@
+// Package diff owns pk diff: whether two pickles are the same thing under
+// the canonical form of pkg/canon (the verdict is exactly "their digests are
+// equal"), and, when they are not, where they differ, as entries with
+// Python-style paths. It also owns the opcode-level --raw listing diff.
+package diff
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/dis"
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Options tune a diff.
+type Options struct {
+	Canon canon.Options
+	// Ignore leaves out subtrees whose path equals or starts with one of
+	// these (e.g. "root['timestamp']").
+	Ignore []string
+	// Input tunes how containers are opened.
+	Input input.Options
+}
+
+// InputError is a failure to read one side; Side is 'a' or 'b'.
+type InputError struct {
+	Side byte
+	Err  error
+}
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Files compares the inputs at paths a and b.
+func Files(a, b string, opt Options) (*Result, error) {
+	ropt := canon.ReadOptions(opt.Canon)
+	da, err := input.OpenWith(a, ropt, opt.Input)
+	if err != nil {
+		return nil, &InputError{'a', err}
+	}
+	db, err := input.OpenWith(b, ropt, opt.Input)
+	if err != nil {
+		return nil, &InputError{'b', err}
+	}
+	r, err := Docs(da, db, opt)
+	if err != nil {
+		return nil, err
+	}
+	if r.Same {
+		r.BytesEqual = sameBytes(a, b)
+	}
+	return r, nil
+}
+
+func sameBytes(a, b string) bool {
+	if a == "-" || b == "-" {
+		return false
+	}
+	fa, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
+	}
+	defer fb.Close()
+	sa, _ := fa.Stat()
+	sb, _ := fb.Stat()
+	if sa == nil || sb == nil || sa.Size() != sb.Size() {
+		return false
+	}
+	ba, bb := make([]byte, 1<<20), make([]byte, 1<<20)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, _ := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil {
+			return true
+		}
+	}
+}
+
+// Docs compares two opened inputs.
+func Docs(da, db *input.Doc, opt Options) (*Result, error) {
+	ha, err := canon.HashDoc(da, opt.Canon)
+	if err != nil {
+		return nil, &InputError{'a', err}
+	}
+	hb, err := canon.HashDoc(db, opt.Canon)
+	if err != nil {
+		return nil, &InputError{'b', err}
+	}
+	r := &Result{A: da.Path, B: db.Path, DigestA: ha.Digest, DigestB: hb.Digest}
+	if ha.Digest == hb.Digest {
+		r.Same = true
+		r.Reasons = reasons(da, db, ha, hb, opt.Canon.KeepDictOrder)
+		return r, nil
+	}
+	c := &cmp{opt: opt}
+	c.docs(da, db)
+	r.Entries = c.entries
+	if len(r.Entries) == 0 && c.ignored == 0 {
+		// The digests differ but no entry located it (an object-sharing
+		// pattern inside equal subtrees, say): never report "0 differences".
+		r.Entries = append(r.Entries, Entry{Path: "root", Kind: Changed, A: ha.Digest, B: hb.Digest, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+	}
+	if len(opt.Ignore) > 0 && len(r.Entries) == 0 {
+		r.Same = true
+		r.Reasons = append(r.Reasons, Reason{Rule: "ignored paths", Count: c.ignored})
+	}
+	return r, nil
+}
+
+// reasons says which normalisations made two byte-different inputs equal.
+func reasons(da, db *input.Doc, ha, hb *canon.Result, keepDictOrder bool) []Reason {
+	count := map[string]int{}
+	for _, res := range []*canon.Result{ha, hb} {
+		for _, a := range res.Applied {
+			count[a.Rule] += a.Count
+		}
+	}
+	sets, dicts := 0, 0
+	protos := map[int]bool{}
+	for _, d := range []*input.Doc{da, db} {
+		for _, p := range d.Parts {
+			if p.Pickle == nil {
+				continue
+			}
+			for _, s := range p.Pickle.Streams {
+				protos[s.Proto] = true
+				for _, n := range s.All {
+					switch n.Kind {
+					case pickle.KindSet, pickle.KindFrozenSet:
+						if len(n.Items) > 1 {
+							sets++
+						}
+					case pickle.KindDict:
+						if len(n.Items) > 2 {
+							dicts++
+						}
+					}
+				}
+			}
+		}
+	}
+	var out []Reason
+	keys := make([]string, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, Reason{Rule: k, Count: count[k]})
+	}
+	if sets > 0 {
+		out = append(out, Reason{Rule: "sets sorted", Count: sets})
+	}
+	if dicts > 0 && !keepDictOrder {
+		out = append(out, Reason{Rule: "dicts sorted", Count: dicts})
+	}
+	if len(protos) > 1 {
+		out = append(out, Reason{Rule: "protocol forms", Count: len(protos)})
+	}
+	out = append(out, Reason{Rule: "memo numbering and framing", Count: 1})
+	return out
+}
+
+type cmp struct {
+	opt     Options
+	entries []Entry
+	ignored int
+	// first paths of identity nodes, per side
+	seenA, seenB map[*canon.Node]string
+	pairs        map[[2]*canon.Node]bool
+	sizesA       map[*pickle.Stream][]int64
+	sizesB       map[*pickle.Stream][]int64
+	curA, curB   *pickle.Stream
+}
+
+func (c *cmp) add(e Entry) { c.entries = append(c.entries, e) }
+
+func (c *cmp) docs(da, db *input.Doc) {
+	// parts aligned by name (order kept)
+	names := func(d *input.Doc) []string {
+		out := make([]string, len(d.Parts))
+		for i, p := range d.Parts {
+			out[i] = string(p.Role) + ":" + p.Name
+		}
+		return out
+	}
+	ops := Align(names(da), names(db))
+	for _, o := range ops {
+		switch o.Kind {
+		case '=':
+			c.part(&da.Parts[o.A], &db.Parts[o.B])
+		case '-':
+			p := &da.Parts[o.A]
+			c.add(Entry{Path: partPath(p), Kind: Removed, A: partShort(p), SizeA: partSize(p)})
+		case '+':
+			p := &db.Parts[o.B]
+			c.add(Entry{Path: partPath(p), Kind: Added, B: partShort(p), SizeB: partSize(p)})
+		case '~':
+			pa, pb := &da.Parts[o.A], &db.Parts[o.B]
+			c.add(Entry{Path: partPath(pa), Kind: Changed, A: partShort(pa), B: partShort(pb), Note: "part " + pb.Name})
+		}
+	}
+}
+
+func partPath(p *input.Part) string {
+	if p.Name == "" {
+		return "<file>"
+	}
+	return "<" + p.Name + ">"
+}
+
+func partShort(p *input.Part) string {
+	if p.Raw != nil {
+		s := fmt.Sprintf("%s of %d bytes", p.Role, p.Raw.Len)
+		if p.Raw.DType != "" {
+			s += fmt.Sprintf(" (%s %v)", p.Raw.DType, p.Raw.Shape)
+		}
+		return s
+	}
+	if p.Pickle != nil {
+		return fmt.Sprintf("pickle with %d stream(s)", len(p.Pickle.Streams))
+	}
+	return string(p.Role)
+}
+
+func partSize(p *input.Part) int64 {
+	if p.Raw != nil {
+		return p.Raw.Len
+	}
+	if p.Pickle != nil {
+		return p.Pickle.Size
+	}
+	return 0
+}
+
+func (c *cmp) part(pa, pb *input.Part) {
+	switch {
+	case pa.Raw != nil && pb.Raw != nil:
+		if !bytes.Equal(pa.Raw.Digest, pb.Raw.Digest) {
+			e := Entry{Path: partPath(pa), Kind: Changed, A: partShort(pa), B: partShort(pb), SizeA: pa.Raw.Len, SizeB: pb.Raw.Len}
+			if n, ok := changedElements(pa.Raw, pb.Raw); ok {
+				e.Note = fmt.Sprintf("%d element(s) differ", n)
+			}
+			c.add(e)
+		}
+	case pa.Pickle != nil && pb.Pickle != nil:
+		c.file(pa, pb)
+	default:
+		c.add(Entry{Path: partPath(pa), Kind: TypeChanged, A: partShort(pa), B: partShort(pb)})
+	}
+}
+
+// changedElements counts differing elements of two raw arrays of the same
+// dtype and length by reading both again (only when that is possible).
+func changedElements(a, b *input.Raw) (int64, bool) {
+	if a.Len != b.Len || a.DType != b.DType || a.Len > 1<<31 {
+		return 0, false
+	}
+	size := int64(1)
+	if len(a.DType) > 2 {
+		fmt.Sscanf(a.DType[2:], "%d", &size)
+	}
+	if size <= 0 {
+		return 0, false
+	}
+	ra, err := a.Open()
+	if err != nil {
+		return 0, false
+	}
+	defer ra.Close()
+	rb, err := b.Open()
+	if err != nil {
+		return 0, false
+	}
+	defer rb.Close()
+	ba, bb := make([]byte, 1<<16-(1<<16)%size), make([]byte, 1<<16-(1<<16)%size)
+	var n int64
+	for {
+		na, ea := io.ReadFull(ra, ba)
+		nb, _ := io.ReadFull(rb, bb)
+		if na != nb {
+			return 0, false
+		}
+		for i := int64(0); i+size <= int64(na); i += size {
+			if !bytes.Equal(ba[i:i+size], bb[i:i+size]) {
+				n++
+			}
+		}
+		if ea != nil {
+			return n, true
+		}
+	}
+}
+
+func (c *cmp) file(pa, pb *input.Part) {
+	fa, fb := pa.Pickle, pb.Pickle
+	prefix := ""
+	if pa.Name != "" {
+		prefix = "<" + pa.Name + ">"
+	}
+	multi := len(fa.Streams) > 1 || len(fb.Streams) > 1
+	for i := 0; i < len(fa.Streams) || i < len(fb.Streams); i++ {
+		root := prefix + "root"
+		if multi {
+			root = fmt.Sprintf("%sstream[%d]", prefix, i)
+		}
+		switch {
+		case i >= len(fb.Streams):
+			s := fa.Streams[i]
+			c.add(Entry{Path: root, Kind: Removed, A: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeA: s.Len(), OffA: s.Offset})
+		case i >= len(fa.Streams):
+			s := fb.Streams[i]
+			c.add(Entry{Path: root, Kind: Added, B: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeB: s.Len(), OffB: s.Offset})
+		default:
+			c.stream(fa.Streams[i], fb.Streams[i], root)
+		}
+	}
+	ta, tb := fa.Trailing, fb.Trailing
+	switch {
+	case ta == nil && tb == nil:
+	case ta == nil:
+		c.add(Entry{Path: prefix + "<trailing bytes>", Kind: Added, B: fmt.Sprintf("%d bytes after the last STOP", tb.Len), SizeB: tb.Len, OffB: tb.Offset})
+	case tb == nil:
+		c.add(Entry{Path: prefix + "<trailing bytes>", Kind: Removed, A: fmt.Sprintf("%d bytes after the last STOP", ta.Len), SizeA: ta.Len, OffA: ta.Offset})
+	case !bytes.Equal(ta.Digest, tb.Digest):
+		c.add(Entry{Path: prefix + "<trailing bytes>", Kind: Changed, A: fmt.Sprintf("%d bytes", ta.Len), B: fmt.Sprintf("%d bytes", tb.Len), SizeA: ta.Len, SizeB: tb.Len, OffA: ta.Offset, OffB: tb.Offset})
+	}
+}
+
+func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
+	va, vb := canon.Normalize(sa, c.opt.Canon), canon.Normalize(sb, c.opt.Canon)
+	c.seenA, c.seenB = map[*canon.Node]string{}, map[*canon.Node]string{}
+	c.pairs = map[[2]*canon.Node]bool{}
+	c.curA, c.curB = sa, sb
+	c.walk(va.Root(), vb.Root(), root)
+	ea, eb := va.EffectNodes(), vb.EffectNodes()
+	if len(ea) == 0 && len(eb) == 0 {
+		return
+	}
+	keys := func(ns []*canon.Node) []string {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			out[i] = string(n.Digest())
+		}
+		return out
+	}
+	for _, o := range Align(keys(ea), keys(eb)) {
+		switch o.Kind {
+		case '-':
+			n := ea[o.A]
+			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.A), Kind: Removed, A: c.short(n), OffA: n.Offset(), Note: "a call or global resolution not reachable from the result"})
+		case '+':
+			n := eb[o.B]
+			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.B), Kind: Added, B: c.short(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
+		case '~':
+			c.walk(ea[o.A], eb[o.B], fmt.Sprintf("%s<effect %d>", root, o.B))
+		}
+	}
+}
+
+type task struct {
+	a, b *canon.Node
+	path string
+}
+
+// walk compares two subtrees iteratively (no recursion), skipping pairs
+// whose canonical digests are equal and pairs already compared.
+func (c *cmp) walk(a, b *canon.Node, path string) {
+	stack := []task{{a, b, path}}
+	for len(stack) > 0 {
+		t := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kids := c.compare(t)
+		// push in reverse so entries come out in order
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, kids[i])
+		}
+	}
+}
+
+func (c *cmp) ignoredPath(p string) bool {
+	for _, ig := range c.opt.Ignore {
+		if p == ig || strings.HasPrefix(p, ig) && len(p) > len(ig) && strings.ContainsRune("[.{<", rune(p[len(ig)])) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cmp) compare(t task) []task {
+	a, b, path := t.a, t.b, t.path
+	if a == nil || b == nil {
+		if a != b {
+			switch {
+			case a == nil:
+				c.add(Entry{Path: path, Kind: Added, B: c.short(b), OffB: b.Offset()})
+			default:
+				c.add(Entry{Path: path, Kind: Removed, A: c.short(a), OffA: a.Offset()})
+			}
+		}
+		return nil
+	}
+	if c.ignoredPath(path) {
+		c.ignored++
+		return nil
+	}
+	key := [2]*canon.Node{a, b}
+	if c.pairs[key] {
+		return nil
+	}
+	c.pairs[key] = true
+	// aliasing of identity objects
+	if !a.Pure() || !b.Pure() {
+		pa, okA := c.seenA[a]
+		pb, okB := c.seenB[b]
+		if okA || okB {
+			if okA && okB && pa == pb {
+				return nil
+			}
+			e := Entry{Path: path, Kind: AliasChanged, OffA: a.Offset(), OffB: b.Offset()}
+			if okA {
+				e.A = "the same object as " + pa
+			} else {
+				e.A = "a new object: " + c.short(a)
+			}
+			if okB {
+				e.B = "the same object as " + pb
+			} else {
+				e.B = "a new object: " + c.short(b)
+			}
+			c.add(e)
+			return nil
+		}
+		if !a.Pure() {
+			c.seenA[a] = path
+		}
+		if !b.Pure() {
+			c.seenB[b] = path
+		}
+	}
+	if bytes.Equal(a.Digest(), b.Digest()) {
+		return nil
+	}
+	if a.Kind() != b.Kind() {
+		c.add(Entry{Path: path, Kind: TypeChanged, A: c.short(a), B: c.short(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
+		return nil
+	}
+	switch a.Kind() {
+	case pickle.KindList, pickle.KindTuple:
+		return c.seq(a.Items(), b.Items(), path, "[%d]", a, b)
+	case pickle.KindSet, pickle.KindFrozenSet:
+		return c.set(a, b, path)
+	case pickle.KindDict:
+		return c.dict(a, b, path)
+	case pickle.KindCall:
+		return c.call(a, b, path)
+	case pickle.KindGlobal:
+		if a.Src().Flags&pickle.FlagDynamic != 0 && b.Src().Flags&pickle.FlagDynamic != 0 {
+			return c.seq(a.Items(), b.Items(), path, ".__parts__[%d]", a, b)
+		}
+	}
+	c.add(Entry{Path: path, Kind: Changed, A: c.short(a), B: c.short(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
+	return c.opsDiff(a, b, path)
+}
+
+func digests(ns []*canon.Node) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n.Digest())
+	}
+	return out
+}
+
+func (c *cmp) seq(ia, ib []*canon.Node, path, format string, a, b *canon.Node) []task {
+	var kids []task
+	for _, o := range Align(digests(ia), digests(ib)) {
+		switch o.Kind {
+		case '-':
+			n := ia[o.A]
+			c.add(Entry{Path: path + fmt.Sprintf(format, o.A), Kind: Removed, A: c.short(n), SizeA: c.size(n, true), OffA: n.Offset()})
+		case '+':
+			n := ib[o.B]
+			c.add(Entry{Path: path + fmt.Sprintf(format, o.B), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
+		case '~':
+			kids = append(kids, task{ia[o.A], ib[o.B], path + fmt.Sprintf(format, o.B)})
+		case '=':
+			// equal content; still visited one level for object sharing
+			if !ia[o.A].Pure() || !ib[o.B].Pure() {
+				kids = append(kids, task{ia[o.A], ib[o.B], path + fmt.Sprintf(format, o.B)})
+			}
+		}
+	}
+	if a != nil {
+		kids = append(kids, c.opsDiff(a, b, path)...)
+	}
+	return kids
+}
+
+func (c *cmp) set(a, b *canon.Node, path string) []task {
+	ia, ib := a.Items(), b.Items()
+	inA := map[string]bool{}
+	for _, n := range ia {
+		inA[string(n.Digest())] = true
+	}
+	inB := map[string]bool{}
+	for _, n := range ib {
+		inB[string(n.Digest())] = true
+	}
+	for _, n := range ia {
+		if !inB[string(n.Digest())] {
+			c.add(Entry{Path: path + "{" + c.short(n) + "}", Kind: Removed, A: c.short(n), OffA: n.Offset()})
+		}
+	}
+	for _, n := range ib {
+		if !inA[string(n.Digest())] {
+			c.add(Entry{Path: path + "{" + c.short(n) + "}", Kind: Added, B: c.short(n), OffB: n.Offset()})
+		}
+	}
+	return c.opsDiff(a, b, path)
+}
+
+func keyEdge(k *canon.Node) string {
+	return "[" + leafValue(k) + "]"
+}
+
+func (c *cmp) dict(a, b *canon.Node, path string) []task {
+	return c.entries2(a.Entries(), b.Entries(), path, keyEdge, a, b)
+}
+
+func (c *cmp) entries2(ea, eb []canon.Entry, path string, edge func(*canon.Node) string, a, b *canon.Node) []task {
+	var kids []task
+	ib := map[string]int{}
+	for i, e := range eb {
+		ib[string(e.Key.Digest())] = i
+	}
+	matched := make([]bool, len(eb))
+	for _, e := range ea {
+		j, ok := ib[string(e.Key.Digest())]
+		if !ok {
+			c.add(Entry{Path: path + edge(e.Key), Kind: Removed, A: c.short(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+			continue
+		}
+		matched[j] = true
+		kids = append(kids, task{e.Value, eb[j].Value, path + edge(e.Key)})
+	}
+	for j, e := range eb {
+		if !matched[j] {
+			c.add(Entry{Path: path + edge(e.Key), Kind: Added, B: c.short(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+		}
+	}
+	if a != nil {
+		kids = append(kids, c.opsDiff(a, b, path)...)
+	}
+	return kids
+}
+
+// call compares two calls or objects: the callable, the arguments (named
+// for the producers' well-known constructors) and the state.
+func (c *cmp) call(a, b *canon.Node, path string) []task {
+	var kids []task
+	fa, fb := a.Func(), b.Func()
+	if fa != nil && fb != nil && !bytes.Equal(fa.Digest(), fb.Digest()) {
+		edge := ".__reduce__[0]"
+		if a.CallForm() == "new" {
+			edge = ".__class__"
+		}
+		kids = append(kids, task{fa, fb, path + edge})
+	}
+	aa, ab := a.Args(), b.Args()
+	if aa != nil && ab != nil && !bytes.Equal(aa.Digest(), ab.Digest()) {
+		names := argNames(fa, aa)
+		if names != nil && aa.Kind() == pickle.KindTuple && ab.Kind() == pickle.KindTuple && len(aa.Items()) == len(ab.Items()) {
+			xa, xb := aa.Items(), ab.Items()
+			for i := range xa {
+				kids = append(kids, task{xa[i], xb[i], path + names(i)})
+			}
+		} else {
+			edge := ".__reduce__[1]"
+			if a.CallForm() == "new" {
+				edge = ".__getnewargs__()"
+			}
+			kids = append(kids, task{aa, ab, path + edge})
+		}
+	}
+	ka, kb := a.Kwargs(), b.Kwargs()
+	if ka != nil || kb != nil {
+		kids = append(kids, task{ka, kb, path + ".__getnewargs_ex__()[1]"})
+	}
+	return append(kids, c.opsDiff(a, b, path)...)
+}
+
+// opsDiff compares what was applied to two objects after creation (BUILD
+// states, folded setstate calls, appends, setitems). A state that is a
+// dict of attribute names, or cloudpickle's (dict, slotstate) pair, is
+// compared attribute by attribute (path.attr).
+func (c *cmp) opsDiff(a, b *canon.Node, path string) []task {
+	oa, ob := a.Ops(), b.Ops()
+	if len(oa) == 0 && len(ob) == 0 {
+		return nil
+	}
+	var kids []task
+	attrsA, restA := splitOps(oa)
+	attrsB, restB := splitOps(ob)
+	if len(attrsA) > 0 || len(attrsB) > 0 {
+		kids = append(kids, c.entries2(attrsA, attrsB, path, attrEdge, nil, nil)...)
+	}
+	sig := func(ops []canon.Op) []string {
+		out := make([]string, len(ops))
+		for i, o := range ops {
+			var b strings.Builder
+			b.WriteString(o.Name)
+			for _, x := range o.Args {
+				b.Write(x.Digest())
+			}
+			out[i] = b.String()
+		}
+		return out
+	}
+	for _, o := range Align(sig(restA), sig(restB)) {
+		switch o.Kind {
+		case '-':
+			c.add(Entry{Path: fmt.Sprintf("%s.<%s %d>", path, restA[o.A].Name, o.A), Kind: Removed, A: opShort(c, restA[o.A]), OffA: restA[o.A].Offset})
+		case '+':
+			c.add(Entry{Path: fmt.Sprintf("%s.<%s %d>", path, restB[o.B].Name, o.B), Kind: Added, B: opShort(c, restB[o.B]), OffB: restB[o.B].Offset})
+		case '~':
+			xa, xb := restA[o.A], restB[o.B]
+			if xa.Name == xb.Name && len(xa.Args) == len(xb.Args) {
+				for i := range xa.Args {
+					edge := fmt.Sprintf(".<%s %d>[%d]", xa.Name, o.B, i)
+					if xa.Name == "build" && len(xa.Args) == 1 {
+						edge = ".__setstate__()"
+					}
+					kids = append(kids, task{xa.Args[i], xb.Args[i], path + edge})
+				}
+			} else {
+				c.add(Entry{Path: fmt.Sprintf("%s.<%s %d>", path, xb.Name, o.B), Kind: Changed, A: opShort(c, xa), B: opShort(c, xb), OffA: xa.Offset, OffB: xb.Offset})
+			}
+		}
+	}
+	return kids
+}
+
+func opShort(c *cmp, o canon.Op) string {
+	var parts []string
+	for _, a := range o.Args {
+		parts = append(parts, c.short(a))
+	}
+	return o.Name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+func attrEdge(k *canon.Node) string {
+	if k.Kind() == pickle.KindStr && isIdent(k.Str()) {
+		return "." + k.Str()
+	}
+	return ".__dict__[" + leafValue(k) + "]"
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// splitOps pulls attribute-style states out of the operations: a BUILD or
+// folded setstate whose state is a dict with str keys, or a pair (dict,
+// dict) as cloudpickle and __slots__ objects write it.
+func splitOps(ops []canon.Op) ([]canon.Entry, []canon.Op) {
+	var attrs []canon.Entry
+	var rest []canon.Op
+	for _, o := range ops {
+		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(o.Args) == 1 {
+			st := o.Args[0]
+			if es, ok := attrDict(st); ok {
+				attrs = append(attrs, es...)
+				continue
+			}
+			if st.Kind() == pickle.KindTuple {
+				items := st.Items()
+				var all []canon.Entry
+				ok := len(items) == 2
+				for _, it := range items {
+					if it.Kind() == pickle.KindNone {
+						continue
+					}
+					es, good := attrDict(it)
+					if !good {
+						ok = false
+						break
+					}
+					all = append(all, es...)
+				}
+				if ok {
+					attrs = append(attrs, all...)
+					continue
+				}
+			}
+		}
+		rest = append(rest, o)
+	}
+	return attrs, rest
+}
+
+func attrDict(n *canon.Node) ([]canon.Entry, bool) {
+	if n.Kind() != pickle.KindDict {
+		return nil, false
+	}
+	es := n.Entries()
+	for _, e := range es {
+		if e.Key.Kind() != pickle.KindStr {
+			return nil, false
+		}
+	}
+	return es, true
+}
+
+// short renders a node briefly, as a Python user would read it.
+func (c *cmp) short(n *canon.Node) string { return shortValue(n, 80) }
+
+func shortValue(n *canon.Node, max int) string {
+	if n == nil {
+		return "<nothing>"
+	}
+	var s string
+	switch n.Kind() {
+	case pickle.KindList, pickle.KindTuple, pickle.KindSet, pickle.KindFrozenSet:
+		items := n.Items()
+		open, close := "[", "]"
+		switch n.Kind() {
+		case pickle.KindTuple:
+			open, close = "(", ")"
+		case pickle.KindSet:
+			open, close = "{", "}"
+		case pickle.KindFrozenSet:
+			open, close = "frozenset({", "})"
+		}
+		var parts []string
+		total := 0
+		for i, it := range items {
+			if total > max || i >= 8 {
+				parts = append(parts, fmt.Sprintf("... %d more", len(items)-i))
+				break
+			}
+			v := leafValue(it)
+			total += len(v) + 2
+			parts = append(parts, v)
+		}
+		if n.Kind() == pickle.KindTuple && len(items) == 1 {
+			parts[0] += ","
+		}
+		s = open + strings.Join(parts, ", ") + close
+	case pickle.KindDict:
+		es := n.Entries()
+		var parts []string
+		total := 0
+		for i, e := range es {
+			if total > max || i >= 6 {
+				parts = append(parts, fmt.Sprintf("... %d more", len(es)-i))
+				break
+			}
+			v := leafValue(e.Key) + ": " + leafValue(e.Value)
+			total += len(v) + 2
+			parts = append(parts, v)
+		}
+		s = "{" + strings.Join(parts, ", ") + "}"
+	default:
+		s = leafValue(n)
+	}
+	if len(s) > max+20 {
+		s = s[:max] + "..."
+	}
+	return s
+}
+
+func leafValue(n *canon.Node) string {
+	switch n.Kind() {
+	case pickle.KindList:
+		return fmt.Sprintf("[...%d items]", len(n.Src().Items))
+	case pickle.KindTuple:
+		if len(n.Src().Items) == 0 {
+			return "()"
+		}
+		return fmt.Sprintf("(...%d items)", len(n.Src().Items))
+	case pickle.KindDict:
+		return fmt.Sprintf("{...%d items}", len(n.Src().Items)/2)
+	case pickle.KindSet, pickle.KindFrozenSet:
+		return fmt.Sprintf("%s of %d", canon.KindName(n.Kind()), len(n.Src().Items))
+	case pickle.KindCall:
+		f := n.Func()
+		name := "?"
+		if f != nil {
+			name = leafValue(f)
+		}
+		return name + "(...)"
+	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
+		var v string
+		if n.Kind() == pickle.KindStr {
+			v = dis.StrRepr(n.Str())
+		} else {
+			v = dis.BytesRepr(n.Str())
+			if n.Kind() == pickle.KindByteArray {
+				v = "bytearray(" + v + ")"
+			}
+		}
+		if len(v) > 70 || n.Len() > int64(len(n.Str())) {
+			cut := min(len(v), 60)
+			v = v[:cut] + "..." + fmt.Sprintf(" (%d bytes)", n.Len())
+		}
+		return v
+	case pickle.KindFloat:
+		return dis.FloatRepr(n.Float())
+	}
+	return n.Value()
+}
+
+// firstDiff says where two str/bytes values first differ.
+func firstDiff(a, b *canon.Node) string {
+	switch a.Kind() {
+	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
+	default:
+		return ""
+	}
+	sa, sb := a.Str(), b.Str()
+	if a.Len() != int64(len(sa)) || b.Len() != int64(len(sb)) {
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("lengths %d and %d", a.Len(), b.Len())
+		}
+		return ""
+	}
+	i := 0
+	for i < len(sa) && i < len(sb) && sa[i] == sb[i] {
+		i++
+	}
+	return fmt.Sprintf("first difference at byte %d of %d/%d", i, len(sa), len(sb))
+}
+
+// size returns the stream bytes of a node's subtree (ownership tree), for
+// values large enough to matter.
+func (c *cmp) size(n *canon.Node, sideA bool) int64 {
+	src := n.Src()
+	switch src.Kind {
+	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat:
+		return 0
+	}
+	st := c.curB
+	m := &c.sizesB
+	if sideA {
+		st, m = c.curA, &c.sizesA
+	}
+	if st == nil || int(src.ID) >= len(st.All) || st.All[src.ID] != src {
+		return src.Len()
+	}
+	if *m == nil {
+		*m = map[*pickle.Stream][]int64{}
+	}
+	sz, ok := (*m)[st]
+	if !ok {
+		sz = inclusive(st)
+		(*m)[st] = sz
+	}
+	return sz[src.ID]
+}
+
+// inclusive computes every node's inclusive size over the ownership tree
+// without recursion: depth by memoised owner chains, then deepest first.
+func inclusive(st *pickle.Stream) []int64 {
+	n := len(st.All)
+	depth := make([]int32, n)
+	for i := range depth {
+		depth[i] = -1
+	}
+	var chain []int32
+	maxd := int32(0)
+	for i, x := range st.All {
+		chain = chain[:0]
+		cur := x
+		for cur != nil && depth[cur.ID] < 0 {
+			chain = append(chain, cur.ID)
+			cur = cur.Owner
+		}
+		d := int32(-1)
+		if cur != nil {
+			d = depth[cur.ID]
+		}
+		for j := len(chain) - 1; j >= 0; j-- {
+			d++
+			depth[chain[j]] = d
+		}
+		if depth[i] > maxd {
+			maxd = depth[i]
+		}
+	}
+	buckets := make([][]int32, maxd+1)
+	for i, d := range depth {
+		buckets[d] = append(buckets[d], int32(i))
+	}
+	size := make([]int64, n)
+	for i, x := range st.All {
+		size[i] = x.Self
+	}
+	for d := maxd; d > 0; d-- {
+		for _, i := range buckets[d] {
+			if o := st.All[i].Owner; o != nil {
+				size[o.ID] += size[i]
+			}
+		}
+	}
+	return size
+}
