@@ -149,4 +149,3 @@ func WriteUnified(w io.Writer, nameA, nameB string, a, b []string, ctx int) bool
 	}
 	return true
 }
-
