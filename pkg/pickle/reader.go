@@ -217,6 +217,31 @@ func (r *Reader) readFull(opOff int64, op Opcode, buf []byte) error {
 	return nil
 }
 
+// readN reads an argument of n bytes. When the input size is unknown
+// (stdin) need could not check that the bytes exist, so a large argument is
+// read into a buffer that grows with the bytes that arrive: a false declared
+// length costs no more memory than the input.
+func (r *Reader) readN(opOff int64, op Opcode, n int64) ([]byte, error) {
+	if r.size >= 0 || n <= 64<<10 {
+		buf := make([]byte, n)
+		return buf, r.readFull(opOff, op, buf)
+	}
+	var bb bytes.Buffer
+	src := io.Reader(r.br)
+	if r.Tee != nil {
+		src = io.TeeReader(r.br, r.Tee)
+	}
+	got, err := io.Copy(&bb, io.LimitReader(src, n))
+	r.off += got
+	if err != nil {
+		return nil, r.errAt(opOff, op, "read error: %v", err)
+	}
+	if got < n {
+		return nil, r.errAt(opOff, op, "pickle data was truncated inside the argument")
+	}
+	return bb.Bytes(), nil
+}
+
 func (r *Reader) fixed(opOff int64, op Opcode, n int) ([]byte, error) {
 	if err := r.need(opOff, op, int64(n), "argument"); err != nil {
 		return nil, err
@@ -278,8 +303,8 @@ func (r *Reader) payload(o *Op, n int64, utf8 bool) error {
 			o.Str = ""
 			return nil
 		}
-		buf := make([]byte, n)
-		if err := r.readFull(o.Offset, o.Code, buf); err != nil {
+		buf, err := r.readN(o.Offset, o.Code, n)
+		if err != nil {
 			return err
 		}
 		if utf8 {
@@ -631,8 +656,8 @@ func (r *Reader) arg(o *Op, info *OpInfo) error {
 			e.Stricter = true
 			return e
 		}
-		buf := make([]byte, n)
-		if err := r.readFull(o.Offset, op, buf); err != nil {
+		buf, err := r.readN(o.Offset, op, n)
+		if err != nil {
 			return err
 		}
 		o.Int, o.Big = decodeLong(buf)
