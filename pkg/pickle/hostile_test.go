@@ -191,7 +191,7 @@ func hostileCases() []hostileCase {
 		{name: "text line crosses frame end", in: cat(proto4, FRAME, u64(2), INT, "12345\n", STOP),
 			off: 11, op: "INT", reason: "crosses the end of the frame at offset 13", stricter: true},
 		{name: "frame inside frame", in: cat(proto4, FRAME, u64(10), FRAME, u64(1), NONE, STOP),
-			off: 11, op: "FRAME", reason: "before the end of the current frame at offset 21"},
+			off: 11, op: "FRAME", reason: "before the end of the current frame at offset 21", stricter: true},
 		{name: "large frame", in: bigFrame(300000, 0), ok: true, maxAlloc: 8 << 20},
 		{name: "large frame one short", in: bigFrame(300000, 1), off: 2, op: "FRAME", reason: "truncated", maxAlloc: 8 << 20},
 		{name: "large frame 2^40", in: cat(proto4, FRAME, u64(1<<40), rep("N", 1<<19), STOP), off: 2, op: "FRAME", reason: "truncated", maxAlloc: 8 << 20},

@@ -400,7 +400,11 @@ func (r *Reader) Next() (Op, error) {
 	o.Len = r.off - o.Offset
 	if o.Code == FRAME {
 		if r.frameEnd >= 0 && r.off < r.frameEnd {
+			// CPython's C unpickler accepts it; its pure-Python unpickler
+			// (and pickletools) refuse it, and a frame inside a frame makes
+			// the byte boundaries ambiguous.
 			e := r.errAt(o.Offset, o.Code, "a new frame begins before the end of the current frame at offset %d", r.frameEnd)
+			e.Stricter = true
 			return o, e
 		}
 		n := uint64(o.Int)
