@@ -2,6 +2,8 @@ package pickle
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -233,6 +235,19 @@ func TestEveryOpcodeHasAValidForm(t *testing.T) {
 		}
 		if err := checkFile(f, int64(len(in))); err != nil {
 			t.Errorf("%s: %v", info.Name, err)
+		}
+	}
+}
+
+// docs/reader.md lists every opcode of the table.
+func TestDocsListEveryOpcode(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "reader.md"))
+	if err != nil {
+		t.Skip("docs/reader.md not found")
+	}
+	for _, info := range Opcodes() {
+		if !strings.Contains(string(doc), "| "+info.Name+" |") {
+			t.Errorf("docs/reader.md does not list %s", info.Name)
 		}
 	}
 }
