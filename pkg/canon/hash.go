@@ -140,9 +140,9 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	var buf []byte
 	res := &Result{}
 	multi := len(doc.Parts) > 1
-	for _, p := range doc.Parts {
+	for i, p := range doc.Parts {
 		buf = append(buf[:0], 'P')
-		buf = appendStr(buf, p.Name)
+		buf = appendStr(buf, doc.Key(i))
 		switch {
 		case p.Pickle != nil:
 			f := p.Pickle

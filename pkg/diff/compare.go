@@ -184,17 +184,20 @@ type cmp struct {
 	pairs        map[[2]*canon.Node]bool
 	sizesA       map[*pickle.Stream][]int64
 	sizesB       map[*pickle.Stream][]int64
+	docA         *input.Doc
+	tensorsA     map[string]string
 	curA, curB   *pickle.Stream
 }
 
 func (c *cmp) add(e Entry) { c.entries = append(c.entries, e) }
 
 func (c *cmp) docs(da, db *input.Doc) {
+	c.docA = da
 	// parts aligned by name (order kept)
 	names := func(d *input.Doc) []string {
 		out := make([]string, len(d.Parts))
 		for i, p := range d.Parts {
-			out[i] = string(p.Role) + ":" + p.Name
+			out[i] = string(p.Role) + ":" + d.Key(i)
 		}
 		return out
 	}
@@ -254,6 +257,19 @@ func (c *cmp) part(pa, pb *input.Part) {
 			e := Entry{Path: partPath(pa), Kind: Changed, A: partShort(pa), B: partShort(pb), SizeA: pa.Raw.Len, SizeB: pb.Raw.Len}
 			if n, ok := changedElements(pa.Raw, pb.Raw); ok {
 				e.Note = fmt.Sprintf("%d element(s) differ", n)
+			}
+			if pa.Role == input.RoleStorage {
+				if c.tensorsA == nil {
+					c.tensorsA = tensorPaths(c.docA, c.opt.Canon)
+				}
+				if tp, ok := c.tensorsA[pa.Key]; ok {
+					e.Path = tp
+					note := "storage " + pa.Name
+					if e.Note != "" {
+						note = e.Note + " in " + note
+					}
+					e.Note = note
+				}
 			}
 			c.add(e)
 		}
@@ -613,10 +629,17 @@ func (c *cmp) opsDiff(a, b *canon.Node, path string) []task {
 		return nil
 	}
 	var kids []task
-	attrsA, restA := splitOps(oa)
-	attrsB, restB := splitOps(ob)
+	attrsA, itemsA, appA, restA := splitOps(oa)
+	attrsB, itemsB, appB, restB := splitOps(ob)
 	if len(attrsA) > 0 || len(attrsB) > 0 {
 		kids = append(kids, c.entries2(attrsA, attrsB, path, attrEdge, nil, nil)...)
+	}
+	if len(itemsA) > 0 || len(itemsB) > 0 {
+		// __setitem__ on an object (OrderedDict, defaultdict, ...): by key
+		kids = append(kids, c.entries2(itemsA, itemsB, path, keyEdge, nil, nil)...)
+	}
+	if len(appA) > 0 || len(appB) > 0 {
+		kids = append(kids, c.seq(appA, appB, path, "[%d]", nil, nil)...)
 	}
 	sig := func(ops []canon.Op) []string {
 		out := make([]string, len(ops))
@@ -685,10 +708,20 @@ func isIdent(s string) bool {
 // splitOps pulls attribute-style states out of the operations: a BUILD or
 // folded setstate whose state is a dict with str keys, or a pair (dict,
 // dict) as cloudpickle and __slots__ objects write it.
-func splitOps(ops []canon.Op) ([]canon.Entry, []canon.Op) {
-	var attrs []canon.Entry
-	var rest []canon.Op
+func splitOps(ops []canon.Op) (attrs, items []canon.Entry, appended []*canon.Node, rest []canon.Op) {
 	for _, o := range ops {
+		switch o.Name {
+		case "setitems":
+			if len(o.Args)%2 == 0 {
+				for i := 0; i+1 < len(o.Args); i += 2 {
+					items = append(items, canon.Entry{Key: o.Args[i], Value: o.Args[i+1]})
+				}
+				continue
+			}
+		case "append":
+			appended = append(appended, o.Args...)
+			continue
+		}
 		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(o.Args) == 1 {
 			st := o.Args[0]
 			if es, ok := attrDict(st); ok {
@@ -718,7 +751,7 @@ func splitOps(ops []canon.Op) ([]canon.Entry, []canon.Op) {
 		}
 		rest = append(rest, o)
 	}
-	return attrs, rest
+	return attrs, items, appended, rest
 }
 
 func attrDict(n *canon.Node) ([]canon.Entry, bool) {

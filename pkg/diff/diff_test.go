@@ -217,3 +217,28 @@ func TestLargeListOneChange(t *testing.T) {
 		t.Fatalf("%+v", r.Entries)
 	}
 }
+
+// Containers: a changed tensor is reported at its path in the state dict,
+// a changed joblib array as its part, with the count of changed elements.
+func TestContainers(t *testing.T) {
+	in := filepath.Join(corpus, "inputs")
+	r, err := Files(filepath.Join(in, "torch_zip_a.pt"), filepath.Join(in, "torch_zip_b.pt"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Entries) != 1 || r.Entries[0].Path != "root['layer.weight']" || !strings.Contains(r.Entries[0].Note, "element(s) differ") {
+		t.Fatalf("torch: %+v", r.Entries)
+	}
+	r, err = Files(filepath.Join(in, "joblib_a.joblib"), filepath.Join(in, "joblib_b.joblib"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Entries) != 1 || r.Entries[0].Path != "<array 1>" || r.Entries[0].Note != "1 element(s) differ" {
+		t.Fatalf("joblib: %+v", r.Entries)
+	}
+	// the same joblib content, gzip-compressed: the same
+	r, err = Files(filepath.Join(in, "joblib_a.joblib"), filepath.Join(in, "joblib_a_gzip.joblib.gz"), Options{})
+	if err != nil || !r.Same {
+		t.Fatalf("joblib gzip: %v %+v", err, r)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -299,4 +300,19 @@ func located(path, where string, lim *limitReader, err error) error {
 		return err
 	}
 	return &Error{File: path, Member: where, Offset: -1, Reason: err.Error()}
+}
+
+// Key returns the name of part i as it counts for the content: the torch
+// archive folder (torch.save names it after the file, or "archive") is
+// left out, so the same checkpoint saved under another name has the same
+// part keys. Hashing and diffing align parts by Key.
+func (d *Doc) Key(i int) string {
+	p := &d.Parts[i]
+	name := p.Name
+	if d.Format == "torch-zip" || strings.HasSuffix(d.Format, "+torch-zip") {
+		if j := strings.IndexByte(name, '/'); j >= 0 {
+			name = name[j+1:]
+		}
+	}
+	return name
 }

@@ -1,0 +1,93 @@
+package diff
+
+import (
+	"fmt"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// MaxTensorScan bounds the nodes visited to name tensors.
+const MaxTensorScan = 5_000_000
+
+// tensorPaths finds, breadth first from the root of each pickle part, the
+// Python path of every tensor rebuilt from a storage, by storage key:
+// a changed storage is then reported at root['layer.weight'], not at the
+// zip member that holds it.
+func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
+	out := map[string]string{}
+	for _, p := range doc.Parts {
+		if p.Pickle == nil || p.Role != input.RolePickle {
+			continue
+		}
+		for _, st := range p.Pickle.Streams {
+			hasPID := false
+			for _, ev := range st.Log {
+				if ev.Kind == pickle.EvPersID {
+					hasPID = true
+					break
+				}
+			}
+			if !hasPID {
+				continue
+			}
+			v := canon.Normalize(st, opt)
+			type item struct {
+				n    *canon.Node
+				path string
+			}
+			seen := map[*canon.Node]bool{}
+			queue := []item{{v.Root(), "root"}}
+			visited := 0
+			for len(queue) > 0 && visited < MaxTensorScan {
+				it := queue[0]
+				queue = queue[1:]
+				if seen[it.n] {
+					continue
+				}
+				seen[it.n] = true
+				visited++
+				n := it.n
+				if n.Kind() == pickle.KindCall {
+					if t, ok := doc.Tensor(n.Src()); ok && t.Storage != nil {
+						if _, dup := out[t.Storage.Key]; !dup {
+							out[t.Storage.Key] = it.path
+						}
+						continue
+					}
+				}
+				add := func(c *canon.Node, edge string) {
+					if c != nil && !seen[c] {
+						queue = append(queue, item{c, it.path + edge})
+					}
+				}
+				for i, c := range n.Items() {
+					add(c, fmt.Sprintf("[%d]", i))
+				}
+				for _, e := range n.Entries() {
+					add(e.Value, keyEdge(e.Key))
+				}
+				if n.Kind() == pickle.KindCall {
+					add(n.Args(), ".__reduce__[1]")
+				}
+				attrs, items, app, rest := splitOps(n.Ops())
+				for _, e := range attrs {
+					add(e.Value, attrEdge(e.Key))
+				}
+				for _, e := range items {
+					add(e.Value, keyEdge(e.Key))
+				}
+				for i, c := range app {
+					add(c, fmt.Sprintf("[%d]", i))
+				}
+				for i, o := range rest {
+					for j, c := range o.Args {
+						add(c, fmt.Sprintf(".<%s %d>[%d]", o.Name, i, j))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
