@@ -19,6 +19,11 @@ import (
 //
 // It is written while walking: nothing is built in memory first.
 
+// MaxJSONPath: longer paths (very deep nesting) are left out of the JSON,
+// which would otherwise grow with the square of the depth; "role" still
+// says where each node sits.
+const MaxJSONPath = 4096
+
 func jsonStr(b *bufio.Writer, s string) {
 	q, _ := json.Marshal(s)
 	b.Write(q)
@@ -56,8 +61,10 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 	}
 	b.WriteString(`,"role":`)
 	jsonStr(b, it.Role)
-	b.WriteString(`,"path":`)
-	jsonStr(b, it.Path)
+	if it.PathLen() <= MaxJSONPath {
+		b.WriteString(`,"path":`)
+		jsonStr(b, it.Path())
+	}
 	b.WriteString(`,"size":` + itoa(it.Size) + `,"self":` + itoa(it.Self))
 	switch it.Kind {
 	case ItemNode:

@@ -114,8 +114,8 @@ func (t *Tree) WriteSVG(w io.Writer, start Item, o SVGOptions) error {
 	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" width="` + strconv.Itoa(o.Width) + `" height="` + strconv.Itoa(H) + `" viewBox="0 0 ` + strconv.Itoa(o.Width) + " " + strconv.Itoa(H) + `" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="12">` + "\n")
 	b.WriteString(`<rect width="100%" height="100%" fill="#fdfdf8"/>` + "\n")
 	title := "pk trace: " + t.File.Name
-	if start.Path != "" {
-		title += "  " + start.Path
+	if start.PathLen() > 0 {
+		title += "  " + start.Path()
 	}
 	title += "  " + Human(start.Size) + " (" + itoa(start.Size) + " bytes)"
 	b.WriteString(`<text x="10" y="24" font-size="16" font-weight="bold" id="title">` + html.EscapeString(title) + "</text>\n")
@@ -123,7 +123,7 @@ func (t *Tree) WriteSVG(w io.Writer, start Item, o SVGOptions) error {
 	for _, p := range boxes {
 		code := t.Code(p.it)
 		label := code + " " + strings.TrimSpace(p.it.Role+" "+t.Label(p.it))
-		tip := label + "\n" + p.it.Path + "\n" + Human(p.it.Size) + " (" + itoa(p.it.Size) + " B), " + pct(p.it.Size, t.Total) + " of the file, self " + itoa(p.it.Self) + " B"
+		tip := label + "\n" + p.it.Path() + "\n" + Human(p.it.Size) + " (" + itoa(p.it.Size) + " B), " + pct(p.it.Size, t.Total) + " of the file, self " + itoa(p.it.Self) + " B"
 		x := 10 + p.x
 		y := top + p.depth*o.RowH
 		b.WriteString(`<g class="node"><title>` + html.EscapeString(tip) + `</title>`)
@@ -179,7 +179,7 @@ func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
 			return
 		}
 		count++
-		n := jn{C: t.Code(p.it), L: strings.TrimSpace(p.it.Role + " " + t.Label(p.it)), P: p.it.Path, S: p.it.Size, F: p.it.Self}
+		n := jn{C: t.Code(p.it), L: strings.TrimSpace(p.it.Role + " " + t.Label(p.it)), P: p.it.Path(), S: p.it.Size, F: p.it.Self}
 		nodes = append(nodes, n)
 		i := len(nodes) - 1
 		parentAt = append(parentAt[:p.depth], i)

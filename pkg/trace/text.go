@@ -197,7 +197,7 @@ func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
 		line.WriteString("  ")
 		line.WriteString(cCode.Sprint(t.Code(it)))
 		line.WriteByte(' ')
-		line.WriteString(cPath.Sprint(it.Path))
+		line.WriteString(cPath.Sprint(it.Path()))
 		line.WriteString("  ")
 		line.WriteString(t.Label(it))
 		line.WriteByte('\n')

@@ -71,7 +71,7 @@ func checkSums(t *testing.T, name string, tr *Tree, opt Options) int {
 			stack[v.Depth-1].sum += v.Size
 		}
 		if v.Kind == ItemRef && v.Size != 0 {
-			t.Errorf("%s: reference %s has size %d", name, v.Path, v.Size)
+			t.Errorf("%s: reference %s has size %d", name, v.Path(), v.Size)
 		}
 		if v.Kind == ItemStream && v.Size != v.Stream.S.Len() {
 			t.Errorf("%s: stream size %d != length %d", name, v.Size, v.Stream.S.Len())
@@ -80,7 +80,7 @@ func checkSums(t *testing.T, name string, tr *Tree, opt Options) int {
 	}, func(v *Visit) {
 		a := stack[v.Depth]
 		if (v.Kids > 0 || v.Kind == ItemNode) && !v.Truncated && a.sum != a.size {
-			t.Errorf("%s: %s %q: self %d + children = %d, size %d", name, tr.Code(v.Item), v.Path, v.Self, a.sum, a.size)
+			t.Errorf("%s: %s %q: self %d + children = %d, size %d", name, tr.Code(v.Item), v.Path(), v.Self, a.sum, a.size)
 		}
 	})
 	return lines
@@ -269,15 +269,15 @@ func TestTopAndPath(t *testing.T) {
 	}
 	found := false
 	for _, it := range top {
-		got, err := tr.Find(it.Path)
+		got, err := tr.Find(it.Path())
 		if err != nil {
-			t.Errorf("Find(%q): %v", it.Path, err)
+			t.Errorf("Find(%q): %v", it.Path(), err)
 			continue
 		}
 		if got.Node != it.Node || got.Size != it.Size {
-			t.Errorf("Find(%q) = #%d, want #%d", it.Path, got.Node.ID, it.Node.ID)
+			t.Errorf("Find(%q) = #%d, want #%d", it.Path(), got.Node.ID, it.Node.ID)
 		}
-		if strings.HasSuffix(it.Path, "['__globals__']['TABLE']") {
+		if strings.HasSuffix(it.Path(), "['__globals__']['TABLE']") {
 			found = true
 		}
 	}

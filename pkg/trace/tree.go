@@ -151,7 +151,7 @@ type Item struct {
 	Stream  *StreamTree
 	Node    *pickle.Node // ItemNode, ItemRef
 	Role    string       // the path segment under its parent: "root", "['key']", "[3]", ".args", ...
-	Path    string       // the Python-style path from the stream's tops
+	pl      *pathLink    // the Python-style path from the stream's tops, built on demand by Path()
 	Size    int64        // inclusive bytes (0 for references)
 	Self    int64        // bytes on this line that are in no shown child (the node's own bytes plus folded dict keys and name parts)
 	Cycle   bool         // a reference to an object that contains it
@@ -159,6 +159,44 @@ type Item struct {
 	RoleEnd string       // ItemRef with Count > 1: the role of the last one
 	Index   int          // ItemStream: stream index
 	Depth   int          // set by walks
+}
+
+// pathLink is a path kept as a chain of roles, so that a deep item costs
+// one link and not a copy of its parent's path.
+type pathLink struct {
+	up   *pathLink
+	role string
+	n    int // length of the whole path
+}
+
+func link(up *pathLink, role string) *pathLink {
+	n := len(role)
+	if up != nil {
+		n += up.n
+	}
+	return &pathLink{up: up, role: role, n: n}
+}
+
+// Path returns the Python-style path of the item ("root['a'][3]").
+func (it Item) Path() string {
+	if it.pl == nil {
+		return ""
+	}
+	b := make([]byte, it.pl.n)
+	i := len(b)
+	for l := it.pl; l != nil; l = l.up {
+		i -= len(l.role)
+		copy(b[i:], l.role)
+	}
+	return string(b)
+}
+
+// PathLen returns the length of Path() without building it.
+func (it Item) PathLen() int {
+	if it.pl == nil {
+		return 0
+	}
+	return it.pl.n
 }
 
 // Root returns the top item: the file when it holds several streams or
@@ -183,7 +221,7 @@ func (t *Tree) streamItem(i int) Item {
 	if i > 0 {
 		p = streamPrefix(i)
 	}
-	return Item{Kind: ItemStream, Stream: s, Index: i, Size: s.S.Len(), Self: s.S.Self, Path: p, Role: p}
+	return Item{Kind: ItemStream, Stream: s, Index: i, Size: s.S.Len(), Self: s.S.Self, pl: link(nil, p), Role: p}
 }
 
 func streamPrefix(i int) string {
@@ -199,18 +237,18 @@ func (t *Tree) Children(it Item) []Item {
 			out = append(out, t.streamItem(i))
 		}
 		if tr := t.File.Trailing; tr != nil {
-			out = append(out, Item{Kind: ItemTrailing, Size: tr.Len, Self: tr.Len, Role: "trailing", Path: "trailing"})
+			out = append(out, Item{Kind: ItemTrailing, Size: tr.Len, Self: tr.Len, Role: "trailing", pl: link(nil, "trailing")})
 		}
 		return out
 	case ItemStream:
-		return it.Stream.topItems(it.Path)
+		return it.Stream.topItems(it.pl)
 	case ItemNode:
 		return it.Stream.children(it)
 	}
 	return nil
 }
 
-func (st *StreamTree) topItems(prefix string) []Item {
+func (st *StreamTree) topItems(prefix *pathLink) []Item {
 	s := st.S
 	var out []Item
 	np, nl := 0, 0
@@ -228,21 +266,21 @@ func (st *StreamTree) topItems(prefix string) []Item {
 			role = "leftover[" + itoa(int64(nl)) + "]"
 			nl++
 		}
-		out = append(out, st.nodeItem(x, role, prefix+role))
+		out = append(out, st.nodeItem(x, role, link(prefix, role)))
 	}
 	if !rootShown && s.Root != nil {
 		// the result is a reference to an object built elsewhere
-		out = append(out, Item{Kind: ItemRef, Stream: st, Node: s.Root, Role: "root", Path: prefix + "root"})
+		out = append(out, Item{Kind: ItemRef, Stream: st, Node: s.Root, Role: "root", pl: link(prefix, "root")})
 	}
 	for i, x := range st.Orphans {
 		role := "orphan[" + itoa(int64(i)) + "]"
-		out = append(out, st.nodeItem(x, role, prefix+role))
+		out = append(out, st.nodeItem(x, role, link(prefix, role)))
 	}
 	return out
 }
 
-func (st *StreamTree) nodeItem(n *pickle.Node, role, path string) Item {
-	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, Path: path, Size: st.Incl[n.ID], Self: n.Self + st.folded(n)}
+func (st *StreamTree) nodeItem(n *pickle.Node, role string, path *pathLink) Item {
+	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.Incl[n.ID], Self: n.Self + st.folded(n)}
 }
 
 // isScalar: kinds shown as leaves.
@@ -463,9 +501,9 @@ func (st *StreamTree) children(it Item) []Item {
 		}
 		rs := r.String()
 		if own {
-			out = append(out, st.nodeItem(c, rs, it.Path+rs))
+			out = append(out, st.nodeItem(c, rs, link(it.pl, rs)))
 		} else {
-			out = append(out, Item{Kind: ItemRef, Stream: st, Node: c, Role: rs, Path: it.Path + rs})
+			out = append(out, Item{Kind: ItemRef, Stream: st, Node: c, Role: rs, pl: link(it.pl, rs)})
 		}
 		return true
 	})
@@ -474,7 +512,7 @@ func (st *StreamTree) children(it Item) []Item {
 		if m.stamp[c] != tok {
 			m.stamp[c] = tok
 			rs := role{kind: rOwned, i: int(c)}.String()
-			out = append(out, st.nodeItem(st.S.All[c], rs, it.Path+rs))
+			out = append(out, st.nodeItem(st.S.All[c], rs, link(it.pl, rs)))
 		}
 	}
 	return out
@@ -520,7 +558,7 @@ func (t *Tree) PathOf(st *StreamTree, n *pickle.Node) string {
 }
 
 func (st *StreamTree) topRole(x *pickle.Node) string {
-	for _, it := range st.topItems("") {
+	for _, it := range st.topItems(nil) {
 		if it.Node == x && it.Kind == ItemNode {
 			return it.Role
 		}

@@ -79,7 +79,7 @@ func (t *Tree) Shown(it Item, opt Options) []Item {
 	}
 	if el.Count > 0 {
 		el.Role = "…"
-		el.Path = it.Path
+		el.pl = it.pl
 		out = append(out, el)
 	}
 	return out
@@ -170,28 +170,28 @@ func (t *Tree) Find(path string) (Item, error) {
 	path = strings.TrimSpace(path)
 	it := t.Root()
 	for {
-		if it.Kind != ItemFile && it.Path == path {
+		if it.Kind != ItemFile && it.Path() == path {
 			return it, nil
 		}
 		var best *Item
 		kids := t.Children(it)
 		for i := range kids {
 			k := &kids[i]
-			if k.Kind == ItemElided || !strings.HasPrefix(path, k.Path) {
+			if k.Kind == ItemElided || k.PathLen() > len(path) || !strings.HasPrefix(path, k.Path()) {
 				continue
 			}
-			if best == nil || len(k.Path) > len(best.Path) {
+			if best == nil || k.PathLen() > best.PathLen() {
 				best = k
 			}
 		}
-		if best == nil || (best.Path == it.Path && it.Kind != ItemFile) {
+		if best == nil || (best.PathLen() == it.PathLen() && it.Kind != ItemFile) {
 			return Item{}, fmt.Errorf("no object at path %q (paths look like root['key'][3].args[0]; see --top)", path)
 		}
 		if best.Kind == ItemRef {
-			if best.Path == path {
+			if best.Path() == path {
 				return *best, nil
 			}
-			return Item{}, fmt.Errorf("%s is a reference to #%d, built at %s: use that path", best.Path, best.Node.ID, t.PathOf(best.Stream, best.Node))
+			return Item{}, fmt.Errorf("%s is a reference to #%d, built at %s: use that path", best.Path(), best.Node.ID, t.PathOf(best.Stream, best.Node))
 		}
 		it = *best
 	}
@@ -262,7 +262,7 @@ func (t *Tree) Top(n int) []Item {
 	for _, e := range h {
 		st := t.Streams[e.s]
 		nd := st.S.All[e.id]
-		it := st.nodeItem(nd, "", t.PathOf(st, nd))
+		it := st.nodeItem(nd, "", link(nil, t.PathOf(st, nd)))
 		out = append(out, it)
 	}
 	return out
