@@ -27,6 +27,11 @@ export PYTHON="${PYTHON:-python3}"
 export BENCH_RUNS="${BENCH_RUNS:-3}"
 export BENCH_QUICK="${BENCH_QUICK:-0}"
 
+# hyperfine and GNU time come from Debian packages; install them when we can.
+if { ! command -v hyperfine >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; } &&
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	apt-get install -y -qq hyperfine time >/dev/null 2>&1 || true
+fi
 if [ ! -x /usr/bin/time ]; then
 	echo "bench: /usr/bin/time is missing (apt-get install -y time)" >&2
 	exit 2
@@ -58,7 +63,7 @@ measure() {
 		json=$(mktemp)
 		if hyperfine --style none --warmup 1 --runs "$runs" --export-json "$json" \
 			"$(printf '%q ' "$@") >/dev/null" >/dev/null 2>&1; then
-			best=$("$PYTHON" -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["results"][0]["min"])' "$json")
+			best=$("$PYTHON" -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["results"][0]["min"])' "$json")
 		fi
 		rm -f "$json"
 	fi

@@ -19,4 +19,4 @@ echo "dis --json dicts.pkl: pk ${jw}s (cpu ${jc}s, peak $(mb "$jr") MB)"
 
 f="$BENCH_DIR/blobs.pkl"
 read -r bw bc br <<<"$(measure "$BENCH_RUNS" "$PK" dis "$f")"
-echo "dis blobs.pkl ($(( $(stat -c %s "$f") / 1048576 )) MiB): pk ${bw}s (cpu ${bc}s, peak $(mb "$br") MB)"
+echo "dis blobs.pkl ($(( $(stat -L -c %s "$f") / 1048576 )) MiB): pk ${bw}s (cpu ${bc}s, peak $(mb "$br") MB)"
