@@ -3,6 +3,7 @@
 # cloudpickle; no Python is needed to run this). Usage: demo.sh [PATH-TO-PK]
 set -u
 PK=${1:-bin/pk}
+case $PK in /*) ;; *) PK=$PWD/$PK ;; esac
 D=$(cd "$(dirname "$0")" && pwd)
 A=$D/scaler_a.pkl
 B=$D/scaler_b.pkl
