@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"fmt"
 	"math"
 	"os"
@@ -64,6 +65,11 @@ func disOne(path string, opt dis.Options) error {
 			size = fi.Size()
 		}
 	}
-	_, err := dis.Run(os.Stdout, f, size, path, opt)
+	br := bufio.NewReaderSize(f, 256<<10)
+	head, _ := br.Peek(16)
+	if kind := dis.Container(head); kind != "" {
+		return fmt.Errorf("%s: a %s file: pk dis reads bare pickle streams; decompress or extract the pickle first (e.g. zcat FILE | pk dis -); pk hash, diff and trace open it", path, kind)
+	}
+	_, err := dis.Run(os.Stdout, br, size, path, opt)
 	return err
 }
