@@ -62,6 +62,8 @@ type Part struct {
 	// part's (decompressed) stream that is not its opcodes: the padding and
 	// the array's bytes, or the nested pickle. A disassembler skips it.
 	Gap [2]int64
+
+	src *partSource // how to re-read a top-level pickle part (OpenPart)
 }
 
 // Raw is a run of bytes that is content but not pickle.
@@ -104,6 +106,8 @@ type Doc struct {
 	// Notes are facts about the container that do not stop reading it (a
 	// local zip header naming a member differently, ...).
 	Notes []string
+
+	deflated bool // a zip member was deflated (see Deflated)
 }
 
 // Options tune how containers are opened.
@@ -166,7 +170,12 @@ func OpenWith(path string, opt pickle.Options, iopt Options) (*Doc, error) {
 		size = fi.Size()
 		ra = readerAtSize{f, size, path}
 	}
-	return openStream(f, size, path, &ra, opt, iopt)
+	doc, err := openStream(f, size, path, &ra, opt, iopt)
+	if err != nil {
+		return nil, err
+	}
+	doc.setSources(&ra)
+	return doc, nil
 }
 
 type readerAtSize struct {

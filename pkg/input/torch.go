@@ -183,6 +183,9 @@ func openTorchZip(doc *Doc, ra *readerAtSize, opt pickle.Options, iopt Options) 
 			return nil, &Error{File: path, Member: "member " + e.name, Offset: e.centralAt, Reason: fmt.Sprintf(
 				"general-purpose flags 0x%04x mark the member encrypted or patched: torch.load refuses it (\"unsupported encryption\"), so does pk", e.flags)}
 		}
+		if e.method == 8 {
+			doc.deflated = true
+		}
 		if e.method != 0 && e.method != 8 {
 			return nil, &Error{File: path, Member: "member " + e.name, Offset: e.centralAt, Reason: fmt.Sprintf("compression method %d: torch's zip reader knows only stored (0) and deflate (8)", e.method)}
 		}
@@ -214,7 +217,8 @@ func openTorchZip(doc *Doc, ra *readerAtSize, opt pickle.Options, iopt Options) 
 	if err != nil {
 		return nil, err
 	}
-	doc.Parts = append(doc.Parts, Part{Name: pk.name, Role: RolePickle, Pickle: f, Of: -1})
+	doc.Parts = append(doc.Parts, Part{Name: pk.name, Role: RolePickle, Pickle: f, Of: -1,
+		src: &partSource{path: ra.path, off: pk.dataOff, n: int64(pk.csize), method: pk.method}})
 	dtypes := map[string]*StorageRef{}
 	for _, r := range pids(f) {
 		if _, ok := dtypes[r.Key]; !ok {
