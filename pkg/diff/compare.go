@@ -362,7 +362,7 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	c.seenA, c.seenB = map[*canon.Node]string{}, map[*canon.Node]string{}
 	c.pairs = map[[2]*canon.Node]bool{}
 	c.curA, c.curB = sa, sb
-	c.walk(va.Root(), vb.Root(), root)
+	c.walkKnown(va.Root(), vb.Root(), root, true)
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
 	if len(ea) == 0 && len(eb) == 0 {
 		return
@@ -391,12 +391,28 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 type task struct {
 	a, b *canon.Node
 	path string
+	// differ is set when the pair is already known to differ (the stream
+	// digests differ), so its subtree digests need not be computed.
+	differ bool
+}
+
+// walkKnown is walk with the first pair's verdict given.
+func (c *cmp) walkKnown(a, b *canon.Node, path string, differ bool) {
+	stack := []task{{a, b, path, differ}}
+	for len(stack) > 0 {
+		t := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kids := c.compare(t)
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, kids[i])
+		}
+	}
 }
 
 // walk compares two subtrees iteratively (no recursion), skipping pairs
 // whose canonical digests are equal and pairs already compared.
 func (c *cmp) walk(a, b *canon.Node, path string) {
-	stack := []task{{a, b, path}}
+	stack := []task{{a, b, path, false}}
 	for len(stack) > 0 {
 		t := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -468,7 +484,7 @@ func (c *cmp) compare(t task) []task {
 			c.seenB[b] = path
 		}
 	}
-	if bytes.Equal(a.Digest(), b.Digest()) {
+	if !t.differ && bytes.Equal(a.Digest(), b.Digest()) {
 		return nil
 	}
 	if a.Kind() != b.Kind() {
@@ -512,11 +528,11 @@ func (c *cmp) seq(ia, ib []*canon.Node, path, format string, a, b *canon.Node) [
 			n := ib[o.B]
 			c.add(Entry{Path: path + fmt.Sprintf(format, o.B), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
-			kids = append(kids, task{ia[o.A], ib[o.B], path + fmt.Sprintf(format, o.B)})
+			kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: path + fmt.Sprintf(format, o.B), differ: true})
 		case '=':
 			// equal content; still visited one level for object sharing
 			if !ia[o.A].Pure() || !ib[o.B].Pure() {
-				kids = append(kids, task{ia[o.A], ib[o.B], path + fmt.Sprintf(format, o.B)})
+				kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: path + fmt.Sprintf(format, o.B)})
 			}
 		}
 	}
@@ -571,7 +587,7 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path string, edge func(*canon.Node)
 			continue
 		}
 		matched[j] = true
-		kids = append(kids, task{e.Value, eb[j].Value, path + edge(e.Key)})
+		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: path + edge(e.Key)})
 	}
 	for j, e := range eb {
 		if !matched[j] {
@@ -594,7 +610,7 @@ func (c *cmp) call(a, b *canon.Node, path string) []task {
 		if a.CallForm() == "new" {
 			edge = ".__class__"
 		}
-		kids = append(kids, task{fa, fb, path + edge})
+		kids = append(kids, task{a: fa, b: fb, path: path + edge, differ: true})
 	}
 	aa, ab := a.Args(), b.Args()
 	if aa != nil && ab != nil && !bytes.Equal(aa.Digest(), ab.Digest()) {
@@ -602,19 +618,19 @@ func (c *cmp) call(a, b *canon.Node, path string) []task {
 		if names != nil && aa.Kind() == pickle.KindTuple && ab.Kind() == pickle.KindTuple && len(aa.Items()) == len(ab.Items()) {
 			xa, xb := aa.Items(), ab.Items()
 			for i := range xa {
-				kids = append(kids, task{xa[i], xb[i], path + names(i)})
+				kids = append(kids, task{a: xa[i], b: xb[i], path: path + names(i)})
 			}
 		} else {
 			edge := ".__reduce__[1]"
 			if a.CallForm() == "new" {
 				edge = ".__getnewargs__()"
 			}
-			kids = append(kids, task{aa, ab, path + edge})
+			kids = append(kids, task{a: aa, b: ab, path: path + edge, differ: true})
 		}
 	}
 	ka, kb := a.Kwargs(), b.Kwargs()
 	if ka != nil || kb != nil {
-		kids = append(kids, task{ka, kb, path + ".__getnewargs_ex__()[1]"})
+		kids = append(kids, task{a: ka, b: kb, path: path + ".__getnewargs_ex__()[1]"})
 	}
 	return append(kids, c.opsDiff(a, b, path)...)
 }
@@ -667,7 +683,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path string) []task {
 					if xa.Name == "build" && len(xa.Args) == 1 {
 						edge = ".__setstate__()"
 					}
-					kids = append(kids, task{xa.Args[i], xb.Args[i], path + edge})
+					kids = append(kids, task{a: xa.Args[i], b: xb.Args[i], path: path + edge})
 				}
 			} else {
 				c.add(Entry{Path: fmt.Sprintf("%s.<%s %d>", path, xb.Name, o.B), Kind: Changed, A: opShort(c, xa), B: opShort(c, xb), OffA: xa.Offset, OffB: xb.Offset})
