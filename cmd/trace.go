@@ -38,6 +38,12 @@ object's own bytes. Sizes are exact and add up: every byte of the file is
 counted once, shared objects where they were built (other appearances are
 references, "→ #12"), so the first line is the file's length.
 
+Containers (torch.save zip and legacy files, joblib, compressed pickles,
+.npy) are one tree: the root's children are the parts; a torch tensor is
+sized with its storage's bytes and a joblib array with its data, so --top
+finds the largest tensors by their path (root['layer.weight']). Compressed
+inputs are sized decompressed.
+
   pk trace model.pkl                  the whole tree (small scalars summed per parent)
   pk trace --top 20 state.pkl         the 20 largest objects with their paths
   pk trace --depth 2 --sort size f    the two upper levels, largest first
@@ -81,28 +87,15 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		}
 		opt.MinSize = v
 	}
-	doc, err := input.Open(path, pickle.Options{})
+	doc, err := input.OpenWith(path, pickle.Options{}, input.Options{})
 	if err != nil {
 		return trouble(err)
 	}
 	out := c.OutOrStdout()
 	sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
-	for i, part := range doc.Parts {
-		if part.Pickle == nil {
-			continue
-		}
-		t := trace.New(part.Pickle)
-		if len(doc.Parts) > 1 && !f.json {
-			if i > 0 {
-				fmt.Fprintln(out)
-			}
-			fmt.Fprintf(out, "== %s\n", part.Name)
-		}
-		if err := traceOne(out, t, f, opt, sty); err != nil {
-			return err
-		}
-	}
-	return nil
+	// one tree for the whole input: a container's parts are the root's
+	// children, storages and arrays sized in the objects that hold them
+	return traceOne(out, trace.NewDoc(doc), f, opt, sty)
 }
 
 func traceOne(out io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, sty trace.Style) error {

@@ -41,6 +41,8 @@ func (t *Tree) kindName(it Item) string {
 		return "elided"
 	case ItemRef:
 		return "ref"
+	case ItemPart:
+		return "part"
 	}
 	return it.Node.Kind.String()
 }
@@ -83,6 +85,17 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 		b.WriteString(`,"elided":` + itoa(int64(it.Count)))
 	case ItemTrailing:
 		b.WriteString(`,"offset":` + itoa(t.File.Trailing.Offset))
+	case ItemPart:
+		if pt := it.part; pt.idx >= 0 {
+			p := &t.Doc.Parts[pt.idx]
+			b.WriteString(`,"part":`)
+			jsonStr(b, p.Name)
+			b.WriteString(`,"part_role":`)
+			jsonStr(b, string(p.Role))
+			if pt.ref {
+				b.WriteString(`,"counted_elsewhere":true`)
+			}
+		}
 	}
 }
 

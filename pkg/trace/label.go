@@ -184,6 +184,8 @@ func (t *Tree) Code(it Item) string {
 		return CodeStream
 	case ItemTrailing:
 		return CodeTrailing
+	case ItemPart:
+		return it.part.code
 	case ItemElided:
 		return "…"
 	case ItemRef:
@@ -197,10 +199,23 @@ func (t *Tree) Code(it Item) string {
 func (t *Tree) Label(it Item) string {
 	switch it.Kind {
 	case ItemFile:
+		if d := t.Doc; d != nil {
+			l := d.Path + " (" + d.Format + ", " + itoa(int64(len(d.Parts))) + " part" + plural(len(d.Parts))
+			if d.Deflated() && d.Size >= 0 {
+				l += "; " + itoa(d.Size) + " bytes on disk, sizes are decompressed"
+			}
+			return l + ")"
+		}
 		return t.File.Name + " (" + itoa(int64(len(t.Streams))) + " streams)"
+	case ItemPart:
+		return it.part.label
 	case ItemStream:
 		s := it.Stream.S
-		return "stream " + itoa(int64(it.Index)) + ", protocol " + itoa(int64(s.Proto)) + ", offset " + itoa(s.Offset)
+		l := "stream " + itoa(int64(it.Index)) + ", protocol " + itoa(int64(s.Proto)) + ", offset " + itoa(s.Offset)
+		if o := it.Stream.outside; o > 0 {
+			l += ": " + itoa(s.Len()) + " bytes + " + itoa(o) + " bytes of storages"
+		}
+		return l
 	case ItemTrailing:
 		return "trailing bytes: " + t.File.Trailing.Reason
 	case ItemElided:
@@ -326,6 +341,9 @@ func persid(n *pickle.Node) (string, string) {
 }
 
 func (st *StreamTree) call(n *pickle.Node) (string, string) {
+	if l := st.joblibLabel(n); l != "" {
+		return CodeArray, l
+	}
 	name := callee(n)
 	switch name {
 	case "types.MethodType":
@@ -401,7 +419,9 @@ func (st *StreamTree) call(n *pickle.Node) (string, string) {
 		return CodeArray, ndarray(n)
 	case "numpy.dtype":
 		return CodeDtype, "numpy.dtype " + dtypeName(n)
-	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor", "torch._utils._rebuild_parameter":
+	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
+		return CodeTensor, st.tensorLabel(n)
+	case "torch._utils._rebuild_parameter":
 		return CodeTensor, tensor(n)
 	}
 	if name == "" {

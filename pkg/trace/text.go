@@ -85,7 +85,7 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 			return
 		}
 		line.Reset()
-		if v.Kind == ItemRef || (v.Kind == ItemElided && v.Size == 0) {
+		if v.Kind == ItemRef || (v.Kind == ItemElided && v.Size == 0) || (v.Kind == ItemPart && v.part.ref) {
 			pad(&line, "", width)
 			line.WriteString("         ")
 			pad(&line, "", width)
@@ -146,7 +146,7 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 			}
 		default:
 			line.WriteString(cCode.Sprint(t.Code(v.Item)))
-			if v.Kind == ItemNode && v.Role != "" {
+			if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil)) && v.Role != "" {
 				line.WriteString(" " + cPath.Sprint(v.Role))
 			}
 			line.WriteString(" " + t.Label(v.Item))
@@ -197,7 +197,11 @@ func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
 		line.WriteString("  ")
 		line.WriteString(cCode.Sprint(t.Code(it)))
 		line.WriteByte(' ')
-		line.WriteString(cPath.Sprint(it.Path()))
+		if it.pl == nil {
+			line.WriteString(cPath.Sprint(it.Role)) // a container part
+		} else {
+			line.WriteString(cPath.Sprint(it.Path()))
+		}
 		line.WriteString("  ")
 		line.WriteString(t.Label(it))
 		line.WriteByte('\n')

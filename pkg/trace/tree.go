@@ -18,6 +18,7 @@ package trace
 import (
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -26,6 +27,12 @@ type Tree struct {
 	File    *pickle.File
 	Total   int64 // bytes of the input: the root's size
 	Streams []*StreamTree
+	// Doc is the opened container when the tree was made by NewDoc from
+	// anything but a bare pickle (doc.go); nil otherwise.
+	Doc   *input.Doc
+	top   []Item                         // the container's parts (Doc set)
+	parts [][]*StreamTree                // the streams of each pickle part, by Doc.Parts index
+	stOf  map[*pickle.Stream]*StreamTree // (Doc set)
 }
 
 // StreamTree holds the sizes of one pickle stream.
@@ -47,20 +54,38 @@ type StreamTree struct {
 	fmark   marker                 // scratch for folded()
 	onPath  []bool                 // scratch for walks: is this node an open ancestor
 	extra   map[int32]*pickle.Node // cloudpickle setstate states by target
+
+	// Container views (doc.go); zero for a bare pickle.
+	prefix  string                 // path prefix of the stream's tops ("", "s1:")
+	add     map[int32]int64        // bytes outside the stream counted in a node (torch storages)
+	outside int64                  // the sum of add
+	inSelf  map[int32]int64        // bytes of a node's Self shown as attached parts (joblib arrays)
+	attach  map[int32][]attachment // parts shown under a node
+	up      *StreamTree            // for a pickle nested in another stream: where
+	upNode  *pickle.Node
+	doc     *input.Doc
+	tree    *Tree
 }
 
 // New computes the sizes of every node of f.
 func New(f *pickle.File) *Tree {
 	t := &Tree{File: f, Total: f.Size}
-	for _, s := range f.Streams {
-		t.Streams = append(t.Streams, newStream(s))
+	for i, s := range f.Streams {
+		st := newStream(s, nil)
+		if i > 0 {
+			st.prefix = streamPrefix(i)
+		}
+		st.tree = t
+		t.Streams = append(t.Streams, st)
 	}
 	return t
 }
 
-func newStream(s *pickle.Stream) *StreamTree {
+// newStream sizes the nodes of s; add holds bytes from outside the stream
+// that count in a node (nil: none).
+func newStream(s *pickle.Stream, add map[int32]int64) *StreamTree {
 	n := len(s.All)
-	st := &StreamTree{S: s, Incl: make([]int64, n), ownStart: make([]int32, n+1)}
+	st := &StreamTree{S: s, Incl: make([]int64, n), ownStart: make([]int32, n+1), add: add}
 	// Counting sort of the ownership edges into a CSR array.
 	for _, x := range s.All {
 		if x.Owner != nil {
@@ -106,7 +131,7 @@ func newStream(s *pickle.Stream) *StreamTree {
 				}
 			}
 			stack = stack[:len(stack)-1]
-			v := s.All[id].Self
+			v := s.All[id].Self + add[id]
 			for _, c := range st.owned[st.ownStart[id]:st.ownStart[id+1]] {
 				if done[c] == 2 {
 					v += st.Incl[c]
@@ -143,6 +168,7 @@ const (
 	ItemRef                      // another appearance of an object built elsewhere
 	ItemTrailing                 // bytes after the last stream that are not a pickle
 	ItemElided                   // several children folded into one line by a display limit
+	ItemPart                     // a part of a container: a pickle part, raw data (a storage, an array), container records (doc.go)
 )
 
 // Item is one line of the display tree.
@@ -159,6 +185,7 @@ type Item struct {
 	RoleEnd string       // ItemRef with Count > 1: the role of the last one
 	Index   int          // ItemStream: stream index
 	Depth   int          // set by walks
+	part    *partItem    // ItemPart
 }
 
 // pathLink is a path kept as a chain of roles, so that a deep item costs
@@ -202,6 +229,9 @@ func (it Item) PathLen() int {
 // Root returns the top item: the file when it holds several streams or
 // trailing bytes, the only stream otherwise.
 func (t *Tree) Root() Item {
+	if t.Doc != nil {
+		return Item{Kind: ItemFile, Size: t.Total, Role: t.Doc.Path}
+	}
 	if len(t.Streams) == 1 && t.File.Trailing == nil {
 		return t.streamItem(0)
 	}
@@ -217,11 +247,7 @@ func (t *Tree) Root() Item {
 
 func (t *Tree) streamItem(i int) Item {
 	s := t.Streams[i]
-	p := ""
-	if i > 0 {
-		p = streamPrefix(i)
-	}
-	return Item{Kind: ItemStream, Stream: s, Index: i, Size: s.S.Len(), Self: s.S.Self, pl: link(nil, p), Role: p}
+	return Item{Kind: ItemStream, Stream: s, Index: s.S.Index, Size: s.S.Len(), Self: s.S.Self, pl: link(nil, s.prefix), Role: s.prefix}
 }
 
 func streamPrefix(i int) string {
@@ -232,6 +258,9 @@ func streamPrefix(i int) string {
 func (t *Tree) Children(it Item) []Item {
 	switch it.Kind {
 	case ItemFile:
+		if t.Doc != nil {
+			return append([]Item(nil), t.top...)
+		}
 		out := make([]Item, 0, len(t.Streams)+1)
 		for i := range t.Streams {
 			out = append(out, t.streamItem(i))
@@ -243,7 +272,9 @@ func (t *Tree) Children(it Item) []Item {
 	case ItemStream:
 		return it.Stream.topItems(it.pl)
 	case ItemNode:
-		return it.Stream.children(it)
+		return t.attached(it, it.Stream.children(it))
+	case ItemPart:
+		return t.partChildren(it)
 	}
 	return nil
 }
@@ -280,7 +311,7 @@ func (st *StreamTree) topItems(prefix *pathLink) []Item {
 }
 
 func (st *StreamTree) nodeItem(n *pickle.Node, role string, path *pathLink) Item {
-	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.Incl[n.ID], Self: n.Self + st.folded(n)}
+	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.Incl[n.ID], Self: n.Self + st.folded(n) - st.inSelf[n.ID]}
 }
 
 // isScalar: kinds shown as leaves.
@@ -548,9 +579,10 @@ func (t *Tree) PathOf(st *StreamTree, n *pickle.Node) string {
 		}
 	}
 	var b strings.Builder
-	if st.S.Index > 0 {
-		b.WriteString(streamPrefix(st.S.Index))
+	if st.up != nil {
+		b.WriteString(t.PathOf(st.up, st.upNode) + attachRole)
 	}
+	b.WriteString(st.prefix)
 	for i := len(parts) - 1; i >= 0; i-- {
 		b.WriteString(parts[i])
 	}

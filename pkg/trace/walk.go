@@ -160,7 +160,9 @@ func (t *Tree) hasChildren(it Item) bool {
 		return true
 	case ItemNode:
 		n := it.Node
-		return len(n.Items) > 0 || (n.X != nil && (n.X.Func != nil || len(n.X.Muts) > 0))
+		return len(n.Items) > 0 || (n.X != nil && (n.X.Func != nil || len(n.X.Muts) > 0)) || len(it.Stream.attach[n.ID]) > 0
+	case ItemPart:
+		return it.part.pickle != nil
 	}
 	return false
 }
@@ -177,14 +179,14 @@ func (t *Tree) Find(path string) (Item, error) {
 		kids := t.Children(it)
 		for i := range kids {
 			k := &kids[i]
-			if k.Kind == ItemElided || k.PathLen() > len(path) || !strings.HasPrefix(path, k.Path()) {
+			if k.Kind == ItemElided || (k.Kind == ItemPart && k.pl == nil && k.part.pickle == nil) || k.PathLen() > len(path) || !strings.HasPrefix(path, k.Path()) {
 				continue
 			}
 			if best == nil || k.PathLen() > best.PathLen() {
 				best = k
 			}
 		}
-		if best == nil || (best.PathLen() == it.PathLen() && it.Kind != ItemFile) {
+		if best == nil || (best.PathLen() == it.PathLen() && it.Kind != ItemFile && it.Kind != ItemPart) {
 			return Item{}, fmt.Errorf("no object at path %q (paths look like root['key'][3].args[0]; see --top)", path)
 		}
 		if best.Kind == ItemRef {
@@ -264,6 +266,21 @@ func (t *Tree) Top(n int) []Item {
 		nd := st.S.All[e.id]
 		it := st.nodeItem(nd, "", link(nil, t.PathOf(st, nd)))
 		out = append(out, it)
+	}
+	// a container's raw parts that no object holds (a .npy array, an
+	// unreferenced storage) compete too
+	var raw []Item
+	for _, it := range t.top {
+		if it.part.idx >= 0 && it.part.pickle == nil {
+			raw = append(raw, it)
+		}
+	}
+	if len(raw) > 0 {
+		out = append(out, raw...)
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Size > out[j].Size })
+		if len(out) > n {
+			out = out[:n]
+		}
 	}
 	return out
 }
