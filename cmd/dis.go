@@ -66,7 +66,10 @@ func disOne(path string, opt dis.Options) error {
 		}
 	}
 	br := bufio.NewReaderSize(f, 256<<10)
-	head, _ := br.Peek(16)
+	head, _ := br.Peek(64)
+	if size >= 0 && needsInput(path, head) {
+		return disInput(os.Stdout, path, opt) // containers: dis_input.go
+	}
 	if kind := dis.Container(head); kind != "" {
 		return fmt.Errorf("%s: a %s file: pk dis reads bare pickle streams; decompress or extract the pickle first (e.g. zcat FILE | pk dis -); pk hash, diff and trace open it", path, kind)
 	}

@@ -1,0 +1,154 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/dis"
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// legacyMagic is the LONG1 argument of torch's legacy magic number
+// 0x1950a86a20f9469cfc6c, which a legacy torch.save file starts with.
+var legacyMagic = []byte("\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")
+
+// needsInput reports whether the file at path must be read through
+// pkg/input to be disassembled: a container by its first bytes, a legacy
+// torch file, or a joblib file (the class name NumpyArrayWrapper occurs in
+// it; its arrays' bytes sit between opcodes). Plain pickles stay on the
+// streaming path, which never builds the object graph.
+func needsInput(path string, head []byte) bool {
+	if dis.Container(head) != "" || bytes.Contains(head, legacyMagic) {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	const pat = "NumpyArrayWrapper"
+	buf := make([]byte, 1<<20+len(pat))
+	keep := 0
+	for {
+		n, err := io.ReadFull(f, buf[keep:])
+		if bytes.Contains(buf[:keep+n], []byte(pat)) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		keep = copy(buf, buf[keep+n-len(pat)+1:keep+n])
+	}
+}
+
+// disInput disassembles every pickle part of a container (torch zip or
+// legacy, joblib, compressed pickle, .npy of objects): a header line per
+// part, offsets within that part's stream (the zip member, the
+// decompressed stream), joblib's array bytes as one @RAW line, raw parts
+// (storages, arrays) as one line each.
+func disInput(w io.Writer, path string, opt dis.Options) error {
+	doc, err := input.OpenWith(path, pickle.Options{BlobThreshold: opt.BlobThreshold}, input.Options{})
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	header := func(i int, p *input.Part, text string) {
+		switch {
+		case opt.Pickletools:
+		case opt.JSON:
+			fmt.Fprintf(bw, `{"part":{"index":%d,"name":%s,"role":%q,%s}}`+"\n", i, strconv.Quote(p.Name), p.Role, text)
+		default:
+			fmt.Fprintf(bw, "# part %d: %s\n", i, text)
+		}
+	}
+	for i := range doc.Parts {
+		p := &doc.Parts[i]
+		if p.Of >= 0 && p.Node != nil {
+			continue // joblib arrays: shown inside their pickle part
+		}
+		if p.Raw != nil {
+			if opt.JSON {
+				header(i, p, `"len":`+strconv.FormatInt(p.Raw.Len, 10))
+			} else {
+				header(i, p, fmt.Sprintf("%s (%s): %d bytes of raw data, not a pickle", partName(doc, p), p.Role, p.Raw.Len))
+			}
+			continue
+		}
+		if p.Pickle == nil {
+			continue
+		}
+		rc, size, err := doc.OpenPart(i)
+		if err != nil {
+			return err
+		}
+		where := "the file"
+		switch {
+		case doc.Compression != "":
+			where = "the " + doc.Compression + "-decompressed stream"
+		case strings.Contains(doc.Format, "torch-zip"):
+			where = "member " + p.Name
+		}
+		start := p.Pickle.Streams[0].Offset
+		if opt.JSON {
+			header(i, p, fmt.Sprintf(`"len":%d,"start":%d,"in":%s`, size, start, strconv.Quote(where)))
+		} else {
+			ns := strconv.Itoa(len(p.Pickle.Streams)) + " stream"
+			if len(p.Pickle.Streams) != 1 {
+				ns += "s"
+			}
+			header(i, p, fmt.Sprintf("%s (%s, %s): offsets are within %s", partName(doc, p), doc.Format, ns, where))
+			if start > 0 {
+				fmt.Fprintf(bw, "# bytes 0 to %d: header, not pickle\n", start)
+			}
+		}
+		bw.Flush()
+		gaps := map[int64]dis.Gap{}
+		for _, q := range doc.Parts {
+			if q.Of == i && q.Node != nil && q.Gap[1] > q.Gap[0] {
+				gaps[q.Gap[0]] = dis.Gap{Len: q.Gap[1] - q.Gap[0], Pickle: q.Role == input.RoleObjects}
+			}
+		}
+		o := opt
+		if len(gaps) > 0 {
+			o.GapAfter = func(op *pickle.Op) (dis.Gap, bool) {
+				if op.Code != pickle.BUILD {
+					return dis.Gap{}, false
+				}
+				g, ok := gaps[op.Offset+1]
+				return g, ok
+			}
+		}
+		rd := pickle.NewReader(rc, size, path)
+		if start > 0 {
+			rd.Discard(start)
+		}
+		_, err = dis.RunReader(w, rd, o)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+		if tr := p.Pickle.Trailing; tr != nil && !opt.JSON && !opt.Pickletools {
+			fmt.Fprintf(bw, "# trailing %d bytes at offset %d of the file: %s\n", tr.Len, tr.Offset, tr.Reason)
+		}
+	}
+	for _, n := range doc.Notes {
+		if !opt.JSON && !opt.Pickletools {
+			fmt.Fprintf(bw, "# note: %s\n", n)
+		}
+	}
+	return nil
+}
+
+func partName(doc *input.Doc, p *input.Part) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return doc.Path
+}
