@@ -364,8 +364,10 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 	sc.eq, sc.eqOff = sc.eq[:0], append(sc.eqOff[:0], 0)
 	pureK := make([]bool, 0, 16)
 	for _, k := range ks {
-		var ok bool
-		sc.eq, ok = v.eqKey(sc.eq, k.node)
+		eb, ok := v.eqKey(sc.eq, k.node)
+		if ok { // identity and NaN keys return nil: keep what the others wrote
+			sc.eq = eb
+		}
 		sc.eqOff = append(sc.eqOff, len(sc.eq))
 		pureK = append(pureK, ok)
 	}
