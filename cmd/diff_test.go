@@ -8,5 +8,5 @@ import (
 
 // TestDiffScripts runs cmd/testdata/script/diff_*.txtar.
 func TestDiffScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script", Files: globScripts(t, "diff_")})
+	testscript.Run(t, testscript.Params{Files: globScripts(t, "diff_")})
 }

@@ -10,15 +10,16 @@ import (
 // TestMain lets testscript run pk (and its pkhash alias) in-process.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"pk":     func() { os.Exit(Main(os.Args)) },
-		"pkhash": func() { os.Exit(Main(os.Args)) },
-		"pkdiff": func() { os.Exit(Main(os.Args)) },
+		"pk":      func() { os.Exit(Main(os.Args)) },
+		"pkhash":  func() { os.Exit(Main(os.Args)) },
+		"pkdiff":  func() { os.Exit(Main(os.Args)) },
+		"pktrace": func() { os.Exit(Main(os.Args)) },
 	})
 }
 
 // TestHashScripts runs cmd/testdata/script/hash_*.txtar.
 func TestHashScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script", Files: globScripts(t, "hash_")})
+	testscript.Run(t, testscript.Params{Files: globScripts(t, "hash_")})
 }
 
 func globScripts(t *testing.T, prefix string) []string {
