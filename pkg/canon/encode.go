@@ -330,7 +330,8 @@ type keyed struct {
 	key  []byte
 	node *pickle.Node
 	val  *pickle.Node
-	pos  int
+	pos  int // index of the item (dict: of the pair) in stream order
+	vpos int // dict: index of the pair whose value is kept
 }
 
 // scratch holds reusable buffers for ordering (taken and returned, so the
@@ -341,6 +342,7 @@ type scratch struct {
 	offs  []int
 	eq    []byte
 	eqOff []int
+	perm  []keyed
 }
 
 func (v *View) getScratch() *scratch {
@@ -414,6 +416,7 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 		}
 		if found >= 0 {
 			out[found].val = k.val
+			out[found].vpos = k.pos
 			continue
 		}
 		keep = append(keep, i)
@@ -446,14 +449,84 @@ func (v *View) setItems(items []*pickle.Node) []*pickle.Node {
 func (v *View) dictEntries(items []*pickle.Node, sc *scratch) []keyed {
 	ks := sc.ks[:0]
 	for i := 0; i+1 < len(items); i += 2 {
-		ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: i / 2})
+		ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: i / 2, vpos: i / 2})
 	}
 	sc.ks = ks
+	if out, ok := v.dperm.apply(ks, items, sc); ok {
+		return out
+	}
+	cacheable := !noDictPerm && v.dperm.begin(v, ks)
 	ks = v.dedupe(ks, sc)
 	if !v.Opt.KeepDictOrder {
 		v.sortKeyed(ks, sc)
 	}
+	if cacheable {
+		v.dperm.commit(ks)
+	}
 	return ks
+}
+
+// dictPerm remembers how the last dict whose keys are all pure was
+// deduplicated and ordered. Dedupe and order depend only on the sequence
+// of (resolved) key nodes when every key is pure (its encoding does not
+// depend on where it is met), so the next dict with the very same key
+// nodes in the same order (a list of records whose keys the pickler
+// memoised once) reuses the permutation instead of encoding and sorting
+// its keys again.
+// noDictPerm turns the cache off (tests compare both ways).
+var noDictPerm bool
+
+type dictPerm struct {
+	ok   bool
+	keys []*pickle.Node // resolved key nodes in stream order
+	keep []int32        // per entry: index of the kept key
+	val  []int32        // per entry: index of the pair whose value is kept
+}
+
+// begin records the key nodes of a dict about to be ordered, when they are
+// all pure; it reports whether commit should follow.
+func (d *dictPerm) begin(v *View, in []keyed) bool {
+	if len(in) < 2 {
+		return false
+	}
+	for _, k := range in {
+		if !v.isPure(k.node) {
+			return false
+		}
+	}
+	d.ok = false
+	d.keys = d.keys[:0]
+	for _, k := range in {
+		d.keys = append(d.keys, k.node)
+	}
+	return true
+}
+
+func (d *dictPerm) commit(out []keyed) {
+	d.keep, d.val = d.keep[:0], d.val[:0]
+	for _, k := range out {
+		d.keep = append(d.keep, int32(k.pos))
+		d.val = append(d.val, int32(k.vpos))
+	}
+	d.ok = true
+}
+
+func (d *dictPerm) apply(ks []keyed, items []*pickle.Node, sc *scratch) ([]keyed, bool) {
+	if !d.ok || len(d.keys) != len(ks) {
+		return nil, false
+	}
+	for i, k := range ks {
+		if d.keys[i] != k.node {
+			return nil, false
+		}
+	}
+	out := sc.perm[:0]
+	for j, ki := range d.keep {
+		vi := d.val[j]
+		out = append(out, keyed{node: ks[ki].node, val: items[2*vi+1], pos: int(ki), vpos: int(vi)})
+	}
+	sc.perm = out
+	return out, true
 }
 
 func (v *View) sortKeyed(ks []keyed, sc *scratch) {
@@ -511,8 +584,9 @@ func (v *View) isoDigest(n *pickle.Node) []byte {
 // ---- the traversal ----
 
 type frame struct {
-	ch []*pickle.Node
-	i  int
+	ch   []*pickle.Node
+	i    int
+	base int // ch was carved from encoder.chbuf at this length; -1 when not
 }
 
 type encoder struct {
@@ -525,6 +599,9 @@ type encoder struct {
 	next  int32
 	stack []frame
 	seen  int64
+	// chbuf holds the child lists the encoder builds (sorted dict entries,
+	// call parts, operation arguments), carved and released in stack order.
+	chbuf []*pickle.Node
 }
 
 func newEncoder(v *View, iso bool) *encoder {
@@ -598,6 +675,8 @@ func (e *encoder) node(n *pickle.Node) {
 	e.write('N')
 	ops := v.ops(n)
 	var ch []*pickle.Node
+	base := len(e.chbuf)
+	carved := false
 	switch {
 	case v.special[n] == 't':
 		e.write('k')
@@ -614,10 +693,10 @@ func (e *encoder) node(n *pickle.Node) {
 		ents := v.dictEntries(n.Items, sc)
 		e.write('d')
 		e.buf = appendUvarint(e.buf, uint64(len(ents)))
-		ch = make([]*pickle.Node, 0, 2*len(ents))
 		for _, k := range ents {
-			ch = append(ch, k.node, k.val)
+			e.chbuf = append(e.chbuf, k.node, k.val)
 		}
+		ch, carved = e.chbuf[base:], true
 		v.putScratch(sc)
 	case n.Kind == pickle.KindSet, n.Kind == pickle.KindFrozenSet:
 		if n.Kind == pickle.KindSet {
@@ -633,10 +712,11 @@ func (e *encoder) node(n *pickle.Node) {
 	case n.Kind == pickle.KindCall:
 		form, kw := callForm(v, n)
 		e.write('C', form)
-		ch = []*pickle.Node{n.Func(), n.Args()}
+		e.chbuf = append(e.chbuf, n.Func(), n.Args())
 		if kw {
-			ch = append(ch, n.Kwargs())
+			e.chbuf = append(e.chbuf, n.Kwargs())
 		}
+		ch, carved = e.chbuf[base:], true
 	case n.Kind == pickle.KindPersID:
 		e.write('p')
 		if len(n.Items) > 0 {
@@ -663,19 +743,28 @@ func (e *encoder) node(n *pickle.Node) {
 	}
 	e.buf = appendUvarint(e.buf, uint64(len(ops)))
 	if len(ops) > 0 {
-		ch = append([]*pickle.Node(nil), ch...)
+		if !carved {
+			e.chbuf = append(e.chbuf, ch...)
+			carved = true
+		}
 		for _, o := range ops {
 			e.write(o.tag)
 			e.buf = appendUvarint(e.buf, uint64(len(o.args)))
 			if o.name != "" {
 				e.buf = appendStr(e.buf, o.name)
 			}
-			ch = append(ch, o.args...)
+			e.chbuf = append(e.chbuf, o.args...)
 		}
+		ch = e.chbuf[base:]
 	}
-	if len(ch) > 0 {
-		e.stack = append(e.stack, frame{ch: ch})
+	if len(ch) == 0 {
+		e.chbuf = e.chbuf[:base]
+		return
 	}
+	if !carved {
+		base = -1
+	}
+	e.stack = append(e.stack, frame{ch: ch, base: base})
 }
 
 // callForm says how a call is encoded: 'c' func(*args), 'w' cls.__new__(cls,
@@ -703,6 +792,9 @@ func (e *encoder) run() {
 	for len(e.stack) > 0 {
 		f := &e.stack[len(e.stack)-1]
 		if f.i == len(f.ch) {
+			if f.base >= 0 {
+				e.chbuf = e.chbuf[:f.base]
+			}
 			e.stack = e.stack[:len(e.stack)-1]
 			continue
 		}

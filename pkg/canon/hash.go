@@ -73,6 +73,9 @@ func (v *View) isCovered(n *pickle.Node) bool {
 // root (discarded by POP, left on the stack, kept only in the memo), in
 // stream order, each once.
 func (v *View) Effects() []pickle.Event {
+	if len(v.Stream.Log) == 0 {
+		return nil // nothing to cover: skip walking the graph
+	}
 	st := v.state()
 	if st.covered == nil {
 		v.cover(v.Stream.Root)
@@ -99,6 +102,12 @@ func (v *View) encodeStream(e *encoder) {
 	e.write('r')
 	e.node(v.Stream.Root)
 	e.run()
+	if len(v.Stream.Log) == 0 {
+		// No call-like operation: no effect to find, and covering the
+		// graph would only walk it again.
+		e.write('.')
+		return
+	}
 	v.cover(v.Stream.Root)
 	for _, ev := range v.Stream.Log {
 		if v.isCovered(ev.Node) {

@@ -84,9 +84,10 @@ type View struct {
 	applied []Normalization
 	noteIdx map[noteKey]int
 
-	enc  *encState // lazily built encoding state
-	pool []*scratch
-	vn   map[*pickle.Node]*Node
+	enc   *encState // lazily built encoding state
+	pool  []*scratch
+	vn    map[*pickle.Node]*Node
+	dperm dictPerm // the last dict ordering computed (see dictEntries)
 }
 
 type noteKey struct {
