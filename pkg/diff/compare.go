@@ -258,13 +258,17 @@ func (c *cmp) part(pa, pb *input.Part) {
 			if n, ok := changedElements(pa.Raw, pb.Raw); ok {
 				e.Note = fmt.Sprintf("%d element(s) differ", n)
 			}
-			if pa.Role == input.RoleStorage {
+			if pa.Role == input.RoleStorage || pa.Role == input.RoleArray || pa.Role == input.RoleObjects {
 				if c.tensorsA == nil {
 					c.tensorsA = tensorPaths(c.docA, c.opt.Canon)
 				}
-				if tp, ok := c.tensorsA[pa.Key]; ok {
+				key := pa.Key
+				if pa.Role != input.RoleStorage {
+					key = "array:" + pa.Name
+				}
+				if tp, ok := c.tensorsA[key]; ok {
 					e.Path = tp
-					note := "storage " + pa.Name
+					note := string(pa.Role) + " " + pa.Name
 					if e.Note != "" {
 						note = e.Note + " in " + note
 					}

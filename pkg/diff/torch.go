@@ -12,17 +12,25 @@ import (
 const MaxTensorScan = 5_000_000
 
 // tensorPaths finds, breadth first from the root of each pickle part, the
-// Python path of every tensor rebuilt from a storage, by storage key:
+// Python path of every tensor rebuilt from a storage, by storage key, and
+// of every joblib array wrapper, by "array:" + part name:
 // a changed storage is then reported at root['layer.weight'], not at the
 // zip member that holds it.
 func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 	out := map[string]string{}
+	// joblib arrays: the NumpyArrayWrapper node each raw part follows
+	wrappers := map[*pickle.Node]string{}
+	for _, p := range doc.Parts {
+		if p.Node != nil && (p.Role == input.RoleArray || p.Role == input.RoleObjects) {
+			wrappers[p.Node] = p.Name
+		}
+	}
 	for _, p := range doc.Parts {
 		if p.Pickle == nil || p.Role != input.RolePickle {
 			continue
 		}
 		for _, st := range p.Pickle.Streams {
-			hasPID := false
+			hasPID := len(wrappers) > 0
 			for _, ev := range st.Log {
 				if ev.Kind == pickle.EvPersID {
 					hasPID = true
@@ -49,6 +57,11 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 				seen[it.n] = true
 				visited++
 				n := it.n
+				if name, ok := wrappers[n.Src()]; ok {
+					if _, dup := out["array:"+name]; !dup {
+						out["array:"+name] = it.path
+					}
+				}
 				if n.Kind() == pickle.KindCall {
 					if t, ok := doc.Tensor(n.Src()); ok && t.Storage != nil {
 						if _, dup := out[t.Storage.Key]; !dup {
