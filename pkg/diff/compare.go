@@ -366,7 +366,7 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	c.seenA, c.seenB = map[*canon.Node]string{}, map[*canon.Node]string{}
 	c.pairs = map[[2]*canon.Node]bool{}
 	c.curA, c.curB = sa, sb
-	c.walkKnown(va.Root(), vb.Root(), root, true)
+	c.walk(va.Root(), vb.Root(), root, true)
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
 	if len(ea) == 0 && len(eb) == 0 {
 		return
@@ -387,7 +387,7 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 			n := eb[o.B]
 			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.B), Kind: Added, B: c.short(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '~':
-			c.walk(ea[o.A], eb[o.B], fmt.Sprintf("%s<effect %d>", root, o.B))
+			c.walk(ea[o.A], eb[o.B], fmt.Sprintf("%s<effect %d>", root, o.B), true)
 		}
 	}
 }
@@ -400,28 +400,15 @@ type task struct {
 	differ bool
 }
 
-// walkKnown is walk with the first pair's verdict given.
-func (c *cmp) walkKnown(a, b *canon.Node, path string, differ bool) {
+// walk compares two subtrees iteratively (no recursion), skipping pairs
+// whose canonical digests are equal and pairs already compared; differ says
+// the first pair is already known to differ.
+func (c *cmp) walk(a, b *canon.Node, path string, differ bool) {
 	stack := []task{{a, b, path, differ}}
 	for len(stack) > 0 {
 		t := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		kids := c.compare(t)
-		for i := len(kids) - 1; i >= 0; i-- {
-			stack = append(stack, kids[i])
-		}
-	}
-}
-
-// walk compares two subtrees iteratively (no recursion), skipping pairs
-// whose canonical digests are equal and pairs already compared.
-func (c *cmp) walk(a, b *canon.Node, path string) {
-	stack := []task{{a, b, path, false}}
-	for len(stack) > 0 {
-		t := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		kids := c.compare(t)
-		// push in reverse so entries come out in order
 		for i := len(kids) - 1; i >= 0; i-- {
 			stack = append(stack, kids[i])
 		}
