@@ -217,6 +217,9 @@ func writeDigest(h hash.Hash, d []byte, opt Options, file string, off int64) err
 
 // HashFile opens path through pkg/input and hashes it.
 func HashFile(path string, opt Options) (*Result, error) {
+	// The graph stays live from the parse to the end of the hash: keep the
+	// collector at the parse's pace throughout (see pickle.QuietGC).
+	defer pickle.QuietGC()()
 	doc, err := input.Open(path, ReadOptions(opt))
 	if err != nil {
 		return nil, err

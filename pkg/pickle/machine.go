@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 // Options tune Parse.
@@ -49,8 +51,51 @@ func Parse(r io.Reader, size int64, name string, opt Options) (*File, error) {
 	return ParseReader(rd, opt)
 }
 
+// GCPercentWhileParsing is the garbage collector's percent (GOGC) while
+// Parse runs (see QuietGC).
+const GCPercentWhileParsing = 1000
+
+var gcQuiet struct {
+	sync.Mutex
+	users int
+	prev  int
+}
+
+// QuietGC raises the garbage collector's percent to GCPercentWhileParsing
+// (it never lowers it: GOGC=off or a higher value stays) until the returned
+// function is called. Nearly everything a parse allocates stays live until
+// the graph is dropped, so collecting at the default pace scans a heap that
+// only grows and frees next to nothing; memory stays bounded by what is
+// live. Calls nest and may overlap between goroutines: the setting before
+// the first is restored after the last. Parse uses it; a caller that goes
+// on working on the graph (hashing it) may hold it longer, so that the
+// collector does not scan the graph once more as soon as Parse returns.
+func QuietGC() (restore func()) {
+	gcQuiet.Lock()
+	if gcQuiet.users == 0 {
+		gcQuiet.prev = debug.SetGCPercent(GCPercentWhileParsing)
+		if gcQuiet.prev < 0 || gcQuiet.prev > GCPercentWhileParsing {
+			debug.SetGCPercent(gcQuiet.prev)
+		}
+	}
+	gcQuiet.users++
+	gcQuiet.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			gcQuiet.Lock()
+			gcQuiet.users--
+			if gcQuiet.users == 0 {
+				debug.SetGCPercent(gcQuiet.prev)
+			}
+			gcQuiet.Unlock()
+		})
+	}
+}
+
 // ParseReader is Parse over an existing Reader.
 func ParseReader(rd *Reader, opt Options) (*File, error) {
+	defer QuietGC()()
 	f := &File{Name: rd.Name()}
 	if opt.AfterBuild != nil {
 		rd.AfterBuild = opt.AfterBuild
@@ -379,7 +424,15 @@ func (m *machine) step(o *Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		k := map[Opcode]Kind{LIST: KindList, TUPLE: KindTuple, FROZENSET: KindFrozenSet, DICT: KindDict}[o.Code]
+		k := KindList
+		switch o.Code {
+		case TUPLE:
+			k = KindTuple
+		case FROZENSET:
+			k = KindFrozenSet
+		case DICT:
+			k = KindDict
+		}
 		if k == KindDict && (len(m.stack)-mk.pos)%2 != 0 {
 			return false, m.fail("odd number of items for DICT")
 		}
@@ -442,7 +495,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		target.Self += o.Len + mk.bytes
 		items := m.takeAll(mk.pos, target)
 		if target.Kind == KindSet {
-			target.Items = append(target.Items, items...)
+			target.Items = grow(target.Items, items)
 		} else if len(items) > 0 {
 			m.mutate(target, items)
 		}
@@ -680,7 +733,7 @@ func (m *machine) appendTo(x int, bytes int64) {
 	target.Self += bytes
 	items := m.takeAll(x, target)
 	if target.Kind == KindList {
-		target.Items = append(target.Items, items...)
+		target.Items = grow(target.Items, items)
 		return
 	}
 	if len(items) > 0 {
@@ -694,12 +747,21 @@ func (m *machine) setItems(x int, bytes int64) {
 	target.Self += bytes
 	items := m.takeAll(x, target)
 	if target.Kind == KindDict {
-		target.Items = append(target.Items, items...)
+		target.Items = grow(target.Items, items)
 		return
 	}
 	if len(items) > 0 {
 		m.mutate(target, items)
 	}
+}
+
+// grow appends a batch of items to a container's items; the first batch
+// becomes the items as it is (it was just allocated for them).
+func grow(items, batch []*Node) []*Node {
+	if items == nil {
+		return batch
+	}
+	return append(items, batch...)
 }
 
 func (m *machine) mutate(target *Node, args []*Node) {

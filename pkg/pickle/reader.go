@@ -92,8 +92,24 @@ type Reader struct {
 	// consumes to target.Self. An error stops the stream.
 	AfterBuild func(rd *Reader, target *Node) error
 
-	line []byte
-	tmp  [8]byte
+	line  []byte
+	tmp   [8]byte
+	arena []byte // see small
+}
+
+// smallArg is the largest argument carved from the reader's arena.
+const smallArg = 256
+
+// small returns n bytes carved from a chunk shared by many small arguments
+// (one allocation per 16 KiB instead of one per string). Carved bytes are
+// never written again once read, so strings may point into them.
+func (r *Reader) small(n int) []byte {
+	if n > len(r.arena) {
+		r.arena = make([]byte, 16<<10)
+	}
+	b := r.arena[:n:n]
+	r.arena = r.arena[n:]
+	return b
 }
 
 // NewReader returns a reader of r. size is the number of bytes r holds, or
@@ -203,6 +219,17 @@ func (r *Reader) need(opOff int64, op Opcode, n int64, what string) error {
 }
 
 func (r *Reader) readFull(opOff int64, op Opcode, buf []byte) error {
+	if len(buf) <= r.br.Buffered() {
+		// Fast path: the bytes are in the buffer.
+		b, _ := r.br.Peek(len(buf))
+		copy(buf, b)
+		r.br.Discard(len(buf))
+		r.off += int64(len(buf))
+		if r.Tee != nil {
+			r.Tee.Write(buf)
+		}
+		return nil
+	}
 	n, err := io.ReadFull(r.br, buf)
 	r.off += int64(n)
 	if r.Tee != nil {
@@ -222,6 +249,10 @@ func (r *Reader) readFull(opOff int64, op Opcode, buf []byte) error {
 // read into a buffer that grows with the bytes that arrive: a false declared
 // length costs no more memory than the input.
 func (r *Reader) readN(opOff int64, op Opcode, n int64) ([]byte, error) {
+	if n <= smallArg {
+		buf := r.small(int(n))
+		return buf, r.readFull(opOff, op, buf)
+	}
 	if r.size >= 0 || n <= 64<<10 {
 		buf := make([]byte, n)
 		return buf, r.readFull(opOff, op, buf)
