@@ -182,6 +182,7 @@ type machine struct {
 	marks []mark
 	memo  memoTable
 	slab  []Node
+	items []*Node // chunk small item lists are carved from (see takeAll)
 	op    *Op
 	cur   Op
 	nbuf  int64
@@ -200,7 +201,7 @@ func RunStream(rd *Reader, index int) (*Stream, error) {
 	}
 	for {
 		var err error
-		m.cur, err = rd.Next()
+		err = rd.next(&m.cur)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				if rd.Offset() == m.st.Offset {
@@ -302,7 +303,19 @@ func (m *machine) log(k EventKind, n *Node, mut int) {
 }
 
 func (m *machine) takeAll(from int, by *Node) []*Node {
-	items := make([]*Node, 0, len(m.stack)-from)
+	n := len(m.stack) - from
+	var items []*Node
+	if n <= 64 {
+		// Small item lists are carved from a shared chunk (full slice
+		// expression: a later append reallocates, never writes past).
+		if n > len(m.items) {
+			m.items = make([]*Node, 2048)
+		}
+		items = m.items[:0:n]
+		m.items = m.items[n:]
+	} else {
+		items = make([]*Node, 0, n)
+	}
 	for _, s := range m.stack[from:] {
 		items = append(items, take(s, by))
 	}

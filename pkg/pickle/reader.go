@@ -404,17 +404,23 @@ func (r *Reader) stream(o *Op, n int64, utf8 bool) error {
 
 // Next reads the next opcode. At the end of the input it returns io.EOF.
 func (r *Reader) Next() (Op, error) {
+	var o Op
+	err := r.next(&o)
+	return o, err
+}
+
+// next is Next into *o (the machine reuses one Op).
+func (r *Reader) next(o *Op) error {
 	if r.frameEnd >= 0 && r.off >= r.frameEnd {
 		r.frameEnd = -1
 	}
-	var o Op
-	o.Offset = r.off
+	*o = Op{Offset: r.off}
 	c, err := r.br.ReadByte()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return o, io.EOF
+			return io.EOF
 		}
-		return o, r.errAt(r.off, 0, "read error: %v", err)
+		return r.errAt(r.off, 0, "read error: %v", err)
 	}
 	r.off++
 	if r.Tee != nil {
@@ -423,10 +429,10 @@ func (r *Reader) Next() (Op, error) {
 	o.Code = Opcode(c)
 	info := opTable[c]
 	if info == nil {
-		return o, &Error{File: r.file, Offset: o.Offset, Reason: fmt.Sprintf("invalid opcode byte 0x%02x (invalid load key %q)", c, rune(c))}
+		return &Error{File: r.file, Offset: o.Offset, Reason: fmt.Sprintf("invalid opcode byte 0x%02x (invalid load key %q)", c, rune(c))}
 	}
-	if err := r.arg(&o, info); err != nil {
-		return o, err
+	if err := r.arg(o, info); err != nil {
+		return err
 	}
 	o.Len = r.off - o.Offset
 	if o.Code == FRAME {
@@ -436,15 +442,15 @@ func (r *Reader) Next() (Op, error) {
 			// the byte boundaries ambiguous.
 			e := r.errAt(o.Offset, o.Code, "a new frame begins before the end of the current frame at offset %d", r.frameEnd)
 			e.Stricter = true
-			return o, e
+			return e
 		}
 		n := uint64(o.Int)
 		if o.Big != nil || n > uint64(r.left()) {
 			l := r.left()
-			return o, r.errAt(o.Offset, o.Code, "frame length %s exceeds the %d bytes left: pickle data was truncated", o.argString(), l)
+			return r.errAt(o.Offset, o.Code, "frame length %s exceeds the %d bytes left: pickle data was truncated", o.argString(), l)
 		}
 		if n > uint64(math.MaxInt64-r.off) {
-			return o, r.errAt(o.Offset, o.Code, "frame length %d overflows", n)
+			return r.errAt(o.Offset, o.Code, "frame length %d overflows", n)
 		}
 		// Size unknown (stdin): CPython reads the whole frame at once, so a
 		// frame that runs past the input fails here too. A frame larger
@@ -459,12 +465,12 @@ func (r *Reader) Next() (Op, error) {
 				have = r.readAhead(int64(n))
 			}
 			if uint64(have) < n {
-				return o, r.errAt(o.Offset, o.Code, "frame length %d exceeds the %d bytes left: pickle data was truncated", n, have)
+				return r.errAt(o.Offset, o.Code, "frame length %d exceeds the %d bytes left: pickle data was truncated", n, have)
 			}
 		}
 		r.frameEnd = r.off + int64(n)
 	}
-	return o, nil
+	return nil
 }
 
 // readAhead reads up to n bytes into memory (as many as arrive: memory
