@@ -21,7 +21,15 @@ type encState struct {
 	pure    []uint8 // by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided
 	pslot   []int32 // by node ID: 1 + index of the digest in pdig
 	pdig    []byte
-	iso     map[*pickle.Node][]byte
+	isoSlot []int32 // by node ID: 1 + index of the isolated digest in isoDig
+	isoDig  []byte
+	// Ordinals of the outermost isolated encoder, by node ID, valid when
+	// ordGen holds its generation (nested isolated encoders use a map).
+	ordGen  []uint32
+	ordVal  []int32
+	gen     uint32
+	genBusy bool
+	encPool []*encoder // finished isolated encoders, for reuse
 	active  map[*pickle.Node]bool
 	depth   int
 	budget  int64
@@ -34,7 +42,7 @@ var errBudget = errors.New("canonical ordering needs more work than pk allows fo
 func (v *View) state() *encState {
 	if v.enc == nil {
 		n := int(v.nsyn)
-		v.enc = &encState{pure: make([]uint8, n), pslot: make([]int32, n), iso: map[*pickle.Node][]byte{}, active: map[*pickle.Node]bool{}, budget: 32*int64(n) + 1<<20}
+		v.enc = &encState{pure: make([]uint8, n), pslot: make([]int32, n), active: map[*pickle.Node]bool{}, budget: 32*int64(n) + 1<<20}
 	}
 	return v.enc
 }
@@ -559,8 +567,12 @@ func (v *View) sortKeyed(ks []keyed, sc *scratch) {
 // marker instead.
 func (v *View) isoDigest(n *pickle.Node) []byte {
 	st := v.state()
-	if d, ok := st.iso[n]; ok {
-		return d
+	size := v.Opt.Algo.Size()
+	if st.isoSlot == nil {
+		st.isoSlot = make([]int32, v.nsyn)
+	}
+	if s := int(st.isoSlot[n.ID]); s > 0 {
+		return st.isoDig[(s-1)*size : s*size : s*size]
 	}
 	if st.active[n] || st.err != nil {
 		return []byte("\x00cycle")
@@ -574,11 +586,15 @@ func (v *View) isoDigest(n *pickle.Node) []byte {
 	e := newEncoder(v, true)
 	e.node(n)
 	e.run()
+	e.release()
 	delete(st.active, n)
 	st.depth--
-	d := e.sum()
-	st.iso[n] = d
-	return d
+	e.flush()
+	st.isoDig = e.h.Sum(st.isoDig)
+	st.isoSlot[n.ID] = int32(len(st.isoDig) / size)
+	st.encPool = append(st.encPool, e)
+	end := len(st.isoDig)
+	return st.isoDig[end-size : end : end]
 }
 
 // ---- the traversal ----
@@ -596,6 +612,7 @@ type encoder struct {
 	iso   bool
 	ordS  []int32 // main encoder: 1 + ordinal, by node ID
 	ordM  map[*pickle.Node]int32
+	gen   uint32 // isolated encoder using encState.ordGen/ordVal (0: not)
 	next  int32
 	stack []frame
 	seen  int64
@@ -605,13 +622,45 @@ type encoder struct {
 }
 
 func newEncoder(v *View, iso bool) *encoder {
-	e := &encoder{v: v, h: v.Opt.Algo.New(), iso: iso}
+	var e *encoder
+	if st := v.state(); iso && len(st.encPool) > 0 {
+		// reuse a finished isolated encoder: its buffers and hash
+		e = st.encPool[len(st.encPool)-1]
+		st.encPool = st.encPool[:len(st.encPool)-1]
+		e.h.Reset()
+		m := e.ordM
+		if len(m) > 256 {
+			m = nil // clearing a large map costs its size on every reuse
+		}
+		clear(m)
+		*e = encoder{v: v, h: e.h, iso: true, buf: e.buf[:0], stack: e.stack[:0], chbuf: e.chbuf[:0], ordM: m}
+	} else {
+		e = &encoder{v: v, h: v.Opt.Algo.New(), iso: iso}
+	}
 	if iso {
-		e.ordM = map[*pickle.Node]int32{}
+		st := v.state()
+		if !st.genBusy {
+			if st.ordGen == nil || st.gen == math.MaxUint32 {
+				st.ordGen, st.ordVal, st.gen = make([]uint32, v.nsyn), make([]int32, v.nsyn), 0
+			}
+			st.gen++
+			st.genBusy = true
+			e.gen = st.gen
+		} else if e.ordM == nil {
+			e.ordM = map[*pickle.Node]int32{}
+		}
 	} else {
 		e.ordS = make([]int32, v.nsyn)
 	}
 	return e
+}
+
+// release gives the shared ordinal table back (isolated encoders).
+func (e *encoder) release() {
+	if e.gen != 0 {
+		e.v.enc.genBusy = false
+		e.gen = 0
+	}
 }
 
 func (e *encoder) flush() {
@@ -629,6 +678,10 @@ func (e *encoder) sum() []byte {
 func (e *encoder) write(b ...byte) { e.buf = append(e.buf, b...) }
 
 func (e *encoder) ordinal(n *pickle.Node) (int32, bool) {
+	if e.gen != 0 {
+		st := e.v.enc
+		return st.ordVal[n.ID], st.ordGen[n.ID] == e.gen
+	}
 	if e.iso {
 		o, ok := e.ordM[n]
 		return o, ok
@@ -638,7 +691,10 @@ func (e *encoder) ordinal(n *pickle.Node) (int32, bool) {
 }
 
 func (e *encoder) assign(n *pickle.Node) {
-	if e.iso {
+	if e.gen != 0 {
+		st := e.v.enc
+		st.ordGen[n.ID], st.ordVal[n.ID] = e.gen, e.next
+	} else if e.iso {
 		e.ordM[n] = e.next
 	} else {
 		e.ordS[n.ID] = e.next + 1

@@ -45,13 +45,13 @@ func (v *View) wrap(n *pickle.Node, parent *Node, edge string) *Node {
 	}
 	n = v.res(n)
 	if v.vn == nil {
-		v.vn = map[*pickle.Node]*Node{}
+		v.vn = make([]*Node, v.nsyn)
 	}
-	if w, ok := v.vn[n]; ok {
+	if w := v.vn[n.ID]; w != nil {
 		return w
 	}
 	w := &Node{v: v, src: n, parent: parent, edge: edge}
-	v.vn[n] = w
+	v.vn[n.ID] = w
 	return w
 }
 

@@ -3,7 +3,10 @@ package canon
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // BenchmarkHashFile hashes the file named by PK_BENCH_FILE (for profiling
@@ -79,5 +82,63 @@ func TestDictPermCacheSameDigest(t *testing.T) {
 	}
 	if digestOf(t, data, Options{}) == digestOf(t, other, Options{}) {
 		t.Error("changing one value kept the digest")
+	}
+}
+
+// Isolated digests are cached by node ID and computed by pooled encoders
+// sharing one ordinal table: the digest of a node must not depend on which
+// digests were computed before it.
+func TestIsoDigestOrderIndependent(t *testing.T) {
+	files := []string{"../../testdata/fixtures/stdlib/item_selfref_list_p5_c_py311.pkl"}
+	more, _ := filepath.Glob("../../testdata/fixtures/cloudpickle/*.pkl")
+	files = append(files, more...)
+	datas := [][]byte{recordsPickle()}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			datas = append(datas, b)
+		}
+	}
+	for i, data := range datas {
+		f := parse(t, data)
+		s := f.Streams[0]
+		collect := func(v *View) []*Node {
+			var out []*Node
+			queue := []*Node{v.Root()}
+			seen := map[*Node]bool{}
+			for len(queue) > 0 && len(out) < 3000 {
+				n := queue[0]
+				queue = queue[1:]
+				if n == nil || seen[n] {
+					continue
+				}
+				seen[n] = true
+				out = append(out, n)
+				queue = append(queue, n.Items()...)
+				for _, e := range n.Entries() {
+					queue = append(queue, e.Key, e.Value)
+				}
+				if n.Kind() == pickle.KindCall {
+					queue = append(queue, n.Func(), n.Args(), n.Kwargs())
+				}
+				for _, o := range n.Ops() {
+					queue = append(queue, o.Args...)
+				}
+			}
+			return out
+		}
+		va, vb := Normalize(s, Options{}), Normalize(s, Options{})
+		na, nb := collect(va), collect(vb)
+		if len(na) != len(nb) {
+			t.Fatalf("input %d: %d and %d nodes", i, len(na), len(nb))
+		}
+		da := make([]string, len(na))
+		for j, n := range na {
+			da[j] = n.HexDigest()
+		}
+		for j := len(nb) - 1; j >= 0; j-- {
+			if d := nb[j].HexDigest(); d != da[j] {
+				t.Errorf("input %d node %d (%s): digest %s forward, %s backward", i, j, nb[j].Path(), da[j], d)
+			}
+		}
 	}
 }

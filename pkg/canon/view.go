@@ -86,7 +86,7 @@ type View struct {
 
 	enc   *encState // lazily built encoding state
 	pool  []*scratch
-	vn    map[*pickle.Node]*Node
+	vn    []*Node  // by node ID: the view's node (see wrap)
 	dperm dictPerm // the last dict ordering computed (see dictEntries)
 }
 
