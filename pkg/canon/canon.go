@@ -74,6 +74,18 @@ func (a Algo) New() hash.Hash {
 	return sha256.New()
 }
 
+// sum appends the digest of data to dst: H(data) exactly as New, Write and
+// Sum give it, without a hasher per call for SHA-256.
+func (a Algo) sum(dst, data []byte) []byte {
+	if a == SHA256 {
+		s := sha256.Sum256(data)
+		return append(dst, s[:]...)
+	}
+	h := a.New()
+	h.Write(data)
+	return h.Sum(dst)
+}
+
 // Size is the digest size in bytes.
 func (a Algo) Size() int {
 	if a == XXH3 {

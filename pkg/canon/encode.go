@@ -147,9 +147,7 @@ func (v *View) appendPayload(b []byte, short, long byte, n *pickle.Node) []byte 
 	}
 	b = append(b, long)
 	b = appendUvarint(b, uint64(len(n.Str)))
-	h := v.Opt.Algo.New()
-	h.Write([]byte(n.Str))
-	return h.Sum(b)
+	return v.Opt.Algo.sum(b, unsafe.Slice(unsafe.StringData(n.Str), len(n.Str)))
 }
 
 func appendInt(b []byte, n *pickle.Node) []byte {
@@ -247,9 +245,7 @@ func (v *View) pureDigest(n *pickle.Node) []byte {
 			continue
 		}
 		buf = v.pureBody(buf[:0], x)
-		h := v.Opt.Algo.New()
-		h.Write(buf)
-		st.pdig = h.Sum(st.pdig)
+		st.pdig = v.Opt.Algo.sum(st.pdig, buf)
 		st.pslot[x.ID] = int32(len(st.pdig) / v.Opt.Algo.Size())
 		stack = stack[:len(stack)-1]
 	}
@@ -589,8 +585,12 @@ func (v *View) isoDigest(n *pickle.Node) []byte {
 	e.release()
 	delete(st.active, n)
 	st.depth--
-	e.flush()
-	st.isoDig = e.h.Sum(st.isoDig)
+	if e.wrote {
+		e.flush()
+		st.isoDig = e.h.Sum(st.isoDig)
+	} else { // all of it is still in the buffer: hash it in one go
+		st.isoDig = v.Opt.Algo.sum(st.isoDig, e.buf)
+	}
 	st.isoSlot[n.ID] = int32(len(st.isoDig) / size)
 	st.encPool = append(st.encPool, e)
 	end := len(st.isoDig)
@@ -613,6 +613,7 @@ type encoder struct {
 	ordS  []int32 // main encoder: 1 + ordinal, by node ID
 	ordM  map[*pickle.Node]int32
 	gen   uint32 // isolated encoder using encState.ordGen/ordVal (0: not)
+	wrote bool   // some of the encoding went to h (else all is in buf)
 	next  int32
 	stack []frame
 	seen  int64
@@ -665,6 +666,7 @@ func (e *encoder) release() {
 
 func (e *encoder) flush() {
 	if len(e.buf) > 0 {
+		e.wrote = true
 		e.h.Write(e.buf)
 		e.buf = e.buf[:0]
 	}

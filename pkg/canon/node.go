@@ -90,9 +90,7 @@ func (n *Node) Pure() bool { return n.v.isPure(n.src) }
 func (n *Node) Digest() []byte {
 	v := n.v
 	if n.Pure() {
-		h := v.Opt.Algo.New()
-		h.Write(v.appendPure(nil, n.src))
-		return h.Sum(nil)
+		return v.Opt.Algo.sum(nil, v.appendPure(nil, n.src))
 	}
 	return v.isoDigest(n.src)
 }
