@@ -182,11 +182,8 @@ type cmp struct {
 	// first paths of identity nodes, per side
 	seenA, seenB map[*canon.Node]string
 	pairs        map[[2]*canon.Node]bool
-	sizesA       map[*pickle.Stream][]int64
-	sizesB       map[*pickle.Stream][]int64
 	docA         *input.Doc
 	tensorsA     map[string]string
-	curA, curB   *pickle.Stream
 }
 
 func (c *cmp) add(e Entry) { c.entries = append(c.entries, e) }
@@ -365,7 +362,6 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.opt.Canon), canon.Normalize(sb, c.opt.Canon)
 	c.seenA, c.seenB = map[*canon.Node]string{}, map[*canon.Node]string{}
 	c.pairs = map[[2]*canon.Node]bool{}
-	c.curA, c.curB = sa, sb
 	c.walk(va.Root(), vb.Root(), root, true)
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
 	if len(ea) == 0 && len(eb) == 0 {
@@ -894,76 +890,33 @@ func firstDiff(a, b *canon.Node) string {
 	return fmt.Sprintf("first difference at byte %d of %d/%d", i, len(sa), len(sb))
 }
 
-// size returns the stream bytes of a node's subtree (ownership tree), for
-// values large enough to matter.
+// size returns the stream bytes of a node's subtree in the ownership tree
+// (what building it took; shared objects count where they were built), or
+// the payload length of a str/bytes value.
 func (c *cmp) size(n *canon.Node, sideA bool) int64 {
 	src := n.Src()
 	switch src.Kind {
 	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat:
 		return 0
-	}
-	st := c.curB
-	m := &c.sizesB
-	if sideA {
-		st, m = c.curA, &c.sizesA
-	}
-	if st == nil || int(src.ID) >= len(st.All) || st.All[src.ID] != src {
+	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
 		return src.Len()
 	}
-	if *m == nil {
-		*m = map[*pickle.Stream][]int64{}
-	}
-	sz, ok := (*m)[st]
-	if !ok {
-		sz = inclusive(st)
-		(*m)[st] = sz
-	}
-	return sz[src.ID]
+	return owned(src)
 }
 
-// inclusive computes every node's inclusive size over the ownership tree
-// without recursion: depth by memoised owner chains, then deepest first.
-func inclusive(st *pickle.Stream) []int64 {
-	n := len(st.All)
-	depth := make([]int32, n)
-	for i := range depth {
-		depth[i] = -1
-	}
-	var chain []int32
-	maxd := int32(0)
-	for i, x := range st.All {
-		chain = chain[:0]
-		cur := x
-		for cur != nil && depth[cur.ID] < 0 {
-			chain = append(chain, cur.ID)
-			cur = cur.Owner
-		}
-		d := int32(-1)
-		if cur != nil {
-			d = depth[cur.ID]
-		}
-		for j := len(chain) - 1; j >= 0; j-- {
-			d++
-			depth[chain[j]] = d
-		}
-		if depth[i] > maxd {
-			maxd = depth[i]
-		}
-	}
-	buckets := make([][]int32, maxd+1)
-	for i, d := range depth {
-		buckets[d] = append(buckets[d], int32(i))
-	}
-	size := make([]int64, n)
-	for i, x := range st.All {
-		size[i] = x.Self
-	}
-	for d := maxd; d > 0; d-- {
-		for _, i := range buckets[d] {
-			if o := st.All[i].Owner; o != nil {
-				size[o.ID] += size[i]
+// owned sums Self over the nodes n owns, without recursion.
+func owned(n *pickle.Node) int64 {
+	var total int64
+	stack := []*pickle.Node{n}
+	for steps := 0; len(stack) > 0 && steps < 1<<28; steps++ { // ownership is a tree; the cap is a guard
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		total += x.Self
+		for _, ch := range x.Children() {
+			if ch.Owner == x && ch != x {
+				stack = append(stack, ch)
 			}
 		}
 	}
-	return size
+	return total
 }
