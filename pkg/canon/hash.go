@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"runtime"
 
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -219,10 +220,22 @@ func writeDigest(h hash.Hash, d []byte, opt Options, file string, off int64) err
 func HashFile(path string, opt Options) (*Result, error) {
 	// The graph stays live from the parse to the end of the hash: keep the
 	// collector at the parse's pace throughout (see pickle.QuietGC).
-	defer pickle.QuietGC()()
+	release := pickle.QuietGC()
 	doc, err := input.Open(path, ReadOptions(opt))
 	if err != nil {
+		release()
 		return nil, err
 	}
-	return HashDoc(doc, opt)
+	res, err := HashDoc(doc, opt)
+	big := doc.Size >= reclaimSize
+	if release() && big {
+		// Other inputs are being hashed at the quiet pace: reclaim this
+		// graph now rather than let dead graphs pile up.
+		runtime.GC()
+	}
+	return res, err
 }
+
+// reclaimSize is the input size from which HashFile collects its dead graph
+// at once when other hashes run concurrently.
+const reclaimSize = 32 << 20

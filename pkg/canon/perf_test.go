@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -139,6 +140,48 @@ func TestIsoDigestOrderIndependent(t *testing.T) {
 			if d := nb[j].HexDigest(); d != da[j] {
 				t.Errorf("input %d node %d (%s): digest %s forward, %s backward", i, j, nb[j].Path(), da[j], d)
 			}
+		}
+	}
+}
+
+// HashFile raises the GC percent while it works (pickle.QuietGC) and puts
+// back whatever was set before, also when it was off or higher.
+func TestHashFileRestoresGCPercent(t *testing.T) {
+	const f = "../../testdata/fixtures/stdlib/item_selfref_list_p5_c_py311.pkl"
+	if _, err := os.Stat(f); err != nil {
+		t.Skip(err)
+	}
+	orig := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(orig)
+	for _, before := range []int{150, -1, 5000} {
+		debug.SetGCPercent(before)
+		if _, err := HashFile(f, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := debug.SetGCPercent(before); got != before {
+			t.Errorf("GC percent %d before HashFile, %d after", before, got)
+		}
+		release := pickle.QuietGC()
+		release2 := pickle.QuietGC() // nested
+		want := max(before, pickle.GCPercentWhileParsing)
+		if before < 0 {
+			want = before
+		}
+		if got := debug.SetGCPercent(want); got != want {
+			t.Errorf("GC percent %d while quiet (before: %d), want %d", got, before, want)
+		}
+		if !release2() {
+			t.Error("restore of the inner hold: want others=true")
+		}
+		if got := debug.SetGCPercent(want); got != want {
+			t.Errorf("GC percent %d after the inner release, want %d", got, want)
+		}
+		if release() {
+			t.Error("restore of the last hold: want others=false")
+		}
+		release() // a second call does nothing
+		if got := debug.SetGCPercent(before); got != before {
+			t.Errorf("GC percent %d after the holds, want %d", got, before)
 		}
 	}
 }

@@ -70,7 +70,13 @@ var gcQuiet struct {
 // the first is restored after the last. Parse uses it; a caller that goes
 // on working on the graph (hashing it) may hold it longer, so that the
 // collector does not scan the graph once more as soon as Parse returns.
-func QuietGC() (restore func()) {
+//
+// restore reports whether other holders remain. While holds overlap (pk
+// hash --jobs over many inputs) the collector stays at the quiet pace, so a
+// caller that has just dropped a large graph should then run runtime.GC
+// itself, or dead graphs pile up to GCPercentWhileParsing/100 times what is
+// live.
+func QuietGC() (restore func() (others bool)) {
 	gcQuiet.Lock()
 	if gcQuiet.users == 0 {
 		gcQuiet.prev = debug.SetGCPercent(GCPercentWhileParsing)
@@ -81,15 +87,17 @@ func QuietGC() (restore func()) {
 	gcQuiet.users++
 	gcQuiet.Unlock()
 	var once sync.Once
-	return func() {
+	return func() (others bool) {
 		once.Do(func() {
 			gcQuiet.Lock()
 			gcQuiet.users--
 			if gcQuiet.users == 0 {
 				debug.SetGCPercent(gcQuiet.prev)
 			}
+			others = gcQuiet.users > 0
 			gcQuiet.Unlock()
 		})
+		return others
 	}
 }
 
