@@ -114,6 +114,9 @@ type Options struct {
 	// StripLineno replaces line numbers of code objects (co_firstlineno) and
 	// Python 3.13 class __firstlineno__ by a placeholder (profiles only).
 	StripLineno bool
+
+	// storageKeys maps legacy torch storage keys to ordinals (DocOptions).
+	storageKeys map[string]int
 }
 
 // Tag returns the prefix of a digest string: "pk1" plus the options that

@@ -150,9 +150,11 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	var buf []byte
 	res := &Result{}
 	multi := len(doc.Parts) > 1
-	for i, p := range doc.Parts {
+	opt = DocOptions(doc, opt)
+	for _, ref := range Parts(doc, opt) {
+		p := doc.Parts[ref.Index]
 		buf = append(buf[:0], 'P')
-		buf = appendStr(buf, doc.Key(i))
+		buf = appendStr(buf, ref.Name)
 		switch {
 		case p.Pickle != nil:
 			f := p.Pickle

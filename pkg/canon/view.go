@@ -108,7 +108,14 @@ func Normalize(s *pickle.Stream, opt Options) *View {
 			v.call(n)
 		case pickle.KindGlobal:
 			v.dillMain(n)
+		case pickle.KindPersID:
+			if opt.storageKeys != nil {
+				v.storageKey(n)
+			}
 		}
+	}
+	if opt.storageKeys != nil {
+		v.storageKeyList()
 	}
 	if !opt.Strict {
 		for _, n := range s.Popped {
