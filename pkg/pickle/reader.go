@@ -431,8 +431,10 @@ func (r *Reader) next(o *Op) error {
 	if info == nil {
 		return &Error{File: r.file, Offset: o.Offset, Reason: fmt.Sprintf("invalid opcode byte 0x%02x (invalid load key %q)", c, rune(c))}
 	}
-	if err := r.arg(o, info); err != nil {
-		return err
+	if r.Tee != nil || !r.fastArg(o, info) {
+		if err := r.arg(o, info); err != nil {
+			return err
+		}
 	}
 	o.Len = r.off - o.Offset
 	if o.Code == FRAME {
@@ -496,6 +498,67 @@ func (o *Op) argString() string {
 		return o.Big.String()
 	}
 	return fmt.Sprint(o.Int)
+}
+
+// fastArg decodes the argument of the common fixed-width and short-string
+// opcodes straight from the read buffer when all of its bytes are there
+// and inside the current frame and the input. It reports false, having
+// consumed nothing, in every other case (arg then reads the argument and
+// reports any error).
+func (r *Reader) fastArg(o *Op, info *OpInfo) bool {
+	var k int
+	switch info.Arg {
+	case ArgNone:
+		return true
+	case ArgUint1:
+		k = 1
+	case ArgUint2:
+		k = 2
+	case ArgInt4, ArgUint4:
+		k = 4
+	case ArgFloat8:
+		k = 8
+	case ArgString1, ArgBytes1, ArgUnicode1:
+		b, err := r.br.Peek(1)
+		if err != nil {
+			return false
+		}
+		k = 1 + int(b[0])
+		if int64(b[0]) >= r.threshold() {
+			return false
+		}
+	default:
+		return false
+	}
+	if k > r.br.Buffered() || int64(k) > r.left() || (r.frameEnd >= 0 && o.Offset < r.frameEnd && int64(k) > r.frameEnd-r.off) {
+		return false
+	}
+	b, _ := r.br.Peek(k)
+	switch info.Arg {
+	case ArgUint1:
+		o.Int = int64(b[0])
+	case ArgUint2:
+		o.Int = int64(binary.LittleEndian.Uint16(b))
+	case ArgInt4:
+		o.Int = int64(int32(binary.LittleEndian.Uint32(b)))
+	case ArgUint4:
+		o.Int = int64(binary.LittleEndian.Uint32(b))
+	case ArgFloat8:
+		o.Int = int64(binary.BigEndian.Uint64(b))
+	default: // short str/bytes
+		p := b[1:]
+		if info.Arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
+			return false
+		}
+		if len(p) > 0 {
+			buf := r.small(len(p))
+			copy(buf, p)
+			o.Str = unsafe.String(&buf[0], len(buf))
+		}
+	}
+	r.br.Discard(k)
+	r.off += int64(k)
+	return true
 }
 
 func (r *Reader) arg(o *Op, info *OpInfo) error {
