@@ -252,6 +252,9 @@ func (v *View) call(n *pickle.Node) {
 	}
 	noMuts := len(n.Muts()) == 0
 	who := v.callable(n.Func())
+	if who == "" && len(args) == 0 {
+		v.partialNewobjEx(n, args)
+	}
 	switch who {
 	case "std:builtins.getattr":
 		if !noMuts || len(args) != 2 {
