@@ -70,3 +70,33 @@ func (v *View) partialNewobjEx(n *pickle.Node, args []*pickle.Node) {
 	c.X.Kwargs = kw
 	v.replace(n, c, RulePartialNewobjEx)
 }
+
+// copyKwargs gives every NEWOBJ_EX call a keyword dict of its own: the
+// callee receives **kwargs, a new dict, so whether the pickled dict is also
+// referenced elsewhere (protocol 4 shares it with the object's state when
+// the state holds it; protocol 2-3's partial holds a copy) is not
+// observable. The copy is a synthetic dict with the same items.
+func (v *View) copyKwargs() {
+	for _, n := range v.Stream.All {
+		if n.Kind != pickle.KindCall {
+			continue
+		}
+		r := v.res(n)
+		if r == nil || r.Kind != pickle.KindCall || r.Op != pickle.NEWOBJ_EX {
+			continue
+		}
+		kw := v.res(r.Kwargs())
+		if kw == nil || kw.Kind != pickle.KindDict || len(kw.Muts()) > 0 || len(v.ops(kw)) > 0 {
+			continue
+		}
+		d := v.synth(pickle.KindDict, kw)
+		d.Items = kw.Items
+		c := v.synth(pickle.KindCall, r)
+		c.Op, c.Flags = r.Op, r.Flags
+		c.X = &pickle.Extra{Func: r.Func(), Args: r.Args(), Kwargs: d, Muts: r.Muts()}
+		v.repl[n] = c
+		if r != n {
+			v.repl[r] = c
+		}
+	}
+}

@@ -117,6 +117,7 @@ func Normalize(s *pickle.Stream, opt Options) *View {
 	if opt.storageKeys != nil {
 		v.storageKeyList()
 	}
+	v.copyKwargs()
 	if !opt.Strict {
 		for _, n := range s.Popped {
 			if n.Kind == pickle.KindCall {
