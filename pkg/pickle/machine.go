@@ -205,7 +205,7 @@ func RunStream(rd *Reader, index int) (*Stream, error) {
 		// fraction up front (untouched capacity costs address space, not memory).
 		est := min(left/6, 1<<25)
 		m.st.All = make([]*Node, 0, est)
-		m.memo.dense = make([]*Node, 0, est/2)
+		m.memo.dense = make([]int32, 0, est/2)
 	}
 	for {
 		var err error
@@ -554,7 +554,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		top.Flags |= FlagMemo
 		m.memo.put(idx, top)
 	case GET, BINGET, LONG_BINGET:
-		n, ok := m.memo.get(o.Int)
+		n, ok := m.memo.get(o.Int, m.st.All)
 		if !ok {
 			return false, m.fail("memo value not found at index %d", o.Int)
 		}
@@ -802,9 +802,11 @@ func maybeStr(n *Node) bool {
 }
 
 // memoTable is the memo: dense for the indices picklers write (0, 1, 2, ...),
-// a map for the rest, so a huge LONG_BINPUT index costs one map entry.
+// a map for the rest, so a huge LONG_BINPUT index costs one map entry. The
+// dense part holds 1 + the node's ID (0: unset): half the size of pointers,
+// and nothing for the garbage collector to scan.
 type memoTable struct {
-	dense  []*Node
+	dense  []int32
 	sparse map[int64]*Node
 	count  int // entries set, as len(memo) in CPython (MEMOIZE stores there)
 }
@@ -812,16 +814,16 @@ type memoTable struct {
 func (t *memoTable) put(i int64, n *Node) {
 	switch {
 	case i >= 0 && i < int64(len(t.dense)):
-		if t.dense[i] == nil {
+		if t.dense[i] == 0 {
 			t.count++
 		}
-		t.dense[i] = n
+		t.dense[i] = n.ID + 1
 	case i == int64(len(t.dense)):
 		if _, ok := t.sparse[i]; ok {
 			delete(t.sparse, i)
 			t.count--
 		}
-		t.dense = append(t.dense, n)
+		t.dense = append(t.dense, n.ID+1)
 		t.count++
 	default:
 		if t.sparse == nil {
@@ -834,10 +836,14 @@ func (t *memoTable) put(i int64, n *Node) {
 	}
 }
 
-func (t *memoTable) get(i int64) (*Node, bool) {
+// get returns the node stored at index i; all is the stream's nodes by ID.
+func (t *memoTable) get(i int64, all []*Node) (*Node, bool) {
 	if i >= 0 && i < int64(len(t.dense)) {
-		n := t.dense[i]
-		return n, n != nil
+		id := t.dense[i]
+		if id == 0 {
+			return nil, false
+		}
+		return all[id-1], true
 	}
 	n, ok := t.sparse[i]
 	return n, ok
