@@ -44,6 +44,8 @@ func ParseFile(path string, opt Options) (*File, error) {
 // Parse reads every pickle stream in r (size bytes, -1 if unknown) into
 // graphs. The first stream must be a complete pickle; bytes after the last
 // complete stream that do not form one are reported in File.Trailing.
+// The garbage collector runs at a slower pace while Parse builds the graph
+// (see QuietGC).
 func Parse(r io.Reader, size int64, name string, opt Options) (*File, error) {
 	rd := NewReader(r, size, name)
 	rd.BlobThreshold = opt.BlobThreshold
@@ -101,7 +103,8 @@ func QuietGC() (restore func() (others bool)) {
 	}
 }
 
-// ParseReader is Parse over an existing Reader.
+// ParseReader is Parse over an existing Reader. Like Parse, it holds
+// QuietGC while it runs: the process's GC percent is raised for that time.
 func ParseReader(rd *Reader, opt Options) (*File, error) {
 	defer QuietGC()()
 	f := &File{Name: rd.Name()}
