@@ -206,7 +206,7 @@ func RunStream(rd *Reader, index int) (*Stream, error) {
 	if left := rd.left(); left < math.MaxInt64 {
 		// Nodes and memo entries are bounded by the opcodes left; reserve a
 		// fraction up front (untouched capacity costs address space, not memory).
-		est := min(left/6, 1<<25)
+		est := min(left/16, 1<<22) // bounded: the collector scans the whole capacity
 		m.st.All = make([]*Node, 0, est)
 		m.memo.dense = make([]int32, 0, est/2)
 	}
@@ -259,6 +259,9 @@ func (m *machine) newNode(k Kind) *Node {
 	n := &m.slab[0]
 	m.slab = m.slab[1:]
 	*n = Node{Kind: k, Op: m.op.Code, ID: int32(len(m.st.All)), Offset: m.op.Offset}
+	if len(m.st.All) == cap(m.st.All) {
+		m.growAll()
+	}
 	m.st.All = append(m.st.All, n)
 	return n
 }
@@ -850,4 +853,24 @@ func (t *memoTable) get(i int64, all []*Node) (*Node, bool) {
 	}
 	n, ok := t.sparse[i]
 	return n, ok
+}
+
+// growAll makes room in Stream.All: with the input size known, for the node
+// count projected from the bytes read so far (one copy instead of a series
+// of doublings, and no large unused capacity for the collector to scan).
+func (m *machine) growAll() {
+	n := int64(len(m.st.All))
+	size := m.rd.Size()
+	done := m.rd.Offset() - m.st.Offset
+	if size < 0 || done <= 0 || n < 1024 {
+		return // append doubles
+	}
+	proj := n * (size - m.st.Offset) / done
+	proj += proj/16 + 1024
+	if floor := n + n/4; proj < floor {
+		proj = floor
+	}
+	all := make([]*Node, n, proj)
+	copy(all, m.st.All)
+	m.st.All = all
 }
