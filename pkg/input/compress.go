@@ -170,7 +170,9 @@ func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options,
 		return nil, &Error{File: doc.Path, Member: layer, Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
 	}
 	defer closer()
-	lim := &limitReader{r: dec, limit: limit, file: doc.Path, layer: layer}
+	ra := newReadAhead(dec)
+	defer ra.Close() // before closer: the goroutine stops reading dec first
+	lim := &limitReader{r: ra, limit: limit, file: doc.Path, layer: layer}
 	inner := bufio.NewReaderSize(lim, 256<<10)
 	head, _ := inner.Peek(16)
 	if err := lim.failure(); err != nil && len(head) == 0 {
