@@ -25,13 +25,14 @@ type hashFlags struct {
 	keepDictOrder, strict                   bool
 	jobs                                    int
 	check, algo                             string
+	checkMode                               bool
 	strip                                   []string
 }
 
 func newHashCmd() *cobra.Command {
 	var f hashFlags
 	c := &cobra.Command{
-		Use:   "hash FILE...",
+		Use:   "hash FILE... | hash --check [SUMS]",
 		Short: "Canonical digest of pickles that survives re-pickling (also run as pkhash)",
 		Long: `pk hash prints one "DIGEST  NAME" line per input, as sha256sum does ("-" is
 stdin). The digest is computed over pk's canonical form (docs/canonical-form.md):
@@ -48,8 +49,17 @@ See docs/pk-hash.md.`,
 			if err != nil {
 				return &ExitError{Code: ExitTrouble, Err: err}
 			}
-			if f.check != "" {
-				return runCheck(c.OutOrStdout(), f, args)
+			if f.checkMode {
+				// as sha256sum -c: the SUMS file is the argument ("-" or none: stdin)
+				switch len(args) {
+				case 0:
+					f.check = "-"
+				case 1:
+					f.check = args[0]
+				default:
+					return &ExitError{Code: ExitTrouble, Err: errors.New("--check reads one SUMS file")}
+				}
+				return runCheck(c.OutOrStdout(), f, nil)
 			}
 			if len(args) == 0 {
 				return &ExitError{Code: ExitTrouble, Err: errors.New("hash: no input (use - for stdin)")}
@@ -62,7 +72,7 @@ See docs/pk-hash.md.`,
 	fl.IntVar(&f.jobs, "jobs", runtime.GOMAXPROCS(0), "inputs hashed in parallel (output stays in argument order)")
 	fl.BoolVar(&f.json, "json", false, `one JSON object per input: {"name","digest","explain":[...]} or {"name","error"}`)
 	fl.BoolVar(&f.explain, "explain", false, "list what was normalised and where (rule, path, count) after each digest")
-	fl.StringVarP(&f.check, "check", "c", "", "read DIGEST  NAME lines from SUMS ('-' for stdin) and verify them")
+	fl.BoolVarP(&f.checkMode, "check", "c", false, "read DIGEST  NAME lines from the SUMS argument ('-' or none: stdin) and verify them")
 	fl.BoolVar(&f.quiet, "quiet", false, "with --check: do not print OK lines")
 	fl.BoolVar(&f.status, "status", false, "with --check: print nothing, the exit code says it all")
 	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "do not sort plain dicts: their insertion order counts")
