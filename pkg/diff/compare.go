@@ -500,6 +500,12 @@ func (c *cmp) compare(t task) []task {
 	return c.opsDiff(a, b, path)
 }
 
+// shared reports whether an identity object is referenced more than once
+// in its stream (so its sharing pattern can differ between two sides).
+func shared(n *canon.Node) bool {
+	return !n.Pure() && n.Src().Flags&pickle.FlagShared != 0
+}
+
 func digests(ns []*canon.Node) []string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
@@ -521,8 +527,9 @@ func (c *cmp) seq(ia, ib []*canon.Node, path, format string, a, b *canon.Node) [
 		case '~':
 			kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: path + fmt.Sprintf(format, o.B), differ: true})
 		case '=':
-			// equal content; still visited one level for object sharing
-			if !ia[o.A].Pure() || !ib[o.B].Pure() {
+			// equal content; still visited one level when either side is
+			// referenced from elsewhere too, to compare object sharing
+			if shared(ia[o.A]) || shared(ib[o.B]) {
 				kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: path + fmt.Sprintf(format, o.B)})
 			}
 		}

@@ -57,6 +57,7 @@ const (
 	FlagDotted                     // a dotted global name read at protocol < 4 (CPython does not resolve it)
 	FlagMapped                     // global renamed by the Python 2 → 3 mapping (protocol < 3)
 	FlagMemo                       // stored in the memo at least once
+	FlagShared                     // referenced again after it was built (GET or DUP): one object, several places
 )
 
 // Node is one object of the graph. Shared objects are one node with several

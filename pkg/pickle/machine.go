@@ -403,6 +403,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, m.underflow()
 		}
 		top := m.stack[len(m.stack)-1]
+		top.n.Flags |= FlagShared
 		m.stack = append(m.stack, slot{n: top.n, pending: o.Len})
 
 	// scalars
@@ -564,6 +565,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		if !ok {
 			return false, m.fail("memo value not found at index %d", o.Int)
 		}
+		n.Flags |= FlagShared
 		m.stack = append(m.stack, slot{n: n, pending: o.Len})
 
 	// globals and calls

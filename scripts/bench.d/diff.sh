@@ -16,7 +16,8 @@ if [ ! -s "$A" ] || [ ! -s "$B" ]; then
 fi
 measure() { # prints "seconds maxrss_kb"
   /usr/bin/time -f "%e %M" -o /tmp/pk-bench-diff.$$ "$@" >/dev/null 2>&1 || true
-  cat /tmp/pk-bench-diff.$$; rm -f /tmp/pk-bench-diff.$$
+  # the last line: /usr/bin/time puts "Command exited with non-zero status 1" first
+  tail -n 1 /tmp/pk-bench-diff.$$; rm -f /tmp/pk-bench-diff.$$
 }
 sa=$(stat -c %s "$A"); sb=$(stat -c %s "$B")
 echo "== pk diff: $A vs $B ($(( (sa + sb) / 1048576 )) MB together, one value changed)"
