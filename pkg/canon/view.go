@@ -209,24 +209,32 @@ func dillName(mod, name string) string {
 
 // callable classifies the callable of a call node: "std:<module.name>",
 // "cp:<name>", "dill:<name>", or "" when it is not a plain global.
-func (v *View) callable(fn *pickle.Node) string {
+func (v *View) callable(fn *pickle.Node) string { return v.callableAt(fn, false) }
+
+// callableAt is callable; inner is set for the callable of a
+// _builtin_type/_load_type call, which must be a global: one level only, so
+// a chain f()()()... costs one step per call, not the chain's length.
+func (v *View) callableAt(fn *pickle.Node, inner bool) string {
 	mod, name, ok := v.global(fn)
 	if !ok {
+		if inner {
+			return ""
+		}
 		// cloudpickle _builtin_type('X') / dill _load_type('X') stand for types.X.
 		c := v.res(fn)
 		if c == nil || c.Kind != pickle.KindCall || c.Op != pickle.REDUCE || len(c.Muts()) > 0 {
 			return ""
 		}
-		inner := v.callable(c.Func())
+		in := v.callableAt(c.Func(), true)
 		args, ok := v.tuple(c.Args())
-		if !ok || len(args) != 1 || (inner != "cp:_builtin_type" && inner != "dill:_load_type") {
+		if !ok || len(args) != 1 || (in != "cp:_builtin_type" && in != "dill:_load_type") {
 			return ""
 		}
 		s, ok := v.str(args[0])
 		if !ok {
 			return ""
 		}
-		if inner == "dill:_load_type" && !strings.HasSuffix(s, "Type") {
+		if in == "dill:_load_type" && !strings.HasSuffix(s, "Type") {
 			// dill's _reverse_typemap: builtin type names ('bytes', 'list') and
 			// the types module's *Type names.
 			return "std:builtins." + s

@@ -397,18 +397,33 @@ type task struct {
 	// differ is set when the pair is already known to differ (the stream
 	// digests differ), so its subtree digests need not be computed.
 	differ bool
+	depth  int
 }
+
+// MaxDepth bounds how deep the walk descends: each level may compute the
+// digest of the subtree below it, so a chain of n nested objects costs n²/2
+// below this bound; past it one entry says the subtrees differ.
+const MaxDepth = 200
 
 // walk compares two subtrees iteratively (no recursion), skipping pairs
 // whose canonical digests are equal and pairs already compared; differ says
 // the first pair is already known to differ.
 func (c *cmp) walk(a, b *canon.Node, path string, differ bool) {
-	stack := []task{{a, b, path, differ}}
+	stack := []task{{a: a, b: b, path: path, differ: differ}}
 	for len(stack) > 0 {
 		t := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		kids := c.compare(t)
 		for i := len(kids) - 1; i >= 0; i-- {
+			kids[i].depth = t.depth + 1
+			if kids[i].depth > MaxDepth {
+				k := kids[i]
+				if k.a != nil && k.b != nil && !bytes.Equal(k.a.Digest(), k.b.Digest()) {
+					c.add(Entry{Path: k.path, Kind: Changed, A: c.short(k.a), B: c.short(k.b), OffA: k.a.Offset(), OffB: k.b.Offset(),
+						Note: fmt.Sprintf("the objects differ somewhere below; pk diff stops %d levels deep", MaxDepth)})
+				}
+				continue
+			}
 			stack = append(stack, kids[i])
 		}
 	}
@@ -853,12 +868,18 @@ func leafValue(n *canon.Node) string {
 	case pickle.KindSet, pickle.KindFrozenSet:
 		return fmt.Sprintf("%s of %d", canon.KindName(n.Kind()), len(n.Src().Items))
 	case pickle.KindCall:
-		f := n.Func()
+		// f()()...: walk down the callables without recursion
+		calls := 0
+		f := n
+		for f != nil && f.Kind() == pickle.KindCall && calls < 1000 {
+			f = f.Func()
+			calls++
+		}
 		name := "?"
-		if f != nil {
+		if f != nil && f.Kind() != pickle.KindCall {
 			name = leafValue(f)
 		}
-		return name + "(...)"
+		return name + strings.Repeat("(...)", min(calls, 3)) + map[bool]string{true: "...", false: ""}[calls > 3]
 	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
 		var v string
 		if n.Kind() == pickle.KindStr {

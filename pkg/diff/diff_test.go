@@ -242,3 +242,28 @@ func TestContainers(t *testing.T) {
 		t.Fatalf("joblib gzip: %v %+v", err, r)
 	}
 }
+
+// Two call chains 50,000 deep that differ at the bottom: the walk stops at
+// MaxDepth and still reports a difference, in seconds.
+func TestDeepChainsDiff(t *testing.T) {
+	mk := func(v byte) []byte {
+		var b bytes.Buffer
+		b.WriteString("\x80\x04cbuiltins\nprint\n(K" + string(rune(v)) + "tR")
+		for i := 0; i < 50000; i++ {
+			b.WriteString(")R")
+		}
+		b.WriteString(".")
+		return b.Bytes()
+	}
+	start := time.Now()
+	r, err := Docs(parseBytes(t, "a", mk(1)), parseBytes(t, "b", mk(2)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Same || len(r.Entries) == 0 {
+		t.Fatal("must differ with an entry")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}

@@ -29,7 +29,11 @@ func qualified(f *canon.Node) string {
 		}
 		return f.Str() + "." + f.Name()
 	case pickle.KindCall:
-		inner := qualified(f.Func())
+		g := f.Func()
+		if g == nil || g.Kind() != pickle.KindGlobal {
+			return "" // only _builtin_type('X')-style calls of a global (no recursion)
+		}
+		inner := qualified(g)
 		if strings.HasSuffix(inner, "._builtin_type") || strings.HasSuffix(inner, "._load_type") {
 			args := f.Args()
 			if args != nil && args.Kind() == pickle.KindTuple {
