@@ -120,26 +120,7 @@ func appendStrBody(b []byte, s string, q byte) []byte {
 func appendLatin1Repr(b []byte, s string) []byte {
 	q := quoteFor(s)
 	b = append(b, q)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == q || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c >= 0x20 && c < 0x7F:
-			b = append(b, c)
-		case c >= 0xA1 && c != 0xAD:
-			// printable Latin-1 letters and signs (U+00AD SOFT HYPHEN is Cf)
-			b = append(b, 0xC0|c>>6, 0x80|c&0x3F)
-		default:
-			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
-		}
-	}
+	b = appendEscaped(b, s, q, true)
 	return append(b, q)
 }
 
@@ -151,7 +132,12 @@ func appendBytesRepr(b []byte, s string) []byte {
 	return append(b, q)
 }
 
-func appendBytesBody(b []byte, s string, q byte) []byte {
+func appendBytesBody(b []byte, s string, q byte) []byte { return appendEscaped(b, s, q, false) }
+
+// appendEscaped escapes the bytes of s as Python's repr does: of bytes, or
+// (latin1) of the str whose code points are those bytes, where printable
+// Latin-1 letters and signs stay as they are (U+00AD SOFT HYPHEN is Cf).
+func appendEscaped(b []byte, s string, q byte, latin1 bool) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -165,6 +151,8 @@ func appendBytesBody(b []byte, s string, q byte) []byte {
 			b = append(b, '\\', 'r')
 		case c >= 0x20 && c < 0x7F:
 			b = append(b, c)
+		case latin1 && c >= 0xA1 && c != 0xAD:
+			b = append(b, 0xC0|c>>6, 0x80|c&0x3F)
 		default:
 			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
 		}
