@@ -799,6 +799,22 @@ func attrDict(n *canon.Node) ([]canon.Entry, bool) {
 // short renders a node briefly, as a Python user would read it.
 func (c *cmp) short(n *canon.Node) string { return shortValue(n, 80) }
 
+// renderSome renders the first of n items (at most count, about max
+// characters) and says how many were left out.
+func renderSome(n, count, max int, render func(int) string) []string {
+	var parts []string
+	total := 0
+	for i := 0; i < n; i++ {
+		if total > max || i >= count {
+			return append(parts, fmt.Sprintf("... %d more", n-i))
+		}
+		v := render(i)
+		total += len(v) + 2
+		parts = append(parts, v)
+	}
+	return parts
+}
+
 func shortValue(n *canon.Node, max int) string {
 	if n == nil {
 		return "<nothing>"
@@ -816,34 +832,14 @@ func shortValue(n *canon.Node, max int) string {
 		case pickle.KindFrozenSet:
 			open, close = "frozenset({", "})"
 		}
-		var parts []string
-		total := 0
-		for i, it := range items {
-			if total > max || i >= 8 {
-				parts = append(parts, fmt.Sprintf("... %d more", len(items)-i))
-				break
-			}
-			v := leafValue(it)
-			total += len(v) + 2
-			parts = append(parts, v)
-		}
+		parts := renderSome(len(items), 8, max, func(i int) string { return leafValue(items[i]) })
 		if n.Kind() == pickle.KindTuple && len(items) == 1 {
 			parts[0] += ","
 		}
 		s = open + strings.Join(parts, ", ") + close
 	case pickle.KindDict:
 		es := n.Entries()
-		var parts []string
-		total := 0
-		for i, e := range es {
-			if total > max || i >= 6 {
-				parts = append(parts, fmt.Sprintf("... %d more", len(es)-i))
-				break
-			}
-			v := leafValue(e.Key) + ": " + leafValue(e.Value)
-			total += len(v) + 2
-			parts = append(parts, v)
-		}
+		parts := renderSome(len(es), 6, max, func(i int) string { return leafValue(es[i].Key) + ": " + leafValue(es[i].Value) })
 		s = "{" + strings.Join(parts, ", ") + "}"
 	default:
 		s = leafValue(n)
