@@ -87,6 +87,12 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		}
 		opt.MinSize = v
 	}
+	if f.top > 0 && f.path == "" && f.svg == "" && f.html == "" {
+		// plain data: one streaming pass, no graph (falls back otherwise)
+		if t := trace.FastTop(path, f.top); t != nil {
+			return traceOne(c.OutOrStdout(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
+		}
+	}
 	doc, err := input.OpenWith(path, pickle.Options{}, input.Options{})
 	if err != nil {
 		return trouble(err)

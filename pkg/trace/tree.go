@@ -33,6 +33,7 @@ type Tree struct {
 	top   []Item                         // the container's parts (Doc set)
 	parts [][]*StreamTree                // the streams of each pickle part, by Doc.Parts index
 	stOf  map[*pickle.Stream]*StreamTree // (Doc set)
+	fast  *fastTop                       // --top computed by the fast path (fast.go)
 }
 
 // StreamTree holds the sizes of one pickle stream.

@@ -205,6 +205,9 @@ func (t *Tree) Top(n int) []Item {
 	if n <= 0 {
 		return nil
 	}
+	if t.fast != nil && t.fast.n == n {
+		return append([]Item(nil), t.fast.items...)
+	}
 	type ent struct {
 		size  int64
 		s, id int32

@@ -1,0 +1,727 @@
+package trace
+
+import (
+	"errors"
+	"io"
+	"math"
+	"math/big"
+	"os"
+	"sort"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The --top fast path (docs/pk-trace.md, "The --top fast path").
+//
+// FastTop answers --top N for a bare pickle of plain data (None, bool, int,
+// float, str, bytes, bytearray, list, tuple, dict, set, frozenset and memo
+// references to immutable ones) in one streaming pass over the opcodes,
+// without building the object graph. It mirrors the byte attribution of
+// pkg/pickle's machine (opcode bytes to the node built, MARK and container
+// opcodes to the container, memo writes to the top of the stack, GET bytes
+// to the consumer, PROTO/FRAME/STOP to the stream) and its node numbering
+// (creation order), so every node's inclusive size is known when it is
+// consumed: a container can no longer change once consumed, because a GET of
+// a mutable object (and DUP, POP, BUILD, calls, ...) makes the fast path give
+// up. A bounded min-heap keeps the N best; records with parent links are kept
+// only for the nodes in the heap and their ancestors, so memory is the memo
+// (5 bytes an entry), the stack and N records.
+//
+// Anything it does not handle — another opcode, a reader or machine error,
+// several streams or trailing bytes, a result left on the stack, stdin —
+// returns no tree, and the caller takes the graph path, which then gives
+// the same answer it always gave (or reports the error).
+
+// fastMemoMaxOffset: memo entries keep the offset of the node's opcode in
+// 35 bits; larger inputs take the graph path.
+const fastMemoMaxOffset = 1 << 35
+
+// fastTop is a precomputed --top result.
+type fastTop struct {
+	n     int
+	items []Item
+}
+
+// FastTop computes `pk trace --top n` of the file at path with the fast
+// path. It returns nil when the fast path does not apply (then use NewDoc
+// over input.Open, the graph path).
+func FastTop(path string, n int) *Tree {
+	if n <= 0 || path == "-" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	t, _ := fastTopOf(f, fi.Size(), path, n)
+	return t
+}
+
+// errFallback says why the fast path gave up.
+type errFallback struct{ reason string }
+
+func (e *errFallback) Error() string { return "fast path does not apply: " + e.reason }
+
+func fallback(reason string) error { return &errFallback{reason} }
+
+// fastTopOf runs the fast path over size bytes of ra; name is the file name
+// (as the graph path reports it). On fallback it returns nil and the reason.
+func fastTopOf(ra io.ReaderAt, size int64, name string, n int) (*Tree, error) {
+	if size <= 0 {
+		return nil, fallback("empty or unknown size")
+	}
+	var head [3]byte
+	if k, _ := ra.ReadAt(head[:], 0); k == 3 && string(head[:]) == "BZh" {
+		// pkg/input may read it as bzip2 (see sniffCompression)
+		return nil, fallback("bzip2 magic")
+	}
+	m := &fastMachine{ra: ra, size: size, name: name, n: n}
+	m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
+	if err := m.run(); err != nil {
+		var fb *errFallback
+		if !errors.As(err, &fb) {
+			err = fallback(err.Error())
+		}
+		return nil, err
+	}
+	return m.tree()
+}
+
+// fastSlot is one stack entry: a node being built or consumed, or a
+// reference (GET) to a memoized immutable node.
+type fastSlot struct {
+	id     int32
+	kind   pickle.Kind
+	op     pickle.Opcode
+	origin bool  // the slot where the node was built (false: a GET)
+	py2    bool  // STRING/BINSTRING/SHORT_BINSTRING
+	off    int64 // offset of the creating opcode
+	self   int64 // origin: the node's own bytes; reference: the GET's bytes
+	incl   int64 // sizes of the nodes it owns
+	fold   int64 // sizes of the scalar dict keys it owns
+	count  int64 // items (a dict counts keys and values)
+	ival   int64
+	str    string
+	big    *big.Int
+	blob   *pickle.Blob
+	rec    *fastRec // created when the node or one it owns entered the heap
+}
+
+// fastRec is what --top needs of a node in the heap or of an ancestor of
+// one: its role in its owner and the owner's record.
+type fastRec struct {
+	up   *fastRec
+	role string
+	node *pickle.Node // nodes that entered the heap
+	size int64
+	self int64
+	cnt  int64
+}
+
+type fastMark struct {
+	pos   int
+	bytes int64
+}
+
+type fastEnt struct {
+	size int64
+	id   int32
+	rec  *fastRec
+}
+
+// worse orders heap entries as Tree.Top does: smaller, then later.
+func (a fastEnt) worse(b fastEnt) bool {
+	if a.size != b.size {
+		return a.size < b.size
+	}
+	return a.id > b.id
+}
+
+type fastMachine struct {
+	ra    io.ReaderAt
+	size  int64
+	name  string
+	n     int
+	rd    *pickle.Reader
+	stack []fastSlot
+	marks []fastMark
+	memo  fastMemo
+	ids   int64
+	heap  []fastEnt
+	proto int
+	root  *fastRec
+	op    pickle.Op
+}
+
+func (m *fastMachine) run() error {
+	for {
+		op, err := m.rd.Next()
+		if err != nil {
+			return err
+		}
+		m.op = op
+		done, err := m.step(&m.op)
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+	}
+	if m.rd.Offset() != m.size {
+		return fallback("bytes after STOP")
+	}
+	return nil
+}
+
+func (m *fastMachine) fence() int {
+	if len(m.marks) == 0 {
+		return 0
+	}
+	return m.marks[len(m.marks)-1].pos
+}
+
+func (m *fastMachine) marker() (fastMark, error) {
+	if len(m.marks) == 0 {
+		return fastMark{}, fallback("no MARK")
+	}
+	mk := m.marks[len(m.marks)-1]
+	m.marks = m.marks[:len(m.marks)-1]
+	return mk, nil
+}
+
+// newSlot returns a slot for a node created by o, with the next ID.
+func (m *fastMachine) newSlot(k pickle.Kind, o *pickle.Op) (fastSlot, error) {
+	if m.ids >= math.MaxInt32 {
+		return fastSlot{}, fallback("too many nodes")
+	}
+	s := fastSlot{id: int32(m.ids), kind: k, op: o.Code, origin: true, off: o.Offset}
+	m.ids++
+	return s, nil
+}
+
+// scalar pushes a node that takes no operand.
+func (m *fastMachine) scalar(k pickle.Kind, o *pickle.Op) (*fastSlot, error) {
+	s, err := m.newSlot(k, o)
+	if err != nil {
+		return nil, err
+	}
+	s.self = o.Len
+	m.stack = append(m.stack, s)
+	return &m.stack[len(m.stack)-1], nil
+}
+
+func (m *fastMachine) step(o *pickle.Op) (bool, error) {
+	var err error
+	var s *fastSlot
+	switch o.Code {
+	case pickle.PROTO:
+		if o.Int > pickle.HighestProtocol {
+			return false, fallback("unsupported protocol")
+		}
+		m.proto = int(o.Int)
+	case pickle.FRAME:
+	case pickle.STOP:
+		if len(m.marks) > 0 || len(m.stack) != 1 {
+			return false, fallback("stack or MARKs left at STOP")
+		}
+		r := &m.stack[0]
+		if !r.origin {
+			return false, fallback("the result is a memo reference")
+		}
+		if r.kind == pickle.KindInt && r.big != nil {
+			return false, fallback("a big int result (torch's legacy magic)")
+		}
+		m.offer(r)
+		if r.rec != nil {
+			r.rec.role = "root"
+		}
+		return true, nil
+	case pickle.MARK:
+		m.marks = append(m.marks, fastMark{pos: len(m.stack), bytes: o.Len})
+	case pickle.NONE:
+		_, err = m.scalar(pickle.KindNone, o)
+	case pickle.NEWTRUE, pickle.NEWFALSE:
+		if s, err = m.scalar(pickle.KindBool, o); err == nil && o.Code == pickle.NEWTRUE {
+			s.ival = 1
+		}
+	case pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2, pickle.LONG, pickle.LONG1, pickle.LONG4:
+		k := pickle.KindInt
+		if o.Code == pickle.INT && o.IsBool {
+			k = pickle.KindBool
+		}
+		if s, err = m.scalar(k, o); err == nil {
+			s.ival, s.big = o.Int, o.Big
+		}
+	case pickle.FLOAT, pickle.BINFLOAT:
+		if s, err = m.scalar(pickle.KindFloat, o); err == nil {
+			s.ival = o.Int
+		}
+	case pickle.STRING, pickle.BINSTRING, pickle.SHORT_BINSTRING,
+		pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
+		pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8:
+		if s, err = m.scalar(payloadKind(o.Code), o); err == nil {
+			setPayload(s, o)
+		}
+	case pickle.EMPTY_LIST:
+		_, err = m.scalar(pickle.KindList, o)
+	case pickle.EMPTY_DICT:
+		_, err = m.scalar(pickle.KindDict, o)
+	case pickle.EMPTY_TUPLE:
+		_, err = m.scalar(pickle.KindTuple, o)
+	case pickle.EMPTY_SET:
+		_, err = m.scalar(pickle.KindSet, o)
+
+	case pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		k := pickle.KindList
+		switch o.Code {
+		case pickle.TUPLE:
+			k = pickle.KindTuple
+		case pickle.FROZENSET:
+			k = pickle.KindFrozenSet
+		case pickle.DICT:
+			k = pickle.KindDict
+		}
+		if k == pickle.KindDict && (len(m.stack)-mk.pos)%2 != 0 {
+			return false, fallback("odd number of items for DICT")
+		}
+		return false, m.build(k, o, mk.pos, mk.bytes)
+	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
+		c := int(o.Code-pickle.TUPLE1) + 1
+		if len(m.stack)-c < m.fence() {
+			return false, fallback("stack underflow")
+		}
+		return false, m.build(pickle.KindTuple, o, len(m.stack)-c, 0)
+
+	case pickle.APPEND:
+		x := len(m.stack) - 1
+		if x <= m.fence() {
+			return false, fallback("stack underflow")
+		}
+		return false, m.into(x, o.Len, pickle.KindList)
+	case pickle.SETITEM:
+		x := len(m.stack) - 2
+		if x <= m.fence() {
+			return false, fallback("stack underflow")
+		}
+		return false, m.into(x, o.Len, pickle.KindDict)
+	case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
+		mk, err := m.marker()
+		if err != nil {
+			return false, err
+		}
+		if mk.pos > len(m.stack) || mk.pos <= m.fence() {
+			return false, fallback("stack underflow")
+		}
+		k := pickle.KindList
+		switch o.Code {
+		case pickle.SETITEMS:
+			if (len(m.stack)-mk.pos)%2 != 0 {
+				return false, fallback("odd number of items for SETITEMS")
+			}
+			k = pickle.KindDict
+		case pickle.ADDITEMS:
+			k = pickle.KindSet
+		}
+		return false, m.into(mk.pos, o.Len+mk.bytes, k)
+
+	case pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT, pickle.MEMOIZE:
+		if len(m.stack) <= m.fence() {
+			return false, fallback("stack underflow")
+		}
+		idx := o.Int
+		if o.Code == pickle.MEMOIZE {
+			idx = m.memo.count
+		} else if idx < 0 || o.Big != nil {
+			return false, fallback("bad memo index")
+		}
+		top := &m.stack[len(m.stack)-1]
+		if !top.origin {
+			return false, fallback("memo write of a reference")
+		}
+		if top.off >= fastMemoMaxOffset {
+			return false, fallback("input too large for the fast memo")
+		}
+		top.self += o.Len
+		m.memo.put(idx, top.kind, top.off)
+	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
+		if o.Big != nil {
+			return false, fallback("memo value not found")
+		}
+		k, off, ok := m.memo.get(o.Int)
+		if !ok {
+			return false, fallback("memo value not found")
+		}
+		if !k.Immutable() {
+			return false, fallback("reference to a mutable object")
+		}
+		m.stack = append(m.stack, fastSlot{kind: k, off: off, self: o.Len})
+	default:
+		return false, fallback("opcode " + o.Code.String())
+	}
+	return false, err
+}
+
+func payloadKind(c pickle.Opcode) pickle.Kind {
+	switch c {
+	case pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8:
+		return pickle.KindBytes
+	case pickle.BYTEARRAY8:
+		return pickle.KindByteArray
+	}
+	return pickle.KindStr
+}
+
+// setPayload stores a str/bytes argument as the machine does.
+func setPayload(s *fastSlot, o *pickle.Op) {
+	switch o.Code {
+	case pickle.STRING, pickle.BINSTRING, pickle.SHORT_BINSTRING:
+		s.py2 = true
+	}
+	if o.Blob != nil {
+		s.blob = o.Blob
+		s.str = o.Blob.Prefix
+		return
+	}
+	s.str = o.Str
+	if s.py2 {
+		s.str = pickle.Latin1ToUTF8(s.str)
+	}
+}
+
+// build makes a container of kind k from stack[from:] (LIST, TUPLE, DICT,
+// FROZENSET after a MARK of markBytes bytes; TUPLE1-3).
+func (m *fastMachine) build(k pickle.Kind, o *pickle.Op, from int, markBytes int64) error {
+	n, err := m.newSlot(k, o)
+	if err != nil {
+		return err
+	}
+	n.self = markBytes
+	if err := m.takeAll(from, &n); err != nil {
+		return err
+	}
+	n.self += o.Len
+	m.stack = append(m.stack, n)
+	return nil
+}
+
+// into handles APPEND(S), SETITEM(S) and ADDITEMS: the items are
+// stack[x:], the target stack[x-1], which must be a container of kind k
+// built here (not a reference: those are immutable).
+func (m *fastMachine) into(x int, bytes int64, k pickle.Kind) error {
+	t := &m.stack[x-1]
+	if !t.origin || t.kind != k {
+		return fallback("container operation on " + t.kind.String())
+	}
+	t.self += bytes
+	return m.takeAll(x, t)
+}
+
+// takeAll consumes stack[from:] into by, as the machine's takeAll/take do.
+func (m *fastMachine) takeAll(from int, by *fastSlot) error {
+	for i := from; i < len(m.stack); i++ {
+		s := &m.stack[i]
+		pos := by.count
+		by.count++
+		if !s.origin {
+			by.self += s.self // the GET's bytes
+			continue
+		}
+		sz := s.self + s.incl
+		by.incl += sz
+		if by.kind == pickle.KindDict && pos%2 == 0 && isScalarKind(s.kind) {
+			by.fold += sz
+		}
+		m.offer(s)
+		if s.rec != nil {
+			role, err := m.role(by, pos, i)
+			if err != nil {
+				return err
+			}
+			s.rec.role = role
+			if by.rec == nil {
+				by.rec = &fastRec{}
+			}
+			s.rec.up = by.rec
+		}
+	}
+	m.stack = m.stack[:from]
+	return nil
+}
+
+// offer puts a finished node into the heap when it is among the n best.
+func (m *fastMachine) offer(s *fastSlot) {
+	e := fastEnt{size: s.self + s.incl, id: s.id}
+	if len(m.heap) < m.n {
+		e.rec = m.record(s, e.size)
+		m.heap = append(m.heap, e)
+		m.up(len(m.heap) - 1)
+		return
+	}
+	if !m.heap[0].worse(e) {
+		return
+	}
+	e.rec = m.record(s, e.size)
+	m.heap[0] = e
+	m.down(0)
+}
+
+func (m *fastMachine) up(i int) {
+	h := m.heap
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].worse(h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (m *fastMachine) down(i int) {
+	h := m.heap
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		c := l
+		if r := l + 1; r < len(h) && h[r].worse(h[l]) {
+			c = r
+		}
+		if !h[c].worse(h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// record fills the record of a node entering the heap.
+func (m *fastMachine) record(s *fastSlot, size int64) *fastRec {
+	if s.rec == nil {
+		s.rec = &fastRec{}
+	}
+	r := s.rec
+	r.node = slotNode(s)
+	r.size = size
+	r.self = s.self + s.fold
+	r.cnt = s.count
+	return r
+}
+
+// slotNode is the node the graph path would have built for s (without its
+// items: tree() gives containers an Items slice of the right length).
+func slotNode(s *fastSlot) *pickle.Node {
+	n := &pickle.Node{Kind: s.kind, Op: s.op, ID: s.id, Offset: s.off, Int: s.ival, Str: s.str}
+	if s.py2 {
+		n.Flags |= pickle.FlagPy2Str
+	}
+	if s.big != nil || s.blob != nil {
+		n.X = &pickle.Extra{Big: s.big, Blob: s.blob}
+	}
+	return n
+}
+
+func isScalarKind(k pickle.Kind) bool {
+	switch k {
+	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
+		return true
+	}
+	return false
+}
+
+// role is the path segment of item pos of by (at stack[i]), as roleIn
+// gives it: the first appearance of a node in its owner is where it was
+// consumed, because references to it can only come later.
+func (m *fastMachine) role(by *fastSlot, pos int64, i int) (string, error) {
+	switch by.kind {
+	case pickle.KindSet, pickle.KindFrozenSet:
+		return role{kind: rSet, i: int(pos)}.String(), nil
+	case pickle.KindDict:
+		j := int(pos / 2)
+		key := &m.stack[i]
+		if pos%2 == 1 {
+			key = &m.stack[i-1]
+		}
+		if !isScalarKind(key.kind) {
+			if pos%2 == 0 {
+				return role{kind: rKeyObj, i: j}.String(), nil
+			}
+			return role{kind: rKeyVal, i: j}.String(), nil
+		}
+		kn, err := m.keyNode(key)
+		if err != nil {
+			return "", err
+		}
+		return role{kind: rKey, k: kn}.String(), nil
+	}
+	return role{kind: rIndex, i: int(pos)}.String(), nil
+}
+
+// keyNode returns the node of a scalar dict key: from the slot where it was
+// built, or for a reference read again from the input at its offset.
+func (m *fastMachine) keyNode(s *fastSlot) (*pickle.Node, error) {
+	if s.origin {
+		return slotNode(s), nil
+	}
+	rd := pickle.NewReader(io.NewSectionReader(m.ra, s.off, m.size-s.off), m.size-s.off, m.name)
+	op, err := rd.Next()
+	if err != nil {
+		return nil, err
+	}
+	var k fastSlot
+	k.kind, k.op = pickle.KindNone, op.Code
+	switch op.Code {
+	case pickle.NONE:
+	case pickle.NEWTRUE, pickle.NEWFALSE:
+		k.kind = pickle.KindBool
+		if op.Code == pickle.NEWTRUE {
+			k.ival = 1
+		}
+	case pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2, pickle.LONG, pickle.LONG1, pickle.LONG4:
+		k.kind = pickle.KindInt
+		if op.Code == pickle.INT && op.IsBool {
+			k.kind = pickle.KindBool
+		}
+		k.ival, k.big = op.Int, op.Big
+	case pickle.FLOAT, pickle.BINFLOAT:
+		k.kind, k.ival = pickle.KindFloat, op.Int
+	case pickle.STRING, pickle.BINSTRING, pickle.SHORT_BINSTRING,
+		pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
+		pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8:
+		k.kind = payloadKind(op.Code)
+		setPayload(&k, &op)
+	default:
+		return nil, fallback("memo key not read again")
+	}
+	if k.kind != s.kind {
+		return nil, fallback("memo key read again differs")
+	}
+	return slotNode(&k), nil
+}
+
+// tree turns the heap into the Items Tree.Top would return.
+func (m *fastMachine) tree() (*Tree, error) {
+	h := m.heap
+	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
+	st := &StreamTree{S: &pickle.Stream{Index: 0, Offset: 0, End: m.size, Proto: m.proto}}
+	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
+	st.tree = t
+	var most int64
+	for _, e := range h {
+		switch e.rec.node.Kind {
+		case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
+			most = max(most, e.rec.cnt)
+		}
+	}
+	// describe() counts a container's Items: they share one slice of nils.
+	nils := make([]*pickle.Node, most)
+	links := map[*fastRec]*pathLink{}
+	var chain []*fastRec
+	out := make([]Item, 0, len(h))
+	for _, e := range h {
+		r := e.rec
+		switch r.node.Kind {
+		case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
+			r.node.Items = nils[:r.cnt:r.cnt]
+		}
+		// the path: a chain of links shared with the other items
+		chain = chain[:0]
+		x := r
+		var pl *pathLink
+		for x != nil {
+			if l, ok := links[x]; ok {
+				pl = l
+				break
+			}
+			chain = append(chain, x)
+			x = x.up
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			pl = link(pl, chain[i].role)
+			links[chain[i]] = pl
+		}
+		out = append(out, Item{Kind: ItemNode, Stream: st, Node: r.node, pl: pl, Size: r.size, Self: r.self})
+	}
+	t.fast = &fastTop{n: m.n, items: out}
+	return t, nil
+}
+
+// fastMemo is the memo as the machine's memoTable numbers it (dense
+// indices appended in order, a map for the rest; count as len(memo)), with
+// what the fast path needs of each entry: the node's kind and the offset of
+// its opcode, packed in 5 bytes, in pages (no copies as it grows).
+type fastMemo struct {
+	lo     [][]uint32
+	meta   [][]uint8 // kind+1 | offset bits 32-34 << 5; 0: unset
+	dense  int64
+	sparse map[int64]fastMemoEnt
+	count  int64
+}
+
+type fastMemoEnt struct {
+	kind pickle.Kind
+	off  int64
+}
+
+const fastPage = 1 << 16
+
+func (t *fastMemo) set(i int64, k pickle.Kind, off int64) {
+	p, j := i/fastPage, i%fastPage
+	t.lo[p][j] = uint32(off)
+	t.meta[p][j] = uint8(k+1) | uint8(off>>32)<<5
+}
+
+func (t *fastMemo) put(i int64, k pickle.Kind, off int64) {
+	switch {
+	case i < t.dense:
+		p, j := i/fastPage, i%fastPage
+		if t.meta[p][j] == 0 {
+			t.count++
+		}
+		t.set(i, k, off)
+	case i == t.dense:
+		if _, ok := t.sparse[i]; ok {
+			delete(t.sparse, i)
+			t.count--
+		}
+		if i%fastPage == 0 {
+			t.lo = append(t.lo, make([]uint32, fastPage))
+			t.meta = append(t.meta, make([]uint8, fastPage))
+		}
+		t.dense++
+		t.set(i, k, off)
+		t.count++
+	default:
+		if t.sparse == nil {
+			t.sparse = map[int64]fastMemoEnt{}
+		}
+		if _, ok := t.sparse[i]; !ok {
+			t.count++
+		}
+		t.sparse[i] = fastMemoEnt{k, off}
+	}
+}
+
+func (t *fastMemo) get(i int64) (pickle.Kind, int64, bool) {
+	if i >= 0 && i < t.dense {
+		p, j := i/fastPage, i%fastPage
+		mt := t.meta[p][j]
+		if mt == 0 {
+			return 0, 0, false
+		}
+		return pickle.Kind(mt&31) - 1, int64(t.lo[p][j]) | int64(mt>>5)<<32, true
+	}
+	e, ok := t.sparse[i]
+	return e.kind, e.off, ok
+}
