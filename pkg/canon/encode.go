@@ -151,13 +151,21 @@ func (v *View) appendPayload(b []byte, short, long byte, n *pickle.Node) []byte 
 }
 
 func appendInt(b []byte, n *pickle.Node) []byte {
+	if n.IsBig() {
+		return appendIntVal(b, 0, n.Big())
+	}
+	return appendIntVal(b, n.Int, nil)
+}
+
+// appendIntVal encodes the int i, or x when x is not nil.
+func appendIntVal(b []byte, i int64, x *big.Int) []byte {
 	b = append(b, 'i')
-	if !n.IsBig() {
-		u := uint64(n.Int)
+	if x == nil {
+		u := uint64(i)
 		sign := byte('+')
-		if n.Int < 0 {
+		if i < 0 {
 			sign = '-'
-			u = uint64(-(n.Int + 1)) + 1
+			u = uint64(-(i + 1)) + 1
 		}
 		var mag [8]byte
 		binary.BigEndian.PutUint64(mag[:], u)
@@ -166,7 +174,6 @@ func appendInt(b []byte, n *pickle.Node) []byte {
 		b = appendUvarint(b, uint64(len(m)))
 		return append(b, m...)
 	}
-	x := n.Big()
 	sign := byte('+')
 	if x.Sign() < 0 {
 		sign = '-'

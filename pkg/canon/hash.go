@@ -220,6 +220,9 @@ func writeDigest(h hash.Hash, d []byte, opt Options, file string, off int64) err
 
 // HashFile opens path through pkg/input and hashes it.
 func HashFile(path string, opt Options) (*Result, error) {
+	if res, ok := fastHashFile(path, opt); ok {
+		return res, nil
+	}
 	// The graph stays live from the parse to the end of the hash: keep the
 	// collector at the parse's pace throughout (see pickle.QuietGC).
 	release := pickle.QuietGC()

@@ -325,3 +325,11 @@ func (d *Doc) Key(i int) string {
 	}
 	return name
 }
+
+// PlainPickle reports whether a file that starts with head would be read by
+// Open as a bare pickle stream: no compression, zip or .npy magic. (A bare
+// pickle may still turn out to be joblib or legacy torch content; callers
+// that take a shortcut for bare pickles must refuse what they don't know.)
+func PlainPickle(head []byte) bool {
+	return sniffCompression(head) == "" && !hasPrefix(head, zipMagic) && !hasPrefix(head, npyMagic) && !hasPrefix(head, []byte("ZF"))
+}

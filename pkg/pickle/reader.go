@@ -84,6 +84,11 @@ type Reader struct {
 	// Tee, when set, receives every byte consumed.
 	Tee io.Writer
 
+	// Borrow, when set, lets the Str of a short str/bytes argument point
+	// into the read buffer instead of a copy: it is then valid only until
+	// the next read. For callers that consume each Op at once.
+	Borrow bool
+
 	// AfterBuild, when set, is called right after each BUILD with the object
 	// the state was applied to, before the next opcode is read. It may
 	// consume bytes that are not opcodes (Peek, Discard, or RunStream for a
@@ -550,7 +555,9 @@ func (r *Reader) fastArg(o *Op, info *OpInfo) bool {
 		if info.Arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
 			return false
 		}
-		if len(p) > 0 {
+		if len(p) > 0 && r.Borrow {
+			o.Str = unsafe.String(&p[0], len(p))
+		} else if len(p) > 0 {
 			buf := r.small(len(p))
 			copy(buf, p)
 			o.Str = unsafe.String(&buf[0], len(buf))
@@ -811,3 +818,7 @@ func fromBig(v *big.Int) (int64, *big.Int) {
 	}
 	return 0, v
 }
+
+// NextInto reads the next opcode into *o, reusing it (see Borrow for how
+// long o.Str stays valid). At the end of the input it returns io.EOF.
+func (r *Reader) NextInto(o *Op) error { return r.next(o) }

@@ -1,0 +1,932 @@
+package canon
+
+// The streaming path of HashFile for plain-data pickles.
+//
+// The canonical form of a pickle that holds only plain data (None, bools,
+// numbers, str, bytes, bytearray, lists, dicts, tuples, sets, frozensets,
+// memo references to immutable values) does not need the graph: every
+// value's encoding is final when the value is consumed by its container,
+// since nothing can reach a consumed container again without a GET, and a
+// GET of a mutable object makes the fast path give up. So two passes over
+// the file replace the graph:
+//
+//   - pass 1 (scan) reads the opcodes with a stack of small handles and
+//     learns the item count of the result when it is a list (its header
+//     comes before its items in the encoding) and which memo indices are
+//     ever read (only those are kept in pass 2);
+//   - pass 2 (encode) builds every value's encoding in an arena, in stack
+//     order, sorting dict entries and set items when they are consumed; the
+//     items of a list result go straight into the hash as they are appended.
+//
+// Memory is the arena (the encoding of what is on the stack, plus the whole
+// result when it is not a list), the live memo entries and one int32 per
+// list. Anything else - any global, call, BUILD, POP, DUP, persistent id,
+// buffer, Py2 STRING, a GET of a mutable object, a dict key or set item that
+// is a bool, a float or a mutable object, duplicate keys, several streams,
+// trailing bytes, any error - makes fastHashFile report !ok, and HashFile
+// builds the graph as before. When it does not give up, the digest is the
+// graph path's, byte for byte (TestFastMatchesGraph, FuzzFastHash).
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// errSlow means: this input is not for the fast path.
+var errSlow = errors.New("not a plain-data pickle")
+
+// noFast turns the fast path off (tests compare both ways).
+var noFast bool
+
+// fastHashFile hashes path in two streaming passes when it is a bare
+// plain-data pickle; ok is false when the graph path must do it.
+func fastHashFile(path string, opt Options) (res *Result, ok bool) {
+	if noFast || path == "-" || opt.storageKeys != nil {
+		return nil, false
+	}
+	scan, size, err := fastScan(path)
+	if err != nil {
+		return nil, false
+	}
+	sum, err := fastEncode(path, size, opt, scan)
+	if err != nil {
+		return nil, false
+	}
+	h := opt.Algo.New()
+	h.Write([]byte(opt.header()))
+	buf := append([]byte{'P'}, appendStr(nil, "")...)
+	buf = append(buf, 'K')
+	buf = appendUvarint(buf, 1)
+	h.Write(buf)
+	h.Write(sum)
+	h.Write([]byte{'z'})
+	s := h.Sum(nil)
+	return &Result{Digest: opt.Tag() + ":" + hexString(s), Sum: s}, true
+}
+
+// openPlain opens path when it is a regular file that starts like a bare
+// pickle.
+func openPlain(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, errSlow
+	}
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	if !input.PlainPickle(head[:n]) {
+		f.Close()
+		return nil, 0, errSlow
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
+// ---- pass 1 ----
+
+type fastScanResult struct {
+	rootList int32    // index (in creation order) of the list that is the result, or -1
+	rootLen  int64    // its final item count
+	memoize  bool     // the stream memoises with MEMOIZE (else PUT)
+	live     []uint64 // bitset: memo indices some GET reads
+}
+
+func (s *fastScanResult) isLive(i int64) bool {
+	return i >= 0 && i>>6 < int64(len(s.live)) && s.live[i>>6]&(1<<(i&63)) != 0
+}
+
+// maxFastMemo bounds the memo indices the fast path tracks in a bitset.
+const maxFastMemo = 1 << 28
+
+func fastScan(path string) (*fastScanResult, int64, error) {
+	f, size, err := openPlain(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	rd := pickle.NewReader(f, size, path)
+	rd.Borrow = true
+	res := &fastScanResult{rootList: -1}
+	var (
+		stack  []int32 // list index, or -1
+		marks  []int
+		counts map[int32]int64 // by list index: item count
+		memo   int8            // 0 none yet, 1 MEMOIZE, 2 PUT
+		nmemo  int64
+	)
+	fence := func() int {
+		if len(marks) == 0 {
+			return 0
+		}
+		return marks[len(marks)-1]
+	}
+	toMark := func() (int, bool) {
+		if len(marks) == 0 {
+			return 0, false
+		}
+		p := marks[len(marks)-1]
+		marks = marks[:len(marks)-1]
+		return p, p <= len(stack)
+	}
+	useMemo := func(kind int8) bool {
+		if memo != 0 && memo != kind {
+			return false
+		}
+		memo = kind
+		return true
+	}
+	// Only a list built at the bottom of the stack can be streamed as the
+	// result: its count is kept (lists count in creation order, as pass 2
+	// counts them).
+	nlists := int32(0)
+	newList := func(pos int, n int64) int32 {
+		idx := nlists
+		nlists++
+		if pos != 0 {
+			return -1
+		}
+		if counts == nil {
+			counts = map[int32]int64{}
+		}
+		counts[idx] = n
+		return idx
+	}
+	var o pickle.Op
+	for {
+		if err := rd.NextInto(&o); err != nil {
+			return nil, 0, errSlow
+		}
+		switch o.Code {
+		case pickle.PROTO:
+			if o.Int > pickle.HighestProtocol {
+				return nil, 0, errSlow
+			}
+		case pickle.FRAME:
+		case pickle.STOP:
+			if len(stack) <= fence() || !rd.AtEOF() {
+				return nil, 0, errSlow
+			}
+			if top := stack[len(stack)-1]; top >= 0 {
+				res.rootList, res.rootLen = top, counts[top]
+			}
+			res.memoize = memo == 1
+			return res, size, nil
+		case pickle.MARK:
+			marks = append(marks, len(stack))
+		case pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
+			pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
+			pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
+			pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8,
+			pickle.EMPTY_DICT, pickle.EMPTY_TUPLE, pickle.EMPTY_SET:
+			stack = append(stack, -1)
+		case pickle.EMPTY_LIST:
+			stack = append(stack, newList(len(stack), 0))
+		case pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT:
+			p, ok := toMark()
+			if !ok {
+				return nil, 0, errSlow
+			}
+			k := len(stack) - p
+			stack = stack[:p]
+			if o.Code == pickle.LIST {
+				stack = append(stack, newList(len(stack), int64(k)))
+			} else {
+				stack = append(stack, -1)
+			}
+		case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
+			c := int(o.Code-pickle.TUPLE1) + 1
+			if len(stack)-c < fence() {
+				return nil, 0, errSlow
+			}
+			stack = append(stack[:len(stack)-c], -1)
+		case pickle.APPEND, pickle.SETITEM:
+			c := 1
+			if o.Code == pickle.SETITEM {
+				c = 2
+			}
+			if len(stack)-c <= fence() {
+				return nil, 0, errSlow
+			}
+			stack = stack[:len(stack)-c]
+			if t := stack[len(stack)-1]; t >= 0 && c == 1 {
+				counts[t]++
+			}
+		case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
+			p, ok := toMark()
+			if !ok || p <= fence() {
+				return nil, 0, errSlow
+			}
+			k := len(stack) - p
+			stack = stack[:p]
+			if t := stack[p-1]; t >= 0 && o.Code == pickle.APPENDS {
+				counts[t] += int64(k)
+			}
+		case pickle.MEMOIZE:
+			if len(stack) <= fence() || !useMemo(1) {
+				return nil, 0, errSlow
+			}
+			nmemo++
+		case pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
+			if len(stack) <= fence() || !useMemo(2) || o.Int < 0 || o.Int >= maxFastMemo || o.Big != nil {
+				return nil, 0, errSlow
+			}
+		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
+			i := o.Int
+			if i < 0 || i >= maxFastMemo || o.Big != nil {
+				return nil, 0, errSlow
+			}
+			for int64(len(res.live)) <= i>>6 {
+				res.live = append(res.live, 0)
+			}
+			res.live[i>>6] |= 1 << (i & 63)
+			stack = append(stack, -1)
+		default:
+			return nil, 0, errSlow
+		}
+	}
+}
+
+// ---- pass 2 ----
+
+// kinds of values on the fast stack
+const (
+	fkNone uint8 = iota
+	fkInt
+	fkStr
+	fkBytes
+	fkPureComp // pure tuple or frozenset: 'H' + digest
+	fkBool     // pure, but a key only with numeric unification: not here
+	fkFloat    // same
+	fkIdent    // a final identity value (bytearray, impure tuple, sealed container)
+	fkList     // containers being filled
+	fkDict
+	fkSet
+)
+
+func fkPure(k uint8) bool { return k <= fkFloat }
+
+// fkKey: may be a dict key or set item on the fast path (pure, and equal
+// only when the encodings are equal).
+func fkKey(k uint8) bool { return k <= fkPureComp }
+
+type fslot struct {
+	off  int // start of the value's bytes in the arena
+	kind uint8
+	c    int32 // containers: index in fastEnc.conts
+}
+
+type fcont struct {
+	n      int64
+	bounds []int // dict: key and value starts; set: item starts (relative to the region)
+	stream bool  // the list result, whose items go to the hash at once
+}
+
+type memoEnt struct {
+	kind uint8
+	enc  []byte
+}
+
+type fastEnc struct {
+	opt   Options
+	scan  *fastScanResult
+	arena []byte
+	stack []fslot
+	marks []int
+	conts []fcont
+	free  []int32
+	memo  map[int64]memoEnt
+	nmemo int64
+	lists int32
+
+	h   hash.Hash // the stream digest
+	out []byte    // pending bytes for h
+
+	// sealing scratch
+	tmp   []byte
+	kinds []uint8
+	offs  []int
+	perm  []int
+	// the last dict's key bytes and order (records share their keys)
+	lastKeys []byte
+	lastOffs []int
+	lastPerm []int
+	sortKeys [][]byte
+}
+
+func (e *fastEnc) write(b []byte) {
+	e.out = append(e.out, b...)
+	if len(e.out) >= 64<<10 {
+		e.h.Write(e.out)
+		e.out = e.out[:0]
+	}
+}
+
+func fastEncode(path string, size int64, opt Options, scan *fastScanResult) ([]byte, error) {
+	f, size2, err := openPlain(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size2 != size {
+		return nil, errSlow
+	}
+	rd := pickle.NewReader(f, size, path)
+	rd.NewHash = opt.Algo.New
+	rd.Borrow = true
+	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: opt.Algo.New()}
+	e.h.Write([]byte(opt.header()))
+	e.out = append(e.out, 'r')
+	var o pickle.Op
+	for {
+		if err := rd.NextInto(&o); err != nil {
+			return nil, errSlow
+		}
+		done, err := e.step(&o)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			if !rd.AtEOF() {
+				return nil, errSlow
+			}
+			e.h.Write(e.out)
+			return e.h.Sum(nil), nil
+		}
+	}
+}
+
+func (e *fastEnc) fence() int {
+	if len(e.marks) == 0 {
+		return 0
+	}
+	return e.marks[len(e.marks)-1]
+}
+
+func (e *fastEnc) toMark() (int, error) {
+	if len(e.marks) == 0 {
+		return 0, errSlow
+	}
+	p := e.marks[len(e.marks)-1]
+	e.marks = e.marks[:len(e.marks)-1]
+	if p > len(e.stack) {
+		return 0, errSlow
+	}
+	return p, nil
+}
+
+// push starts a value whose bytes the caller appends to the arena next.
+func (e *fastEnc) push(kind uint8) {
+	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: -1})
+}
+
+func (e *fastEnc) newCont(kind uint8) int32 {
+	var c int32
+	if n := len(e.free); n > 0 {
+		c = e.free[n-1]
+		e.free = e.free[:n-1]
+		e.conts[c] = fcont{bounds: e.conts[c].bounds[:0]}
+	} else {
+		c = int32(len(e.conts))
+		e.conts = append(e.conts, fcont{})
+	}
+	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: c})
+	return c
+}
+
+func (e *fastEnc) payload(o *pickle.Op, short, long byte) error {
+	if bl := o.Blob; bl != nil {
+		if len(bl.Digest) != e.opt.Algo.Size() {
+			return errSlow
+		}
+		e.arena = append(e.arena, long)
+		e.arena = appendUvarint(e.arena, uint64(bl.Len))
+		e.arena = append(e.arena, bl.Digest...)
+		return nil
+	}
+	if len(o.Str) <= InlineMax {
+		e.arena = append(e.arena, short)
+		e.arena = appendStr(e.arena, o.Str)
+		return nil
+	}
+	e.arena = append(e.arena, long)
+	e.arena = appendUvarint(e.arena, uint64(len(o.Str)))
+	e.arena = e.opt.Algo.sum(e.arena, []byte(o.Str))
+	return nil
+}
+
+func (e *fastEnc) step(o *pickle.Op) (bool, error) {
+	switch o.Code {
+	case pickle.PROTO, pickle.FRAME:
+	case pickle.STOP:
+		if len(e.stack) <= e.fence() {
+			return false, errSlow
+		}
+		top := len(e.stack) - 1
+		s := e.stack[top]
+		if s.c >= 0 && e.conts[s.c].stream {
+			if s.kind != fkList || e.conts[s.c].n != e.scan.rootLen || len(e.arena) != s.off {
+				return false, errSlow
+			}
+		} else {
+			if e.scan.rootList >= 0 {
+				return false, errSlow
+			}
+			if err := e.seal(top); err != nil {
+				return false, err
+			}
+			e.write(e.arena[s.off:])
+		}
+		e.write([]byte{'.'})
+		return true, nil
+	case pickle.MARK:
+		e.marks = append(e.marks, len(e.stack))
+	case pickle.NONE:
+		e.push(fkNone)
+		e.arena = append(e.arena, 'n')
+	case pickle.NEWTRUE, pickle.NEWFALSE:
+		e.push(fkBool)
+		b := byte(0)
+		if o.Code == pickle.NEWTRUE {
+			b = 1
+		}
+		e.arena = append(e.arena, 'b', b)
+	case pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2, pickle.LONG, pickle.LONG1, pickle.LONG4:
+		if o.IsBool {
+			e.push(fkBool)
+			e.arena = append(e.arena, 'b', byte(o.Int))
+			break
+		}
+		e.push(fkInt)
+		e.arena = appendIntVal(e.arena, o.Int, o.Big)
+	case pickle.FLOAT, pickle.BINFLOAT:
+		e.push(fkFloat)
+		e.arena = append(e.arena, 'f')
+		e.arena = binary.BigEndian.AppendUint64(e.arena, uint64(o.Int))
+	case pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8:
+		e.push(fkStr)
+		return false, e.payload(o, 's', 'S')
+	case pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8:
+		e.push(fkBytes)
+		return false, e.payload(o, 'y', 'Y')
+	case pickle.BYTEARRAY8:
+		e.push(fkIdent)
+		e.arena = append(e.arena, 'N', 'a')
+		if err := e.payload(o, 'y', 'Y'); err != nil {
+			return false, err
+		}
+		e.arena = append(e.arena, 0)
+	case pickle.EMPTY_LIST:
+		e.openList(0)
+	case pickle.EMPTY_DICT:
+		e.newCont(fkDict)
+	case pickle.EMPTY_SET:
+		e.newCont(fkSet)
+	case pickle.EMPTY_TUPLE:
+		e.push(fkPureComp)
+		e.arena = append(e.arena, 'H')
+		e.arena = e.opt.Algo.sum(e.arena, []byte{'T', 0})
+	case pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET:
+		p, err := e.toMark()
+		if err != nil {
+			return false, err
+		}
+		return false, e.fromMark(o.Code, p)
+	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
+		c := int(o.Code-pickle.TUPLE1) + 1
+		if len(e.stack)-c < e.fence() {
+			return false, errSlow
+		}
+		return false, e.fromMark(pickle.TUPLE, len(e.stack)-c)
+	case pickle.APPEND, pickle.SETITEM:
+		c := 1
+		if o.Code == pickle.SETITEM {
+			c = 2
+		}
+		x := len(e.stack) - c
+		if x <= e.fence() {
+			return false, errSlow
+		}
+		return false, e.addTo(x, o.Code)
+	case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
+		p, err := e.toMark()
+		if err != nil {
+			return false, err
+		}
+		if p <= e.fence() {
+			return false, errSlow
+		}
+		return false, e.addTo(p, o.Code)
+	case pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
+		if len(e.stack) <= e.fence() {
+			return false, errSlow
+		}
+		idx := o.Int
+		if o.Code == pickle.MEMOIZE {
+			if !e.scan.memoize {
+				return false, errSlow
+			}
+			idx = e.nmemo
+			e.nmemo++
+		} else if e.scan.memoize {
+			return false, errSlow
+		}
+		if !e.scan.isLive(idx) {
+			break
+		}
+		s := e.stack[len(e.stack)-1]
+		if !fkPure(s.kind) {
+			e.memo[idx] = memoEnt{kind: fkIdent}
+			break
+		}
+		e.memo[idx] = memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])}
+	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
+		m, ok := e.memo[o.Int]
+		if !ok || !fkPure(m.kind) || o.Big != nil {
+			return false, errSlow
+		}
+		e.push(m.kind)
+		e.arena = append(e.arena, m.enc...)
+	default:
+		return false, errSlow
+	}
+	return false, nil
+}
+
+// openList starts a list (EMPTY_LIST, or LIST over n items already in the
+// arena: the caller has sealed them and moves the slot's start to theirs).
+func (e *fastEnc) openList(n int64) {
+	idx := e.lists
+	e.lists++
+	c := e.newCont(fkList)
+	e.conts[c].n = n
+	if idx == e.scan.rootList {
+		e.conts[c].stream = true
+		e.write([]byte{'N', 'l'})
+		e.write(appendUvarint(nil, uint64(e.scan.rootLen)))
+		e.write([]byte{0})
+	}
+}
+
+// fromMark builds LIST, DICT, TUPLE(1-3) or FROZENSET from stack[p:].
+func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
+	if err := e.sealFrom(p); err != nil {
+		return err
+	}
+	k := len(e.stack) - p
+	start := len(e.arena)
+	if p < len(e.stack) {
+		start = e.stack[p].off
+	}
+	switch code {
+	case pickle.LIST:
+		e.stack = e.stack[:p]
+		e.openList(int64(k))
+		s := &e.stack[len(e.stack)-1]
+		s.off = start
+		if e.conts[s.c].stream {
+			e.write(e.arena[start:])
+			e.arena = e.arena[:start]
+		}
+	case pickle.DICT:
+		if k%2 != 0 {
+			return errSlow
+		}
+		for i := p; i < len(e.stack); i += 2 {
+			if !fkKey(e.kinds[i-p]) {
+				return errSlow
+			}
+		}
+		offs := slices.Clone(e.offs[:k])
+		e.stack = e.stack[:p]
+		c := e.newCont(fkDict)
+		s := &e.stack[len(e.stack)-1]
+		s.off = start
+		for _, off := range offs {
+			e.conts[c].bounds = append(e.conts[c].bounds, off-start)
+		}
+		e.conts[c].n = int64(k / 2)
+	case pickle.TUPLE:
+		pure := true
+		for _, kd := range e.kinds[:k] {
+			if !fkPure(kd) {
+				pure = false
+				break
+			}
+		}
+		e.tmp = e.tmp[:0]
+		if pure {
+			e.tmp = append(e.tmp, 'T')
+			e.tmp = appendUvarint(e.tmp, uint64(k))
+			e.tmp = append(e.tmp, e.arena[start:]...)
+			e.arena = append(e.arena[:start], 'H')
+			e.arena = e.opt.Algo.sum(e.arena, e.tmp)
+		} else {
+			e.tmp = append(e.tmp, 'N', 'T')
+			e.tmp = appendUvarint(e.tmp, uint64(k))
+			e.tmp = append(e.tmp, 0)
+			e.tmp = append(e.tmp, e.arena[start:]...)
+			e.arena = append(e.arena[:start], e.tmp...)
+		}
+		e.stack = e.stack[:p]
+		e.stack = append(e.stack, fslot{off: start, kind: fkIdent, c: -1})
+		if pure {
+			e.stack[len(e.stack)-1].kind = fkPureComp
+		}
+	case pickle.FROZENSET:
+		for _, kd := range e.kinds[:k] {
+			if !fkKey(kd) {
+				return errSlow
+			}
+		}
+		order, err := e.order(e.arena[start:], e.offs[:k], start, false)
+		if err != nil {
+			return err
+		}
+		e.tmp = append(e.tmp[:0], 'F')
+		e.tmp = appendUvarint(e.tmp, uint64(k))
+		for _, b := range order {
+			e.tmp = append(e.tmp, b...)
+		}
+		e.arena = append(e.arena[:start], 'H')
+		e.arena = e.opt.Algo.sum(e.arena, e.tmp)
+		e.stack = append(e.stack[:p], fslot{off: start, kind: fkPureComp, c: -1})
+	}
+	return nil
+}
+
+// addTo handles APPEND(S), SETITEM(S) and ADDITEMS: items are stack[x:],
+// the target stack[x-1].
+func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
+	t := e.stack[x-1]
+	want := fkList
+	switch code {
+	case pickle.SETITEM, pickle.SETITEMS:
+		want = fkDict
+	case pickle.ADDITEMS:
+		want = fkSet
+	}
+	if t.kind != want || t.c < 0 {
+		return errSlow
+	}
+	k := len(e.stack) - x
+	if k == 0 {
+		return nil
+	}
+	c := &e.conts[t.c]
+	if c.stream {
+		c.n += int64(k)
+		err := e.sealOut(x)
+		e.stack = e.stack[:x]
+		return err
+	}
+	if err := e.sealFrom(x); err != nil {
+		return err
+	}
+	c = &e.conts[t.c]
+	switch want {
+	case fkList:
+		c.n += int64(k)
+	case fkDict:
+		if k%2 != 0 {
+			return errSlow
+		}
+		for i := 0; i < k; i += 2 {
+			if !fkKey(e.kinds[i]) {
+				return errSlow
+			}
+		}
+		for _, off := range e.offs[:k] {
+			c.bounds = append(c.bounds, off-t.off)
+		}
+		c.n += int64(k / 2)
+	case fkSet:
+		for i := 0; i < k; i++ {
+			if !fkKey(e.kinds[i]) {
+				return errSlow
+			}
+		}
+		for _, off := range e.offs[:k] {
+			c.bounds = append(c.bounds, off-t.off)
+		}
+		c.n += int64(k)
+	}
+	e.stack = e.stack[:x]
+	return nil
+}
+
+// sealFrom makes the values stack[x:] final (containers get their header
+// and sorted body) and leaves their kinds and arena offsets in e.kinds and
+// e.offs; the slots stay on the stack.
+func (e *fastEnc) sealFrom(x int) error {
+	e.kinds, e.offs = e.kinds[:0], e.offs[:0]
+	open := false
+	for _, s := range e.stack[x:] {
+		if s.c >= 0 {
+			open = true
+			break
+		}
+	}
+	if !open {
+		for _, s := range e.stack[x:] {
+			e.kinds = append(e.kinds, s.kind)
+			e.offs = append(e.offs, s.off)
+		}
+		return nil
+	}
+	start := e.stack[x].off
+	tail := append(e.tmp[:0], e.arena[start:]...)
+	e.tmp = tail
+	e.arena = e.arena[:start]
+	var err error
+	for i := x; i < len(e.stack); i++ {
+		s := &e.stack[i]
+		lo := s.off - start
+		hi := len(tail)
+		if i+1 < len(e.stack) {
+			hi = e.stack[i+1].off - start
+		}
+		s.off = len(e.arena)
+		if s.c < 0 {
+			e.arena = append(e.arena, tail[lo:hi]...)
+		} else if e.arena, err = e.sealCont(e.arena, s, tail[lo:hi]); err != nil {
+			return err
+		}
+		e.kinds = append(e.kinds, s.kind)
+		e.offs = append(e.offs, s.off)
+	}
+	return nil
+}
+
+// sealOut writes the final encodings of stack[x:] (appended to the list
+// result) to the hash, and drops them from the arena.
+func (e *fastEnc) sealOut(x int) error {
+	start := e.stack[x].off
+	var err error
+	for i := x; i < len(e.stack); i++ {
+		s := &e.stack[i]
+		hi := len(e.arena)
+		if i+1 < len(e.stack) {
+			hi = e.stack[i+1].off
+		}
+		if s.c < 0 {
+			e.out = append(e.out, e.arena[s.off:hi]...)
+		} else if e.out, err = e.sealCont(e.out, s, e.arena[s.off:hi]); err != nil {
+			return err
+		}
+	}
+	e.arena = e.arena[:start]
+	if len(e.out) >= 64<<10 {
+		e.h.Write(e.out)
+		e.out = e.out[:0]
+	}
+	return nil
+}
+
+// sealCont appends the final encoding of the container in slot s, whose
+// body is region, to dst, and releases the container.
+func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) {
+	c := &e.conts[s.c]
+	if c.stream {
+		return dst, errSlow // the result is consumed by something
+	}
+	switch s.kind {
+	case fkList:
+		dst = append(dst, 'N', 'l')
+		dst = appendUvarint(dst, uint64(c.n))
+		dst = append(dst, 0)
+		dst = append(dst, region...)
+	case fkDict:
+		dst = append(dst, 'N', 'd')
+		dst = appendUvarint(dst, uint64(c.n))
+		dst = append(dst, 0)
+		var err error
+		if dst, err = e.appendDict(dst, region, c.bounds); err != nil {
+			return dst, err
+		}
+	case fkSet:
+		order, err := e.order(region, c.bounds, 0, true)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, 'N', 'e')
+		dst = appendUvarint(dst, uint64(len(order)))
+		dst = append(dst, 0)
+		for _, b := range order {
+			dst = append(dst, b...)
+		}
+	default:
+		return dst, errSlow
+	}
+	s.kind = fkIdent
+	e.free = append(e.free, s.c)
+	s.c = -1
+	return dst, nil
+}
+
+// order returns the items of a set or frozenset (region with item starts
+// offs-base) sorted by their encoding; equal items make it give up.
+func (e *fastEnc) order(region []byte, offs []int, base int, rel bool) ([][]byte, error) {
+	items := e.sortKeys[:0]
+	for i, off := range offs {
+		lo := off
+		if !rel {
+			lo -= base
+		}
+		hi := len(region)
+		if i+1 < len(offs) {
+			hi = offs[i+1]
+			if !rel {
+				hi -= base
+			}
+		}
+		items = append(items, region[lo:hi])
+	}
+	slices.SortStableFunc(items, bytes.Compare)
+	for i := 1; i < len(items); i++ {
+		if bytes.Equal(items[i-1], items[i]) {
+			return nil, errSlow
+		}
+	}
+	e.sortKeys = items
+	return items, nil
+}
+
+// appendDict appends the entries of a dict body (region, with key and value
+// starts in bounds) sorted by key (or in stream order with KeepDictOrder).
+func (e *fastEnc) appendDict(dst, region []byte, bounds []int) ([]byte, error) {
+	n := len(bounds) / 2
+	at := func(i int) []byte {
+		hi := len(region)
+		if i+1 < len(bounds) {
+			hi = bounds[i+1]
+		}
+		return region[bounds[i]:hi]
+	}
+	// the order of the keys: the last dict's when its keys were the same
+	same := len(e.lastOffs) == n+1
+	if same {
+		for i := 0; i < n && same; i++ {
+			same = bytes.Equal(at(2*i), e.lastKeys[e.lastOffs[i]:e.lastOffs[i+1]])
+		}
+	}
+	if !same {
+		e.lastKeys, e.lastOffs = e.lastKeys[:0], append(e.lastOffs[:0], 0)
+		for i := 0; i < n; i++ {
+			e.lastKeys = append(e.lastKeys, at(2*i)...)
+			e.lastOffs = append(e.lastOffs, len(e.lastKeys))
+		}
+		perm := e.lastPerm[:0]
+		for i := 0; i < n; i++ {
+			perm = append(perm, i)
+		}
+		key := func(i int) []byte { return e.lastKeys[e.lastOffs[i]:e.lastOffs[i+1]] }
+		slices.SortStableFunc(perm, func(a, b int) int { return bytes.Compare(key(a), key(b)) })
+		for i := 1; i < n; i++ {
+			if bytes.Equal(key(perm[i-1]), key(perm[i])) {
+				e.lastOffs = e.lastOffs[:0]
+				return dst, errSlow // duplicate keys: Python's rules, on the graph path
+			}
+		}
+		e.lastPerm = perm
+	}
+	if e.opt.KeepDictOrder {
+		return append(dst, region...), nil
+	}
+	for _, i := range e.lastPerm {
+		dst = append(dst, at(2*i)...)
+		dst = append(dst, at(2*i+1)...)
+	}
+	return dst, nil
+}
+
+func hexString(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 2*len(b))
+	for i, c := range b {
+		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
+	}
+	return string(out)
+}
+
+// seal makes the value at stack[i] (the top) final in place.
+func (e *fastEnc) seal(i int) error {
+	if e.stack[i].c < 0 {
+		return nil
+	}
+	return e.sealFrom(i)
+}
