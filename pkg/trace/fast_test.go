@@ -1,0 +1,702 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// topNs are the --top sizes every comparison runs: 1, a few, more than
+// most fixtures hold (ties are everywhere in small pickles).
+var topNs = []int{1, 2, 3, 7, 20, 1000}
+
+// topOutputs renders --top n as text (both styles) and JSON.
+func topOutputs(t *testing.T, tr *Tree, n int) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := tr.WriteTop(&b, n, Style{}); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("--\n")
+	if err := tr.WriteTop(&b, n, Style{ASCII: true, Bytes: true}); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("--\n")
+	if err := tr.WriteTopJSON(&b, n); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// slowTree is what pk trace builds without the fast path.
+func slowTree(path string) (*Tree, error) {
+	d, err := input.OpenWith(path, pickle.Options{}, input.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return NewDoc(d), nil
+}
+
+// agree checks, for every n of topNs, that the fast path either falls back
+// or prints what the graph path prints. It reports how many n it took.
+func agree(t *testing.T, path string) (fast int) {
+	t.Helper()
+	var slow *Tree
+	var slowErr error
+	for _, n := range topNs {
+		ft := FastTop(path, n)
+		if ft == nil {
+			continue
+		}
+		fast++
+		if slow == nil && slowErr == nil {
+			slow, slowErr = slowTree(path)
+		}
+		if slowErr != nil {
+			t.Errorf("%s: the fast path answered but the graph path fails: %v", path, slowErr)
+			return fast
+		}
+		got, want := topOutputs(t, ft, n), topOutputs(t, slow, n)
+		if got != want {
+			t.Errorf("%s --top %d: fast path differs\n--- fast\n%s\n--- graph\n%s", path, n, got, want)
+			return fast
+		}
+	}
+	if fast != 0 && fast != len(topNs) {
+		t.Errorf("%s: the fast path applied to %d of %d --top sizes", path, fast, len(topNs))
+	}
+	return fast
+}
+
+// TestFastTopCorpus: on every file under testdata/ (fixtures, equiv,
+// differ, inputs, trace, ...; pickles or not) the fast path falls back or
+// agrees with the graph path.
+func TestFastTopCorpus(t *testing.T) {
+	var files []string
+	filepath.Walk("../../testdata", func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz") {
+			return filepath.SkipDir
+		}
+		if fi.Mode().IsRegular() && fi.Size() < 8<<20 {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) < 100 {
+		t.Fatalf("only %d files under testdata", len(files))
+	}
+	took := 0
+	for _, p := range files {
+		if agree(t, p) > 0 {
+			took++
+		}
+	}
+	t.Logf("%d files, the fast path applied to %d", len(files), took)
+	if took < 30 {
+		t.Errorf("the fast path applied to only %d files of the corpus", took)
+	}
+}
+
+// enc writes pickle opcodes for the generated cases.
+type enc struct {
+	b     bytes.Buffer
+	proto int
+	memo  int
+}
+
+func (e *enc) op(c pickle.Opcode, arg ...byte) { e.b.WriteByte(byte(c)); e.b.Write(arg) }
+
+func le(n int, v uint64) []byte {
+	b := make([]byte, 8)
+	binary.LittleEndian.PutUint64(b, v)
+	return b[:n]
+}
+
+// put memoizes the top of the stack in the form of the protocol.
+func (e *enc) put() int {
+	i := e.memo
+	e.memo++
+	switch {
+	case e.proto >= 4 && i%3 == 0:
+		e.op(pickle.MEMOIZE)
+	case e.proto == 0:
+		e.op(pickle.PUT, []byte(strconv.Itoa(i)+"\n")...)
+	case i < 256:
+		e.op(pickle.BINPUT, byte(i))
+	default:
+		e.op(pickle.LONG_BINPUT, le(4, uint64(i))...)
+	}
+	return i
+}
+
+func (e *enc) get(i int) {
+	switch {
+	case e.proto == 0:
+		e.op(pickle.GET, []byte(strconv.Itoa(i)+"\n")...)
+	case i < 256:
+		e.op(pickle.BINGET, byte(i))
+	default:
+		e.op(pickle.LONG_BINGET, le(4, uint64(i))...)
+	}
+}
+
+func (e *enc) int(v int64) {
+	switch {
+	case e.proto == 0 || (v > math.MaxInt32 || v < math.MinInt32) && e.proto < 2:
+		e.op(pickle.INT, []byte(strconv.FormatInt(v, 10)+"\n")...)
+	case v >= 0 && v < 256:
+		e.op(pickle.BININT1, byte(v))
+	case v >= 0 && v < 65536:
+		e.op(pickle.BININT2, le(2, uint64(v))...)
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		e.op(pickle.BININT, le(4, uint64(v))...)
+	default:
+		e.op(pickle.LONG1, 8)
+		e.b.Write(le(8, uint64(v)))
+	}
+}
+
+func (e *enc) str(s string) {
+	switch {
+	case e.proto == 0:
+		e.op(pickle.UNICODE, []byte(s+"\n")...)
+	case e.proto < 3:
+		e.op(pickle.BINUNICODE, le(4, uint64(len(s)))...)
+		e.b.WriteString(s)
+	case e.proto >= 4 && len(s) < 256:
+		e.op(pickle.SHORT_BINUNICODE, byte(len(s)))
+		e.b.WriteString(s)
+	case e.proto >= 4 && len(s)%2 == 0:
+		e.op(pickle.BINUNICODE8, le(8, uint64(len(s)))...)
+		e.b.WriteString(s)
+	default:
+		e.op(pickle.BINUNICODE, le(4, uint64(len(s)))...)
+		e.b.WriteString(s)
+	}
+}
+
+func (e *enc) bytes(s string) {
+	switch {
+	case e.proto == 0:
+		// Python 2 str, quoted
+		e.op(pickle.STRING, []byte("'"+s+"'\n")...)
+		return
+	case e.proto < 3 && len(s) < 256:
+		e.op(pickle.SHORT_BINSTRING, byte(len(s)))
+	case e.proto < 3:
+		e.op(pickle.BINSTRING, le(4, uint64(len(s)))...)
+	case len(s) < 256:
+		e.op(pickle.SHORT_BINBYTES, byte(len(s)))
+	case e.proto >= 5 && len(s)%3 == 0:
+		e.op(pickle.BYTEARRAY8, le(8, uint64(len(s)))...)
+	case e.proto >= 4:
+		e.op(pickle.BINBYTES8, le(8, uint64(len(s)))...)
+	default:
+		e.op(pickle.BINBYTES, le(4, uint64(len(s)))...)
+	}
+	e.b.WriteString(s)
+}
+
+// gen writes random plain data: nested lists, tuples, dicts, sets, with
+// memo references to strings and tuples; sizes repeat so ties are common.
+type gen struct {
+	*enc
+	r      *rand.Rand
+	shared []int // memo indices of immutable objects
+	nodes  int
+}
+
+func (g *gen) value(depth int) {
+	g.nodes++
+	k := g.r.Intn(14)
+	if depth > 6 || g.nodes > 400 {
+		k = g.r.Intn(6)
+	}
+	switch k {
+	case 0:
+		if len(g.shared) > 0 {
+			g.get(g.shared[g.r.Intn(len(g.shared))])
+			return
+		}
+		g.op(pickle.NONE)
+	case 1:
+		g.int(int64(g.r.Intn(5)) * []int64{1, 300, 70000, 1 << 40, -1}[g.r.Intn(5)])
+	case 2:
+		if g.proto >= 2 {
+			g.op([]pickle.Opcode{pickle.NEWTRUE, pickle.NEWFALSE}[g.r.Intn(2)])
+		} else {
+			g.op(pickle.INT, []byte([]string{"00\n", "01\n"}[g.r.Intn(2)])...)
+		}
+	case 3:
+		if g.proto == 0 {
+			g.op(pickle.FLOAT, []byte("2.5\n")...)
+		} else {
+			g.op(pickle.BINFLOAT, le(8, math.Float64bits(float64(g.r.Intn(4))/3))...)
+		}
+	case 4, 5:
+		s := strings.Repeat([]string{"a", "bé", "key", "x'y"}[g.r.Intn(4)], []int{1, 3, 1, 40}[g.r.Intn(4)])
+		g.str(s)
+		if g.r.Intn(2) == 0 {
+			g.shared = append(g.shared, g.put())
+		}
+	case 6:
+		g.bytes(strings.Repeat("z", []int{0, 3, 9, 300}[g.r.Intn(4)]))
+	case 7, 8:
+		g.list(depth)
+	case 9, 10:
+		g.dict(depth)
+	case 11:
+		g.tuple(depth)
+	default:
+		g.set(depth)
+	}
+}
+
+func (g *gen) key(depth int) {
+	switch g.r.Intn(6) {
+	case 0:
+		g.int(int64(g.r.Intn(3)))
+	case 1:
+		if len(g.shared) > 0 {
+			g.get(g.shared[g.r.Intn(len(g.shared))])
+			return
+		}
+		g.op(pickle.NONE)
+	case 2:
+		g.tuple(depth)
+	case 3:
+		g.bytes("kb")
+	default:
+		g.str([]string{"a", "name", "b"}[g.r.Intn(3)])
+		if g.r.Intn(2) == 0 {
+			g.shared = append(g.shared, g.put())
+		}
+	}
+}
+
+func (g *gen) items(depth int, n int, pairs bool) {
+	for i := 0; i < n; i++ {
+		if pairs {
+			g.key(depth + 1)
+		}
+		g.value(depth + 1)
+	}
+}
+
+func (g *gen) list(depth int) {
+	n := g.r.Intn(5)
+	if g.proto == 0 || g.r.Intn(3) == 0 {
+		g.op(pickle.MARK)
+		g.items(depth, n, false)
+		g.op(pickle.LIST)
+		if g.r.Intn(3) == 0 {
+			g.put()
+		}
+		return
+	}
+	g.op(pickle.EMPTY_LIST)
+	if g.r.Intn(2) == 0 {
+		g.put()
+	}
+	for n > 0 {
+		if g.r.Intn(2) == 0 {
+			g.value(depth + 1)
+			g.op(pickle.APPEND)
+			n--
+			continue
+		}
+		b := min(n, 1+g.r.Intn(3))
+		g.op(pickle.MARK)
+		g.items(depth, b, false)
+		g.op(pickle.APPENDS)
+		n -= b
+	}
+	if g.r.Intn(4) == 0 {
+		g.op(pickle.MARK)
+		g.op(pickle.APPENDS) // empty batch
+	}
+}
+
+func (g *gen) dict(depth int) {
+	n := g.r.Intn(5)
+	if g.proto == 0 || g.r.Intn(3) == 0 {
+		g.op(pickle.MARK)
+		g.items(depth, n, true)
+		g.op(pickle.DICT)
+		return
+	}
+	g.op(pickle.EMPTY_DICT)
+	if g.r.Intn(2) == 0 {
+		g.put()
+	}
+	for n > 0 {
+		if g.r.Intn(2) == 0 {
+			g.key(depth + 1)
+			g.value(depth + 1)
+			g.op(pickle.SETITEM)
+			n--
+			continue
+		}
+		b := min(n, 1+g.r.Intn(3))
+		g.op(pickle.MARK)
+		g.items(depth, b, true)
+		g.op(pickle.SETITEMS)
+		n -= b
+	}
+}
+
+func (g *gen) tuple(depth int) {
+	n := g.r.Intn(5)
+	if g.proto >= 2 && n <= 3 && g.r.Intn(2) == 0 {
+		if n == 0 {
+			g.op(pickle.EMPTY_TUPLE)
+		} else {
+			for i := 0; i < n; i++ {
+				g.scalarish(depth + 1)
+			}
+			g.op(pickle.TUPLE1 + pickle.Opcode(n-1))
+		}
+	} else {
+		g.op(pickle.MARK)
+		for i := 0; i < n; i++ {
+			g.scalarish(depth + 1)
+		}
+		g.op(pickle.TUPLE)
+	}
+	if g.r.Intn(2) == 0 {
+		g.shared = append(g.shared, g.put())
+	}
+}
+
+// scalarish: tuple items are immutable here (a tuple may be referenced
+// again, and mutable objects must not be: that falls back).
+func (g *gen) scalarish(depth int) {
+	switch g.r.Intn(4) {
+	case 0:
+		g.str("t")
+	case 1:
+		if depth < 5 {
+			g.tuple(depth)
+			return
+		}
+		g.int(7)
+	default:
+		g.int(int64(g.r.Intn(300)))
+	}
+}
+
+func (g *gen) set(depth int) {
+	n := g.r.Intn(4)
+	if g.proto < 4 {
+		g.tuple(depth)
+		return
+	}
+	if g.r.Intn(2) == 0 {
+		g.op(pickle.MARK)
+		for i := 0; i < n; i++ {
+			g.scalarish(depth + 1)
+		}
+		g.op(pickle.FROZENSET)
+		if g.r.Intn(2) == 0 {
+			g.shared = append(g.shared, g.put())
+		}
+		return
+	}
+	g.op(pickle.EMPTY_SET)
+	g.op(pickle.MARK)
+	for i := 0; i < n; i++ {
+		g.scalarish(depth + 1)
+	}
+	g.op(pickle.ADDITEMS)
+}
+
+// genPickle writes one random plain-data pickle of the given protocol.
+func genPickle(seed int64, proto int) []byte {
+	g := &gen{enc: &enc{proto: proto}, r: rand.New(rand.NewSource(seed))}
+	if proto >= 2 {
+		g.op(pickle.PROTO, byte(proto))
+	}
+	var body []byte
+	if proto >= 4 {
+		// one frame around everything but PROTO (as CPython writes short pickles)
+		outer := g.enc.b
+		g.enc.b = bytes.Buffer{}
+		g.value(0)
+		g.op(pickle.STOP)
+		body = g.enc.b.Bytes()
+		g.enc.b = outer
+		g.op(pickle.FRAME, le(8, uint64(len(body)))...)
+		g.b.Write(body)
+		return g.b.Bytes()
+	}
+	g.value(0)
+	g.op(pickle.STOP)
+	return g.b.Bytes()
+}
+
+func writeTemp(t testing.TB, dir, name string, b []byte) string {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFastTopGenerated: random plain-data pickles of protocols 0-5 take the
+// fast path and print what the graph path prints.
+func TestFastTopGenerated(t *testing.T) {
+	dir := t.TempDir()
+	took := 0
+	for proto := 0; proto <= 5; proto++ {
+		for seed := int64(0); seed < 60; seed++ {
+			b := genPickle(seed*7+int64(proto), proto)
+			p := writeTemp(t, dir, fmt.Sprintf("g%d_%d.pkl", proto, seed), b)
+			if _, err := pickle.Parse(bytes.NewReader(b), int64(len(b)), p, pickle.Options{}); err != nil {
+				t.Fatalf("generator wrote a bad pickle (proto %d seed %d): %v", proto, seed, err)
+			}
+			if agree(t, p) > 0 {
+				took++
+			} else if reason := fastReason(b); true {
+				t.Errorf("proto %d seed %d: plain data fell back: %s", proto, seed, reason)
+			}
+		}
+	}
+	t.Logf("%d generated pickles took the fast path", took)
+}
+
+func fastReason(b []byte) string {
+	_, err := fastTopOf(bytes.NewReader(b), int64(len(b)), "x", 5)
+	if err == nil {
+		return "none"
+	}
+	return err.Error()
+}
+
+// TestFastTopCases: hand-written plain data with keys of every scalar
+// kind, references as keys and values, ties, a large str (a streamed
+// blob), and deep nesting (JSON paths over MaxJSONPath are left out).
+func TestFastTopCases(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string][]byte{}
+	{ // dict keyed by every scalar kind, some by reference
+		e := &enc{proto: 4}
+		e.op(pickle.PROTO, 4)
+		e.op(pickle.EMPTY_DICT)
+		e.op(pickle.MARK)
+		e.str("k")
+		e.put() // 0
+		e.str(strings.Repeat("v", 50))
+		e.get(0)
+		e.op(pickle.MARK)
+		e.int(1)
+		e.str("x")
+		e.op(pickle.LIST)
+		e.int(-5)
+		e.op(pickle.EMPTY_LIST)
+		e.op(pickle.BINFLOAT, le(8, math.Float64bits(-0.25))...)
+		e.str("f")
+		e.op(pickle.NONE)
+		e.str("n")
+		e.op(pickle.NEWTRUE)
+		e.str("t")
+		e.bytes("by\x00\xff")
+		e.str("b")
+		e.op(pickle.LONG1, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+		e.str("big")
+		e.op(pickle.SETITEMS)
+		e.op(pickle.STOP)
+		cases["keys.pkl"] = e.b.Bytes()
+	}
+	{ // a tuple key by reference, its value, and a set
+		e := &enc{proto: 4}
+		e.op(pickle.PROTO, 4)
+		e.op(pickle.MARK)
+		e.str("a")
+		e.int(2)
+		e.op(pickle.TUPLE2)
+		e.put() // 0
+		e.str("first")
+		e.get(0)
+		e.op(pickle.EMPTY_SET)
+		e.op(pickle.MARK)
+		e.int(1)
+		e.int(2)
+		e.op(pickle.ADDITEMS)
+		e.op(pickle.DICT)
+		e.op(pickle.STOP)
+		cases["tuplekey.pkl"] = e.b.Bytes()
+	}
+	{ // a str over the blob threshold as a key and as a value
+		e := &enc{proto: 4}
+		e.op(pickle.PROTO, 4)
+		e.op(pickle.EMPTY_DICT)
+		big := strings.Repeat("é", pickle.DefaultBlobThreshold/2+10)
+		e.str(big)
+		e.put()
+		e.str("v")
+		e.op(pickle.SETITEM)
+		e.op(pickle.STOP)
+		cases["blobkey.pkl"] = e.b.Bytes()
+		e = &enc{proto: 4}
+		e.op(pickle.PROTO, 4)
+		e.op(pickle.EMPTY_DICT)
+		e.str(big)
+		e.put() // 0
+		e.int(1)
+		e.op(pickle.SETITEM)
+		e.op(pickle.EMPTY_DICT)
+		e.get(0)
+		e.str(strings.Repeat("w", 3000))
+		e.op(pickle.SETITEM)
+		e.op(pickle.TUPLE2)
+		e.op(pickle.STOP)
+		cases["blobref.pkl"] = e.b.Bytes()
+	}
+	{ // 3000 nested lists: long paths
+		e := &enc{proto: 2}
+		e.op(pickle.PROTO, 2)
+		for i := 0; i < 3000; i++ {
+			e.op(pickle.EMPTY_LIST)
+		}
+		e.str("leaf")
+		for i := 0; i < 3000; i++ {
+			e.op(pickle.APPEND)
+		}
+		e.op(pickle.STOP)
+		cases["deep.pkl"] = e.b.Bytes()
+	}
+	{ // ties: equal items
+		e := &enc{proto: 3}
+		e.op(pickle.PROTO, 3)
+		e.op(pickle.EMPTY_LIST)
+		e.op(pickle.MARK)
+		for i := 0; i < 50; i++ {
+			e.op(pickle.MARK)
+			e.int(int64(i))
+			e.str("abc")
+			e.op(pickle.TUPLE)
+		}
+		e.op(pickle.APPENDS)
+		e.op(pickle.STOP)
+		cases["ties.pkl"] = e.b.Bytes()
+	}
+	{ // a scalar result, and a memoized result
+		cases["scalar.pkl"] = []byte("\x80\x04K\x05.")
+		cases["memoroot.pkl"] = []byte("\x80\x04]\x94.")
+		cases["p0.pkl"] = []byte("(lp0\nI1\naS'x'\np1\nag1\na(dp2\nVk\np3\nF1.5\nsg3\n(I1\nI2\ntp4\nsa.")
+	}
+	for name, b := range cases {
+		p := writeTemp(t, dir, name, b)
+		if agree(t, p) == 0 {
+			t.Errorf("%s: fell back: %s", name, fastReason(b))
+		}
+	}
+}
+
+// TestFastTopFallsBack: what the fast path must leave to the graph path.
+func TestFastTopFallsBack(t *testing.T) {
+	cases := map[string]string{
+		"empty":         "",
+		"POP":           "\x80\x04K\x01K\x020.",
+		"DUP":           "\x80\x04]2a.",
+		"GET mutable":   "\x80\x04]\x94h\x00a.",
+		"GET of a dict": "\x80\x04}q\x00]h\x00a.",
+		"GLOBAL":        "\x80\x02cos\nsystem\nq\x00.",
+		"REDUCE":        "\x80\x02c__builtin__\nlist\n)R.",
+		"two streams":   "\x80\x04K\x01.\x80\x04K\x02.",
+		"trailing":      "\x80\x04K\x01.junk",
+		"leftover":      "\x80\x04K\x01K\x02.",
+		"open MARK":     "\x80\x04(K\x01.",
+		"truncated":     "\x80\x04]K\x01",
+		"no STOP":       "\x80\x04]",
+		"bad opcode":    "\x80\x04\xff.",
+		"PROTO 6":       "\x80\x06K\x01.",
+		"GET missing":   "\x80\x04h\x05.",
+		"PUT of a ref":  "\x80\x04X\x01\x00\x00\x00aq\x00h\x00q\x01\x86.",
+		"APPEND tuple":  "\x80\x04)K\x01a.",
+		"SETITEM list":  "\x80\x04]K\x01K\x02s.",
+		"odd DICT":      "\x80\x04(K\x01d.",
+		"result ref":    "\x80\x04X\x01\x00\x00\x00aq\x000h\x00.",
+		"bz2 magic":     "BZh91AY&SY",
+		"gzip":          "\x1f\x8b\x08\x00",
+		"zlib":          "x\x9c\x03\x00",
+		"zip":           "PK\x03\x04",
+		"npy":           "\x93NUMPY\x01\x00",
+		"torch magic":   "\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.",
+		"ext":           "\x80\x02\x82\x01.",
+		"persid":        "\x80\x02K\x01Q.",
+		"inst":          "(ios\nsystem\n.",
+	}
+	for name, s := range cases {
+		b := []byte(s)
+		tr, err := fastTopOf(bytes.NewReader(b), int64(len(b)), "x", 3)
+		if tr != nil || err == nil {
+			t.Errorf("%s: the fast path did not fall back", name)
+		}
+	}
+	if FastTop("-", 3) != nil || FastTop("/nonexistent/file.pkl", 3) != nil || FastTop(".", 3) != nil {
+		t.Error("stdin, a missing file or a directory took the fast path")
+	}
+}
+
+// FuzzFastTop: on any bytes the fast path never panics, and either falls
+// back or prints what the graph path prints.
+func FuzzFastTop(f *testing.F) {
+	for _, p := range fixturesForSeeds() {
+		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
+			f.Add(b)
+		}
+	}
+	for proto := 0; proto <= 5; proto++ {
+		f.Add(genPickle(int64(proto), proto))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, n := range []int{1, 4} {
+			tr, err := fastTopOf(bytes.NewReader(b), int64(len(b)), "fuzz.pkl", n)
+			if tr == nil {
+				if err == nil {
+					t.Fatal("no tree and no reason")
+				}
+				continue
+			}
+			fh, err := os.CreateTemp(dir, "f*.pkl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fh.Write(b)
+			fh.Close()
+			defer os.Remove(fh.Name())
+			slow, err := slowTree(fh.Name())
+			if err != nil {
+				t.Fatalf("the fast path answered but the graph path fails: %v", err)
+			}
+			slow.File.Name = "fuzz.pkl"
+			if got, want := topOutputs(t, tr, n), topOutputs(t, slow, n); got != want {
+				t.Fatalf("--top %d differs\n--- fast\n%s\n--- graph\n%s", n, got, want)
+			}
+		}
+	})
+}
+
+func fixturesForSeeds() []string {
+	var out []string
+	for _, g := range []string{"../../testdata/trace/*.pkl", "../../testdata/fixtures/stdlib/*.pkl", "../../testdata/equiv/*/*.pkl"} {
+		m, _ := filepath.Glob(g)
+		out = append(out, m...)
+	}
+	return out
+}
