@@ -33,7 +33,6 @@ import (
 	"errors"
 	"hash"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -72,29 +71,10 @@ func fastHashFile(path string, opt Options) (res *Result, ok bool) {
 	return &Result{Digest: opt.Tag() + ":" + hexString(s), Sum: s}, true
 }
 
-// openPlain opens path when it is a regular file that starts like a bare
-// pickle.
-func openPlain(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, errSlow
-	}
-	head := make([]byte, 16)
-	n, _ := io.ReadFull(f, head)
-	if !input.PlainPickle(head[:n]) {
-		f.Close()
-		return nil, 0, errSlow
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, fi.Size(), nil
+// openBare opens path when it holds one bare pickle, plain or compressed
+// (size -1 then); done must be called and reports a decompression error.
+func openBare(path string) (r io.Reader, size int64, done func() error, err error) {
+	return input.OpenBare(path, input.Options{})
 }
 
 // ---- pass 1 ----
@@ -114,11 +94,11 @@ func (s *fastScanResult) isLive(i int64) bool {
 const maxFastMemo = 1 << 28
 
 func fastScan(path string) (*fastScanResult, int64, error) {
-	f, size, err := openPlain(path)
+	f, size, done, err := openBare(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
+	defer done()
 	rd := pickle.NewReader(f, size, path)
 	rd.Borrow = true
 	res := &fastScanResult{rootList: -1}
@@ -185,6 +165,9 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 				res.rootList, res.rootLen = top, counts[top]
 			}
 			res.memoize = memo == 1
+			if done() != nil {
+				return nil, 0, errSlow
+			}
 			return res, size, nil
 		case pickle.MARK:
 			marks = append(marks, len(stack))
@@ -337,11 +320,11 @@ func (e *fastEnc) write(b []byte) {
 }
 
 func fastEncode(path string, size int64, opt Options, scan *fastScanResult) ([]byte, error) {
-	f, size2, err := openPlain(path)
+	f, size2, done, err := openBare(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer done()
 	if size2 != size {
 		return nil, errSlow
 	}
@@ -356,12 +339,12 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult) ([]b
 		if err := rd.NextInto(&o); err != nil {
 			return nil, errSlow
 		}
-		done, err := e.step(&o)
+		stop, err := e.step(&o)
 		if err != nil {
 			return nil, err
 		}
-		if done {
-			if !rd.AtEOF() {
+		if stop {
+			if !rd.AtEOF() || done() != nil {
 				return nil, errSlow
 			}
 			e.h.Write(e.out)

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -197,4 +199,67 @@ func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options,
 		return nil, err
 	}
 	return doc, nil
+}
+
+// ErrNotBare is returned by OpenBare for inputs that are not a bare pickle.
+var ErrNotBare = errors.New("not a bare pickle file")
+
+// OpenBare opens path, a regular file that holds one bare pickle, plain or
+// under one layer of compression, and returns the pickle's bytes (size is
+// -1 when compressed). Anything else (a zip, .npy, stdin, ...) gives
+// ErrNotBare. finish must be called: it reads what is left of a compressed
+// stream so that its trailer is checked, releases everything, and returns
+// the first decompression error (corrupt data, the decompression limit).
+// finish may be called more than once. Callers that take this shortcut
+// must still refuse content they don't know (joblib, legacy torch): Open is
+// the reference.
+func OpenBare(path string, iopt Options) (r io.Reader, size int64, finish func() error, err error) {
+	if path == "-" {
+		return nil, 0, nil, ErrNotBare
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, nil, ErrNotBare
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	head, _ := br.Peek(16)
+	kind := sniffCompression(head)
+	if kind == "" {
+		if !PlainPickle(head) {
+			f.Close()
+			return nil, 0, nil, ErrNotBare
+		}
+		return br, fi.Size(), func() error { return f.Close() }, nil
+	}
+	limit := iopt.limit(fi.Size())
+	dec, closer, err := decompressor(kind, br, limit)
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, ErrNotBare
+	}
+	ra := newReadAhead(dec)
+	lim := &limitReader{r: ra, limit: limit, file: path, layer: kind + "-decompressed stream"}
+	inner := bufio.NewReaderSize(lim, 256<<10)
+	var once sync.Once
+	var ferr error
+	finish = func() error {
+		once.Do(func() {
+			ferr = lim.drain()
+			ra.Close()
+			closer()
+			f.Close()
+		})
+		return ferr
+	}
+	head, _ = inner.Peek(16)
+	if !PlainPickle(head) {
+		finish()
+		return nil, 0, nil, ErrNotBare
+	}
+	return inner, -1, finish, nil
 }
