@@ -159,12 +159,17 @@ type fastMachine struct {
 }
 
 func (m *fastMachine) run() error {
+	// not a pickle of plain data at all (a zip starts with PERSID): give up
+	// before decoding the first argument
+	if b := m.rd.Peek(1); len(b) == 1 && !fastOps[b[0]] {
+		return fallback("opcode " + pickle.Opcode(b[0]).String())
+	}
 	for {
-		op, err := m.rd.Next()
+		var err error
+		m.op, err = m.rd.Next()
 		if err != nil {
 			return err
 		}
-		m.op = op
 		done, err := m.step(&m.op)
 		if err != nil {
 			return err
@@ -178,6 +183,21 @@ func (m *fastMachine) run() error {
 	}
 	return nil
 }
+
+// fastOps are the opcodes step handles (run checks the first).
+var fastOps = func() (t [256]bool) {
+	for _, c := range []pickle.Opcode{pickle.PROTO, pickle.FRAME, pickle.STOP, pickle.MARK, pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE,
+		pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2, pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
+		pickle.STRING, pickle.BINSTRING, pickle.SHORT_BINSTRING, pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
+		pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8,
+		pickle.EMPTY_LIST, pickle.EMPTY_DICT, pickle.EMPTY_TUPLE, pickle.EMPTY_SET,
+		pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT, pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3,
+		pickle.APPEND, pickle.APPENDS, pickle.SETITEM, pickle.SETITEMS, pickle.ADDITEMS,
+		pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT, pickle.MEMOIZE, pickle.GET, pickle.BINGET, pickle.LONG_BINGET} {
+		t[c] = true
+	}
+	return t
+}()
 
 func (m *fastMachine) fence() int {
 	if len(m.marks) == 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -699,4 +700,19 @@ func fixturesForSeeds() []string {
 		out = append(out, m...)
 	}
 	return out
+}
+
+// BenchmarkFastTop20 is BenchmarkTop20 through the fast path.
+func BenchmarkFastTop20(b *testing.B) {
+	const path = "../../testdata/bench/dicts.pkl"
+	if _, err := os.Stat(path); err != nil {
+		b.Skip("no ", path, ": run python3 scripts/bench-gen.py")
+	}
+	for i := 0; i < b.N; i++ {
+		t := FastTop(path, 20)
+		if t == nil {
+			b.Fatal("the fast path fell back")
+		}
+		t.WriteTop(io.Discard, 20, Style{})
+	}
 }
