@@ -36,6 +36,12 @@ import (
 // 35 bits; larger inputs take the graph path.
 const fastMemoMaxOffset = 1 << 35
 
+// fastMaxStack bounds the stack (objects and MARKs waiting to be consumed,
+// at least the nesting depth; a slot is about 100 bytes): deeper pickles,
+// or a tuple of more items, take the graph path, so the fast path's memory
+// stays under about 30 MB plus the memo.
+const fastMaxStack = 1 << 18
+
 // fastTop is a precomputed --top result.
 type fastTop struct {
 	n     int
@@ -174,6 +180,9 @@ func (m *fastMachine) run() error {
 		done, err := m.step(&m.op)
 		if err != nil {
 			return err
+		}
+		if len(m.stack)+len(m.marks) > fastMaxStack {
+			return fallback("stack deeper than fastMaxStack")
 		}
 		if done {
 			break

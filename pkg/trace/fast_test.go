@@ -716,3 +716,26 @@ func BenchmarkFastTop20(b *testing.B) {
 		t.WriteTop(io.Discard, 20, Style{})
 	}
 }
+
+// TestFastTopDeepFallsBack: nesting beyond fastMaxStack takes the graph
+// path (the fast path's stack stays bounded).
+func TestFastTopDeepFallsBack(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("\x80\x04")
+	for i := 0; i <= fastMaxStack; i++ {
+		b.WriteByte(byte(pickle.EMPTY_LIST))
+	}
+	for i := 0; i < fastMaxStack; i++ {
+		b.WriteByte(byte(pickle.APPEND))
+	}
+	b.WriteByte(byte(pickle.STOP))
+	if tr, _ := fastTopOf(bytes.NewReader(b.Bytes()), int64(b.Len()), "deep", 3); tr != nil {
+		t.Error("a pickle nested deeper than fastMaxStack took the fast path")
+	}
+	// one level less is fine
+	c := append([]byte{0x80, 4}, b.Bytes()[3:b.Len()-2]...)
+	c = append(c, byte(pickle.STOP))
+	if _, err := fastTopOf(bytes.NewReader(c), int64(len(c)), "deep", 3); err != nil {
+		t.Errorf("a pickle nested fastMaxStack deep fell back: %v", err)
+	}
+}
