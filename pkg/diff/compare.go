@@ -39,6 +39,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // Files compares the inputs at paths a and b.
 func Files(a, b string, opt Options) (*Result, error) {
+	if r, ok := fastFiles(a, b, opt); ok {
+		return r, nil
+	}
 	ropt := canon.ReadOptions(opt.Canon)
 	da, err := input.OpenWith(a, ropt, opt.Input)
 	if err != nil {
@@ -409,7 +412,12 @@ const MaxDepth = 200
 // whose canonical digests are equal and pairs already compared; differ says
 // the first pair is already known to differ.
 func (c *cmp) walk(a, b *canon.Node, path string, differ bool) {
-	stack := []task{{a: a, b: b, path: path, differ: differ}}
+	c.walkFrom(task{a: a, b: b, path: path, differ: differ})
+}
+
+// walkFrom is walk from a task at any depth.
+func (c *cmp) walkFrom(first task) {
+	stack := []task{first}
 	for len(stack) > 0 {
 		t := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]

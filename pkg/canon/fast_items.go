@@ -1,0 +1,501 @@
+package canon
+
+// The fast hasher's passes, seen item by item, for pk diff.
+//
+// FastItemsFile runs the two passes of fast.go over a bare, uncompressed
+// plain-data pickle file and, besides the digest, records what pk diff needs
+// to locate differences without the graph: for a result that is a list or
+// a dict built at the bottom of the stack, each item (list) or entry (dict)
+// with a fingerprint of its canonical encoding and the byte range that
+// builds it; and, for every memo entry some GET reads, the byte ranges its
+// values were built in. pk diff aligns the fingerprints of two files and
+// parses only the ranges of the few items that differ, with the machine's
+// range mode (pickle.ParseSpans).
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/zeebo/xxh3"
+)
+
+// FastItems is what FastItemsFile learns of one file.
+type FastItems struct {
+	Result *Result // the digest, as HashFile gives it
+	Path   string
+	Size   int64
+	Proto  int // the last PROTO (0 without one), as pickle.Stream.Proto
+	// Sets counts sets and frozensets with more than one item, Dicts dicts
+	// with more than one entry (as pk diff's reasons count graph nodes).
+	Sets, Dicts int
+	// Root is 'l' when the result is a list, 'd' a dict, built at the
+	// bottom of the stack (its items are then in Items), else 0.
+	Root byte
+	// Items are the list's items, or the dict's entries, in stream order.
+	Items []FastItem
+	// Keys holds the canonical encodings of the dict's keys, one after the
+	// other; KeyEnd[i] is where key i ends.
+	Keys   []byte
+	KeyEnd []int
+	// Spans is false when the file writes the memo in a way the range mode
+	// does not reproduce (a PUT of a memo reference, two PUTs of one
+	// value): the items can be compared, not parsed.
+	Spans bool
+	defs  map[int64][]memoDef
+}
+
+// FastItem is one item of the result (a dict: one entry).
+type FastItem struct {
+	Sum   [16]byte // XXH3-128 of the value's canonical encoding
+	Start int64    // the range that builds it (a dict entry: key and value)
+	Len   uint32
+	Memo  int32 // the memo's size at Start
+}
+
+// Span returns the byte range that builds item i, for pickle.ParseSpans.
+func (f *FastItems) Span(i int) pickle.Span {
+	it := &f.Items[i]
+	return pickle.Span{Start: it.Start, End: it.Start + int64(it.Len), MemoCount: int(it.Memo), Keep: true}
+}
+
+// Key returns the canonical encoding of the key of dict entry i.
+func (f *FastItems) Key(i int) []byte {
+	lo := 0
+	if i > 0 {
+		lo = f.KeyEnd[i-1]
+	}
+	return f.Keys[lo:f.KeyEnd[i]]
+}
+
+// memoDef is one memo write of a value some GET reads: the range that
+// built the value, up to the write.
+type memoDef struct {
+	start, end int64
+	memo       int32
+}
+
+// FastItemsFile is fastHashFile with the items recorded; ok is false when
+// the file is not a bare, uncompressed plain-data pickle whose result is
+// the only value left on the stack.
+func FastItemsFile(path string, opt Options) (*FastItems, bool) {
+	if noFast || path == "-" || opt.storageKeys != nil {
+		return nil, false
+	}
+	f, size, err := openPlainFile(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	scan, size2, err := fastScan(path)
+	if err != nil || size2 != size {
+		return nil, false
+	}
+	rd := pickle.NewReader(f, size, path)
+	rd.NewHash = opt.Algo.New
+	rd.Borrow = true
+	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: opt.Algo.New()}
+	e.h.Write([]byte(opt.header()))
+	e.out = append(e.out, 'r')
+	t := &itemTracker{res: &FastItems{Path: path, Size: size, Spans: true, defs: map[int64][]memoDef{}}}
+	if scan.rootList >= 0 {
+		t.res.Items = make([]FastItem, 0, min(scan.rootLen, size/2))
+	}
+	var o pickle.Op
+	for {
+		if err := rd.NextInto(&o); err != nil {
+			return nil, false
+		}
+		if err := t.before(e, &o); err != nil {
+			return nil, false
+		}
+		done, err := e.step(&o)
+		if err != nil {
+			return nil, false
+		}
+		if done {
+			if !rd.AtEOF() {
+				return nil, false
+			}
+			e.h.Write(e.out)
+			break
+		}
+		t.after(e, &o)
+	}
+	// as fastHashFile: one part, one stream, no trailing bytes
+	h := opt.Algo.New()
+	h.Write([]byte(opt.header()))
+	buf := append([]byte{'P'}, appendStr(nil, "")...)
+	buf = append(buf, 'K')
+	buf = appendUvarint(buf, 1)
+	h.Write(buf)
+	h.Write(e.h.Sum(nil))
+	h.Write([]byte{'z'})
+	s := h.Sum(nil)
+	t.res.Result = &Result{Digest: opt.Tag() + ":" + hexString(s), Sum: s}
+	return t.res, true
+}
+
+// openPlainFile opens path when it is a regular file that starts like a
+// bare, uncompressed pickle (offsets in it are then file offsets).
+func openPlainFile(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, errSlow
+	}
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	if !input.PlainPickle(head[:n]) {
+		f.Close()
+		return nil, 0, errSlow
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
+// itemTracker follows the fast encoder's stack with the byte range of
+// every slot.
+type itemTracker struct {
+	res   *FastItems
+	stack []tslot
+	marks []tmark
+}
+
+type tslot struct {
+	start, end int64
+	memo       int32
+	get        bool // a memo reference
+	memod      bool // written to the memo
+}
+
+type tmark struct {
+	off  int64
+	memo int32
+}
+
+// memoNow is the memo's size so far (MEMOIZE streams; PUT streams never
+// read it).
+func (t *itemTracker) memoNow(e *fastEnc) int32 { return int32(e.nmemo) }
+
+// before runs before the encoder steps o: it counts the dicts and sets o
+// consumes and, when o adds to the result, seals and records the items.
+func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
+	n := len(e.stack)
+	x := -1 // first slot consumed
+	switch o.Code {
+	case pickle.APPEND:
+		x = n - 1
+	case pickle.SETITEM:
+		x = n - 2
+	case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS, pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET:
+		if len(e.marks) > 0 {
+			x = e.marks[len(e.marks)-1]
+		}
+	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
+		x = n - (int(o.Code-pickle.TUPLE1) + 1)
+	case pickle.STOP:
+		x = n - 1
+		if n != 1 || len(e.marks) > 0 {
+			return errSlow // values left under the result
+		}
+		switch s := e.stack[0]; {
+		case s.c >= 0 && s.kind == fkList:
+			t.res.Root = 'l'
+		case s.c >= 0 && s.kind == fkDict:
+			t.res.Root = 'd'
+		}
+	}
+	if x < 0 || x > n {
+		return nil // the encoder reports it
+	}
+	for _, s := range e.stack[x:] {
+		if s.c < 0 {
+			continue
+		}
+		switch c := e.conts[s.c]; s.kind {
+		case fkDict:
+			if c.n > 1 {
+				t.res.Dicts++
+			}
+		case fkSet:
+			if c.n > 1 {
+				t.res.Sets++
+			}
+		}
+	}
+	if o.Code == pickle.FROZENSET && n-x > 1 {
+		t.res.Sets++
+	}
+	// items added to the slot at the bottom of the stack
+	if x != 1 || n < 1 || e.stack[0].c < 0 {
+		return nil
+	}
+	var pairs bool
+	switch {
+	case e.stack[0].kind == fkList && (o.Code == pickle.APPEND || o.Code == pickle.APPENDS):
+	case e.stack[0].kind == fkDict && (o.Code == pickle.SETITEM || o.Code == pickle.SETITEMS) && (n-x)%2 == 0:
+		pairs = true
+	default:
+		return nil
+	}
+	if len(t.stack) != n {
+		t.res.Spans = false // (after keeps the lengths equal)
+		return errSlow
+	}
+	if err := e.sealFrom(x); err != nil {
+		return err
+	}
+	enc := func(i int) []byte {
+		hi := len(e.arena)
+		if i+1 < n {
+			hi = e.stack[i+1].off
+		}
+		return e.arena[e.stack[i].off:hi]
+	}
+	step := 1
+	if pairs {
+		step = 2
+	}
+	for i := x; i+step <= n; i += step {
+		first, last := t.stack[i], t.stack[i+step-1]
+		l := last.end - first.start
+		if l <= 0 || l > 1<<32-1 {
+			t.res.Spans = false
+		}
+		it := FastItem{Start: first.start, Len: uint32(l), Memo: first.memo}
+		if pairs {
+			t.res.Keys = append(t.res.Keys, enc(i)...)
+			t.res.KeyEnd = append(t.res.KeyEnd, len(t.res.Keys))
+		}
+		sum := xxh3.Hash128(enc(i + step - 1))
+		binary.BigEndian.PutUint64(it.Sum[:8], sum.Hi)
+		binary.BigEndian.PutUint64(it.Sum[8:], sum.Lo)
+		t.res.Items = append(t.res.Items, it)
+	}
+	return nil
+}
+
+// after brings the tracker's stack in line with the encoder's after o.
+func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
+	end := o.Offset + o.Len
+	n0 := len(t.stack)
+	created := -1 // where a new value was made
+	switch o.Code {
+	case pickle.PROTO:
+		t.res.Proto = int(o.Int)
+	case pickle.MARK:
+		t.marks = append(t.marks, tmark{off: o.Offset, memo: t.memoNow(e)})
+	case pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET:
+		if len(t.marks) == 0 {
+			t.res.Spans = false
+			break
+		}
+		mk := t.marks[len(t.marks)-1]
+		t.marks = t.marks[:len(t.marks)-1]
+		p := len(e.stack) - 1
+		if p < 0 || p > n0 {
+			t.res.Spans = false
+			break
+		}
+		t.stack = append(t.stack[:p], tslot{start: mk.off, end: end, memo: mk.memo})
+		created = p
+	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
+		p := len(e.stack) - 1
+		if p < 0 || p >= n0 {
+			t.res.Spans = false
+			break
+		}
+		first := t.stack[p]
+		t.stack = append(t.stack[:p], tslot{start: first.start, end: end, memo: first.memo})
+		created = p
+	case pickle.APPEND, pickle.SETITEM, pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
+		if o.Code == pickle.APPENDS || o.Code == pickle.SETITEMS || o.Code == pickle.ADDITEMS {
+			if len(t.marks) > 0 {
+				t.marks = t.marks[:len(t.marks)-1]
+			}
+		}
+		p := len(e.stack)
+		if p < 1 || p > n0 {
+			t.res.Spans = false
+			break
+		}
+		t.stack = t.stack[:p]
+		t.stack[p-1].end = end
+	case pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
+		if n0 == 0 {
+			t.res.Spans = false
+			break
+		}
+		s := &t.stack[n0-1]
+		if s.get || s.memod {
+			t.res.Spans = false
+		}
+		s.memod = true
+		s.end = end
+		idx := o.Int
+		if o.Code == pickle.MEMOIZE {
+			idx = e.nmemo - 1
+		}
+		if _, live := e.memo[idx]; live {
+			t.res.defs[idx] = append(t.res.defs[idx], memoDef{start: s.start, end: end, memo: s.memo})
+		}
+	case pickle.FRAME:
+	default:
+		// a value pushed
+		created = n0
+		t.stack = append(t.stack, tslot{start: o.Offset, end: end, memo: t.memoNow(e), get: o.Code == pickle.GET || o.Code == pickle.BINGET || o.Code == pickle.LONG_BINGET})
+	}
+	if len(t.stack) != len(e.stack) || len(t.marks) != len(e.marks) {
+		t.res.Spans = false
+		// keep going: the digest is still right
+		for len(t.stack) < len(e.stack) {
+			t.stack = append(t.stack, tslot{})
+		}
+		t.stack = t.stack[:len(e.stack)]
+		for len(t.marks) < len(e.marks) {
+			t.marks = append(t.marks, tmark{})
+		}
+		t.marks = t.marks[:len(e.marks)]
+	}
+	if created == 0 {
+		// a new value at the bottom of the stack: the items recorded
+		// were another's
+		t.res.Items, t.res.Keys, t.res.KeyEnd = t.res.Items[:0], t.res.Keys[:0], t.res.KeyEnd[:0]
+	}
+}
+
+// Plan returns the spans to parse for the items wanted (indices into
+// Items, ascending): theirs, and before them the ranges that set the memo
+// entries their GETs read outside their own range (and so on for those),
+// in file order.
+func (f *FastItems) Plan(items []int) ([]pickle.Span, error) {
+	if !f.Spans {
+		return nil, errSlow
+	}
+	file, err := os.Open(f.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	var spans []pickle.Span
+	for _, i := range items {
+		spans = append(spans, f.Span(i))
+	}
+	seen := map[[2]int64]bool{}
+	for _, s := range spans {
+		seen[[2]int64{s.Start, s.End}] = true
+	}
+	queue := slices.Clone(spans)
+	for len(queue) > 0 {
+		sp := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		gets, err := spanGets(file, f.Size, f.Path, sp)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range gets {
+			d, ok := f.defAt(g[0], g[1])
+			if !ok {
+				return nil, errSlow
+			}
+			if d.start >= sp.Start && d.end <= sp.End {
+				continue
+			}
+			k := [2]int64{d.start, d.end}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			p := pickle.Span{Start: d.start, End: d.end, MemoCount: int(d.memo)}
+			spans = append(spans, p)
+			queue = append(queue, p)
+		}
+	}
+	// file order; a range inside another (or equal to a kept one) goes
+	slices.SortFunc(spans, func(a, b pickle.Span) int {
+		switch {
+		case a.Start != b.Start:
+			return cmpInt(a.Start, b.Start)
+		case a.End != b.End:
+			return cmpInt(b.End, a.End)
+		case a.Keep != b.Keep:
+			if a.Keep {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	out := spans[:0]
+	for _, s := range spans {
+		if n := len(out); n > 0 && s.Start < out[n-1].End {
+			if s.Keep || s.End > out[n-1].End {
+				return nil, errSlow // overlapping ranges: not values
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// defAt returns the write of memo entry idx that a GET at offset off reads.
+func (f *FastItems) defAt(idx, off int64) (memoDef, bool) {
+	ds := f.defs[idx]
+	for i := len(ds) - 1; i >= 0; i-- {
+		if ds[i].end <= off {
+			return ds[i], true
+		}
+	}
+	return memoDef{}, false
+}
+
+// spanGets lists the (index, offset) of the GETs in a span.
+func spanGets(r io.ReaderAt, size int64, name string, sp pickle.Span) ([][2]int64, error) {
+	// (to the end of the input: a FRAME in the span may reach past it)
+	rd := pickle.NewReader(io.NewSectionReader(r, sp.Start, size-sp.Start), size-sp.Start, name)
+	rd.Borrow = true
+	rd.BlobThreshold = 1 // payloads are skipped, not kept
+	var out [][2]int64
+	var o pickle.Op
+	for rd.Offset() < sp.End-sp.Start {
+		if err := rd.NextInto(&o); err != nil {
+			return nil, err
+		}
+		switch o.Code {
+		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
+			out = append(out, [2]int64{o.Int, sp.Start + o.Offset})
+		}
+	}
+	return out, nil
+}
+
+// Fingerprint returns the XXH3-128 of b as FastItem.Sum holds it (tests).
+func Fingerprint(b []byte) [16]byte {
+	var out [16]byte
+	sum := xxh3.Hash128(b)
+	binary.BigEndian.PutUint64(out[:8], sum.Hi)
+	binary.BigEndian.PutUint64(out[8:], sum.Lo)
+	return out
+}

@@ -1,0 +1,325 @@
+package diff
+
+// The fast path of Files for two plain-data pickles.
+//
+// When both inputs are bare, uncompressed plain-data pickle files (what
+// canon's streaming hasher takes: no globals, calls, BUILD, POP, DUP, GET
+// of a mutable object, one stream, no trailing bytes), Files does not
+// build the graphs:
+//
+//   - canon.FastItemsFile hashes each file in its two streaming passes (the
+//     two files at once) and, when the result is a list or a dict, records
+//     each item (entry) with a fingerprint of its canonical encoding and
+//     the byte range that builds it;
+//   - equal digests: the Result the graph path gives for plain data (the
+//     reasons counted by the passes);
+//   - a list result: the items are aligned by fingerprint exactly as seq
+//     aligns them by digest; a dict: entries matched by key as entries2
+//     matches them. Only the items that differ (at most maxFastItems) are
+//     parsed, with the machine's range mode (pickle.ParseSpans: their
+//     ranges, after the ranges that set the memo entries they read), and
+//     compared by the same walk as the graph path, from depth 1 and the
+//     same paths; root-level additions and removals are rendered from
+//     their parsed nodes.
+//
+// Anything else (--ignore, stdin, containers, compressed files, a result
+// that is not a list or dict, lists against dicts, more than maxFastItems
+// differing items, any error) goes to the graph path, so the Result is the
+// same either way (TestFastDiffMatchesGraph).
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// maxFastItems bounds the root items the fast path parses and compares;
+// past it the graph path does the diff.
+const maxFastItems = 1000
+
+// noFast turns the fast path off (tests compare both ways).
+var noFast bool
+
+func fastFiles(a, b string, opt Options) (*Result, bool) {
+	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
+		return nil, false
+	}
+	var fa, fb *canon.FastItems
+	var okA, okB bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		fb, okB = canon.FastItemsFile(b, opt.Canon)
+	}()
+	fa, okA = canon.FastItemsFile(a, opt.Canon)
+	wg.Wait()
+	if !okA || !okB {
+		return nil, false
+	}
+	r := &Result{A: a, B: b, DigestA: fa.Result.Digest, DigestB: fb.Result.Digest}
+	if r.DigestA == r.DigestB {
+		r.Same = true
+		r.Reasons = fastReasons(fa, fb, opt.Canon.KeepDictOrder)
+		r.BytesEqual = sameBytes(a, b)
+		return r, true
+	}
+	if fa.Root == 0 || fa.Root != fb.Root || !fa.Spans || !fb.Spans {
+		return nil, false
+	}
+	x := &fastCmp{fa: fa, fb: fb, c: &cmp{opt: opt, seenA: map[*canon.Node]string{}, seenB: map[*canon.Node]string{}, pairs: map[[2]*canon.Node]bool{}}}
+	var err error
+	if fa.Root == 'l' {
+		err = x.list()
+	} else {
+		err = x.dict()
+	}
+	if err != nil {
+		return nil, false
+	}
+	r.Entries = x.c.entries
+	if len(r.Entries) == 0 {
+		// as Docs
+		r.Entries = append(r.Entries, Entry{Path: "root", Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+	}
+	return r, true
+}
+
+// fastReasons is reasons for two plain-data pickles: no rule applies to
+// plain data; sets and dicts as counted by the passes.
+func fastReasons(fa, fb *canon.FastItems, keepDictOrder bool) []Reason {
+	var out []Reason
+	if n := fa.Sets + fb.Sets; n > 0 {
+		out = append(out, Reason{Rule: "sets sorted", Count: n})
+	}
+	if n := fa.Dicts + fb.Dicts; n > 0 && !keepDictOrder {
+		out = append(out, Reason{Rule: "dicts sorted", Count: n})
+	}
+	if fa.Proto != fb.Proto {
+		out = append(out, Reason{Rule: "protocol forms", Count: 2})
+	}
+	return append(out, Reason{Rule: "memo numbering and framing", Count: 1})
+}
+
+type fastCmp struct {
+	fa, fb *canon.FastItems
+	c      *cmp
+}
+
+var errFast = fmt.Errorf("not for the fast path")
+
+// list compares two list results as seq does.
+func (x *fastCmp) list() error {
+	ia, ib := x.fa.Items, x.fb.Items
+	na, nb := len(ia), len(ib)
+	// Align's common prefix and suffix, on the fingerprints in place
+	p := 0
+	for p < na && p < nb && ia[p].Sum == ib[p].Sum {
+		p++
+	}
+	s := 0
+	for s < na-p && s < nb-p && ia[na-1-s].Sum == ib[nb-1-s].Sum {
+		s++
+	}
+	if na-p-s+nb-p-s > 1<<22 {
+		return errFast
+	}
+	keys := func(items []canon.FastItem) []string {
+		out := make([]string, len(items))
+		for i := range items {
+			out[i] = string(items[i].Sum[:])
+		}
+		return out
+	}
+	var ops []EditOp
+	var needA, needB []int
+	for _, o := range Align(keys(ia[p:na-s]), keys(ib[p:nb-s])) {
+		if o.Kind == '=' {
+			continue
+		}
+		if o.A >= 0 {
+			o.A += p
+			needA = append(needA, o.A)
+		}
+		if o.B >= 0 {
+			o.B += p
+			needB = append(needB, o.B)
+		}
+		ops = append(ops, o)
+		if len(ops) > maxFastItems {
+			return errFast
+		}
+	}
+	nodesA, err := parseItems(x.fa, needA, 1, x.c.opt.Canon)
+	if err != nil {
+		return err
+	}
+	nodesB, err := parseItems(x.fb, needB, 1, x.c.opt.Canon)
+	if err != nil {
+		return err
+	}
+	c := x.c
+	var kids []task
+	for _, o := range ops {
+		switch o.Kind {
+		case '-':
+			n := nodesA[o.A][0]
+			c.add(Entry{Path: fmt.Sprintf("root[%d]", o.A), Kind: Removed, A: c.short(n), SizeA: c.size(n, true), OffA: n.Offset()})
+		case '+':
+			n := nodesB[o.B][0]
+			c.add(Entry{Path: fmt.Sprintf("root[%d]", o.B), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
+		case '~':
+			kids = append(kids, task{a: nodesA[o.A][0], b: nodesB[o.B][0], path: fmt.Sprintf("root[%d]", o.B), differ: true, depth: 1})
+		}
+	}
+	for _, k := range kids {
+		c.walkFrom(k)
+	}
+	return nil
+}
+
+// dict compares two dict results as entries2 does: A's entries in
+// canonical order (removed, or compared when the values differ), then B's
+// entries A does not have.
+func (x *fastCmp) dict() error {
+	fa, fb := x.fa, x.fb
+	keep := x.c.opt.Canon.KeepDictOrder
+	byKey := func(f *canon.FastItems) []int32 {
+		out := make([]int32, len(f.Items))
+		for i := range out {
+			out[i] = int32(i)
+		}
+		slices.SortStableFunc(out, func(i, j int32) int { return bytes.Compare(f.Key(int(i)), f.Key(int(j))) })
+		return out
+	}
+	sa, sb := byKey(fa), byKey(fb)
+	matchA := make([]int32, len(fa.Items))
+	matchedB := make([]bool, len(fb.Items))
+	for i, j := 0, 0; i < len(sa); i++ {
+		ka := fa.Key(int(sa[i]))
+		for j < len(sb) && bytes.Compare(fb.Key(int(sb[j])), ka) < 0 {
+			j++
+		}
+		matchA[sa[i]] = -1
+		if j < len(sb) && bytes.Equal(fb.Key(int(sb[j])), ka) {
+			matchA[sa[i]] = sb[j]
+			matchedB[sb[j]] = true
+		}
+	}
+	orderA, orderB := sa, sb
+	if keep {
+		orderA, orderB = nil, nil
+		for i := range fa.Items {
+			orderA = append(orderA, int32(i))
+		}
+		for j := range fb.Items {
+			orderB = append(orderB, int32(j))
+		}
+	}
+	var needA, needB []int
+	count := 0
+	for _, i := range orderA {
+		j := matchA[i]
+		switch {
+		case j < 0:
+			needA = append(needA, int(i))
+		case fa.Items[i].Sum != fb.Items[j].Sum:
+			needA = append(needA, int(i))
+			needB = append(needB, int(j))
+		default:
+			continue
+		}
+		count++
+	}
+	for _, j := range orderB {
+		if !matchedB[j] {
+			needB = append(needB, int(j))
+			count++
+		}
+	}
+	if count > maxFastItems {
+		return errFast
+	}
+	slices.Sort(needA)
+	slices.Sort(needB)
+	nodesA, err := parseItems(fa, needA, 2, x.c.opt.Canon)
+	if err != nil {
+		return err
+	}
+	nodesB, err := parseItems(fb, needB, 2, x.c.opt.Canon)
+	if err != nil {
+		return err
+	}
+	c := x.c
+	var kids []task
+	for _, i := range orderA {
+		j := matchA[i]
+		switch {
+		case j < 0:
+			e := nodesA[int(i)]
+			c.add(Entry{Path: "root" + keyEdge(e[0]), Kind: Removed, A: c.short(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
+		case fa.Items[i].Sum != fb.Items[j].Sum:
+			e := nodesA[int(i)]
+			kids = append(kids, task{a: e[1], b: nodesB[int(j)][1], path: "root" + keyEdge(e[0]), depth: 1})
+		}
+	}
+	for _, j := range orderB {
+		if !matchedB[j] {
+			e := nodesB[int(j)]
+			c.add(Entry{Path: "root" + keyEdge(e[0]), Kind: Added, B: c.short(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
+		}
+	}
+	for _, k := range kids {
+		c.walkFrom(k)
+	}
+	return nil
+}
+
+// parseItems parses items idx (ascending) of f with the machine's range
+// mode and returns their view nodes (per item: the value, or key and
+// value), as the graph path's view would show them.
+func parseItems(f *canon.FastItems, idx []int, per int, copt canon.Options) (map[int][]*canon.Node, error) {
+	out := map[int][]*canon.Node{}
+	if len(idx) == 0 {
+		return out, nil
+	}
+	idx = slices.Compact(idx)
+	spans, err := f.Plan(idx)
+	if err != nil {
+		return nil, err
+	}
+	file, err := os.Open(f.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	st, vals, err := pickle.ParseSpans(file, f.Size, f.Path, f.Proto, spans, canon.ReadOptions(copt))
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) != len(idx) {
+		return nil, errFast
+	}
+	items := make([]*pickle.Node, 0, per*len(idx))
+	for _, v := range vals {
+		if len(v) != per {
+			return nil, errFast
+		}
+		items = append(items, v...)
+	}
+	// one synthetic list holds them all, so one view wraps them
+	root := &pickle.Node{Kind: pickle.KindList, ID: int32(len(st.All)), Items: items}
+	st.All = append(st.All, root)
+	st.Root = root
+	view := canon.Normalize(st, copt)
+	nodes := view.Root().Items()
+	for k, i := range idx {
+		out[i] = nodes[per*k : per*k+per]
+	}
+	return out, nil
+}
