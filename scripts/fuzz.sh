@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs each fuzz target of pkg/pickle for DURATION (a Go duration such as
-# 30s or 10m; default 20s). A failing input is written by Go under
-# pkg/pickle/testdata/fuzz/<Target>/ and the script exits non-zero: fix the
-# bug and commit that file, it then runs as a regression test in `go test`.
+# Runs each fuzz target for DURATION (a Go duration such as 30s or 10m;
+# default 20s): the reader and the machine (pkg/pickle), and the streaming
+# hash against the graph path (pkg/canon). A failing input is written by Go
+# under <package>/testdata/fuzz/<Target>/ and the script exits non-zero: fix
+# the bug and commit that file, it then runs as a regression test in
+# `go test`.
 #
 #   bash scripts/fuzz.sh 30s        # CI
 #   make fuzz FUZZTIME=10m          # a long run
@@ -10,15 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(FuzzParse FuzzReader)
+TARGETS=(pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/canon:FuzzFastHash)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-for t in "${TARGETS[@]}"; do
-  echo "== $t for $DURATION"
-  if ! go test ./pkg/pickle -run '^$' -fuzz "^${t}\$" -fuzztime "$DURATION" >"$log" 2>&1; then
+for pt in "${TARGETS[@]}"; do
+  pkg=${pt%%:*} t=${pt#*:}
+  echo "== $pkg $t for $DURATION"
+  if ! go test "./$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$DURATION" >"$log" 2>&1; then
     tail -n 30 "$log"
-    echo "fuzz: $t failed; the failing input is under pkg/pickle/testdata/fuzz/$t/" >&2
+    echo "fuzz: $t failed; the failing input is under $pkg/testdata/fuzz/$t/" >&2
     exit 1
   fi
   # The last progress line carries the execution count.

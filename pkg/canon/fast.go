@@ -4,11 +4,15 @@ package canon
 //
 // The canonical form of a pickle that holds only plain data (None, bools,
 // numbers, str, bytes, bytearray, lists, dicts, tuples, sets, frozensets,
+// globals, calls: REDUCE of a global that no rule of the form rewrites,
+// NEWOBJ, and BUILD / APPEND(S) / SETITEM(S) / ADDITEMS on call results;
 // memo references to immutable values) does not need the graph: every
 // value's encoding is final when the value is consumed by its container,
 // since nothing can reach a consumed container again without a GET, and a
-// GET of a mutable object makes the fast path give up. So two passes over
-// the file replace the graph:
+// GET of a mutable object makes the fast path give up. With no POP and
+// nothing but the result left at STOP, every call and global is reachable
+// from the result, so there is no effect to encode. So two passes over the
+// file replace the graph:
 //
 //   - pass 1 (scan) reads the opcodes with a stack of small handles and
 //     learns the item count of the result when it is a list (its header
@@ -19,13 +23,17 @@ package canon
 //     items of a list result go straight into the hash as they are appended.
 //
 // Memory is the arena (the encoding of what is on the stack, plus the whole
-// result when it is not a list), the live memo entries and one int32 per
-// list. Anything else - any global, call, BUILD, POP, DUP, persistent id,
-// buffer, Py2 STRING, a GET of a mutable object, a dict key or set item that
-// is a bool, a float or a mutable object, duplicate keys, several streams,
-// trailing bytes, any error - makes fastHashFile report !ok, and HashFile
-// builds the graph as before. When it does not give up, the digest is the
-// graph path's, byte for byte (TestFastMatchesGraph, FuzzFastHash).
+// result when it is not a list), the live memo entries and the counts of
+// lists built at the bottom of the stack. Anything else - a call of a
+// callable some rule looks at (builtins, copyreg, _codecs, types, functools,
+// cloudpickle, dill), NEWOBJ_EX, INST, OBJ, POP, DUP, persistent ids, EXT,
+// buffers, Py2 STRING, a GET of a mutable object, BUILD or a foreign
+// operation on a plain container, a dict key or set item that is a bool, a
+// float or a mutable object, duplicate keys, leftovers on the stack once a
+// call or global was met, several streams, trailing bytes, any error - makes
+// fastHashFile report !ok, and HashFile builds the graph as before. When it
+// does not give up, the digest is the graph path's, byte for byte
+// (TestFastMatchesGraph, FuzzFastHash).
 
 import (
 	"bytes"
@@ -219,6 +227,18 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			if t := stack[p-1]; t >= 0 && o.Code == pickle.APPENDS {
 				counts[t] += int64(k)
 			}
+		case pickle.GLOBAL:
+			stack = append(stack, -1)
+		case pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ:
+			if len(stack)-2 < fence() {
+				return nil, 0, errSlow
+			}
+			stack = append(stack[:len(stack)-2], -1)
+		case pickle.BUILD:
+			if len(stack)-2 < fence() {
+				return nil, 0, errSlow
+			}
+			stack = stack[:len(stack)-1]
 		case pickle.MEMOIZE:
 			if len(stack) <= fence() || !useMemo(1) {
 				return nil, 0, errSlow
@@ -252,6 +272,7 @@ const (
 	fkInt
 	fkStr
 	fkBytes
+	fkGlobal   // 'g'/'G' module qualname
 	fkPureComp // pure tuple or frozenset: 'H' + digest
 	fkBool     // pure, but a key only with numeric unification: not here
 	fkFloat    // same
@@ -259,6 +280,7 @@ const (
 	fkList     // containers being filled
 	fkDict
 	fkSet
+	fkCall // a call result (REDUCE, NEWOBJ) taking operations
 )
 
 func fkPure(k uint8) bool { return k <= fkFloat }
@@ -274,9 +296,18 @@ type fslot struct {
 }
 
 type fcont struct {
+	form   byte  // calls: 'c' REDUCE, 'w' NEWOBJ
+	ops    []fop // calls: operations (BUILD, APPEND(S), SETITEM(S), ADDITEMS)
 	n      int64
 	bounds []int // dict: key and value starts; set: item starts (relative to the region)
 	stream bool  // the list result, whose items go to the hash at once
+}
+
+// fop is one canonical operation on a call result: tag and argument count
+// (consecutive appends, setitems and additems merged, as View.ops does).
+type fop struct {
+	tag byte
+	n   int
 }
 
 type memoEnt struct {
@@ -295,6 +326,10 @@ type fastEnc struct {
 	memo  map[int64]memoEnt
 	nmemo int64
 	lists int32
+	proto int
+	// calls or globals were met: then the result must be all that is left
+	// at STOP (anything else would hold an effect of its own)
+	logged bool
 
 	h   hash.Hash // the stream digest
 	out []byte    // pending bytes for h
@@ -382,7 +417,7 @@ func (e *fastEnc) newCont(kind uint8) int32 {
 	if n := len(e.free); n > 0 {
 		c = e.free[n-1]
 		e.free = e.free[:n-1]
-		e.conts[c] = fcont{bounds: e.conts[c].bounds[:0]}
+		e.conts[c] = fcont{bounds: e.conts[c].bounds[:0], ops: e.conts[c].ops[:0]}
 	} else {
 		c = int32(len(e.conts))
 		e.conts = append(e.conts, fcont{})
@@ -414,12 +449,17 @@ func (e *fastEnc) payload(o *pickle.Op, short, long byte) error {
 
 func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 	switch o.Code {
-	case pickle.PROTO, pickle.FRAME:
+	case pickle.PROTO:
+		e.proto = int(o.Int)
+	case pickle.FRAME:
 	case pickle.STOP:
 		if len(e.stack) <= e.fence() {
 			return false, errSlow
 		}
 		top := len(e.stack) - 1
+		if e.logged && (top != 0 || len(e.marks) != 0) {
+			return false, errSlow
+		}
 		s := e.stack[top]
 		if s.c >= 0 && e.conts[s.c].stream {
 			if s.kind != fkList || e.conts[s.c].n != e.scan.rootLen || len(e.arena) != s.off {
@@ -514,6 +554,55 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 			return false, errSlow
 		}
 		return false, e.addTo(p, o.Code)
+	case pickle.GLOBAL:
+		e.logged = true
+		return false, e.global(o.Str, o.Name)
+	case pickle.STACK_GLOBAL:
+		e.logged = true
+		x := len(e.stack) - 2
+		if x < e.fence() || e.stack[x].kind != fkStr || e.stack[x+1].kind != fkStr {
+			return false, errSlow
+		}
+		mod, ok1 := inlineStr(e.arena[e.stack[x].off:e.stack[x+1].off])
+		name, ok2 := inlineStr(e.arena[e.stack[x+1].off:])
+		if !ok1 || !ok2 {
+			return false, errSlow
+		}
+		ms, ns := string(mod), string(name)
+		e.arena = e.arena[:e.stack[x].off]
+		e.stack = e.stack[:x]
+		return false, e.global(ms, ns)
+	case pickle.REDUCE, pickle.NEWOBJ:
+		e.logged = true
+		x := len(e.stack) - 2
+		if x < e.fence() {
+			return false, errSlow
+		}
+		form := byte('w')
+		if o.Code == pickle.REDUCE {
+			form = 'c'
+			if e.stack[x].kind != fkGlobal {
+				return false, errSlow
+			}
+			mod, name, ok := parseGlobal(e.arena[e.stack[x].off:e.stack[x+1].off])
+			if !ok || ruleCallable(mod, name) {
+				return false, errSlow
+			}
+		}
+		if err := e.sealFrom(x); err != nil {
+			return false, err
+		}
+		start := e.stack[x].off
+		e.stack = e.stack[:x]
+		c := e.newCont(fkCall)
+		e.stack[len(e.stack)-1].off = start
+		e.conts[c].form = form
+	case pickle.BUILD:
+		x := len(e.stack) - 1
+		if x-1 < e.fence() {
+			return false, errSlow
+		}
+		return false, e.addOp(x, 'b')
 	case pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
 		if len(e.stack) <= e.fence() {
 			return false, errSlow
@@ -662,6 +751,19 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 		want = fkDict
 	case pickle.ADDITEMS:
 		want = fkSet
+	}
+	if t.kind == fkCall {
+		tag := byte('a')
+		switch want {
+		case fkDict:
+			tag = 's'
+		case fkSet:
+			tag = 'd'
+		}
+		if want == fkDict && (len(e.stack)-x)%2 != 0 {
+			return errSlow
+		}
+		return e.addOp(x, tag)
 	}
 	if t.kind != want || t.c < 0 {
 		return errSlow
@@ -812,6 +914,14 @@ func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) 
 		for _, b := range order {
 			dst = append(dst, b...)
 		}
+	case fkCall:
+		dst = append(dst, 'N', 'C', c.form)
+		dst = appendUvarint(dst, uint64(len(c.ops)))
+		for _, o := range c.ops {
+			dst = append(dst, o.tag)
+			dst = appendUvarint(dst, uint64(o.n))
+		}
+		dst = append(dst, region...)
 	default:
 		return dst, errSlow
 	}
@@ -912,4 +1022,87 @@ func (e *fastEnc) seal(i int) error {
 		return nil
 	}
 	return e.sealFrom(i)
+}
+
+// addOp records an operation with arguments stack[x:] on the call result
+// at stack[x-1]; the arguments' bytes stay where they are, after the call's
+// other children.
+func (e *fastEnc) addOp(x int, tag byte) error {
+	t := e.stack[x-1]
+	if t.kind != fkCall || t.c < 0 {
+		return errSlow // BUILD or a foreign operation on anything else: the graph path
+	}
+	k := len(e.stack) - x
+	if k == 0 {
+		return nil // an empty batch is no operation
+	}
+	if err := e.sealFrom(x); err != nil {
+		return err
+	}
+	c := &e.conts[t.c]
+	if n := len(c.ops); tag != 'b' && n > 0 && c.ops[n-1].tag == tag {
+		c.ops[n-1].n += k
+	} else {
+		c.ops = append(c.ops, fop{tag: tag, n: k})
+	}
+	e.stack = e.stack[:x]
+	return nil
+}
+
+// global pushes a global as find_class sees it at this protocol.
+func (e *fastEnc) global(module, name string) error {
+	module, name, _, dotted := pickle.MapGlobal(e.proto, module, name)
+	if module == "builtins" && name == "__main__" {
+		return errSlow // dill-main
+	}
+	e.push(fkGlobal)
+	if dotted {
+		e.arena = append(e.arena, 'G')
+	} else {
+		e.arena = append(e.arena, 'g')
+	}
+	e.arena = appendStr(e.arena, module)
+	e.arena = appendStr(e.arena, name)
+	return nil
+}
+
+// ruleCallable reports whether a REDUCE of this global may be rewritten by
+// a rule of the canonical form (section 5 and 6): those calls take the
+// graph path.
+func ruleCallable(module, name string) bool {
+	switch module {
+	case "builtins", "copyreg", "_codecs", "types", "functools":
+		return true
+	}
+	return cloudpickleName(module, name) != "" || dillName(module, name) != ""
+}
+
+// inlineStr decodes an 's' str encoding (a str of at most InlineMax bytes).
+func inlineStr(b []byte) ([]byte, bool) {
+	if len(b) < 2 || b[0] != 's' {
+		return nil, false
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || uint64(len(b)-1-k) != n {
+		return nil, false
+	}
+	return b[1+k:], true
+}
+
+// parseGlobal decodes a 'g'/'G' global encoding.
+func parseGlobal(b []byte) (mod, name string, ok bool) {
+	if len(b) < 1 || (b[0] != 'g' && b[0] != 'G') {
+		return "", "", false
+	}
+	b = b[1:]
+	var parts [2]string
+	for i := range parts {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return "", "", false
+		}
+		parts[i] = string(b[k : k+int(n)])
+		b = b[k+int(n):]
+	}
+	return parts[0], parts[1], len(b) == 0
 }

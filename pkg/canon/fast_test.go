@@ -73,7 +73,12 @@ func TestFastMatchesGraph(t *testing.T) {
 func TestFastRefuses(t *testing.T) {
 	dir := t.TempDir()
 	for name, data := range map[string]string{
-		"global":    "\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94\x8c\x06system\x94\x93\x94.",
+		"leftcall":  "\x80\x04\x8c\x02os\x8c\x06system\x93\x8c\x02ls\x85R].", /* a call left under the result */
+		"rulecall":  "\x80\x04\x8c\x08builtins\x8c\x03set\x93]\x85\x85R.",    /* set-reduce */
+		"cpcall":    "\x80\x04\x8c\x0bcloudpickle\x8c\x0e_builtin_type\x93\x8c\x08CodeType\x85R.",
+		"dillmain":  "\x80\x02c__builtin__\n__main__\n.",
+		"sharedobj": "\x80\x04]\x94(\x8c\x01m\x8c\x01C\x93)\x81\x94h\x01e.",
+		"buildlist": "\x80\x04]\x94}\x94b.",
 		"shared":    "\x80\x04]\x94(]\x94h\x01e.",
 		"popped":    "\x80\x04]\x940]\x94.",
 		"trailing":  "\x80\x04N.N.",

@@ -739,21 +739,32 @@ func (m *machine) payload(n *Node, o *Op) {
 // global builds a KindGlobal node as CPython's find_class sees the names.
 func (m *machine) global(module, name string) *Node {
 	n := m.newNode(KindGlobal)
-	if m.st.Proto < 3 {
-		if v, ok := nameMapping2to3[[2]string{module, name}]; ok {
-			module, name = v[0], v[1]
-			n.Flags |= FlagMapped
-		} else if v, ok := importMapping2to3[module]; ok {
-			module = v
-			n.Flags |= FlagMapped
-		}
+	module, name, mapped, dotted := MapGlobal(m.st.Proto, module, name)
+	if mapped {
+		n.Flags |= FlagMapped
 	}
-	if m.st.Proto < 4 && strings.Contains(name, ".") {
+	if dotted {
 		n.Flags |= FlagDotted
 	}
 	n.Str = module
 	n.x().Name = name
 	return n
+}
+
+// MapGlobal returns the module and name CPython's find_class looks up for a
+// GLOBAL or STACK_GLOBAL read at protocol proto: below protocol 3, the
+// Python 2 names mapped as _compat_pickle does (mapped reports it); dotted
+// reports a dotted name below protocol 4, which CPython does not resolve
+// as a nested attribute.
+func MapGlobal(proto int, module, name string) (mod, qual string, mapped, dotted bool) {
+	if proto < 3 {
+		if v, ok := nameMapping2to3[[2]string{module, name}]; ok {
+			module, name, mapped = v[0], v[1], true
+		} else if v, ok := importMapping2to3[module]; ok {
+			module, mapped = v, true
+		}
+	}
+	return module, name, mapped, proto < 4 && strings.Contains(name, ".")
 }
 
 // appendTo handles APPEND/APPENDS: items are stack[x:], the target is stack[x-1].
