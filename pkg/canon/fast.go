@@ -339,6 +339,8 @@ type fastEnc struct {
 	kinds []uint8
 	offs  []int
 	perm  []int
+	// the body of the container being sealed, in canonical order
+	pieces [][]byte
 	// the last dict's key bytes and order (records share their keys)
 	lastKeys []byte
 	lastOffs []int
@@ -347,6 +349,12 @@ type fastEnc struct {
 }
 
 func (e *fastEnc) write(b []byte) {
+	if len(b) >= 64<<10 {
+		e.h.Write(e.out)
+		e.out = e.out[:0]
+		e.h.Write(b)
+		return
+	}
 	e.out = append(e.out, b...)
 	if len(e.out) >= 64<<10 {
 		e.h.Write(e.out)
@@ -469,10 +477,9 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 			if e.scan.rootList >= 0 {
 				return false, errSlow
 			}
-			if err := e.seal(top); err != nil {
+			if err := e.emitTop(top); err != nil {
 				return false, err
 			}
-			e.write(e.arena[s.off:])
 		}
 		e.write([]byte{'.'})
 		return true, nil
@@ -834,6 +841,9 @@ func (e *fastEnc) sealFrom(x int) error {
 		return nil
 	}
 	start := e.stack[x].off
+	if len(e.arena)-start > inPlaceTail && len(e.stack)-x <= inPlaceItems {
+		return e.sealInPlace(x)
+	}
 	tail := append(e.tmp[:0], e.arena[start:]...)
 	e.tmp = tail
 	e.arena = e.arena[:start]
@@ -851,6 +861,61 @@ func (e *fastEnc) sealFrom(x int) error {
 		} else if e.arena, err = e.sealCont(e.arena, s, tail[lo:hi]); err != nil {
 			return err
 		}
+		e.kinds = append(e.kinds, s.kind)
+		e.offs = append(e.offs, s.off)
+	}
+	return nil
+}
+
+// Above inPlaceTail bytes of items to seal, and at most inPlaceItems of
+// them, containers are sealed in place (their headers inserted by moving
+// what follows) rather than through a copy of everything: a large list
+// inside a dict then costs no second copy of itself.
+const (
+	inPlaceTail  = 1 << 20
+	inPlaceItems = 64
+)
+
+// sealInPlace is sealFrom for a few large items.
+func (e *fastEnc) sealInPlace(x int) error {
+	for i := len(e.stack) - 1; i >= x; i-- {
+		s := &e.stack[i]
+		if s.c < 0 {
+			continue
+		}
+		hi := len(e.arena)
+		if i+1 < len(e.stack) {
+			hi = e.stack[i+1].off
+		}
+		region := e.arena[s.off:hi]
+		head, err := e.sealHeader(e.tmp[:0], s, region)
+		if err != nil {
+			return err
+		}
+		e.tmp = head
+		reordered := len(e.pieces) != 1 || len(e.pieces[0]) != len(region)
+		if reordered {
+			// the body in its new order, after the header, in the scratch
+			for _, p := range e.pieces {
+				e.tmp = append(e.tmp, p...)
+			}
+		}
+		h := len(head)
+		// make room for the header: everything from the region on moves by h
+		e.arena = append(e.arena, make([]byte, h)...)
+		copy(e.arena[s.off+h:], e.arena[s.off:len(e.arena)-h])
+		if reordered {
+			copy(e.arena[s.off:], e.tmp)
+		} else {
+			copy(e.arena[s.off:], head)
+		}
+		for j := i + 1; j < len(e.stack); j++ {
+			e.stack[j].off += h
+		}
+		e.release(s)
+	}
+	e.kinds, e.offs = e.kinds[:0], e.offs[:0]
+	for _, s := range e.stack[x:] {
 		e.kinds = append(e.kinds, s.kind)
 		e.offs = append(e.offs, s.off)
 	}
@@ -885,23 +950,44 @@ func (e *fastEnc) sealOut(x int) error {
 // sealCont appends the final encoding of the container in slot s, whose
 // body is region, to dst, and releases the container.
 func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) {
+	dst, err := e.sealHeader(dst, s, region)
+	if err != nil {
+		return dst, err
+	}
+	for _, p := range e.pieces {
+		dst = append(dst, p...)
+	}
+	e.release(s)
+	return dst, nil
+}
+
+// sealHeader appends the header of the container in slot s (body region)
+// to dst and leaves its body, in canonical order, in e.pieces (slices of
+// region).
+func (e *fastEnc) sealHeader(dst []byte, s *fslot, region []byte) ([]byte, error) {
 	c := &e.conts[s.c]
 	if c.stream {
 		return dst, errSlow // the result is consumed by something
 	}
+	e.pieces = append(e.pieces[:0], region)
 	switch s.kind {
 	case fkList:
 		dst = append(dst, 'N', 'l')
 		dst = appendUvarint(dst, uint64(c.n))
 		dst = append(dst, 0)
-		dst = append(dst, region...)
 	case fkDict:
 		dst = append(dst, 'N', 'd')
 		dst = appendUvarint(dst, uint64(c.n))
 		dst = append(dst, 0)
-		var err error
-		if dst, err = e.appendDict(dst, region, c.bounds); err != nil {
+		perm, err := e.dictOrder(region, c.bounds)
+		if err != nil {
 			return dst, err
+		}
+		if perm != nil {
+			e.pieces = e.pieces[:0]
+			for _, i := range perm {
+				e.pieces = append(e.pieces, boundsAt(region, c.bounds, 2*i), boundsAt(region, c.bounds, 2*i+1))
+			}
 		}
 	case fkSet:
 		order, err := e.order(region, c.bounds, 0, true)
@@ -911,9 +997,7 @@ func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) 
 		dst = append(dst, 'N', 'e')
 		dst = appendUvarint(dst, uint64(len(order)))
 		dst = append(dst, 0)
-		for _, b := range order {
-			dst = append(dst, b...)
-		}
+		e.pieces = append(e.pieces[:0], order...)
 	case fkCall:
 		dst = append(dst, 'N', 'C', c.form)
 		dst = appendUvarint(dst, uint64(len(c.ops)))
@@ -921,14 +1005,26 @@ func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) 
 			dst = append(dst, o.tag)
 			dst = appendUvarint(dst, uint64(o.n))
 		}
-		dst = append(dst, region...)
 	default:
 		return dst, errSlow
 	}
+	return dst, nil
+}
+
+// release marks the container in slot s final and frees its record.
+func (e *fastEnc) release(s *fslot) {
 	s.kind = fkIdent
 	e.free = append(e.free, s.c)
 	s.c = -1
-	return dst, nil
+}
+
+// boundsAt returns piece i of region, whose pieces start at bounds.
+func boundsAt(region []byte, bounds []int, i int) []byte {
+	hi := len(region)
+	if i+1 < len(bounds) {
+		hi = bounds[i+1]
+	}
+	return region[bounds[i]:hi]
 }
 
 // order returns the items of a set or frozenset (region with item starts
@@ -959,17 +1055,12 @@ func (e *fastEnc) order(region []byte, offs []int, base int, rel bool) ([][]byte
 	return items, nil
 }
 
-// appendDict appends the entries of a dict body (region, with key and value
-// starts in bounds) sorted by key (or in stream order with KeepDictOrder).
-func (e *fastEnc) appendDict(dst, region []byte, bounds []int) ([]byte, error) {
+// dictOrder returns the order of the entries of a dict body (region, with
+// key and value starts in bounds) sorted by key, or nil to keep stream order
+// (KeepDictOrder); duplicate keys make it give up.
+func (e *fastEnc) dictOrder(region []byte, bounds []int) ([]int, error) {
 	n := len(bounds) / 2
-	at := func(i int) []byte {
-		hi := len(region)
-		if i+1 < len(bounds) {
-			hi = bounds[i+1]
-		}
-		return region[bounds[i]:hi]
-	}
+	at := func(i int) []byte { return boundsAt(region, bounds, i) }
 	// the order of the keys: the last dict's when its keys were the same
 	same := len(e.lastOffs) == n+1
 	if same {
@@ -992,19 +1083,15 @@ func (e *fastEnc) appendDict(dst, region []byte, bounds []int) ([]byte, error) {
 		for i := 1; i < n; i++ {
 			if bytes.Equal(key(perm[i-1]), key(perm[i])) {
 				e.lastOffs = e.lastOffs[:0]
-				return dst, errSlow // duplicate keys: Python's rules, on the graph path
+				return nil, errSlow // duplicate keys: Python's rules, on the graph path
 			}
 		}
 		e.lastPerm = perm
 	}
 	if e.opt.KeepDictOrder {
-		return append(dst, region...), nil
+		return nil, nil
 	}
-	for _, i := range e.lastPerm {
-		dst = append(dst, at(2*i)...)
-		dst = append(dst, at(2*i+1)...)
-	}
-	return dst, nil
+	return e.lastPerm, nil
 }
 
 func hexString(b []byte) string {
@@ -1014,14 +1101,6 @@ func hexString(b []byte) string {
 		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
 	}
 	return string(out)
-}
-
-// seal makes the value at stack[i] (the top) final in place.
-func (e *fastEnc) seal(i int) error {
-	if e.stack[i].c < 0 {
-		return nil
-	}
-	return e.sealFrom(i)
 }
 
 // addOp records an operation with arguments stack[x:] on the call result
@@ -1105,4 +1184,27 @@ func parseGlobal(b []byte) (mod, name string, ok bool) {
 		b = b[k+int(n):]
 	}
 	return parts[0], parts[1], len(b) == 0
+}
+
+// emitTop writes the final encoding of the result, stack[top], to the hash
+// without building it in the arena (a dict result is written entry by
+// entry in canonical order).
+func (e *fastEnc) emitTop(top int) error {
+	s := &e.stack[top]
+	region := e.arena[s.off:]
+	if s.c < 0 {
+		e.write(region)
+		return nil
+	}
+	head, err := e.sealHeader(e.tmp[:0], s, region)
+	if err != nil {
+		return err
+	}
+	e.tmp = head
+	e.write(head)
+	for _, p := range e.pieces {
+		e.write(p)
+	}
+	e.release(s)
+	return nil
 }
