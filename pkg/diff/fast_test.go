@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -608,5 +609,60 @@ func TestFastDiffGenerated(t *testing.T) {
 	t.Logf("fast path took %d of %d pairs; entries %v", taken, total, fastKinds)
 	if taken < total*9/10 {
 		t.Errorf("fast path took only %d of %d pairs", taken, total)
+	}
+}
+
+// TestFastDiffFallsBack: what the fast path leaves to the graph path.
+func TestFastDiffFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	list := func(n, base int) *pv {
+		l := &pv{k: 'l'}
+		for i := 0; i < n; i++ {
+			l.kids = append(l.kids, &pv{k: 'i', i: int64(base + i)})
+		}
+		return l
+	}
+	ab := func(name string, a, b []byte) [2]string {
+		return [2]string{writeFile(t, dir, name+"_a.pkl", a), writeFile(t, dir, name+"_b.pkl", b)}
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(dump(list(3, 0), 4, 1<<16))
+	zw.Close()
+	plain := dump(list(3, 0), 4, 1<<16)
+	cases := map[string][2]string{
+		"many items differ": ab("many", dump(list(1500, 0), 4, 1<<16), dump(list(1500, 100000), 4, 1<<16)),
+		"tuple result":      ab("tuple", dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 1}}}, 4, 1<<16), dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 2}}}, 4, 1<<16)),
+		"list vs dict":      ab("kinds", plain, dump(&pv{k: 'd'}, 4, 1<<16)),
+		"compressed":        ab("gz", gz.Bytes(), dump(list(3, 1), 4, 1<<16)),
+		"left under result": ab("left", []byte("\x80\x04K\x01]\x94K\x02a."), []byte("\x80\x04K\x01]\x94K\x03a.")),
+		"put of a memo ref": ab("reput", []byte("\x80\x02]q\x00(X\x01\x00\x00\x00aq\x01h\x01q\x02K\x01e."), []byte("\x80\x02]q\x00(X\x01\x00\x00\x00aq\x01h\x01q\x02K\x02e.")),
+		"a global":          ab("global", []byte("\x80\x04]\x94(\x8c\x02os\x8c\x03sep\x93e."), plain),
+		"trailing bytes":    ab("trailing", []byte("\x80\x04]\x94.N."), []byte("\x80\x04]\x94.")),
+	}
+	for name, p := range cases {
+		if _, ok := fastFiles(p[0], p[1], Options{}); ok {
+			t.Errorf("%s: the fast path took it", name)
+		}
+		if _, err := Files(p[0], p[1], Options{}); err != nil && name != "trailing bytes" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	p := ab("ok", plain, dump(list(3, 1), 4, 1<<16))
+	if _, ok := fastFiles(p[0], p[1], Options{}); !ok {
+		t.Fatal("the fast path refused a plain pair")
+	}
+	for _, opt := range []Options{{Ignore: []string{"root[0]"}}} {
+		if _, ok := fastFiles(p[0], p[1], opt); ok {
+			t.Errorf("%+v: taken", opt)
+		}
+	}
+	if _, ok := fastFiles("-", p[1], Options{}); ok {
+		t.Error("stdin taken")
+	}
+	// the same tuple result: the verdict needs no items
+	same := ab("sametuple", dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 1}}}, 4, 1<<16), dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 1}}}, 2, 1<<16))
+	if !agreeFast(t, same[0], same[1], Options{}) {
+		t.Error("equal tuple results not taken")
 	}
 }
