@@ -164,6 +164,23 @@ func openPlainFile(path string) (*os.File, int64, error) {
 	return f, fi.Size(), nil
 }
 
+// plainOps are the opcodes of plain data: the only ones FastItemsFile
+// takes (the encoder takes more).
+var plainOps = func() (t [256]bool) {
+	for _, c := range []pickle.Opcode{pickle.PROTO, pickle.FRAME, pickle.STOP, pickle.MARK,
+		pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
+		pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
+		pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
+		pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8,
+		pickle.EMPTY_LIST, pickle.EMPTY_DICT, pickle.EMPTY_SET, pickle.EMPTY_TUPLE,
+		pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET, pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3,
+		pickle.APPEND, pickle.APPENDS, pickle.SETITEM, pickle.SETITEMS, pickle.ADDITEMS,
+		pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT, pickle.GET, pickle.BINGET, pickle.LONG_BINGET} {
+		t[c] = true
+	}
+	return t
+}()
+
 // itemTracker follows the fast encoder's stack with the byte range of
 // every slot.
 type itemTracker struct {
@@ -191,6 +208,9 @@ func (t *itemTracker) memoNow(e *fastEnc) int32 { return int32(e.nmemo) }
 // before runs before the encoder steps o: it counts the dicts and sets o
 // consumes and, when o adds to the result, seals and records the items.
 func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
+	if !plainOps[o.Code] {
+		return errSlow
+	}
 	n := len(e.stack)
 	x := -1 // first slot consumed
 	switch o.Code {
@@ -347,7 +367,7 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 		if o.Code == pickle.MEMOIZE {
 			idx = e.nmemo - 1
 		}
-		if _, live := e.memo[idx]; live {
+		if e.scan.isLive(idx) {
 			t.res.defs[idx] = append(t.res.defs[idx], memoDef{start: s.start, end: end, memo: s.memo})
 		}
 	case pickle.FRAME:
