@@ -15,6 +15,7 @@ package canon
 import (
 	"encoding/binary"
 	"io"
+	"math"
 	"os"
 	"slices"
 
@@ -203,7 +204,12 @@ type tmark struct {
 
 // memoNow is the memo's size so far (MEMOIZE streams; PUT streams never
 // read it).
-func (t *itemTracker) memoNow(e *fastEnc) int32 { return int32(e.nmemo) }
+func (t *itemTracker) memoNow(e *fastEnc) int32 {
+	if e.nmemo > math.MaxInt32 {
+		t.res.Spans = false
+	}
+	return int32(e.nmemo)
+}
 
 // before runs before the encoder steps o: it counts the dicts and sets o
 // consumes and, when o adds to the result, seals and records the items.
@@ -417,9 +423,16 @@ func (f *FastItems) Plan(items []int) ([]pickle.Span, error) {
 		seen[[2]int64{s.Start, s.End}] = true
 	}
 	queue := slices.Clone(spans)
+	// Ranges inside ranges are read once each: a chain of nested memo
+	// values could cost the square of the input; past a few times its
+	// size, the graph path does it.
+	budget := 4*f.Size + 1<<20
 	for len(queue) > 0 {
 		sp := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
+		if budget -= sp.End - sp.Start; budget < 0 || len(spans) > maxPlanSpans {
+			return nil, errSlow
+		}
 		gets, err := spanGets(file, f.Size, f.Path, sp)
 		if err != nil {
 			return nil, err
@@ -469,6 +482,9 @@ func (f *FastItems) Plan(items []int) ([]pickle.Span, error) {
 	}
 	return out, nil
 }
+
+// maxPlanSpans bounds the ranges Plan returns.
+const maxPlanSpans = 1 << 16
 
 func cmpInt(a, b int64) int {
 	switch {

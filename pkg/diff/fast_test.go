@@ -666,3 +666,26 @@ func TestFastDiffFallsBack(t *testing.T) {
 		t.Error("equal tuple results not taken")
 	}
 }
+
+// FuzzFastDiff: on any two inputs, the fast path either leaves them to the
+// graph path or gives its Result (and never panics).
+func FuzzFastDiff(f *testing.F) {
+	for seed := int64(0); seed < 6; seed++ {
+		g := &vgen{r: rand.New(rand.NewSource(seed)), proto: int(seed), words: words}
+		a := g.list(2, 4)
+		if seed%2 == 1 {
+			a = g.dict(2, 4)
+		}
+		b := a.clone()
+		g.mutate(b, seed%3 == 0)
+		f.Add(dump(a, int(seed), 64), dump(b, int(seed), 80))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		pa, pb := filepath.Join(dir, "a.pkl"), filepath.Join(dir, "b.pkl")
+		if os.WriteFile(pa, a, 0o644) != nil || os.WriteFile(pb, b, 0o644) != nil {
+			t.Skip()
+		}
+		agreeFast(t, pa, pb, Options{})
+	})
+}
