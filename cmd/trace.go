@@ -87,9 +87,15 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		}
 		opt.MinSize = v
 	}
-	if f.top > 0 && f.path == "" && f.svg == "" && f.html == "" {
-		// plain data: one streaming pass, no graph (falls back otherwise)
-		if t := trace.FastTop(path, f.top); t != nil {
+	if f.path == "" && f.svg == "" && f.html == "" {
+		// plain data: streaming passes, no graph (nil otherwise: fall back)
+		var t *trace.Tree
+		if f.top > 0 {
+			t = trace.FastTop(path, f.top)
+		} else if f.depth >= 0 {
+			t = trace.FastDepth(path, f.depth)
+		}
+		if t != nil {
 			return traceOne(c.OutOrStdout(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
 		}
 	}

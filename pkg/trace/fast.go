@@ -116,7 +116,9 @@ type fastSlot struct {
 	str    string
 	big    *big.Int
 	blob   *pickle.Blob
-	rec    *fastRec // created when the node or one it owns entered the heap
+	rec    *fastRec     // created when the node or one it owns entered the heap
+	node   *pickle.Node // the node built for a depth view (fast_depth.go)
+	ref    int32        // reference: the ID of the node it refers to
 }
 
 // fastRec is what --top needs of a node in the heap or of an ancestor of
@@ -163,6 +165,8 @@ type fastMachine struct {
 	proto int
 	root  *fastRec
 	op    pickle.Op
+	sself int64      // the stream's own bytes (PROTO, FRAME, STOP)
+	dv    *depthView // set for a depth view (fast_depth.go); nil for --top
 }
 
 func (m *fastMachine) run() error {
@@ -232,6 +236,9 @@ func (m *fastMachine) newSlot(k pickle.Kind, o *pickle.Op) (fastSlot, error) {
 	}
 	s := fastSlot{id: int32(m.ids), kind: k, op: o.Code, origin: true, off: o.Offset}
 	m.ids++
+	if m.dv != nil {
+		m.dv.created(&s)
+	}
 	return s, nil
 }
 
@@ -255,8 +262,11 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 			return false, fallback("unsupported protocol")
 		}
 		m.proto = int(o.Int)
+		m.sself += o.Len
 	case pickle.FRAME:
+		m.sself += o.Len
 	case pickle.STOP:
+		m.sself += o.Len
 		if len(m.marks) > 0 || len(m.stack) != 1 {
 			return false, fallback("stack or MARKs left at STOP")
 		}
@@ -266,6 +276,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		}
 		if r.kind == pickle.KindInt && r.big != nil {
 			return false, fallback("a big int result (torch's legacy magic)")
+		}
+		if m.dv != nil {
+			return true, m.dv.done(m, r)
 		}
 		m.offer(r)
 		if r.rec != nil {
@@ -382,19 +395,22 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 			return false, fallback("input too large for the fast memo")
 		}
 		top.self += o.Len
-		m.memo.put(idx, top.kind, top.off)
+		m.memo.put(idx, top.kind, top.off, top.id)
+		if m.dv != nil {
+			m.dv.memoized(top)
+		}
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 		if o.Big != nil {
 			return false, fallback("memo value not found")
 		}
-		k, off, ok := m.memo.get(o.Int)
+		k, off, id, ok := m.memo.get(o.Int)
 		if !ok {
 			return false, fallback("memo value not found")
 		}
 		if !k.Immutable() {
 			return false, fallback("reference to a mutable object")
 		}
-		m.stack = append(m.stack, fastSlot{kind: k, off: off, self: o.Len})
+		m.stack = append(m.stack, fastSlot{kind: k, off: off, self: o.Len, ref: id})
 	default:
 		return false, fallback("opcode " + o.Code.String())
 	}
@@ -458,6 +474,9 @@ func (m *fastMachine) into(x int, bytes int64, k pickle.Kind) error {
 
 // takeAll consumes stack[from:] into by, as the machine's takeAll/take do.
 func (m *fastMachine) takeAll(from int, by *fastSlot) error {
+	if m.dv != nil {
+		return m.dv.takeAll(m, from, by)
+	}
 	for i := from; i < len(m.stack); i++ {
 		s := &m.stack[i]
 		pos := by.count
@@ -694,6 +713,8 @@ func (m *fastMachine) tree() (*Tree, error) {
 type fastMemo struct {
 	lo     [][]uint32
 	meta   [][]uint8 // kind+1 | offset bits 32-34 << 5; 0: unset
+	ids    [][]int32 // node IDs, kept when withIDs (depth views)
+	withID bool
 	dense  int64
 	sparse map[int64]fastMemoEnt
 	count  int64
@@ -702,35 +723,54 @@ type fastMemo struct {
 type fastMemoEnt struct {
 	kind pickle.Kind
 	off  int64
+	id   int32
 }
 
 const fastPage = 1 << 16
 
-func (t *fastMemo) set(i int64, k pickle.Kind, off int64) {
+func (t *fastMemo) set(i int64, k pickle.Kind, off int64, id int32) {
 	p, j := i/fastPage, i%fastPage
 	t.lo[p][j] = uint32(off)
 	t.meta[p][j] = uint8(k+1) | uint8(off>>32)<<5
+	if t.withID {
+		t.ids[p][j] = id
+	}
 }
 
-func (t *fastMemo) put(i int64, k pickle.Kind, off int64) {
+func (t *fastMemo) put(i int64, k pickle.Kind, off int64, id int32) {
 	switch {
 	case i < t.dense:
 		p, j := i/fastPage, i%fastPage
 		if t.meta[p][j] == 0 {
 			t.count++
 		}
-		t.set(i, k, off)
+		t.set(i, k, off, id)
 	case i == t.dense:
 		if _, ok := t.sparse[i]; ok {
 			delete(t.sparse, i)
 			t.count--
 		}
+		// pages grow by append: the first one from a few entries, so small
+		// pickles allocate little
 		if i%fastPage == 0 {
-			t.lo = append(t.lo, make([]uint32, fastPage))
-			t.meta = append(t.meta, make([]uint8, fastPage))
+			c := fastPage
+			if i == 0 {
+				c = 64
+			}
+			t.lo = append(t.lo, make([]uint32, 0, c))
+			t.meta = append(t.meta, make([]uint8, 0, c))
+			if t.withID {
+				t.ids = append(t.ids, make([]int32, 0, c))
+			}
+		}
+		p := len(t.lo) - 1
+		t.lo[p] = append(t.lo[p], 0)
+		t.meta[p] = append(t.meta[p], 0)
+		if t.withID {
+			t.ids[p] = append(t.ids[p], 0)
 		}
 		t.dense++
-		t.set(i, k, off)
+		t.set(i, k, off, id)
 		t.count++
 	default:
 		if t.sparse == nil {
@@ -739,19 +779,23 @@ func (t *fastMemo) put(i int64, k pickle.Kind, off int64) {
 		if _, ok := t.sparse[i]; !ok {
 			t.count++
 		}
-		t.sparse[i] = fastMemoEnt{k, off}
+		t.sparse[i] = fastMemoEnt{k, off, id}
 	}
 }
 
-func (t *fastMemo) get(i int64) (pickle.Kind, int64, bool) {
+func (t *fastMemo) get(i int64) (pickle.Kind, int64, int32, bool) {
 	if i >= 0 && i < t.dense {
 		p, j := i/fastPage, i%fastPage
 		mt := t.meta[p][j]
 		if mt == 0 {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
-		return pickle.Kind(mt&31) - 1, int64(t.lo[p][j]) | int64(mt>>5)<<32, true
+		var id int32
+		if t.withID {
+			id = t.ids[p][j]
+		}
+		return pickle.Kind(mt&31) - 1, int64(t.lo[p][j]) | int64(mt>>5)<<32, id, true
 	}
 	e, ok := t.sparse[i]
-	return e.kind, e.off, ok
+	return e.kind, e.off, e.id, ok
 }

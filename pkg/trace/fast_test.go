@@ -653,8 +653,8 @@ func TestFastTopFallsBack(t *testing.T) {
 	}
 }
 
-// FuzzFastTop: on any bytes the fast path never panics, and either falls
-// back or prints what the graph path prints.
+// FuzzFastTop: on any bytes the fast paths (--top and the depth view) never
+// panic, and either fall back or print what the graph path prints.
 func FuzzFastTop(f *testing.F) {
 	for _, p := range fixturesForSeeds() {
 		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
@@ -688,6 +688,32 @@ func FuzzFastTop(f *testing.F) {
 			slow.File.Name = "fuzz.pkl"
 			if got, want := topOutputs(t, tr, n), topOutputs(t, slow, n); got != want {
 				t.Fatalf("--top %d differs\n--- fast\n%s\n--- graph\n%s", n, got, want)
+			}
+		}
+		// the depth view: falls back exactly when --top does, else agrees
+		for _, opt := range []Options{{Depth: 1}, {Depth: 3, All: true}} {
+			dt, err := fastDepthOf(bytes.NewReader(b), int64(len(b)), "fuzz.pkl", opt.Depth)
+			tt, _ := fastTopOf(bytes.NewReader(b), int64(len(b)), "fuzz.pkl", 1)
+			if (dt == nil) != (tt == nil) {
+				t.Fatalf("depth view and --top disagree on falling back: %v", err)
+			}
+			if dt == nil {
+				continue
+			}
+			fh, err := os.CreateTemp(dir, "f*.pkl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fh.Write(b)
+			fh.Close()
+			defer os.Remove(fh.Name())
+			slow, err := slowTree(fh.Name())
+			if err != nil {
+				t.Fatalf("the depth view answered but the graph path fails: %v", err)
+			}
+			slow.File.Name = "fuzz.pkl"
+			if got, want := depthOutputs(t, dt, opt), depthOutputs(t, slow, opt); got != want {
+				t.Fatalf("%+v differs\n--- fast\n%s\n--- graph\n%s", opt, got, want)
 			}
 		}
 	})
@@ -737,5 +763,115 @@ func TestFastTopDeepFallsBack(t *testing.T) {
 	c = append(c, byte(pickle.STOP))
 	if _, err := fastTopOf(bytes.NewReader(c), int64(len(c)), "deep", 3); err != nil {
 		t.Errorf("a pickle nested fastMaxStack deep fell back: %v", err)
+	}
+}
+
+// depthOpts are the walk options the depth comparisons run.
+var depthOpts = []Options{
+	{Depth: 0}, {Depth: 1}, {Depth: 2}, {Depth: 3, SortSize: true}, {Depth: 4, All: true},
+	{Depth: 6, MinSize: 20}, {Depth: 2, MinSize: 1, All: true, SortSize: true},
+}
+
+// depthOutputs renders a walk from the root as text (both styles) and JSON.
+func depthOutputs(t *testing.T, tr *Tree, opt Options) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := tr.WriteText(&b, tr.Root(), opt, Style{}); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("--\n")
+	if err := tr.WriteText(&b, tr.Root(), opt, Style{ASCII: true, Bytes: true}); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("--\n")
+	if err := tr.WriteJSON(&b, tr.Root(), opt); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// agreeDepth checks that FastDepth falls back or prints what the graph
+// path prints, for every depthOpts; it reports how many it took.
+func agreeDepth(t *testing.T, path string) (fast int) {
+	t.Helper()
+	var slow *Tree
+	var slowErr error
+	for _, opt := range depthOpts {
+		ft := FastDepth(path, opt.Depth)
+		if ft == nil {
+			continue
+		}
+		fast++
+		if slow == nil && slowErr == nil {
+			slow, slowErr = slowTree(path)
+		}
+		if slowErr != nil {
+			t.Errorf("%s: the depth fast path answered but the graph path fails: %v", path, slowErr)
+			return fast
+		}
+		got, want := depthOutputs(t, ft, opt), depthOutputs(t, slow, opt)
+		if got != want {
+			t.Errorf("%s %+v: depth fast path differs\n--- fast\n%s\n--- graph\n%s", path, opt, got, want)
+			return fast
+		}
+	}
+	return fast
+}
+
+// TestFastDepthCorpus: FastDepth on every file under testdata/.
+func TestFastDepthCorpus(t *testing.T) {
+	var files []string
+	filepath.Walk("../../testdata", func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz") {
+			return filepath.SkipDir
+		}
+		if fi.Mode().IsRegular() && fi.Size() < 8<<20 {
+			files = append(files, p)
+		}
+		return nil
+	})
+	took := 0
+	for _, p := range files {
+		if agreeDepth(t, p) > 0 {
+			took++
+		}
+	}
+	t.Logf("%d files, the depth fast path applied to %d", len(files), took)
+	if took < 30 {
+		t.Errorf("the depth fast path applied to only %d files of the corpus", took)
+	}
+}
+
+// TestFastDepthGenerated: random plain data of protocols 0-5 and the
+// hand-written cases.
+func TestFastDepthGenerated(t *testing.T) {
+	dir := t.TempDir()
+	for proto := 0; proto <= 5; proto++ {
+		for seed := int64(0); seed < 30; seed++ {
+			b := genPickle(seed*11+int64(proto), proto)
+			p := writeTemp(t, dir, fmt.Sprintf("g%d_%d.pkl", proto, seed), b)
+			if agreeDepth(t, p) != len(depthOpts) {
+				t.Errorf("proto %d seed %d: plain data fell back", proto, seed)
+			}
+		}
+	}
+}
+
+// BenchmarkFastDepth1 is `pk trace --depth 1` of dicts.pkl through the
+// depth fast path.
+func BenchmarkFastDepth1(b *testing.B) {
+	const path = "../../testdata/bench/dicts.pkl"
+	if _, err := os.Stat(path); err != nil {
+		b.Skip("no ", path, ": run python3 scripts/bench-gen.py")
+	}
+	for i := 0; i < b.N; i++ {
+		t := FastDepth(path, 1)
+		if t == nil {
+			b.Fatal("the fast path fell back")
+		}
+		t.WriteText(io.Discard, t.Root(), Options{Depth: 1}, Style{})
 	}
 }

@@ -1,0 +1,344 @@
+package trace
+
+import (
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The depth-limited fast path (docs/pk-trace.md, "The fast paths").
+//
+// FastDepth answers `pk trace --depth D` (text or JSON, from the root) for
+// the same inputs as FastTop — a bare pickle of plain data — without
+// building the nodes that are not shown. It runs the fast machine twice:
+// the first pass records only each node's owner (4 bytes a node), from
+// which every node's depth in the ownership tree follows; the second pass
+// builds real pickle.Nodes for the nodes at depth <= D only, sizes them as
+// they are consumed, and gives the nodes at depth D no children but what
+// their line needs (their item count; for a dict, its keys, whose bytes its
+// line shows). The result is an ordinary Tree (IDs, sizes, references and
+// labels as the graph path has them), so WriteText and WriteJSON print it
+// unchanged. Output still starts after the whole input is read: the
+// stream's line needs every FRAME's bytes.
+
+// fastMaxDepth: deeper --depth runs take the graph path (depths are kept in
+// a byte, and showing that much saves little).
+const fastMaxDepth = 250
+
+// FastDepth returns the tree of the file at path for a walk from the root
+// with Options.Depth = depth, or nil when the fast path does not apply
+// (see FastTop; also a negative depth or one over fastMaxDepth).
+func FastDepth(path string, depth int) *Tree {
+	if depth < 0 || depth > fastMaxDepth || path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	t, _ := fastDepthOf(f, fi.Size(), path, depth)
+	return t
+}
+
+// depthView is the state of the two passes.
+type depthView struct {
+	pass1  bool
+	owners pagedInt32 // pass 1: the owner of every node (-1: none)
+	limit  int        // max(depth, 1): the root is always built
+	depth  []uint8    // pass 2: every node's depth (root 1), saturated at 255
+	incl   []int64    // pass 2: inclusive sizes of the nodes built
+	counts map[int32]int64
+	refs   map[int32]*pickle.Node // referenced nodes, by ID (one node each: runs of references compare pointers)
+	dummy  map[pickle.Kind]*pickle.Node
+	fix    []*pickle.Node // containers whose Items are only a count
+	fixN   []int64
+	root   *pickle.Node
+}
+
+// pagedInt32 grows without copying.
+type pagedInt32 struct {
+	pages [][]int32
+	n     int64
+}
+
+func (p *pagedInt32) push(v int32) {
+	if p.n%fastPage == 0 {
+		c := fastPage
+		if p.n == 0 {
+			c = 64
+		}
+		p.pages = append(p.pages, make([]int32, 0, c))
+	}
+	l := len(p.pages) - 1
+	p.pages[l] = append(p.pages[l], v)
+	p.n++
+}
+
+func (p *pagedInt32) set(i int64, v int32) { p.pages[i/fastPage][i%fastPage] = v }
+func (p *pagedInt32) get(i int64) int32    { return p.pages[i/fastPage][i%fastPage] }
+
+func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, error) {
+	if size <= 0 {
+		return nil, fallback("empty or unknown size")
+	}
+	var head [3]byte
+	if k, _ := ra.ReadAt(head[:], 0); k == 3 && string(head[:]) == "BZh" {
+		return nil, fallback("bzip2 magic")
+	}
+	run := func(dv *depthView) (*fastMachine, error) {
+		m := &fastMachine{ra: ra, size: size, name: name, dv: dv}
+		m.memo.withID = !dv.pass1
+		m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
+		if err := m.run(); err != nil {
+			if _, ok := err.(*errFallback); !ok {
+				err = fallback(err.Error())
+			}
+			return nil, err
+		}
+		return m, nil
+	}
+	// pass 1: owners
+	dv := &depthView{pass1: true}
+	m, err := run(dv)
+	if err != nil {
+		return nil, err
+	}
+	total := m.ids
+	d, err := depths(&dv.owners, total)
+	if err != nil {
+		return nil, err
+	}
+	// the first pass's owners and memo are dead: for a large input, give
+	// their memory back before the second pass allocates its own
+	dv, m = nil, nil
+	if size >= 16<<20 {
+		debug.FreeOSMemory()
+	}
+	// pass 2: the nodes shown
+	dv = &depthView{limit: max(depth, 1), depth: d, incl: make([]int64, total),
+		counts: map[int32]int64{}, refs: map[int32]*pickle.Node{}, dummy: map[pickle.Kind]*pickle.Node{}}
+	m, err = run(dv)
+	if err != nil {
+		return nil, err
+	}
+	if m.ids != total || dv.root == nil {
+		return nil, fallback("the second pass differs")
+	}
+	return dv.tree(m, total), nil
+}
+
+// depths computes every node's depth from the owners (the root, the only
+// node without one, is at 1), with an explicit stack.
+func depths(owners *pagedInt32, total int64) ([]uint8, error) {
+	d := make([]uint8, total)
+	var chain []int32
+	for id := int64(0); id < total; id++ {
+		if d[id] != 0 {
+			continue
+		}
+		chain = chain[:0]
+		x := int32(id)
+		base := 0
+		for {
+			if d[x] != 0 {
+				base = int(d[x])
+				break
+			}
+			chain = append(chain, x)
+			if int64(len(chain)) > total {
+				return nil, fallback("ownership cycle")
+			}
+			o := owners.get(int64(x))
+			if o < 0 {
+				break
+			}
+			x = o
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			base = min(base+1, 255)
+			d[chain[i]] = uint8(base)
+		}
+	}
+	return d, nil
+}
+
+// created: a node was numbered.
+func (dv *depthView) created(s *fastSlot) {
+	if dv.pass1 {
+		dv.owners.push(-1)
+		return
+	}
+	if int(dv.depth[s.id]) <= dv.limit {
+		s.node = &pickle.Node{Kind: s.kind, Op: s.op, ID: s.id, Offset: s.off}
+	}
+}
+
+// memoized: a memo write on the node of slot s (its item count is final:
+// only immutable objects can be referenced).
+func (dv *depthView) memoized(s *fastSlot) {
+	if dv.pass1 {
+		return
+	}
+	if s.node != nil {
+		s.node.Flags |= pickle.FlagMemo
+	}
+	if s.kind == pickle.KindTuple || s.kind == pickle.KindFrozenSet {
+		dv.counts[s.id] = s.count
+	}
+}
+
+// finish completes the node of a slot once its size is known.
+func (dv *depthView) finish(s *fastSlot, size int64) {
+	n := s.node
+	n.Self, n.Int, n.Str = s.self, s.ival, s.str
+	if s.py2 {
+		n.Flags |= pickle.FlagPy2Str
+	}
+	if s.big != nil || s.blob != nil {
+		n.X = &pickle.Extra{Big: s.big, Blob: s.blob}
+	}
+	dv.incl[s.id] = size
+	if int(dv.depth[s.id]) >= dv.limit && s.count > 0 && s.kind != pickle.KindDict {
+		dv.fix = append(dv.fix, n)
+		dv.fixN = append(dv.fixN, s.count)
+	}
+}
+
+// takeAll is fastMachine.takeAll for the depth view's passes.
+func (dv *depthView) takeAll(m *fastMachine, from int, by *fastSlot) error {
+	if dv.pass1 {
+		for i := from; i < len(m.stack); i++ {
+			s := &m.stack[i]
+			by.count++
+			if s.origin {
+				dv.owners.set(int64(s.id), by.id)
+			}
+		}
+		m.stack = m.stack[:from]
+		return nil
+	}
+	frontier := by.node != nil && int(dv.depth[by.id]) >= dv.limit
+	for i := from; i < len(m.stack); i++ {
+		s := &m.stack[i]
+		pos := by.count
+		by.count++
+		var c *pickle.Node
+		if !s.origin {
+			by.self += s.self // the GET's bytes
+			if by.node == nil || (frontier && by.kind != pickle.KindDict) {
+				continue
+			}
+			if frontier {
+				if pos%2 == 0 {
+					c = dv.dummyOf(s.kind)
+				}
+			} else {
+				var err error
+				if c, err = dv.refNode(m, s); err != nil {
+					return err
+				}
+			}
+			by.node.Items = append(by.node.Items, c)
+			continue
+		}
+		sz := s.self + s.incl
+		by.incl += sz
+		if s.node != nil {
+			dv.finish(s, sz)
+			s.node.Owner = by.node
+		}
+		if by.node == nil || (frontier && by.kind != pickle.KindDict) {
+			continue
+		}
+		switch {
+		case !frontier:
+			c = s.node
+		case pos%2 == 1:
+			// a value of a dict on the last level shown: not needed
+		case isScalarKind(s.kind):
+			// a key: its bytes are on the dict's line
+			c = &pickle.Node{Kind: s.kind, ID: s.id, Owner: by.node}
+			dv.incl[s.id] = sz
+		default:
+			c = dv.dummyOf(s.kind)
+		}
+		by.node.Items = append(by.node.Items, c)
+	}
+	m.stack = m.stack[:from]
+	return nil
+}
+
+// dummyOf is a node of kind k that is not owned by anything: a dict key on
+// the last level shown, where only its kind matters.
+func (dv *depthView) dummyOf(k pickle.Kind) *pickle.Node {
+	n := dv.dummy[k]
+	if n == nil {
+		n = &pickle.Node{Kind: k, ID: 0}
+		dv.dummy[k] = n
+	}
+	return n
+}
+
+// refNode is the node a reference shows: one per referenced node, with its
+// value read again from the input (scalars) or its item count (tuples,
+// frozensets).
+func (dv *depthView) refNode(m *fastMachine, s *fastSlot) (*pickle.Node, error) {
+	if n := dv.refs[s.ref]; n != nil {
+		return n, nil
+	}
+	var n *pickle.Node
+	if isScalarKind(s.kind) {
+		var err error
+		if n, err = m.keyNode(s); err != nil {
+			return nil, err
+		}
+	} else {
+		n = &pickle.Node{Kind: s.kind}
+		if c := dv.counts[s.ref]; c > 0 {
+			dv.fix = append(dv.fix, n)
+			dv.fixN = append(dv.fixN, c)
+		}
+	}
+	n.ID, n.Offset = s.ref, s.off
+	n.Flags |= pickle.FlagMemo | pickle.FlagShared
+	dv.refs[s.ref] = n
+	return n, nil
+}
+
+// done: STOP with the result r.
+func (dv *depthView) done(m *fastMachine, r *fastSlot) error {
+	if dv.pass1 {
+		return nil
+	}
+	if r.node == nil {
+		return fallback("the result was not built")
+	}
+	dv.finish(r, r.self+r.incl)
+	dv.root = r.node
+	return nil
+}
+
+// tree makes the Tree that the walkers and printers use.
+func (dv *depthView) tree(m *fastMachine, total int64) *Tree {
+	var most int64
+	for _, c := range dv.fixN {
+		most = max(most, c)
+	}
+	nils := make([]*pickle.Node, most)
+	for i, n := range dv.fix {
+		n.Items = nils[:dv.fixN[i]:dv.fixN[i]]
+	}
+	s := &pickle.Stream{Index: 0, Offset: 0, End: m.size, Proto: m.proto, Root: dv.root,
+		All: make([]*pickle.Node, total), Tops: []*pickle.Node{dv.root}, Self: m.sself}
+	st := &StreamTree{S: s, Incl: dv.incl, ownStart: make([]int32, total+1), popped: map[int32]bool{}}
+	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size, Streams: []*pickle.Stream{s}}, Total: m.size, Streams: []*StreamTree{st}}
+	st.tree = t
+	return t
+}
