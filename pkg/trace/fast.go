@@ -125,11 +125,16 @@ type fastSlot struct {
 // one: its role in its owner and the owner's record.
 type fastRec struct {
 	up   *fastRec
-	role string
-	node *pickle.Node // nodes that entered the heap
-	size int64
-	self int64
-	cnt  int64
+	role string // "" until resolved at the end (see keyRef)
+	// a dict key read from a memo reference: its kind and offset, read
+	// again only if this record's path is printed
+	keyRef  bool
+	keyKind pickle.Kind
+	keyOff  int64
+	node    *pickle.Node // nodes that entered the heap
+	size    int64
+	self    int64
+	cnt     int64
 }
 
 type fastMark struct {
@@ -411,6 +416,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 			return false, fallback("reference to a mutable object")
 		}
 		m.stack = append(m.stack, fastSlot{kind: k, off: off, self: o.Len, ref: id})
+		if m.dv != nil && m.dv.pass1 {
+			m.dv.referenced(id)
+		}
 	default:
 		return false, fallback("opcode " + o.Code.String())
 	}
@@ -492,11 +500,7 @@ func (m *fastMachine) takeAll(from int, by *fastSlot) error {
 		}
 		m.offer(s)
 		if s.rec != nil {
-			role, err := m.role(by, pos, i)
-			if err != nil {
-				return err
-			}
-			s.rec.role = role
+			m.role(s.rec, by, pos, i)
 			if by.rec == nil {
 				by.rec = &fastRec{}
 			}
@@ -589,32 +593,49 @@ func isScalarKind(k pickle.Kind) bool {
 	return false
 }
 
-// role is the path segment of item pos of by (at stack[i]), as roleIn
-// gives it: the first appearance of a node in its owner is where it was
-// consumed, because references to it can only come later.
-func (m *fastMachine) role(by *fastSlot, pos int64, i int) (string, error) {
+// role sets the path segment of item pos of by (at stack[i]) in r, as
+// roleIn gives it: the first appearance of a node in its owner is where it
+// was consumed, because references to it can only come later. A key that
+// is a memo reference is read again from the input only when the path is
+// printed (resolve).
+func (m *fastMachine) role(r *fastRec, by *fastSlot, pos int64, i int) {
 	switch by.kind {
 	case pickle.KindSet, pickle.KindFrozenSet:
-		return role{kind: rSet, i: int(pos)}.String(), nil
+		r.role = role{kind: rSet, i: int(pos)}.String()
+		return
 	case pickle.KindDict:
 		j := int(pos / 2)
 		key := &m.stack[i]
 		if pos%2 == 1 {
 			key = &m.stack[i-1]
 		}
-		if !isScalarKind(key.kind) {
-			if pos%2 == 0 {
-				return role{kind: rKeyObj, i: j}.String(), nil
-			}
-			return role{kind: rKeyVal, i: j}.String(), nil
+		switch {
+		case !isScalarKind(key.kind) && pos%2 == 0:
+			r.role = role{kind: rKeyObj, i: j}.String()
+		case !isScalarKind(key.kind):
+			r.role = role{kind: rKeyVal, i: j}.String()
+		case key.origin:
+			r.role = role{kind: rKey, k: slotNode(key)}.String()
+		default:
+			r.role = ""
+			r.keyRef, r.keyKind, r.keyOff = true, key.kind, key.off
 		}
-		kn, err := m.keyNode(key)
-		if err != nil {
-			return "", err
-		}
-		return role{kind: rKey, k: kn}.String(), nil
+		return
 	}
-	return role{kind: rIndex, i: int(pos)}.String(), nil
+	r.role = role{kind: rIndex, i: int(pos)}.String()
+}
+
+// resolve spells out a role left for later by role.
+func (m *fastMachine) resolve(r *fastRec) error {
+	if !r.keyRef {
+		return nil
+	}
+	kn, err := m.keyNode(&fastSlot{kind: r.keyKind, off: r.keyOff})
+	if err != nil {
+		return err
+	}
+	r.role, r.keyRef = role{kind: rKey, k: kn}.String(), false
+	return nil
 }
 
 // keyNode returns the node of a scalar dict key: from the slot where it was
@@ -697,6 +718,9 @@ func (m *fastMachine) tree() (*Tree, error) {
 			x = x.up
 		}
 		for i := len(chain) - 1; i >= 0; i-- {
+			if err := m.resolve(chain[i]); err != nil {
+				return nil, err
+			}
 			pl = link(pl, chain[i].role)
 			links[chain[i]] = pl
 		}

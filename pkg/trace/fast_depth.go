@@ -50,10 +50,12 @@ func FastDepth(path string, depth int) *Tree {
 // depthView is the state of the two passes.
 type depthView struct {
 	pass1  bool
-	owners pagedInt32 // pass 1: the owner of every node (-1: none)
-	limit  int        // max(depth, 1): the root is always built
-	depth  []uint8    // pass 2: every node's depth (root 1), saturated at 255
-	incl   []int64    // pass 2: inclusive sizes of the nodes built
+	owners pagedInt32             // pass 1: the owner of every node (-1: none)
+	refd   []uint64               // the nodes a memo reference points to (a bit each), from pass 1
+	vals   map[int32]*pickle.Node // pass 2: their values (scalars), kept at their memo write
+	limit  int                    // max(depth, 1): the root is always built
+	depth  []uint8                // pass 2: every node's depth (root 1), saturated at 255
+	incl   []int64                // pass 2: inclusive sizes of the nodes built
 	counts map[int32]int64
 	refs   map[int32]*pickle.Node // referenced nodes, by ID (one node each: runs of references compare pointers)
 	dummy  map[pickle.Kind]*pickle.Node
@@ -94,7 +96,7 @@ func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, err
 	}
 	run := func(dv *depthView) (*fastMachine, error) {
 		m := &fastMachine{ra: ra, size: size, name: name, dv: dv}
-		m.memo.withID = !dv.pass1
+		m.memo.withID = true
 		m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
 		if err := m.run(); err != nil {
 			if _, ok := err.(*errFallback); !ok {
@@ -111,6 +113,7 @@ func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, err
 		return nil, err
 	}
 	total := m.ids
+	refd := dv.refd
 	d, err := depths(&dv.owners, total)
 	if err != nil {
 		return nil, err
@@ -122,7 +125,7 @@ func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, err
 		debug.FreeOSMemory()
 	}
 	// pass 2: the nodes shown
-	dv = &depthView{limit: max(depth, 1), depth: d, incl: make([]int64, total),
+	dv = &depthView{limit: max(depth, 1), depth: d, incl: make([]int64, total), refd: refd, vals: map[int32]*pickle.Node{},
 		counts: map[int32]int64{}, refs: map[int32]*pickle.Node{}, dummy: map[pickle.Kind]*pickle.Node{}}
 	m, err = run(dv)
 	if err != nil {
@@ -180,8 +183,19 @@ func (dv *depthView) created(s *fastSlot) {
 	}
 }
 
-// memoized: a memo write on the node of slot s (its item count is final:
-// only immutable objects can be referenced).
+// referenced: pass 1 saw a memo reference to node id.
+func (dv *depthView) referenced(id int32) {
+	w := int(id / 64)
+	for len(dv.refd) <= w {
+		dv.refd = append(dv.refd, 0)
+	}
+	dv.refd[w] |= 1 << (id % 64)
+}
+
+// memoized: a memo write on the node of slot s (its value and item count
+// are final: only immutable objects can be referenced). The value of a
+// scalar that is referenced somewhere is kept for the references' lines
+// (so the input is not read again for them).
 func (dv *depthView) memoized(s *fastSlot) {
 	if dv.pass1 {
 		return
@@ -189,8 +203,13 @@ func (dv *depthView) memoized(s *fastSlot) {
 	if s.node != nil {
 		s.node.Flags |= pickle.FlagMemo
 	}
-	if s.kind == pickle.KindTuple || s.kind == pickle.KindFrozenSet {
+	switch {
+	case s.kind == pickle.KindTuple || s.kind == pickle.KindFrozenSet:
 		dv.counts[s.id] = s.count
+	case isScalarKind(s.kind) && int(s.id/64) < len(dv.refd) && dv.refd[s.id/64]&(1<<(s.id%64)) != 0:
+		if dv.vals[s.id] == nil {
+			dv.vals[s.id] = slotNode(s)
+		}
 	}
 }
 
@@ -295,10 +314,12 @@ func (dv *depthView) refNode(m *fastMachine, s *fastSlot) (*pickle.Node, error) 
 	}
 	var n *pickle.Node
 	if isScalarKind(s.kind) {
-		var err error
-		if n, err = m.keyNode(s); err != nil {
-			return nil, err
+		v := dv.vals[s.ref]
+		if v == nil || v.Kind != s.kind {
+			return nil, fallback("a referenced value was not kept")
 		}
+		c := *v
+		n = &c
 	} else {
 		n = &pickle.Node{Kind: s.kind}
 		if c := dv.counts[s.ref]; c > 0 {

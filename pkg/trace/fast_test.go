@@ -594,6 +594,27 @@ func TestFastTopCases(t *testing.T) {
 		e.op(pickle.STOP)
 		cases["ties.pkl"] = e.b.Bytes()
 	}
+	{ // a dict keyed by references, values growing: every value enters
+		// the heap on its way (roles of references are resolved at the end)
+		e := &enc{proto: 4}
+		e.op(pickle.PROTO, 4)
+		e.op(pickle.MARK)
+		for i := 0; i < 3000; i++ {
+			e.str("key" + strconv.Itoa(i))
+			e.put()
+		}
+		e.op(pickle.LIST)
+		e.op(pickle.EMPTY_DICT)
+		e.op(pickle.MARK)
+		for i := 0; i < 3000; i++ {
+			e.get(i)
+			e.bytes(strings.Repeat("v", i%700))
+		}
+		e.op(pickle.SETITEMS)
+		e.op(pickle.TUPLE2)
+		e.op(pickle.STOP)
+		cases["refkeys.pkl"] = e.b.Bytes()
+	}
 	{ // a scalar result, and a memoized result
 		cases["scalar.pkl"] = []byte("\x80\x04K\x05.")
 		cases["memoroot.pkl"] = []byte("\x80\x04]\x94.")
@@ -603,6 +624,9 @@ func TestFastTopCases(t *testing.T) {
 		p := writeTemp(t, dir, name, b)
 		if agree(t, p) == 0 {
 			t.Errorf("%s: fell back: %s", name, fastReason(b))
+		}
+		if agreeDepth(t, p) != len(depthOpts) {
+			t.Errorf("%s: the depth view fell back", name)
 		}
 	}
 }
