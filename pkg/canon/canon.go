@@ -36,6 +36,18 @@ const (
 // than risking Go's stack.
 const MaxIsolationDepth = 10000
 
+// MaxExpansion bounds the canonical encoding of a stream: at most
+// MaxExpansion times the stream's length plus MaxExpansionSlack bytes. Only
+// many references to one large number come near it (a number is encoded by
+// value at every reference, as the form requires; a shared 4 MiB int read
+// back 2000 times is 8 GB of encoding from a 4 MB file); such input is
+// refused with an error rather than hashed for minutes. Ordinary data stays
+// far below: a memo reference of a few bytes encodes in at most 70 or so.
+const (
+	MaxExpansion      = 64
+	MaxExpansionSlack = 64 << 20
+)
+
 // InlineMax is the longest str/bytes payload encoded by value; longer ones
 // are encoded by length and digest of their content.
 const InlineMax = 64

@@ -35,7 +35,13 @@ type encState struct {
 	budget  int64
 	covered []uint64 // bitset by node ID: reachable from the result or already encoded
 	err     error
+	// bytes of the stream encoding written so far, and their bound
+	// (MaxExpansion)
+	written, limit int64
 }
+
+// errExpansion: see MaxExpansion.
+var errExpansion = fmt.Errorf("the canonical encoding of this stream would exceed %d times its size (many references to a large number); pk refuses it (see docs/canonical-form.md)", MaxExpansion)
 
 var errBudget = errors.New("canonical ordering needs more work than pk allows for this input (sets or dict keys of mutable objects sharing a large graph); see docs/canonical-form.md")
 
@@ -147,7 +153,16 @@ func (v *View) appendPayload(b []byte, short, long byte, n *pickle.Node) []byte 
 	}
 	b = append(b, long)
 	b = appendUvarint(b, uint64(len(n.Str)))
-	return v.Opt.Algo.sum(b, unsafe.Slice(unsafe.StringData(n.Str), len(n.Str)))
+	// The digest is computed once per node: a long string read back many
+	// times through the memo is hashed once, not at every reference.
+	st := v.state()
+	size := v.Opt.Algo.Size()
+	if s := st.pslot[n.ID]; s > 0 {
+		return append(b, st.pdig[int(s-1)*size:][:size]...)
+	}
+	st.pdig = v.Opt.Algo.sum(st.pdig, unsafe.Slice(unsafe.StringData(n.Str), len(n.Str)))
+	st.pslot[n.ID] = int32(len(st.pdig) / size)
+	return append(b, st.pdig[len(st.pdig)-size:]...)
 }
 
 func appendInt(b []byte, n *pickle.Node) []byte {
@@ -673,6 +688,16 @@ func (e *encoder) release() {
 
 func (e *encoder) flush() {
 	if len(e.buf) > 0 {
+		if !e.iso {
+			st := e.v.state()
+			st.written += int64(len(e.buf))
+			if st.limit == 0 {
+				st.limit = MaxExpansion*e.v.Stream.Len() + MaxExpansionSlack
+			}
+			if st.written > st.limit && st.err == nil {
+				st.err = errExpansion
+			}
+		}
 		e.wrote = true
 		e.h.Write(e.buf)
 		e.buf = e.buf[:0]
@@ -854,7 +879,11 @@ func callForm(v *View, n *pickle.Node) (byte, bool) {
 }
 
 func (e *encoder) run() {
+	st := e.v.state()
 	for len(e.stack) > 0 {
+		if st.err != nil {
+			return // refused (a bound of the form): the digest is not used
+		}
 		f := &e.stack[len(e.stack)-1]
 		if f.i == len(f.ch) {
 			if f.base >= 0 {

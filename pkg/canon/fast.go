@@ -63,10 +63,16 @@ func fastHashFile(path string, opt Options) (res *Result, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	sum, err := fastEncode(path, size, opt, scan)
+	sum, err := fastEncode(path, size, opt, scan, nil)
 	if err != nil {
 		return nil, false
 	}
+	return docResult(opt, sum), true
+}
+
+// docResult is HashDoc's digest of an input with one part, named "", of one
+// pickle stream whose digest is sum, and no trailing bytes.
+func docResult(opt Options, sum []byte) *Result {
 	h := opt.Algo.New()
 	h.Write([]byte(opt.header()))
 	buf := append([]byte{'P'}, appendStr(nil, "")...)
@@ -76,7 +82,7 @@ func fastHashFile(path string, opt Options) (res *Result, ok bool) {
 	h.Write(sum)
 	h.Write([]byte{'z'})
 	s := h.Sum(nil)
-	return &Result{Digest: opt.Tag() + ":" + hexString(s), Sum: s}, true
+	return &Result{Digest: opt.Tag() + ":" + hexString(s), Sum: s}
 }
 
 // openBare opens path when it holds one bare pickle, plain or compressed
@@ -331,8 +337,8 @@ type fastEnc struct {
 	// at STOP (anything else would hold an effect of its own)
 	logged bool
 
-	h   hash.Hash // the stream digest
-	out []byte    // pending bytes for h
+	h   *countHash // the stream digest
+	out []byte     // pending bytes for h
 
 	// sealing scratch
 	tmp   []byte
@@ -362,7 +368,37 @@ func (e *fastEnc) write(b []byte) {
 	}
 }
 
-func fastEncode(path string, size int64, opt Options, scan *fastScanResult) ([]byte, error) {
+// fastHooks see every opcode of pass 2 around its step (pk diff's item
+// tracker); after is not called for STOP.
+type fastHooks interface {
+	before(e *fastEnc, o *pickle.Op) error
+	after(e *fastEnc, o *pickle.Op)
+}
+
+// Bounds of pass 2 (beyond them the graph path takes over, with its own
+// bounds): the arena holds at most arenaExpansion times the bytes read plus
+// arenaSlack, and a memo entry read back by GET encodes in at most
+// maxMemoEnc bytes (a large number shared many times would otherwise fill
+// the arena with copies).
+const (
+	arenaExpansion = 8
+	arenaSlack     = 64 << 20
+	maxMemoEnc     = 1 << 10
+)
+
+// countHash counts what it is given (MaxExpansion).
+type countHash struct {
+	hash.Hash
+	n int64
+}
+
+func (c *countHash) Write(b []byte) (int, error) {
+	c.n += int64(len(b))
+	return c.Hash.Write(b)
+}
+
+// fastEncode runs pass 2 and returns the stream digest; hooks may be nil.
+func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hooks fastHooks) ([]byte, error) {
 	f, size2, done, err := openBare(path)
 	if err != nil {
 		return nil, err
@@ -374,7 +410,7 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult) ([]b
 	rd := pickle.NewReader(f, size, path)
 	rd.NewHash = opt.Algo.New
 	rd.Borrow = true
-	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: opt.Algo.New()}
+	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: &countHash{Hash: opt.Algo.New()}}
 	e.h.Write([]byte(opt.header()))
 	e.out = append(e.out, 'r')
 	var o pickle.Op
@@ -382,16 +418,30 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult) ([]b
 		if err := rd.NextInto(&o); err != nil {
 			return nil, errSlow
 		}
+		if hooks != nil {
+			if err := hooks.before(e, &o); err != nil {
+				return nil, errSlow
+			}
+		}
 		stop, err := e.step(&o)
 		if err != nil {
 			return nil, err
+		}
+		if int64(len(e.arena)) > arenaExpansion*rd.Offset()+arenaSlack {
+			return nil, errSlow
 		}
 		if stop {
 			if !rd.AtEOF() || done() != nil {
 				return nil, errSlow
 			}
 			e.h.Write(e.out)
+			if e.h.n > MaxExpansion*rd.Offset()+MaxExpansionSlack {
+				return nil, errSlow // the graph path refuses it (errExpansion)
+			}
 			return e.h.Sum(nil), nil
+		}
+		if hooks != nil {
+			hooks.after(e, &o)
 		}
 	}
 }
@@ -635,7 +685,7 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		e.memo[idx] = memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])}
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 		m, ok := e.memo[o.Int]
-		if !ok || !fkPure(m.kind) || o.Big != nil {
+		if !ok || !fkPure(m.kind) || o.Big != nil || len(m.enc) > maxMemoEnc {
 			return false, errSlow
 		}
 		e.push(m.kind)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // pw writes protocol-4 opcodes (no frames) for tests.
@@ -106,5 +108,56 @@ func TestFastBigValues(t *testing.T) {
 		if fast.Digest != slow.Digest {
 			t.Errorf("%s: fast %s, graph %s", name, fast.Digest, slow.Digest)
 		}
+	}
+}
+
+// TestSharedLargeValues: a long string read back 20,000 times through the
+// memo is hashed once, on both paths; a 4 MiB int read back 2,000 times (8
+// GB of encoding, as the form encodes numbers by value) is refused with an
+// error, not hashed for minutes, and the fast path leaves it to the graph
+// path rather than filling its arena.
+func TestSharedLargeValues(t *testing.T) {
+	dir := t.TempDir()
+	str := (&pw{}).op(0x80, 4, ']').memo().op('(').str(string(make([]byte, 1<<20-10))).memo()
+	for i := 0; i < 20000; i++ {
+		str.op('h', 1)
+	}
+	str.op('e', '.')
+	big := (&pw{}).op(0x80, 4, ']').memo().op('(', 0x8b)
+	big.b = binary.LittleEndian.AppendUint32(big.b, 4<<20)
+	for i := 0; i < 4<<20; i++ {
+		big.b = append(big.b, 1)
+	}
+	big.memo()
+	for i := 0; i < 2000; i++ {
+		big.op('h', 1)
+	}
+	big.op('e', '.')
+	ps, pb := filepath.Join(dir, "str.pkl"), filepath.Join(dir, "int.pkl")
+	os.WriteFile(ps, str.b, 0o644)
+	os.WriteFile(pb, big.b, 0o644)
+
+	start := time.Now()
+	slow, err := slowHash(t, ps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 20*time.Second {
+		t.Errorf("shared long string: graph path took %v", el)
+	}
+	if fast, ok := fastHashFile(ps, Options{}); !ok || fast.Digest != slow.Digest {
+		t.Errorf("shared long string: fast path %v %v, graph %s", ok, fast, slow.Digest)
+	}
+
+	if _, ok := fastHashFile(pb, Options{}); ok {
+		t.Error("shared large int: the fast path took it")
+	}
+	start = time.Now()
+	_, err = slowHash(t, pb, Options{})
+	if err == nil || !strings.Contains(err.Error(), "64 times its size") {
+		t.Errorf("shared large int: graph path gave %v", err)
+	}
+	if el := time.Since(start); el > 60*time.Second {
+		t.Errorf("shared large int: refused after %v", el)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"os"
 	"slices"
 
-	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/zeebo/xxh3"
 )
@@ -86,83 +85,20 @@ func FastItemsFile(path string, opt Options) (*FastItems, bool) {
 	if noFast || path == "-" || opt.storageKeys != nil {
 		return nil, false
 	}
-	f, size, err := openPlainFile(path)
-	if err != nil {
-		return nil, false
+	scan, size, err := fastScan(path)
+	if err != nil || size < 0 {
+		return nil, false // compressed: offsets would not be file offsets
 	}
-	defer f.Close()
-	scan, size2, err := fastScan(path)
-	if err != nil || size2 != size {
-		return nil, false
-	}
-	rd := pickle.NewReader(f, size, path)
-	rd.NewHash = opt.Algo.New
-	rd.Borrow = true
-	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: opt.Algo.New()}
-	e.h.Write([]byte(opt.header()))
-	e.out = append(e.out, 'r')
 	t := &itemTracker{res: &FastItems{Path: path, Size: size, Spans: true, defs: map[int64][]memoDef{}}}
 	if scan.rootList >= 0 {
 		t.res.Items = make([]FastItem, 0, min(scan.rootLen, size/2))
 	}
-	var o pickle.Op
-	for {
-		if err := rd.NextInto(&o); err != nil {
-			return nil, false
-		}
-		if err := t.before(e, &o); err != nil {
-			return nil, false
-		}
-		done, err := e.step(&o)
-		if err != nil {
-			return nil, false
-		}
-		if done {
-			if !rd.AtEOF() {
-				return nil, false
-			}
-			e.h.Write(e.out)
-			break
-		}
-		t.after(e, &o)
-	}
-	// as fastHashFile: one part, one stream, no trailing bytes
-	h := opt.Algo.New()
-	h.Write([]byte(opt.header()))
-	buf := append([]byte{'P'}, appendStr(nil, "")...)
-	buf = append(buf, 'K')
-	buf = appendUvarint(buf, 1)
-	h.Write(buf)
-	h.Write(e.h.Sum(nil))
-	h.Write([]byte{'z'})
-	s := h.Sum(nil)
-	t.res.Result = &Result{Digest: opt.Tag() + ":" + hexString(s), Sum: s}
-	return t.res, true
-}
-
-// openPlainFile opens path when it is a regular file that starts like a
-// bare, uncompressed pickle (offsets in it are then file offsets).
-func openPlainFile(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	sum, err := fastEncode(path, size, opt, scan, t)
 	if err != nil {
-		return nil, 0, err
+		return nil, false
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, errSlow
-	}
-	head := make([]byte, 16)
-	n, _ := io.ReadFull(f, head)
-	if !input.PlainPickle(head[:n]) {
-		f.Close()
-		return nil, 0, errSlow
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, fi.Size(), nil
+	t.res.Result = docResult(opt, sum)
+	return t.res, true
 }
 
 // plainOps are the opcodes of plain data: the only ones FastItemsFile
