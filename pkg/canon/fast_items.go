@@ -270,6 +270,9 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 			t.res.Spans = false
 			break
 		}
+		if p == 0 && n0 > 0 && (o.Code == pickle.LIST || o.Code == pickle.DICT) {
+			t.res.Spans = false // a result built with items: they are not recorded
+		}
 		t.stack = append(t.stack[:p], tslot{start: mk.off, end: end, memo: mk.memo})
 		created = p
 	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:

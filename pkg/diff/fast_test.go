@@ -689,3 +689,30 @@ func FuzzFastDiff(f *testing.F) {
 		agreeFast(t, pa, pb, Options{})
 	})
 }
+
+// TestFastDiffCases: hand-written pairs the pickler does not write.
+func TestFastDiffCases(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		a, b string
+		fast bool // the fast path must take it
+	}{
+		"dict from mark":        {"(K\x01K\x02d.", "(K\x01K\x03d.", false},
+		"list from mark":        {"(K\x01K\x02l.", "(K\x01K\x03l.", false},
+		"empty list from mark":  {"(lK\x01a.", "(lK\x02a.", true},
+		"list then items":       {"(K\x01lK\x02a.", "(K\x01lK\x03a.", false},
+		"same, from mark":       {"(K\x01K\x02d.", "}K\x01K\x02s.", true},
+		"a GET of the key":      {"}(X\x01\x00\x00\x00aq\x01K\x01X\x01\x00\x00\x00bh\x01u.", "}(X\x01\x00\x00\x00aq\x01K\x02X\x01\x00\x00\x00bh\x01u.", true},
+		"nested list in tuple":  {"](]K\x01a\x85e.", "](]K\x02a\x85e.", true},
+		"bytearray items":       {"\x80\x05]\x94(\x96\x01\x00\x00\x00\x00\x00\x00\x00ae.", "\x80\x05]\x94(\x96\x01\x00\x00\x00\x00\x00\x00\x00be.", true},
+		"one item appended":     {"]K\x01a.", "]K\x01aK\x02a.", true},
+		"key removed, added":    {"}(K\x01K\x02K\x03K\x04u.", "}(K\x01K\x02K\x05K\x04u.", true},
+		"two puts of one value": {"](K\x01p1\np2\ne.", "](K\x02p1\np2\ne.", false},
+	} {
+		pa := writeFile(t, dir, "a.pkl", []byte(c.a))
+		pb := writeFile(t, dir, "b.pkl", []byte(c.b))
+		if got := agreeFast(t, pa, pb, Options{}); got != c.fast {
+			t.Errorf("%s: fast path taken %v, want %v", name, got, c.fast)
+		}
+	}
+}
