@@ -690,6 +690,13 @@ func FuzzFastDiff(f *testing.F) {
 	})
 }
 
+// bigList holds a str above pickle.DefaultBlobThreshold (streamed and
+// digested, not kept), read again by GET in another item.
+func bigList(suffix string) *pv {
+	big := &pv{k: 's', s: strings.Repeat("0123456789abcdef", 70000) + suffix}
+	return &pv{k: 'l', kids: []*pv{big, {k: 'i', i: 1}, {k: 't', kids: []*pv{big, {k: 'n'}}}}}
+}
+
 // TestFastDiffCases: hand-written pairs the pickler does not write.
 func TestFastDiffCases(t *testing.T) {
 	dir := t.TempDir()
@@ -708,6 +715,8 @@ func TestFastDiffCases(t *testing.T) {
 		"one item appended":     {"]K\x01a.", "]K\x01aK\x02a.", true},
 		"key removed, added":    {"}(K\x01K\x02K\x03K\x04u.", "}(K\x01K\x02K\x05K\x04u.", true},
 		"two puts of one value": {"](K\x01p1\np2\ne.", "](K\x02p1\np2\ne.", false},
+		"large str changed":     {string(dump(bigList(""), 4, 1<<16)), string(dump(bigList("x"), 4, 1<<16)), true},
+		"large str removed":     {string(dump(bigList(""), 2, 1<<16)), string(dump(&pv{k: 'l', kids: bigList("").kids[1:]}, 2, 1<<16)), true},
 	} {
 		pa := writeFile(t, dir, "a.pkl", []byte(c.a))
 		pb := writeFile(t, dir, "b.pkl", []byte(c.b))
