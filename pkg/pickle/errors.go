@@ -59,5 +59,8 @@ func WithFile(err error, name string) error {
 		}
 		return err
 	}
+	if strings.HasPrefix(err.Error(), name+": ") {
+		return err // already named (an error passed up twice)
+	}
 	return fmt.Errorf("%s: %w", name, err)
 }
