@@ -45,8 +45,21 @@ type FastItems struct {
 	// does not reproduce (a PUT of a memo reference, two PUTs of one
 	// value): the items can be compared, not parsed.
 	Spans bool
-	defs  map[int64][]memoDef
+	// Big holds, by index in Items, the items whose value is a list or
+	// dict built over at least BigItemMin bytes: kind 'l' or 'd' and the
+	// offset FastItemsAt takes to record their items in turn.
+	Big  map[int]BigItem
+	defs map[int64][]memoDef
 }
+
+// BigItem is a large container item (see FastItems.Big).
+type BigItem struct {
+	Kind  byte
+	Start int64
+}
+
+// BigItemMin is the size from which a container item is in FastItems.Big.
+const BigItemMin = 1 << 20
 
 // FastItem is one item of the result (a dict: one entry).
 type FastItem struct {
@@ -82,6 +95,13 @@ type memoDef struct {
 // the file is not a bare, uncompressed plain-data pickle whose result is
 // the only value left on the stack.
 func FastItemsFile(path string, opt Options) (*FastItems, bool) {
+	return FastItemsAt(path, opt, -1)
+}
+
+// FastItemsAt is FastItemsFile recording the items of the list or dict
+// that starts at offset focus (a BigItem's Start) instead of the result's;
+// Root then says its kind ('l', 'd'; 0 when nothing was added to it).
+func FastItemsAt(path string, opt Options, focus int64) (*FastItems, bool) {
 	if noFast || path == "-" || opt.storageKeys != nil {
 		return nil, false
 	}
@@ -89,8 +109,8 @@ func FastItemsFile(path string, opt Options) (*FastItems, bool) {
 	if err != nil || size < 0 {
 		return nil, false // compressed: offsets would not be file offsets
 	}
-	t := &itemTracker{res: &FastItems{Path: path, Size: size, Spans: true, defs: map[int64][]memoDef{}}}
-	if scan.rootList >= 0 {
+	t := &itemTracker{focus: focus, res: &FastItems{Path: path, Size: size, Spans: true, Big: map[int]BigItem{}, defs: map[int64][]memoDef{}}}
+	if scan.rootList >= 0 && focus < 0 {
 		t.res.Items = make([]FastItem, 0, min(scan.rootLen, size/2))
 	}
 	sum, err := fastEncode(path, size, opt, scan, t)
@@ -121,6 +141,7 @@ var plainOps = func() (t [256]bool) {
 // itemTracker follows the fast encoder's stack with the byte range of
 // every slot.
 type itemTracker struct {
+	focus int64 // the start of the container whose items are recorded; -1: the result
 	res   *FastItems
 	stack []tslot
 	marks []tmark
@@ -172,6 +193,7 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 			return errSlow // values left under the result
 		}
 		switch s := e.stack[0]; {
+		case t.focus >= 0:
 		case s.c >= 0 && s.kind == fkList:
 			t.res.Root = 'l'
 		case s.c >= 0 && s.kind == fkDict:
@@ -199,24 +221,35 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 	if o.Code == pickle.FROZENSET && n-x > 1 {
 		t.res.Sets++
 	}
-	// items added to the slot at the bottom of the stack
-	if x != 1 || n < 1 || e.stack[0].c < 0 {
-		return nil
-	}
-	var pairs bool
-	switch {
-	case e.stack[0].kind == fkList && (o.Code == pickle.APPEND || o.Code == pickle.APPENDS):
-	case e.stack[0].kind == fkDict && (o.Code == pickle.SETITEM || o.Code == pickle.SETITEMS) && (n-x)%2 == 0:
-		pairs = true
-	default:
+	// items added to the slot at the bottom of the stack (or the focus)
+	tgt := x - 1
+	if t.focus < 0 && tgt != 0 || tgt < 0 || tgt >= n || e.stack[tgt].c < 0 {
 		return nil
 	}
 	if len(t.stack) != n {
 		t.res.Spans = false // (after keeps the lengths equal)
 		return errSlow
 	}
-	if err := e.sealFrom(x); err != nil {
-		return err
+	if t.focus >= 0 && t.stack[tgt].start != t.focus {
+		return nil
+	}
+	var pairs bool
+	switch {
+	case e.stack[tgt].kind == fkList && (o.Code == pickle.APPEND || o.Code == pickle.APPENDS):
+	case e.stack[tgt].kind == fkDict && (o.Code == pickle.SETITEM || o.Code == pickle.SETITEMS) && (n-x)%2 == 0:
+		pairs = true
+	default:
+		return nil
+	}
+	if t.focus >= 0 {
+		root := byte('l')
+		if pairs {
+			root = 'd'
+		}
+		if t.res.Root != 0 && t.res.Root != root {
+			t.res.Spans = false
+		}
+		t.res.Root = root
 	}
 	enc := func(i int) []byte {
 		hi := len(e.arena)
@@ -228,6 +261,21 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 	step := 1
 	if pairs {
 		step = 2
+	}
+	for i, k := x, len(t.res.Items); i+step <= n; i, k = i+step, k+1 {
+		v := i + step - 1
+		if t.stack[v].end-t.stack[v].start < BigItemMin || e.stack[v].c < 0 {
+			continue
+		}
+		switch e.stack[v].kind {
+		case fkList:
+			t.res.Big[k] = BigItem{Kind: 'l', Start: t.stack[v].start}
+		case fkDict:
+			t.res.Big[k] = BigItem{Kind: 'd', Start: t.stack[v].start}
+		}
+	}
+	if err := e.sealFrom(x); err != nil {
+		return err
 	}
 	for i := x; i+step <= n; i += step {
 		first, last := t.stack[i], t.stack[i+step-1]
@@ -270,7 +318,7 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 			t.res.Spans = false
 			break
 		}
-		if p == 0 && n0 > 0 && (o.Code == pickle.LIST || o.Code == pickle.DICT) {
+		if n0 > p && (o.Code == pickle.LIST || o.Code == pickle.DICT) && (t.focus < 0 && p == 0 || t.focus == mk.off) {
 			t.res.Spans = false // a result built with items: they are not recorded
 		}
 		t.stack = append(t.stack[:p], tslot{start: mk.off, end: end, memo: mk.memo})
@@ -333,18 +381,19 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 		}
 		t.marks = t.marks[:len(e.marks)]
 	}
-	if created == 0 {
+	if created == 0 && t.focus < 0 {
 		// a new value at the bottom of the stack: the items recorded
 		// were another's
 		t.res.Items, t.res.Keys, t.res.KeyEnd = t.res.Items[:0], t.res.Keys[:0], t.res.KeyEnd[:0]
+		clear(t.res.Big)
 	}
 }
 
-// Plan returns the spans to parse for the items wanted (indices into
-// Items, ascending): theirs, and before them the ranges that set the memo
-// entries their GETs read outside their own range (and so on for those),
-// in file order.
-func (f *FastItems) Plan(items []int) ([]pickle.Span, error) {
+// Plan returns the spans to parse for the ranges wanted (whole values of
+// the file, in file order, with Keep; usually Span(i) of items): theirs,
+// and before them the ranges that set the memo entries their GETs read
+// outside their own range (and so on for those), in file order.
+func (f *FastItems) Plan(want []pickle.Span) ([]pickle.Span, error) {
 	if !f.Spans {
 		return nil, errSlow
 	}
@@ -353,10 +402,7 @@ func (f *FastItems) Plan(items []int) ([]pickle.Span, error) {
 		return nil, err
 	}
 	defer file.Close()
-	var spans []pickle.Span
-	for _, i := range items {
-		spans = append(spans, f.Span(i))
-	}
+	spans := slices.Clone(want)
 	seen := map[[2]int64]bool{}
 	for _, s := range spans {
 		seen[[2]int64{s.Start, s.End}] = true

@@ -45,6 +45,9 @@ const maxFastItems = 1000
 // noFast turns the fast path off (tests compare both ways).
 var noFast bool
 
+// fastDescents counts the passes over a large item (tests).
+var fastDescents int
+
 func fastFiles(a, b string, opt Options) (*Result, bool) {
 	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
 		return nil, false
@@ -69,17 +72,8 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 		r.BytesEqual = sameBytes(a, b)
 		return r, true
 	}
-	if fa.Root == 0 || fa.Root != fb.Root || !fa.Spans || !fb.Spans {
-		return nil, false
-	}
-	x := &fastCmp{fa: fa, fb: fb, c: &cmp{opt: opt, seenA: map[*canon.Node]string{}, seenB: map[*canon.Node]string{}, pairs: map[[2]*canon.Node]bool{}}}
-	var err error
-	if fa.Root == 'l' {
-		err = x.list()
-	} else {
-		err = x.dict()
-	}
-	if err != nil {
+	x := &fastCmp{c: &cmp{opt: opt, seenA: map[*canon.Node]string{}, seenB: map[*canon.Node]string{}, pairs: map[[2]*canon.Node]bool{}}}
+	if err := x.level(fa, fb, "root", 0); err != nil {
 		return nil, false
 	}
 	r.Entries = x.c.entries
@@ -107,15 +101,78 @@ func fastReasons(fa, fb *canon.FastItems, keepDictOrder bool) []Reason {
 }
 
 type fastCmp struct {
-	fa, fb *canon.FastItems
-	c      *cmp
+	c     *cmp
+	items int // items parsed or descended into so far (maxFastItems)
 }
 
 var errFast = fmt.Errorf("not for the fast path")
 
-// list compares two list results as seq does.
-func (x *fastCmp) list() error {
-	ia, ib := x.fa.Items, x.fb.Items
+// kid is a pair of differing items to compare after the level's own
+// entries: parsed nodes (task), or two large containers to descend into
+// (another pass over both files records their items).
+type kid struct {
+	t              task
+	descend        bool
+	startA, startB int64 // descend: where the containers start
+	kind           byte
+	path           string
+	depth          int
+}
+
+// level compares the items of two lists or dicts (fa and fb, at path,
+// depth as the walk counts it) as compare does with seq or entries2.
+func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
+	if fa.Root == 0 || fa.Root != fb.Root || !fa.Spans || !fb.Spans || depth+1 >= MaxDepth {
+		return errFast
+	}
+	var kids []kid
+	var err error
+	if fa.Root == 'l' {
+		kids, err = x.list(fa, fb, path, depth)
+	} else {
+		kids, err = x.dict(fa, fb, path, depth)
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if !k.descend {
+			x.c.walkFrom(k.t)
+			continue
+		}
+		var ga, gb *canon.FastItems
+		var okA, okB bool
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gb, okB = canon.FastItemsAt(fb.Path, x.c.opt.Canon, k.startB)
+		}()
+		ga, okA = canon.FastItemsAt(fa.Path, x.c.opt.Canon, k.startA)
+		wg.Wait()
+		if !okA || !okB || ga.Root != k.kind || gb.Root != k.kind {
+			return errFast
+		}
+		fastDescents++
+		if err := x.level(ga, gb, k.path, k.depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// descend reports whether items i of fa and j of fb are large containers
+// of one kind, compared by another pass rather than parsed.
+func descend(fa, fb *canon.FastItems, i, j int) (canon.BigItem, canon.BigItem, bool) {
+	ba, okA := fa.Big[i]
+	bb, okB := fb.Big[j]
+	return ba, bb, okA && okB && ba.Kind == bb.Kind
+}
+
+// list compares two lists as seq does: entries for items added and
+// removed, then the kids for items changed in place.
+func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, error) {
+	ia, ib := fa.Items, fb.Items
 	na, nb := len(ia), len(ib)
 	// Align's common prefix and suffix, on the fingerprints in place
 	p := 0
@@ -127,7 +184,7 @@ func (x *fastCmp) list() error {
 		s++
 	}
 	if na-p-s+nb-p-s > 1<<22 {
-		return errFast
+		return nil, errFast
 	}
 	keys := func(items []canon.FastItem) []string {
 		out := make([]string, len(items))
@@ -144,50 +201,57 @@ func (x *fastCmp) list() error {
 		}
 		if o.A >= 0 {
 			o.A += p
-			needA = append(needA, o.A)
 		}
 		if o.B >= 0 {
 			o.B += p
-			needB = append(needB, o.B)
+		}
+		if _, _, big := descend(fa, fb, o.A, o.B); !(o.Kind == '~' && big) {
+			if o.A >= 0 {
+				needA = append(needA, o.A)
+			}
+			if o.B >= 0 {
+				needB = append(needB, o.B)
+			}
 		}
 		ops = append(ops, o)
-		if len(ops) > maxFastItems {
-			return errFast
+		if x.items += 1; x.items > maxFastItems {
+			return nil, errFast
 		}
 	}
-	nodesA, err := parseItems(x.fa, needA, 1, x.c.opt.Canon)
+	nodesA, err := parseItems(fa, needA, 1, x.c.opt.Canon)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	nodesB, err := parseItems(x.fb, needB, 1, x.c.opt.Canon)
+	nodesB, err := parseItems(fb, needB, 1, x.c.opt.Canon)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c := x.c
-	var kids []task
+	var kids []kid
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
 			n := nodesA[o.A][0]
-			c.add(Entry{Path: fmt.Sprintf("root[%d]", o.A), Kind: Removed, A: c.short(n), SizeA: c.size(n, true), OffA: n.Offset()})
+			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.A), Kind: Removed, A: c.short(n), SizeA: c.size(n, true), OffA: n.Offset()})
 		case '+':
 			n := nodesB[o.B][0]
-			c.add(Entry{Path: fmt.Sprintf("root[%d]", o.B), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
+			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.B), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
-			kids = append(kids, task{a: nodesA[o.A][0], b: nodesB[o.B][0], path: fmt.Sprintf("root[%d]", o.B), differ: true, depth: 1})
+			kp := path + fmt.Sprintf("[%d]", o.B)
+			if ba, bb, big := descend(fa, fb, o.A, o.B); big {
+				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
+				continue
+			}
+			kids = append(kids, kid{t: task{a: nodesA[o.A][0], b: nodesB[o.B][0], path: kp, differ: true, depth: depth + 1}})
 		}
 	}
-	for _, k := range kids {
-		c.walkFrom(k)
-	}
-	return nil
+	return kids, nil
 }
 
-// dict compares two dict results as entries2 does: A's entries in
-// canonical order (removed, or compared when the values differ), then B's
-// entries A does not have.
-func (x *fastCmp) dict() error {
-	fa, fb := x.fa, x.fb
+// dict compares two dicts as entries2 does: A's entries in canonical
+// order (removed, or compared when the values differ), then B's entries A
+// does not have.
+func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int) ([]kid, error) {
 	keep := x.c.opt.Canon.KeepDictOrder
 	byKey := func(f *canon.FastItems) []int32 {
 		out := make([]int32, len(f.Items))
@@ -221,63 +285,82 @@ func (x *fastCmp) dict() error {
 			orderB = append(orderB, int32(j))
 		}
 	}
-	var needA, needB []int
-	count := 0
+	var needA, needB, bigA []int
 	for _, i := range orderA {
 		j := matchA[i]
 		switch {
 		case j < 0:
 			needA = append(needA, int(i))
-		case fa.Items[i].Sum != fb.Items[j].Sum:
-			needA = append(needA, int(i))
-			needB = append(needB, int(j))
-		default:
+		case fa.Items[i].Sum == fb.Items[j].Sum:
 			continue
+		default:
+			if _, _, big := descend(fa, fb, int(i), int(j)); big {
+				bigA = append(bigA, int(i)) // its key alone gives the path
+			} else {
+				needA = append(needA, int(i))
+				needB = append(needB, int(j))
+			}
 		}
-		count++
+		if x.items += 1; x.items > maxFastItems {
+			return nil, errFast
+		}
 	}
 	for _, j := range orderB {
 		if !matchedB[j] {
 			needB = append(needB, int(j))
-			count++
+			if x.items += 1; x.items > maxFastItems {
+				return nil, errFast
+			}
 		}
-	}
-	if count > maxFastItems {
-		return errFast
 	}
 	slices.Sort(needA)
 	slices.Sort(needB)
+	slices.Sort(bigA)
 	nodesA, err := parseItems(fa, needA, 2, x.c.opt.Canon)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	nodesB, err := parseItems(fb, needB, 2, x.c.opt.Canon)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var keySpans []pickle.Span
+	for _, i := range bigA {
+		it := &fa.Items[i]
+		keySpans = append(keySpans, pickle.Span{Start: it.Start, End: fa.Big[i].Start, MemoCount: int(it.Memo), Keep: true})
+	}
+	keys, err := parseSpans(fa, keySpans, 1, x.c.opt.Canon)
+	if err != nil {
+		return nil, err
+	}
+	keysA := map[int]*canon.Node{}
+	for k, i := range bigA {
+		keysA[i] = keys[k][0]
 	}
 	c := x.c
-	var kids []task
+	var kids []kid
 	for _, i := range orderA {
 		j := matchA[i]
 		switch {
 		case j < 0:
 			e := nodesA[int(i)]
-			c.add(Entry{Path: "root" + keyEdge(e[0]), Kind: Removed, A: c.short(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
+			c.add(Entry{Path: path + keyEdge(e[0]), Kind: Removed, A: c.short(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
 		case fa.Items[i].Sum != fb.Items[j].Sum:
+			if ba, bb, big := descend(fa, fb, int(i), int(j)); big {
+				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + keyEdge(keysA[int(i)]), depth: depth + 1})
+				continue
+			}
 			e := nodesA[int(i)]
-			kids = append(kids, task{a: e[1], b: nodesB[int(j)][1], path: "root" + keyEdge(e[0]), depth: 1})
+			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: path + keyEdge(e[0]), depth: depth + 1}})
 		}
 	}
 	for _, j := range orderB {
 		if !matchedB[j] {
 			e := nodesB[int(j)]
-			c.add(Entry{Path: "root" + keyEdge(e[0]), Kind: Added, B: c.short(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
+			c.add(Entry{Path: path + keyEdge(e[0]), Kind: Added, B: c.short(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
 		}
 	}
-	for _, k := range kids {
-		c.walkFrom(k)
-	}
-	return nil
+	return kids, nil
 }
 
 // parseItems parses items idx (ascending) of f with the machine's range
@@ -289,7 +372,29 @@ func parseItems(f *canon.FastItems, idx []int, per int, copt canon.Options) (map
 		return out, nil
 	}
 	idx = slices.Compact(idx)
-	spans, err := f.Plan(idx)
+	var spans []pickle.Span
+	for _, i := range idx {
+		spans = append(spans, f.Span(i))
+	}
+	nodes, err := parseSpans(f, spans, per, copt)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range idx {
+		out[i] = nodes[k]
+	}
+	return out, nil
+}
+
+// parseSpans parses spans (Keep, in file order, each leaving per values)
+// of f with the machine's range mode, after the ranges that set the memo
+// entries they read, and returns their view nodes, as the graph path's
+// view would show them.
+func parseSpans(f *canon.FastItems, want []pickle.Span, per int, copt canon.Options) ([][]*canon.Node, error) {
+	if len(want) == 0 {
+		return nil, nil
+	}
+	spans, err := f.Plan(want)
 	if err != nil {
 		return nil, err
 	}
@@ -302,10 +407,10 @@ func parseItems(f *canon.FastItems, idx []int, per int, copt canon.Options) (map
 	if err != nil {
 		return nil, err
 	}
-	if len(vals) != len(idx) {
+	if len(vals) != len(want) {
 		return nil, errFast
 	}
-	items := make([]*pickle.Node, 0, per*len(idx))
+	items := make([]*pickle.Node, 0, per*len(want))
 	for _, v := range vals {
 		if len(v) != per {
 			return nil, errFast
@@ -318,8 +423,9 @@ func parseItems(f *canon.FastItems, idx []int, per int, copt canon.Options) (map
 	st.Root = root
 	view := canon.Normalize(st, copt)
 	nodes := view.Root().Items()
-	for k, i := range idx {
-		out[i] = nodes[per*k : per*k+per]
+	out := make([][]*canon.Node, len(want))
+	for k := range want {
+		out[k] = nodes[per*k : per*k+per]
 	}
 	return out, nil
 }

@@ -574,7 +574,7 @@ func writeFile(t testing.TB, dir, name string, b []byte) string {
 func TestFastDiffGenerated(t *testing.T) {
 	dir := t.TempDir()
 	taken, total := 0, 0
-	for seed := int64(0); seed < 30; seed++ {
+	for seed := int64(0); seed < 24; seed++ {
 		for proto := 0; proto <= 5; proto++ {
 			g := &vgen{r: rand.New(rand.NewSource(seed*7 + int64(proto))), proto: proto, words: words}
 			var a *pv
@@ -723,5 +723,82 @@ func TestFastDiffCases(t *testing.T) {
 		if got := agreeFast(t, pa, pb, Options{}); got != c.fast {
 			t.Errorf("%s: fast path taken %v, want %v", name, got, c.fast)
 		}
+	}
+}
+
+// rows is a list of n small records, as a table in a pickle.
+func rows(n int, g *vgen) *pv {
+	l := &pv{k: 'l'}
+	for i := 0; i < n; i++ {
+		l.kids = append(l.kids, &pv{k: 'd', kids: []*pv{
+			{k: 's', s: "id"}, {k: 'i', i: int64(i)},
+			{k: 's', s: "name"}, {k: 's', s: g.word() + strconv.Itoa(i)},
+			{k: 's', s: "score"}, {k: 'f', f: float64(i) / 4},
+			{k: 's', s: "tags"}, {k: 't', kids: []*pv{{k: 's', s: g.word()}, {k: 's', s: "b"}}},
+		}})
+	}
+	return l
+}
+
+// TestFastDiffNested: large lists and dicts inside the result (above
+// canon.BigItemMin) are compared by another pass over both files, level by
+// level, as the walk compares them.
+func TestFastDiffNested(t *testing.T) {
+	dir := t.TempDir()
+	descended, passes := 0, fastDescents
+	for seed := int64(0); seed < 6; seed++ {
+		proto := int(seed % 6)
+		g := &vgen{r: rand.New(rand.NewSource(seed)), proto: proto, words: words}
+		table := rows(28000, g)
+		var a *pv
+		switch seed % 3 {
+		case 0: // {'rows': [...], 'meta': {...}}
+			a = &pv{k: 'd', kids: []*pv{{k: 's', s: "rows"}, table, {k: 's', s: "meta"}, g.dict(2, 5)}}
+		case 1: // [[...], 'x', {'inner': [...]}]
+			a = &pv{k: 'l', kids: []*pv{table, {k: 's', s: "x"}, {k: 'd', kids: []*pv{{k: 's', s: "inner"}, rows(28000, g)}}}}
+		case 2: // {'a': {'b': [...], 'c': 1}}
+			a = &pv{k: 'd', kids: []*pv{{k: 's', s: "a"}, {k: 'd', kids: []*pv{{k: 's', s: "b"}, table, {k: 's', s: "c"}, {k: 'i', i: 1}}}}}
+		}
+		b := a.clone()
+		bigs := []*pv{}
+		for _, c := range containers(b) {
+			if c.k == 'l' && len(c.kids) >= 20000 {
+				bigs = append(bigs, c)
+			}
+		}
+		for k := 0; k < 1+int(seed%3); k++ {
+			c := bigs[g.r.Intn(len(bigs))]
+			switch g.r.Intn(3) {
+			case 0:
+				c.kids[g.r.Intn(len(c.kids))].kids[5].f = -1
+			case 1:
+				at := g.r.Intn(len(c.kids))
+				c.kids = append(c.kids[:at], c.kids[at+1:]...)
+			case 2:
+				c.kids[g.r.Intn(len(c.kids))].kids = append(c.kids[0].clone().kids, &pv{k: 's', s: "new"}, &pv{k: 'n'})
+			}
+		}
+		if seed%4 == 1 {
+			g.mutate(b, true)
+		}
+		pa := writeFile(t, dir, fmt.Sprintf("a%d.pkl", seed), dump(a, proto, 1<<16))
+		pb := writeFile(t, dir, fmt.Sprintf("b%d.pkl", seed), dump(b, proto, 1<<16))
+		for _, opt := range []Options{fastOpts[seed%2]} {
+			if !agreeFast(t, pa, pb, opt) {
+				t.Errorf("seed %d: the fast path left it to the graph path", seed)
+			}
+		}
+		if r, _ := fastFiles(pa, pb, Options{}); r != nil {
+			for _, e := range r.Entries {
+				if strings.Count(e.Path, "[") > 2 {
+					descended++
+					break
+				}
+			}
+		}
+	}
+	t.Logf("%d pairs differed below a large container; %d passes over one", descended, fastDescents-passes)
+	if descended < 4 || fastDescents-passes < 6 {
+		t.Errorf("only %d pairs differed below a large container, %d passes descended into one", descended, fastDescents-passes)
 	}
 }
