@@ -11,7 +11,7 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// The --top fast path (docs/pk-trace.md, "The --top fast path").
+// The --top fast path (docs/pk-trace.md, "The fast paths: --top and --depth").
 //
 // FastTop answers --top N for a bare pickle of plain data (None, bool, int,
 // float, str, bytes, bytearray, list, tuple, dict, set, frozenset and memo
@@ -25,7 +25,8 @@ import (
 // a mutable object (and DUP, POP, BUILD, calls, ...) makes the fast path give
 // up. A bounded min-heap keeps the N best; records with parent links are kept
 // only for the nodes in the heap and their ancestors, so memory is the memo
-// (5 bytes an entry), the stack and N records.
+// (5 bytes an entry; 9 with node IDs for the depth view), the stack and N
+// records.
 //
 // Anything it does not handle — another opcode, a reader or machine error,
 // several streams or trailing bytes, a result left on the stack, stdin —

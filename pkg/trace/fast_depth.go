@@ -8,7 +8,8 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// The depth-limited fast path (docs/pk-trace.md, "The fast paths").
+// The depth-limited fast path (docs/pk-trace.md, "The fast paths: --top and
+// --depth").
 //
 // FastDepth answers `pk trace --depth D` (text or JSON, from the root) for
 // the same inputs as FastTop — a bare pickle of plain data — without
