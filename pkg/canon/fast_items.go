@@ -26,6 +26,7 @@ import (
 // FastItems is what FastItemsFile learns of one file.
 type FastItems struct {
 	Result *Result // the digest, as HashFile gives it
+	Scan   *ItemScan
 	Path   string
 	Size   int64
 	Proto  int // the last PROTO (0 without one), as pickle.Stream.Proto
@@ -47,7 +48,7 @@ type FastItems struct {
 	Spans bool
 	// Big holds, by index in Items, the items whose value is a list or
 	// dict built over at least BigItemMin bytes: kind 'l' or 'd' and the
-	// offset FastItemsAt takes to record their items in turn.
+	// offset ItemScan.Items takes to record their items in turn.
 	Big  map[int]BigItem
 	defs map[int64][]memoDef
 }
@@ -95,29 +96,57 @@ type memoDef struct {
 // the file is not a bare, uncompressed plain-data pickle whose result is
 // the only value left on the stack.
 func FastItemsFile(path string, opt Options) (*FastItems, bool) {
-	return FastItemsAt(path, opt, -1)
+	s, ok := ScanItems(path, opt)
+	if !ok {
+		return nil, false
+	}
+	return s.Items(-1)
 }
 
-// FastItemsAt is FastItemsFile recording the items of the list or dict
-// that starts at offset focus (a BigItem's Start) instead of the result's;
-// Root then says its kind ('l', 'd'; 0 when nothing was added to it).
-func FastItemsAt(path string, opt Options, focus int64) (*FastItems, bool) {
+// ItemScan is pass 1 of FastItemsFile, for Items to run pass 2 (and again
+// for the items of a large item).
+type ItemScan struct {
+	path string
+	size int64
+	opt  Options
+	scan *fastScanResult
+}
+
+// ScanItems runs pass 1 over path; ok is false when the streaming path
+// cannot take it (or it is compressed: offsets would not be file offsets).
+func ScanItems(path string, opt Options) (*ItemScan, bool) {
 	if noFast || path == "-" || opt.storageKeys != nil {
 		return nil, false
 	}
 	scan, size, err := fastScan(path)
 	if err != nil || size < 0 {
-		return nil, false // compressed: offsets would not be file offsets
-	}
-	t := &itemTracker{focus: focus, res: &FastItems{Path: path, Size: size, Spans: true, Big: map[int]BigItem{}, defs: map[int64][]memoDef{}}}
-	if scan.rootList >= 0 && focus < 0 {
-		t.res.Items = make([]FastItem, 0, min(scan.rootLen, size/2))
-	}
-	sum, err := fastEncode(path, size, opt, scan, t)
-	if err != nil {
 		return nil, false
 	}
-	t.res.Result = docResult(opt, sum)
+	return &ItemScan{path: path, size: size, opt: opt, scan: scan}, true
+}
+
+// ListResult reports whether the result is a list (whose items pass 2
+// streams: it needs little memory; other results are held whole).
+func (s *ItemScan) ListResult() bool { return s.scan.rootList >= 0 }
+
+// Items runs pass 2 and records the items of the result (focus -1), or of
+// the list or dict that starts at offset focus (a BigItem's Start): Root
+// then says its kind ('l', 'd'; 0 when nothing was added to it), and the
+// pass stops where that container is consumed, without a digest (Result
+// is nil), holding none of its items' encodings.
+func (s *ItemScan) Items(focus int64) (*FastItems, bool) {
+	t := &itemTracker{focus: focus, drop: -1, res: &FastItems{Scan: s, Path: s.path, Size: s.size, Spans: true, Big: map[int]BigItem{}, defs: map[int64][]memoDef{}}}
+	if s.scan.rootList >= 0 && focus < 0 {
+		t.res.Items = make([]FastItem, 0, min(s.scan.rootLen, s.size/2))
+	}
+	sum, err := fastEncode(s.path, s.size, s.opt, s.scan, t)
+	if t.done {
+		return t.res, true
+	}
+	if err != nil || focus >= 0 {
+		return nil, false
+	}
+	t.res.Result = docResult(s.opt, sum)
 	return t.res, true
 }
 
@@ -142,6 +171,8 @@ var plainOps = func() (t [256]bool) {
 // every slot.
 type itemTracker struct {
 	focus int64 // the start of the container whose items are recorded; -1: the result
+	drop  int   // focus: the slot whose items to drop after the step, or -1
+	done  bool  // focus: the container was consumed, all its items seen
 	res   *FastItems
 	stack []tslot
 	marks []tmark
@@ -203,6 +234,14 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 	if x < 0 || x > n {
 		return nil // the encoder reports it
 	}
+	if t.focus >= 0 && len(t.stack) == n {
+		for _, s := range t.stack[x:] {
+			if s.start == t.focus {
+				t.done = true // every item of the focus was recorded
+				return errSlow
+			}
+		}
+	}
 	for _, s := range e.stack[x:] {
 		if s.c < 0 {
 			continue
@@ -250,6 +289,7 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 			t.res.Spans = false
 		}
 		t.res.Root = root
+		t.drop = tgt
 	}
 	enc := func(i int) []byte {
 		hi := len(e.arena)
@@ -298,6 +338,16 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 
 // after brings the tracker's stack in line with the encoder's after o.
 func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
+	if t.drop >= 0 {
+		// the focus's items are recorded: their encodings go (the focus
+		// pass computes no digest)
+		if t.drop == len(e.stack)-1 && e.stack[t.drop].c >= 0 {
+			s := e.stack[t.drop]
+			e.arena = e.arena[:s.off]
+			e.conts[s.c].bounds = e.conts[s.c].bounds[:0]
+		}
+		t.drop = -1
+	}
 	end := o.Offset + o.Len
 	n0 := len(t.stack)
 	created := -1 // where a new value was made

@@ -52,17 +52,8 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
 		return nil, false
 	}
-	var fa, fb *canon.FastItems
-	var okA, okB bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		fb, okB = canon.FastItemsFile(b, opt.Canon)
-	}()
-	fa, okA = canon.FastItemsFile(a, opt.Canon)
-	wg.Wait()
-	if !okA || !okB {
+	fa, fb, ok := fastItems(a, b, opt)
+	if !ok {
 		return nil, false
 	}
 	r := &Result{A: a, B: b, DigestA: fa.Result.Digest, DigestB: fb.Result.Digest}
@@ -82,6 +73,52 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 		r.Entries = append(r.Entries, Entry{Path: "root", Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
 	}
 	return r, true
+}
+
+// fastItems runs canon's streaming passes over both files, at the same
+// time; pass 2 holds a result that is not a list whole, so then one file
+// after the other.
+func fastItems(a, b string, opt Options) (fa, fb *canon.FastItems, ok bool) {
+	var sa, sb *canon.ItemScan
+	okA, okB := both(func() (ok bool) {
+		sa, ok = canon.ScanItems(a, opt.Canon)
+		return ok
+	}, func() (ok bool) {
+		sb, ok = canon.ScanItems(b, opt.Canon)
+		return ok
+	}, true)
+	if !okA || !okB {
+		return nil, nil, false
+	}
+	okA, okB = both(func() (ok bool) {
+		fa, ok = sa.Items(-1)
+		return ok
+	}, func() (ok bool) {
+		fb, ok = sb.Items(-1)
+		return ok
+	}, sa.ListResult() && sb.ListResult())
+	return fa, fb, okA && okB
+}
+
+// both runs f and g, at the same time when parallel, and returns their
+// results (g is not run when f fails and they run in turn).
+func both(f, g func() bool, parallel bool) (bool, bool) {
+	if !parallel {
+		if !f() {
+			return false, false
+		}
+		return true, g()
+	}
+	var okG bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		okG = g()
+	}()
+	okF := f()
+	wg.Wait()
+	return okF, okG
 }
 
 // fastReasons is reasons for two plain-data pickles: no rule applies to
@@ -141,15 +178,15 @@ func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
 			continue
 		}
 		var ga, gb *canon.FastItems
-		var okA, okB bool
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			gb, okB = canon.FastItemsAt(fb.Path, x.c.opt.Canon, k.startB)
-		}()
-		ga, okA = canon.FastItemsAt(fa.Path, x.c.opt.Canon, k.startA)
-		wg.Wait()
+		okA, okB := both(func() bool {
+			var ok bool
+			ga, ok = fa.Scan.Items(k.startA)
+			return ok
+		}, func() bool {
+			var ok bool
+			gb, ok = fb.Scan.Items(k.startB)
+			return ok
+		}, true)
 		if !okA || !okB || ga.Root != k.kind || gb.Root != k.kind {
 			return errFast
 		}
