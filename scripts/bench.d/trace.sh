@@ -3,8 +3,8 @@
 # On a ~100 MB pickle of a million small dicts (testdata/bench/dicts.pkl, made by
 # scripts/bench-gen.py when absent): `pk trace --top 20` vs CPython's pickle.load.
 # Targets: >= 3x faster than pickle.load, peak RSS below the file's size.
-# --top on plain data takes the streaming fast path (docs/pk-trace.md); the
-# graph path (PK_TRACE_FAST=0) is measured too, for comparison.
+# --top and --depth on plain data take the streaming fast paths
+# (docs/pk-trace.md); the graph path (PK_TRACE_FAST=0) is measured too.
 # Prints wall and CPU (user+sys) seconds: on a loaded machine the CPU ratio is
 # the fairer one. Measured with /usr/bin/time (GNU time).
 set -euo pipefail
@@ -49,10 +49,14 @@ echo "pk trace --top 20 on $D ($(echo "scale=1; $size/1048576" | bc) MiB, load a
 read -r pw pc pm <<<"$(measure "$PK" trace --top 20 "$D")"
 read -r jw jc jm <<<"$(measure "$PK" trace --top 20 --json "$D")"
 read -r gw gc gm <<<"$(measure env PK_TRACE_FAST=0 "$PK" trace --top 20 "$D")"
+read -r dw dc dm <<<"$(measure "$PK" trace --depth 1 "$D")"
+read -r ew ec em <<<"$(measure env PK_TRACE_FAST=0 "$PK" trace --depth 1 "$D")"
 read -r yw yc ym <<<"$(measure "$PY" -c "import pickle,sys; pickle.load(open(sys.argv[1],'rb'))" "$D")"
 printf "  %-28s %8s s wall %8s s cpu %8d MiB peak RSS\n" "pk trace --top 20" "$pw" "$pc" $((pm / 1024))
 printf "  %-28s %8s s wall %8s s cpu %8d MiB peak RSS\n" "pk trace --top 20 --json" "$jw" "$jc" $((jm / 1024))
 printf "  %-28s %8s s wall %8s s cpu %8d MiB peak RSS\n" "  graph path (PK_TRACE_FAST=0)" "$gw" "$gc" $((gm / 1024))
+printf "  %-28s %8s s wall %8s s cpu %8d MiB peak RSS\n" "pk trace --depth 1" "$dw" "$dc" $((dm / 1024))
+printf "  %-28s %8s s wall %8s s cpu %8d MiB peak RSS\n" "  graph path (PK_TRACE_FAST=0)" "$ew" "$ec" $((em / 1024))
 printf "  %-28s %8s s wall %8s s cpu %8d MiB peak RSS\n" "python3 pickle.load" "$yw" "$yc" $((ym / 1024))
 echo "  speed-up (wall): $(echo "scale=2; $yw / $pw" | bc)x   speed-up (cpu): $(echo "scale=2; $yc / $pc" | bc)x   (target >= 3x)"
 echo "  peak RSS / file size: $(echo "scale=2; $pm * 1024 / $size" | bc)   (target < 1)"
