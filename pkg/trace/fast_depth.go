@@ -30,7 +30,11 @@ const fastMaxDepth = 250
 
 // FastDepth returns the tree of the file at path for a walk from the root
 // with Options.Depth = depth, or nil when the fast path does not apply
-// (see FastTop; also a negative depth or one over fastMaxDepth).
+// (see FastTop; also a negative depth or one over fastMaxDepth). The tree
+// serves Walk, WriteText and WriteJSON from its Root() with at most that
+// depth, nothing else: its stream's All holds no nodes (only its length,
+// the node count, is right), so Top, Find, PathOf and the pictures need the
+// graph path's tree.
 func FastDepth(path string, depth int) *Tree {
 	if depth < 0 || depth > fastMaxDepth || path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
 		return nil
