@@ -19,6 +19,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/zeebo/xxh3"
 )
@@ -107,9 +108,10 @@ func FastItemsFile(path string, opt Options) (*FastItems, bool) {
 // for the items of a large item).
 type ItemScan struct {
 	path string
-	size int64
+	size int64 // as openBare gives it: -1 when compressed
 	opt  Options
 	scan *fastScanResult
+	n    int64 // the stream's length, once Items(-1) has run
 }
 
 // ScanItems runs pass 1 over path; ok is false when the streaming path
@@ -119,10 +121,10 @@ func ScanItems(path string, opt Options) (*ItemScan, bool) {
 		return nil, false
 	}
 	scan, size, err := fastScan(path)
-	if err != nil || size < 0 {
+	if err != nil {
 		return nil, false
 	}
-	return &ItemScan{path: path, size: size, opt: opt, scan: scan}, true
+	return &ItemScan{path: path, size: size, opt: opt, scan: scan, n: size}, true
 }
 
 // ListResult reports whether the result is a list (whose items pass 2
@@ -135,9 +137,12 @@ func (s *ItemScan) ListResult() bool { return s.scan.rootList >= 0 }
 // pass stops where that container is consumed, without a digest (Result
 // is nil), holding none of its items' encodings.
 func (s *ItemScan) Items(focus int64) (*FastItems, bool) {
-	t := &itemTracker{focus: focus, drop: -1, res: &FastItems{Scan: s, Path: s.path, Size: s.size, Spans: true, Big: map[int]BigItem{}, defs: map[int64][]memoDef{}}}
+	if focus >= 0 && s.n < 0 {
+		return nil, false
+	}
+	t := &itemTracker{focus: focus, drop: -1, res: &FastItems{Scan: s, Path: s.path, Size: s.n, Spans: true, Big: map[int]BigItem{}, defs: map[int64][]memoDef{}}}
 	if s.scan.rootList >= 0 && focus < 0 {
-		t.res.Items = make([]FastItem, 0, min(s.scan.rootLen, s.size/2))
+		t.res.Items = make([]FastItem, 0, min(s.scan.rootLen, max(s.size, 1<<20)/2))
 	}
 	sum, err := fastEncode(s.path, s.size, s.opt, s.scan, t)
 	if t.done {
@@ -147,6 +152,7 @@ func (s *ItemScan) Items(focus int64) (*FastItems, bool) {
 		return nil, false
 	}
 	t.res.Result = docResult(s.opt, sum)
+	s.n = t.res.Size
 	return t.res, true
 }
 
@@ -223,6 +229,7 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 		if n != 1 || len(e.marks) > 0 {
 			return errSlow // values left under the result
 		}
+		t.res.Size = o.Offset + o.Len
 		switch s := e.stack[0]; {
 		case t.focus >= 0:
 		case s.c >= 0 && s.kind == fkList:
@@ -439,56 +446,80 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 	}
 }
 
-// Plan returns the spans to parse for the ranges wanted (whole values of
-// the file, in file order, with Keep; usually Span(i) of items): theirs,
-// and before them the ranges that set the memo entries their GETs read
-// outside their own range (and so on for those), in file order.
-func (f *FastItems) Plan(want []pickle.Span) ([]pickle.Span, error) {
+// Parse parses the ranges wanted (whole values of the file, in file order,
+// with Keep; usually Span(i) of items) with the machine's range mode, after
+// the ranges that set the memo entries they read (pickle.ParseSpans).
+func (f *FastItems) Parse(want []pickle.Span, ropt pickle.Options) (*pickle.Stream, [][]*pickle.Node, error) {
 	if !f.Spans {
-		return nil, errSlow
+		return nil, nil, errSlow
 	}
-	file, err := os.Open(f.Path)
+	var src spanSource
+	if f.Scan != nil && f.Scan.size < 0 {
+		src = &sparseFile{path: f.Path}
+	} else {
+		file, err := os.Open(f.Path)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer file.Close()
+		src = plainFile{file}
+	}
+	spans, err := f.plan(want, src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer file.Close()
+	if err := src.load(spans); err != nil {
+		return nil, nil, err
+	}
+	return pickle.ParseSpans(src, f.Size, f.Path, f.Proto, spans, ropt)
+}
+
+// plan returns the spans to parse for the ranges wanted: theirs, and
+// before them the ranges that set the memo entries their GETs read
+// outside their own range (and so on for those), in file order.
+func (f *FastItems) plan(want []pickle.Span, src spanSource) ([]pickle.Span, error) {
 	spans := slices.Clone(want)
 	seen := map[[2]int64]bool{}
 	for _, s := range spans {
 		seen[[2]int64{s.Start, s.End}] = true
 	}
-	queue := slices.Clone(spans)
+	round := slices.Clone(spans)
 	// Ranges inside ranges are read once each: a chain of nested memo
 	// values could cost the square of the input; past a few times its
 	// size, the graph path does it.
 	budget := 4*f.Size + 1<<20
-	for len(queue) > 0 {
-		sp := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if budget -= sp.End - sp.Start; budget < 0 || len(spans) > maxPlanSpans {
-			return nil, errSlow
-		}
-		gets, err := spanGets(file, f.Size, f.Path, sp)
-		if err != nil {
+	for len(round) > 0 {
+		if err := src.load(round); err != nil {
 			return nil, err
 		}
-		for _, g := range gets {
-			d, ok := f.defAt(g[0], g[1])
-			if !ok {
+		var next []pickle.Span
+		for _, sp := range round {
+			if budget -= sp.End - sp.Start; budget < 0 || len(spans) > maxPlanSpans {
 				return nil, errSlow
 			}
-			if d.start >= sp.Start && d.end <= sp.End {
-				continue
+			gets, err := spanGets(src, f.Size, f.Path, sp)
+			if err != nil {
+				return nil, err
 			}
-			k := [2]int64{d.start, d.end}
-			if seen[k] {
-				continue
+			for _, g := range gets {
+				d, ok := f.defAt(g[0], g[1])
+				if !ok {
+					return nil, errSlow
+				}
+				if d.start >= sp.Start && d.end <= sp.End {
+					continue
+				}
+				k := [2]int64{d.start, d.end}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				p := pickle.Span{Start: d.start, End: d.end, MemoCount: int(d.memo)}
+				spans = append(spans, p)
+				next = append(next, p)
 			}
-			seen[k] = true
-			p := pickle.Span{Start: d.start, End: d.end, MemoCount: int(d.memo)}
-			spans = append(spans, p)
-			queue = append(queue, p)
 		}
+		round = next
 	}
 	// file order; a range inside another (or equal to a kept one) goes
 	slices.SortFunc(spans, func(a, b pickle.Span) int {
@@ -516,6 +547,85 @@ func (f *FastItems) Plan(want []pickle.Span) ([]pickle.Span, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// spanSource gives the bytes of spans of the stream: a plain file, or the
+// spans of a compressed one, decompressed once per call of load.
+type spanSource interface {
+	io.ReaderAt
+	load(spans []pickle.Span) error
+}
+
+type plainFile struct{ *os.File }
+
+func (plainFile) load([]pickle.Span) error { return nil }
+
+// sparseFile holds the bytes of the spans loaded from a compressed file:
+// ReadAt reads inside one of them (at its end it reports io.EOF).
+type sparseFile struct {
+	path   string
+	chunks []chunk // disjoint, in order
+}
+
+type chunk struct {
+	start int64
+	b     []byte
+}
+
+// load decompresses the file again and keeps the bytes of spans.
+func (s *sparseFile) load(spans []pickle.Span) error {
+	var want [][2]int64
+	for _, sp := range spans {
+		want = append(want, [2]int64{sp.Start, sp.End})
+	}
+	for _, c := range s.chunks {
+		want = append(want, [2]int64{c.start, c.start + int64(len(c.b))})
+	}
+	slices.SortFunc(want, func(a, b [2]int64) int { return cmpInt(a[0], b[0]) })
+	var merged [][2]int64
+	for _, w := range want {
+		if n := len(merged); n > 0 && w[0] <= merged[n-1][1] {
+			merged[n-1][1] = max(merged[n-1][1], w[1])
+			continue
+		}
+		merged = append(merged, w)
+	}
+	r, _, finish, err := input.OpenBare(s.path, input.Options{})
+	if err != nil {
+		return err
+	}
+	defer finish()
+	var out []chunk
+	pos := int64(0)
+	for _, m := range merged {
+		if _, err := io.CopyN(io.Discard, r, m[0]-pos); err != nil {
+			return err
+		}
+		b := make([]byte, m[1]-m[0])
+		if _, err := io.ReadFull(r, b); err != nil {
+			return err
+		}
+		out = append(out, chunk{start: m[0], b: b})
+		pos = m[1]
+	}
+	s.chunks = out
+	return nil
+}
+
+func (s *sparseFile) ReadAt(p []byte, off int64) (int, error) {
+	i, _ := slices.BinarySearchFunc(s.chunks, off, func(c chunk, off int64) int { return cmpInt(c.start, off+1) })
+	if i == 0 {
+		return 0, io.EOF
+	}
+	c := s.chunks[i-1]
+	if off >= c.start+int64(len(c.b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, c.b[off-c.start:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 // maxPlanSpans bounds the ranges Plan returns.

@@ -30,7 +30,6 @@ package diff
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 
@@ -431,16 +430,7 @@ func parseSpans(f *canon.FastItems, want []pickle.Span, per int, copt canon.Opti
 	if len(want) == 0 {
 		return nil, nil
 	}
-	spans, err := f.Plan(want)
-	if err != nil {
-		return nil, err
-	}
-	file, err := os.Open(f.Path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	st, vals, err := pickle.ParseSpans(file, f.Size, f.Path, f.Proto, spans, canon.ReadOptions(copt))
+	st, vals, err := f.Parse(want, canon.ReadOptions(copt))
 	if err != nil {
 		return nil, err
 	}
