@@ -464,11 +464,8 @@ func (f *FastItems) Parse(want []pickle.Span, ropt pickle.Options) (*pickle.Stre
 		defer file.Close()
 		src = plainFile{file}
 	}
-	spans, err := f.plan(want, src)
+	spans, err := f.plan(want, src) // (which loads every span it returns)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := src.load(spans); err != nil {
 		return nil, nil, err
 	}
 	return pickle.ParseSpans(src, f.Size, f.Path, f.Proto, spans, ropt)
