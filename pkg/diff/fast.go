@@ -2,30 +2,35 @@ package diff
 
 // The fast path of Files for two plain-data pickles.
 //
-// When both inputs are bare, uncompressed plain-data pickle files (what
-// canon's streaming hasher takes: no globals, calls, BUILD, POP, DUP, GET
-// of a mutable object, one stream, no trailing bytes), Files does not
-// build the graphs:
+// When both inputs are bare plain-data pickle files, plain or compressed
+// (no globals, calls, BUILD, POP, DUP, GET of a mutable object, one
+// stream, nothing but the result left on the stack, no trailing bytes),
+// Files does not build the graphs:
 //
-//   - canon.FastItemsFile hashes each file in its two streaming passes (the
-//     two files at once) and, when the result is a list or a dict, records
-//     each item (entry) with a fingerprint of its canonical encoding and
-//     the byte range that builds it;
+//   - canon.ScanItems and ItemScan.Items hash each file in the streaming
+//     hasher's two passes (the two files at once when both results are
+//     lists, else one after the other: other results are held whole) and,
+//     when the result is a list or a dict, record each item (entry) with a
+//     fingerprint of its canonical encoding and the byte range that builds
+//     it;
 //   - equal digests: the Result the graph path gives for plain data (the
 //     reasons counted by the passes);
-//   - a list result: the items are aligned by fingerprint exactly as seq
-//     aligns them by digest; a dict: entries matched by key as entries2
-//     matches them. Only the items that differ (at most maxFastItems) are
-//     parsed, with the machine's range mode (pickle.ParseSpans: their
-//     ranges, after the ranges that set the memo entries they read), and
-//     compared by the same walk as the graph path, from depth 1 and the
-//     same paths; root-level additions and removals are rendered from
-//     their parsed nodes.
+//   - otherwise level compares the items as compare does: a list's by
+//     fingerprint exactly as seq aligns them by digest, a dict's entries
+//     matched by key as entries2 matches them. The items that differ (at
+//     most maxFastItems in all) are parsed with the machine's range mode
+//     (pickle.ParseSpans: their ranges, after the ranges that set the memo
+//     entries they read) and walked by the graph path's walk from the same
+//     paths and depths; additions and removals are rendered from their
+//     parsed nodes. A differing item that is a list or dict of
+//     canon.BigItemMin bytes or more on both sides is not parsed: another
+//     pass over both files records its items, and level compares them.
 //
-// Anything else (--ignore, stdin, containers, compressed files, a result
-// that is not a list or dict, lists against dicts, more than maxFastItems
-// differing items, any error) goes to the graph path, so the Result is the
-// same either way (TestFastDiffMatchesGraph).
+// Anything else (--ignore, stdin, containers, a result that is not a list
+// or dict, lists against dicts, more than maxFastItems differing items,
+// any error) goes to the graph path, so the Result is the same either way
+// (TestFastDiffCorpus, TestFastDiffGenerated, TestFastDiffNested,
+// FuzzFastDiff).
 
 import (
 	"bytes"
@@ -37,8 +42,8 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// maxFastItems bounds the root items the fast path parses and compares;
-// past it the graph path does the diff.
+// maxFastItems bounds the differing items the fast path parses or
+// descends into; past it the graph path does the diff.
 const maxFastItems = 1000
 
 // noFast turns the fast path off (tests compare both ways).
@@ -47,6 +52,8 @@ var noFast bool
 // fastDescents counts the passes over a large item (tests).
 var fastDescents int
 
+// fastFiles is Files for two plain-data pickles; ok is false when the
+// graph path must do it.
 func fastFiles(a, b string, opt Options) (*Result, bool) {
 	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
 		return nil, false
