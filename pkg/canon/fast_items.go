@@ -2,15 +2,18 @@ package canon
 
 // The fast hasher's passes, seen item by item, for pk diff.
 //
-// FastItemsFile runs the two passes of fast.go over a bare, uncompressed
-// plain-data pickle file and, besides the digest, records what pk diff needs
-// to locate differences without the graph: for a result that is a list or
-// a dict built at the bottom of the stack, each item (list) or entry (dict)
-// with a fingerprint of its canonical encoding and the byte range that
-// builds it; and, for every memo entry some GET reads, the byte ranges its
-// values were built in. pk diff aligns the fingerprints of two files and
-// parses only the ranges of the few items that differ, with the machine's
-// range mode (pickle.ParseSpans).
+// ScanItems and ItemScan.Items run the two passes of fast.go (with hooks)
+// over a bare plain-data pickle file, plain or compressed, and, besides the
+// digest, record what pk diff needs to locate differences without the
+// graph: for a result that is a list or a dict built at the bottom of the
+// stack (or, with a focus, for one large list or dict inside it), each item
+// (list) or entry (dict) with a fingerprint of its canonical encoding and
+// the byte range that builds it; and, for every memo entry some GET reads,
+// the byte ranges its values were built in. pk diff aligns the
+// fingerprints of two files and parses only the ranges of the few items
+// that differ (FastItems.Parse: the machine's range mode,
+// pickle.ParseSpans; for a compressed file, over those ranges decompressed
+// again).
 
 import (
 	"encoding/binary"
@@ -24,13 +27,13 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// FastItems is what FastItemsFile learns of one file.
+// FastItems is what ItemScan.Items learns of one file.
 type FastItems struct {
 	Result *Result // the digest, as HashFile gives it
 	Scan   *ItemScan
 	Path   string
-	Size   int64
-	Proto  int // the last PROTO (0 without one), as pickle.Stream.Proto
+	Size   int64 // of the stream (decompressed)
+	Proto  int   // the last PROTO (0 without one), as pickle.Stream.Proto
 	// Sets counts sets and frozensets with more than one item, Dicts dicts
 	// with more than one entry (as pk diff's reasons count graph nodes).
 	Sets, Dicts int
