@@ -16,6 +16,7 @@ package canon
 // again).
 
 import (
+	"bufio"
 	"encoding/binary"
 	"io"
 	"math"
@@ -488,6 +489,7 @@ func (f *FastItems) plan(want []pickle.Span, src spanSource) ([]pickle.Span, err
 	// values could cost the square of the input; past a few times its
 	// size, the graph path does it.
 	budget := 4*f.Size + 1<<20
+	br := bufio.NewReaderSize(nil, 64<<10)
 	for len(round) > 0 {
 		if err := src.load(round); err != nil {
 			return nil, err
@@ -497,7 +499,7 @@ func (f *FastItems) plan(want []pickle.Span, src spanSource) ([]pickle.Span, err
 			if budget -= sp.End - sp.Start; budget < 0 || len(spans) > maxPlanSpans {
 				return nil, errSlow
 			}
-			gets, err := spanGets(src, f.Size, f.Path, sp)
+			gets, err := spanGets(src, f.Size, f.Path, sp, br)
 			if err != nil {
 				return nil, err
 			}
@@ -653,9 +655,11 @@ func (f *FastItems) defAt(idx, off int64) (memoDef, bool) {
 }
 
 // spanGets lists the (index, offset) of the GETs in a span.
-func spanGets(r io.ReaderAt, size int64, name string, sp pickle.Span) ([][2]int64, error) {
-	// (to the end of the input: a FRAME in the span may reach past it)
-	rd := pickle.NewReader(io.NewSectionReader(r, sp.Start, size-sp.Start), size-sp.Start, name)
+func spanGets(r io.ReaderAt, size int64, name string, sp pickle.Span, br *bufio.Reader) ([][2]int64, error) {
+	// Only the span's bytes are read; the reader is told the input goes on
+	// (a FRAME in the span may reach past it).
+	br.Reset(io.NewSectionReader(r, sp.Start, sp.End-sp.Start))
+	rd := pickle.NewReader(br, size-sp.Start, name)
 	rd.Borrow = true
 	rd.BlobThreshold = 1 // payloads are skipped, not kept
 	var out [][2]int64

@@ -44,7 +44,7 @@ import (
 
 // maxFastItems bounds the differing items the fast path parses or
 // descends into; past it the graph path does the diff.
-const maxFastItems = 1000
+const maxFastItems = 10000
 
 // noFast turns the fast path off (tests compare both ways).
 var noFast bool

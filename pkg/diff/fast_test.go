@@ -643,7 +643,7 @@ func TestFastDiffFallsBack(t *testing.T) {
 	}
 	plain := dump(list(3, 0), 4, 1<<16)
 	cases := map[string][2]string{
-		"many items differ": ab("many", dump(list(1500, 0), 4, 1<<16), dump(list(1500, 100000), 4, 1<<16)),
+		"many items differ": ab("many", dump(list(maxFastItems+500, 0), 4, 1<<16), dump(list(maxFastItems+500, 100000), 4, 1<<16)),
 		"tuple result":      ab("tuple", dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 1}}}, 4, 1<<16), dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 2}}}, 4, 1<<16)),
 		"list vs dict":      ab("kinds", plain, dump(&pv{k: 'd'}, 4, 1<<16)),
 		"left under result": ab("left", []byte("\x80\x04K\x01]\x94K\x02a."), []byte("\x80\x04K\x01]\x94K\x03a.")),
@@ -670,6 +670,15 @@ func TestFastDiffFallsBack(t *testing.T) {
 	}
 	if _, ok := fastFiles("-", p[1], Options{}); ok {
 		t.Error("stdin taken")
+	}
+	// thousands of differing items, under maxFastItems: taken, and agreeing
+	many := list(6000, 0)
+	for i := 0; i < len(many.kids); i += 3 {
+		many.kids[i] = &pv{k: 's', s: "changed" + strconv.Itoa(i)}
+	}
+	lots := ab("lots", dump(list(6000, 0), 4, 1<<16), dump(many, 4, 1<<16))
+	if !agreeFast(t, lots[0], lots[1], Options{}) {
+		t.Error("2000 differing items not taken")
 	}
 	// the same tuple result: the verdict needs no items
 	same := ab("sametuple", dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 1}}}, 4, 1<<16), dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 1}}}, 2, 1<<16))

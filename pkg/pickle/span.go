@@ -40,7 +40,8 @@ func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span,
 		if sp.Start < 0 || sp.End <= sp.Start || sp.End > size || sp.MemoCount < 0 {
 			return nil, nil, &Error{File: name, Offset: sp.Start, Reason: fmt.Sprintf("span %d [%d, %d) is not inside the input", i, sp.Start, sp.End)}
 		}
-		sec := io.NewSectionReader(r, sp.Start, size-sp.Start)
+		// only the span's bytes are read (the reader knows the input goes on)
+		sec := io.NewSectionReader(r, sp.Start, sp.End-sp.Start)
 		if br == nil {
 			br = bufio.NewReaderSize(sec, 64<<10)
 		} else {
