@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -232,7 +233,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 	keys := func(items []canon.FastItem) []string {
 		out := make([]string, len(items))
 		for i := range items {
-			out[i] = string(items[i].Sum[:])
+			out[i] = unsafe.String(&items[i].Sum[0], len(items[i].Sum)) // no copy: items outlive the alignment
 		}
 		return out
 	}
