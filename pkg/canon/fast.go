@@ -41,6 +41,7 @@ import (
 	"errors"
 	"hash"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -94,8 +95,13 @@ func openBare(path string) (r io.Reader, size int64, done func() error, err erro
 // ---- pass 1 ----
 
 type fastScanResult struct {
-	rootList int32    // index (in creation order) of the list that is the result, or -1
-	rootLen  int64    // its final item count
+	rootList int32 // index (in creation order) of the list that is the result, or -1
+	rootLen  int64 // its final item count
+	// rootVals: the lists (by index) that are values of the result when it
+	// is a dict built at the bottom of the stack (pass 2 drops their
+	// encodings and reads them again at the end, in key order); nil when
+	// the memo could not be read again that way (an index written twice)
+	rootVals map[int32]bool
 	memoize  bool     // the stream memoises with MEMOIZE (else PUT)
 	live     []uint64 // bitset: memo indices some GET reads
 }
@@ -106,6 +112,10 @@ func (s *fastScanResult) isLive(i int64) bool {
 
 // maxFastMemo bounds the memo indices the fast path tracks in a bitset.
 const maxFastMemo = 1 << 28
+
+// maxRootVals: a dict result with more list values than this keeps them
+// all in memory (each dropped value is read again with a seek of its own).
+const maxRootVals = 64
 
 func fastScan(path string) (*fastScanResult, int64, error) {
 	f, size, done, err := openBare(path)
@@ -146,20 +156,37 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 	}
 	// Only a list built at the bottom of the stack can be streamed as the
 	// result: its count is kept (lists count in creation order, as pass 2
-	// counts them).
+	// counts them). A dict built at the bottom is -2 on the stack: lists
+	// set as its values are noted in rootVals.
 	nlists := int32(0)
 	newList := func(pos int, n int64) int32 {
 		idx := nlists
 		nlists++
-		if pos != 0 {
-			return -1
+		if pos == 0 {
+			if counts == nil {
+				counts = map[int32]int64{}
+			}
+			counts[idx] = n
 		}
-		if counts == nil {
-			counts = map[int32]int64{}
-		}
-		counts[idx] = n
 		return idx
 	}
+	count := func(t int32, k int64) {
+		if _, ok := counts[t]; ok {
+			counts[t] += k
+		}
+	}
+	tooMany := false
+	rootVal := func(t, v int32) {
+		if t == -2 && v >= 0 && !tooMany {
+			if res.rootVals == nil {
+				res.rootVals = map[int32]bool{}
+			}
+			res.rootVals[v] = true
+			tooMany = len(res.rootVals) > maxRootVals
+		}
+	}
+	var puts []uint64 // PUT indices written (one written twice: no rootVals)
+	dupPut := false
 	var o pickle.Op
 	for {
 		if err := rd.NextInto(&o); err != nil {
@@ -175,8 +202,12 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			if len(stack) <= fence() || !rd.AtEOF() {
 				return nil, 0, errSlow
 			}
-			if top := stack[len(stack)-1]; top >= 0 {
+			top := stack[len(stack)-1]
+			if _, ok := counts[top]; ok && top >= 0 {
 				res.rootList, res.rootLen = top, counts[top]
+			}
+			if top != -2 || dupPut || tooMany {
+				res.rootVals = nil
 			}
 			res.memoize = memo == 1
 			if done() != nil {
@@ -189,8 +220,14 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
 			pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
 			pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8,
-			pickle.EMPTY_DICT, pickle.EMPTY_TUPLE, pickle.EMPTY_SET:
+			pickle.EMPTY_TUPLE, pickle.EMPTY_SET:
 			stack = append(stack, -1)
+		case pickle.EMPTY_DICT:
+			if len(stack) == 0 {
+				stack = append(stack, -2)
+			} else {
+				stack = append(stack, -1)
+			}
 		case pickle.EMPTY_LIST:
 			stack = append(stack, newList(len(stack), 0))
 		case pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT:
@@ -219,9 +256,12 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			if len(stack)-c <= fence() {
 				return nil, 0, errSlow
 			}
+			if c == 2 {
+				rootVal(stack[len(stack)-3], stack[len(stack)-1])
+			}
 			stack = stack[:len(stack)-c]
 			if t := stack[len(stack)-1]; t >= 0 && c == 1 {
-				counts[t]++
+				count(t, 1)
 			}
 		case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
 			p, ok := toMark()
@@ -229,9 +269,14 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 				return nil, 0, errSlow
 			}
 			k := len(stack) - p
+			if o.Code == pickle.SETITEMS {
+				for i := p + 1; i < len(stack); i += 2 {
+					rootVal(stack[p-1], stack[i])
+				}
+			}
 			stack = stack[:p]
 			if t := stack[p-1]; t >= 0 && o.Code == pickle.APPENDS {
-				counts[t] += int64(k)
+				count(t, int64(k))
 			}
 		case pickle.GLOBAL:
 			stack = append(stack, -1)
@@ -254,6 +299,12 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			if len(stack) <= fence() || !useMemo(2) || o.Int < 0 || o.Int >= maxFastMemo || o.Big != nil {
 				return nil, 0, errSlow
 			}
+			i := o.Int
+			for int64(len(puts)) <= i>>6 {
+				puts = append(puts, 0)
+			}
+			dupPut = dupPut || puts[i>>6]&(1<<(i&63)) != 0
+			puts[i>>6] |= 1 << (i & 63)
 		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 			i := o.Int
 			if i < 0 || i >= maxFastMemo || o.Big != nil {
@@ -299,9 +350,12 @@ type fslot struct {
 	off  int // start of the value's bytes in the arena
 	kind uint8
 	c    int32 // containers: index in fastEnc.conts
+	op   int64 // offset of the first opcode that builds the value
 }
 
 type fcont struct {
+	drop   int32 // a value of a dict result, dropped: 1 + its index in fastEnc.drops
+	root   bool  // the dict result, whose dropped values are read again at the end
 	form   byte  // calls: 'c' REDUCE, 'w' NEWOBJ
 	ops    []fop // calls: operations (BUILD, APPEND(S), SETITEM(S), ADDITEMS)
 	n      int64
@@ -316,23 +370,37 @@ type fop struct {
 	n   int
 }
 
+// dropRec is a list value of a dict result whose encoding pass 2 dropped:
+// the bytes that build it and what reading them again needs.
+type dropRec struct {
+	start, end int64 // from its EMPTY_LIST to where the next key starts
+	memo0      int64 // the memo's size at start
+	n          int64 // its items
+}
+
 type memoEnt struct {
 	kind uint8
 	enc  []byte
 }
 
 type fastEnc struct {
-	opt   Options
-	scan  *fastScanResult
-	arena []byte
-	stack []fslot
-	marks []int
-	conts []fcont
-	free  []int32
-	memo  map[int64]memoEnt
-	nmemo int64
-	lists int32
-	proto int
+	opt      Options
+	scan     *fastScanResult
+	arena    []byte
+	stack    []fslot
+	marks    []int
+	conts    []fcont
+	free     []int32
+	memo     map[int64]memoEnt
+	nmemo    int64
+	lists    int32
+	proto    int
+	opOff    int64   // offset of the opcode being run
+	marks0   []int64 // offsets of the open MARKs
+	lastMark int64   // offset of the MARK toMark popped
+	drops    []dropRec
+	path     string
+	size     int64
 	// calls or globals were met: then the result must be all that is left
 	// at STOP (anything else would hold an effect of its own)
 	logged bool
@@ -410,7 +478,10 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 	rd := pickle.NewReader(f, size, path)
 	rd.NewHash = opt.Algo.New
 	rd.Borrow = true
-	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: &countHash{Hash: opt.Algo.New()}}
+	if hooks != nil || size < 0 {
+		scan.rootVals = nil // item fingerprints need the encodings; no seeking in a compressed stream
+	}
+	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size}
 	e.h.Write([]byte(opt.header()))
 	e.out = append(e.out, 'r')
 	var o pickle.Op
@@ -423,6 +494,7 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 				return nil, errSlow
 			}
 		}
+		e.opOff = o.Offset
 		stop, err := e.step(&o)
 		if err != nil {
 			return nil, err
@@ -458,7 +530,9 @@ func (e *fastEnc) toMark() (int, error) {
 		return 0, errSlow
 	}
 	p := e.marks[len(e.marks)-1]
+	e.lastMark = e.marks0[len(e.marks0)-1]
 	e.marks = e.marks[:len(e.marks)-1]
+	e.marks0 = e.marks0[:len(e.marks0)-1]
 	if p > len(e.stack) {
 		return 0, errSlow
 	}
@@ -467,7 +541,7 @@ func (e *fastEnc) toMark() (int, error) {
 
 // push starts a value whose bytes the caller appends to the arena next.
 func (e *fastEnc) push(kind uint8) {
-	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: -1})
+	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: -1, op: e.opOff})
 }
 
 func (e *fastEnc) newCont(kind uint8) int32 {
@@ -480,7 +554,7 @@ func (e *fastEnc) newCont(kind uint8) int32 {
 		c = int32(len(e.conts))
 		e.conts = append(e.conts, fcont{})
 	}
-	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: c})
+	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: c, op: e.opOff})
 	return c
 }
 
@@ -535,6 +609,7 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		return true, nil
 	case pickle.MARK:
 		e.marks = append(e.marks, len(e.stack))
+		e.marks0 = append(e.marks0, e.opOff)
 	case pickle.NONE:
 		e.push(fkNone)
 		e.arena = append(e.arena, 'n')
@@ -571,9 +646,18 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		}
 		e.arena = append(e.arena, 0)
 	case pickle.EMPTY_LIST:
-		e.openList(0)
+		idx := e.lists
+		c := e.openList(0)
+		if e.scan.rootVals[idx] {
+			// a value of the dict result: dropped, read again at the end
+			e.drops = append(e.drops, dropRec{start: e.opOff, memo0: e.nmemo})
+			e.conts[c].drop = int32(len(e.drops))
+			e.arena = append(e.arena, 0)
+			e.arena = appendUvarint(e.arena, uint64(len(e.drops)-1))
+		}
 	case pickle.EMPTY_DICT:
-		e.newCont(fkDict)
+		c := e.newCont(fkDict)
+		e.conts[c].root = len(e.stack) == 1 && e.scan.rootVals != nil
 	case pickle.EMPTY_SET:
 		e.newCont(fkSet)
 	case pickle.EMPTY_TUPLE:
@@ -585,13 +669,13 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		return false, e.fromMark(o.Code, p)
+		return false, e.built(e.lastMark, e.fromMark(o.Code, p))
 	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
 		c := int(o.Code-pickle.TUPLE1) + 1
 		if len(e.stack)-c < e.fence() {
 			return false, errSlow
 		}
-		return false, e.fromMark(pickle.TUPLE, len(e.stack)-c)
+		return false, e.built(e.stack[len(e.stack)-c].op, e.fromMark(pickle.TUPLE, len(e.stack)-c))
 	case pickle.APPEND, pickle.SETITEM:
 		c := 1
 		if o.Code == pickle.SETITEM {
@@ -626,9 +710,10 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 			return false, errSlow
 		}
 		ms, ns := string(mod), string(name)
+		op := e.stack[x].op
 		e.arena = e.arena[:e.stack[x].off]
 		e.stack = e.stack[:x]
-		return false, e.global(ms, ns)
+		return false, e.built(op, e.global(ms, ns))
 	case pickle.REDUCE, pickle.NEWOBJ:
 		e.logged = true
 		x := len(e.stack) - 2
@@ -649,10 +734,11 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		if err := e.sealFrom(x); err != nil {
 			return false, err
 		}
-		start := e.stack[x].off
+		start, op := e.stack[x].off, e.stack[x].op
 		e.stack = e.stack[:x]
 		c := e.newCont(fkCall)
 		e.stack[len(e.stack)-1].off = start
+		e.stack[len(e.stack)-1].op = op
 		e.conts[c].form = form
 	case pickle.BUILD:
 		x := len(e.stack) - 1
@@ -698,7 +784,7 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 
 // openList starts a list (EMPTY_LIST, or LIST over n items already in the
 // arena: the caller has sealed them and moves the slot's start to theirs).
-func (e *fastEnc) openList(n int64) {
+func (e *fastEnc) openList(n int64) int32 {
 	idx := e.lists
 	e.lists++
 	c := e.newCont(fkList)
@@ -709,6 +795,16 @@ func (e *fastEnc) openList(n int64) {
 		e.write(appendUvarint(nil, uint64(e.scan.rootLen)))
 		e.write([]byte{0})
 	}
+	return c
+}
+
+// built sets the first opcode of the value fromMark (or a call) left on
+// top, for the byte ranges of dropped values.
+func (e *fastEnc) built(op int64, err error) error {
+	if err == nil && len(e.stack) > 0 {
+		e.stack[len(e.stack)-1].op = op
+	}
+	return err
 }
 
 // fromMark builds LIST, DICT, TUPLE(1-3) or FROZENSET from stack[p:].
@@ -835,6 +931,41 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 		err := e.sealOut(x)
 		e.stack = e.stack[:x]
 		return err
+	}
+	if c.drop > 0 {
+		if want != fkList {
+			return errSlow
+		}
+		// a dropped value: count its items, keep nothing of them
+		c.n += int64(k)
+		for i := x; i < len(e.stack); i++ {
+			if e.stack[i].c >= 0 {
+				if e.conts[e.stack[i].c].stream || e.conts[e.stack[i].c].drop > 0 {
+					return errSlow
+				}
+				e.release(&e.stack[i])
+			}
+		}
+		e.arena = e.arena[:e.stack[x].off]
+		e.stack = e.stack[:x]
+		return nil
+	}
+	if c.root && want == fkDict {
+		// dropped values set in the dict result: their byte ranges end
+		// where the next key starts, or at this SETITEM(S)
+		for i := x + 1; i < len(e.stack); i += 2 {
+			s := &e.stack[i]
+			if s.c < 0 || e.conts[s.c].drop == 0 {
+				continue
+			}
+			d := &e.drops[e.conts[s.c].drop-1]
+			d.n, d.end = e.conts[s.c].n, e.opOff
+			if i+1 < len(e.stack) {
+				d.end = e.stack[i+1].op
+			}
+			e.conts[s.c].drop = 0
+			e.release(s) // its bytes are the placeholder
+		}
 	}
 	if err := e.sealFrom(x); err != nil {
 		return err
@@ -1016,8 +1147,8 @@ func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) 
 // region).
 func (e *fastEnc) sealHeader(dst []byte, s *fslot, region []byte) ([]byte, error) {
 	c := &e.conts[s.c]
-	if c.stream {
-		return dst, errSlow // the result is consumed by something
+	if c.stream || c.drop > 0 {
+		return dst, errSlow // the result, or a dropped value, consumed by something
 	}
 	e.pieces = append(e.pieces[:0], region)
 	switch s.kind {
@@ -1037,6 +1168,11 @@ func (e *fastEnc) sealHeader(dst []byte, s *fslot, region []byte) ([]byte, error
 			e.pieces = e.pieces[:0]
 			for _, i := range perm {
 				e.pieces = append(e.pieces, boundsAt(region, c.bounds, 2*i), boundsAt(region, c.bounds, 2*i+1))
+			}
+		} else if len(e.drops) > 0 {
+			e.pieces = e.pieces[:0]
+			for i := range c.bounds {
+				e.pieces = append(e.pieces, boundsAt(region, c.bounds, i))
 			}
 		}
 	case fkSet:
@@ -1252,9 +1388,64 @@ func (e *fastEnc) emitTop(top int) error {
 	}
 	e.tmp = head
 	e.write(head)
+	if len(e.drops) == 0 || !e.conts[s.c].root {
+		for _, p := range e.pieces {
+			e.write(p)
+		}
+		e.release(s)
+		return nil
+	}
+	f, err := os.Open(e.path)
+	if err != nil {
+		return errSlow
+	}
+	defer f.Close()
 	for _, p := range e.pieces {
-		e.write(p)
+		if len(p) == 0 || p[0] != 0 {
+			e.write(p)
+			continue
+		}
+		i, k := binary.Uvarint(p[1:])
+		if k <= 0 || 1+k != len(p) || i >= uint64(len(e.drops)) || e.drops[i].end == 0 {
+			return errSlow
+		}
+		if err := e.replay(f, e.drops[i]); err != nil {
+			return err
+		}
 	}
 	e.release(s)
+	return nil
+}
+
+// replay encodes a dropped list value again from its bytes, straight into
+// the hash: its items stream as those of a list result do. The memo holds
+// every entry a GET in it can read (no index is written twice, pass 1
+// made sure), with the values the first pass gave them.
+func (e *fastEnc) replay(ra io.ReaderAt, d dropRec) error {
+	e.h.Write(e.out)
+	e.out = e.out[:0]
+	sub := &fastEnc{opt: e.opt, memo: e.memo, h: e.h, nmemo: d.memo0, proto: e.proto, path: e.path, size: e.size,
+		scan: &fastScanResult{rootList: 0, rootLen: d.n, memoize: e.scan.memoize, live: e.scan.live}}
+	rd := pickle.NewReaderAt(ra, e.size, e.path, d.start)
+	rd.NewHash = e.opt.Algo.New
+	rd.Borrow = true
+	var o pickle.Op
+	for rd.Offset() < d.end {
+		if err := rd.NextInto(&o); err != nil {
+			return errSlow
+		}
+		sub.opOff = o.Offset
+		stop, err := sub.step(&o)
+		if err != nil || stop || int64(len(sub.arena)) > arenaExpansion*e.size+arenaSlack {
+			return errSlow
+		}
+	}
+	if rd.Offset() != d.end || len(sub.stack) != 1 || len(sub.marks) != 0 {
+		return errSlow
+	}
+	if s := sub.stack[0]; s.c < 0 || !sub.conts[s.c].stream || sub.conts[s.c].n != d.n || len(sub.arena) != s.off {
+		return errSlow
+	}
+	e.h.Write(sub.out)
 	return nil
 }

@@ -822,3 +822,12 @@ func fromBig(v *big.Int) (int64, *big.Int) {
 // NextInto reads the next opcode into *o, reusing it (see Borrow for how
 // long o.Str stays valid). At the end of the input it returns io.EOF.
 func (r *Reader) NextInto(o *Op) error { return r.next(o) }
+
+// NewReaderAt returns a reader of the input in ra (size bytes) from offset
+// start, with the offsets and bounds of the whole input: for reading again a
+// range of a stream already read once.
+func NewReaderAt(ra io.ReaderAt, size int64, name string, start int64) *Reader {
+	r := NewReader(io.NewSectionReader(ra, start, size-start), size, name)
+	r.off = start
+	return r
+}
