@@ -187,11 +187,26 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 	}
 	var puts []uint64 // PUT indices written (one written twice: no rootVals)
 	dupPut := false
-	var o pickle.Op
+	// Pass 1 needs the opcodes and their integer arguments only: Skim
+	// reads them in batches without decoding short strings (pass 2 checks
+	// those, and gives up on what the reader refuses).
+	batch := make([]pickle.Skimmed, 512)
+	var have, next int
+	var o *pickle.Skimmed
+	var failed error
 	for {
-		if err := rd.NextInto(&o); err != nil {
-			return nil, 0, errSlow
+		if next == have {
+			if failed != nil {
+				return nil, 0, errSlow
+			}
+			have, failed = rd.Skim(batch)
+			next = 0
+			if have == 0 {
+				return nil, 0, errSlow
+			}
 		}
+		o = &batch[next]
+		next++
 		switch o.Code {
 		case pickle.PROTO:
 			if o.Int > pickle.HighestProtocol {
@@ -296,7 +311,7 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			}
 			nmemo++
 		case pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
-			if len(stack) <= fence() || !useMemo(2) || o.Int < 0 || o.Int >= maxFastMemo || o.Big != nil {
+			if len(stack) <= fence() || !useMemo(2) || o.Int < 0 || o.Int >= maxFastMemo || o.Big {
 				return nil, 0, errSlow
 			}
 			i := o.Int
@@ -307,7 +322,7 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			puts[i>>6] |= 1 << (i & 63)
 		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 			i := o.Int
-			if i < 0 || i >= maxFastMemo || o.Big != nil {
+			if i < 0 || i >= maxFastMemo || o.Big {
 				return nil, 0, errSlow
 			}
 			for int64(len(res.live)) <= i>>6 {

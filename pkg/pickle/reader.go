@@ -831,3 +831,109 @@ func NewReaderAt(ra io.ReaderAt, size int64, name string, start int64) *Reader {
 	r.off = start
 	return r
 }
+
+// Skimmed is one opcode as Skim reports it.
+type Skimmed struct {
+	Code   Opcode
+	Offset int64
+	Int    int64 // the argument of integer opcodes, as Op.Int
+	Big    bool  // the integer argument did not fit an int64 (Op.Big)
+}
+
+// Skim reads up to len(dst) opcodes into dst, for callers that need only the
+// opcodes and their integer arguments (a first pass over a large input). The
+// opcodes and arguments it reports, and where it stops, are those of Next,
+// except that the bytes of short str and bytes arguments are skipped, not
+// decoded: Skim does not check their UTF-8 and may accept a file Next
+// refuses there. It returns after STOP, at the end of the input (io.EOF,
+// possibly with n > 0) or at the error Next would return.
+func (r *Reader) Skim(dst []Skimmed) (n int, err error) {
+	for n < len(dst) {
+		if r.Tee == nil {
+			n += r.skimBuffered(dst[n:])
+			if n == len(dst) {
+				return n, nil
+			}
+		}
+		// one opcode the ordinary way: an empty buffer, a frame boundary, a
+		// text or long argument, STOP, an error
+		var o Op
+		if err := r.next(&o); err != nil {
+			return n, err
+		}
+		dst[n] = Skimmed{Code: o.Code, Offset: o.Offset, Int: o.Int, Big: o.Big != nil}
+		n++
+		if o.Code == STOP {
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+// skimBuffered decodes the opcodes that lie whole in the read buffer, up to
+// the first one next must see (see Skim), and consumes them.
+func (r *Reader) skimBuffered(dst []Skimmed) int {
+	b, _ := r.br.Peek(r.br.Buffered())
+	i, n := 0, 0
+	th := r.threshold()
+	for n < len(dst) && i < len(b) {
+		off := r.off + int64(i)
+		if r.frameEnd >= 0 && off >= r.frameEnd {
+			break // next leaves the frame
+		}
+		c := b[i]
+		info := opTable[c]
+		if info == nil || c == byte(FRAME) || c == byte(STOP) {
+			break
+		}
+		var k int
+		switch info.Arg {
+		case ArgNone:
+		case ArgUint1:
+			k = 1
+		case ArgUint2:
+			k = 2
+		case ArgInt4, ArgUint4:
+			k = 4
+		case ArgFloat8:
+			k = 8
+		case ArgString1, ArgBytes1, ArgUnicode1:
+			if i+1 >= len(b) || int64(b[i+1]) >= th {
+				return r.skimmed(i, n)
+			}
+			k = 1 + int(b[i+1])
+		default:
+			return r.skimmed(i, n)
+		}
+		end := off + 1 + int64(k)
+		if i+1+k > len(b) || (r.size >= 0 && end > r.size) || (r.frameEnd >= 0 && end > r.frameEnd) {
+			break
+		}
+		d := &dst[n]
+		*d = Skimmed{Code: Opcode(c), Offset: off}
+		a := b[i+1:]
+		switch info.Arg {
+		case ArgUint1:
+			d.Int = int64(a[0])
+		case ArgUint2:
+			d.Int = int64(binary.LittleEndian.Uint16(a))
+		case ArgInt4:
+			d.Int = int64(int32(binary.LittleEndian.Uint32(a)))
+		case ArgUint4:
+			d.Int = int64(binary.LittleEndian.Uint32(a))
+		case ArgFloat8:
+			d.Int = int64(binary.BigEndian.Uint64(a))
+		}
+		i += 1 + k
+		n++
+	}
+	return r.skimmed(i, n)
+}
+
+func (r *Reader) skimmed(i, n int) int {
+	if i > 0 {
+		r.br.Discard(i)
+		r.off += int64(i)
+	}
+	return n
+}
