@@ -540,16 +540,8 @@ func (r *Reader) fastArg(o *Op, info *OpInfo) bool {
 	}
 	b, _ := r.br.Peek(k)
 	switch info.Arg {
-	case ArgUint1:
-		o.Int = int64(b[0])
-	case ArgUint2:
-		o.Int = int64(binary.LittleEndian.Uint16(b))
-	case ArgInt4:
-		o.Int = int64(int32(binary.LittleEndian.Uint32(b)))
-	case ArgUint4:
-		o.Int = int64(binary.LittleEndian.Uint32(b))
-	case ArgFloat8:
-		o.Int = int64(binary.BigEndian.Uint64(b))
+	case ArgUint1, ArgUint2, ArgInt4, ArgUint4, ArgFloat8:
+		o.Int = fixedArg(info.Arg, b)
 	default: // short str/bytes
 		p := b[1:]
 		if info.Arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
@@ -911,19 +903,7 @@ func (r *Reader) skimBuffered(dst []Skimmed) int {
 		}
 		d := &dst[n]
 		*d = Skimmed{Code: Opcode(c), Offset: off}
-		a := b[i+1:]
-		switch info.Arg {
-		case ArgUint1:
-			d.Int = int64(a[0])
-		case ArgUint2:
-			d.Int = int64(binary.LittleEndian.Uint16(a))
-		case ArgInt4:
-			d.Int = int64(int32(binary.LittleEndian.Uint32(a)))
-		case ArgUint4:
-			d.Int = int64(binary.LittleEndian.Uint32(a))
-		case ArgFloat8:
-			d.Int = int64(binary.BigEndian.Uint64(a))
-		}
+		d.Int = fixedArg(info.Arg, b[i+1:])
 		i += 1 + k
 		n++
 	}
@@ -936,4 +916,22 @@ func (r *Reader) skimmed(i, n int) int {
 		r.off += int64(i)
 	}
 	return n
+}
+
+// fixedArg decodes a fixed-width integer argument (a float's bits for
+// ArgFloat8) from the start of b, which holds all of it; other kinds are 0.
+func fixedArg(kind ArgKind, b []byte) int64 {
+	switch kind {
+	case ArgUint1:
+		return int64(b[0])
+	case ArgUint2:
+		return int64(binary.LittleEndian.Uint16(b))
+	case ArgInt4:
+		return int64(int32(binary.LittleEndian.Uint32(b)))
+	case ArgUint4:
+		return int64(binary.LittleEndian.Uint32(b))
+	case ArgFloat8:
+		return int64(binary.BigEndian.Uint64(b))
+	}
+	return 0
 }

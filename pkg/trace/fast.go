@@ -57,17 +57,28 @@ func FastTop(path string, n int) *Tree {
 	if n <= 0 || path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
 		return nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	f, size, ok := openRegular(path)
+	if !ok {
 		return nil
 	}
 	defer f.Close()
+	t, _ := fastTopOf(f, size, path, n)
+	return t
+}
+
+// openRegular opens path when it is a regular file (the fast paths read
+// files, not pipes), with its size.
+func openRegular(path string) (*os.File, int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, false
+	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil
+		f.Close()
+		return nil, 0, false
 	}
-	t, _ := fastTopOf(f, fi.Size(), path, n)
-	return t
+	return f, fi.Size(), true
 }
 
 // errFallback says why the fast path gave up.

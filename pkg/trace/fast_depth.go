@@ -39,16 +39,12 @@ func FastDepth(path string, depth int) *Tree {
 	if depth < 0 || depth > fastMaxDepth || path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
 		return nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	f, size, ok := openRegular(path)
+	if !ok {
 		return nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	t, _ := fastDepthOf(f, fi.Size(), path, depth)
+	t, _ := fastDepthOf(f, size, path, depth)
 	return t
 }
 
