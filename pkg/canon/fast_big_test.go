@@ -181,3 +181,37 @@ func TestSharedLargeValues(t *testing.T) {
 		t.Errorf("shared large int: refused after %v", el)
 	}
 }
+
+// TestHashStdin: standard input is spooled so that the streaming path takes
+// it (same digest as the file), and the graph path reads the spooled bytes
+// as stdin when it must (errors name "-").
+func TestHashStdin(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.pkl")
+	w := (&pw{}).op(0x80, 4).rows(3000).op('.')
+	os.WriteFile(good, w.b, 0o644)
+	bad := filepath.Join(dir, "bad.pkl")
+	os.WriteFile(bad, w.b[:len(w.b)-5], 0o644)
+	old := os.Stdin
+	defer func() { os.Stdin = old }()
+
+	want, err := HashFile(good, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(good)
+	os.Stdin = f
+	got, err := HashFile("-", Options{})
+	f.Close()
+	if err != nil || got.Digest != want.Digest {
+		t.Errorf("stdin: %v %v, file %s", got, err, want.Digest)
+	}
+
+	f, _ = os.Open(bad)
+	os.Stdin = f
+	_, err = HashFile("-", Options{})
+	f.Close()
+	if err == nil || !strings.HasPrefix(err.Error(), "-: offset ") {
+		t.Errorf("truncated stdin: %v", err)
+	}
+}

@@ -1,9 +1,12 @@
 package canon
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"io"
+	"os"
 	"runtime"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -220,13 +223,74 @@ func writeDigest(h hash.Hash, d []byte, opt Options, file string, off int64) err
 
 // HashFile opens path through pkg/input and hashes it.
 func HashFile(path string, opt Options) (*Result, error) {
+	if path == "-" {
+		return hashStdin(opt)
+	}
 	if res, ok := fastHashFile(path, opt); ok {
 		return res, nil
 	}
+	return hashGraph(path, nil, opt)
+}
+
+// MaxSpool is how much of standard input HashFile copies to a temporary
+// file for the streaming path (which reads its input twice); a longer input
+// is hashed on the graph path, from the copy and then the rest of stdin.
+const MaxSpool = 4 << 30
+
+// hashStdin spools standard input to a temporary file so that the
+// streaming path can take it; the graph path, when it must, reads the
+// spooled bytes and whatever stdin still holds as it reads stdin, so errors
+// name "-" and give stdin's offsets.
+func hashStdin(opt Options) (*Result, error) {
+	tmp, err := os.CreateTemp("", "pk-stdin-*.pkl")
+	if err != nil {
+		return hashGraph("-", os.Stdin, opt)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	var written int64
+	var pending []byte // read from stdin but not written (the disk is full)
+	buf := make([]byte, 1<<20)
+	complete := false
+	for written < MaxSpool {
+		n, rerr := os.Stdin.Read(buf[:min(int64(len(buf)), MaxSpool-written)])
+		if n > 0 {
+			if _, werr := tmp.Write(buf[:n]); werr != nil {
+				pending = buf[:n]
+				break
+			}
+			written += int64(n)
+		}
+		if rerr == io.EOF {
+			complete = true
+			break
+		}
+		if rerr != nil {
+			break // the graph path reads stdin again and reports it
+		}
+	}
+	if complete {
+		if res, ok := fastHashFile(tmp.Name(), opt); ok {
+			return res, nil
+		}
+	}
+	r := io.MultiReader(io.NewSectionReader(tmp, 0, written), bytes.NewReader(pending), os.Stdin)
+	return hashGraph("-", r, opt)
+}
+
+// hashGraph hashes on the graph path: the file at path, or r (stdin's
+// bytes) when it is not nil.
+func hashGraph(path string, r io.Reader, opt Options) (*Result, error) {
 	// The graph stays live from the parse to the end of the hash: keep the
 	// collector at the parse's pace throughout (see pickle.QuietGC).
 	release := pickle.QuietGC()
-	doc, err := input.Open(path, ReadOptions(opt))
+	var doc *input.Doc
+	var err error
+	if r != nil {
+		doc, err = input.OpenReader(r, path, ReadOptions(opt), input.Options{})
+	} else {
+		doc, err = input.Open(path, ReadOptions(opt))
+	}
 	if err != nil {
 		release()
 		return nil, err

@@ -333,3 +333,9 @@ func (d *Doc) Key(i int) string {
 func PlainPickle(head []byte) bool {
 	return sniffCompression(head) == "" && !hasPrefix(head, zipMagic) && !hasPrefix(head, npyMagic) && !hasPrefix(head, []byte("ZF"))
 }
+
+// OpenReader reads r as Open reads stdin (its size unknown, so no zip
+// archive), naming it name in errors.
+func OpenReader(r io.Reader, name string, opt pickle.Options, iopt Options) (*Doc, error) {
+	return openStream(r, -1, name, nil, opt, iopt)
+}
