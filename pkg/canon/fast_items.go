@@ -3,13 +3,17 @@ package canon
 // The fast hasher's passes, seen item by item, for pk diff.
 //
 // ScanItems and ItemScan.Items run the two passes of fast.go (with hooks)
-// over a bare plain-data pickle file, plain or compressed, and, besides the
+// over a bare pickle file, plain or compressed, of what the streaming hasher
+// takes (plain data, globals, calls of globals no rule rewrites, NEWOBJ,
+// BUILD and the other operations on call results), and, besides the
 // digest, record what pk diff needs to locate differences without the
 // graph: for a result that is a list or a dict built at the bottom of the
 // stack (or, with a focus, for one large list or dict inside it), each item
 // (list) or entry (dict) with a fingerprint of its canonical encoding and
-// the byte range that builds it; and, for every memo entry some GET reads,
-// the byte ranges its values were built in. pk diff aligns the
+// the byte range that builds it; and, for every memo entry some GET reads
+// (a str, a tuple, a class global of a million instances), the byte ranges
+// its values were built in (for a STACK_GLOBAL, from its module string on,
+// with the memo writes of the strings). pk diff aligns the
 // fingerprints of two files and parses only the ranges of the few items
 // that differ (FastItems.Parse: the machine's range mode,
 // pickle.ParseSpans; for a compressed file, over those ranges decompressed
@@ -98,8 +102,8 @@ type memoDef struct {
 }
 
 // FastItemsFile is fastHashFile with the items recorded; ok is false when
-// the file is not a bare, uncompressed plain-data pickle whose result is
-// the only value left on the stack.
+// the streaming hasher does not take the file (see fast.go) or the result
+// is not the only value left on the stack.
 func FastItemsFile(path string, opt Options) (*FastItems, bool) {
 	s, ok := ScanItems(path, opt)
 	if !ok {
@@ -160,9 +164,11 @@ func (s *ItemScan) Items(focus int64) (*FastItems, bool) {
 	return t.res, true
 }
 
-// plainOps are the opcodes of plain data: the only ones FastItemsFile
-// takes (the encoder takes more).
-var plainOps = func() (t [256]bool) {
+// itemOps are the opcodes FastItemsFile takes: those of plain data and
+// of globals and calls (GLOBAL, STACK_GLOBAL, REDUCE, NEWOBJ, BUILD), as
+// far as the encoder takes them (it refuses the rest: REDUCE of a callable
+// some rule looks at, BUILD of anything but a call result, ...).
+var itemOps = func() (t [256]bool) {
 	for _, c := range []pickle.Opcode{pickle.PROTO, pickle.FRAME, pickle.STOP, pickle.MARK,
 		pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
 		pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
@@ -171,7 +177,8 @@ var plainOps = func() (t [256]bool) {
 		pickle.EMPTY_LIST, pickle.EMPTY_DICT, pickle.EMPTY_SET, pickle.EMPTY_TUPLE,
 		pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET, pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3,
 		pickle.APPEND, pickle.APPENDS, pickle.SETITEM, pickle.SETITEMS, pickle.ADDITEMS,
-		pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT, pickle.GET, pickle.BINGET, pickle.LONG_BINGET} {
+		pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT, pickle.GET, pickle.BINGET, pickle.LONG_BINGET,
+		pickle.GLOBAL, pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ, pickle.BUILD} {
 		t[c] = true
 	}
 	return t
@@ -212,14 +219,16 @@ func (t *itemTracker) memoNow(e *fastEnc) int32 {
 // before runs before the encoder steps o: it counts the dicts and sets o
 // consumes and, when o adds to the result, seals and records the items.
 func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
-	if !plainOps[o.Code] {
+	if !itemOps[o.Code] {
 		return errSlow
 	}
 	n := len(e.stack)
 	x := -1 // first slot consumed
 	switch o.Code {
-	case pickle.APPEND:
+	case pickle.APPEND, pickle.BUILD:
 		x = n - 1
+	case pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ:
+		x = n - 2
 	case pickle.SETITEM:
 		x = n - 2
 	case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS, pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET:
@@ -384,7 +393,8 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 		}
 		t.stack = append(t.stack[:p], tslot{start: mk.off, end: end, memo: mk.memo})
 		created = p
-	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
+	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3, pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ:
+		// one value made of the last few: it starts where the first did
 		p := len(e.stack) - 1
 		if p < 0 || p >= n0 {
 			t.res.Spans = false
@@ -393,7 +403,7 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 		first := t.stack[p]
 		t.stack = append(t.stack[:p], tslot{start: first.start, end: end, memo: first.memo})
 		created = p
-	case pickle.APPEND, pickle.SETITEM, pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
+	case pickle.APPEND, pickle.SETITEM, pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS, pickle.BUILD:
 		if o.Code == pickle.APPENDS || o.Code == pickle.SETITEMS || o.Code == pickle.ADDITEMS {
 			if len(t.marks) > 0 {
 				t.marks = t.marks[:len(t.marks)-1]

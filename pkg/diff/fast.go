@@ -1,11 +1,13 @@
 package diff
 
-// The fast path of Files for two plain-data pickles.
+// The fast path of Files for two pickles of plain data and objects.
 //
-// When both inputs are bare plain-data pickle files, plain or compressed
-// (no globals, calls, BUILD, POP, DUP, GET of a mutable object, one
-// stream, nothing but the result left on the stack, no trailing bytes),
-// Files does not build the graphs:
+// When both inputs are bare pickle files, plain or compressed, that the
+// streaming hasher takes (plain data; globals, also read back from the
+// memo; calls: REDUCE of a global no canonical-form rule rewrites, NEWOBJ,
+// then BUILD, APPEND(S), SETITEM(S), ADDITEMS on the call result; no POP,
+// DUP or GET of a mutable object, one stream, nothing but the result left
+// on the stack, no trailing bytes), Files does not build the graphs:
 //
 //   - canon.ScanItems and ItemScan.Items hash each file in the streaming
 //     hasher's two passes (the two files at once when both results are
@@ -29,7 +31,8 @@ package diff
 // Anything else (--ignore, stdin, containers, a result that is not a list
 // or dict, lists against dicts, more than maxFastItems differing items,
 // any error) goes to the graph path, so the Result is the same either way
-// (TestFastDiffCorpus, TestFastDiffGenerated, TestFastDiffNested,
+// (TestFastDiffCorpus, TestFastDiffGenerated, TestFastDiffObjects,
+// TestFastDiffNested,
 // FuzzFastDiff).
 
 import (
@@ -53,8 +56,8 @@ var noFast bool
 // fastDescents counts the passes over a large item (tests).
 var fastDescents int
 
-// fastFiles is Files for two plain-data pickles; ok is false when the
-// graph path must do it.
+// fastFiles is Files for two pickles the streaming hasher takes; ok is
+// false when the graph path must do it.
 func fastFiles(a, b string, opt Options) (*Result, bool) {
 	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
 		return nil, false
@@ -128,8 +131,9 @@ func both(f, g func() bool, parallel bool) (bool, bool) {
 	return okF, okG
 }
 
-// fastReasons is reasons for two plain-data pickles: no rule applies to
-// plain data; sets and dicts as counted by the passes.
+// fastReasons is reasons for two pickles the streaming hasher takes: no
+// rule of the canonical form applies to them (it refuses the calls rules
+// rewrite); sets and dicts (also BUILD states) as counted by the passes.
 func fastReasons(fa, fb *canon.FastItems, keepDictOrder bool) []Reason {
 	var out []Reason
 	if n := fa.Sets + fb.Sets; n > 0 {

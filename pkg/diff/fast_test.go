@@ -129,7 +129,7 @@ func (v *pv) container() bool { return strings.IndexByte("ldteF", v.k) >= 0 }
 // pure: a value the fast path may read back from the memo.
 func (v *pv) pure() bool {
 	switch v.k {
-	case 'l', 'd', 'e':
+	case 'l', 'd', 'e', 'o':
 		return false
 	case 't', 'F':
 		for _, k := range v.kids {
@@ -364,6 +364,8 @@ func (w *pw) save(v *pv) {
 		}
 		w.op(0x91)
 		w.put(v.key())
+	case 'o':
+		w.saveObj(v)
 	}
 }
 
@@ -648,7 +650,8 @@ func TestFastDiffFallsBack(t *testing.T) {
 		"list vs dict":      ab("kinds", plain, dump(&pv{k: 'd'}, 4, 1<<16)),
 		"left under result": ab("left", []byte("\x80\x04K\x01]\x94K\x02a."), []byte("\x80\x04K\x01]\x94K\x03a.")),
 		"put of a memo ref": ab("reput", []byte("\x80\x02]q\x00(X\x01\x00\x00\x00aq\x01h\x01q\x02K\x01e."), []byte("\x80\x02]q\x00(X\x01\x00\x00\x00aq\x01h\x01q\x02K\x02e.")),
-		"a global":          ab("global", []byte("\x80\x04]\x94(\x8c\x02os\x8c\x03sep\x93e."), plain),
+		"a rule's call":     ab("call", []byte("\x80\x04]\x94(\x8c\x08builtins\x8c\x03int\x93\x8c\x013\x85Re."), plain),
+		"a POP":             ab("pop", []byte("\x80\x04]\x94(K\x01K\x020e."), plain),
 		"trailing bytes":    ab("trailing", []byte("\x80\x04]\x94.N."), []byte("\x80\x04]\x94.")),
 	}
 	for name, p := range cases {
