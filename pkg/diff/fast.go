@@ -31,9 +31,8 @@ package diff
 // Anything else (--ignore, stdin, containers, a result that is not a list
 // or dict, lists against dicts, more than maxFastItems differing items,
 // any error) goes to the graph path, so the Result is the same either way
-// (TestFastDiffCorpus, TestFastDiffGenerated, TestFastDiffObjects,
-// TestFastDiffNested,
-// FuzzFastDiff).
+// (TestFastDiffCorpus, TestFastDiffFixtures, TestFastDiffGenerated,
+// TestFastDiffObjects, TestFastDiffNested, FuzzFastDiff).
 
 import (
 	"bytes"

@@ -3,6 +3,8 @@ package diff
 import (
 	"fmt"
 	"math/rand"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -223,5 +225,43 @@ func TestFastDiffObjectCases(t *testing.T) {
 		if _, err := Files(pa, pb, Options{}); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestFastDiffFixtures: pairs of the corpus's files (testdata/fixtures: each
+// with the next in name order - the same value at another protocol, or the
+// next kind - and with the file six later - another value at the same
+// protocol) agree with the graph path wherever the fast path takes them.
+func TestFastDiffFixtures(t *testing.T) {
+	var files []string
+	for _, pat := range []string{"stdlib/*.pkl", "compressed/*.pkl.*"} {
+		m, _ := filepath.Glob(filepath.Join(corpus, "fixtures", pat))
+		for _, f := range m {
+			if !strings.HasSuffix(f, ".txt") && !strings.HasSuffix(f, ".jsonl") {
+				files = append(files, f)
+			}
+		}
+	}
+	sort.Strings(files)
+	if len(files) < 100 {
+		t.Fatalf("only %d fixture files", len(files))
+	}
+	taken, objects := 0, 0
+	for i := range files {
+		for _, j := range []int{i + 1, i + 6} {
+			if j >= len(files) {
+				continue
+			}
+			if agreeFast(t, files[i], files[j], Options{}) {
+				taken++
+				if strings.Contains(files[i], "_obj_") || strings.Contains(files[i], "instance") || strings.Contains(files[i], "globals") {
+					objects++
+				}
+			}
+		}
+	}
+	t.Logf("fast path took %d pairs of %d files (%d of objects or globals)", taken, len(files), objects)
+	if taken < 40 || objects < 5 {
+		t.Errorf("fast path took only %d pairs (%d of objects)", taken, objects)
 	}
 }

@@ -702,6 +702,14 @@ func FuzzFastDiff(f *testing.F) {
 		b := a.clone()
 		g.mutate(b, seed%3 == 0)
 		f.Add(dump(a, int(seed), 64), dump(b, int(seed), 80))
+		// instances of memoised class globals
+		o := &pv{k: 'l'}
+		for i := 0; i < 4; i++ {
+			o.kids = append(o.kids, instance(g, i))
+		}
+		p := o.clone()
+		mutateObj(g, p)
+		f.Add(dump(o, int(seed), 64), dump(p, int(seed), 80))
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, a, b []byte) {
