@@ -265,3 +265,35 @@ func TestFastDiffFixtures(t *testing.T) {
 		t.Errorf("fast path took only %d pairs (%d of objects)", taken, objects)
 	}
 }
+
+// TestFastDiffObjectsNested: a large list of instances inside the result
+// ({'rows': [...], 'meta': ...}) is compared by another pass, as lists of
+// plain records are.
+func TestFastDiffObjectsNested(t *testing.T) {
+	dir := t.TempDir()
+	passes := fastDescents
+	for _, proto := range []int{2, 4} {
+		g := &vgen{r: rand.New(rand.NewSource(int64(proto))), proto: proto, words: words}
+		table := &pv{k: 'l'}
+		for i := 0; i < 30000; i++ {
+			table.kids = append(table.kids, instance(g, i))
+		}
+		a := &pv{k: 'd', kids: []*pv{{k: 's', s: "rows"}, table, {k: 's', s: "meta"}, instance(g, -1)}}
+		b := a.clone()
+		rows := b.kids[1]
+		for k := 0; k < 3; k++ {
+			mutateObj(g, rows)
+		}
+		pa := writeFile(t, dir, fmt.Sprintf("a%d.pkl", proto), dump(a, proto, 1<<16))
+		pb := writeFile(t, dir, fmt.Sprintf("b%d.pkl", proto), dump(b, proto, 1<<16))
+		if !agreeFast(t, pa, pb, Options{}) {
+			t.Errorf("protocol %d: left to the graph path", proto)
+		}
+		if r, _ := fastFiles(pa, pb, Options{}); r == nil || len(r.Entries) == 0 || !strings.HasPrefix(r.Entries[0].Path, "root['rows'][") {
+			t.Errorf("protocol %d: no difference in the table: %+v", proto, r)
+		}
+	}
+	if fastDescents-passes < 2 {
+		t.Errorf("%d passes over the table, want 2 or more", fastDescents-passes)
+	}
+}
