@@ -215,3 +215,36 @@ func TestHashStdin(t *testing.T) {
 		t.Errorf("truncated stdin: %v", err)
 	}
 }
+
+// TestStripLineno: the same function defined at another line (same file
+// name, separate processes; testdata/canon/gen_lineno.py) hashes apart by
+// default and equal with --strip lineno, for cloudpickle and dill.
+func TestStripLineno(t *testing.T) {
+	for _, tag := range []string{"cp", "dill"} {
+		a := filepath.Join("..", "..", "testdata", "canon", "lineno_"+tag+"_a.pkl")
+		b := filepath.Join("..", "..", "testdata", "canon", "lineno_"+tag+"_b.pkl")
+		for _, strip := range []bool{false, true} {
+			opt := Options{StripLineno: strip}
+			ha, err := HashFile(a, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hb, err := HashFile(b, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (ha.Digest == hb.Digest) != strip {
+				t.Errorf("%s, strip lineno %v: %s vs %s", tag, strip, ha.Digest, hb.Digest)
+			}
+			if strip {
+				found := false
+				for _, n := range ha.Applied {
+					found = found || n.Rule == RuleLineno
+				}
+				if !found {
+					t.Errorf("%s: --explain does not list %s: %+v", tag, RuleLineno, ha.Applied)
+				}
+			}
+		}
+	}
+}
