@@ -234,7 +234,7 @@ func TestFastDiffObjectCases(t *testing.T) {
 // protocol) agree with the graph path wherever the fast path takes them.
 func TestFastDiffFixtures(t *testing.T) {
 	var files []string
-	for _, pat := range []string{"stdlib/*.pkl", "compressed/*.pkl.*"} {
+	for _, pat := range []string{"stdlib/*.pkl", "compressed/*.pkl.*", "numpy/*.pkl", "joblib/*.pkl"} {
 		m, _ := filepath.Glob(filepath.Join(corpus, "fixtures", pat))
 		for _, f := range m {
 			if !strings.HasSuffix(f, ".txt") && !strings.HasSuffix(f, ".jsonl") {
