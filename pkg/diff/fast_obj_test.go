@@ -152,7 +152,7 @@ func mutateObj(g *vgen, r *pv) string {
 func TestFastDiffObjects(t *testing.T) {
 	dir := t.TempDir()
 	taken, total := 0, 0
-	kinds := map[string]int{}
+	kinds, seen := map[string]int{}, map[string]int{}
 	for seed := int64(0); seed < 20; seed++ {
 		for _, proto := range []int{0, 1, 2, 3, 4, 5} {
 			g := &vgen{r: rand.New(rand.NewSource(seed*11 + int64(proto))), proto: proto, words: words}
@@ -190,9 +190,26 @@ func TestFastDiffObjects(t *testing.T) {
 					t.Errorf("seed %d proto %d: %s vs %s left to the graph path", seed, proto, pair[0], pair[1])
 				}
 			}
+			if r, ok := fastFiles(pa, pb, Options{}); ok {
+				for _, e := range r.Entries {
+					switch {
+					case strings.HasSuffix(e.Path, ".__class__") || strings.HasSuffix(e.Path, ".__reduce__[0]"):
+						seen["class"]++
+					case e.Kind == Added || e.Kind == Removed:
+						seen[string(e.Kind)]++
+					case strings.Count(e.Path, ".") > 0:
+						seen["attribute"]++
+					}
+				}
+			}
 		}
 	}
-	t.Logf("fast path took %d of %d pairs; changes %v", taken, total, kinds)
+	t.Logf("fast path took %d of %d pairs; changes %v; entries %v", taken, total, kinds, seen)
+	for _, k := range []string{"class", string(Added), string(Removed), "attribute"} {
+		if seen[k] < 5 {
+			t.Errorf("only %d entries of kind %s", seen[k], k)
+		}
+	}
 }
 
 // TestFastDiffObjectCases: hand-written object pickles.
