@@ -8,8 +8,9 @@ package canon
 // BUILD and the other operations on call results), and, besides the
 // digest, record what pk diff needs to locate differences without the
 // graph: for a result that is a list or a dict built at the bottom of the
-// stack (or, with a focus, for one large list or dict inside it), each item
-// (list) or entry (dict) with a fingerprint of its canonical encoding and
+// stack, or an object whose one operation is a BUILD of a dict (its
+// attributes), or, with a focus, for one large list or dict inside it, each
+// item (list) or entry (dict) with a fingerprint of its canonical encoding and
 // the byte range that builds it; and, for every memo entry some GET reads
 // (a str, a tuple, a class global of a million instances), the byte ranges
 // its values were built in (for a STACK_GLOBAL, from its module string on,
@@ -43,8 +44,12 @@ type FastItems struct {
 	// with more than one entry (as pk diff's reasons count graph nodes).
 	Sets, Dicts int
 	// Root is 'l' when the result is a list, 'd' a dict, built at the
-	// bottom of the stack (its items are then in Items), else 0.
+	// bottom of the stack (its items are then in Items), 'o' an object: a
+	// call (REDUCE, NEWOBJ) at the bottom of the stack with one operation,
+	// a BUILD whose state is a dict built above it (its entries are then
+	// in Items, and Head fingerprints the callable and arguments), else 0.
 	Root byte
+	Head [16]byte
 	// Items are the list's items, or the dict's entries, in stream order.
 	Items []FastItem
 	// Keys holds the canonical encodings of the dict's keys, one after the
@@ -190,6 +195,9 @@ type itemTracker struct {
 	focus int64 // the start of the container whose items are recorded; -1: the result
 	drop  int   // focus: the slot whose items to drop after the step, or -1
 	done  bool  // focus: the container was consumed, all its items seen
+	// built: the call at the bottom of the stack took as its first
+	// operation a BUILD of the dict whose entries were recorded (Head set)
+	built bool
 	res   *FastItems
 	stack []tslot
 	marks []tmark
@@ -249,6 +257,10 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 			t.res.Root = 'l'
 		case s.c >= 0 && s.kind == fkDict:
 			t.res.Root = 'd'
+		case s.c >= 0 && s.kind == fkCall && t.built:
+			if ops := e.conts[s.c].ops; len(ops) == 1 && ops[0].tag == 'b' && ops[0].n == 1 {
+				t.res.Root = 'o'
+			}
 		}
 	}
 	if x < 0 || x > n {
@@ -280,9 +292,19 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 	if o.Code == pickle.FROZENSET && n-x > 1 {
 		t.res.Sets++
 	}
-	// items added to the slot at the bottom of the stack (or the focus)
+	if o.Code == pickle.BUILD && t.focus < 0 && n == 2 && t.objState(e) {
+		// the state of the object result: its entries were recorded
+		// (the call's bytes are its callable's and arguments')
+		head := append([]byte{e.conts[e.stack[0].c].form}, e.arena[e.stack[0].off:e.stack[1].off]...)
+		t.res.Head = Fingerprint(head)
+		t.built = true
+		return nil
+	}
+	// items added to the slot at the bottom of the stack (or the focus),
+	// or to the state of an object at the bottom
 	tgt := x - 1
-	if t.focus < 0 && tgt != 0 || tgt < 0 || tgt >= n || e.stack[tgt].c < 0 {
+	if t.focus < 0 && tgt == 1 && t.objState(e) {
+	} else if t.focus < 0 && tgt != 0 || tgt < 0 || tgt >= n || e.stack[tgt].c < 0 {
 		return nil
 	}
 	if len(t.stack) != n {
@@ -356,6 +378,16 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 	return nil
 }
 
+// objState reports whether stack[1] is a dict that may be the state of
+// the call at the bottom of the stack (which has no operation yet).
+func (t *itemTracker) objState(e *fastEnc) bool {
+	if len(e.stack) < 2 {
+		return false
+	}
+	s0, s1 := e.stack[0], e.stack[1]
+	return s0.kind == fkCall && s0.c >= 0 && len(e.conts[s0.c].ops) == 0 && s1.kind == fkDict && s1.c >= 0
+}
+
 // after brings the tracker's stack in line with the encoder's after o.
 func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 	if t.drop >= 0 {
@@ -390,6 +422,9 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 		}
 		if n0 > p && (o.Code == pickle.LIST || o.Code == pickle.DICT) && (t.focus < 0 && p == 0 || t.focus == mk.off) {
 			t.res.Spans = false // a result built with items: they are not recorded
+		}
+		if n0 > p && o.Code == pickle.DICT && t.focus < 0 && p == 1 && e.stack[0].kind == fkCall {
+			t.res.Spans = false // (the state of an object result)
 		}
 		t.stack = append(t.stack[:p], tslot{start: mk.off, end: end, memo: mk.memo})
 		created = p
@@ -452,7 +487,7 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 		}
 		t.marks = t.marks[:len(e.marks)]
 	}
-	if created == 0 && t.focus < 0 {
+	if t.focus < 0 && (created == 0 || created == 1 && len(e.stack) > 1 && e.stack[0].kind == fkCall) {
 		// a new value at the bottom of the stack: the items recorded
 		// were another's
 		t.res.Items, t.res.Keys, t.res.KeyEnd = t.res.Items[:0], t.res.Keys[:0], t.res.KeyEnd[:0]

@@ -12,14 +12,17 @@ package diff
 //   - canon.ScanItems and ItemScan.Items hash each file in the streaming
 //     hasher's two passes (the two files at once when both results are
 //     lists, else one after the other: other results are held whole) and,
-//     when the result is a list or a dict, record each item (entry) with a
-//     fingerprint of its canonical encoding and the byte range that builds
-//     it;
+//     when the result is a list or a dict, or an object (a call) whose one
+//     operation is a BUILD with a dict state, record each item (entry,
+//     attribute) with a fingerprint of its canonical encoding and the byte
+//     range that builds it;
 //   - equal digests: the Result the graph path gives for plain data (the
 //     reasons counted by the passes);
 //   - otherwise level compares the items as compare does: a list's by
 //     fingerprint exactly as seq aligns them by digest, a dict's entries
-//     matched by key as entries2 matches them. The items that differ (at
+//     matched by key as entries2 matches them, an object's attributes as
+//     call and opsDiff compare them when the callable and arguments are
+//     the same on both sides and every key is a str (else the graph path). The items that differ (at
 //     most maxFastItems in all) are parsed with the machine's range mode
 //     (pickle.ParseSpans: their ranges, after the ranges that set the memo
 //     entries they read) and walked by the graph path's walk from the same
@@ -28,8 +31,8 @@ package diff
 //     canon.BigItemMin bytes or more on both sides is not parsed: another
 //     pass over both files records its items, and level compares them.
 //
-// Anything else (--ignore, stdin, containers, a result that is not a list
-// or dict, lists against dicts, more than maxFastItems differing items,
+// Anything else (--ignore, stdin, containers, a result that is not a list,
+// dict or such an object, results of different kinds, more than maxFastItems differing items,
 // any error) goes to the graph path, so the Result is the same either way
 // (TestFastDiffCorpus, TestFastDiffFixtures, TestFastDiffGenerated,
 // TestFastDiffObjects, TestFastDiffNested, FuzzFastDiff).
@@ -174,10 +177,21 @@ func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
 	}
 	var kids []kid
 	var err error
-	if fa.Root == 'l' {
+	switch fa.Root {
+	case 'l':
 		kids, err = x.list(fa, fb, path, depth)
-	} else {
-		kids, err = x.dict(fa, fb, path, depth)
+	case 'd':
+		kids, err = x.dict(fa, fb, path, depth, keyEdge)
+	case 'o':
+		// an object: the same callable and arguments, one BUILD of a dict
+		// of str keys on each side, compared attribute by attribute as
+		// call and opsDiff compare them
+		if fa.Head != fb.Head || !strKeys(fa) || !strKeys(fb) {
+			return errFast
+		}
+		kids, err = x.dict(fa, fb, path, depth, attrEdge)
+	default:
+		return errFast
 	}
 	if err != nil {
 		return err
@@ -295,10 +309,22 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 	return kids, nil
 }
 
+// strKeys reports whether every key of f's entries is a str (its
+// canonical encoding starts 's' or 'S'), as attrDict wants them.
+func strKeys(f *canon.FastItems) bool {
+	for i := range f.Items {
+		if k := f.Key(i); len(k) == 0 || k[0] != 's' && k[0] != 'S' {
+			return false
+		}
+	}
+	return true
+}
+
 // dict compares two dicts as entries2 does: A's entries in canonical
 // order (removed, or compared when the values differ), then B's entries A
-// does not have.
-func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int) ([]kid, error) {
+// does not have; edge names an entry by its key (keyEdge, or attrEdge for
+// the attributes of an object).
+func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge func(*canon.Node) string) ([]kid, error) {
 	keep := x.c.opt.Canon.KeepDictOrder
 	byKey := func(f *canon.FastItems) []int32 {
 		out := make([]int32, len(f.Items))
@@ -391,20 +417,20 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 		switch {
 		case j < 0:
 			e := nodesA[int(i)]
-			c.add(Entry{Path: path + keyEdge(e[0]), Kind: Removed, A: c.short(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
+			c.add(Entry{Path: path + edge(e[0]), Kind: Removed, A: c.short(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
 		case fa.Items[i].Sum != fb.Items[j].Sum:
 			if ba, bb, big := descend(fa, fb, int(i), int(j)); big {
-				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + keyEdge(keysA[int(i)]), depth: depth + 1})
+				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + edge(keysA[int(i)]), depth: depth + 1})
 				continue
 			}
 			e := nodesA[int(i)]
-			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: path + keyEdge(e[0]), depth: depth + 1}})
+			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: path + edge(e[0]), depth: depth + 1}})
 		}
 	}
 	for _, j := range orderB {
 		if !matchedB[j] {
 			e := nodesB[int(j)]
-			c.add(Entry{Path: path + keyEdge(e[0]), Kind: Added, B: c.short(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
+			c.add(Entry{Path: path + edge(e[0]), Kind: Added, B: c.short(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
 		}
 	}
 	return kids, nil

@@ -314,3 +314,66 @@ func TestFastDiffObjectsNested(t *testing.T) {
 		t.Errorf("%d passes over the table, want 2 or more", fastDescents-passes)
 	}
 }
+
+// TestFastDiffObjectRoot: a result that is an object with a dict state
+// (Dataset(rows=[...], name=..., meta={...})) is compared attribute by
+// attribute, its large attributes by another pass; a different class or
+// arguments, or a state that is not a dict of str keys, go to the graph path.
+func TestFastDiffObjectRoot(t *testing.T) {
+	dir := t.TempDir()
+	taken, total, passes := 0, 0, fastDescents
+	for seed := int64(0); seed < 16; seed++ {
+		proto := int(seed % 6)
+		g := &vgen{r: rand.New(rand.NewSource(seed)), proto: proto, words: words}
+		n := 5 + g.r.Intn(20)
+		if seed%8 == 3 {
+			n = 30000
+		}
+		table := &pv{k: 'l'}
+		for i := 0; i < n; i++ {
+			table.kids = append(table.kids, instance(g, i))
+		}
+		state := &pv{k: 'd', kids: []*pv{{k: 's', s: "rows"}, table, {k: 's', s: "name"}, {k: 's', s: g.word()}, {k: 's', s: "meta"}, g.dict(2, 4)}}
+		a := obj("mymod", "Dataset", proto < 2, nil, state, nil)
+		b := a.clone()
+		st := b.kids[1]
+		want := true
+		switch seed % 8 {
+		case 0, 3, 5:
+			for k := 0; k < 2; k++ {
+				mutateObj(g, st.kids[1])
+			}
+		case 1:
+			st.kids[3] = &pv{k: 's', s: "renamed"}
+			st.kids = append(st.kids, &pv{k: 's', s: "extra"}, &pv{k: 'i', i: 1})
+		case 2:
+			st.kids = st.kids[:4] // meta removed
+			mutateObj(g, st.kids[1])
+		case 4:
+			b.s = "mymod\nOther" // another class: the graph path
+			want = false
+		case 6:
+			b.kids[0].kids = []*pv{{k: 'i', i: 1}} // other arguments
+			want = false
+		case 7:
+			st.kids = append(st.kids, &pv{k: 'i', i: 7}, &pv{k: 'n'}) // a key that is no attribute name
+			want = false
+		}
+		pa := writeFile(t, dir, fmt.Sprintf("a%d.pkl", seed), dump(a, proto, 1<<16))
+		pb := writeFile(t, dir, fmt.Sprintf("b%d.pkl", seed), dump(b, proto, 1<<16))
+		for _, pair := range [][2]string{{pa, pb}, {pb, pa}} {
+			total++
+			got := agreeFast(t, pair[0], pair[1], fastOpts[int(seed)%len(fastOpts)])
+			if got {
+				taken++
+			}
+			if got != want {
+				t.Errorf("seed %d: fast path taken %v, want %v", seed, got, want)
+			}
+		}
+	}
+	t.Logf("fast path took %d of %d pairs, %d passes over a large attribute", taken, total, fastDescents-passes)
+	if fastDescents-passes < 2 {
+		t.Errorf("only %d passes over a large attribute", fastDescents-passes)
+	}
+}

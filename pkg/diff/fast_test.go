@@ -710,6 +710,10 @@ func FuzzFastDiff(f *testing.F) {
 		p := o.clone()
 		mutateObj(g, p)
 		f.Add(dump(o, int(seed), 64), dump(p, int(seed), 80))
+		// an object result
+		ro := obj("mymod", "D", seed < 2, nil, &pv{k: 'd', kids: []*pv{{k: 's', s: "rows"}, o, {k: 's', s: "n"}, {k: 'i', i: 1}}}, nil)
+		rp := obj("mymod", "D", seed < 2, nil, &pv{k: 'd', kids: []*pv{{k: 's', s: "rows"}, p, {k: 's', s: "n"}, {k: 'i', i: 2}}}, nil)
+		f.Add(dump(ro, int(seed), 64), dump(rp, int(seed), 80))
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, a, b []byte) {
