@@ -102,8 +102,11 @@ type fastScanResult struct {
 	// encodings and reads them again at the end, in key order); nil when
 	// the memo could not be read again that way (an index written twice)
 	rootVals map[int32]bool
-	memoize  bool     // the stream memoises with MEMOIZE (else PUT)
-	live     []uint64 // bitset: memo indices some GET reads
+	// stateVals: rootVals are those of the one BUILD state dict of a call
+	// result (not of a dict result)
+	stateVals bool
+	memoize   bool     // the stream memoises with MEMOIZE (else PUT)
+	live      []uint64 // bitset: memo indices some GET reads
 }
 
 func (s *fastScanResult) isLive(i int64) bool {
@@ -175,15 +178,26 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			counts[t] += k
 		}
 	}
+	// A call built at the bottom is -4, and a dict built right above it
+	// -3: its lists too are noted (in stateVals) and kept out of memory when
+	// that dict is the call's one BUILD state and the call the result.
 	tooMany := false
+	var stateVals map[int32]bool
+	nState, stateBuilt := 0, 0
+	nCalls0, stateTarget := 0, -1 // calls built at the bottom; the one the state went to
 	rootVal := func(t, v int32) {
-		if t == -2 && v >= 0 && !tooMany {
-			if res.rootVals == nil {
-				res.rootVals = map[int32]bool{}
-			}
-			res.rootVals[v] = true
-			tooMany = len(res.rootVals) > maxRootVals
+		if (t != -2 && t != -3) || v < 0 || tooMany {
+			return
 		}
+		m := &res.rootVals
+		if t == -3 {
+			m = &stateVals
+		}
+		if *m == nil {
+			*m = map[int32]bool{}
+		}
+		(*m)[v] = true
+		tooMany = len(*m) > maxRootVals
 	}
 	var puts []uint64 // PUT indices written (one written twice: no rootVals)
 	dupPut := false
@@ -221,7 +235,13 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			if _, ok := counts[top]; ok && top >= 0 {
 				res.rootList, res.rootLen = top, counts[top]
 			}
-			if top != -2 || dupPut || tooMany {
+			switch {
+			case dupPut || tooMany:
+				res.rootVals = nil
+			case top == -2:
+			case top == -4 && nState == 1 && stateBuilt == 1 && stateTarget == nCalls0:
+				res.rootVals, res.stateVals = stateVals, true
+			default:
 				res.rootVals = nil
 			}
 			res.memoize = memo == 1
@@ -238,9 +258,13 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			pickle.EMPTY_TUPLE, pickle.EMPTY_SET:
 			stack = append(stack, -1)
 		case pickle.EMPTY_DICT:
-			if len(stack) == 0 {
+			switch {
+			case len(stack) == 0:
 				stack = append(stack, -2)
-			} else {
+			case len(stack) == 1 && stack[0] == -4:
+				nState++
+				stack = append(stack, -3)
+			default:
 				stack = append(stack, -1)
 			}
 		case pickle.EMPTY_LIST:
@@ -299,10 +323,20 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			if len(stack)-2 < fence() {
 				return nil, 0, errSlow
 			}
-			stack = append(stack[:len(stack)-2], -1)
+			stack = stack[:len(stack)-2]
+			if o.Code != pickle.STACK_GLOBAL && len(stack) == 0 {
+				nCalls0++
+				stack = append(stack, -4)
+			} else {
+				stack = append(stack, -1)
+			}
 		case pickle.BUILD:
 			if len(stack)-2 < fence() {
 				return nil, 0, errSlow
+			}
+			if stack[len(stack)-1] == -3 && stack[len(stack)-2] == -4 {
+				stateBuilt++
+				stateTarget = nCalls0
 			}
 			stack = stack[:len(stack)-1]
 		case pickle.MEMOIZE:
@@ -370,7 +404,8 @@ type fslot struct {
 
 type fcont struct {
 	drop   int32 // a value of a dict result, dropped: 1 + its index in fastEnc.drops
-	root   bool  // the dict result, whose dropped values are read again at the end
+	root   bool  // the dict result (or the call result's state), whose dropped values are read again at the end
+	holds  bool  // its encoding holds placeholders of dropped values: only emitTop may seal it
 	form   byte  // calls: 'c' REDUCE, 'w' NEWOBJ
 	ops    []fop // calls: operations (BUILD, APPEND(S), SETITEM(S), ADDITEMS)
 	n      int64
@@ -414,8 +449,13 @@ type fastEnc struct {
 	marks0   []int64 // offsets of the open MARKs
 	lastMark int64   // offset of the MARK toMark popped
 	drops    []dropRec
-	path     string
-	size     int64
+	// phs: arena offsets of the placeholders in the call result's state
+	// (sealed into it by its BUILD); allowRoot: sealing a container that
+	// holds placeholders is allowed (emitTop, that BUILD)
+	phs       []int
+	allowRoot bool
+	path      string
+	size      int64
 	// calls or globals were met: then the result must be all that is left
 	// at STOP (anything else would hold an effect of its own)
 	logged bool
@@ -672,7 +712,14 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		}
 	case pickle.EMPTY_DICT:
 		c := e.newCont(fkDict)
-		e.conts[c].root = len(e.stack) == 1 && e.scan.rootVals != nil
+		switch {
+		case e.scan.rootVals == nil:
+		case !e.scan.stateVals:
+			e.conts[c].root = len(e.stack) == 1 // the dict result
+		default:
+			// the state of the call result (pass 1 saw it BUILT there)
+			e.conts[c].root = len(e.stack) == 2 && e.stack[0].kind == fkCall && e.stack[0].c >= 0
+		}
 	case pickle.EMPTY_SET:
 		e.newCont(fkSet)
 	case pickle.EMPTY_TUPLE:
@@ -978,6 +1025,7 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 			if i+1 < len(e.stack) {
 				d.end = e.stack[i+1].op
 			}
+			c.holds = true
 			e.conts[s.c].drop = 0
 			e.release(s) // its bytes are the placeholder
 		}
@@ -1084,6 +1132,9 @@ func (e *fastEnc) sealInPlace(x int) error {
 			hi = e.stack[i+1].off
 		}
 		region := e.arena[s.off:hi]
+		if e.conts[s.c].holds {
+			return errSlow // placeholders would move: the graph path
+		}
 		head, err := e.sealHeader(e.tmp[:0], s, region)
 		if err != nil {
 			return err
@@ -1150,7 +1201,11 @@ func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) 
 	if err != nil {
 		return dst, err
 	}
+	holds := e.conts[s.c].holds
 	for _, p := range e.pieces {
+		if holds && len(p) > 0 && p[0] == 0 {
+			e.phs = append(e.phs, len(dst)) // where the placeholder lands
+		}
 		dst = append(dst, p...)
 	}
 	e.release(s)
@@ -1162,7 +1217,7 @@ func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) 
 // region).
 func (e *fastEnc) sealHeader(dst []byte, s *fslot, region []byte) ([]byte, error) {
 	c := &e.conts[s.c]
-	if c.stream || c.drop > 0 {
+	if c.stream || c.drop > 0 || (c.holds && !e.allowRoot) {
 		return dst, errSlow // the result, or a dropped value, consumed by something
 	}
 	e.pieces = append(e.pieces[:0], region)
@@ -1316,10 +1371,19 @@ func (e *fastEnc) addOp(x int, tag byte) error {
 	if k == 0 {
 		return nil // an empty batch is no operation
 	}
-	if err := e.sealFrom(x); err != nil {
+	state := tag == 'b' && x == 1 && k == 1 && e.stack[x].c >= 0 && e.conts[e.stack[x].c].holds
+	if state {
+		e.allowRoot, e.phs = true, e.phs[:0]
+	}
+	err := e.sealFrom(x)
+	e.allowRoot = false
+	if err != nil {
 		return err
 	}
 	c := &e.conts[t.c]
+	if state {
+		c.holds = true // the result, with the state's placeholders at e.phs
+	}
 	if n := len(c.ops); tag != 'b' && n > 0 && c.ops[n-1].tag == tag {
 		c.ops[n-1].n += k
 	} else {
@@ -1397,12 +1461,42 @@ func (e *fastEnc) emitTop(top int) error {
 		e.write(region)
 		return nil
 	}
+	e.allowRoot = true
 	head, err := e.sealHeader(e.tmp[:0], s, region)
+	e.allowRoot = false
 	if err != nil {
 		return err
 	}
 	e.tmp = head
 	e.write(head)
+	if s.kind == fkCall && e.conts[s.c].holds {
+		// the call result: its body as is, but for the placeholders of
+		// its state's dropped values
+		f, err := os.Open(e.path)
+		if err != nil {
+			return errSlow
+		}
+		defer f.Close()
+		prev := 0
+		for _, at := range e.phs {
+			rel := at - s.off
+			if rel < prev || rel >= len(region) || region[rel] != 0 {
+				return errSlow
+			}
+			e.write(region[prev:rel])
+			i, k := binary.Uvarint(region[rel+1:])
+			if k <= 0 || i >= uint64(len(e.drops)) || e.drops[i].end == 0 {
+				return errSlow
+			}
+			if err := e.replay(f, e.drops[i]); err != nil {
+				return err
+			}
+			prev = rel + 1 + k
+		}
+		e.write(region[prev:])
+		e.release(s)
+		return nil
+	}
 	if len(e.drops) == 0 || !e.conts[s.c].root {
 		for _, p := range e.pieces {
 			e.write(p)

@@ -94,6 +94,19 @@ func TestFastBigValues(t *testing.T) {
 			w.str("tail").op(']').memo().op('s')
 			return w.op('.').b
 		},
+		"call-root-state": func() []byte {
+			// an object whose BUILD state holds two tables (dropped and
+			// read again inside the call's encoding) and a scalar
+			w := (&pw{}).op(0x80, 4).str("mod").memo().str("Dataset").memo().op(0x93).memo().op(')', 0x81).memo()
+			w.op('}').memo().op('(')
+			w.str("train").memo()
+			w.rows(4000)
+			w.str("n").int(2)
+			w.str("test").memo()
+			w.rowsKeys(1000, 8, 9) // "id" and "name" of train's first row
+			w.op('u', 'b')
+			return w.op('.').b
+		},
 		"tuple-root": func() []byte {
 			w := (&pw{}).op(0x80, 4)
 			w.rows(40000)
