@@ -511,19 +511,13 @@ func (o *Op) argString() string {
 // consumed nothing, in every other case (arg then reads the argument and
 // reports any error).
 func (r *Reader) fastArg(o *Op, info *OpInfo) bool {
-	var k int
-	switch info.Arg {
-	case ArgNone:
+	k := argWidth(info.Arg)
+	switch k {
+	case 0:
 		return true
-	case ArgUint1:
-		k = 1
-	case ArgUint2:
-		k = 2
-	case ArgInt4, ArgUint4:
-		k = 4
-	case ArgFloat8:
-		k = 8
-	case ArgString1, ArgBytes1, ArgUnicode1:
+	case -2:
+		return false
+	case -1:
 		b, err := r.br.Peek(1)
 		if err != nil {
 			return false
@@ -532,8 +526,6 @@ func (r *Reader) fastArg(o *Op, info *OpInfo) bool {
 		if int64(b[0]) >= r.threshold() {
 			return false
 		}
-	default:
-		return false
 	}
 	if k > r.br.Buffered() || int64(k) > r.left() || (r.frameEnd >= 0 && o.Offset < r.frameEnd && int64(k) > r.frameEnd-r.off) {
 		return false
@@ -878,24 +870,15 @@ func (r *Reader) skimBuffered(dst []Skimmed) int {
 		if info == nil || c == byte(FRAME) || c == byte(STOP) {
 			break
 		}
-		var k int
-		switch info.Arg {
-		case ArgNone:
-		case ArgUint1:
-			k = 1
-		case ArgUint2:
-			k = 2
-		case ArgInt4, ArgUint4:
-			k = 4
-		case ArgFloat8:
-			k = 8
-		case ArgString1, ArgBytes1, ArgUnicode1:
+		k := argWidth(info.Arg)
+		switch k {
+		case -2:
+			return r.skimmed(i, n)
+		case -1:
 			if i+1 >= len(b) || int64(b[i+1]) >= th {
 				return r.skimmed(i, n)
 			}
 			k = 1 + int(b[i+1])
-		default:
-			return r.skimmed(i, n)
 		}
 		end := off + 1 + int64(k)
 		if i+1+k > len(b) || (r.size >= 0 && end > r.size) || (r.frameEnd >= 0 && end > r.frameEnd) {
@@ -916,6 +899,27 @@ func (r *Reader) skimmed(i, n int) int {
 		r.off += int64(i)
 	}
 	return n
+}
+
+// argWidth is the byte width of a fixed-width argument (0: none); -1 for a
+// short str/bytes argument (a length byte, then the bytes); -2 for the
+// others (text lines, long lengths).
+func argWidth(kind ArgKind) int {
+	switch kind {
+	case ArgNone:
+		return 0
+	case ArgUint1:
+		return 1
+	case ArgUint2:
+		return 2
+	case ArgInt4, ArgUint4:
+		return 4
+	case ArgFloat8:
+		return 8
+	case ArgString1, ArgBytes1, ArgUnicode1:
+		return -1
+	}
+	return -2
 }
 
 // fixedArg decodes a fixed-width integer argument (a float's bits for
