@@ -1,0 +1,800 @@
+package canon
+
+// Pass 2 of the streaming hash (see fast.go): every value's canonical
+// encoding, built in an arena as its container consumes it.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash"
+	"slices"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// ---- pass 2 ----
+
+// kinds of values on the fast stack
+const (
+	fkNone uint8 = iota
+	fkInt
+	fkStr
+	fkBytes
+	fkGlobal   // 'g'/'G' module qualname
+	fkPureComp // pure tuple or frozenset: 'H' + digest
+	fkBool     // pure, but a key only with numeric unification: not here
+	fkFloat    // same
+	fkIdent    // a final identity value (bytearray, impure tuple, sealed container)
+	fkList     // containers being filled
+	fkDict
+	fkSet
+	fkCall // a call result (REDUCE, NEWOBJ) taking operations
+)
+
+func fkPure(k uint8) bool { return k <= fkFloat }
+
+// fkKey: may be a dict key or set item on the fast path (pure, and equal
+// only when the encodings are equal).
+func fkKey(k uint8) bool { return k <= fkPureComp }
+
+type fslot struct {
+	off  int // start of the value's bytes in the arena
+	kind uint8
+	c    int32 // containers: index in fastEnc.conts
+	op   int64 // offset of the first opcode that builds the value
+}
+
+type fcont struct {
+	drop   int32 // a value of a dict result, dropped: 1 + its index in fastEnc.drops
+	root   bool  // the dict result (or the call result's state), whose dropped values are read again at the end
+	holds  bool  // its encoding holds placeholders of dropped values: only emitTop may seal it
+	form   byte  // calls: 'c' REDUCE, 'w' NEWOBJ
+	ops    []fop // calls: operations (BUILD, APPEND(S), SETITEM(S), ADDITEMS)
+	n      int64
+	bounds []int // dict: key and value starts; set: item starts (relative to the region)
+	stream bool  // the list result, whose items go to the hash at once
+}
+
+// fop is one canonical operation on a call result: tag and argument count
+// (consecutive appends, setitems and additems merged, as View.ops does).
+type fop struct {
+	tag byte
+	n   int
+}
+
+// dropRec is a list value of a dict result whose encoding pass 2 dropped:
+// the bytes that build it and what reading them again needs.
+type dropRec struct {
+	start, end int64 // from its EMPTY_LIST to where the next key starts
+	memo0      int64 // the memo's size at start
+	n          int64 // its items
+}
+
+type memoEnt struct {
+	kind uint8
+	enc  []byte
+}
+
+type fastEnc struct {
+	opt      Options
+	scan     *fastScanResult
+	arena    []byte
+	stack    []fslot
+	marks    []int
+	conts    []fcont
+	free     []int32
+	memo     map[int64]memoEnt
+	nmemo    int64
+	lists    int32
+	proto    int
+	opOff    int64   // offset of the opcode being run
+	marks0   []int64 // offsets of the open MARKs
+	lastMark int64   // offset of the MARK toMark popped
+	drops    []dropRec
+	// phs: arena offsets of the placeholders in the call result's state
+	// (sealed into it by its BUILD); allowRoot: sealing a container that
+	// holds placeholders is allowed (emitTop, that BUILD)
+	phs       []int
+	allowRoot bool
+	path      string
+	size      int64
+	// calls or globals were met: then the result must be all that is left
+	// at STOP (anything else would hold an effect of its own)
+	logged bool
+
+	h   *countHash // the stream digest
+	out []byte     // pending bytes for h
+
+	// sealing scratch
+	tmp   []byte
+	kinds []uint8
+	offs  []int
+	perm  []int
+	// the body of the container being sealed, in canonical order
+	pieces [][]byte
+	// the last dict's key bytes and order (records share their keys)
+	lastKeys []byte
+	lastOffs []int
+	lastPerm []int
+	sortKeys [][]byte
+}
+
+func (e *fastEnc) write(b []byte) {
+	if len(b) >= 64<<10 {
+		e.h.Write(e.out)
+		e.out = e.out[:0]
+		e.h.Write(b)
+		return
+	}
+	e.out = append(e.out, b...)
+	if len(e.out) >= 64<<10 {
+		e.h.Write(e.out)
+		e.out = e.out[:0]
+	}
+}
+
+// fastHooks see every opcode of pass 2 around its step (pk diff's item
+// tracker); after is not called for STOP.
+type fastHooks interface {
+	before(e *fastEnc, o *pickle.Op) error
+	after(e *fastEnc, o *pickle.Op)
+}
+
+// Bounds of pass 2 (beyond them the graph path takes over, with its own
+// bounds): the arena holds at most arenaExpansion times the bytes read plus
+// arenaSlack, and a memo entry read back by GET encodes in at most
+// maxMemoEnc bytes (a large number shared many times would otherwise fill
+// the arena with copies).
+const (
+	arenaExpansion = 8
+	arenaSlack     = 64 << 20
+	maxMemoEnc     = 1 << 10
+)
+
+// countHash counts what it is given (MaxExpansion).
+type countHash struct {
+	hash.Hash
+	n int64
+}
+
+func (c *countHash) Write(b []byte) (int, error) {
+	c.n += int64(len(b))
+	return c.Hash.Write(b)
+}
+
+// fastEncode runs pass 2 and returns the stream digest; hooks may be nil.
+func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hooks fastHooks) ([]byte, error) {
+	f, size2, done, err := openBare(path)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if size2 != size {
+		return nil, errSlow
+	}
+	rd := pickle.NewReader(f, size, path)
+	rd.NewHash = opt.Algo.New
+	rd.Borrow = true
+	if hooks != nil || size < 0 {
+		scan.rootVals = nil // item fingerprints need the encodings; no seeking in a compressed stream
+	}
+	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size}
+	e.h.Write([]byte(opt.header()))
+	e.out = append(e.out, 'r')
+	var o pickle.Op
+	for {
+		if err := rd.NextInto(&o); err != nil {
+			return nil, errSlow
+		}
+		if hooks != nil {
+			if err := hooks.before(e, &o); err != nil {
+				return nil, errSlow
+			}
+		}
+		e.opOff = o.Offset
+		stop, err := e.step(&o)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(e.arena)) > arenaExpansion*rd.Offset()+arenaSlack {
+			return nil, errSlow
+		}
+		if stop {
+			if !rd.AtEOF() || done() != nil {
+				return nil, errSlow
+			}
+			e.h.Write(e.out)
+			if e.h.n > MaxExpansion*rd.Offset()+MaxExpansionSlack {
+				return nil, errSlow // the graph path refuses it (errExpansion)
+			}
+			return e.h.Sum(nil), nil
+		}
+		if hooks != nil {
+			hooks.after(e, &o)
+		}
+	}
+}
+
+func (e *fastEnc) fence() int {
+	if len(e.marks) == 0 {
+		return 0
+	}
+	return e.marks[len(e.marks)-1]
+}
+
+func (e *fastEnc) toMark() (int, error) {
+	if len(e.marks) == 0 {
+		return 0, errSlow
+	}
+	p := e.marks[len(e.marks)-1]
+	e.lastMark = e.marks0[len(e.marks0)-1]
+	e.marks = e.marks[:len(e.marks)-1]
+	e.marks0 = e.marks0[:len(e.marks0)-1]
+	if p > len(e.stack) {
+		return 0, errSlow
+	}
+	return p, nil
+}
+
+// push starts a value whose bytes the caller appends to the arena next.
+func (e *fastEnc) push(kind uint8) {
+	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: -1, op: e.opOff})
+}
+
+func (e *fastEnc) newCont(kind uint8) int32 {
+	var c int32
+	if n := len(e.free); n > 0 {
+		c = e.free[n-1]
+		e.free = e.free[:n-1]
+		e.conts[c] = fcont{bounds: e.conts[c].bounds[:0], ops: e.conts[c].ops[:0]}
+	} else {
+		c = int32(len(e.conts))
+		e.conts = append(e.conts, fcont{})
+	}
+	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: c, op: e.opOff})
+	return c
+}
+
+func (e *fastEnc) payload(o *pickle.Op, short, long byte) error {
+	if bl := o.Blob; bl != nil {
+		if len(bl.Digest) != e.opt.Algo.Size() {
+			return errSlow
+		}
+		e.arena = append(e.arena, long)
+		e.arena = appendUvarint(e.arena, uint64(bl.Len))
+		e.arena = append(e.arena, bl.Digest...)
+		return nil
+	}
+	if len(o.Str) <= InlineMax {
+		e.arena = append(e.arena, short)
+		e.arena = appendStr(e.arena, o.Str)
+		return nil
+	}
+	e.arena = append(e.arena, long)
+	e.arena = appendUvarint(e.arena, uint64(len(o.Str)))
+	e.arena = e.opt.Algo.sum(e.arena, []byte(o.Str))
+	return nil
+}
+
+func (e *fastEnc) step(o *pickle.Op) (bool, error) {
+	switch o.Code {
+	case pickle.PROTO:
+		e.proto = int(o.Int)
+	case pickle.FRAME:
+	case pickle.STOP:
+		if len(e.stack) <= e.fence() {
+			return false, errSlow
+		}
+		top := len(e.stack) - 1
+		if e.logged && (top != 0 || len(e.marks) != 0) {
+			return false, errSlow
+		}
+		s := e.stack[top]
+		if s.c >= 0 && e.conts[s.c].stream {
+			if s.kind != fkList || e.conts[s.c].n != e.scan.rootLen || len(e.arena) != s.off {
+				return false, errSlow
+			}
+		} else {
+			if e.scan.rootList >= 0 {
+				return false, errSlow
+			}
+			if err := e.emitTop(top); err != nil {
+				return false, err
+			}
+		}
+		e.write([]byte{'.'})
+		return true, nil
+	case pickle.MARK:
+		e.marks = append(e.marks, len(e.stack))
+		e.marks0 = append(e.marks0, e.opOff)
+	case pickle.NONE:
+		e.push(fkNone)
+		e.arena = append(e.arena, 'n')
+	case pickle.NEWTRUE, pickle.NEWFALSE:
+		e.push(fkBool)
+		b := byte(0)
+		if o.Code == pickle.NEWTRUE {
+			b = 1
+		}
+		e.arena = append(e.arena, 'b', b)
+	case pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2, pickle.LONG, pickle.LONG1, pickle.LONG4:
+		if o.IsBool {
+			e.push(fkBool)
+			e.arena = append(e.arena, 'b', byte(o.Int))
+			break
+		}
+		e.push(fkInt)
+		e.arena = appendIntVal(e.arena, o.Int, o.Big)
+	case pickle.FLOAT, pickle.BINFLOAT:
+		e.push(fkFloat)
+		e.arena = append(e.arena, 'f')
+		e.arena = binary.BigEndian.AppendUint64(e.arena, uint64(o.Int))
+	case pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8:
+		e.push(fkStr)
+		return false, e.payload(o, 's', 'S')
+	case pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8:
+		e.push(fkBytes)
+		return false, e.payload(o, 'y', 'Y')
+	case pickle.BYTEARRAY8:
+		e.push(fkIdent)
+		e.arena = append(e.arena, 'N', 'a')
+		if err := e.payload(o, 'y', 'Y'); err != nil {
+			return false, err
+		}
+		e.arena = append(e.arena, 0)
+	case pickle.EMPTY_LIST:
+		idx := e.lists
+		c := e.openList(0)
+		if e.scan.rootVals[idx] {
+			// a value of the dict result: dropped, read again at the end
+			e.drops = append(e.drops, dropRec{start: e.opOff, memo0: e.nmemo})
+			e.conts[c].drop = int32(len(e.drops))
+			e.arena = append(e.arena, 0)
+			e.arena = appendUvarint(e.arena, uint64(len(e.drops)-1))
+		}
+	case pickle.EMPTY_DICT:
+		c := e.newCont(fkDict)
+		switch {
+		case e.scan.rootVals == nil:
+		case !e.scan.stateVals:
+			e.conts[c].root = len(e.stack) == 1 // the dict result
+		default:
+			// the state of the call result (pass 1 saw it BUILT there)
+			e.conts[c].root = len(e.stack) == 2 && e.stack[0].kind == fkCall && e.stack[0].c >= 0
+		}
+	case pickle.EMPTY_SET:
+		e.newCont(fkSet)
+	case pickle.EMPTY_TUPLE:
+		e.push(fkPureComp)
+		e.arena = append(e.arena, 'H')
+		e.arena = e.opt.Algo.sum(e.arena, []byte{'T', 0})
+	case pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET:
+		p, err := e.toMark()
+		if err != nil {
+			return false, err
+		}
+		return false, e.built(e.lastMark, e.fromMark(o.Code, p))
+	case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
+		c := int(o.Code-pickle.TUPLE1) + 1
+		if len(e.stack)-c < e.fence() {
+			return false, errSlow
+		}
+		return false, e.built(e.stack[len(e.stack)-c].op, e.fromMark(pickle.TUPLE, len(e.stack)-c))
+	case pickle.APPEND, pickle.SETITEM:
+		c := 1
+		if o.Code == pickle.SETITEM {
+			c = 2
+		}
+		x := len(e.stack) - c
+		if x <= e.fence() {
+			return false, errSlow
+		}
+		return false, e.addTo(x, o.Code)
+	case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
+		p, err := e.toMark()
+		if err != nil {
+			return false, err
+		}
+		if p <= e.fence() {
+			return false, errSlow
+		}
+		return false, e.addTo(p, o.Code)
+	case pickle.GLOBAL:
+		e.logged = true
+		return false, e.global(o.Str, o.Name)
+	case pickle.STACK_GLOBAL:
+		e.logged = true
+		x := len(e.stack) - 2
+		if x < e.fence() || e.stack[x].kind != fkStr || e.stack[x+1].kind != fkStr {
+			return false, errSlow
+		}
+		mod, ok1 := inlineStr(e.arena[e.stack[x].off:e.stack[x+1].off])
+		name, ok2 := inlineStr(e.arena[e.stack[x+1].off:])
+		if !ok1 || !ok2 {
+			return false, errSlow
+		}
+		ms, ns := string(mod), string(name)
+		op := e.stack[x].op
+		e.arena = e.arena[:e.stack[x].off]
+		e.stack = e.stack[:x]
+		return false, e.built(op, e.global(ms, ns))
+	case pickle.REDUCE, pickle.NEWOBJ:
+		e.logged = true
+		x := len(e.stack) - 2
+		if x < e.fence() {
+			return false, errSlow
+		}
+		form := byte('w')
+		if o.Code == pickle.REDUCE {
+			form = 'c'
+			if e.stack[x].kind != fkGlobal {
+				return false, errSlow
+			}
+			mod, name, ok := parseGlobal(e.arena[e.stack[x].off:e.stack[x+1].off])
+			if !ok || ruleCallable(mod, name) {
+				return false, errSlow
+			}
+		}
+		if err := e.sealFrom(x); err != nil {
+			return false, err
+		}
+		start, op := e.stack[x].off, e.stack[x].op
+		e.stack = e.stack[:x]
+		c := e.newCont(fkCall)
+		e.stack[len(e.stack)-1].off = start
+		e.stack[len(e.stack)-1].op = op
+		e.conts[c].form = form
+	case pickle.BUILD:
+		x := len(e.stack) - 1
+		if x-1 < e.fence() {
+			return false, errSlow
+		}
+		return false, e.addOp(x, 'b')
+	case pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
+		if len(e.stack) <= e.fence() {
+			return false, errSlow
+		}
+		idx := o.Int
+		if o.Code == pickle.MEMOIZE {
+			if !e.scan.memoize {
+				return false, errSlow
+			}
+			idx = e.nmemo
+			e.nmemo++
+		} else if e.scan.memoize {
+			return false, errSlow
+		}
+		if !e.scan.isLive(idx) {
+			break
+		}
+		s := e.stack[len(e.stack)-1]
+		if !fkPure(s.kind) {
+			e.memo[idx] = memoEnt{kind: fkIdent}
+			break
+		}
+		e.memo[idx] = memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])}
+	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
+		m, ok := e.memo[o.Int]
+		if !ok || !fkPure(m.kind) || o.Big != nil || len(m.enc) > maxMemoEnc {
+			return false, errSlow
+		}
+		e.push(m.kind)
+		e.arena = append(e.arena, m.enc...)
+	default:
+		return false, errSlow
+	}
+	return false, nil
+}
+
+// openList starts a list (EMPTY_LIST, or LIST over n items already in the
+// arena: the caller has sealed them and moves the slot's start to theirs).
+func (e *fastEnc) openList(n int64) int32 {
+	idx := e.lists
+	e.lists++
+	c := e.newCont(fkList)
+	e.conts[c].n = n
+	if idx == e.scan.rootList {
+		e.conts[c].stream = true
+		e.write([]byte{'N', 'l'})
+		e.write(appendUvarint(nil, uint64(e.scan.rootLen)))
+		e.write([]byte{0})
+	}
+	return c
+}
+
+// built sets the first opcode of the value fromMark (or a call) left on
+// top, for the byte ranges of dropped values.
+func (e *fastEnc) built(op int64, err error) error {
+	if err == nil && len(e.stack) > 0 {
+		e.stack[len(e.stack)-1].op = op
+	}
+	return err
+}
+
+// fromMark builds LIST, DICT, TUPLE(1-3) or FROZENSET from stack[p:].
+func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
+	if err := e.sealFrom(p); err != nil {
+		return err
+	}
+	k := len(e.stack) - p
+	start := len(e.arena)
+	if p < len(e.stack) {
+		start = e.stack[p].off
+	}
+	switch code {
+	case pickle.LIST:
+		e.stack = e.stack[:p]
+		e.openList(int64(k))
+		s := &e.stack[len(e.stack)-1]
+		s.off = start
+		if e.conts[s.c].stream {
+			e.write(e.arena[start:])
+			e.arena = e.arena[:start]
+		}
+	case pickle.DICT:
+		if k%2 != 0 {
+			return errSlow
+		}
+		for i := p; i < len(e.stack); i += 2 {
+			if !fkKey(e.kinds[i-p]) {
+				return errSlow
+			}
+		}
+		offs := slices.Clone(e.offs[:k])
+		e.stack = e.stack[:p]
+		c := e.newCont(fkDict)
+		s := &e.stack[len(e.stack)-1]
+		s.off = start
+		for _, off := range offs {
+			e.conts[c].bounds = append(e.conts[c].bounds, off-start)
+		}
+		e.conts[c].n = int64(k / 2)
+	case pickle.TUPLE:
+		pure := true
+		for _, kd := range e.kinds[:k] {
+			if !fkPure(kd) {
+				pure = false
+				break
+			}
+		}
+		e.tmp = e.tmp[:0]
+		if pure {
+			e.tmp = append(e.tmp, 'T')
+			e.tmp = appendUvarint(e.tmp, uint64(k))
+			e.tmp = append(e.tmp, e.arena[start:]...)
+			e.arena = append(e.arena[:start], 'H')
+			e.arena = e.opt.Algo.sum(e.arena, e.tmp)
+		} else {
+			e.tmp = append(e.tmp, 'N', 'T')
+			e.tmp = appendUvarint(e.tmp, uint64(k))
+			e.tmp = append(e.tmp, 0)
+			e.tmp = append(e.tmp, e.arena[start:]...)
+			e.arena = append(e.arena[:start], e.tmp...)
+		}
+		e.stack = e.stack[:p]
+		e.stack = append(e.stack, fslot{off: start, kind: fkIdent, c: -1})
+		if pure {
+			e.stack[len(e.stack)-1].kind = fkPureComp
+		}
+	case pickle.FROZENSET:
+		for _, kd := range e.kinds[:k] {
+			if !fkKey(kd) {
+				return errSlow
+			}
+		}
+		order, err := e.order(e.arena[start:], e.offs[:k], start, false)
+		if err != nil {
+			return err
+		}
+		e.tmp = append(e.tmp[:0], 'F')
+		e.tmp = appendUvarint(e.tmp, uint64(k))
+		for _, b := range order {
+			e.tmp = append(e.tmp, b...)
+		}
+		e.arena = append(e.arena[:start], 'H')
+		e.arena = e.opt.Algo.sum(e.arena, e.tmp)
+		e.stack = append(e.stack[:p], fslot{off: start, kind: fkPureComp, c: -1})
+	}
+	return nil
+}
+
+// addTo handles APPEND(S), SETITEM(S) and ADDITEMS: items are stack[x:],
+// the target stack[x-1].
+func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
+	t := e.stack[x-1]
+	want := fkList
+	switch code {
+	case pickle.SETITEM, pickle.SETITEMS:
+		want = fkDict
+	case pickle.ADDITEMS:
+		want = fkSet
+	}
+	if t.kind == fkCall {
+		tag := byte('a')
+		switch want {
+		case fkDict:
+			tag = 's'
+		case fkSet:
+			tag = 'd'
+		}
+		if want == fkDict && (len(e.stack)-x)%2 != 0 {
+			return errSlow
+		}
+		return e.addOp(x, tag)
+	}
+	if t.kind != want || t.c < 0 {
+		return errSlow
+	}
+	k := len(e.stack) - x
+	if k == 0 {
+		return nil
+	}
+	c := &e.conts[t.c]
+	if c.stream {
+		c.n += int64(k)
+		err := e.sealOut(x)
+		e.stack = e.stack[:x]
+		return err
+	}
+	if c.drop > 0 {
+		if want != fkList {
+			return errSlow
+		}
+		// a dropped value: count its items, keep nothing of them
+		c.n += int64(k)
+		for i := x; i < len(e.stack); i++ {
+			if e.stack[i].c >= 0 {
+				if e.conts[e.stack[i].c].stream || e.conts[e.stack[i].c].drop > 0 {
+					return errSlow
+				}
+				e.release(&e.stack[i])
+			}
+		}
+		e.arena = e.arena[:e.stack[x].off]
+		e.stack = e.stack[:x]
+		return nil
+	}
+	if c.root && want == fkDict {
+		// dropped values set in the dict result: their byte ranges end
+		// where the next key starts, or at this SETITEM(S)
+		for i := x + 1; i < len(e.stack); i += 2 {
+			s := &e.stack[i]
+			if s.c < 0 || e.conts[s.c].drop == 0 {
+				continue
+			}
+			d := &e.drops[e.conts[s.c].drop-1]
+			d.n, d.end = e.conts[s.c].n, e.opOff
+			if i+1 < len(e.stack) {
+				d.end = e.stack[i+1].op
+			}
+			c.holds = true
+			e.conts[s.c].drop = 0
+			e.release(s) // its bytes are the placeholder
+		}
+	}
+	if err := e.sealFrom(x); err != nil {
+		return err
+	}
+	c = &e.conts[t.c]
+	switch want {
+	case fkList:
+		c.n += int64(k)
+	case fkDict:
+		if k%2 != 0 {
+			return errSlow
+		}
+		for i := 0; i < k; i += 2 {
+			if !fkKey(e.kinds[i]) {
+				return errSlow
+			}
+		}
+		for _, off := range e.offs[:k] {
+			c.bounds = append(c.bounds, off-t.off)
+		}
+		c.n += int64(k / 2)
+	case fkSet:
+		for i := 0; i < k; i++ {
+			if !fkKey(e.kinds[i]) {
+				return errSlow
+			}
+		}
+		for _, off := range e.offs[:k] {
+			c.bounds = append(c.bounds, off-t.off)
+		}
+		c.n += int64(k)
+	}
+	e.stack = e.stack[:x]
+	return nil
+}
+
+// addOp records an operation with arguments stack[x:] on the call result
+// at stack[x-1]; the arguments' bytes stay where they are, after the call's
+// other children.
+func (e *fastEnc) addOp(x int, tag byte) error {
+	t := e.stack[x-1]
+	if t.kind != fkCall || t.c < 0 {
+		return errSlow // BUILD or a foreign operation on anything else: the graph path
+	}
+	k := len(e.stack) - x
+	if k == 0 {
+		return nil // an empty batch is no operation
+	}
+	state := tag == 'b' && x == 1 && k == 1 && e.stack[x].c >= 0 && e.conts[e.stack[x].c].holds
+	if state {
+		e.allowRoot, e.phs = true, e.phs[:0]
+	}
+	err := e.sealFrom(x)
+	e.allowRoot = false
+	if err != nil {
+		return err
+	}
+	c := &e.conts[t.c]
+	if state {
+		c.holds = true // the result, with the state's placeholders at e.phs
+	}
+	if n := len(c.ops); tag != 'b' && n > 0 && c.ops[n-1].tag == tag {
+		c.ops[n-1].n += k
+	} else {
+		c.ops = append(c.ops, fop{tag: tag, n: k})
+	}
+	e.stack = e.stack[:x]
+	return nil
+}
+
+// global pushes a global as find_class sees it at this protocol.
+func (e *fastEnc) global(module, name string) error {
+	module, name, _, dotted := pickle.MapGlobal(e.proto, module, name)
+	if module == "builtins" && name == "__main__" {
+		return errSlow // dill-main
+	}
+	e.push(fkGlobal)
+	if dotted {
+		e.arena = append(e.arena, 'G')
+	} else {
+		e.arena = append(e.arena, 'g')
+	}
+	e.arena = appendStr(e.arena, module)
+	e.arena = appendStr(e.arena, name)
+	return nil
+}
+
+// ruleCallable reports whether a REDUCE of this global may be rewritten by
+// a rule of the canonical form (section 5 and 6): those calls take the
+// graph path.
+func ruleCallable(module, name string) bool {
+	switch module {
+	case "builtins", "copyreg", "_codecs", "types", "functools":
+		return true
+	}
+	return cloudpickleName(module, name) != "" || dillName(module, name) != ""
+}
+
+// inlineStr decodes an 's' str encoding (a str of at most InlineMax bytes).
+func inlineStr(b []byte) ([]byte, bool) {
+	if len(b) < 2 || b[0] != 's' {
+		return nil, false
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || uint64(len(b)-1-k) != n {
+		return nil, false
+	}
+	return b[1+k:], true
+}
+
+// parseGlobal decodes a 'g'/'G' global encoding.
+func parseGlobal(b []byte) (mod, name string, ok bool) {
+	if len(b) < 1 || (b[0] != 'g' && b[0] != 'G') {
+		return "", "", false
+	}
+	b = b[1:]
+	var parts [2]string
+	for i := range parts {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return "", "", false
+		}
+		parts[i] = string(b[k : k+int(n)])
+		b = b[k+int(n):]
+	}
+	return parts[0], parts[1], len(b) == 0
+}

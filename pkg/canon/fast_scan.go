@@ -1,0 +1,286 @@
+package canon
+
+// Pass 1 of the streaming hash (see fast.go): the opcodes, their integer
+// arguments and a stack of small handles; what pass 2 must know first.
+
+import (
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// ---- pass 1 ----
+
+type fastScanResult struct {
+	rootList int32 // index (in creation order) of the list that is the result, or -1
+	rootLen  int64 // its final item count
+	// rootVals: the lists (by index) that are values of the result when it
+	// is a dict built at the bottom of the stack (pass 2 drops their
+	// encodings and reads them again at the end, in key order); nil when
+	// the memo could not be read again that way (an index written twice)
+	rootVals map[int32]bool
+	// stateVals: rootVals are those of the one BUILD state dict of a call
+	// result (not of a dict result)
+	stateVals bool
+	memoize   bool     // the stream memoises with MEMOIZE (else PUT)
+	live      []uint64 // bitset: memo indices some GET reads
+}
+
+func (s *fastScanResult) isLive(i int64) bool {
+	return i >= 0 && i>>6 < int64(len(s.live)) && s.live[i>>6]&(1<<(i&63)) != 0
+}
+
+// maxFastMemo bounds the memo indices the fast path tracks in a bitset.
+const maxFastMemo = 1 << 28
+
+// maxRootVals: a dict result with more list values than this keeps them
+// all in memory (each dropped value is read again with a seek of its own).
+const maxRootVals = 64
+
+func fastScan(path string) (*fastScanResult, int64, error) {
+	f, size, done, err := openBare(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer done()
+	rd := pickle.NewReader(f, size, path)
+	rd.Borrow = true
+	res := &fastScanResult{rootList: -1}
+	var (
+		stack  []int32 // list index, or -1
+		marks  []int
+		counts map[int32]int64 // by list index: item count
+		memo   int8            // 0 none yet, 1 MEMOIZE, 2 PUT
+		nmemo  int64
+	)
+	fence := func() int {
+		if len(marks) == 0 {
+			return 0
+		}
+		return marks[len(marks)-1]
+	}
+	toMark := func() (int, bool) {
+		if len(marks) == 0 {
+			return 0, false
+		}
+		p := marks[len(marks)-1]
+		marks = marks[:len(marks)-1]
+		return p, p <= len(stack)
+	}
+	useMemo := func(kind int8) bool {
+		if memo != 0 && memo != kind {
+			return false
+		}
+		memo = kind
+		return true
+	}
+	// Only a list built at the bottom of the stack can be streamed as the
+	// result: its count is kept (lists count in creation order, as pass 2
+	// counts them). A dict built at the bottom is -2 on the stack: lists
+	// set as its values are noted in rootVals.
+	nlists := int32(0)
+	newList := func(pos int, n int64) int32 {
+		idx := nlists
+		nlists++
+		if pos == 0 {
+			if counts == nil {
+				counts = map[int32]int64{}
+			}
+			counts[idx] = n
+		}
+		return idx
+	}
+	count := func(t int32, k int64) {
+		if _, ok := counts[t]; ok {
+			counts[t] += k
+		}
+	}
+	// A call built at the bottom is -4, and a dict built right above it
+	// -3: its lists too are noted (in stateVals) and kept out of memory when
+	// that dict is the call's one BUILD state and the call the result.
+	tooMany := false
+	var stateVals map[int32]bool
+	nState, stateBuilt := 0, 0
+	nCalls0, stateTarget := 0, -1 // calls built at the bottom; the one the state went to
+	rootVal := func(t, v int32) {
+		if (t != -2 && t != -3) || v < 0 || tooMany {
+			return
+		}
+		m := &res.rootVals
+		if t == -3 {
+			m = &stateVals
+		}
+		if *m == nil {
+			*m = map[int32]bool{}
+		}
+		(*m)[v] = true
+		tooMany = len(*m) > maxRootVals
+	}
+	var puts []uint64 // PUT indices written (one written twice: no rootVals)
+	dupPut := false
+	// Pass 1 needs the opcodes and their integer arguments only: Skim
+	// reads them in batches without decoding short strings (pass 2 checks
+	// those, and gives up on what the reader refuses).
+	batch := make([]pickle.Skimmed, 512)
+	var have, next int
+	var o *pickle.Skimmed
+	var failed error
+	for {
+		if next == have {
+			if failed != nil {
+				return nil, 0, errSlow
+			}
+			have, failed = rd.Skim(batch)
+			next = 0
+			if have == 0 {
+				return nil, 0, errSlow
+			}
+		}
+		o = &batch[next]
+		next++
+		switch o.Code {
+		case pickle.PROTO:
+			if o.Int > pickle.HighestProtocol {
+				return nil, 0, errSlow
+			}
+		case pickle.FRAME:
+		case pickle.STOP:
+			if len(stack) <= fence() || !rd.AtEOF() {
+				return nil, 0, errSlow
+			}
+			top := stack[len(stack)-1]
+			if _, ok := counts[top]; ok && top >= 0 {
+				res.rootList, res.rootLen = top, counts[top]
+			}
+			switch {
+			case dupPut || tooMany:
+				res.rootVals = nil
+			case top == -2:
+			case top == -4 && nState == 1 && stateBuilt == 1 && stateTarget == nCalls0:
+				res.rootVals, res.stateVals = stateVals, true
+			default:
+				res.rootVals = nil
+			}
+			res.memoize = memo == 1
+			if done() != nil {
+				return nil, 0, errSlow
+			}
+			return res, size, nil
+		case pickle.MARK:
+			marks = append(marks, len(stack))
+		case pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
+			pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
+			pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
+			pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8,
+			pickle.EMPTY_TUPLE, pickle.EMPTY_SET:
+			stack = append(stack, -1)
+		case pickle.EMPTY_DICT:
+			switch {
+			case len(stack) == 0:
+				stack = append(stack, -2)
+			case len(stack) == 1 && stack[0] == -4:
+				nState++
+				stack = append(stack, -3)
+			default:
+				stack = append(stack, -1)
+			}
+		case pickle.EMPTY_LIST:
+			stack = append(stack, newList(len(stack), 0))
+		case pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT:
+			p, ok := toMark()
+			if !ok {
+				return nil, 0, errSlow
+			}
+			k := len(stack) - p
+			stack = stack[:p]
+			if o.Code == pickle.LIST {
+				stack = append(stack, newList(len(stack), int64(k)))
+			} else {
+				stack = append(stack, -1)
+			}
+		case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
+			c := int(o.Code-pickle.TUPLE1) + 1
+			if len(stack)-c < fence() {
+				return nil, 0, errSlow
+			}
+			stack = append(stack[:len(stack)-c], -1)
+		case pickle.APPEND, pickle.SETITEM:
+			c := 1
+			if o.Code == pickle.SETITEM {
+				c = 2
+			}
+			if len(stack)-c <= fence() {
+				return nil, 0, errSlow
+			}
+			if c == 2 {
+				rootVal(stack[len(stack)-3], stack[len(stack)-1])
+			}
+			stack = stack[:len(stack)-c]
+			if t := stack[len(stack)-1]; t >= 0 && c == 1 {
+				count(t, 1)
+			}
+		case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
+			p, ok := toMark()
+			if !ok || p <= fence() {
+				return nil, 0, errSlow
+			}
+			k := len(stack) - p
+			if o.Code == pickle.SETITEMS {
+				for i := p + 1; i < len(stack); i += 2 {
+					rootVal(stack[p-1], stack[i])
+				}
+			}
+			stack = stack[:p]
+			if t := stack[p-1]; t >= 0 && o.Code == pickle.APPENDS {
+				count(t, int64(k))
+			}
+		case pickle.GLOBAL:
+			stack = append(stack, -1)
+		case pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ:
+			if len(stack)-2 < fence() {
+				return nil, 0, errSlow
+			}
+			stack = stack[:len(stack)-2]
+			if o.Code != pickle.STACK_GLOBAL && len(stack) == 0 {
+				nCalls0++
+				stack = append(stack, -4)
+			} else {
+				stack = append(stack, -1)
+			}
+		case pickle.BUILD:
+			if len(stack)-2 < fence() {
+				return nil, 0, errSlow
+			}
+			if stack[len(stack)-1] == -3 && stack[len(stack)-2] == -4 {
+				stateBuilt++
+				stateTarget = nCalls0
+			}
+			stack = stack[:len(stack)-1]
+		case pickle.MEMOIZE:
+			if len(stack) <= fence() || !useMemo(1) {
+				return nil, 0, errSlow
+			}
+			nmemo++
+		case pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
+			if len(stack) <= fence() || !useMemo(2) || o.Int < 0 || o.Int >= maxFastMemo || o.Big {
+				return nil, 0, errSlow
+			}
+			i := o.Int
+			for int64(len(puts)) <= i>>6 {
+				puts = append(puts, 0)
+			}
+			dupPut = dupPut || puts[i>>6]&(1<<(i&63)) != 0
+			puts[i>>6] |= 1 << (i & 63)
+		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
+			i := o.Int
+			if i < 0 || i >= maxFastMemo || o.Big {
+				return nil, 0, errSlow
+			}
+			for int64(len(res.live)) <= i>>6 {
+				res.live = append(res.live, 0)
+			}
+			res.live[i>>6] |= 1 << (i & 63)
+			stack = append(stack, -1)
+		default:
+			return nil, 0, errSlow
+		}
+	}
+}
