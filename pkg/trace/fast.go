@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -81,6 +82,14 @@ func openRegular(path string) (*os.File, int64, bool) {
 	return f, fi.Size(), true
 }
 
+// bare reports whether pkg/input reads the input as a bare pickle (no
+// compression, zip or .npy magic): the fast paths take only those.
+func bare(ra io.ReaderAt) bool {
+	var head [16]byte
+	k, _ := ra.ReadAt(head[:], 0)
+	return input.PlainPickle(head[:k])
+}
+
 // errFallback says why the fast path gave up.
 type errFallback struct{ reason string }
 
@@ -94,10 +103,8 @@ func fastTopOf(ra io.ReaderAt, size int64, name string, n int) (*Tree, error) {
 	if size <= 0 {
 		return nil, fallback("empty or unknown size")
 	}
-	var head [3]byte
-	if k, _ := ra.ReadAt(head[:], 0); k == 3 && string(head[:]) == "BZh" {
-		// pkg/input may read it as bzip2 (see sniffCompression)
-		return nil, fallback("bzip2 magic")
+	if !bare(ra) {
+		return nil, fallback("not a bare pickle (compression or container magic)")
 	}
 	m := &fastMachine{ra: ra, size: size, name: name, n: n}
 	m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)

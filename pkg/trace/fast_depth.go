@@ -91,9 +91,8 @@ func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, err
 	if size <= 0 {
 		return nil, fallback("empty or unknown size")
 	}
-	var head [3]byte
-	if k, _ := ra.ReadAt(head[:], 0); k == 3 && string(head[:]) == "BZh" {
-		return nil, fallback("bzip2 magic")
+	if !bare(ra) {
+		return nil, fallback("not a bare pickle (compression or container magic)")
 	}
 	run := func(dv *depthView) (*fastMachine, error) {
 		m := &fastMachine{ra: ra, size: size, name: name, dv: dv}
