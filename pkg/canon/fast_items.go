@@ -169,26 +169,6 @@ func (s *ItemScan) Items(focus int64) (*FastItems, bool) {
 	return t.res, true
 }
 
-// itemOps are the opcodes FastItemsFile takes: those of plain data and
-// of globals and calls (GLOBAL, STACK_GLOBAL, REDUCE, NEWOBJ, BUILD), as
-// far as the encoder takes them (it refuses the rest: REDUCE of a callable
-// some rule looks at, BUILD of anything but a call result, ...).
-var itemOps = func() (t [256]bool) {
-	for _, c := range []pickle.Opcode{pickle.PROTO, pickle.FRAME, pickle.STOP, pickle.MARK,
-		pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
-		pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
-		pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
-		pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8,
-		pickle.EMPTY_LIST, pickle.EMPTY_DICT, pickle.EMPTY_SET, pickle.EMPTY_TUPLE,
-		pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET, pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3,
-		pickle.APPEND, pickle.APPENDS, pickle.SETITEM, pickle.SETITEMS, pickle.ADDITEMS,
-		pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT, pickle.GET, pickle.BINGET, pickle.LONG_BINGET,
-		pickle.GLOBAL, pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ, pickle.BUILD} {
-		t[c] = true
-	}
-	return t
-}()
-
 // itemTracker follows the fast encoder's stack with the byte range of
 // every slot.
 type itemTracker struct {
@@ -227,9 +207,8 @@ func (t *itemTracker) memoNow(e *fastEnc) int32 {
 // before runs before the encoder steps o: it counts the dicts and sets o
 // consumes and, when o adds to the result, seals and records the items.
 func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
-	if !itemOps[o.Code] {
-		return errSlow
-	}
+	// (An opcode the encoder does not take makes its step give up right
+	// after this: pass 1 refused the file already.)
 	n := len(e.stack)
 	x := -1 // first slot consumed
 	switch o.Code {
