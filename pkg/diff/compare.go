@@ -165,17 +165,23 @@ func reasons(da, db *input.Doc, ha, hb *canon.Result, keepDictOrder bool) []Reas
 	for _, k := range keys {
 		out = append(out, Reason{Rule: k, Count: count[k]})
 	}
+	return formReasons(out, sets, dicts, len(protos), keepDictOrder)
+}
+
+// formReasons appends the reasons every pair of equal pickles shares: sets
+// (of more than one item) and dicts (of more than one entry) sorted,
+// protocols (the number of distinct ones), memo numbering and framing.
+func formReasons(out []Reason, sets, dicts, protos int, keepDictOrder bool) []Reason {
 	if sets > 0 {
 		out = append(out, Reason{Rule: "sets sorted", Count: sets})
 	}
 	if dicts > 0 && !keepDictOrder {
 		out = append(out, Reason{Rule: "dicts sorted", Count: dicts})
 	}
-	if len(protos) > 1 {
-		out = append(out, Reason{Rule: "protocol forms", Count: len(protos)})
+	if protos > 1 {
+		out = append(out, Reason{Rule: "protocol forms", Count: protos})
 	}
-	out = append(out, Reason{Rule: "memo numbering and framing", Count: 1})
-	return out
+	return append(out, Reason{Rule: "memo numbering and framing", Count: 1})
 }
 
 type cmp struct {

@@ -137,17 +137,11 @@ func both(f, g func() bool, parallel bool) (bool, bool) {
 // rule of the canonical form applies to them (it refuses the calls rules
 // rewrite); sets and dicts (also BUILD states) as counted by the passes.
 func fastReasons(fa, fb *canon.FastItems, keepDictOrder bool) []Reason {
-	var out []Reason
-	if n := fa.Sets + fb.Sets; n > 0 {
-		out = append(out, Reason{Rule: "sets sorted", Count: n})
-	}
-	if n := fa.Dicts + fb.Dicts; n > 0 && !keepDictOrder {
-		out = append(out, Reason{Rule: "dicts sorted", Count: n})
-	}
+	protos := 1
 	if fa.Proto != fb.Proto {
-		out = append(out, Reason{Rule: "protocol forms", Count: 2})
+		protos = 2
 	}
-	return append(out, Reason{Rule: "memo numbering and framing", Count: 1})
+	return formReasons(nil, fa.Sets+fb.Sets, fa.Dicts+fb.Dicts, protos, keepDictOrder)
 }
 
 type fastCmp struct {
