@@ -5,6 +5,8 @@
 #      vs python3 pickle.load (target: >= 5x faster, peak RSS below the file)
 #   2. ~500 MB pickle of a few large byte arrays: pk hash vs sha256sum of the
 #      file (target: >= 0.7x the throughput, RSS < 100 MB)
+#   3. other shapes the streaming path takes: a dict and an object holding a
+#      big table, a million class instances, stdin (pk numbers only)
 # Inputs are generated under testdata/bench/ (gitignored) on first run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -60,3 +62,37 @@ read -r sh_t sh_m < <(measure sha256sum "$B")
 echo "pk hash        ${pk_t}s  maxrss $((pk_m/1024)) MB"
 echo "sha256sum      ${sh_t}s  maxrss $((sh_m/1024)) MB"
 echo "throughput ratio (pk/sha256sum): $(echo "scale=2; $sh_t / $pk_t" | bc)x   (target >= 0.7x, RSS < 100 MB)"
+
+# 3. other shapes the streaming path takes (docs/pk-hash.md quotes these):
+#    a dict whose value is a big table, an object whose state holds one, a
+#    list of a million class instances, and stdin.
+S=testdata/bench
+if [ ! -s "$S/rows_dict.pkl" ] || [ ! -s "$S/dataset.pkl" ] || [ ! -s "$S/objects.pkl" ]; then
+  "$PY" - "$S" <<'PY'
+import os, pickle, sys, types
+out = sys.argv[1]
+mod = types.ModuleType("pkbench")          # pickled by reference, never imported
+sys.modules["pkbench"] = mod
+class Dataset:
+    def __init__(self, rows): self.rows, self.name = rows, "train"
+class P:
+    def __init__(self, i):
+        self.i, self.name, self.score, self.tags = i, "n%d" % i, i * 0.5, ["a", "b"]
+for c in (Dataset, P):
+    c.__module__ = "pkbench"; setattr(mod, c.__name__, c)
+rows = [{"id": i, "name": "user%07d" % i, "score": i * 0.5} for i in range(1_000_000)]
+for name, obj in (("rows_dict", {"rows": rows, "meta": {"n": 1}}), ("dataset", Dataset(rows)),
+                  ("objects", [P(i) for i in range(1_000_000)])):
+    with open(os.path.join(out, name + ".pkl"), "wb") as f:
+        pickle.dump(obj, f, protocol=4)
+PY
+fi
+echo "== pk hash: other shapes (streaming path)"
+for F in "$S/rows_dict.pkl" "$S/dataset.pkl" "$S/objects.pkl"; do
+  read -r pk_t pk_m < <(measure "$PK" hash "$F")
+  echo "pk hash $(basename "$F") ($(size_mb "$F") MB)   ${pk_t}s  maxrss $((pk_m/1024)) MB"
+done
+if [ -s "$S/dicts.pkl.gz" ]; then
+  read -r pk_t pk_m < <(measure sh -c "gzip -dc $S/dicts.pkl.gz | $PK hash -")
+  echo "gzip -dc dicts.pkl.gz | pk hash -   ${pk_t}s  maxrss $((pk_m/1024)) MB (of the pipeline's largest process)"
+fi
