@@ -105,12 +105,21 @@ func QuietGC() (restore func() (others bool)) {
 
 // ParseReader is Parse over an existing Reader. Like Parse, it holds
 // QuietGC while it runs: the process's GC percent is raised for that time.
+//
+// All the streams of the input run on one machine: its node slab, item
+// chunk, stack, marks and memo are reused from stream to stream, and
+// Stream.All of each stream is a window of one buffer reserved for the
+// whole input, so a stream costs its Stream, its nodes and their items,
+// not a fresh set of reservations (a million back-to-back pickles of
+// None: see docs/reader.md, Memory).
 func ParseReader(rd *Reader, opt Options) (*File, error) {
 	defer QuietGC()()
 	f := &File{Name: rd.Name()}
 	if opt.AfterBuild != nil {
 		rd.AfterBuild = opt.AfterBuild
 	}
+	m := newMachine(rd)
+	var tee prefixTee
 	for {
 		if rd.AtEOF() {
 			break
@@ -119,15 +128,20 @@ func ParseReader(rd *Reader, opt Options) (*File, error) {
 			break
 		}
 		start := rd.Offset()
-		var tee *prefixTee
 		if len(f.Streams) > 0 {
-			tee = &prefixTee{}
+			// the bytes of a later stream are kept aside in case it
+			// fails (File.Trailing); one tee serves every stream
+			tee.prefix = tee.prefix[:0]
 			if opt.NewHash != nil {
-				tee.h = opt.NewHash()
+				if tee.h == nil {
+					tee.h = opt.NewHash()
+				} else {
+					tee.h.Reset()
+				}
 			}
-			rd.Tee = tee
+			rd.Tee = &tee
 		}
-		st, err := RunStream(rd, len(f.Streams))
+		st, err := m.run(len(f.Streams))
 		if err != nil {
 			if len(f.Streams) == 0 {
 				return nil, err
@@ -140,7 +154,7 @@ func ParseReader(rd *Reader, opt Options) (*File, error) {
 			}
 			rd.Discard(math.MaxInt64)
 			rd.Tee = nil
-			f.Trailing = &Trailing{Offset: start, Len: rd.Offset() - start, Reason: reason, Prefix: tee.prefix}
+			f.Trailing = &Trailing{Offset: start, Len: rd.Offset() - start, Reason: reason, Prefix: append([]byte(nil), tee.prefix...)}
 			if tee.h != nil {
 				f.Trailing.Digest = tee.h.Sum(nil)
 			}
@@ -197,23 +211,54 @@ type machine struct {
 	op    *Op
 	cur   Op
 	nbuf  int64
+
+	// Shared by the streams run on this machine (ParseReader):
+	free    []*Node  // unused capacity of the buffer Stream.All windows are taken from
+	streams []Stream // chunk Stream values are carved from
+	start   int64    // offset of the first stream
+	before  int64    // nodes of the streams before this one
+}
+
+// newMachine returns a machine for the streams read from rd. Nodes and memo
+// entries are bounded by the opcodes left; with the input's size known a
+// fraction of that is reserved once for all the streams (untouched
+// capacity costs address space, not memory).
+func newMachine(rd *Reader) *machine {
+	m := &machine{rd: rd, start: rd.Offset()}
+	if left := rd.left(); left < math.MaxInt64 {
+		est := min(left/16, 1<<22) // bounded: the collector scans the whole capacity
+		m.free = make([]*Node, 0, est)
+		m.memo.dense = make([]int32, 0, est/2)
+	}
+	return m
 }
 
 // RunStream runs one pickle stream from the reader's position to its STOP.
 // At the end of input before any opcode it returns io.EOF.
 func RunStream(rd *Reader, index int) (*Stream, error) {
-	m := &machine{rd: rd, st: &Stream{Index: index, Offset: rd.Offset()}}
-	if left := rd.left(); left < math.MaxInt64 {
-		// Nodes and memo entries are bounded by the opcodes left; reserve a
-		// fraction up front (untouched capacity costs address space, not memory).
-		est := min(left/16, 1<<22) // bounded: the collector scans the whole capacity
-		m.st.All = make([]*Node, 0, est)
-		m.memo.dense = make([]int32, 0, est/2)
+	return newMachine(rd).run(index)
+}
+
+// run runs the next stream on m, reusing what earlier streams left: the
+// stack and marks (empty again), the memo (cleared), the node slab, the
+// item chunk and the rest of the Stream.All buffer.
+func (m *machine) run(index int) (*Stream, error) {
+	if len(m.streams) == 0 {
+		m.streams = make([]Stream, 64)
 	}
+	m.st = &m.streams[0]
+	m.streams = m.streams[1:]
+	*m.st = Stream{Index: index, Offset: m.rd.Offset(), All: m.free[:0]}
+	m.stack = m.stack[:0]
+	m.marks = m.marks[:0]
+	m.memo.reset()
+	m.nbuf = 0
+	rd := m.rd
 	for {
 		var err error
 		err = rd.next(&m.cur)
 		if err != nil {
+			m.endStream()
 			if errors.Is(err, io.EOF) {
 				if rd.Offset() == m.st.Offset {
 					return nil, &Error{File: rd.Name(), Offset: rd.Offset(), Reason: "empty input: not a pickle"}
@@ -225,13 +270,26 @@ func RunStream(rd *Reader, index int) (*Stream, error) {
 		m.op = &m.cur
 		done, err := m.step(m.op)
 		if err != nil {
+			m.endStream()
 			return nil, err
 		}
 		if done {
 			m.st.End = rd.Offset()
+			m.endStream()
 			return m.st, nil
 		}
 	}
+}
+
+// endStream closes the stream's window of the All buffer (a caller's append
+// to Stream.All reallocates, never writes into the next stream's window)
+// and hands the rest of the buffer to the next stream.
+func (m *machine) endStream() {
+	all := m.st.All
+	n := len(all)
+	m.free = all[n:n]
+	m.st.All = all[:n:n]
+	m.before += int64(n)
 }
 
 func (m *machine) fail(format string, args ...any) error {
@@ -294,11 +352,11 @@ func take(s slot, by *Node) *Node {
 func (m *machine) drop(s slot, popped bool) {
 	m.st.Self += s.pending
 	if s.origin && s.n.Owner == nil {
-		m.st.Tops = append(m.st.Tops, s.n)
+		m.st.Tops = m.add(m.st.Tops, s.n)
 		if popped {
-			m.st.Popped = append(m.st.Popped, s.n)
+			m.st.Popped = m.add(m.st.Popped, s.n)
 		} else {
-			m.st.Leftover = append(m.st.Leftover, s.n)
+			m.st.Leftover = m.add(m.st.Leftover, s.n)
 		}
 	}
 }
@@ -337,6 +395,20 @@ func (m *machine) takeAll(from int, by *Node) []*Node {
 	return items
 }
 
+// add appends n to one of the stream's lists of nodes (Tops, Popped,
+// Leftover); the first element is carved from the item chunk, so a stream
+// whose only top is its root allocates nothing for it.
+func (m *machine) add(list []*Node, n *Node) []*Node {
+	if cap(list) == 0 {
+		if len(m.items) == 0 {
+			m.items = make([]*Node, 2048)
+		}
+		list = m.items[:0:1]
+		m.items = m.items[1:]
+	}
+	return append(list, n)
+}
+
 func (m *machine) scalar(k Kind) *Node {
 	n := m.newNode(k)
 	m.push(n)
@@ -362,7 +434,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.st.Root = s.n
 		m.st.Self += s.pending
 		if s.origin && s.n.Owner == nil {
-			m.st.Tops = append(m.st.Tops, s.n)
+			m.st.Tops = m.add(m.st.Tops, s.n)
 		}
 		for _, l := range m.stack {
 			m.drop(l, false)
@@ -830,6 +902,14 @@ type memoTable struct {
 	count  int // entries set, as len(memo) in CPython (MEMOIZE stores there)
 }
 
+// reset empties the memo for the next stream, keeping the dense part's
+// capacity.
+func (t *memoTable) reset() {
+	t.dense = t.dense[:0]
+	t.sparse = nil
+	t.count = 0
+}
+
 func (t *memoTable) put(i int64, n *Node) {
 	switch {
 	case i >= 0 && i < int64(len(t.dense)):
@@ -869,18 +949,22 @@ func (t *memoTable) get(i int64, all []*Node) (*Node, bool) {
 }
 
 // growAll makes room in Stream.All: with the input size known, for the node
-// count projected from the bytes read so far (one copy instead of a series
-// of doublings, and no large unused capacity for the collector to scan).
+// count projected from the bytes read so far by every stream of the input
+// (one copy instead of a series of doublings, and no large unused capacity
+// for the collector to scan). The new buffer also serves the streams after
+// this one.
 func (m *machine) growAll() {
 	n := int64(len(m.st.All))
 	size := m.rd.Size()
-	done := m.rd.Offset() - m.st.Offset
-	if size < 0 || done <= 0 || n < 1024 {
+	done := m.rd.Offset() - m.start
+	total := m.before + n
+	if size < 0 || done <= 0 || total < 1024 {
 		return // append doubles
 	}
-	proj := n * (size - m.st.Offset) / done
+	proj := total * (size - m.start) / done
 	proj += proj/16 + 1024
-	if floor := n + n/4; proj < floor {
+	proj -= m.before // this stream's share onwards
+	if floor := n + n/4 + 16; proj < floor {
 		proj = floor
 	}
 	all := make([]*Node, n, proj)

@@ -34,6 +34,7 @@ func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span,
 	m := &machine{st: &Stream{Proto: proto}}
 	if len(spans) > 0 {
 		m.st.Offset, m.st.End = spans[0].Start, spans[len(spans)-1].End
+		m.start = m.st.Offset
 	}
 	var br *bufio.Reader
 	for i, sp := range spans {
