@@ -58,13 +58,13 @@ func (v *View) state() *encState {
 // leaf classifies n without looking at its items: 1 pure, 2 identity,
 // 3 pure if all items are pure.
 func (v *View) leaf(n *pickle.Node) uint8 {
-	switch v.special[n] {
+	switch v.specialOf(n) {
 	case 'P':
 		return 1
 	case 't':
 		return 2
 	}
-	if len(n.Muts()) > 0 || len(v.extraOps[n]) > 0 {
+	if len(n.Muts()) > 0 || len(v.extra(n)) > 0 {
 		return 2
 	}
 	switch n.Kind {
@@ -201,7 +201,7 @@ func appendIntVal(b []byte, i int64, x *big.Int) []byte {
 
 // appendScalar encodes a pure leaf.
 func (v *View) appendScalar(b []byte, n *pickle.Node) []byte {
-	if v.special[n] == 'P' {
+	if v.specialOf(n) == 'P' {
 		b = append(b, 'P')
 		return appendStr(b, n.Str)
 	}
@@ -768,7 +768,7 @@ func (e *encoder) node(n *pickle.Node) {
 	base := len(e.chbuf)
 	carved := false
 	switch {
-	case v.special[n] == 't':
+	case v.specialOf(n) == 't':
 		e.write('k')
 	case n.Kind == pickle.KindList, n.Kind == pickle.KindTuple:
 		if n.Kind == pickle.KindList {

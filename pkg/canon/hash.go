@@ -42,7 +42,7 @@ func (v *View) cover(n *pickle.Node) {
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if r, ok := v.repl[x]; ok {
+		if r := v.res(x); r != x {
 			push(r)
 		}
 		for _, c := range x.Items {
@@ -58,7 +58,7 @@ func (v *View) cover(n *pickle.Node) {
 				}
 			}
 		}
-		for _, o := range v.extraOps[x] {
+		for _, o := range v.extra(x) {
 			push(o.folded)
 			for _, c := range o.args {
 				push(c)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -133,7 +134,7 @@ func (n *Node) Name() string { return n.src.Name() }
 // kind for others).
 func (n *Node) Value() string {
 	s := n.src
-	switch n.v.special[s] {
+	switch n.v.specialOf(s) {
 	case 'P':
 		return "<" + s.Str + ">"
 	case 't':
@@ -298,9 +299,12 @@ func (n *Node) Ops() []Op {
 func (n *Node) HexDigest() string { return hex.EncodeToString(n.Digest()) }
 
 // pathsOf finds, breadth first from the root, the path of every node a
-// normalisation applied to.
+// normalisation applied to. The walk keeps, per node reached, its parent
+// and the edge's kind and indices; path strings are built only for the
+// nodes wanted, from those records.
 func (v *View) pathsOf() map[*pickle.Node]string {
 	want := map[*pickle.Node][]*pickle.Node{} // resolved node -> noted nodes
+	var wset nodeSet
 	left := 0
 	for _, a := range v.applied {
 		n := a.node
@@ -311,65 +315,110 @@ func (v *View) pathsOf() map[*pickle.Node]string {
 			}
 		}
 		r := v.res(n)
-		want[r] = append(want[r], a.node)
-		want[n] = append(want[n], a.node)
-		left++
+		if !slices.Contains(want[r], a.node) {
+			want[r] = append(want[r], a.node)
+			left++
+		}
+		wset.add(r.ID)
 	}
 	out := map[*pickle.Node]string{}
-	type item struct {
-		n    *pickle.Node
-		path *Node
+	var seen nodeSet
+	root := v.res(v.Stream.Root)
+	if root == nil {
+		return out
 	}
-	seen := map[*pickle.Node]bool{}
-	root := &Node{v: v, edge: "root"}
-	queue := []item{{v.Stream.Root, root}}
-	for len(queue) > 0 && left > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		for _, x := range []*pickle.Node{it.n, v.res(it.n)} {
-			for _, a := range want[x] {
+	// walk[i] is the i-th node reached (resolved), with the edge it was
+	// reached by; the slice is also the queue.
+	walk := []pathStep{{n: root, parent: -1}}
+	seen.add(root.ID)
+	for i := 0; i < len(walk) && left > 0; i++ {
+		n := walk[i].n
+		if wset.has(n.ID) {
+			for _, a := range want[n] {
 				if _, done := out[a]; !done {
-					out[a] = it.path.Path()
+					out[a] = v.stepPath(walk, int32(i))
 					left--
 				}
 			}
 		}
-		n := v.res(it.n)
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		add := func(c *pickle.Node, edge string) {
-			if c != nil && !seen[v.res(c)] {
-				queue = append(queue, item{c, &Node{v: v, parent: it.path, edge: edge}})
+		add := func(c *pickle.Node, kind uint8, a, b int) {
+			if c = v.res(c); c != nil && !seen.has(c.ID) {
+				seen.add(c.ID)
+				walk = append(walk, pathStep{n: c, parent: int32(i), kind: kind, a: int32(a), b: int32(b)})
 			}
 		}
 		switch n.Kind {
 		case pickle.KindDict:
-			for i := 0; i+1 < len(n.Items); i += 2 {
-				label := keyLabel(v, v.res(n.Items[i]), i/2)
-				add(n.Items[i], ".__key__"+label)
-				add(n.Items[i+1], label)
+			for j := 0; j+1 < len(n.Items); j += 2 {
+				add(n.Items[j], edgeKey, j/2, 0)
+				add(n.Items[j+1], edgeValue, j/2, 0)
 			}
 		case pickle.KindSet, pickle.KindFrozenSet:
-			for i, c := range n.Items {
-				add(c, fmt.Sprintf("{#%d}", i))
+			for j, c := range n.Items {
+				add(c, edgeSetItem, j, 0)
 			}
 		default:
-			for i, c := range n.Items {
-				add(c, fmt.Sprintf("[%d]", i))
+			for j, c := range n.Items {
+				add(c, edgeItem, j, 0)
 			}
 		}
 		if n.X != nil {
-			add(n.X.Func, ".__reduce__[0]")
-			add(n.X.Args, ".__reduce__[1]")
-			add(n.X.Kwargs, ".__reduce__[2]")
+			add(n.X.Func, edgeReduce, 0, 0)
+			add(n.X.Args, edgeReduce, 1, 0)
+			add(n.X.Kwargs, edgeReduce, 2, 0)
 		}
-		for i, o := range v.ops(n) {
-			for j, c := range o.args {
-				add(c, fmt.Sprintf(".__ops__[%d][%d]", i, j))
+		for j, o := range v.ops(n) {
+			for k, c := range o.args {
+				add(c, edgeOp, j, k)
 			}
 		}
 	}
 	return out
+}
+
+// pathStep is one node reached by pathsOf: the edge from walk[parent].
+type pathStep struct {
+	n      *pickle.Node
+	parent int32
+	kind   uint8
+	a, b   int32
+}
+
+const (
+	edgeItem    uint8 = iota // [a]
+	edgeSetItem              // {#a}
+	edgeKey                  // .__key__[label of key a]
+	edgeValue                // [label of key a]
+	edgeReduce               // .__reduce__[a]
+	edgeOp                   // .__ops__[a][b]
+)
+
+// stepPath builds the path string of walk[i].
+func (v *View) stepPath(walk []pathStep, i int32) string {
+	var idx []int32
+	for ; i > 0; i = walk[i].parent {
+		idx = append(idx, i)
+	}
+	var b strings.Builder
+	b.WriteString("root")
+	for k := len(idx) - 1; k >= 0; k-- {
+		s := walk[idx[k]]
+		switch s.kind {
+		case edgeItem:
+			fmt.Fprintf(&b, "[%d]", s.a)
+		case edgeSetItem:
+			fmt.Fprintf(&b, "{#%d}", s.a)
+		case edgeKey, edgeValue:
+			d := walk[s.parent].n
+			if s.kind == edgeKey {
+				b.WriteString(".__key__")
+			}
+			b.WriteString(keyLabel(v, v.res(d.Items[2*s.a]), int(s.a)))
+		case edgeReduce:
+			fmt.Fprintf(&b, ".__reduce__[%d]", s.a)
+		case edgeOp:
+			fmt.Fprintf(&b, ".__ops__[%d][%d]", s.a, s.b)
+		}
+	}
+	return b.String()
 }

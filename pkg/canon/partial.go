@@ -94,9 +94,9 @@ func (v *View) copyKwargs() {
 		c := v.synth(pickle.KindCall, r)
 		c.Op, c.Flags = r.Op, r.Flags
 		c.X = &pickle.Extra{Func: r.Func(), Args: r.Args(), Kwargs: d, Muts: r.Muts()}
-		v.repl[n] = c
+		v.setRepl(n, c)
 		if r != n {
-			v.repl[r] = c
+			v.setRepl(r, c)
 		}
 	}
 }

@@ -109,7 +109,7 @@ func (v *View) storageKey(n *pickle.Node) {
 	na[2] = v.placeholder(items[2], fmt.Sprintf("storage #%d", k))
 	t := v.synth(pickle.KindTuple, v.res(n.Items[0]))
 	t.Items = na
-	v.repl[n.Items[0]] = t
+	v.setRepl(n.Items[0], t)
 	v.note(RuleStorageKey, n)
 }
 
@@ -138,6 +138,6 @@ func (v *View) storageKeyList() {
 	for _, k := range ords {
 		l.Items = append(l.Items, v.placeholder(root, fmt.Sprintf("storage #%d", k)))
 	}
-	v.repl[root] = l
+	v.setRepl(root, l)
 	v.note(RuleStorageKey, root)
 }

@@ -74,10 +74,15 @@ type View struct {
 	Stream *pickle.Stream
 	Opt    Options
 
+	// The few nodes rules touch are found through maps, each guarded by a
+	// bitset by node ID so that the many other nodes cost one bit test.
 	repl     map[*pickle.Node]*pickle.Node // rewritten node -> its canonical replacement
-	extraOps map[*pickle.Node][]op         // folded calls, by target
-	folded   map[*pickle.Node]bool         // call nodes folded into their target
-	special  map[*pickle.Node]byte         // synthetic placeholder ('P') and tracker ('t') nodes
+	replSet  nodeSet
+	extraOps map[*pickle.Node][]op // folded calls, by target
+	extraSet nodeSet
+	folded   map[*pickle.Node]bool // call nodes folded into their target
+	special  map[*pickle.Node]byte // synthetic placeholder ('P') and tracker ('t') nodes
+	specSet  nodeSet
 	trackers map[string]*pickle.Node
 	nsyn     int32
 
@@ -128,15 +133,53 @@ func Normalize(s *pickle.Stream, opt Options) *View {
 	return v
 }
 
+// nodeSet is a bitset of node IDs.
+type nodeSet []uint64
+
+func (s nodeSet) has(id int32) bool {
+	w := int(id) >> 6
+	return id >= 0 && w < len(s) && s[w]&(1<<(uint(id)&63)) != 0
+}
+
+func (s *nodeSet) add(id int32) {
+	w := int(id) >> 6
+	for len(*s) <= w {
+		*s = append(*s, 0)
+	}
+	(*s)[w] |= 1 << (uint(id) & 63)
+}
+
 // res returns the canonical replacement of n.
 func (v *View) res(n *pickle.Node) *pickle.Node {
-	if n == nil || len(v.repl) == 0 {
+	if n == nil || !v.replSet.has(n.ID) {
 		return n
 	}
 	if r, ok := v.repl[n]; ok {
 		return r
 	}
 	return n
+}
+
+// setRepl makes with the canonical replacement of n.
+func (v *View) setRepl(n, with *pickle.Node) {
+	v.repl[n] = with
+	v.replSet.add(n.ID)
+}
+
+// specialOf returns 'P' for a placeholder, 't' for a tracker node, else 0.
+func (v *View) specialOf(n *pickle.Node) byte {
+	if !v.specSet.has(n.ID) {
+		return 0
+	}
+	return v.special[n]
+}
+
+// extra returns the folded calls applied to n.
+func (v *View) extra(n *pickle.Node) []op {
+	if !v.extraSet.has(n.ID) {
+		return nil
+	}
+	return v.extraOps[n]
 }
 
 func (v *View) note(rule string, n *pickle.Node) {
@@ -176,7 +219,7 @@ func (v *View) tuple(n *pickle.Node) ([]*pickle.Node, bool) {
 // str returns the value of n when it is an inline str.
 func (v *View) str(n *pickle.Node) (string, bool) {
 	n = v.res(n)
-	if n == nil || n.Kind != pickle.KindStr || n.Blob() != nil || len(n.Muts()) > 0 || v.special[n] != 0 {
+	if n == nil || n.Kind != pickle.KindStr || n.Blob() != nil || len(n.Muts()) > 0 || v.specialOf(n) != 0 {
 		return "", false
 	}
 	return n.Str, true
@@ -426,7 +469,7 @@ func latin1(s string) (string, bool) {
 }
 
 func (v *View) replace(n, with *pickle.Node, rule string) {
-	v.repl[n] = with
+	v.setRepl(n, with)
 	v.note(rule, n)
 }
 
@@ -449,7 +492,7 @@ func (v *View) withArgs(n *pickle.Node, args []*pickle.Node) {
 	t := v.synth(pickle.KindTuple, cur.Args())
 	t.Items = args
 	c.X = &pickle.Extra{Func: cur.Func(), Args: t, Kwargs: cur.Kwargs(), Muts: cur.Muts()}
-	v.repl[n] = c
+	v.setRepl(n, c)
 }
 
 // tracker applies N1: the class tracker id at args[i] becomes the tracker
@@ -483,6 +526,7 @@ func (v *View) mark(n *pickle.Node, b byte) {
 		v.special = map[*pickle.Node]byte{}
 	}
 	v.special[n] = b
+	v.specSet.add(n.ID)
 }
 
 func (v *View) placeholder(like *pickle.Node, name string) *pickle.Node {
@@ -562,7 +606,7 @@ func (v *View) dictPlaceholder(d *pickle.Node, key, name, rule string) bool {
 	c.Flags = d.Flags
 	c.Items = append([]*pickle.Node(nil), d.Items...)
 	c.Items[idx] = v.placeholder(d.Items[idx], name)
-	v.repl[d] = c
+	v.setRepl(d, c)
 	v.note(rule, d)
 	return true
 }
@@ -609,6 +653,7 @@ func (v *View) fold(n *pickle.Node) {
 		v.folded = map[*pickle.Node]bool{}
 	}
 	v.extraOps[target] = append(v.extraOps[target], o)
+	v.extraSet.add(target.ID)
 	v.folded[n] = true
 	if o.tag == 'S' {
 		v.note(RuleSetstate, n)
@@ -633,42 +678,63 @@ func (v *View) classLineno(state *pickle.Node) {
 
 // ops returns the canonical operations applied to n after its creation:
 // consecutive APPEND/APPENDS, SETITEM/SETITEMS and ADDITEMS merged, folded
-// calls merged in by stream offset.
+// calls merged in by stream offset. Its cost is linear in the operations
+// and their arguments (a run of 200,000 SETITEMs is one operation, its
+// arguments gathered in one slice).
 func (v *View) ops(n *pickle.Node) []op {
 	muts := n.Muts()
-	extra := v.extraOps[n]
+	extra := v.extra(n)
 	if len(muts) == 0 && len(extra) == 0 {
 		return nil
 	}
 	out := make([]op, 0, len(muts)+len(extra))
 	j := 0
-	for _, m := range muts {
+	for i := 0; i < len(muts); {
+		m := muts[i]
 		for j < len(extra) && extra[j].offset < m.Offset {
 			out = append(out, extra[j])
 			j++
 		}
-		var tag byte
-		switch m.Op {
-		case pickle.BUILD:
-			tag = 'b'
-		case pickle.APPEND, pickle.APPENDS:
-			tag = 'a'
-		case pickle.SETITEM, pickle.SETITEMS:
-			tag = 's'
-		case pickle.ADDITEMS:
-			tag = 'd'
-		default:
-			tag = '?'
+		tag := mutTag(m.Op)
+		// the run of operations merged with this one: same tag, no folded
+		// call in between
+		k := i + 1
+		if tag != 'b' {
+			for k < len(muts) && mutTag(muts[k].Op) == tag && (j >= len(extra) || extra[j].offset >= muts[k].Offset) {
+				k++
+			}
 		}
-		if tag != 'b' && len(out) > 0 && out[len(out)-1].tag == tag && out[len(out)-1].folded == nil {
-			last := &out[len(out)-1]
-			last.args = append(append([]*pickle.Node(nil), last.args...), m.Args...)
-			continue
+		if k == i+1 {
+			out = append(out, op{tag: tag, offset: m.Offset, args: m.Args})
+		} else {
+			total := 0
+			for _, r := range muts[i:k] {
+				total += len(r.Args)
+			}
+			args := make([]*pickle.Node, 0, total)
+			for _, r := range muts[i:k] {
+				args = append(args, r.Args...)
+			}
+			out = append(out, op{tag: tag, offset: m.Offset, args: args})
 		}
-		out = append(out, op{tag: tag, offset: m.Offset, args: m.Args})
+		i = k
 	}
 	out = append(out, extra[j:]...)
 	return out
+}
+
+func mutTag(o pickle.Opcode) byte {
+	switch o {
+	case pickle.BUILD:
+		return 'b'
+	case pickle.APPEND, pickle.APPENDS:
+		return 'a'
+	case pickle.SETITEM, pickle.SETITEMS:
+		return 's'
+	case pickle.ADDITEMS:
+		return 'd'
+	}
+	return '?'
 }
 
 // Applied returns every normalisation applied, in stream order of the node
