@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/pk-tools/pk/pkg/diff"
@@ -32,10 +33,14 @@ func newDiffCmd() *cobra.Command {
 and, when they are not, lists each difference at a Python-style path
 (root['provider'].create.__code__.co_consts[2]) with both sides shown short.
 
-Exit status: 0 same, 1 different, 2 trouble (as diff). See docs/pk-diff.md.`,
-		Args: cobra.ExactArgs(2),
+Exit status: 0 same, 1 different, 2 trouble (as diff).
+` + docsLine("pk-diff.md"),
+		Args: cobra.MatchAll(exactArgs(2, "two inputs, A and B ('-' for stdin, once)"), stdinOnce),
 		RunE: func(c *cobra.Command, args []string) error {
-			hf := hashFlags{algo: "sha256", strict: f.strict, keepDictOrder: f.keepDictOrder, strip: f.strip}
+			if usesStdin(args) {
+				watchStdin()
+			}
+			hf := hashFlags{algo: "sha256", noProfile: f.strict, keepDictOrder: f.keepDictOrder, strip: f.strip}
 			copt, err := hf.options()
 			if err != nil {
 				return &ExitError{Code: ExitTrouble, Err: err}
@@ -52,9 +57,9 @@ Exit status: 0 same, 1 different, 2 trouble (as diff). See docs/pk-diff.md.`,
 					if ie.Side == 'b' {
 						name = args[1]
 					}
-					return &ExitError{Code: ExitTrouble, Err: pickle.WithFile(ie.Err, name)}
+					return &ExitError{Code: ExitTrouble, Err: explain(pickle.WithFile(ie.Err, name))}
 				}
-				return &ExitError{Code: ExitTrouble, Err: err}
+				return &ExitError{Code: ExitTrouble, Err: explain(err)}
 			}
 			res.A, res.B = args[0], args[1]
 			if f.json {
@@ -72,12 +77,14 @@ Exit status: 0 same, 1 different, 2 trouble (as diff). See docs/pk-diff.md.`,
 	}
 	fl := c.Flags()
 	fl.BoolVar(&f.json, "json", false, "the verdict and the differences as one JSON object")
-	fl.IntVar(&f.max, "max", 50, "show at most N differences (0: all); the rest are counted")
+	intFlag(fl, &f.max, "max", "", 50, 0, math.MaxInt, "show at most N differences (0: all); the rest are counted")
 	fl.BoolVar(&f.raw, "raw", false, "an opcode-level unified diff of the two disassemblies, offsets and memo indices taken out")
-	fl.IntVarP(&f.context, "context", "U", 3, "with --raw: lines of context")
+	intFlag(fl, &f.context, "context", "U", 3, 0, math.MaxInt, "with --raw: lines of context")
 	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "as pk hash: plain dicts keep insertion order")
-	fl.StringSliceVar(&f.strip, "strip", nil, "as pk hash: also normalise these (lineno)")
-	fl.BoolVar(&f.strict, "strict", false, "as pk hash: no producer profile")
+	enumSliceFlag(fl, &f.strip, "strip", stripWords, "as pk hash: also normalise these (lineno)")
+	fl.BoolVar(&f.strict, "no-profile", false, "as pk hash: no producer profile (cloudpickle, dill)")
+	fl.BoolVar(&f.strict, "strict", false, "")
+	fl.MarkDeprecated("strict", "use --no-profile (pk hash's --strict now means what sha256sum's does)")
 	fl.StringArrayVar(&f.ignore, "ignore", nil, "leave out the subtree at PATH (repeatable), e.g. \"root['timestamp']\"")
 	fl.BoolVar(&f.allowBadCRC, "allow-bad-crc", false, "read zip members whose CRC does not match, as torch.load does")
 	return c
@@ -88,11 +95,11 @@ func runRawDiff(c *cobra.Command, a, b string, ctx int) error {
 	for i, name := range []string{a, b} {
 		doc, err := input.Open(name, pickle.Options{})
 		if err != nil {
-			return &ExitError{Code: ExitTrouble, Err: pickle.WithFile(err, name)}
+			return &ExitError{Code: ExitTrouble, Err: explain(pickle.WithFile(err, name))}
 		}
 		lines, err := rawListing(doc)
 		if err != nil {
-			return &ExitError{Code: ExitTrouble, Err: pickle.WithFile(err, name)}
+			return &ExitError{Code: ExitTrouble, Err: explain(pickle.WithFile(err, name))}
 		}
 		lists[i] = lines
 	}

@@ -3,10 +3,13 @@ package cmd
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 
+	"github.com/fatih/color"
 	"github.com/pk-tools/pk/pkg/dis"
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/spf13/cobra"
 )
 
@@ -22,21 +25,38 @@ func newDisCmd() *cobra.Command {
 stdin): offset, opcode, argument, indented by MARK nesting, with the memo
 slot and the opcode that built the object on PUT/MEMOIZE/GET lines.
 Bytes after the last pickle that are not one are reported as trailing.
-Nothing is executed. See docs/pk-dis.md.`,
-		Args: cobra.MinimumNArgs(1),
+On a terminal opcode names are in colour (--color). Nothing is executed.
+` + docsLine("pk-dis.md"),
+		Args: cobra.MatchAll(minArgs(1, "at least one FILE ('-' for stdin)"), stdinOnce),
 		RunE: func(c *cobra.Command, args []string) error {
 			if full {
 				opt.BlobThreshold = math.MaxInt64
 			}
+			if usesStdin(args) {
+				watchStdin()
+			}
+			o := opt
+			noIndent := o.Indent == 0
+			if noIndent {
+				o.Indent = 1 // pkg/dis indents by one space or more; disWriter takes it out
+			}
+			colour := !color.NoColor && !o.JSON && !o.Pickletools
+			out := newDisWriter(os.Stdout, colour, noIndent && !o.JSON)
 			failed := false
 			for _, path := range args {
-				if len(args) > 1 && !opt.JSON && !opt.Pickletools {
-					fmt.Fprintf(os.Stdout, "# file %s\n", path)
+				if len(args) > 1 && !o.JSON && !o.Pickletools {
+					fmt.Fprintf(out, "# file %s\n", path)
 				}
-				if err := disOne(path, opt); err != nil {
-					fmt.Fprintf(os.Stderr, "pk: %v\n", err)
+				if err := disOne(out, path, o); err != nil {
+					if d, ok := out.(*disWriter); ok {
+						d.flush()
+					}
+					fmt.Fprintf(os.Stderr, "pk: %v\n", explain(err))
 					failed = true
 				}
+			}
+			if d, ok := out.(*disWriter); ok {
+				d.flush()
 			}
 			if failed {
 				return Exit(ExitTrouble)
@@ -47,11 +67,11 @@ Nothing is executed. See docs/pk-dis.md.`,
 	c.Flags().BoolVar(&opt.JSON, "json", false, `one JSON object per opcode: {"stream":i,"pos":offset,"op":"NAME","arg":typed}`)
 	c.Flags().BoolVar(&opt.Pickletools, "pickletools", false, "print exactly what python -m pickletools prints (first stream only)")
 	c.Flags().BoolVar(&full, "full", false, "print large payloads whole instead of shortened")
-	c.Flags().IntVar(&opt.Indent, "indent", 4, "spaces per MARK level")
+	intFlag(c.Flags(), &opt.Indent, "indent", "", 4, 0, 16, "spaces per MARK level (0: none)")
 	return c
 }
 
-func disOne(path string, opt dis.Options) error {
+func disOne(w io.Writer, path string, opt dis.Options) error {
 	f := os.Stdin
 	size := int64(-1)
 	if path != "-" {
@@ -61,18 +81,20 @@ func disOne(path string, opt dis.Options) error {
 			return err
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return input.DirError(path)
+		} else if err == nil && fi.Mode().IsRegular() {
 			size = fi.Size()
 		}
 	}
 	br := bufio.NewReaderSize(f, 256<<10)
 	head, _ := br.Peek(64)
 	if size >= 0 && needsInput(path, head) {
-		return disInput(os.Stdout, path, opt) // containers: dis_input.go
+		return disInput(w, path, opt) // containers: dis_input.go
 	}
 	if kind := dis.Container(head); kind != "" {
 		return fmt.Errorf("%s: a %s file: pk dis reads bare pickle streams; decompress or extract the pickle first (e.g. zcat FILE | pk dis -); pk hash, diff and trace open it", path, kind)
 	}
-	_, err := dis.Run(os.Stdout, br, size, path, opt)
+	_, err := dis.Run(w, br, size, path, opt)
 	return err
 }

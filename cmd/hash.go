@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,71 +14,121 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/spf13/cobra"
 )
 
 func init() { subcommands = append(subcommands, newHashCmd) }
 
 type hashFlags struct {
-	recursive, json, explain, quiet, status bool
-	keepDictOrder, strict                   bool
-	jobs                                    int
-	check, algo                             string
-	checkMode                               bool
-	strip                                   []string
+	recursive, json, explain bool
+	keepDictOrder, noProfile bool
+	jobs                     int
+	algo                     string
+	strip                    []string
+	zero, tag                bool
+	include, exclude         []string
+	skipNonPickles           bool
+	checkMode                bool
+	quiet, status, warn      bool
+	strict, ignoreMissing    bool
 }
+
+var stripWords = []string{"lineno"}
 
 func newHashCmd() *cobra.Command {
 	var f hashFlags
 	c := &cobra.Command{
-		Use:   "hash FILE... | hash --check [SUMS]",
+		Use:   "hash [FILE]... | hash --check [SUMS]...",
 		Short: "Canonical digest of pickles that survives re-pickling (also run as pkhash)",
-		Long: `pk hash prints one "DIGEST  NAME" line per input, as sha256sum does ("-" is
-stdin). The digest is computed over pk's canonical form (docs/canonical-form.md):
-the same objects pickled by another process, protocol or pickler hash the same;
-anything that changes what loading produces or does hashes differently.
-The digest names the form, its options and the algorithm: pk1-sha256:<hex>.
+		Long: `pk hash prints one "DIGEST  NAME" line per input, as sha256sum does ("-", or
+no FILE at all, is stdin). The digest is computed over pk's canonical form
+(docs/canonical-form.md): the same objects pickled by another process,
+protocol or pickler hash the same; anything that changes what loading
+produces or does hashes differently. The digest names the form, its
+options and the algorithm: pk1-sha256:<hex>.
 
---check SUMS reads such lines back and prints NAME: OK or NAME: FAILED; it
-exits 1 when a digest does not match and 2 when an input cannot be read.
-The options a digest was made with are read from the digest itself.
-See docs/pk-hash.md.`,
+--check reads such lines back from the SUMS files (none or "-": stdin;
+--tag lines too) and prints NAME: OK or NAME: FAILED; it exits 1 when a
+digest does not match and 2 when an input cannot be read. The options a
+digest was made with are read from the digest itself.
+` + docsLine("pk-hash.md"),
+		Args: stdinOnce,
 		RunE: func(c *cobra.Command, args []string) error {
-			opt, err := f.options()
-			if err != nil {
-				return &ExitError{Code: ExitTrouble, Err: err}
-			}
-			if f.checkMode {
-				// as sha256sum -c: the SUMS file is the argument ("-" or none: stdin)
-				switch len(args) {
-				case 0:
-					f.check = "-"
-				case 1:
-					f.check = args[0]
-				default:
-					return &ExitError{Code: ExitTrouble, Err: errors.New("--check reads one SUMS file")}
-				}
-				return runCheck(c.OutOrStdout(), f, nil)
+			if err := f.validate(c); err != nil {
+				return err
 			}
 			if len(args) == 0 {
-				return &ExitError{Code: ExitTrouble, Err: errors.New("hash: no input (use - for stdin)")}
+				args = []string{"-"} // as sha256sum: stdin
 			}
+			if usesStdin(args) {
+				watchStdin()
+			}
+			if f.checkMode {
+				return runCheck(c.OutOrStdout(), f, args)
+			}
+			opt, _ := f.options()
 			return runHash(c.OutOrStdout(), f, opt, args)
 		},
 	}
 	fl := c.Flags()
-	fl.BoolVarP(&f.recursive, "recursive", "r", false, "hash every regular file under directory arguments (sorted)")
-	fl.IntVar(&f.jobs, "jobs", runtime.GOMAXPROCS(0), "inputs hashed in parallel (output stays in argument order)")
+	fl.BoolVarP(&f.recursive, "recursive", "r", false, "hash every regular file under directory arguments (sorted; symbolic links followed)")
+	fl.StringArrayVar(&f.include, "include", nil, "with -r: only files whose name or relative path matches GLOB (repeatable)")
+	fl.StringArrayVar(&f.exclude, "exclude", nil, "with -r: leave out files and directories whose name or relative path matches GLOB (repeatable)")
+	fl.BoolVar(&f.skipNonPickles, "skip-non-pickles", false, "report inputs that are not pickles as skipped on stderr instead of failing")
+	intFlag(fl, &f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), 1, 1024, "inputs hashed in parallel (output stays in argument order)")
 	fl.BoolVar(&f.json, "json", false, `one JSON object per input: {"name","digest","explain":[...]} or {"name","error"}`)
 	fl.BoolVar(&f.explain, "explain", false, "list what was normalised and where (rule, path, count) after each digest")
-	fl.BoolVarP(&f.checkMode, "check", "c", false, "read DIGEST  NAME lines from the SUMS argument ('-' or none: stdin) and verify them")
+	fl.BoolVarP(&f.zero, "zero", "z", false, "end each output line with NUL, not newline, and do not escape names (with --check: SUMS lines end with NUL too)")
+	fl.BoolVar(&f.tag, "tag", false, "BSD-style lines: pk1-sha256 (NAME) = HEX")
+	fl.BoolVarP(&f.checkMode, "check", "c", false, "read DIGEST  NAME lines from the SUMS arguments ('-' or none: stdin) and verify them")
+	fl.BoolVar(&f.ignoreMissing, "ignore-missing", false, "with --check: say nothing of listed files that do not exist")
 	fl.BoolVar(&f.quiet, "quiet", false, "with --check: do not print OK lines")
 	fl.BoolVar(&f.status, "status", false, "with --check: print nothing, the exit code says it all")
+	fl.BoolVarP(&f.warn, "warn", "w", false, "with --check: warn about each improperly formatted line")
+	fl.BoolVar(&f.strict, "strict", false, "with --check: exit 1 on improperly formatted lines (as sha256sum; the producer-profile switch is --no-profile)")
 	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "do not sort plain dicts: their insertion order counts")
-	fl.StringSliceVar(&f.strip, "strip", nil, "also normalise these (repeatable, comma list): lineno")
-	fl.BoolVar(&f.strict, "strict", false, "no producer profile (cloudpickle, dill): only the standard equivalences")
-	fl.StringVar(&f.algo, "algo", "sha256", "sha256, or xxh3 (fast, non-cryptographic: trusted input only)")
+	enumSliceFlag(fl, &f.strip, "strip", stripWords, "also normalise these (repeatable, comma list): lineno")
+	fl.BoolVar(&f.noProfile, "no-profile", false, "no producer profile (cloudpickle, dill): only the standard equivalences (digest tag +strict)")
+	enumFlag(fl, &f.algo, "algo", "sha256", []string{"sha256", "xxh3"}, "sha256, or xxh3 (fast, non-cryptographic: trusted input only)")
 	return c
+}
+
+// validate refuses flags that mean nothing together, as sha256sum does.
+func (f hashFlags) validate(c *cobra.Command) error {
+	fl := c.Flags()
+	if f.checkMode {
+		for _, n := range []string{"tag", "recursive", "explain", "include", "exclude", "skip-non-pickles"} {
+			if fl.Changed(n) {
+				return usageErr(c, "--%s is meaningless with --check", n)
+			}
+		}
+	} else {
+		if f.strict {
+			return usageErr(c, "--strict is meaningful only with --check (it refuses improperly formatted SUMS lines, as in sha256sum); the switch for no producer profile is now --no-profile")
+		}
+		for _, n := range []string{"ignore-missing", "quiet", "status", "warn"} {
+			if fl.Changed(n) {
+				return usageErr(c, "--%s is meaningful only with --check", n)
+			}
+		}
+	}
+	if !f.recursive {
+		for _, n := range []string{"include", "exclude"} {
+			if fl.Changed(n) {
+				return usageErr(c, "--%s selects files under directories: it needs -r", n)
+			}
+		}
+	}
+	for _, g := range append(append([]string(nil), f.include...), f.exclude...) {
+		if _, err := filepath.Match(g, ""); err != nil {
+			return usageErr(c, "invalid glob %q: %v", g, err)
+		}
+	}
+	if f.json && (f.zero || f.tag) {
+		return usageErr(c, "--json writes JSON lines: -z and --tag do not apply")
+	}
+	return nil
 }
 
 func (f hashFlags) options() (canon.Options, error) {
@@ -87,7 +136,7 @@ func (f hashFlags) options() (canon.Options, error) {
 	if err != nil {
 		return canon.Options{}, err
 	}
-	o := canon.Options{Algo: a, Strict: f.strict, KeepDictOrder: f.keepDictOrder}
+	o := canon.Options{Algo: a, Strict: f.noProfile, KeepDictOrder: f.keepDictOrder}
 	for _, s := range f.strip {
 		switch strings.TrimSpace(s) {
 		case "lineno":
@@ -98,41 +147,6 @@ func (f hashFlags) options() (canon.Options, error) {
 		}
 	}
 	return o, nil
-}
-
-// expand lists the inputs: files as given, directories walked with -r.
-func expand(args []string, recursive bool) ([]string, []error) {
-	var out []string
-	var errs []error
-	for _, a := range args {
-		if a == "-" {
-			out = append(out, a)
-			continue
-		}
-		fi, err := os.Stat(a)
-		if err != nil || !fi.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		if !recursive {
-			out = append(out, a) // reported as a directory when opened
-			continue
-		}
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				errs = append(errs, err)
-				return nil
-			}
-			if d.Type().IsRegular() {
-				out = append(out, p)
-			}
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return out, errs
 }
 
 type hashJob struct {
@@ -172,14 +186,17 @@ func hashAll(jobs []*hashJob, n int) {
 func hashOne(name string, opt canon.Options) (*canon.Result, error) {
 	if name != "-" {
 		if fi, err := os.Stat(name); err == nil && fi.IsDir() {
-			return nil, fmt.Errorf("%s: is a directory (use -r)", name)
+			return nil, fmt.Errorf("%w (use -r to hash the files under it)", input.DirError(name))
 		}
 	}
-	return canon.HashFile(name, opt)
+	res, err := canon.HashFile(name, opt)
+	return res, explain(err)
 }
 
-func escapeName(name string) (string, bool) {
-	if !strings.ContainsAny(name, "\\\n\r") {
+// escapeName escapes a name as sha256sum does ("\\" and newlines; the line
+// then starts with a backslash); -z writes names as they are.
+func escapeName(name string, zero bool) (string, bool) {
+	if zero || !strings.ContainsAny(name, "\\\n\r") {
 		return name, false
 	}
 	r := strings.NewReplacer("\\", "\\\\", "\n", "\\n", "\r", "\\r")
@@ -209,12 +226,45 @@ func explainOf(r *canon.Result) []jsonNorm {
 	return out
 }
 
+// notPickle reports whether err says that the input is not a pickle at all
+// (what --skip-non-pickles passes over).
+func notPickle(err error) bool {
+	var np *input.NotPickleError
+	return errors.As(err, &np)
+}
+
+// digestLine writes one output line: "DIGEST  NAME" or, with --tag,
+// "FORM (NAME) = HEX"; NUL-terminated with -z.
+func digestLine(w io.Writer, f hashFlags, digest, name string) {
+	n, esc := escapeName(name, f.zero)
+	if esc {
+		io.WriteString(w, "\\")
+	}
+	if f.tag {
+		form, hex, _ := strings.Cut(digest, ":")
+		fmt.Fprintf(w, "%s (%s) = %s", form, n, hex)
+	} else {
+		fmt.Fprintf(w, "%s  %s", digest, n)
+	}
+	w.Write(lineEnd(f.zero))
+}
+
+func lineEnd(zero bool) []byte {
+	if zero {
+		return []byte{0}
+	}
+	return []byte{'\n'}
+}
+
 func runHash(w io.Writer, f hashFlags, opt canon.Options, args []string) error {
-	names, werrs := expand(args, f.recursive)
+	names, werrs, notes := expand(args, f)
 	trouble := false
 	for _, e := range werrs {
 		fmt.Fprintf(os.Stderr, "pk: %v\n", e)
 		trouble = true
+	}
+	for _, n := range notes {
+		fmt.Fprintf(os.Stderr, "pk: %s\n", n)
 	}
 	jobs := make([]*hashJob, len(names))
 	for i, n := range names {
@@ -228,11 +278,20 @@ func runHash(w io.Writer, f hashFlags, opt canon.Options, args []string) error {
 	for _, j := range jobs {
 		<-j.done
 		if j.err != nil {
-			trouble = true
+			skip := f.skipNonPickles && notPickle(j.err)
 			if f.json {
-				enc.Encode(jsonHash{Name: j.name, Error: j.err.Error()})
+				o := jsonHash{Name: j.name, Error: j.err.Error()}
+				if skip {
+					o.Status = "skipped"
+				}
+				enc.Encode(o)
 			}
 			bw.Flush()
+			if skip {
+				fmt.Fprintf(os.Stderr, "pk: skipped: %v\n", j.err)
+				continue
+			}
+			trouble = true
 			fmt.Fprintf(os.Stderr, "pk: %v\n", j.err)
 			continue
 		}
@@ -245,181 +304,16 @@ func runHash(w io.Writer, f hashFlags, opt canon.Options, args []string) error {
 			enc.Encode(o)
 			continue
 		}
-		name, esc := escapeName(j.name)
-		if esc {
-			bw.WriteString("\\")
-		}
-		fmt.Fprintf(bw, "%s  %s\n", j.res.Digest, name)
+		digestLine(bw, f, j.res.Digest, j.name)
 		if f.explain {
 			for _, a := range j.res.Applied {
-				dim.Fprintf(bw, "  %s\t%s\t%d\n", a.Rule, a.Path, a.Count)
+				dim.Fprintf(bw, "  %s\t%s\t%d", a.Rule, a.Path, a.Count)
+				bw.Write(lineEnd(f.zero))
 			}
 		}
 	}
 	if trouble {
 		return Exit(ExitTrouble)
-	}
-	return nil
-}
-
-// parseSumLine splits "DIGEST  NAME" (or "DIGEST *NAME"), with sha256sum's
-// leading backslash for escaped names.
-func parseSumLine(line string) (digest, name string, ok bool) {
-	esc := strings.HasPrefix(line, "\\")
-	if esc {
-		line = line[1:]
-	}
-	i := strings.IndexByte(line, ' ')
-	if i <= 0 || i+2 > len(line) || (line[i+1] != ' ' && line[i+1] != '*') {
-		return "", "", false
-	}
-	digest, name = line[:i], line[i+2:]
-	if name == "" {
-		return "", "", false
-	}
-	if esc {
-		r := strings.NewReplacer("\\\\", "\\", "\\n", "\n", "\\r", "\r")
-		name = r.Replace(name)
-	}
-	return digest, name, true
-}
-
-func runCheck(w io.Writer, f hashFlags, args []string) error {
-	var in io.Reader
-	if f.check == "-" {
-		in = os.Stdin
-	} else {
-		fh, err := os.Open(f.check)
-		if err != nil {
-			return &ExitError{Code: ExitTrouble, Err: err}
-		}
-		defer fh.Close()
-		in = fh
-	}
-	if len(args) > 0 {
-		return &ExitError{Code: ExitTrouble, Err: errors.New("--check takes the names from SUMS, not from arguments")}
-	}
-	type entry struct {
-		want string
-		vErr error
-		job  *hashJob
-	}
-	var entries []*entry
-	var jobs []*hashJob
-	bad := 0
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	ln := 0
-	for sc.Scan() {
-		ln++
-		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		d, name, ok := parseSumLine(line)
-		if !ok {
-			bad++
-			if !f.status {
-				fmt.Fprintf(os.Stderr, "pk: %s: %d: improperly formatted pk hash line\n", f.check, ln)
-			}
-			continue
-		}
-		o, hexd, err := canon.ParseDigest(d)
-		e := &entry{want: hexd, job: &hashJob{name: name, opt: o, done: make(chan struct{})}}
-		if err != nil {
-			var ve *canon.VersionError
-			if !errors.As(err, &ve) {
-				bad++
-				if !f.status {
-					fmt.Fprintf(os.Stderr, "pk: %s: %d: %v\n", f.check, ln, err)
-				}
-				continue
-			}
-			e.vErr = err
-			close(e.job.done)
-		} else {
-			jobs = append(jobs, e.job)
-		}
-		entries = append(entries, e)
-	}
-	if err := sc.Err(); err != nil {
-		return &ExitError{Code: ExitTrouble, Err: fmt.Errorf("%s: %v", f.check, err)}
-	}
-	hashAll(jobs, f.jobs)
-	bw := bufio.NewWriter(w)
-	defer bw.Flush()
-	enc := json.NewEncoder(bw)
-	failed, unread, version := 0, 0, 0
-	say := func(name, status string) {
-		if f.status {
-			return
-		}
-		if f.json {
-			enc.Encode(jsonHash{Name: name, Status: status})
-			return
-		}
-		if status == "OK" && f.quiet {
-			return
-		}
-		n, esc := escapeName(name)
-		if esc {
-			bw.WriteString("\\")
-		}
-		switch {
-		case status == "OK":
-			fmt.Fprintf(bw, "%s: %s\n", n, color.GreenString("OK"))
-		default:
-			fmt.Fprintf(bw, "%s: %s\n", n, color.RedString("%s", status))
-		}
-	}
-	for _, e := range entries {
-		<-e.job.done
-		switch {
-		case e.vErr != nil:
-			version++
-			say(e.job.name, "FAILED wrong form version")
-			bw.Flush()
-			if !f.status {
-				fmt.Fprintf(os.Stderr, "pk: %s: %v\n", e.job.name, e.vErr)
-			}
-		case e.job.err != nil:
-			unread++
-			say(e.job.name, "FAILED open or read")
-			bw.Flush()
-			if !f.status {
-				fmt.Fprintf(os.Stderr, "pk: %v\n", e.job.err)
-			}
-		case fmt.Sprintf("%x", e.job.res.Sum) == e.want:
-			say(e.job.name, "OK")
-		default:
-			failed++
-			say(e.job.name, "FAILED")
-		}
-	}
-	bw.Flush()
-	if !f.status {
-		warn := func(n int, one, many string) {
-			if n == 1 {
-				fmt.Fprintf(os.Stderr, "pk: WARNING: 1 %s\n", one)
-			} else if n > 1 {
-				fmt.Fprintf(os.Stderr, "pk: WARNING: %d %s\n", n, many)
-			}
-		}
-		warn(bad, "line is improperly formatted", "lines are improperly formatted")
-		warn(unread, "listed file could not be read", "listed files could not be read")
-		warn(failed, "computed digest did NOT match", "computed digests did NOT match")
-		warn(version, "digest is of another form version", "digests are of another form version")
-	}
-	switch {
-	case unread > 0:
-		return Exit(ExitTrouble)
-	case failed > 0 || version > 0 || (len(entries) == 0 && bad > 0):
-		return Exit(ExitDiffers)
-	case len(entries) == 0:
-		if !f.status {
-			fmt.Fprintf(os.Stderr, "pk: %s: no properly formatted pk hash lines found\n", f.check)
-		}
-		return Exit(ExitDiffers)
 	}
 	return nil
 }

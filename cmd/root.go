@@ -5,13 +5,10 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/fatih/color"
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -67,43 +64,38 @@ func NewRoot() *cobra.Command {
   pk hash   a canonical digest that survives re-pickling (also run as pkhash)
   pk diff   a semantic diff of two pickles, exit 0 same / 1 different / 2 trouble (pkdiff)
   pk trace  the object tree with exact byte sizes (pktrace)
-  pk dis    a disassembly, opcode by opcode, as pickletools prints it`,
+  pk dis    a disassembly, opcode by opcode, as pickletools prints it
+
+` + docsLine(""),
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErr(c, "unknown command %q%s", args[0], suggest(c, args))
+			}
+			return c.Help()
+		},
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
-			return setupColor(gflags.color)
+			json := false
+			if f := c.Flags().Lookup("json"); f != nil {
+				json = f.Value.String() == "true"
+			}
+			setupColor(gflags.color, json)
+			return nil
 		},
 	}
-	root.PersistentFlags().StringVar(&gflags.color, "color", "auto", "colour output: auto, always or never (NO_COLOR is honoured)")
+	root.SuggestionsMinimumDistance = 2
+	root.SetFlagErrorFunc(flagError)
+	enumFlag(root.PersistentFlags(), &gflags.color, "color", "auto", []string{"auto", "always", "never"},
+		"colour: auto (a terminal, unless NO_COLOR or TERM=dumb), always or never; never with --json")
+	root.SetHelpCommand(newHelpCmd())
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
 	}
+	completeEnums(root)
 	return root
-}
-
-// setupColor decides whether colour is used on stdout.
-func setupColor(mode string) error {
-	switch mode {
-	case "always":
-		color.NoColor = false
-	case "never":
-		color.NoColor = true
-	case "auto", "":
-		color.NoColor = os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" || !IsTerminal(os.Stdout)
-	default:
-		return &ExitError{Code: ExitTrouble, Err: fmt.Errorf("--color must be auto, always or never, not %q", mode)}
-	}
-	return nil
-}
-
-// IsTerminal reports whether w is a terminal.
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
 // Main runs pk with argv and returns the exit code.
@@ -112,13 +104,17 @@ func Main(argv []string) int {
 	args := argv[1:]
 	prog := strings.TrimSuffix(filepath.Base(argv[0]), ".exe")
 	if sub, ok := aliases[prog]; ok {
-		args = append([]string{sub}, args...)
-		root.Use = prog
+		args = aliasArgs(root, prog, sub, args)
 	}
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
 		return ExitOK
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(os.Stderr, ue)
+		return ExitTrouble
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
@@ -129,4 +125,23 @@ func Main(argv []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "pk: %v\n", err)
 	return ExitTrouble
+}
+
+// aliasArgs makes pk act as subcommand sub when run as the link prog
+// (pkhash = pk hash): the link's name is shown in help and errors, it
+// answers --version, and shell completion (cobra's hidden __complete
+// command, which the completion scripts call) completes the subcommand.
+func aliasArgs(root *cobra.Command, prog, sub string, args []string) []string {
+	root.Use = prog
+	root.Annotations = map[string]string{"alias": prog}
+	for _, c := range root.Commands() {
+		if c.Name() == sub {
+			c.Version = Version
+			c.SetVersionTemplate(prog + " (pk " + sub + ") version {{.Version}}\n")
+		}
+	}
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return append([]string{args[0], sub}, args[1:]...)
+	}
+	return append([]string{sub}, args...)
 }

@@ -1,8 +1,8 @@
 package cmd
 
 import (
-	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -51,16 +51,17 @@ inputs are sized decompressed.
   pk trace --svg out.svg f            an icicle picture of the bytes
   pk trace --html out.html f          a page to click through the tree
 
-See docs/pk-trace.md for the type codes.`,
-		Args: cobra.ExactArgs(1),
+` + docsLine("pk-trace.md") + ` (type codes)`,
+		Args: exactArgs(1, "one FILE ('-' for stdin)"),
 		RunE: func(c *cobra.Command, args []string) error { return runTrace(c, args[0], &f) },
 	}
 	fl := c.Flags()
 	fl.BoolVar(&f.json, "json", false, "print the tree (or the --top list) as JSON")
-	fl.IntVar(&f.top, "top", 0, "list the N largest objects with their paths instead of the tree")
-	fl.IntVar(&f.depth, "depth", -1, "show N levels below the start (-1: all)")
+	intFlag(fl, &f.top, "top", "", 0, 1, math.MaxInt, "list the N largest objects with their paths instead of the tree")
+	intFlag(fl, &f.depth, "depth", "", -1, 0, math.MaxInt, "show N levels below the start (default: all)")
+	fl.Lookup("depth").DefValue = "" // -1 stands for all levels; it cannot be given
 	fl.StringVar(&f.minSize, "min-size", "", "fold children smaller than SIZE (e.g. 10K, 1MiB) into one line")
-	fl.StringVar(&f.sort, "sort", "stream", "order of children: stream or size")
+	enumFlag(fl, &f.sort, "sort", "stream", []string{"stream", "size"}, "order of children: stream or size")
 	fl.StringVar(&f.path, "path", "", "start at the object at PATH (as printed, e.g. root['a'][0])")
 	fl.StringVar(&f.svg, "svg", "", "write an icicle chart of the bytes to FILE")
 	fl.StringVar(&f.html, "html", "", "write a self-contained interactive page to FILE")
@@ -71,21 +72,17 @@ See docs/pk-trace.md for the type codes.`,
 }
 
 func runTrace(c *cobra.Command, path string, f *traceFlags) error {
-	trouble := func(err error) error { return &ExitError{Code: ExitTrouble, Err: err} }
-	opt := trace.Options{Depth: f.depth, All: f.all}
-	switch f.sort {
-	case "stream", "":
-	case "size":
-		opt.SortSize = true
-	default:
-		return trouble(fmt.Errorf("--sort must be stream or size, not %q", f.sort))
-	}
+	trouble := func(err error) error { return &ExitError{Code: ExitTrouble, Err: explain(err)} }
+	opt := trace.Options{Depth: f.depth, All: f.all, SortSize: f.sort == "size"}
 	if f.minSize != "" {
 		v, err := trace.ParseSize(f.minSize)
 		if err != nil {
-			return trouble(err)
+			return usageErr(c, "invalid value %q for --min-size: %v", f.minSize, err)
 		}
 		opt.MinSize = v
+	}
+	if path == "-" {
+		watchStdin()
 	}
 	if f.path == "" && f.svg == "" && f.html == "" {
 		// plain data: streaming passes, no graph (nil otherwise: fall back)

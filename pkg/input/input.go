@@ -166,7 +166,11 @@ func OpenWith(path string, opt pickle.Options, iopt Options) (*Doc, error) {
 	defer f.Close()
 	size := int64(-1)
 	var ra readerAtSize
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err == nil && fi.IsDir() {
+		return nil, DirError(path)
+	}
+	if err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 		ra = readerAtSize{f, size, path}
 	}
