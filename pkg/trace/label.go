@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -240,11 +242,7 @@ func (st *StreamTree) describe(n *pickle.Node) (string, string) {
 		return CodeBool, "False"
 	case pickle.KindInt:
 		if n.IsBig() {
-			s := n.Big().String()
-			if len(s) > 24 {
-				s = s[:10] + "…" + itoa(int64(len(s))) + " digits"
-			}
-			return CodeInt, s
+			return CodeInt, bigLabel(n.Big())
 		}
 		return CodeInt, itoa(n.Int)
 	case pickle.KindFloat:
@@ -598,4 +596,62 @@ func keyRepr(k *pickle.Node) string {
 	}
 	_, l := (&StreamTree{}).describe(k)
 	return l
+}
+
+// bigExact is the bit length up to which a big int's label is its decimal
+// text (about 1,200 digits: converting that is a few microseconds).
+const bigExact = 4096
+
+// bigLabel renders a big int for a label in time linear in its size.
+// Up to bigExact bits: its decimal digits, cut after 10 when there are more
+// than 24 ("1234567890…31 digits"). Larger: converting the whole number to
+// decimal costs the square of its length (minutes for a few megabytes), so
+// the label gives its leading digits and its digit count from its top 64
+// bits and bit length, without converting it:
+// "~1.23456e+2408239 (~2,408,240 digits, 8,000,000 bits)".
+func bigLabel(v *big.Int) string {
+	bl := v.BitLen()
+	if bl <= bigExact {
+		s := v.String()
+		if len(s) > 24 {
+			s = s[:10] + "…" + itoa(int64(len(s))) + " digits"
+		}
+		return s
+	}
+	// log10|v| from the top 64 bits: |v| = top * 2^shift (+ lower bits)
+	shift := bl - 64
+	top := new(big.Int).Abs(v)
+	top.Rsh(top, uint(shift))
+	l := math.Log10(float64(top.Uint64())) + float64(shift)*math.Log10(2)
+	e := math.Floor(l)
+	mant := math.Pow(10, l-e) // in [1, 10)
+	if mant >= 9.999995 {
+		mant, e = 1, e+1
+	}
+	sign := ""
+	if v.Sign() < 0 {
+		sign = "-"
+	}
+	return "~" + sign + strconv.FormatFloat(mant, 'f', 5, 64) + "e+" + itoa(int64(e)) +
+		" (~" + commas(int64(e)+1) + " digits, " + commas(int64(bl)) + " bits)"
+}
+
+// commas writes n with thousands separators: 2,408,240.
+func commas(n int64) string {
+	s := itoa(n)
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
