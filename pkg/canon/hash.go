@@ -172,7 +172,12 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 					return nil, pickle.WithFile(fmt.Errorf("stream %d at offset %d: %w", s.Index, s.Offset, err), doc.Path)
 				}
 				h.Write(d)
-				for _, a := range v.Applied() {
+				applied := v.applied
+				if !opt.NoPaths {
+					applied = v.Applied()
+				}
+				for _, a := range applied {
+					a.node = nil
 					if multi {
 						a.Path = where(p.Name, s.Index) + a.Path
 					}
