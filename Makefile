@@ -3,19 +3,38 @@ GO      ?= go
 BIN     ?= bin/pk
 PREFIX  ?= /usr/local
 FUZZTIME ?= 20s
+# Where make install puts things under $(DESTDIR)$(PREFIX); pk's --help names DOCDIR.
+MANDIR  ?= $(PREFIX)/share/man/man1
+DOCDIR  ?= $(PREFIX)/share/doc/pk
+BASHDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHDIR  ?= $(PREFIX)/share/zsh/site-functions
+FISHDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+GEN     ?= $(BIN).gen
+LDFLAGS ?= -X github.com/pk-tools/pk/cmd.DocDir=$(DOCDIR)
 
-.PHONY: all build install demo test test-short fuzz bench fixtures clean
+.PHONY: all build install demo test test-short test-integrations fuzz bench fixtures clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) .
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 
-# pk plus the pkhash/pkdiff/pktrace links that select a subcommand by name.
+# pk plus the pkhash/pkdiff/pktrace links that select a subcommand by name,
+# man pages (pk gen-man: cobra's doc package), bash, zsh and fish completions
+# of pk and of the links (pk gen-completions), and the guides (docs/*.md).
 install: build
-	install -d $(PREFIX)/bin
-	install -m 0755 $(BIN) $(PREFIX)/bin/pk
-	for n in pkhash pkdiff pktrace; do ln -sf pk $(PREFIX)/bin/$$n; done
+	rm -rf $(GEN)
+	$(BIN) gen-man $(GEN)/man1
+	$(BIN) gen-completions $(GEN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pk
+	for n in pkhash pkdiff pktrace; do ln -sf pk $(DESTDIR)$(PREFIX)/bin/$$n; done
+	install -m 0644 $(GEN)/man1/*.1 $(DESTDIR)$(MANDIR)
+	install -m 0644 $(GEN)/bash/* $(DESTDIR)$(BASHDIR)
+	install -m 0644 $(GEN)/zsh/_* $(DESTDIR)$(ZSHDIR)
+	install -m 0644 $(GEN)/fish/*.fish $(DESTDIR)$(FISHDIR)
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)
 
 # Runs pk on the bundled example (no Python needed).
 demo: build
@@ -24,6 +43,11 @@ demo: build
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+
+# The pre-commit hooks and the GitHub Action, run for real (scripts/test-integrations.sh;
+# the pre-commit part is skipped when pre-commit is not installed).
+test-integrations: build
+	bash scripts/test-integrations.sh $(BIN)
 
 fuzz:
 	bash scripts/fuzz.sh $(FUZZTIME)

@@ -3,7 +3,10 @@ package cmd
 import (
 	"archive/zip"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -50,4 +53,35 @@ var fileCmds = map[string]func(ts *testscript.TestScript, neg bool, args []strin
 		ts.Check(w.Close())
 		ts.Check(f.Close())
 	},
+}
+
+// TestInstallScripts runs cmd/testdata/script/install_*.txtar: make install
+// into a temporary PREFIX (man pages, completions, docs, links), and the
+// completions and --version the links answer. $REPO is the source tree; the
+// Go environment is passed on so that make can build.
+func TestInstallScripts(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goenv := map[string]string{}
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN").Output(); err == nil {
+		for i, v := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+			goenv[[]string{"GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN"}[i]] = v
+		}
+	}
+	goBin, _ := exec.LookPath("go")
+	testscript.Run(t, testscript.Params{
+		Files: globScripts(t, "install_"),
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("REPO", repo)
+			for k, v := range goenv {
+				e.Setenv(k, v)
+			}
+			if goBin != "" {
+				e.Setenv("PATH", filepath.Dir(goBin)+string(os.PathListSeparator)+e.Getenv("PATH"))
+			}
+			return nil
+		},
+	})
 }

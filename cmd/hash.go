@@ -46,7 +46,7 @@ no FILE at all, is stdin). The digest is computed over pk's canonical form
 (docs/canonical-form.md): the same objects pickled by another process,
 protocol or pickler hash the same; anything that changes what loading
 produces or does hashes differently. The digest names the form, its
-options and the algorithm: pk1-sha256:<hex>.
+options and the algorithm: pk1-sha256:HEX.
 
 --check reads such lines back from the SUMS files (none or "-": stdin;
 --tag lines too) and prints NAME: OK or NAME: FAILED; it exits 1 when a
