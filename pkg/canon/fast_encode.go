@@ -98,6 +98,11 @@ type fastEnc struct {
 	allowRoot bool
 	path      string
 	size      int64
+	// moved counts the arena bytes sealing copied or moved, and read the
+	// bytes read so far: past maxMoved times them (deep nesting, where each
+	// level would move all the levels inside it again), the graph path,
+	// linear in the depth, takes the input
+	moved, read int64
 	// calls or globals were met: then the result must be all that is left
 	// at STOP (anything else would hold an effect of its own)
 	logged bool
@@ -192,6 +197,7 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 			}
 		}
 		e.opOff = o.Offset
+		e.read = rd.Offset()
 		stop, err := e.step(&o)
 		if err != nil {
 			return nil, err
@@ -213,6 +219,21 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 			hooks.after(e, &o)
 		}
 	}
+}
+
+// maxMoved bounds the bytes sealing moves: maxMoved times the bytes read
+// plus maxMovedSlack (see fastEnc.moved).
+const (
+	maxMoved      = 16
+	maxMovedSlack = 64 << 20
+)
+
+func (e *fastEnc) move(n int) error {
+	e.moved += int64(n)
+	if e.moved > maxMoved*max(e.read, e.size)+maxMovedSlack {
+		return errSlow
+	}
+	return nil
 }
 
 func (e *fastEnc) fence() int {
@@ -570,6 +591,9 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 			e.tmp = append(e.tmp, 0)
 			e.tmp = append(e.tmp, e.arena[start:]...)
 			e.arena = append(e.arena[:start], e.tmp...)
+			if err := e.move(len(e.tmp)); err != nil {
+				return err
+			}
 		}
 		e.stack = e.stack[:p]
 		e.stack = append(e.stack, fslot{off: start, kind: fkIdent, c: -1})

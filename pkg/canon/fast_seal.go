@@ -34,6 +34,9 @@ func (e *fastEnc) sealFrom(x int) error {
 	}
 	tail := append(e.tmp[:0], e.arena[start:]...)
 	e.tmp = tail
+	if err := e.move(2 * len(tail)); err != nil {
+		return err
+	}
 	e.arena = e.arena[:start]
 	var err error
 	for i := x; i < len(e.stack); i++ {
@@ -95,6 +98,9 @@ func (e *fastEnc) sealInPlace(x int) error {
 		// make room for the header: everything from the region on moves by h
 		e.arena = append(e.arena, make([]byte, h)...)
 		copy(e.arena[s.off+h:], e.arena[s.off:len(e.arena)-h])
+		if err := e.move(len(e.arena) - s.off); err != nil {
+			return err
+		}
 		if reordered {
 			copy(e.arena[s.off:], e.tmp)
 		} else {
