@@ -17,32 +17,55 @@ const MaxEditCost = 2000
 // entry and one inserted element is one entry.
 func Align(a, b []string) []EditOp {
 	var ops []EditOp
+	alignEach(len(a), len(b), func(i, j int) bool { return a[i] == b[j] }, true, func(o EditOp) { ops = append(ops, o) })
+	return ops
+}
+
+// AlignRuns is Align grouped by Runs, for sequences of n and m items
+// compared by eq(i, j); with keepEqual false the '=' steps are left out
+// (they are never grouped). It holds no step per item of a long stretch
+// added or removed, so a table against its first rows costs the two
+// sequences only.
+func AlignRuns(n, m int, eq func(i, j int) bool, keepEqual bool) []Run {
+	var acc runAcc
+	alignEach(n, m, eq, keepEqual, acc.add)
+	acc.flush()
+	return acc.out
+}
+
+// alignEach is Align on n and m items compared by eq, giving each step to
+// emit in order (the '=' steps of the common prefix and suffix only when
+// keepEqual).
+func alignEach(n, m int, eq func(i, j int) bool, keepEqual bool, emit func(EditOp)) {
 	p := 0
-	for p < len(a) && p < len(b) && a[p] == b[p] {
+	for p < n && p < m && eq(p, p) {
 		p++
 	}
 	s := 0
-	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+	for s < n-p && s < m-p && eq(n-1-s, m-1-s) {
 		s++
 	}
-	for i := 0; i < p; i++ {
-		ops = append(ops, EditOp{'=', i, i})
+	if keepEqual {
+		for i := 0; i < p; i++ {
+			emit(EditOp{'=', i, i})
+		}
 	}
-	mid := myers(a[p:len(a)-s], b[p:len(b)-s], p, p)
-	ops = append(ops, pairChanges(mid)...)
-	for i := 0; i < s; i++ {
-		ops = append(ops, EditOp{'=', len(a) - s + i, len(b) - s + i})
+	myers(n-p-s, m-p-s, func(i, j int) bool { return eq(p+i, p+j) }, p, p, keepEqual, emit)
+	if keepEqual {
+		for i := 0; i < s; i++ {
+			emit(EditOp{'=', n - s + i, m - s + i})
+		}
 	}
-	return ops
 }
 
 // pairChanges turns runs of k removals followed by k' insertions into
 // min(k,k') in-place changes plus the rest.
-func pairChanges(ops []EditOp) []EditOp {
-	var out []EditOp
+func pairChanges(ops []EditOp, keepEqual bool, emit func(EditOp)) {
 	for i := 0; i < len(ops); {
 		if ops[i].Kind != '-' {
-			out = append(out, ops[i])
+			if ops[i].Kind != '=' || keepEqual {
+				emit(ops[i])
+			}
 			i++
 			continue
 		}
@@ -55,31 +78,31 @@ func pairChanges(ops []EditOp) []EditOp {
 			k++
 		}
 		dels, ins := ops[i:j], ops[j:k]
-		n := len(dels)
-		if len(ins) < n {
-			n = len(ins)
-		}
+		n := min(len(dels), len(ins))
 		for t := 0; t < n; t++ {
-			out = append(out, EditOp{'~', dels[t].A, ins[t].B})
+			emit(EditOp{'~', dels[t].A, ins[t].B})
 		}
-		out = append(out, dels[n:]...)
-		out = append(out, ins[n:]...)
+		for _, o := range dels[n:] {
+			emit(o)
+		}
+		for _, o := range ins[n:] {
+			emit(o)
+		}
 		i = k
 	}
-	return out
 }
 
-func myers(a, b []string, offA, offB int) []EditOp {
-	n, m := len(a), len(b)
+// myers aligns the n and m items of the middle (eq on indices from 0;
+// offA and offB are added to the indices emitted).
+func myers(n, m int, eq func(i, j int) bool, offA, offB int, keepEqual bool, emit func(EditOp)) {
 	if n == 0 || m == 0 {
-		var ops []EditOp
 		for i := 0; i < n; i++ {
-			ops = append(ops, EditOp{'-', offA + i, -1})
+			emit(EditOp{'-', offA + i, -1})
 		}
 		for j := 0; j < m; j++ {
-			ops = append(ops, EditOp{'+', -1, offB + j})
+			emit(EditOp{'+', -1, offB + j})
 		}
-		return ops
+		return
 	}
 	max := n + m
 	if max > MaxEditCost {
@@ -101,7 +124,7 @@ func myers(a, b []string, offA, offB int) []EditOp {
 				x = v[off+k-1] + 1
 			}
 			y := x - k
-			for x < n && y < m && a[x] == b[y] {
+			for x < n && y < m && eq(x, y) {
 				x++
 				y++
 			}
@@ -117,20 +140,21 @@ func myers(a, b []string, offA, offB int) []EditOp {
 	}
 	if found < 0 {
 		// too different: position by position
-		var ops []EditOp
 		for i := 0; i < n || i < m; i++ {
 			switch {
-			case i < n && i < m && a[i] == b[i]:
-				ops = append(ops, EditOp{'=', offA + i, offB + i})
+			case i < n && i < m && eq(i, i):
+				if keepEqual {
+					emit(EditOp{'=', offA + i, offB + i})
+				}
 			case i < n && i < m:
-				ops = append(ops, EditOp{'~', offA + i, offB + i})
+				emit(EditOp{'~', offA + i, offB + i})
 			case i < n:
-				ops = append(ops, EditOp{'-', offA + i, -1})
+				emit(EditOp{'-', offA + i, -1})
 			default:
-				ops = append(ops, EditOp{'+', -1, offB + i})
+				emit(EditOp{'+', -1, offB + i})
 			}
 		}
-		return ops
+		return
 	}
 	// backtrack
 	var rev []EditOp
@@ -168,5 +192,72 @@ func myers(a, b []string, offA, offB int) []EditOp {
 	for i := range rev {
 		ops[i] = rev[len(rev)-1-i]
 	}
-	return ops
+	pairChanges(ops, keepEqual, emit)
+}
+
+// RunMin is the number of consecutive items added, removed or changed in
+// place from which they are reported as one run entry
+// (root[200000:600000] added (400,000 items)) instead of one entry each.
+const RunMin = 10
+
+// Run is one step of an alignment grouped into runs: N (at least 1)
+// consecutive operations of one kind, from A and B ('-': A..A+N-1; '+':
+// B..B+N-1; '~': both; '=' is never grouped).
+type Run struct {
+	Kind byte
+	A, B int
+	N    int
+}
+
+// Runs groups the operations of an alignment (Align's output, with or
+// without its '=' operations) into runs of RunMin or more consecutive
+// items of one kind; shorter stretches stay single operations (N = 1).
+// Both the graph path (seq) and the fast path (fastCmp.list) report an
+// alignment through it (AlignRuns), so they give the same entries.
+func Runs(ops []EditOp) []Run {
+	var acc runAcc
+	for _, o := range ops {
+		acc.add(o)
+	}
+	acc.flush()
+	return acc.out
+}
+
+// runAcc groups operations into runs as they come.
+type runAcc struct {
+	out []Run
+	cur Run // the stretch being grown (N 0: none)
+}
+
+func (x *runAcc) add(o EditOp) {
+	c := &x.cur
+	if c.N > 0 && o.Kind != '=' && o.Kind == c.Kind &&
+		(c.A < 0 || o.A == c.A+c.N) && (c.B < 0 || o.B == c.B+c.N) {
+		c.N++
+		return
+	}
+	x.flush()
+	x.cur = Run{Kind: o.Kind, A: o.A, B: o.B, N: 1}
+}
+
+func (x *runAcc) flush() {
+	c := x.cur
+	x.cur = Run{}
+	if c.N == 0 {
+		return
+	}
+	if c.N >= RunMin {
+		x.out = append(x.out, c)
+		return
+	}
+	for k := 0; k < c.N; k++ {
+		r := Run{Kind: c.Kind, A: c.A, B: c.B, N: 1}
+		if r.A >= 0 {
+			r.A += k
+		}
+		if r.B >= 0 {
+			r.B += k
+		}
+		x.out = append(x.out, r)
+	}
 }

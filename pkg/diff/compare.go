@@ -386,7 +386,19 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 		}
 		return out
 	}
-	for _, o := range Align(keys(ea), keys(eb)) {
+	ka, kb := keys(ea), keys(eb)
+	for _, r := range AlignRuns(len(ka), len(kb), func(i, j int) bool { return ka[i] == kb[j] }, true) {
+		if r.N > 1 {
+			if r.Kind == '~' {
+				c.walk(ea[r.A], eb[r.B], fmt.Sprintf("%s<effect %d>", root, r.B), true)
+				r = restRun(r)
+			}
+			e := c.runEntry(root, "<effect %d>", r, ea, eb)
+			e.Note = "calls or global resolutions not reachable from the result"
+			c.add(e)
+			continue
+		}
+		o := EditOp{Kind: r.Kind, A: r.A, B: r.B}
 		switch o.Kind {
 		case '-':
 			n := ea[o.A]
@@ -407,6 +419,9 @@ type task struct {
 	// digests differ), so its subtree digests need not be computed.
 	differ bool
 	depth  int
+	// entry, when set, is an entry to add at this point of the walk
+	// (after the tasks before it and what they gave)
+	entry *Entry
 }
 
 // MaxDepth bounds how deep the walk descends: each level may compute the
@@ -453,6 +468,10 @@ func (c *cmp) ignoredPath(p string) bool {
 }
 
 func (c *cmp) compare(t task) []task {
+	if t.entry != nil {
+		c.add(*t.entry)
+		return nil
+	}
 	a, b, path := t.a, t.b, t.path
 	if a == nil || b == nil {
 		if a != b {
@@ -545,7 +564,22 @@ func digests(ns []*canon.Node) []string {
 
 func (c *cmp) seq(ia, ib []*canon.Node, path, format string, a, b *canon.Node) []task {
 	var kids []task
-	for _, o := range Align(digests(ia), digests(ib)) {
+	da, db := digests(ia), digests(ib)
+	for _, r := range AlignRuns(len(da), len(db), func(i, j int) bool { return da[i] == db[j] }, true) {
+		if r.N > 1 {
+			if r.Kind != '~' {
+				c.add(c.runEntry(path, format, r, ia, ib))
+				continue
+			}
+			// changed in place: the first pair is compared, the rest is
+			// one entry after what that gives
+			rest := restRun(r)
+			kids = append(kids, task{a: ia[r.A], b: ib[r.B], path: path + fmt.Sprintf(format, r.B), differ: true})
+			e := c.runEntry(path, format, rest, ia, ib)
+			kids = append(kids, task{entry: &e})
+			continue
+		}
+		o := EditOp{Kind: r.Kind, A: r.A, B: r.B}
 		switch o.Kind {
 		case '-':
 			n := ia[o.A]
@@ -567,6 +601,54 @@ func (c *cmp) seq(ia, ib []*canon.Node, path, format string, a, b *canon.Node) [
 		kids = append(kids, c.opsDiff(a, b, path)...)
 	}
 	return kids
+}
+
+// restRun is a run of items changed in place without its first pair
+// (which is compared: its entries come first).
+func restRun(r Run) Run {
+	return Run{Kind: r.Kind, A: r.A + 1, B: r.B + 1, N: r.N - 1}
+}
+
+// runEntry is the one entry of a run of r.N items added, removed or
+// changed in place (Runs) in the sequences ia and ib at path (format names
+// one item: "[%d]" gives root[200000:600000]): the first and the last item
+// of each side it has, shown short, at the first one's offset. Both paths
+// build run entries here, from nodes of the run's first and last items
+// only (the fast path parses no other).
+func (c *cmp) runEntry(path, format string, r Run, ia, ib []*canon.Node) Entry {
+	return c.runEntryOf(path, format, r, func(side byte, i int) *canon.Node {
+		if side == 'a' {
+			return ia[i]
+		}
+		return ib[i]
+	})
+}
+
+// runEntryOf is runEntry with the items given by item (side 'a' or 'b',
+// index): only the first and last of the run on each side it has are
+// asked for.
+func (c *cmp) runEntryOf(path, format string, r Run, item func(side byte, i int) *canon.Node) Entry {
+	span := func(i int) string {
+		return path + fmt.Sprintf(strings.Replace(format, "%d", "%d:%d", 1), i, i+r.N)
+	}
+	ends := func(side byte, i int) (string, int64) {
+		first := item(side, i)
+		return c.short(first) + " ... " + c.short(item(side, i+r.N-1)), first.Offset()
+	}
+	e := Entry{Count: r.N}
+	switch r.Kind {
+	case '-':
+		e.Path, e.Kind = span(r.A), Removed
+		e.A, e.OffA = ends('a', r.A)
+	case '+':
+		e.Path, e.Kind = span(r.B), Added
+		e.B, e.OffB = ends('b', r.B)
+	default:
+		e.Path, e.Kind = span(r.B), Changed
+		e.A, e.OffA = ends('a', r.A)
+		e.B, e.OffB = ends('b', r.B)
+	}
+	return e
 }
 
 func (c *cmp) set(a, b *canon.Node, path string) []task {

@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -241,38 +240,50 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 	if na-p-s+nb-p-s > 1<<22 {
 		return nil, errFast
 	}
-	keys := func(items []canon.FastItem) []string {
-		out := make([]string, len(items))
-		for i := range items {
-			out[i] = unsafe.String(&items[i].Sum[0], len(items[i].Sum)) // no copy: items outlive the alignment
+	// runs as seq reports them (AlignRuns on the fingerprints in place):
+	// a run needs its first and last items only
+	ma, mb := ia[p:na-s], ib[p:nb-s]
+	runs := AlignRuns(len(ma), len(mb), func(i, j int) bool { return ma[i].Sum == mb[j].Sum }, false)
+	for k := range runs {
+		if runs[k].A >= 0 {
+			runs[k].A += p
 		}
-		return out
+		if runs[k].B >= 0 {
+			runs[k].B += p
+		}
 	}
-	var ops []EditOp
 	var needA, needB []int
-	for _, o := range Align(keys(ia[p:na-s]), keys(ib[p:nb-s])) {
-		if o.Kind == '=' {
-			continue
-		}
-		if o.A >= 0 {
-			o.A += p
-		}
-		if o.B >= 0 {
-			o.B += p
-		}
-		if _, _, big := descend(fa, fb, o.A, o.B); !(o.Kind == '~' && big) {
-			if o.A >= 0 {
-				needA = append(needA, o.A)
+	for _, r := range runs {
+		if r.N > 1 {
+			// a run's first and last items; of a run changed in place,
+			// the first pair (compared, unless large: then descended
+			// into) and the rest's first
+			if r.Kind == '~' {
+				if _, _, big := descend(fa, fb, r.A, r.B); !big {
+					needA, needB = append(needA, r.A), append(needB, r.B)
+				}
+				needA, needB = append(needA, r.A+1), append(needB, r.B+1)
 			}
-			if o.B >= 0 {
-				needB = append(needB, o.B)
+			if r.A >= 0 {
+				needA = append(needA, r.A, r.A+r.N-1)
+			}
+			if r.B >= 0 {
+				needB = append(needB, r.B, r.B+r.N-1)
+			}
+		} else if _, _, big := descend(fa, fb, r.A, r.B); !(r.Kind == '~' && big) {
+			if r.A >= 0 {
+				needA = append(needA, r.A)
+			}
+			if r.B >= 0 {
+				needB = append(needB, r.B)
 			}
 		}
-		ops = append(ops, o)
 		if x.items += 1; x.items > maxFastItems {
 			return nil, errFast
 		}
 	}
+	slices.Sort(needA)
+	slices.Sort(needB)
 	nodesA, err := parseItems(fa, needA, 1, x.c.opt.Canon)
 	if err != nil {
 		return nil, err
@@ -283,7 +294,30 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 	}
 	c := x.c
 	var kids []kid
-	for _, o := range ops {
+	for _, r := range runs {
+		if r.N > 1 {
+			item := func(side byte, i int) *canon.Node {
+				if side == 'a' {
+					return nodesA[i][0]
+				}
+				return nodesB[i][0]
+			}
+			if r.Kind != '~' {
+				c.add(c.runEntryOf(path, "[%d]", r, item))
+				continue
+			}
+			// as seq: the first pair compared, then the rest as one entry
+			kp := path + fmt.Sprintf("[%d]", r.B)
+			if ba, bb, big := descend(fa, fb, r.A, r.B); big {
+				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
+			} else {
+				kids = append(kids, kid{t: task{a: nodesA[r.A][0], b: nodesB[r.B][0], path: kp, differ: true, depth: depth + 1}})
+			}
+			e := c.runEntryOf(path, "[%d]", restRun(r), item)
+			kids = append(kids, kid{t: task{entry: &e}})
+			continue
+		}
+		o := EditOp{Kind: r.Kind, A: r.A, B: r.B}
 		switch o.Kind {
 		case '-':
 			n := nodesA[o.A][0]

@@ -643,9 +643,16 @@ func TestFastDiffFallsBack(t *testing.T) {
 	ab := func(name string, a, b []byte) [2]string {
 		return [2]string{writeFile(t, dir, name+"_a.pkl", a), writeFile(t, dir, name+"_b.pkl", b)}
 	}
+	// every other item changed: no run, each its own entry
+	every2 := func(l *pv) *pv {
+		for i := 0; i < len(l.kids); i += 2 {
+			l.kids[i] = &pv{k: 'i', i: -1 - int64(i)}
+		}
+		return l
+	}
 	plain := dump(list(3, 0), 4, 1<<16)
 	cases := map[string][2]string{
-		"many items differ": ab("many", dump(list(maxFastItems+500, 0), 4, 1<<16), dump(list(maxFastItems+500, 100000), 4, 1<<16)),
+		"many items differ": ab("many", dump(list(2*maxFastItems+1000, 0), 4, 1<<16), dump(every2(list(2*maxFastItems+1000, 0)), 4, 1<<16)),
 		"tuple result":      ab("tuple", dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 1}}}, 4, 1<<16), dump(&pv{k: 't', kids: []*pv{{k: 'i', i: 2}}}, 4, 1<<16)),
 		"list vs dict":      ab("kinds", plain, dump(&pv{k: 'd'}, 4, 1<<16)),
 		"left under result": ab("left", []byte("\x80\x04K\x01]\x94K\x02a."), []byte("\x80\x04K\x01]\x94K\x03a.")),

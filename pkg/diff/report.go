@@ -29,6 +29,11 @@ type Entry struct {
 	OffA  int64  `json:"offset_a"`
 	OffB  int64  `json:"offset_b"`
 	Note  string `json:"note,omitempty"`
+	// Count is the number of items of a run entry (Runs): consecutive
+	// items added, removed or changed in place, at a path that names them
+	// as a slice (root[200000:600000]); A and B show the first and the
+	// last item, OffA and OffB the first one's offset. 0 for one item.
+	Count int `json:"count,omitempty"`
 }
 
 // Reason is one normalisation that contributed to equality.
@@ -86,6 +91,9 @@ func (r *Result) WriteText(w io.Writer, max int) {
 	}
 	for _, e := range shown {
 		kind := e.Kind
+		if e.Count > 0 {
+			kind += " (" + Thousands(int64(e.Count)) + " items)"
+		}
 		switch e.Kind {
 		case Added:
 			kind = green(kind)
@@ -159,4 +167,25 @@ func HumanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB (%d bytes)", float64(n)/float64(div), "KMGTPE"[exp], n)
+}
+
+// Thousands renders n with commas between groups of three digits
+// (400,000).
+func Thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
