@@ -1,0 +1,151 @@
+package scan
+
+// presets are the allowlists pk scan ships (docs/pk-scan.md lists them
+// with the producer that writes each entry). An entry is "ROLES NAME":
+// ROLES letters c (may be called), n (may be constructed and built), m
+// (may be mutated), r (may be resolved and kept as a value; every entry
+// may be); NAME is module:qualname.
+var presets = map[string][]string{
+	"data":        dataPreset,
+	"numpy":       numpyPreset,
+	"torch":       torchPreset,
+	"pandas":      pandasPreset,
+	"sklearn":     sklearnPreset,
+	"cloudpickle": nil, // filled in init
+	"dill":        dillPreset,
+}
+
+var dataPreset = []string{
+	// CPython's pickler for builtin types: set/frozenset below protocol 4,
+	// bytearray, bytes below protocol 3 (b'' as bytes(); others through
+	// _codecs.encode, guarded), complex, slice, range (xrange), and
+	// type(None)/type(...)/type(NotImplemented) (guarded)
+	"c builtins:set",
+	"c builtins:frozenset",
+	"c builtins:bytearray",
+	"c builtins:bytes",
+	"c builtins:complex",
+	"c builtins:slice",
+	"c builtins:range",
+	"c builtins:type",
+	"c _codecs:encode",
+	// object reduction protocol 0-1 and 2+: the class arguments are checked
+	// against construct
+	"c copyreg:_reconstructor",
+	"c copyreg:__newobj__",
+	"c copyreg:__newobj_ex__",
+	// bases copyreg._reconstructor and NEWOBJ use for plain types
+	"n builtins:object",
+	"n builtins:int",
+	"n builtins:float",
+	"n builtins:str",
+	"n builtins:bytes",
+	"n builtins:list",
+	"n builtins:dict",
+	"n builtins:tuple",
+	"n builtins:set",
+	"n builtins:frozenset",
+	// values pickle writes by reference
+	"r builtins:Ellipsis",
+	"r builtins:NotImplemented",
+	// builtin functions and types pickled by reference (kept as values:
+	// calling them would need a REDUCE, which is judged as a call)
+	"r builtins:len", "r builtins:abs", "r builtins:min", "r builtins:max", "r builtins:sum",
+	"r builtins:sorted", "r builtins:round", "r builtins:repr", "r builtins:hash", "r builtins:id",
+	"r builtins:isinstance", "r builtins:issubclass", "r builtins:iter", "r builtins:next",
+	"r builtins:print", "r builtins:format", "r builtins:chr", "r builtins:ord", "r builtins:divmod",
+	"r builtins:pow", "r builtins:all", "r builtins:any", "r builtins:callable",
+	"r builtins:bool", "r builtins:type", "r builtins:complex", "r builtins:bytearray",
+	"r builtins:range", "r builtins:slice", "r builtins:enumerate", "r builtins:zip",
+	"r builtins:reversed", "r builtins:memoryview", "r builtins:NoneType",
+	// collections (defaultdict: its factory is checked)
+	"cn collections:OrderedDict",
+	"cn collections:defaultdict",
+	"cn collections:deque",
+	"cn collections:Counter",
+	// datetime and decimal write REDUCE of their class with bytes/str
+	"cn datetime:datetime",
+	"cn datetime:date",
+	"cn datetime:time",
+	"cn datetime:timedelta",
+	"cn datetime:timezone",
+	"c decimal:Decimal",
+	// uuid.UUID: NEWOBJ/_reconstructor, then BUILD {'int': ..., 'is_safe': ...}
+	"n uuid:UUID",
+	"r uuid:SafeUUID",
+}
+
+var numpyPreset = []string{
+	// ndarray: _reconstruct(ndarray, (0,), b'b') then BUILD; protocol 5:
+	// _frombuffer(buffer, dtype, shape, order)
+	"c numpy.core.multiarray:_reconstruct",
+	"c numpy._core.multiarray:_reconstruct",
+	"n numpy:ndarray",
+	"c numpy.core.numeric:_frombuffer",
+	"c numpy._core.numeric:_frombuffer",
+	// dtype('f8', False, True) then BUILD (state tuple)
+	"cn numpy:dtype",
+	// numpy scalars: scalar(dtype, bytes)
+	"c numpy.core.multiarray:scalar",
+	"c numpy._core.multiarray:scalar",
+	// joblib's array wrapper (its array bytes follow in the stream)
+	"n joblib.numpy_pickle:NumpyArrayWrapper",
+}
+
+var torchPreset = []string{
+	// torch.save: tensors, parameters, state dicts
+	"c torch._utils:_rebuild_tensor",
+	"c torch._utils:_rebuild_tensor_v2",
+	"c torch._utils:_rebuild_parameter",
+	"c torch._utils:_rebuild_parameter_with_state",
+	"cn collections:OrderedDict",
+	"r torch:DoubleStorage",
+	"r torch:FloatStorage",
+	"r torch:HalfStorage",
+	"r torch:BFloat16Storage",
+	"r torch:LongStorage",
+	"r torch:IntStorage",
+	"r torch:ShortStorage",
+	"r torch:CharStorage",
+	"r torch:ByteStorage",
+	"r torch:BoolStorage",
+	"r torch:ComplexDoubleStorage",
+	"r torch:ComplexFloatStorage",
+	"r torch:QUInt8Storage",
+	"r torch:QInt8Storage",
+	"r torch:QInt32Storage",
+	"r torch:QUInt4x2Storage",
+	"r torch:QUInt2x4Storage",
+	"r torch:UntypedStorage",
+}
+
+var pandasPreset = []string{}
+
+var sklearnPreset = []string{
+	"n sklearn.externals.joblib.numpy_pickle:NumpyArrayWrapper",
+}
+
+var dillPreset = []string{}
+
+func init() {
+	var cp []string
+	for _, m := range cpModules {
+		for _, e := range cloudpickleNames {
+			cp = append(cp, e[:2]+m+":"+e[2:])
+		}
+	}
+	presets["cloudpickle"] = cp
+	var dl []string
+	for _, m := range dillModules {
+		for _, e := range dillNames {
+			dl = append(dl, e[:2]+m+":"+e[2:])
+		}
+	}
+	presets["dill"] = append(dl, dillPreset...)
+}
+
+// cloudpickleNames are the functions cloudpickle writes, with their roles
+// ("c " / "n "...; the module is each of cpModules).
+var cloudpickleNames = []string{}
+
+var dillNames = []string{}

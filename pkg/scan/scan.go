@@ -1,0 +1,202 @@
+// Package scan says what loading a pickle would import, call and change,
+// without loading it, and judges that against an allowlist (pk scan, issue
+// 13; docs/pk-scan.md).
+//
+// It opens an input with pkg/input (every container pk reads), runs pk's
+// symbolic machine (pkg/pickle) over every stream of every pickle part, and
+// walks each stream's call log (Stream.Log): every global resolution, every
+// call with what it calls, every BUILD or container operation on an object
+// the pickle did not create, every persistent id, EXT code and out-of-band
+// buffer. Each operation that the Policy does not allow becomes a Finding
+// with its offset, opcode and a reason in plain words; the worst finding
+// gives the input's Verdict.
+package scan
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Verdict is the judgement of one input.
+type Verdict string
+
+const (
+	Clean     Verdict = "clean"     // every operation loading performs is on the allowlist
+	Unknown   Verdict = "unknown"   // globals not on the allowlist, none known to be dangerous
+	Code      Verdict = "code"      // the file carries code (cloudpickle or dill functions, classes, code objects)
+	Dangerous Verdict = "dangerous" // a known code-execution, import, I/O or process primitive, or a name that cannot be resolved statically
+	Invalid   Verdict = "invalid"   // bytes CPython refuses, or that pk cannot read: never clean
+)
+
+// rank orders verdicts from best to worst.
+func (v Verdict) rank() int {
+	switch v {
+	case Clean:
+		return 0
+	case Unknown:
+		return 1
+	case Code:
+		return 2
+	case Dangerous:
+		return 3
+	case Invalid:
+		return 4
+	}
+	return 4
+}
+
+// Worse reports whether v is worse than w.
+func (v Verdict) Worse(w Verdict) bool { return v.rank() > w.rank() }
+
+// Role says what loading does with a global or object.
+type Role string
+
+const (
+	RoleCall      Role = "call"      // called: REDUCE, INST, OBJ (func(*args))
+	RoleConstruct Role = "construct" // instantiated without __init__: NEWOBJ, NEWOBJ_EX, copyreg._reconstructor/__newobj__
+	RoleBuild     Role = "build"     // an instance the pickle created gets BUILD (__setstate__) or item/append operations
+	RoleMutate    Role = "mutate"    // BUILD, SETITEM(S), APPEND(S), ADDITEMS on an object the pickle did not create (a class, a module's __dict__)
+	RoleResolve   Role = "resolve"   // looked up (module imported, attribute fetched) and kept as a value, not called
+	RolePersID    Role = "persid"    // a persistent id, resolved by the loader's persistent_load
+	RoleExt       Role = "ext"       // an EXT code, resolved through copyreg's extension registry
+	RoleBuffer    Role = "buffer"    // an out-of-band buffer (NEXT_BUFFER), supplied by the caller
+)
+
+// Severity of a finding: "dangerous", "code", "unknown", or "note" (a fact
+// that does not change the verdict).
+const (
+	SevNote      = "note"
+	SevUnknown   = "unknown"
+	SevCode      = "code"
+	SevDangerous = "dangerous"
+)
+
+func sevVerdict(s string) Verdict {
+	switch s {
+	case SevDangerous:
+		return Dangerous
+	case SevCode:
+		return Code
+	case SevUnknown:
+		return Unknown
+	}
+	return Clean
+}
+
+// Finding is one operation loading performs that the policy does not allow
+// (or, with severity "note", a fact worth knowing).
+type Finding struct {
+	Global   string `json:"global"` // module.qualname; "" when no name can be given
+	Role     Role   `json:"role"`
+	Offset   int64  `json:"offset"` // of the opcode, in the part's (decompressed) stream
+	Opcode   string `json:"opcode"`
+	Reason   string `json:"reason"`
+	Severity string `json:"severity"`
+	Part     string `json:"part,omitempty"` // the part of a container ("archive/data.pkl", "array 0"); "" for a bare pickle
+	Stream   int    `json:"stream"`         // index of the pickle in its part (0 for the first)
+}
+
+// Report is the result for one input.
+type Report struct {
+	File     string    `json:"file"`
+	Format   string    `json:"format,omitempty"`
+	Verdict  Verdict   `json:"verdict"`
+	Findings []Finding `json:"findings"`
+	Error    string    `json:"error,omitempty"` // why the input is invalid
+	Notes    []string  `json:"notes,omitempty"` // container notes (pkg/input)
+}
+
+// ScanFile scans the file at path ("-" for stdin).
+func ScanFile(path string, pol *Policy) *Report {
+	doc, err := input.Open(path, pickle.Options{})
+	if err != nil {
+		return invalid(path, err)
+	}
+	return ScanDoc(doc, pol)
+}
+
+// ScanReader scans r (its size unknown, as stdin), naming it name.
+func ScanReader(r io.Reader, name string, pol *Policy) *Report {
+	doc, err := input.OpenReader(r, name, pickle.Options{}, input.Options{})
+	if err != nil {
+		return invalid(name, err)
+	}
+	return ScanDoc(doc, pol)
+}
+
+func invalid(name string, err error) *Report {
+	return &Report{File: name, Verdict: Invalid, Findings: []Finding{}, Error: err.Error()}
+}
+
+// ScanDoc scans an opened input.
+func ScanDoc(doc *input.Doc, pol *Policy) *Report {
+	if pol == nil {
+		pol = DefaultPolicy()
+	}
+	rep := &Report{File: doc.Path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}, Notes: doc.Notes}
+	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}}
+	for i := range doc.Parts {
+		p := &doc.Parts[i]
+		if p.Pickle == nil {
+			if p.Role == input.RoleTrailing && p.Raw != nil {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %d bytes after the data that the loader ignores (not a pickle: not scanned)", partName(p), p.Raw.Len))
+			}
+			continue
+		}
+		for _, st := range p.Pickle.Streams {
+			s.stream(st, p)
+		}
+		if t := p.Pickle.Trailing; t != nil {
+			msg := fmt.Sprintf("offset %d: %d bytes after the last complete pickle do not form one (%s): a load-until-EOF loop would read them, and pk could not scan them", t.Offset, t.Len, t.Reason)
+			if isTorchLegacy(doc) {
+				// torch.load reads its five pickles and the records, then stops
+				rep.Notes = append(rep.Notes, partPrefix(p)+msg+" (torch.load ignores them)")
+				continue
+			}
+			if rep.Error == "" {
+				rep.Error = doc.Path + ": " + partPrefix(p) + msg
+			}
+		}
+	}
+	sort.SliceStable(s.out, func(i, j int) bool {
+		a, b := s.out[i], s.out[j]
+		if a.part != b.part {
+			return a.part < b.part
+		}
+		if a.f.Stream != b.f.Stream {
+			return a.f.Stream < b.f.Stream
+		}
+		return a.f.Offset < b.f.Offset
+	})
+	for _, o := range s.out {
+		rep.Findings = append(rep.Findings, o.f)
+		if v := sevVerdict(o.f.Severity); v.Worse(rep.Verdict) {
+			rep.Verdict = v
+		}
+	}
+	if rep.Error != "" {
+		rep.Verdict = Invalid
+	}
+	return rep
+}
+
+func partName(p *input.Part) string {
+	if p.Name == "" {
+		return "the file"
+	}
+	return p.Name
+}
+
+func partPrefix(p *input.Part) string {
+	if p.Name == "" {
+		return ""
+	}
+	return p.Name + ": "
+}
+
+// Flagged reports whether the verdict is anything but clean and invalid.
+func (r *Report) Flagged() bool { return r.Verdict != Clean && r.Verdict != Invalid }
