@@ -97,6 +97,11 @@ type ref struct {
 	via  string // how the name was reached, for reasons ("STACK_GLOBAL at 58, ...")
 	sev  string // when !ok: the severity of not knowing
 	why  string // when !ok: what the object is
+	// maker is set (and ok false) for a function or class the file itself
+	// defines (cloudpickle, dill, type(), FunctionType): calling it runs
+	// the file's code; the policy trusts it when it allows the maker.
+	maker Name
+	made  bool
 }
 
 // resolve says which global n is, when that can be known without loading:
@@ -125,17 +130,27 @@ func (s *scanner) resolve(n *pickle.Node, depth int) ref {
 		return ref{sev: SevUnknown, why: fmt.Sprintf("the object the loader's persistent_load returns for the persistent id at %d", n.Offset)}
 	case pickle.KindCall:
 		fn := s.resolve(n.Func(), depth+1)
+		args := argItems(n)
+		at := fmt.Sprintf("%s at %d", n.Op, n.Offset)
+		if fn.made {
+			// an instance, attribute or result of what the file defines
+			return ref{made: true, maker: fn.maker, sev: SevCode, why: fmt.Sprintf("the result of %s%s (%s), an object of the file's own code", fn.why, s.argsText(n), at)}
+		}
 		if !fn.ok {
 			return ref{sev: SevDangerous, why: fmt.Sprintf("the result of calling %s (%s at %d)", fn.why, n.Op, n.Offset)}
 		}
-		args := argItems(n)
-		at := fmt.Sprintf("%s at %d", n.Op, n.Offset)
+		if makers[fn.name] {
+			return ref{made: true, maker: fn.name, sev: SevCode, why: fmt.Sprintf("the function or class made by %s%s (%s)", fn.name, s.argsText(n), at)}
+		}
 		switch fetchers[fn.name] {
 		case fetchGetattr:
 			if len(args) >= 2 && isStr(args[1]) {
 				base := s.resolve(args[0], depth+1)
 				if base.ok {
 					return ref{ok: true, name: base.name.attr(args[1].Str), via: fmt.Sprintf("fetched by %s(%s, %s) at %d", fn.name, base.name, pyStr(args[1].Str), n.Offset)}
+				}
+				if base.made {
+					return ref{made: true, maker: base.maker, sev: SevCode, why: fmt.Sprintf("the attribute %s of %s (fetched by %s at %d)", pyStr(args[1].Str), base.why, fn.name, n.Offset)}
 				}
 			}
 		case fetchImport:
@@ -305,6 +320,15 @@ func (s *scanner) call(ev pickle.Event) {
 	}
 	fn := s.resolve(n.Func(), 0)
 	at := fmt.Sprintf("%s at %d", ev.Op, ev.Offset)
+	if fn.made {
+		if s.pol.Allowed(RoleCall, fn.maker) {
+			return
+		}
+		s.flagged[n] = true
+		s.add(Finding{Global: fn.maker.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode,
+			Reason: fmt.Sprintf("loading calls %s%s (%s): this runs code the file carries%s", fn.why, s.argsText(n), at, s.fate(n))})
+		return
+	}
 	if !fn.ok {
 		s.flagged[n] = true
 		verb := "calls"
@@ -338,6 +362,15 @@ func (s *scanner) call(ev pickle.Event) {
 		if r.ok && s.pol.Allowed(RoleResolve, r.name) {
 			return
 		}
+		if r.made {
+			if s.pol.Allowed(RoleCall, r.maker) {
+				return
+			}
+			s.flagged[n] = true
+			s.add(Finding{Global: r.maker.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode,
+				Reason: fmt.Sprintf("loading calls %s%s (%s) to get %s: code the file carries%s", name, s.argsText(n), at, r.why, s.fate(n))})
+			return
+		}
 		if r.ok {
 			if cls, ok := newOf(r.name); ok {
 				// C.__new__ for a construction of C: judged where it is called
@@ -353,10 +386,14 @@ func (s *scanner) call(ev pickle.Event) {
 		sev, why := classify(name)
 		what := "something that cannot be named statically"
 		if r.ok {
+			// the name is known: it is judged for what it is
 			what = r.name.String()
-			if sv, w := classify(r.name); sevRank(sv) > sevRank(sev) {
-				sev, why = sv, w
+			sev, why = classify(r.name)
+			if sev == SevUnknown {
+				why = r.name.String() + " is not on the allowlist"
 			}
+		} else {
+			sev = SevDangerous
 		}
 		s.add(Finding{Global: name.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
 			Reason: fmt.Sprintf("loading calls %s%s to get %s (%s; %s)%s%s", name, s.argsText(n), what, at, fn.via, because(why), s.fate(n))})
@@ -416,6 +453,14 @@ func (s *scanner) newCall(ev pickle.Event, n *pickle.Node, name, cls Name, fn re
 func (s *scanner) classArg(call, cls *pickle.Node, by Name, i int) bool {
 	r := s.resolve(cls, 0)
 	at := fmt.Sprintf("%s at %d", call.Op, call.Offset)
+	if r.made {
+		if s.pol.Allowed(RoleCall, r.maker) {
+			return true
+		}
+		s.add(Finding{Global: r.maker.String(), Role: RoleConstruct, Offset: call.Offset, Opcode: call.Op.String(), Severity: SevCode,
+			Reason: fmt.Sprintf("loading instantiates %s through %s (%s): a class the file carries", r.why, by, at)})
+		return false
+	}
 	if !r.ok {
 		s.add(Finding{Role: RoleConstruct, Offset: call.Offset, Opcode: call.Op.String(), Severity: r.sev,
 			Reason: fmt.Sprintf("loading instantiates %s through %s (%s): the class cannot be known without running the pickle", r.why, by, at)})
@@ -444,6 +489,13 @@ func (s *scanner) calledArg(call, fn *pickle.Node, by Name) {
 	when := "calls it"
 	if by == (Name{"collections", "defaultdict"}) {
 		when = "keeps it and calls it for every missing key"
+	}
+	if r.made {
+		if !s.pol.Allowed(RoleCall, r.maker) {
+			s.add(Finding{Global: r.maker.String(), Role: RoleCall, Offset: call.Offset, Opcode: call.Op.String(), Severity: SevCode,
+				Reason: fmt.Sprintf("%s gets %s and %s (%s): code the file carries", by, r.why, when, at)})
+		}
+		return
 	}
 	if !r.ok {
 		s.add(Finding{Role: RoleCall, Offset: call.Offset, Opcode: call.Op.String(), Severity: r.sev,
@@ -487,7 +539,16 @@ func (s *scanner) mutation(ev pickle.Event) {
 		if s.flagged[t] {
 			return // the call is reported already
 		}
-		if r := s.resolve(t, 0); r.ok {
+		r := s.resolve(t, 0)
+		if r.made {
+			if s.pol.Allowed(RoleCall, r.maker) {
+				return
+			}
+			f.Role, f.Global, f.Severity = RoleBuild, r.maker.String(), SevCode
+			f.Reason = fmt.Sprintf("loading %s %s (%s): code the file carries", what, r.why, at)
+			break
+		}
+		if r.ok {
 			// an existing object fetched by getattr and its kin
 			if s.pol.Allowed(RoleMutate, r.name) {
 				return
@@ -498,6 +559,14 @@ func (s *scanner) mutation(ev pickle.Event) {
 		}
 		cls := s.instClass(t)
 		f.Role = RoleBuild
+		if cls.made {
+			if s.pol.Allowed(RoleCall, cls.maker) {
+				return
+			}
+			f.Global, f.Severity = cls.maker.String(), SevCode
+			f.Reason = fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s): code the file carries", what, t.Offset, cls.why, at)
+			break
+		}
 		if !cls.ok {
 			f.Severity = cls.sev
 			f.Reason = fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s)", what, t.Offset, cls.why, at)

@@ -74,6 +74,31 @@ var fetchers = func() map[Name]int {
 	return m
 }()
 
+// makers make functions and classes out of what the file carries: what
+// they return runs the file's code when called.
+var makers = func() map[Name]bool {
+	m := map[Name]bool{
+		{"types", "FunctionType"}:    true,
+		{"types", "LambdaType"}:      true,
+		{"types", "MethodType"}:      true,
+		{"builtins", "type"}:         true,
+		{"builtins", "classmethod"}:  true,
+		{"builtins", "staticmethod"}: true,
+		{"builtins", "property"}:     true,
+	}
+	for _, mod := range cpModules {
+		for _, f := range []string{"_make_skeleton_class", "_make_skeleton_enum", "_make_function", "_make_typevar", "_class_setstate", "_function_setstate", "_rehydrate_skeleton_class", "_make_dynamic_class"} {
+			m[Name{mod, f}] = true
+		}
+	}
+	for _, mod := range dillModules {
+		for _, f := range []string{"_create_type", "_create_function", "_create_enum", "_create_typevar", "_create_namedtuple", "_create_lock"} {
+			m[Name{mod, f}] = true
+		}
+	}
+	return m
+}()
+
 // classArgs are the constructor-like callables: the positions of the
 // arguments that are classes they instantiate.
 var classArgs = map[Name][]int{
@@ -154,7 +179,7 @@ func classify(n Name) (sev, why string) {
 	if n.Qual != "" {
 		q := strings.Split(n.Qual, ".")
 		for _, p := range q {
-			if len(p) > 4 && strings.HasPrefix(p, "__") && strings.HasSuffix(p, "__") && !harmlessDunders[p] && len(q) > 1 {
+			if escapeDunders[p] {
 				return SevDangerous, fmt.Sprintf("the attribute %s leads to objects the name does not show (globals, builtins, subclasses)", p)
 			}
 		}
@@ -186,7 +211,17 @@ func classify(n Name) (sev, why string) {
 	return SevUnknown, ""
 }
 
-var harmlessDunders = map[string]bool{"__main__": true}
+// escapeDunders are attributes that lead from a harmless object to any
+// other: a function's globals, a class's subclasses, a module's dict, ...
+var escapeDunders = map[string]bool{}
+
+func init() {
+	for _, d := range []string{"globals", "builtins", "subclasses", "dict", "class", "base", "bases", "mro",
+		"getattribute", "getattr", "setattr", "delattr", "closure", "code", "func", "self", "loader", "spec",
+		"import", "reduce", "reduce_ex", "init_subclass", "set_name", "wrapped", "objclass"} {
+		escapeDunders["__"+d+"__"] = true
+	}
+}
 
 // dangerousModules: every name in these modules (and their submodules) is
 // a process, file, network, import or code primitive, or leads to one.
@@ -328,7 +363,6 @@ var dangerousNames = map[Name]string{
 	{"dill._dill", "_create_filehandle"}:       "opens a file",
 	{"dill._dill", "_eval_repr"}:               "evaluates a string as Python code",
 	{"dill", "_create_filehandle"}:             "opens a file",
-	{"dill._dill", "_create_code"}:             "makes a code object",
 }
 
 // codeNames make functions, code objects and classes: the file carries code.

@@ -35,6 +35,9 @@ type Policy struct {
 	// torch: persistent ids ('storage', <storage class>, key, location,
 	// numel) inside torch.save files are torch's own storages.
 	torchStorage bool
+	// cloudpickle, dill: names in __main__ are what the file itself
+	// defines (both pickle __main__'s functions and classes by value)
+	allowMain bool
 }
 
 // DefaultPresets is what pk scan allows without --allow.
@@ -85,6 +88,9 @@ func (p *Policy) AddPreset(name string) error {
 	if name == "torch" {
 		p.torchStorage = true
 	}
+	if name == "cloudpickle" || name == "dill" {
+		p.allowMain = true
+	}
 	for _, e := range entries {
 		roles, spec, _ := strings.Cut(e, " ")
 		n, err := ParseName(spec)
@@ -126,8 +132,32 @@ func ParseName(s string) (Name, error) {
 	return Name{s[:i], s[i+1:]}, nil
 }
 
-// Allowed reports whether role may be applied to n.
+// Allowed reports whether role may be applied to n. A dotted name matches
+// an entry that splits the same dotted path elsewhere between module and
+// qualname (pickle's dill/_dill.x is the entry dill._dill:x): importing a
+// module sets it as an attribute of its package.
 func (p *Policy) Allowed(role Role, n Name) bool {
+	if p.allowMain && n.Module == "__main__" {
+		return true
+	}
+	if p.allowed(role, n) {
+		return true
+	}
+	if !strings.Contains(n.Qual, ".") && !strings.Contains(n.Module, ".") {
+		return false
+	}
+	full := n.String()
+	for i := 0; i < len(full); i++ {
+		if full[i] == '.' {
+			if alt := (Name{full[:i], full[i+1:]}); alt != n && p.allowed(role, alt) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *Policy) allowed(role Role, n Name) bool {
 	switch role {
 	case RoleCall:
 		return p.Call[n]

@@ -125,7 +125,33 @@ var sklearnPreset = []string{
 	"n sklearn.externals.joblib.numpy_pickle:NumpyArrayWrapper",
 }
 
-var dillPreset = []string{}
+// codeCommon: what both cloudpickle and dill write around the functions
+// and classes they carry.
+var codeCommon = []string{
+	// class dicts of dynamic classes
+	"c builtins:classmethod",
+	"c builtins:staticmethod",
+	"c builtins:property",
+	// code objects (cloudpickle: _builtin_type('CodeType')(...))
+	"c types:CodeType",
+	// enums defined in __main__ (cloudpickle _make_skeleton_enum, dill _create_type)
+	"r enum:Enum",
+	"r enum:EnumMeta",
+	"r enum:EnumType",
+	"r enum:Enum.__new__",
+	"r enum:Enum._generate_next_value_",
+	"r enum:IntEnum",
+	"r enum:Flag",
+	"r enum:IntFlag",
+}
+
+var dillPreset = append([]string{
+	// dill's find_class maps GLOBAL __builtin__ __main__ to the main module
+	"r __builtin__:__main__",
+	"r builtins:__main__",
+	// getattr(dill._dill, '_setattr', setattr): setattr is the default only
+	"r builtins:setattr",
+}, codeCommon...)
 
 func init() {
 	var cp []string
@@ -134,7 +160,7 @@ func init() {
 			cp = append(cp, e[:2]+m+":"+e[2:])
 		}
 	}
-	presets["cloudpickle"] = cp
+	presets["cloudpickle"] = append(cp, codeCommon...)
 	var dl []string
 	for _, m := range dillModules {
 		for _, e := range dillNames {
@@ -146,6 +172,32 @@ func init() {
 
 // cloudpickleNames are the functions cloudpickle writes, with their roles
 // ("c " / "n "...; the module is each of cpModules).
-var cloudpickleNames = []string{}
+var cloudpickleNames = []string{
+	"c _builtin_type",        // types by name: _builtin_type('CodeType')
+	"c _make_function",       // functions (2.x)
+	"c _function_setstate",   // function state, REDUCE then POP
+	"c _make_skeleton_class", // dynamic classes
+	"c _make_skeleton_enum",  // dynamic enums
+	"c _class_setstate",      // class state, REDUCE then POP
+	"c _make_cell",           // closure cells
+	"c _make_empty_cell",     // closure cells filled later
+	"c _make_typevar",        // typing.TypeVar defined in __main__
+	"c subimport",            // modules a function's globals name: subimport('os') imports os
+	"c dynamic_subimport",    // modules defined at run time
+	"c _make_dict_keys",      // dict views
+	"c _make_dict_values",
+	"c _make_dict_items",
+}
 
-var dillNames = []string{}
+// dillNames are the functions dill 0.3 writes (the module is each of dillModules).
+var dillNames = []string{
+	"c _create_function",   // functions
+	"c _create_code",       // code objects
+	"c _create_cell",       // closure cells
+	"c _create_type",       // classes and enums
+	"c _load_type",         // types by name: _load_type('FunctionType')
+	"c _setattr",           // cell contents set after creation
+	"c _get_attr",          // getattr(obj, name), as dill writes bound methods
+	"c _import_module",     // modules a function's globals name
+	"c _create_namedtuple", // namedtuples defined in __main__
+}
