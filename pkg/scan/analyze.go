@@ -539,6 +539,22 @@ func (s *scanner) mutation(ev pickle.Event) {
 		if s.flagged[t] {
 			return // the call is reported already
 		}
+		if fn := s.resolve(t.Func(), 0); fn.ok && fetchers[fn.name] == fetchPartial {
+			// a new partial object: BUILD sets (func, args, kwds, dict),
+			// and may replace the function it calls
+			if m.Op == pickle.BUILD && len(m.Args) == 1 && m.Args[0].Kind == pickle.KindTuple && len(m.Args[0].Items) >= 1 {
+				a := argItems(t)
+				if len(a) >= 1 {
+					old, nw := s.resolve(a[0], 0), s.resolve(m.Args[0].Items[0], 0)
+					if m.Args[0].Items[0] == a[0] || (old.ok && nw.ok && old.name == nw.name) {
+						return
+					}
+				}
+			}
+			f.Role, f.Global, f.Severity = RoleBuild, fn.name.String(), SevDangerous
+			f.Reason = fmt.Sprintf("loading %s the functools.partial made at %d (%s): the state can replace the function it calls", what, t.Offset, at)
+			break
+		}
 		r := s.resolve(t, 0)
 		if r.made {
 			if s.pol.Allowed(RoleCall, r.maker) {

@@ -303,6 +303,16 @@ var dangerousModules = map[string]string{
 // dangerousNames are single names known to run code, import, do I/O or
 // hide what they reach.
 var dangerousNames = map[Name]string{
+	{"os", "system"}:                           "runs a shell command",
+	{"posix", "system"}:                        "runs a shell command",
+	{"nt", "system"}:                           "runs a shell command",
+	{"os", "popen"}:                            "runs a shell command",
+	{"subprocess", "Popen"}:                    "runs a process",
+	{"subprocess", "run"}:                      "runs a process",
+	{"subprocess", "call"}:                     "runs a process",
+	{"subprocess", "check_output"}:             "runs a process",
+	{"subprocess", "getoutput"}:                "runs a shell command",
+	{"pty", "spawn"}:                           "runs a process on a terminal",
 	{"builtins", "eval"}:                       "evaluates a string as Python code",
 	{"builtins", "exec"}:                       "runs a string as Python code",
 	{"builtins", "execfile"}:                   "runs a file as Python code (Python 2)",

@@ -108,6 +108,9 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 	Error    string    `json:"error,omitempty"` // why the input is invalid
 	Notes    []string  `json:"notes,omitempty"` // container notes (pkg/input)
+	// Err is the error that made the input invalid when it could not be
+	// opened at all (Error holds its text).
+	Err error `json:"-"`
 }
 
 // ScanFile scans the file at path ("-" for stdin).
@@ -129,7 +132,7 @@ func ScanReader(r io.Reader, name string, pol *Policy) *Report {
 }
 
 func invalid(name string, err error) *Report {
-	return &Report{File: name, Verdict: Invalid, Findings: []Finding{}, Error: err.Error()}
+	return &Report{File: name, Verdict: Invalid, Findings: []Finding{}, Error: err.Error(), Err: err}
 }
 
 // ScanDoc scans an opened input.
