@@ -356,6 +356,14 @@ func (s *scanner) call(ev pickle.Event) {
 	if i, ok := callsArg[name]; ok && i < len(args) {
 		s.calledArg(n, args[i], name)
 	}
+	// dill writes getattr(dill._dill, '_setattr', setattr): its _setattr
+	// is setattr, the default only stands in for it
+	if fetchers[name] == fetchGetattr && len(args) == 3 && isStr(args[1]) && args[1].Str == "_setattr" &&
+		args[2].Kind == pickle.KindGlobal && args[2].Qualified() == "builtins.setattr" {
+		if base := s.resolve(args[0], 0); base.ok && isDill(base.name) {
+			s.explained[args[2]] = true
+		}
+	}
 	if fetchers[name] != 0 && !s.pol.Allowed(RoleCall, name) {
 		// getattr and its kin: harmless when what they fetch is allowed
 		r := s.resolve(n, 0)
@@ -536,9 +544,6 @@ func (s *scanner) mutation(ev pickle.Event) {
 	f := Finding{Role: RoleMutate, Offset: m.Offset, Opcode: m.Op.String()}
 	switch t.Kind {
 	case pickle.KindCall:
-		if s.flagged[t] {
-			return // the call is reported already
-		}
 		if fn := s.resolve(t.Func(), 0); fn.ok && fetchers[fn.name] == fetchPartial {
 			// a new partial object: BUILD sets (func, args, kwds, dict),
 			// and may replace the function it calls
@@ -557,7 +562,7 @@ func (s *scanner) mutation(ev pickle.Event) {
 		}
 		r := s.resolve(t, 0)
 		if r.made {
-			if s.pol.Allowed(RoleCall, r.maker) {
+			if s.pol.Allowed(RoleCall, r.maker) || s.flagged[t] {
 				return
 			}
 			f.Role, f.Global, f.Severity = RoleBuild, r.maker.String(), SevCode
@@ -572,6 +577,9 @@ func (s *scanner) mutation(ev pickle.Event) {
 			f.Global, f.Severity = r.name.String(), SevDangerous
 			f.Reason = fmt.Sprintf("loading %s %s (%s; %s), an object loading did not create: it changes the running process", what, r.name, at, r.via)
 			break
+		}
+		if s.flagged[t] {
+			return // the call that made it is reported already
 		}
 		cls := s.instClass(t)
 		f.Role = RoleBuild
@@ -854,4 +862,14 @@ func pyStr(s string) string {
 		q += "..."
 	}
 	return q
+}
+
+func isDill(n Name) bool {
+	full := n.String()
+	for _, m := range dillModules {
+		if full == m {
+			return true
+		}
+	}
+	return false
 }

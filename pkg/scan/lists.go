@@ -192,7 +192,7 @@ func classify(n Name) (sev, why string) {
 				if w, ok := dangerousNames[Name{m, strings.Join(q[b:], ".")}]; ok {
 					return SevDangerous, w
 				}
-				if w, ok := dangerousModules[m]; ok && a > 0 {
+				if w, ok := dangerousModules[m]; ok {
 					return SevDangerous, w + " (reached as an attribute)"
 				}
 			}

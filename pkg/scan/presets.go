@@ -149,8 +149,6 @@ var dillPreset = append([]string{
 	// dill's find_class maps GLOBAL __builtin__ __main__ to the main module
 	"r __builtin__:__main__",
 	"r builtins:__main__",
-	// getattr(dill._dill, '_setattr', setattr): setattr is the default only
-	"r builtins:setattr",
 }, codeCommon...)
 
 func init() {
