@@ -110,25 +110,47 @@ func QuietGC() (restore func() (others bool)) {
 // chunk, stack, marks and memo are reused from stream to stream, and
 // Stream.All of each stream is a window of one buffer reserved for the
 // whole input, so a stream costs its Stream, its nodes and their items,
-// not a fresh set of reservations (a million back-to-back pickles of
-// None: see docs/reader.md, Memory).
+// not a fresh set of reservations (see docs/reader.md, Memory).
 func ParseReader(rd *Reader, opt Options) (*File, error) {
 	defer QuietGC()()
+	return parseStreams(rd, opt, nil)
+}
+
+// ParseEach runs the streams of rd one at a time and calls fn with each as
+// soon as its STOP is read, in order, on one machine that reuses the memory
+// of a stream for the next one: the Stream, its nodes, their items and its
+// lists are valid only until fn returns (copy what must outlive it). The
+// cost of an input of many streams is then that of its largest stream, not
+// of all of them. The File returned has Name, Size and Trailing as Parse
+// would give them and no Streams. An error from fn stops the loop and is
+// returned as it is. Unlike Parse, ParseEach does not hold QuietGC: what it
+// allocates does not stay live.
+func ParseEach(rd *Reader, opt Options, fn func(st *Stream) error) (*File, error) {
+	if fn == nil {
+		fn = func(*Stream) error { return nil }
+	}
+	return parseStreams(rd, opt, fn)
+}
+
+// parseStreams is ParseReader (each nil: the streams are kept in File) and
+// ParseEach (each is given every stream and the machine reuses its memory).
+func parseStreams(rd *Reader, opt Options, each func(*Stream) error) (*File, error) {
 	f := &File{Name: rd.Name()}
 	if opt.AfterBuild != nil {
 		rd.AfterBuild = opt.AfterBuild
 	}
-	m := newMachine(rd)
+	m := newMachine(rd, each != nil)
 	var tee prefixTee
+	count := 0
 	for {
 		if rd.AtEOF() {
 			break
 		}
-		if opt.MaxStreams > 0 && len(f.Streams) >= opt.MaxStreams {
+		if opt.MaxStreams > 0 && count >= opt.MaxStreams {
 			break
 		}
 		start := rd.Offset()
-		if len(f.Streams) > 0 {
+		if count > 0 {
 			// the bytes of a later stream are kept aside in case it
 			// fails (File.Trailing); one tee serves every stream
 			tee.prefix = tee.prefix[:0]
@@ -141,9 +163,9 @@ func ParseReader(rd *Reader, opt Options) (*File, error) {
 			}
 			rd.Tee = &tee
 		}
-		st, err := m.run(len(f.Streams))
+		st, err := m.run(count)
 		if err != nil {
-			if len(f.Streams) == 0 {
+			if count == 0 {
 				return nil, err
 			}
 			reason := err.Error()
@@ -161,10 +183,26 @@ func ParseReader(rd *Reader, opt Options) (*File, error) {
 			break
 		}
 		rd.Tee = nil
+		count++
+		if each != nil {
+			if err := each(st); err != nil {
+				f.Size = rd.Offset()
+				return f, err
+			}
+			continue
+		}
+		if len(f.Streams) == cap(f.Streams) && len(f.Streams) >= 1024 && rd.Size() > 0 {
+			// as growAll: one copy to the count projected from the bytes read
+			n := int64(len(f.Streams))
+			proj := n*(rd.Size()-m.start)/max(rd.Offset()-m.start, 1) + n/16 + 1024
+			all := make([]*Stream, len(f.Streams), max(proj, n+n/4))
+			copy(all, f.Streams)
+			f.Streams = all
+		}
 		f.Streams = append(f.Streams, st)
 	}
 	f.Size = rd.Offset()
-	if len(f.Streams) == 0 {
+	if count == 0 {
 		return nil, &Error{File: rd.Name(), Offset: 0, Reason: "empty input: not a pickle"}
 	}
 	return f, nil
@@ -212,20 +250,29 @@ type machine struct {
 	cur   Op
 	nbuf  int64
 
-	// Shared by the streams run on this machine (ParseReader):
+	// Shared by the streams run on this machine (ParseReader, ParseEach):
 	free    []*Node  // unused capacity of the buffer Stream.All windows are taken from
 	streams []Stream // chunk Stream values are carved from
 	start   int64    // offset of the first stream
 	before  int64    // nodes of the streams before this one
+
+	// reuse (ParseEach): every stream runs in the memory of the one before.
+	reuse   bool
+	slabs   [][]Node  // the node slabs, used again from the first
+	chunks  [][]*Node // the item chunks, likewise
+	slabAt  int       // next slab to use
+	chunkAt int       // next chunk to use
+	one     Stream    // the Stream every stream is built in
 }
 
 // newMachine returns a machine for the streams read from rd. Nodes and memo
 // entries are bounded by the opcodes left; with the input's size known a
 // fraction of that is reserved once for all the streams (untouched
-// capacity costs address space, not memory).
-func newMachine(rd *Reader) *machine {
-	m := &machine{rd: rd, start: rd.Offset()}
-	if left := rd.left(); left < math.MaxInt64 {
+// capacity costs address space, not memory). A machine that reuses its
+// memory (ParseEach) reserves nothing: it grows to its largest stream.
+func newMachine(rd *Reader, reuse bool) *machine {
+	m := &machine{rd: rd, start: rd.Offset(), reuse: reuse}
+	if left := rd.left(); left < math.MaxInt64 && !reuse {
 		est := min(left/16, 1<<22) // bounded: the collector scans the whole capacity
 		m.free = make([]*Node, 0, est)
 		m.memo.dense = make([]int32, 0, est/2)
@@ -236,19 +283,28 @@ func newMachine(rd *Reader) *machine {
 // RunStream runs one pickle stream from the reader's position to its STOP.
 // At the end of input before any opcode it returns io.EOF.
 func RunStream(rd *Reader, index int) (*Stream, error) {
-	return newMachine(rd).run(index)
+	return newMachine(rd, false).run(index)
 }
 
 // run runs the next stream on m, reusing what earlier streams left: the
 // stack and marks (empty again), the memo (cleared), the node slab, the
 // item chunk and the rest of the Stream.All buffer.
 func (m *machine) run(index int) (*Stream, error) {
-	if len(m.streams) == 0 {
-		m.streams = make([]Stream, 64)
+	if m.reuse {
+		old := &m.one
+		*old = Stream{Index: index, Offset: m.rd.Offset(), All: m.free[:0],
+			Tops: old.Tops[:0], Popped: old.Popped[:0], Leftover: old.Leftover[:0], Log: old.Log[:0]}
+		m.st = old
+		m.slab, m.slabAt = nil, 0
+		m.items, m.chunkAt = nil, 0
+	} else {
+		if len(m.streams) == 0 {
+			m.streams = make([]Stream, 64)
+		}
+		m.st = &m.streams[0]
+		m.streams = m.streams[1:]
+		*m.st = Stream{Index: index, Offset: m.rd.Offset(), All: m.free[:0]}
 	}
-	m.st = &m.streams[0]
-	m.streams = m.streams[1:]
-	*m.st = Stream{Index: index, Offset: m.rd.Offset(), All: m.free[:0]}
 	m.stack = m.stack[:0]
 	m.marks = m.marks[:0]
 	m.memo.reset()
@@ -287,9 +343,43 @@ func (m *machine) run(index int) (*Stream, error) {
 func (m *machine) endStream() {
 	all := m.st.All
 	n := len(all)
+	if m.reuse {
+		// the next stream starts again at the buffer's beginning
+		m.free = all[:0]
+		m.st.All = all[:n:n]
+		return
+	}
 	m.free = all[n:n]
 	m.st.All = all[:n:n]
 	m.before += int64(n)
+}
+
+// nextSlab returns a fresh slab of nodes, or with reuse the next one kept.
+func (m *machine) nextSlab() []Node {
+	if m.reuse && m.slabAt < len(m.slabs) {
+		m.slabAt++
+		return m.slabs[m.slabAt-1]
+	}
+	s := make([]Node, 512)
+	if m.reuse {
+		m.slabs = append(m.slabs, s)
+		m.slabAt++
+	}
+	return s
+}
+
+// nextChunk returns a fresh item chunk, or with reuse the next one kept.
+func (m *machine) nextChunk() []*Node {
+	if m.reuse && m.chunkAt < len(m.chunks) {
+		m.chunkAt++
+		return m.chunks[m.chunkAt-1]
+	}
+	c := make([]*Node, 2048)
+	if m.reuse {
+		m.chunks = append(m.chunks, c)
+		m.chunkAt++
+	}
+	return c
 }
 
 func (m *machine) fail(format string, args ...any) error {
@@ -312,7 +402,7 @@ func (m *machine) underflow() error {
 
 func (m *machine) newNode(k Kind) *Node {
 	if len(m.slab) == 0 {
-		m.slab = make([]Node, 512)
+		m.slab = m.nextSlab()
 	}
 	n := &m.slab[0]
 	m.slab = m.slab[1:]
@@ -381,7 +471,7 @@ func (m *machine) takeAll(from int, by *Node) []*Node {
 		// Small item lists are carved from a shared chunk (full slice
 		// expression: a later append reallocates, never writes past).
 		if n > len(m.items) {
-			m.items = make([]*Node, 2048)
+			m.items = m.nextChunk()
 		}
 		items = m.items[:0:n]
 		m.items = m.items[n:]
@@ -397,11 +487,12 @@ func (m *machine) takeAll(from int, by *Node) []*Node {
 
 // add appends n to one of the stream's lists of nodes (Tops, Popped,
 // Leftover); the first element is carved from the item chunk, so a stream
-// whose only top is its root allocates nothing for it.
+// whose only top is its root allocates nothing for it. With reuse the lists
+// keep their own capacity from stream to stream instead.
 func (m *machine) add(list []*Node, n *Node) []*Node {
-	if cap(list) == 0 {
+	if cap(list) == 0 && !m.reuse {
 		if len(m.items) == 0 {
-			m.items = make([]*Node, 2048)
+			m.items = m.nextChunk()
 		}
 		list = m.items[:0:1]
 		m.items = m.items[1:]

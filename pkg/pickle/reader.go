@@ -99,7 +99,8 @@ type Reader struct {
 
 	line  []byte
 	tmp   [8]byte
-	arena []byte // see small
+	arena []byte  // see small
+	one   [1]byte // an opcode byte for Tee (no allocation per opcode)
 }
 
 // smallArg is the largest argument carved from the reader's arena.
@@ -429,14 +430,15 @@ func (r *Reader) next(o *Op) error {
 	}
 	r.off++
 	if r.Tee != nil {
-		r.Tee.Write([]byte{c})
+		r.one[0] = c
+		r.Tee.Write(r.one[:])
 	}
 	o.Code = Opcode(c)
 	info := opTable[c]
 	if info == nil {
 		return &Error{File: r.file, Offset: o.Offset, Reason: fmt.Sprintf("invalid opcode byte 0x%02x (invalid load key %q)", c, rune(c))}
 	}
-	if r.Tee != nil || !r.fastArg(o, info) {
+	if !r.fastArg(o, info) {
 		if err := r.arg(o, info); err != nil {
 			return err
 		}
@@ -546,6 +548,9 @@ func (r *Reader) fastArg(o *Op, info *OpInfo) bool {
 			copy(buf, p)
 			o.Str = unsafe.String(&buf[0], len(buf))
 		}
+	}
+	if r.Tee != nil {
+		r.Tee.Write(b)
 	}
 	r.br.Discard(k)
 	r.off += int64(k)
