@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -155,6 +156,12 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 		}
 		if t := p.Pickle.Trailing; t != nil {
 			msg := fmt.Sprintf("offset %d: %d bytes after the last complete pickle do not form one (%s): a load-until-EOF loop would read them, and pk could not scan them", t.Offset, t.Len, t.Reason)
+			if strings.HasPrefix(t.Reason, fmt.Sprintf("offset %d: ", t.Offset)) && !strings.Contains(t.Reason, "stricter than CPython") {
+				// the first opcode fails: a load-until-EOF loop stops there
+				// without running anything
+				rep.Notes = append(rep.Notes, partPrefix(p)+fmt.Sprintf("offset %d: %d bytes after the last complete pickle are not one (%s): a load-until-EOF loop fails on their first opcode, before anything runs", t.Offset, t.Len, t.Reason))
+				continue
+			}
 			if isTorchLegacy(doc) {
 				// torch.load reads its five pickles and the records, then stops
 				rep.Notes = append(rep.Notes, partPrefix(p)+msg+" (torch.load ignores them)")
