@@ -42,6 +42,7 @@ type scanner struct {
 	flagged   map[*pickle.Node]bool // calls reported as findings
 	popped    map[*pickle.Node]bool
 	leftover  map[*pickle.Node]bool
+	refs      map[*pickle.Node]ref // resolve's answers: each node is resolved once
 }
 
 func (s *scanner) add(f Finding) {
@@ -61,6 +62,7 @@ func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
 	s.flagged = map[*pickle.Node]bool{}
 	s.popped = map[*pickle.Node]bool{}
 	s.leftover = map[*pickle.Node]bool{}
+	s.refs = map[*pickle.Node]ref{}
 	for _, n := range st.Popped {
 		s.popped[n] = true
 	}
@@ -110,6 +112,15 @@ type ref struct {
 // registered earlier in the load, or a functools.partial of one (calling
 // it calls its target).
 func (s *scanner) resolve(n *pickle.Node, depth int) ref {
+	if r, ok := s.refs[n]; ok {
+		return r
+	}
+	r := s.resolve1(n, depth)
+	s.refs[n] = r
+	return r
+}
+
+func (s *scanner) resolve1(n *pickle.Node, depth int) ref {
 	if depth > maxDepth {
 		return ref{sev: SevDangerous, why: fmt.Sprintf("an object at offset %d reached through more than %d calls", n.Offset, maxDepth)}
 	}
