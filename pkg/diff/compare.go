@@ -189,8 +189,10 @@ type cmp struct {
 	entries []Entry
 	ignored int
 	// first paths of identity nodes, per side
-	seenA, seenB map[*canon.Node]string
+	seenA, seenB map[*canon.Node]pathRef
 	pairs        map[[2]*canon.Node]bool
+	paths        pathTable
+	ta, tb       *fpTable // the fingerprints of the walk's two views
 	docA         *input.Doc
 	optA, optB   canon.Options // with what each whole input tells (canon.DocOptions)
 	tensorsA     map[string]string
@@ -372,25 +374,20 @@ func (c *cmp) file(pa, pb *input.Part) {
 
 func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
-	c.seenA, c.seenB = map[*canon.Node]string{}, map[*canon.Node]string{}
-	c.pairs = map[[2]*canon.Node]bool{}
-	c.walk(va.Root(), vb.Root(), root, true)
+	c.reset()
+	ra, rb := va.Root(), vb.Root()
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
+	c.ta = newFPTable(c.optA.Algo, append([]*canon.Node{ra}, ea...)...)
+	c.tb = newFPTable(c.optB.Algo, append([]*canon.Node{rb}, eb...)...)
+	c.walk(ra, rb, c.paths.root(root), true)
 	if len(ea) == 0 && len(eb) == 0 {
 		return
 	}
-	keys := func(ns []*canon.Node) []string {
-		out := make([]string, len(ns))
-		for i, n := range ns {
-			out[i] = string(n.Digest())
-		}
-		return out
-	}
-	ka, kb := keys(ea), keys(eb)
-	for _, r := range AlignRuns(len(ka), len(kb), func(i, j int) bool { return ka[i] == kb[j] }, true) {
+	effect := func(i int) pathRef { return c.paths.root(fmt.Sprintf("%s<effect %d>", root, i)) }
+	for _, r := range AlignRuns(len(ea), len(eb), func(i, j int) bool { return c.same(ea[i], eb[j]) }, true) {
 		if r.N > 1 {
 			if r.Kind == '~' {
-				c.walk(ea[r.A], eb[r.B], fmt.Sprintf("%s<effect %d>", root, r.B), true)
+				c.walk(ea[r.A], eb[r.B], effect(r.B), true)
 				r = restRun(r)
 			}
 			e := c.runEntry(root, "<effect %d>", r, ea, eb)
@@ -407,14 +404,14 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 			n := eb[o.B]
 			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.B), Kind: Added, B: c.short(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '~':
-			c.walk(ea[o.A], eb[o.B], fmt.Sprintf("%s<effect %d>", root, o.B), true)
+			c.walk(ea[o.A], eb[o.B], effect(o.B), true)
 		}
 	}
 }
 
 type task struct {
 	a, b *canon.Node
-	path string
+	path pathRef
 	// differ is set when the pair is already known to differ (the stream
 	// digests differ), so its subtree digests need not be computed.
 	differ bool
@@ -424,15 +421,13 @@ type task struct {
 	entry *Entry
 }
 
-// MaxDepth bounds how deep the walk descends: each level may compute the
-// digest of the subtree below it, so a chain of n nested objects costs n²/2
-// below this bound; past it one entry says the subtrees differ.
-const MaxDepth = 200
-
 // walk compares two subtrees iteratively (no recursion), skipping pairs
-// whose canonical digests are equal and pairs already compared; differ says
-// the first pair is already known to differ.
-func (c *cmp) walk(a, b *canon.Node, path string, differ bool) {
+// whose canonical forms are equal (same: fingerprints, or canon's digests
+// where sharing makes fingerprints unsure) and pairs already compared;
+// differ says the first pair is already known to differ. Its cost is
+// linear in the pairs it visits, at any depth: paths are held as a tree
+// (pathTable) and equality comes from one pass over each view (fpTable).
+func (c *cmp) walk(a, b *canon.Node, path pathRef, differ bool) {
 	c.walkFrom(task{a: a, b: b, path: path, differ: differ})
 }
 
@@ -445,26 +440,31 @@ func (c *cmp) walkFrom(first task) {
 		kids := c.compare(t)
 		for i := len(kids) - 1; i >= 0; i-- {
 			kids[i].depth = t.depth + 1
-			if kids[i].depth > MaxDepth {
-				k := kids[i]
-				if k.a != nil && k.b != nil && !bytes.Equal(k.a.Digest(), k.b.Digest()) {
-					c.add(Entry{Path: k.path, Kind: Changed, A: c.short(k.a), B: c.short(k.b), OffA: k.a.Offset(), OffB: k.b.Offset(),
-						Note: fmt.Sprintf("the objects differ somewhere below; pk diff stops %d levels deep", MaxDepth)})
-				}
-				continue
-			}
 			stack = append(stack, kids[i])
 		}
 	}
 }
 
-func (c *cmp) ignoredPath(p string) bool {
-	for _, ig := range c.opt.Ignore {
-		if p == ig || strings.HasPrefix(p, ig) && len(p) > len(ig) && strings.ContainsRune("[.{<", rune(p[len(ig)])) {
-			return true
-		}
+// reset starts the walk of a stream: no object seen, no pair compared,
+// no path.
+func (c *cmp) reset() {
+	c.seenA, c.seenB = map[*canon.Node]pathRef{}, map[*canon.Node]pathRef{}
+	c.pairs = map[[2]*canon.Node]bool{}
+	c.paths = pathTable{ignore: c.opt.Ignore}
+}
+
+// same reports whether a and b (of the walk's two views) are equal.
+func (c *cmp) same(a, b *canon.Node) bool { return same(c.ta, a, c.tb, b) }
+
+// pathOf renders path and one more edge.
+func (c *cmp) pathOf(path pathRef, edge string) string { return c.paths.String(path) + edge }
+
+// edgeOf is the edge of item i in a sequence whose items format names.
+func edgeOf(format string, i int) string {
+	if format == "[%d]" {
+		return index(i)
 	}
-	return false
+	return fmt.Sprintf(format, i)
 }
 
 func (c *cmp) compare(t task) []task {
@@ -477,57 +477,61 @@ func (c *cmp) compare(t task) []task {
 		if a != b {
 			switch {
 			case a == nil:
-				c.add(Entry{Path: path, Kind: Added, B: c.short(b), OffB: b.Offset()})
+				c.add(Entry{Path: c.paths.String(path), Kind: Added, B: c.short(b), OffB: b.Offset()})
 			default:
-				c.add(Entry{Path: path, Kind: Removed, A: c.short(a), OffA: a.Offset()})
+				c.add(Entry{Path: c.paths.String(path), Kind: Removed, A: c.short(a), OffA: a.Offset()})
 			}
 		}
 		return nil
 	}
-	if c.ignoredPath(path) {
+	if c.paths.ignored(path) {
 		c.ignored++
 		return nil
 	}
-	key := [2]*canon.Node{a, b}
-	if c.pairs[key] {
-		return nil
+	// a pair of nodes each reached once is met once: no record of it
+	onceA, onceB := c.ta.once(a), c.tb.once(b)
+	if !onceA || !onceB {
+		key := [2]*canon.Node{a, b}
+		if c.pairs[key] {
+			return nil
+		}
+		c.pairs[key] = true
 	}
-	c.pairs[key] = true
-	// aliasing of identity objects
-	if !a.Pure() || !b.Pure() {
+	// aliasing of identity objects (one reached once is never met again)
+	if !a.Pure() && !onceA || !b.Pure() && !onceB {
 		pa, okA := c.seenA[a]
 		pb, okB := c.seenB[b]
 		if okA || okB {
-			if okA && okB && pa == pb {
+			if okA && okB && (pa == pb || c.paths.String(pa) == c.paths.String(pb)) {
 				return nil
 			}
-			e := Entry{Path: path, Kind: AliasChanged, OffA: a.Offset(), OffB: b.Offset()}
+			e := Entry{Path: c.paths.String(path), Kind: AliasChanged, OffA: a.Offset(), OffB: b.Offset()}
 			if okA {
-				e.A = "the same object as " + pa
+				e.A = "the same object as " + c.paths.String(pa)
 			} else {
 				e.A = "a new object: " + c.short(a)
 			}
 			if okB {
-				e.B = "the same object as " + pb
+				e.B = "the same object as " + c.paths.String(pb)
 			} else {
 				e.B = "a new object: " + c.short(b)
 			}
 			c.add(e)
 			return nil
 		}
-		if !a.Pure() {
+		if !a.Pure() && !onceA {
 			c.seenA[a] = path
 		}
-		if !b.Pure() {
+		if !b.Pure() && !onceB {
 			c.seenB[b] = path
 		}
 	}
 	// (pure values' digests are cheap: check them even when told they differ)
-	if (!t.differ || a.Pure() && b.Pure()) && bytes.Equal(a.Digest(), b.Digest()) {
+	if (!t.differ || a.Pure() && b.Pure()) && c.same(a, b) {
 		return nil
 	}
 	if a.Kind() != b.Kind() {
-		c.add(Entry{Path: path, Kind: TypeChanged, A: c.short(a), B: c.short(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
+		c.add(Entry{Path: c.paths.String(path), Kind: TypeChanged, A: c.short(a), B: c.short(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
 		return nil
 	}
 	switch a.Kind() {
@@ -544,7 +548,7 @@ func (c *cmp) compare(t task) []task {
 			return c.seq(a.Items(), b.Items(), path, ".__parts__[%d]", a, b)
 		}
 	}
-	c.add(Entry{Path: path, Kind: Changed, A: c.short(a), B: c.short(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
+	c.add(Entry{Path: c.paths.String(path), Kind: Changed, A: c.short(a), B: c.short(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
 	return c.opsDiff(a, b, path)
 }
 
@@ -554,28 +558,20 @@ func shared(n *canon.Node) bool {
 	return !n.Pure() && n.Src().Flags&pickle.FlagShared != 0
 }
 
-func digests(ns []*canon.Node) []string {
-	out := make([]string, len(ns))
-	for i, n := range ns {
-		out[i] = string(n.Digest())
-	}
-	return out
-}
 
-func (c *cmp) seq(ia, ib []*canon.Node, path, format string, a, b *canon.Node) []task {
+func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format string, a, b *canon.Node) []task {
 	var kids []task
-	da, db := digests(ia), digests(ib)
-	for _, r := range AlignRuns(len(da), len(db), func(i, j int) bool { return da[i] == db[j] }, true) {
+	for _, r := range AlignRuns(len(ia), len(ib), func(i, j int) bool { return c.same(ia[i], ib[j]) }, true) {
 		if r.N > 1 {
 			if r.Kind != '~' {
-				c.add(c.runEntry(path, format, r, ia, ib))
+				c.add(c.runEntry(c.paths.String(path), format, r, ia, ib))
 				continue
 			}
 			// changed in place: the first pair is compared, the rest is
 			// one entry after what that gives
 			rest := restRun(r)
-			kids = append(kids, task{a: ia[r.A], b: ib[r.B], path: path + fmt.Sprintf(format, r.B), differ: true})
-			e := c.runEntry(path, format, rest, ia, ib)
+			kids = append(kids, task{a: ia[r.A], b: ib[r.B], path: c.paths.child(path, edgeOf(format, r.B)), differ: true})
+			e := c.runEntry(c.paths.String(path), format, rest, ia, ib)
 			kids = append(kids, task{entry: &e})
 			continue
 		}
@@ -583,17 +579,17 @@ func (c *cmp) seq(ia, ib []*canon.Node, path, format string, a, b *canon.Node) [
 		switch o.Kind {
 		case '-':
 			n := ia[o.A]
-			c.add(Entry{Path: path + fmt.Sprintf(format, o.A), Kind: Removed, A: c.short(n), SizeA: c.size(n, true), OffA: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.A)), Kind: Removed, A: c.short(n), SizeA: c.size(n, true), OffA: n.Offset()})
 		case '+':
 			n := ib[o.B]
-			c.add(Entry{Path: path + fmt.Sprintf(format, o.B), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.B)), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
-			kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: path + fmt.Sprintf(format, o.B), differ: true})
+			kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: c.paths.child(path, edgeOf(format, o.B)), differ: true})
 		case '=':
 			// equal content; still visited one level when either side is
 			// referenced from elsewhere too, to compare object sharing
 			if shared(ia[o.A]) || shared(ib[o.B]) {
-				kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: path + fmt.Sprintf(format, o.B)})
+				kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: c.paths.child(path, edgeOf(format, o.B))})
 			}
 		}
 	}
@@ -651,24 +647,24 @@ func (c *cmp) runEntryOf(path, format string, r Run, item func(side byte, i int)
 	return e
 }
 
-func (c *cmp) set(a, b *canon.Node, path string) []task {
+func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
 	ia, ib := a.Items(), b.Items()
 	inA := map[string]bool{}
 	for _, n := range ia {
-		inA[string(n.Digest())] = true
+		inA[exactKey(c.ta, n)] = true
 	}
 	inB := map[string]bool{}
 	for _, n := range ib {
-		inB[string(n.Digest())] = true
+		inB[exactKey(c.tb, n)] = true
 	}
 	for _, n := range ia {
-		if !inB[string(n.Digest())] {
-			c.add(Entry{Path: path + "{" + c.short(n) + "}", Kind: Removed, A: c.short(n), OffA: n.Offset()})
+		if !inB[exactKey(c.ta, n)] {
+			c.add(Entry{Path: c.pathOf(path, "{" + c.short(n) + "}"), Kind: Removed, A: c.short(n), OffA: n.Offset()})
 		}
 	}
 	for _, n := range ib {
-		if !inA[string(n.Digest())] {
-			c.add(Entry{Path: path + "{" + c.short(n) + "}", Kind: Added, B: c.short(n), OffB: n.Offset()})
+		if !inA[exactKey(c.tb, n)] {
+			c.add(Entry{Path: c.pathOf(path, "{" + c.short(n) + "}"), Kind: Added, B: c.short(n), OffB: n.Offset()})
 		}
 	}
 	return c.opsDiff(a, b, path)
@@ -678,29 +674,29 @@ func keyEdge(k *canon.Node) string {
 	return "[" + leafValue(k) + "]"
 }
 
-func (c *cmp) dict(a, b *canon.Node, path string) []task {
+func (c *cmp) dict(a, b *canon.Node, path pathRef) []task {
 	return c.entries2(a.Entries(), b.Entries(), path, keyEdge, a, b)
 }
 
-func (c *cmp) entries2(ea, eb []canon.Entry, path string, edge func(*canon.Node) string, a, b *canon.Node) []task {
+func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(*canon.Node) string, a, b *canon.Node) []task {
 	var kids []task
 	ib := map[string]int{}
 	for i, e := range eb {
-		ib[string(e.Key.Digest())] = i
+		ib[exactKey(c.tb, e.Key)] = i
 	}
 	matched := make([]bool, len(eb))
 	for _, e := range ea {
-		j, ok := ib[string(e.Key.Digest())]
+		j, ok := ib[exactKey(c.ta, e.Key)]
 		if !ok {
-			c.add(Entry{Path: path + edge(e.Key), Kind: Removed, A: c.short(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edge(e.Key)), Kind: Removed, A: c.short(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
 			continue
 		}
 		matched[j] = true
-		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: path + edge(e.Key)})
+		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: c.paths.child(path, edge(e.Key))})
 	}
 	for j, e := range eb {
 		if !matched[j] {
-			c.add(Entry{Path: path + edge(e.Key), Kind: Added, B: c.short(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edge(e.Key)), Kind: Added, B: c.short(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
 		}
 	}
 	if a != nil {
@@ -711,35 +707,35 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path string, edge func(*canon.Node)
 
 // call compares two calls or objects: the callable, the arguments (named
 // for the producers' well-known constructors) and the state.
-func (c *cmp) call(a, b *canon.Node, path string) []task {
+func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 	var kids []task
 	fa, fb := a.Func(), b.Func()
-	if fa != nil && fb != nil && !bytes.Equal(fa.Digest(), fb.Digest()) {
+	if fa != nil && fb != nil && !c.same(fa, fb) {
 		edge := ".__reduce__[0]"
 		if a.CallForm() == "new" {
 			edge = ".__class__"
 		}
-		kids = append(kids, task{a: fa, b: fb, path: path + edge, differ: true})
+		kids = append(kids, task{a: fa, b: fb, path: c.paths.child(path, edge), differ: true})
 	}
 	aa, ab := a.Args(), b.Args()
-	if aa != nil && ab != nil && !bytes.Equal(aa.Digest(), ab.Digest()) {
+	if aa != nil && ab != nil && !c.same(aa, ab) {
 		names := argNames(fa, aa)
 		if names != nil && aa.Kind() == pickle.KindTuple && ab.Kind() == pickle.KindTuple && len(aa.Items()) == len(ab.Items()) {
 			xa, xb := aa.Items(), ab.Items()
 			for i := range xa {
-				kids = append(kids, task{a: xa[i], b: xb[i], path: path + names(i)})
+				kids = append(kids, task{a: xa[i], b: xb[i], path: c.paths.child(path, names(i))})
 			}
 		} else {
 			edge := ".__reduce__[1]"
 			if a.CallForm() == "new" {
 				edge = ".__getnewargs__()"
 			}
-			kids = append(kids, task{a: aa, b: ab, path: path + edge, differ: true})
+			kids = append(kids, task{a: aa, b: ab, path: c.paths.child(path, edge), differ: true})
 		}
 	}
 	ka, kb := a.Kwargs(), b.Kwargs()
 	if ka != nil || kb != nil {
-		kids = append(kids, task{a: ka, b: kb, path: path + ".__getnewargs_ex__()[1]"})
+		kids = append(kids, task{a: ka, b: kb, path: c.paths.child(path, ".__getnewargs_ex__()[1]")})
 	}
 	return append(kids, c.opsDiff(a, b, path)...)
 }
@@ -748,7 +744,7 @@ func (c *cmp) call(a, b *canon.Node, path string) []task {
 // states, folded setstate calls, appends, setitems). A state that is a
 // dict of attribute names, or cloudpickle's (dict, slotstate) pair, is
 // compared attribute by attribute (path.attr).
-func (c *cmp) opsDiff(a, b *canon.Node, path string) []task {
+func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	oa, ob := a.Ops(), b.Ops()
 	if len(oa) == 0 && len(ob) == 0 {
 		return nil
@@ -766,24 +762,26 @@ func (c *cmp) opsDiff(a, b *canon.Node, path string) []task {
 	if len(appA) > 0 || len(appB) > 0 {
 		kids = append(kids, c.seq(appA, appB, path, "[%d]", nil, nil)...)
 	}
-	sig := func(ops []canon.Op) []string {
-		out := make([]string, len(ops))
-		for i, o := range ops {
-			var b strings.Builder
-			b.WriteString(o.Name)
-			for _, x := range o.Args {
-				b.Write(x.Digest())
-			}
-			out[i] = b.String()
+	sameOp := func(i, j int) bool {
+		x, y := restA[i], restB[j]
+		if x.Name != y.Name || len(x.Args) != len(y.Args) {
+			return false
 		}
-		return out
+		for k := range x.Args {
+			if !c.same(x.Args[k], y.Args[k]) {
+				return false
+			}
+		}
+		return true
 	}
-	for _, o := range Align(sig(restA), sig(restB)) {
+	var ops []EditOp
+	alignEach(len(restA), len(restB), sameOp, true, func(o EditOp) { ops = append(ops, o) })
+	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: fmt.Sprintf("%s.<%s %d>", path, restA[o.A].Name, o.A), Kind: Removed, A: opShort(c, restA[o.A]), OffA: restA[o.A].Offset})
+			c.add(Entry{Path: c.pathOf(path, fmt.Sprintf(".<%s %d>", restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, restA[o.A]), OffA: restA[o.A].Offset})
 		case '+':
-			c.add(Entry{Path: fmt.Sprintf("%s.<%s %d>", path, restB[o.B].Name, o.B), Kind: Added, B: opShort(c, restB[o.B]), OffB: restB[o.B].Offset})
+			c.add(Entry{Path: c.pathOf(path, fmt.Sprintf(".<%s %d>", restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, restB[o.B]), OffB: restB[o.B].Offset})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
 			if xa.Name == xb.Name && len(xa.Args) == len(xb.Args) {
@@ -792,10 +790,10 @@ func (c *cmp) opsDiff(a, b *canon.Node, path string) []task {
 					if xa.Name == "build" && len(xa.Args) == 1 {
 						edge = ".__setstate__()"
 					}
-					kids = append(kids, task{a: xa.Args[i], b: xb.Args[i], path: path + edge})
+					kids = append(kids, task{a: xa.Args[i], b: xb.Args[i], path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: fmt.Sprintf("%s.<%s %d>", path, xb.Name, o.B), Kind: Changed, A: opShort(c, xa), B: opShort(c, xb), OffA: xa.Offset, OffB: xb.Offset})
+				c.add(Entry{Path: c.pathOf(path, fmt.Sprintf(".<%s %d>", xb.Name, o.B)), Kind: Changed, A: opShort(c, xa), B: opShort(c, xb), OffA: xa.Offset, OffB: xb.Offset})
 			}
 		}
 	}

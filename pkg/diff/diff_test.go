@@ -243,8 +243,8 @@ func TestContainers(t *testing.T) {
 	}
 }
 
-// Two call chains 50,000 deep that differ at the bottom: the walk stops at
-// MaxDepth and still reports a difference, in seconds.
+// Two call chains 50,000 deep that differ at the bottom: the entry is at
+// the bottom, in seconds.
 func TestDeepChainsDiff(t *testing.T) {
 	mk := func(v byte) []byte {
 		var b bytes.Buffer
@@ -260,10 +260,100 @@ func TestDeepChainsDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Same || len(r.Entries) == 0 {
-		t.Fatal("must differ with an entry")
+	if r.Same || len(r.Entries) != 1 {
+		t.Fatalf("must differ with one entry: %d", len(r.Entries))
+	}
+	if p := r.Entries[0].Path; strings.Count(p, ".__reduce__[0]") != 50000 || !strings.HasSuffix(p, "[0]") {
+		t.Fatalf("entry at %.100s... (%d bytes)", p, len(p))
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("took %v", d)
+	}
+}
+
+// deepList is levels nested lists, the innermost empty or [1].
+func deepList(levels int, one bool) []byte {
+	b := []byte("\x80\x02" + strings.Repeat("(", levels))
+	if one {
+		b = append(b, "K\x01"...)
+	}
+	return append(append(b, strings.Repeat("l", levels)...), '.')
+}
+
+// deepDict is levels nested {0: ...}, the innermost {} or 1.
+func deepDict(levels int, one bool) []byte {
+	b := []byte("\x80\x02" + strings.Repeat("(K\x00", levels))
+	if one {
+		b = append(b, "K\x01"...)
+	} else {
+		b = append(b, '}')
+	}
+	return append(append(b, strings.Repeat("d", levels)...), '.')
+}
+
+// TestDeepDiff: a million nested lists that differ in the innermost one
+// are compared to the bottom (no recursion, no depth bound), the entry at
+// the path a million levels down; nested dicts too; the time grows
+// linearly with the depth (100,000 against 200,000 levels: less than 3x,
+// the best of two runs each).
+func TestDeepDiff(t *testing.T) {
+	diff := func(a, b []byte) (*Result, time.Duration) {
+		da, db := parseBytes(t, "a", a), parseBytes(t, "b", b)
+		start := time.Now()
+		r, err := Docs(da, db, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, time.Since(start)
+	}
+	const M = 1_000_000
+	r, d := diff(deepList(M, false), deepList(M, true))
+	want := "root" + strings.Repeat("[0]", M-1) + "[0]"
+	if len(r.Entries) != 1 || r.Entries[0].Path != want || r.Entries[0].Kind != Added || r.Entries[0].B != "1" {
+		t.Fatalf("%d entries, the first %.80s... %s", len(r.Entries), r.Entries[0].Path, r.Entries[0].Kind)
+	}
+	if d > 120*time.Second {
+		t.Fatalf("a million levels took %v", d)
+	}
+	t.Logf("a million nested lists: %v", d)
+	r, _ = diff(deepDict(200_000, false), deepDict(200_000, true))
+	if len(r.Entries) != 1 || r.Entries[0].Path != "root"+strings.Repeat("[0]", 200_000) || r.Entries[0].Kind != TypeChanged {
+		t.Fatalf("dicts: %d entries, the first %.80s... %s", len(r.Entries), r.Entries[0].Path, r.Entries[0].Kind)
+	}
+	best := func(n int) time.Duration {
+		a, b := deepList(n, false), deepList(n, true)
+		_, d1 := diff(a, b)
+		_, d2 := diff(a, b)
+		return min(d1, d2)
+	}
+	d1, d2 := best(100_000), best(200_000)
+	t.Logf("100,000 levels %v, 200,000 levels %v", d1, d2)
+	if d2 > 3*d1 && d2 > 500*time.Millisecond {
+		t.Fatalf("not linear: 100,000 levels %v, 200,000 levels %v", d1, d2)
+	}
+}
+
+// TestManySetitems: 20,000 SETITEMs on one memoised OrderedDict, the last
+// value changed: one entry, at its key.
+func TestManySetitems(t *testing.T) {
+	mk := func(last byte) []byte {
+		var b bytes.Buffer
+		b.WriteString("\x80\x02ccollections\nOrderedDict\n)R\x94")
+		for i := 0; i < 20000; i++ {
+			v := byte(1)
+			if i == 19999 {
+				v = last
+			}
+			b.Write([]byte{'h', 0, 'J', byte(i), byte(i >> 8), byte(i >> 16), byte(i >> 24), 'K', v, 's', '0'})
+		}
+		b.WriteString("h\x00.")
+		return b.Bytes()
+	}
+	r, err := Docs(parseBytes(t, "a", mk(1)), parseBytes(t, "b", mk(2)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Entries) != 1 || r.Entries[0].Path != "root[19999]" || r.Entries[0].Kind != Changed {
+		t.Fatalf("%+v", r.Entries)
 	}
 }

@@ -47,6 +47,11 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
+// maxFastDepth bounds how deep the fast path descends into large items,
+// each level one more pass over both files; deeper, the graph path does
+// the diff (in time linear in the depth).
+const maxFastDepth = 32
+
 // maxFastItems bounds the differing items the fast path parses or
 // descends into; past it the graph path does the diff.
 const maxFastItems = 10000
@@ -74,7 +79,8 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 		r.BytesEqual = sameBytes(a, b)
 		return r, true
 	}
-	x := &fastCmp{c: &cmp{opt: opt, seenA: map[*canon.Node]string{}, seenB: map[*canon.Node]string{}, pairs: map[[2]*canon.Node]bool{}}}
+	x := &fastCmp{c: &cmp{opt: opt}}
+	x.c.reset()
 	if err := x.level(fa, fb, "root", 0); err != nil {
 		return nil, false
 	}
@@ -155,6 +161,7 @@ var errFast = fmt.Errorf("not for the fast path")
 // (another pass over both files records their items).
 type kid struct {
 	t              task
+	ta, tb         *fpTable // the fingerprints of the views t's nodes are of
 	descend        bool
 	startA, startB int64 // descend: where the containers start
 	kind           byte
@@ -165,7 +172,7 @@ type kid struct {
 // level compares the items of two lists or dicts (fa and fb, at path,
 // depth as the walk counts it) as compare does with seq or entries2.
 func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
-	if fa.Root == 0 || fa.Root != fb.Root || !fa.Spans || !fb.Spans || depth+1 >= MaxDepth {
+	if fa.Root == 0 || fa.Root != fb.Root || !fa.Spans || !fb.Spans || depth+1 >= maxFastDepth {
 		return errFast
 	}
 	var kids []kid
@@ -191,6 +198,7 @@ func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
 	}
 	for _, k := range kids {
 		if !k.descend {
+			x.c.ta, x.c.tb = k.ta, k.tb
 			x.c.walkFrom(k.t)
 			continue
 		}
@@ -284,11 +292,11 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 	}
 	slices.Sort(needA)
 	slices.Sort(needB)
-	nodesA, err := parseItems(fa, needA, 1, x.c.opt.Canon)
+	nodesA, tabA, err := parseItems(fa, needA, 1, x.c.opt.Canon)
 	if err != nil {
 		return nil, err
 	}
-	nodesB, err := parseItems(fb, needB, 1, x.c.opt.Canon)
+	nodesB, tabB, err := parseItems(fb, needB, 1, x.c.opt.Canon)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +319,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 			if ba, bb, big := descend(fa, fb, r.A, r.B); big {
 				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
 			} else {
-				kids = append(kids, kid{t: task{a: nodesA[r.A][0], b: nodesB[r.B][0], path: kp, differ: true, depth: depth + 1}})
+				kids = append(kids, kid{t: task{a: nodesA[r.A][0], b: nodesB[r.B][0], path: x.c.paths.root(kp), differ: true, depth: depth + 1}, ta: tabA, tb: tabB})
 			}
 			e := c.runEntryOf(path, "[%d]", restRun(r), item)
 			kids = append(kids, kid{t: task{entry: &e}})
@@ -331,7 +339,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
 				continue
 			}
-			kids = append(kids, kid{t: task{a: nodesA[o.A][0], b: nodesB[o.B][0], path: kp, differ: true, depth: depth + 1}})
+			kids = append(kids, kid{t: task{a: nodesA[o.A][0], b: nodesB[o.B][0], path: x.c.paths.root(kp), differ: true, depth: depth + 1}, ta: tabA, tb: tabB})
 		}
 	}
 	return kids, nil
@@ -417,11 +425,11 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 	slices.Sort(needA)
 	slices.Sort(needB)
 	slices.Sort(bigA)
-	nodesA, err := parseItems(fa, needA, 2, x.c.opt.Canon)
+	nodesA, tabA, err := parseItems(fa, needA, 2, x.c.opt.Canon)
 	if err != nil {
 		return nil, err
 	}
-	nodesB, err := parseItems(fb, needB, 2, x.c.opt.Canon)
+	nodesB, tabB, err := parseItems(fb, needB, 2, x.c.opt.Canon)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +438,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 		it := &fa.Items[i]
 		keySpans = append(keySpans, pickle.Span{Start: it.Start, End: fa.Big[i].Start, MemoCount: int(it.Memo), Keep: true})
 	}
-	keys, err := parseSpans(fa, keySpans, 1, x.c.opt.Canon)
+	keys, _, err := parseSpans(fa, keySpans, 1, x.c.opt.Canon)
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +460,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 				continue
 			}
 			e := nodesA[int(i)]
-			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: path + edge(e[0]), depth: depth + 1}})
+			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: x.c.paths.root(path + edge(e[0])), depth: depth + 1}, ta: tabA, tb: tabB})
 		}
 	}
 	for _, j := range orderB {
@@ -466,46 +474,47 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 
 // parseItems parses items idx (ascending) of f with the machine's range
 // mode and returns their view nodes (per item: the value, or key and
-// value), as the graph path's view would show them.
-func parseItems(f *canon.FastItems, idx []int, per int, copt canon.Options) (map[int][]*canon.Node, error) {
+// value), as the graph path's view would show them, and the fingerprints
+// of that view.
+func parseItems(f *canon.FastItems, idx []int, per int, copt canon.Options) (map[int][]*canon.Node, *fpTable, error) {
 	out := map[int][]*canon.Node{}
 	if len(idx) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	idx = slices.Compact(idx)
 	var spans []pickle.Span
 	for _, i := range idx {
 		spans = append(spans, f.Span(i))
 	}
-	nodes, err := parseSpans(f, spans, per, copt)
+	nodes, tab, err := parseSpans(f, spans, per, copt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for k, i := range idx {
 		out[i] = nodes[k]
 	}
-	return out, nil
+	return out, tab, nil
 }
 
 // parseSpans parses spans (Keep, in file order, each leaving per values)
 // of f with the machine's range mode, after the ranges that set the memo
 // entries they read, and returns their view nodes, as the graph path's
-// view would show them.
-func parseSpans(f *canon.FastItems, want []pickle.Span, per int, copt canon.Options) ([][]*canon.Node, error) {
+// view would show them, and the fingerprints of that view.
+func parseSpans(f *canon.FastItems, want []pickle.Span, per int, copt canon.Options) ([][]*canon.Node, *fpTable, error) {
 	if len(want) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	st, vals, err := f.Parse(want, canon.ReadOptions(copt))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(vals) != len(want) {
-		return nil, errFast
+		return nil, nil, errFast
 	}
 	items := make([]*pickle.Node, 0, per*len(want))
 	for _, v := range vals {
 		if len(v) != per {
-			return nil, errFast
+			return nil, nil, errFast
 		}
 		items = append(items, v...)
 	}
@@ -514,10 +523,11 @@ func parseSpans(f *canon.FastItems, want []pickle.Span, per int, copt canon.Opti
 	st.All = append(st.All, root)
 	st.Root = root
 	view := canon.Normalize(st, copt)
-	nodes := view.Root().Items()
+	vroot := view.Root()
+	nodes := vroot.Items()
 	out := make([][]*canon.Node, len(want))
 	for k := range want {
 		out[k] = nodes[per*k : per*k+per]
 	}
-	return out, nil
+	return out, newFPTable(copt.Algo, vroot), nil
 }

@@ -1,0 +1,324 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Fingerprints: which subtrees are equal, in time linear in the graph.
+//
+// The walk asks, for every pair it meets, whether the two subtrees are
+// equal (their canonical forms are), and it aligns sequences by that
+// equality. canon's Node.Digest answers exactly, but it encodes the whole
+// subtree below the node each time it is asked for a node it has not
+// seen, so along a chain of n nested objects it costs n²/2 (a million
+// nested lists: hours). An fpTable answers from one pass over the view,
+// bottom up (no recursion): every node gets a fingerprint, a hash of its
+// kind, its counts and its children's fingerprints in canonical order (the
+// order canon encodes them in), so equal subtrees of a tree have equal
+// fingerprints and the fingerprint of a node costs its own children only.
+//
+// A fingerprint is the canonical form's equality exactly when the
+// canonical encoding has no back-reference: when no object is reached
+// twice from the node (the encoding writes a second visit as a reference
+// to the first, which a hash of the children's hashes cannot tell from a
+// copy). The pass marks a node clean when it can tell that: every object
+// below it was first reached from it and is referenced once in the whole
+// view, and it is on no cycle. Two clean nodes are equal exactly when
+// their fingerprints are. For nodes that are not clean, different
+// fingerprints still prove a difference (the fingerprint is a function of
+// the tree the subgraph unfolds to, and equal canonical forms unfold to
+// equal trees) except on or above a cycle (marked cyclic: their
+// fingerprints depend on where the pass entered the cycle); equal
+// fingerprints there, and anything cyclic, are decided by canon's Digest,
+// as before.
+//
+// Nodes that are no container (a bytearray, a buffer, a tracker, a
+// persistent id by string, a scalar that operations were applied to) take
+// canon's Digest as their fingerprint: it encodes that node and its
+// operations only.
+
+const (
+	fpClean  = 1 << iota // no object reached twice below it: the fingerprint is exact
+	fpCyclic             // on or above a cycle: the fingerprint proves nothing
+	fpDone               // the fingerprint is computed
+	fpOnce               // reached by one path from a root: the walk meets it once
+)
+
+type fpInfo struct {
+	fp     [16]byte
+	flags  uint8
+	refs   uint8 // references from the view's nodes (and 1 for a root), up to 2
+	parent int32 // the node it was first reached from (-1: a root)
+}
+
+// fpTable holds the fingerprints of one view's nodes reachable from the
+// roots it was built from.
+type fpTable struct {
+	h    hash.Hash
+	idx  []int32 // by Src().ID: 1 + index into info
+	info []fpInfo
+	buf  []byte
+	hdrs []byte // headers of the nodes on the pass's stack
+}
+
+func newFPTable(algo canon.Algo, roots ...*canon.Node) *fpTable {
+	t := &fpTable{h: algo.New()}
+	for _, r := range roots {
+		if r != nil {
+			t.build(r)
+		}
+	}
+	// reached once: by one reference, from a node reached once (parents
+	// come before their children in info)
+	for i := range t.info {
+		in := &t.info[i]
+		if in.refs == 1 && (in.parent < 0 || t.info[in.parent].flags&fpOnce != 0) {
+			in.flags |= fpOnce
+		}
+	}
+	return t
+}
+
+// once reports whether the walk can meet n only once (its pairs need no
+// record against cycles and sharing). Nodes the pass reached later, from
+// get, are not.
+func (t *fpTable) once(n *canon.Node) bool { return t.get(n).flags&fpOnce != 0 }
+
+func (t *fpTable) slot(n *canon.Node) (int32, bool) {
+	id := int(n.Src().ID)
+	if id < len(t.idx) && t.idx[id] > 0 {
+		return t.idx[id] - 1, true
+	}
+	return -1, false
+}
+
+func (t *fpTable) add(n *canon.Node, parent int32) int32 {
+	id := int(n.Src().ID)
+	if id >= len(t.idx) {
+		t.idx = append(t.idx, make([]int32, id+1-len(t.idx)+len(t.idx)/2)...)
+	}
+	t.info = append(t.info, fpInfo{parent: parent, refs: 1})
+	t.idx[id] = int32(len(t.info))
+	return int32(len(t.info) - 1)
+}
+
+func (t *fpTable) sum(parts ...[]byte) (out [16]byte) {
+	t.h.Reset()
+	for _, p := range parts {
+		t.h.Write(p)
+	}
+	t.buf = t.h.Sum(t.buf[:0])
+	copy(out[:], t.buf)
+	return out
+}
+
+// leafFP gives a pure node, or an object that is no container, its
+// fingerprint from canon's Digest (tagged apart from the Merkle ones).
+func (t *fpTable) leafFP(n *canon.Node, tag byte) [16]byte {
+	return t.sum([]byte{tag}, n.Digest())
+}
+
+// children returns what canon encodes below n, in its order, and a header
+// that with the children's fingerprints determines n's encoding (kind,
+// counts, call form, operation names); ok is false for an object that is
+// no container (its Digest is its fingerprint).
+func children(n *canon.Node, hdr []byte) (kids []*canon.Node, _ []byte, ok bool) {
+	src := n.Src()
+	hdr = append(hdr, 'M', byte(n.Kind()))
+	switch n.Kind() {
+	case pickle.KindList, pickle.KindTuple, pickle.KindSet, pickle.KindFrozenSet:
+		kids = n.Items()
+	case pickle.KindPersID:
+		if len(src.Items) == 0 {
+			return nil, hdr, false
+		}
+		kids = n.Items()
+	case pickle.KindGlobal:
+		if src.Flags&pickle.FlagDynamic == 0 {
+			return nil, hdr, false
+		}
+		kids = n.Items()
+	case pickle.KindDict:
+		for _, e := range n.Entries() {
+			kids = append(kids, e.Key, e.Value)
+		}
+	case pickle.KindCall:
+		hdr = append(hdr, n.CallForm()...)
+		kids = append(kids, n.Func(), n.Args())
+		if kw := n.Kwargs(); kw != nil {
+			hdr = append(hdr, 'k')
+			kids = append(kids, kw)
+		}
+	default:
+		return nil, hdr, false
+	}
+	hdr = binary.AppendUvarint(hdr, uint64(len(kids)))
+	ops := n.Ops()
+	hdr = binary.AppendUvarint(hdr, uint64(len(ops)))
+	for _, o := range ops {
+		hdr = binary.AppendUvarint(hdr, uint64(len(o.Name)))
+		hdr = append(hdr, o.Name...)
+		hdr = binary.AppendUvarint(hdr, uint64(len(o.Args)))
+		kids = append(kids, o.Args...)
+	}
+	return kids, hdr, true
+}
+
+type fpFrame struct {
+	kids       []*canon.Node
+	i, k       int32
+	hdr, hlen  int32 // the header: fpTable.hdrs[hdr:hdr+hlen]
+	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
+}
+
+var nilFP = [16]byte{'n', 'i', 'l'}
+
+// build runs the pass from root: depth first with an explicit stack,
+// fingerprints computed when a node's children are done; then the nodes
+// referenced more than once make the nodes they were first reached from,
+// and those above, not clean.
+func (t *fpTable) build(root *canon.Node) {
+	if i, ok := t.slot(root); ok {
+		if t.info[i].refs < 2 {
+			t.info[i].refs++
+		}
+		return
+	}
+	first := len(t.info)
+	var stack []fpFrame
+	// visit gives n a slot, and a frame when it is an object with children
+	visit := func(n *canon.Node, parent int32) {
+		i := t.add(n, parent)
+		in := &t.info[i]
+		if n.Pure() {
+			in.fp, in.flags = t.leafFP(n, 'p'), fpClean|fpDone
+			return
+		}
+		at := len(t.hdrs)
+		kids, hdrs, ok := children(n, t.hdrs)
+		if !ok {
+			t.hdrs = hdrs[:at]
+			in.fp, in.flags = t.leafFP(n, 'o'), fpDone
+			if len(n.Ops()) == 0 {
+				in.flags |= fpClean
+			}
+			return
+		}
+		t.hdrs = hdrs
+		stack = append(stack, fpFrame{i: i, kids: kids, hdr: int32(at), hlen: int32(len(hdrs) - at), clean: true})
+	}
+	visit(root, -1)
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if int(f.k) < len(f.kids) {
+			c := f.kids[f.k]
+			f.k++
+			if c == nil {
+				continue
+			}
+			if j, ok := t.slot(c); ok {
+				cj := &t.info[j]
+				if cj.refs < 2 {
+					cj.refs++
+				}
+				if c.Pure() {
+					continue
+				}
+				f.clean = false // reached before: maybe shared below here
+				if cj.flags&fpDone == 0 || cj.flags&fpCyclic != 0 {
+					f.cyc = true // on the stack: a cycle
+				}
+				continue
+			}
+			visit(c, f.i)
+			continue
+		}
+		// all children done (or on the stack: cyclic)
+		b := append(t.buf[:0], t.hdrs[f.hdr:f.hdr+f.hlen]...)
+		for _, c := range f.kids {
+			if c == nil {
+				b = append(b, nilFP[:]...)
+				continue
+			}
+			j, _ := t.slot(c)
+			cj := &t.info[j]
+			if cj.flags&fpDone == 0 {
+				b = append(b, "cycle"...)
+				f.cyc = true
+				continue
+			}
+			b = append(b, cj.fp[:]...)
+			if cj.flags&fpCyclic != 0 {
+				f.cyc = true
+			}
+			if cj.flags&fpClean == 0 {
+				f.clean = false
+			}
+		}
+		t.buf = b
+		in := &t.info[f.i]
+		in.fp = t.sum(b)
+		in.flags |= fpDone
+		if f.cyc {
+			in.flags |= fpCyclic
+		} else if f.clean {
+			in.flags |= fpClean
+		}
+		t.hdrs = t.hdrs[:f.hdr]
+		stack = stack[:len(stack)-1]
+	}
+	// an object referenced twice: what it was first reached from, and
+	// everything above that, may reach it twice
+	for i := first; i < len(t.info); i++ {
+		if t.info[i].refs < 2 {
+			continue
+		}
+		for p := t.info[i].parent; p >= 0 && t.info[p].flags&fpClean != 0; p = t.info[p].parent {
+			t.info[p].flags &^= fpClean
+		}
+	}
+}
+
+// get returns n's entry, building from n when the pass has not reached it.
+func (t *fpTable) get(n *canon.Node) *fpInfo {
+	i, ok := t.slot(n)
+	if !ok {
+		t.build(n)
+		i, _ = t.slot(n)
+	}
+	return &t.info[i]
+}
+
+// same reports whether the subtrees at a (of the view of ta) and b (of
+// tb) are equal, as their canonical digests would say.
+func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ia, ib := ta.get(a), tb.get(b)
+	cyc := (ia.flags|ib.flags)&fpCyclic != 0
+	if ia.fp != ib.fp {
+		if !cyc {
+			return false
+		}
+	} else if !cyc && ia.flags&ib.flags&fpClean != 0 {
+		return true
+	}
+	return bytes.Equal(a.Digest(), b.Digest())
+}
+
+// exactKey is a key equal for two nodes exactly when their canonical
+// forms are (set elements, dict keys): the fingerprint of a pure value,
+// canon's Digest of an object.
+func exactKey(t *fpTable, n *canon.Node) string {
+	if n.Pure() {
+		fp := t.get(n).fp
+		return string(fp[:])
+	}
+	return "D" + string(n.Digest())
+}

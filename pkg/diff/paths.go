@@ -1,0 +1,114 @@
+package diff
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Paths of the walk, held as a tree: each is its parent and one edge
+// ("[3]", "['key']", ".attr"), so a task a million levels down costs one
+// edge, not a string of the whole path; the string is made only for an
+// entry (and an alias's first path).
+type pathRef int32
+
+type pathNode struct {
+	parent pathRef // -1 for a root
+	edge   string  // the whole path for a root
+}
+
+type pathTable struct {
+	nodes []pathNode
+	// with --ignore: for each node and each ignored path, how much of it
+	// the path matches (ignState)
+	ignore []string
+	ign    []int32
+}
+
+const (
+	ignDiverged int32 = -1 // the path left the ignored path
+	ignMatched  int32 = -2 // the path is the ignored path or below it
+)
+
+func (p *pathTable) root(s string) pathRef { return p.push(-1, s) }
+
+func (p *pathTable) child(parent pathRef, edge string) pathRef { return p.push(parent, edge) }
+
+// index returns the edge [i].
+func index(i int) string {
+	if i >= 0 && i < len(smallIndex) {
+		return smallIndex[i]
+	}
+	return "[" + strconv.Itoa(i) + "]"
+}
+
+var smallIndex = func() []string {
+	out := make([]string, 1024)
+	for i := range out {
+		out[i] = "[" + strconv.Itoa(i) + "]"
+	}
+	return out
+}()
+
+func (p *pathTable) push(parent pathRef, edge string) pathRef {
+	p.nodes = append(p.nodes, pathNode{parent: parent, edge: edge})
+	if len(p.ignore) > 0 {
+		for k, ig := range p.ignore {
+			m := int32(0)
+			if parent >= 0 {
+				m = p.ign[int(parent)*len(p.ignore)+k]
+			}
+			p.ign = append(p.ign, advanceIgnore(m, ig, edge))
+		}
+	}
+	return pathRef(len(p.nodes) - 1)
+}
+
+// advanceIgnore is how much of the ignored path ig a path matches after
+// one more edge, when it matched m bytes before: ignMatched when the path
+// equals ig or continues it at an edge ("[", ".", "{", "<"), as
+// ignoredPath decided on whole strings.
+func advanceIgnore(m int32, ig, edge string) int32 {
+	if m < 0 {
+		return m
+	}
+	rest := ig[m:]
+	if len(rest) <= len(edge) {
+		switch {
+		case edge[:len(rest)] != rest:
+			return ignDiverged
+		case len(rest) == len(edge), strings.ContainsRune("[.{<", rune(edge[len(rest)])):
+			return ignMatched
+		}
+		return ignDiverged
+	}
+	if rest[:len(edge)] == edge {
+		return m + int32(len(edge))
+	}
+	return ignDiverged
+}
+
+// ignored reports whether the path is under an ignored path.
+func (p *pathTable) ignored(r pathRef) bool {
+	k := len(p.ignore)
+	for _, m := range p.ign[int(r)*k : int(r)*k+k] {
+		if m == ignMatched {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders a path.
+func (p *pathTable) String(r pathRef) string {
+	n := 0
+	for x := r; x >= 0; x = p.nodes[x].parent {
+		n += len(p.nodes[x].edge)
+	}
+	b := make([]byte, n)
+	for x := r; x >= 0; x = p.nodes[x].parent {
+		e := p.nodes[x].edge
+		n -= len(e)
+		copy(b[n:], e)
+	}
+	return string(b)
+}
