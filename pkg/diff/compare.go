@@ -558,7 +558,6 @@ func shared(n *canon.Node) bool {
 	return !n.Pure() && n.Src().Flags&pickle.FlagShared != 0
 }
 
-
 func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format string, a, b *canon.Node) []task {
 	var kids []task
 	for _, r := range AlignRuns(len(ia), len(ib), func(i, j int) bool { return c.same(ia[i], ib[j]) }, true) {
@@ -659,12 +658,12 @@ func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
 	}
 	for _, n := range ia {
 		if !inB[exactKey(c.ta, n)] {
-			c.add(Entry{Path: c.pathOf(path, "{" + c.short(n) + "}"), Kind: Removed, A: c.short(n), OffA: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, "{"+c.short(n)+"}"), Kind: Removed, A: c.short(n), OffA: n.Offset()})
 		}
 	}
 	for _, n := range ib {
 		if !inA[exactKey(c.tb, n)] {
-			c.add(Entry{Path: c.pathOf(path, "{" + c.short(n) + "}"), Kind: Added, B: c.short(n), OffB: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, "{"+c.short(n)+"}"), Kind: Added, B: c.short(n), OffB: n.Offset()})
 		}
 	}
 	return c.opsDiff(a, b, path)
