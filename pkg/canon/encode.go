@@ -23,6 +23,8 @@ type encState struct {
 	pdig    []byte
 	isoSlot []int32 // by node ID: 1 + index of the isolated digest in isoDig
 	isoDig  []byte
+	eqSlot  []int32 // by node ID: 1 + index of the equality digest in eqDig (eqKey)
+	eqDig   []byte
 	// Ordinals of the outermost isolated encoder, by node ID, valid when
 	// ordGen holds its generation (nested isolated encoders use a map).
 	ordGen  []uint32
@@ -320,36 +322,127 @@ func (v *View) sortKey(b []byte, c *pickle.Node) []byte {
 }
 
 // eqKey is the key under which Python would find two dict keys / set items
-// equal: numbers by value across bool, int and float; other pure values by
-// encoding; identity nodes by identity ("" means: never equal to another).
+// equal: numbers by value across bool, int and float; a NaN only to
+// itself (the same object, reached again through the memo); tuples,
+// frozensets and dynamic globals item by item with the same equality;
+// other pure values by encoding. Identity nodes (and NaNs) return false:
+// they are equal only to the same node.
 func (v *View) eqKey(b []byte, c *pickle.Node) ([]byte, bool) {
 	if !v.isPure(c) {
 		return nil, false
 	}
-	switch c.Kind {
-	case pickle.KindBool:
-		return appendInt(b, &pickle.Node{Kind: pickle.KindInt, Int: c.Int}), true
-	case pickle.KindFloat:
-		f := c.Float()
-		if math.IsNaN(f) {
-			return nil, false
-		}
-		if !math.IsInf(f, 0) && f == math.Trunc(f) {
-			bi, _ := new(big.Float).SetFloat64(f).Int(nil)
-			n := &pickle.Node{Kind: pickle.KindInt}
-			if bi.IsInt64() {
-				n.Int = bi.Int64()
-			} else {
-				n.X = &pickle.Extra{Big: bi}
+	if c.Kind == pickle.KindFloat && math.IsNaN(c.Float()) && v.specialOf(c) == 0 {
+		return nil, false
+	}
+	if v.leaf(c) == 3 {
+		b = append(b, 'Q')
+		return append(b, v.eqDigest(c)...), true
+	}
+	return v.eqScalar(b, c), true
+}
+
+// eqScalar is eqKey of a pure leaf; a NaN is 'I' + its node ID (equal
+// only to itself).
+func (v *View) eqScalar(b []byte, c *pickle.Node) []byte {
+	if v.specialOf(c) == 0 {
+		switch c.Kind {
+		case pickle.KindBool:
+			return appendIntVal(b, c.Int, nil)
+		case pickle.KindFloat:
+			f := c.Float()
+			if math.IsNaN(f) {
+				b = append(b, 'I')
+				return appendUvarint(b, uint64(c.ID))
 			}
-			return appendInt(b, n), true
-		}
-	case pickle.KindInt:
-		if c.IsBig() && c.Big().IsInt64() {
-			return appendInt(b, &pickle.Node{Kind: pickle.KindInt, Int: c.Big().Int64()}), true
+			if !math.IsInf(f, 0) && f == math.Trunc(f) {
+				bi, _ := new(big.Float).SetFloat64(f).Int(nil)
+				if bi.IsInt64() {
+					return appendIntVal(b, bi.Int64(), nil)
+				}
+				return appendIntVal(b, 0, bi)
+			}
+		case pickle.KindInt:
+			if c.IsBig() && c.Big().IsInt64() {
+				return appendIntVal(b, c.Big().Int64(), nil)
+			}
 		}
 	}
-	return v.appendPure(b, c), true
+	return v.appendPure(b, c)
+}
+
+// eqDigest is H of the equality key of a pure tuple, frozenset or dynamic
+// global (see eqKey): 'T' n items, 'F' n distinct items sorted, 'D' parts,
+// each item by eqKey. Memoised per node; an explicit stack, no recursion.
+func (v *View) eqDigest(n *pickle.Node) []byte {
+	st := v.state()
+	size := v.Opt.Algo.Size()
+	if st.eqSlot == nil {
+		st.eqSlot = make([]int32, v.nsyn)
+	}
+	if s := st.eqSlot[n.ID]; s > 0 {
+		return st.eqDig[int(s-1)*size:][:size]
+	}
+	stack := []*pickle.Node{n}
+	var buf []byte
+	var keys [][]byte
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		if st.eqSlot[x.ID] > 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		ready := true
+		for _, c := range x.Items {
+			c = v.res(c)
+			if v.leaf(c) == 3 && st.eqSlot[c.ID] == 0 {
+				stack = append(stack, c)
+				ready = false
+			}
+		}
+		if !ready {
+			continue
+		}
+		item := func(b []byte, c *pickle.Node) []byte {
+			c = v.res(c)
+			if v.leaf(c) == 3 {
+				b = append(b, 'Q')
+				s := st.eqSlot[c.ID]
+				return append(b, st.eqDig[int(s-1)*size:][:size]...)
+			}
+			return v.eqScalar(b, c)
+		}
+		buf = buf[:0]
+		switch x.Kind {
+		case pickle.KindTuple:
+			buf = append(buf, 'T')
+			buf = appendUvarint(buf, uint64(len(x.Items)))
+			for _, c := range x.Items {
+				buf = item(buf, c)
+			}
+		case pickle.KindFrozenSet:
+			keys = keys[:0]
+			for _, c := range x.Items {
+				keys = append(keys, item(nil, c))
+			}
+			slices.SortFunc(keys, bytes.Compare)
+			keys = slices.CompactFunc(keys, bytes.Equal)
+			buf = append(buf, 'F')
+			buf = appendUvarint(buf, uint64(len(keys)))
+			for _, k := range keys {
+				buf = append(buf, k...)
+			}
+		default: // dynamic global
+			buf = append(buf, 'D')
+			for _, c := range x.Items {
+				buf = item(buf, c)
+			}
+		}
+		st.eqDig = v.Opt.Algo.sum(st.eqDig, buf)
+		st.eqSlot[x.ID] = int32(len(st.eqDig) / size)
+		stack = stack[:len(stack)-1]
+	}
+	s := st.eqSlot[n.ID]
+	return st.eqDig[int(s-1)*size:][:size]
 }
 
 type keyed struct {
@@ -388,7 +481,7 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 	if len(ks) < 2 {
 		return ks
 	}
-	// eq keys: pure -> bytes; NaN or identity -> nil (identity compared by node)
+	// eq keys: pure -> bytes; NaN or identity -> nil (compared by node)
 	sc.eq, sc.eqOff = sc.eq[:0], append(sc.eqOff[:0], 0)
 	pureK := make([]bool, 0, 16)
 	for _, k := range ks {
@@ -425,7 +518,6 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 					break
 				}
 			}
-		case v.isPure(k.node): // NaN: never equal
 		case seenN != nil:
 			if j, ok := seenN[k.node]; ok {
 				found = j

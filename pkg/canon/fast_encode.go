@@ -22,7 +22,10 @@ const (
 	fkBytes
 	fkGlobal   // 'g'/'G' module qualname
 	fkPureComp // pure tuple or frozenset: 'H' + digest
-	fkBool     // pure, but a key only with numeric unification: not here
+	// pure, but a key equal to others only with numeric unification (a
+	// tuple holding a bool or a float, at any depth): not a key here
+	fkPureCompNum
+	fkBool // same
 	fkFloat    // same
 	fkIdent    // a final identity value (bytearray, impure tuple, sealed container)
 	fkList     // containers being filled
@@ -571,12 +574,13 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		}
 		e.conts[c].n = int64(k / 2)
 	case pickle.TUPLE:
-		pure := true
+		pure, num := true, false
 		for _, kd := range e.kinds[:k] {
 			if !fkPure(kd) {
 				pure = false
 				break
 			}
+			num = num || !fkKey(kd)
 		}
 		e.tmp = e.tmp[:0]
 		if pure {
@@ -599,6 +603,9 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		e.stack = append(e.stack, fslot{off: start, kind: fkIdent, c: -1})
 		if pure {
 			e.stack[len(e.stack)-1].kind = fkPureComp
+			if num {
+				e.stack[len(e.stack)-1].kind = fkPureCompNum
+			}
 		}
 	case pickle.FROZENSET:
 		for _, kd := range e.kinds[:k] {
