@@ -106,7 +106,7 @@ func (t *Tree) WriteJSON(w io.Writer, start Item, opt Options) error {
 	jsonStr(b, t.File.Name)
 	b.WriteString(`,"total":` + itoa(t.Total) + `,"tree":`)
 	first := []bool{}
-	t.Walk(start, opt, func(v *Visit) {
+	t.walk(start, opt, func(v *Visit) {
 		if v.Depth > 0 {
 			if !first[v.Depth-1] {
 				b.WriteByte(',')
@@ -127,7 +127,7 @@ func (t *Tree) WriteJSON(w io.Writer, start Item, opt Options) error {
 			b.WriteByte(']')
 		}
 		b.WriteByte('}')
-	})
+	}, false)
 	b.WriteString("}\n")
 	return b.Flush()
 }

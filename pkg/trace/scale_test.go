@@ -105,4 +105,127 @@ func TestBigIntLabelsFast(t *testing.T) {
 		t.Errorf("no big label in:\n%s", out.String())
 	}
 }
-var _ = runtime.GC
+
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+func totalAlloc() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
+}
+
+// deepShapes are a million levels of nesting: lists (EMPTY... no: MARK,
+// LIST), dicts (MARK, key, ..., DICT) and tuples.
+func deepShapes() map[string][]byte {
+	const m = 1000000
+	return map[string][]byte{
+		"list":  []byte("\x80\x02" + strings.Repeat("(", m) + strings.Repeat("l", m) + "."),
+		"dict":  []byte("\x80\x02" + strings.Repeat("(K\x00", m) + "}" + strings.Repeat("d", m) + "."),
+		"tuple": []byte("\x80\x02" + strings.Repeat("(", m) + ")" + strings.Repeat("t", m) + "."),
+	}
+}
+
+// TestDeepWalkBounded: a million levels of lists, dicts and tuples are
+// walked (text and JSON) without error, every level shown, sizes adding up
+// to the file, with the walk's live heap at the deepest point under 128
+// bytes a level (about 2x what it takes: a 16-byte tail frame and a path
+// link a level) and what it allocates in all under 512 bytes a level.
+func TestDeepWalkBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million levels (-short)")
+	}
+	const m = 1000000
+	for name, b := range deepShapes() {
+		if name == "tuple" {
+			continue // as the list (TestDeepPrinters has it)
+		}
+		tr := parseBytes(t, b)
+		if tr.Root().Size != int64(len(b)) {
+			t.Fatalf("%s: root %d bytes, file %d", name, tr.Root().Size, len(b))
+		}
+		for _, json := range []bool{false, true} {
+			if json && name != "list" {
+				continue
+			}
+			base := liveHeap()
+			a0 := totalAlloc()
+			var live uint64
+			maxDepth, lines := 0, 0
+			enter := func(v *Visit) {
+				lines++
+				maxDepth = max(maxDepth, v.Depth)
+				if v.Depth == m-5 {
+					live = liveHeap()
+				}
+			}
+			var leave func(v *Visit)
+			if json {
+				leave = func(v *Visit) {}
+			}
+			tr.walk(tr.Root(), Options{Depth: -1}, enter, leave, false)
+			alloc := totalAlloc() - a0
+			if maxDepth < m {
+				t.Errorf("%s: deepest line at %d, want %d", name, maxDepth, m)
+			}
+			per := int64(live-base) / m
+			t.Logf("%s json=%v: %d lines, walk live %d MB (%d B a level), allocated %d MB", name, json, lines, (live-base)>>20, per, alloc>>20)
+			if live > base && per > 128 {
+				t.Errorf("%s json=%v: the walk holds %d bytes a level", name, json, per)
+			}
+			if alloc > 512*m {
+				t.Errorf("%s json=%v: the walk allocated %d MB", name, json, alloc>>20)
+			}
+		}
+	}
+}
+
+// countWriter counts bytes of a few kinds in what is written to it.
+type countWriter struct{ nl, open, close int }
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.nl += bytes.Count(p, []byte("\n"))
+	c.open += bytes.Count(p, []byte("{"))
+	c.close += bytes.Count(p, []byte("}"))
+	return len(p), nil
+}
+
+// TestDeepPrinters: a tuple a million levels deep through every printer:
+// the text has a line a level, the JSON closes every brace it opens, the
+// pictures stop at their level limits.
+func TestDeepPrinters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million levels (-short)")
+	}
+	const m = 1000000
+	b := deepShapes()["tuple"]
+	tr := parseBytes(t, b)
+	var cw countWriter
+	if err := tr.WriteText(&cw, tr.Root(), Options{Depth: -1}, Style{}); err != nil {
+		t.Fatal(err)
+	}
+	if cw.nl != m+2 {
+		t.Errorf("text: %d lines, want %d", cw.nl, m+2)
+	}
+	cw = countWriter{}
+	if err := tr.WriteJSON(&cw, tr.Root(), Options{Depth: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if cw.open != cw.close || cw.open < m {
+		t.Errorf("JSON: %d { and %d }", cw.open, cw.close)
+	}
+	for _, w := range []func(io.Writer) error{
+		func(w io.Writer) error { return tr.WriteSVG(w, tr.Root(), SVGOptions{}) },
+		func(w io.Writer) error { return tr.WriteHTML(w, tr.Root(), HTMLOptions{}) },
+		func(w io.Writer) error { return tr.WriteTop(w, 5, Style{}) },
+	} {
+		if err := w(io.Discard); err != nil {
+			t.Error(err)
+		}
+	}
+}

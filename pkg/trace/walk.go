@@ -34,44 +34,140 @@ type Visit struct {
 // Shown returns the children of it that a walk with opt shows: sorted and
 // with small ones folded into an ItemElided.
 func (t *Tree) Shown(it Item, opt Options) []Item {
-	kids := t.Children(it)
+	kids := t.shownKids(it, opt)
+	out := make([]Item, len(kids))
+	for i := range kids {
+		out[i] = kids[i].open(it.Stream, it.pl)
+	}
+	return out
+}
+
+// kid is a child of an item as a walk holds it until it is opened: what
+// Shown decides on, and what makes its Item (role spelled out, path link)
+// when it is opened. A wide container's children cost 40 bytes each while
+// it is open, not an Item, a path link and a role string each.
+type kid struct {
+	node *pickle.Node
+	key  *pickle.Node // role key (rKey)
+	size int64
+	i    int32 // role index
+	rk   roleKind
+	kind ItemKind
+	item *Item // a ready item: any child but a node's own children and references, and runs of references
+}
+
+func (k *kid) role() role { return role{kind: k.rk, i: int(k.i), k: k.key} }
+
+func (k *kid) roleString() string {
+	if k.item != nil {
+		return k.item.Role
+	}
+	return k.role().String()
+}
+
+// open makes the item of k, a child of an item of stream st with path pl.
+func (k *kid) open(st *StreamTree, pl *pathLink) Item {
+	if k.item != nil {
+		return *k.item
+	}
+	rs := k.role().String()
+	if k.kind == ItemNode {
+		return st.nodeItem(k.node, rs, link(pl, rs))
+	}
+	return Item{Kind: ItemRef, Stream: st, Node: k.node, Role: rs, pl: link(pl, rs)}
+}
+
+func readyKid(x Item) kid {
+	return kid{node: x.Node, size: x.Size, kind: x.Kind, item: &x}
+}
+
+// nodeKids is children() as kids: the nodes n owns are expanded (once, at
+// their first appearance), the others are references.
+func (st *StreamTree) nodeKids(n *pickle.Node) []kid {
+	m := &st.mark
+	tok := m.next(len(st.S.All))
+	var out []kid
+	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
+		own := c.Owner == n && m.stamp[c.ID] != tok
+		if own {
+			m.stamp[c.ID] = tok
+		}
+		if folded {
+			return true
+		}
+		k := kid{node: c, key: r.k, i: int32(r.i), rk: r.kind, kind: ItemRef}
+		if own {
+			k.kind, k.size = ItemNode, st.Incl[c.ID]
+		}
+		out = append(out, k)
+		return true
+	})
+	// Owned nodes that are none of the above (should not happen).
+	for _, c := range st.owned[st.ownStart[n.ID]:st.ownStart[n.ID+1]] {
+		if m.stamp[c] != tok {
+			m.stamp[c] = tok
+			out = append(out, kid{node: st.S.All[c], i: c, rk: rOwned, kind: ItemNode, size: st.Incl[c]})
+		}
+	}
+	return out
+}
+
+// shownKids is Shown as kids.
+func (t *Tree) shownKids(it Item, opt Options) []kid {
+	var kids []kid
+	if it.Kind == ItemNode {
+		kids = it.Stream.nodeKids(it.Node)
+		if len(it.Stream.attach[it.Node.ID]) > 0 {
+			for _, x := range t.attached(it, nil) {
+				kids = append(kids, readyKid(x))
+			}
+		}
+	} else {
+		for _, x := range t.Children(it) {
+			kids = append(kids, readyKid(x))
+		}
+	}
 	if len(kids) == 0 {
 		return nil
 	}
 	if opt.SortSize {
-		sort.SliceStable(kids, func(i, j int) bool { return kids[i].Size > kids[j].Size })
+		sort.SliceStable(kids, func(i, j int) bool { return kids[i].size > kids[j].size })
 	}
 	var el Item
 	el.Kind = ItemElided
 	el.Stream = it.Stream
 	out := kids[:0]
 	for _, k := range kids {
-		small := opt.MinSize > 0 && k.Size < opt.MinSize && k.Kind != ItemRef
+		small := opt.MinSize > 0 && k.size < opt.MinSize && k.kind != ItemRef
 		if !opt.All {
-			if k.Kind == ItemNode && isScalar(k.Node) && k.Size < SmallScalar {
+			if k.kind == ItemNode && isScalar(k.node) && k.size < SmallScalar {
 				small = true
 			}
-			if k.Kind == ItemRef && isScalar(k.Node) {
+			if k.kind == ItemRef && isScalar(k.node) {
 				small = true
 			}
 		}
-		if opt.MinSize > 0 && k.Kind == ItemRef && opt.MinSize > 1 {
-			small = small || isScalar(k.Node)
+		if opt.MinSize > 0 && k.kind == ItemRef && opt.MinSize > 1 {
+			small = small || isScalar(k.node)
 		}
 		if small {
 			el.Count++
-			el.Size += k.Size
-			el.Self += k.Size
+			el.Size += k.size
+			el.Self += k.size
 			continue
 		}
-		if k.Kind == ItemRef && len(out) > 0 {
+		if k.kind == ItemRef && len(out) > 0 {
 			// a run of references to one object is one line
-			if p := &out[len(out)-1]; p.Kind == ItemRef && p.Node == k.Node {
-				if p.Count == 0 {
-					p.Count = 1
+			if p := &out[len(out)-1]; p.kind == ItemRef && p.node == k.node {
+				if p.item == nil {
+					x := p.open(it.Stream, it.pl)
+					p.item = &x
 				}
-				p.Count++
-				p.RoleEnd = k.Role
+				if p.item.Count == 0 {
+					p.item.Count = 1
+				}
+				p.item.Count++
+				p.item.RoleEnd = k.roleString()
 				continue
 			}
 		}
@@ -80,7 +176,7 @@ func (t *Tree) Shown(it Item, opt Options) []Item {
 	if el.Count > 0 {
 		el.Role = "…"
 		el.pl = it.pl
-		out = append(out, el)
+		out = append(out, kid{kind: ItemElided, size: el.Size, item: &el})
 	}
 	return out
 }
@@ -89,26 +185,97 @@ func (t *Tree) Shown(it Item, opt Options) []Item {
 // explicit stack. enter is called for every shown item, leave after its
 // children. References are marked Cycle when they point to an item that is
 // open on the current path.
+//
+// Memory is what is open: one small frame per level of the current path
+// (no copy of its item unless leave needs it), the children still to be
+// visited of each open item (a list of children is dropped when its last
+// child is opened, so a chain a million levels deep holds one frame and
+// one path link a level), and the path links of the open items.
 func (t *Tree) Walk(start Item, opt Options, enter, leave func(v *Visit)) {
-	type frame struct {
-		kids []Item
-		i    int
-		v    Visit
+	t.walk(start, opt, enter, leave, leave != nil)
+}
+
+// walkFrame is one open item of a walk.
+type walkFrame struct {
+	kids  []kid       // children not yet opened; nil once the last was
+	st    *StreamTree // the item's stream (its kids' and, with id, its node's)
+	pl    *pathLink   // the item's path, for its kids'
+	i     int32       // next child
+	n     int32       // children shown (Visit.Kids)
+	depth int32
+	id    int32 // the node marked open on the path; -1: none
+	tail  int32 // closed ancestors (tailFrame) that end with this frame
+	trunc bool
+}
+
+// tailFrame is an open item whose last child has been opened (so it has
+// nothing more to show): its frame is dropped, and what is left of it to
+// do when that child's subtree ends (take it off the path, the leave
+// callback) is kept in 16 bytes. A chain of a million levels costs this
+// and a path link per level.
+type tailFrame struct {
+	st *StreamTree
+	id int32
+	n  int32
+}
+
+// stackPage: the walk's stacks grow by pages of this many entries, so that
+// a deep walk does not copy (and leave behind as garbage) a whole stack
+// each time it grows.
+const stackPage = 4096
+
+// pagedStack is a stack in pages.
+type pagedStack[T any] struct {
+	pages [][]T
+	n     int
+}
+
+func (s *pagedStack[T]) push(f T) {
+	p := s.n / stackPage
+	if p == len(s.pages) {
+		s.pages = append(s.pages, make([]T, stackPage))
 	}
-	var stack []*frame
+	s.pages[p][s.n%stackPage] = f
+	s.n++
+}
+
+func (s *pagedStack[T]) top() *T { return &s.pages[(s.n-1)/stackPage][(s.n-1)%stackPage] }
+
+func (s *pagedStack[T]) pop() T {
+	f := s.top()
+	v := *f
+	var zero T
+	*f = zero
+	s.n--
+	if p := s.n/stackPage + 2; p < len(s.pages) {
+		// keep one spare page, give back the rest
+		s.pages[p] = nil
+		s.pages = s.pages[:p]
+	}
+	return v
+}
+
+// walk is Walk; keepItem says whether leave needs the whole item (when
+// false, leave sees only Depth, Kids, Truncated and Last, and frames whose
+// last child is open are folded into tailFrames).
+func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepItem bool) {
+	var stack pagedStack[walkFrame]
+	var tails pagedStack[tailFrame]
+	var items []Item // the open items, kept only for leave callbacks that need them
 	last := []bool{}
-	open := func(it Item, depth int, isLast bool) {
+	var v, lv Visit // one each: what the callbacks get is not kept
+	open := func(it Item, depth int, isLast bool, tail int32) {
 		if it.Kind == ItemRef && it.Node != nil {
 			it.Cycle = it.Stream.onPathGet(it.Node.ID)
 		}
 		if depth > 0 {
 			last = append(last[:depth-1], isLast)
 		}
-		v := Visit{Item: it, Depth: depth, Last: last[:max(depth, 0)]}
-		var kids []Item
+		v = Visit{Item: it, Depth: depth, Last: last[:max(depth, 0)]}
+		var kids []kid
 		if it.Kind != ItemRef && it.Kind != ItemElided {
 			if opt.Depth < 0 || depth < opt.Depth {
-				kids = t.Shown(it, opt)
+				kids = t.shownKids(it, opt)
 			} else {
 				v.Truncated = t.hasChildren(it)
 			}
@@ -117,27 +284,64 @@ func (t *Tree) Walk(start Item, opt Options, enter, leave func(v *Visit)) {
 		if enter != nil {
 			enter(&v)
 		}
+		f := walkFrame{kids: kids, st: it.Stream, n: int32(len(kids)), depth: int32(depth), trunc: v.Truncated, id: -1, tail: tail}
+		if len(kids) > 0 {
+			f.pl = it.pl
+		}
 		if it.Kind == ItemNode {
 			it.Stream.onPathSet(it.Node.ID, true)
+			f.id = it.Node.ID
 		}
-		stack = append(stack, &frame{kids: kids, v: v})
+		if keepItem {
+			items = append(items, it)
+		}
+		stack.push(f)
 	}
-	open(start, 0, true)
-	for len(stack) > 0 {
-		f := stack[len(stack)-1]
-		if f.i < len(f.kids) {
-			k := f.kids[f.i]
+	open(start, 0, true, 0)
+	for stack.n > 0 {
+		f := stack.top()
+		if int(f.i) < len(f.kids) {
+			k := f.kids[f.i].open(f.st, f.pl)
 			f.i++
-			open(k, f.v.Depth+1, f.i == len(f.kids))
+			isLast := int(f.i) == len(f.kids)
+			d := int(f.depth) + 1
+			if isLast && !keepItem {
+				// nothing more to open here: fold the frame into a tail
+				fr := stack.pop()
+				tails.push(tailFrame{st: fr.st, id: fr.id, n: fr.n})
+				open(k, d, true, fr.tail+1)
+				continue
+			}
+			if isLast {
+				f.kids = nil // let them go
+			}
+			open(k, d, isLast, 0) // (f is invalid after this)
 			continue
 		}
-		stack = stack[:len(stack)-1]
-		if f.v.Kind == ItemNode {
-			f.v.Stream.onPathSet(f.v.Node.ID, false)
+		fr := stack.pop()
+		if fr.id >= 0 {
+			fr.st.onPathSet(fr.id, false)
+		}
+		var it Item
+		if keepItem {
+			it = items[len(items)-1]
+			items[len(items)-1] = Item{}
+			items = items[:len(items)-1]
 		}
 		if leave != nil {
-			f.v.Last = last[:max(f.v.Depth, 0)]
-			leave(&f.v)
+			lv = Visit{Item: it, Depth: int(fr.depth), Last: last[:max(int(fr.depth), 0)], Kids: int(fr.n), Truncated: fr.trunc}
+			leave(&lv)
+		}
+		for d := int(fr.depth) - 1; fr.tail > 0; d-- {
+			fr.tail--
+			tf := tails.pop()
+			if tf.id >= 0 {
+				tf.st.onPathSet(tf.id, false)
+			}
+			if leave != nil {
+				lv = Visit{Depth: d, Last: last[:max(d, 0)], Kids: int(tf.n)}
+				leave(&lv)
+			}
 		}
 	}
 }
