@@ -42,6 +42,26 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 
+		// One stream at a time in reused memory (ParseEach): the same
+		// streams, field for field.
+		var sigs []string
+		if err1 == nil {
+			for _, st := range f1.Streams {
+				sigs = append(sigs, streamSig(st))
+			}
+		}
+		k := 0
+		fe, erre := ParseEach(NewReader(bytes.NewReader(b), int64(len(b)), "t.pkl"), Options{}, func(st *Stream) error {
+			if k >= len(sigs) || streamSig(st) != sigs[k] {
+				t.Fatalf("ParseEach stream %d differs from Parse's", k)
+			}
+			k++
+			return nil
+		})
+		if (err1 == nil) != (erre == nil) || (err1 == nil && (k != len(sigs) || fe.Size != f1.Size || (fe.Trailing == nil) != (f1.Trailing == nil))) {
+			t.Fatalf("Parse: %v; ParseEach: %v after %d streams", err1, erre, k)
+		}
+
 		// Unknown size (stdin): same outcome.
 		f2, err2 := Parse(onlyReader{bytes.NewReader(b)}, -1, "-", Options{})
 		if err2 != nil {
