@@ -118,9 +118,12 @@ func (t *fpTable) sum(parts ...[]byte) (out [16]byte) {
 }
 
 // leafFP gives a pure node, or an object that is no container, its
-// fingerprint from canon's Digest (tagged apart from the Merkle ones).
-func (t *fpTable) leafFP(n *canon.Node, tag byte) [16]byte {
-	return t.sum([]byte{tag}, n.Digest())
+// fingerprint: canon's Digest, cut to 16 bytes (apart from the Merkle ones
+// by what was hashed: a pure value's encoding, an object's starting 'N',
+// the Merkle input a prefix of its own).
+func (t *fpTable) leafFP(n *canon.Node) (out [16]byte) {
+	copy(out[:], n.Digest())
+	return out
 }
 
 // children returns what canon encodes below n, in its order, and a header
@@ -129,7 +132,8 @@ func (t *fpTable) leafFP(n *canon.Node, tag byte) [16]byte {
 // no container (its Digest is its fingerprint).
 func children(n *canon.Node, hdr []byte) (kids []*canon.Node, _ []byte, ok bool) {
 	src := n.Src()
-	hdr = append(hdr, 'M', byte(n.Kind()))
+	hdr = append(hdr, "\xff\xfepkdiff-merkle"...)
+	hdr = append(hdr, byte(n.Kind()))
 	switch n.Kind() {
 	case pickle.KindList, pickle.KindTuple, pickle.KindSet, pickle.KindFrozenSet:
 		kids = n.Items()
@@ -196,14 +200,14 @@ func (t *fpTable) build(root *canon.Node) {
 		i := t.add(n, parent)
 		in := &t.info[i]
 		if n.Pure() {
-			in.fp, in.flags = t.leafFP(n, 'p'), fpClean|fpDone
+			in.fp, in.flags = t.leafFP(n), fpClean|fpDone
 			return
 		}
 		at := len(t.hdrs)
 		kids, hdrs, ok := children(n, t.hdrs)
 		if !ok {
 			t.hdrs = hdrs[:at]
-			in.fp, in.flags = t.leafFP(n, 'o'), fpDone
+			in.fp, in.flags = t.leafFP(n), fpDone
 			if len(n.Ops()) == 0 {
 				in.flags |= fpClean
 			}
