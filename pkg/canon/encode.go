@@ -3,7 +3,6 @@ package canon
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash"
 	"math"
@@ -43,9 +42,13 @@ type encState struct {
 }
 
 // errExpansion: see MaxExpansion.
-var errExpansion = fmt.Errorf("the canonical encoding of this stream would exceed %d times its size (many references to a large number); pk refuses it (see docs/canonical-form.md)", MaxExpansion)
+var errExpansion = fmt.Errorf("the canonical encoding of this stream would exceed %d times its size plus %d MiB (many references to a large number); pk refuses it (see docs/canonical-form.md)", MaxExpansion, MaxExpansionSlack>>20)
 
-var errBudget = errors.New("canonical ordering needs more work than pk allows for this input (sets or dict keys of mutable objects sharing a large graph); see docs/canonical-form.md")
+// budgetError: the isolated digests of sort keys need more node visits than
+// the bound (32 x nodes + 2^20).
+func budgetError(nodes int32) error {
+	return fmt.Errorf("canonical ordering needs more than %d node visits (pk's bound: 32 x %d nodes + 2^20) for this input (sets or dict keys of mutable objects sharing a large graph); see docs/canonical-form.md", 32*int64(nodes)+1<<20, nodes)
+}
 
 func (v *View) state() *encState {
 	if v.enc == nil {
@@ -851,7 +854,7 @@ func (e *encoder) node(n *pickle.Node) {
 		st := v.state()
 		st.budget--
 		if st.budget < 0 && st.err == nil {
-			st.err = errBudget
+			st.err = budgetError(e.v.nsyn)
 		}
 	}
 	e.write('N')
