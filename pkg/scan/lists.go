@@ -102,11 +102,13 @@ var makers = func() map[Name]bool {
 // classArgs are the constructor-like callables: the positions of the
 // arguments that are classes they instantiate.
 var classArgs = map[Name][]int{
-	{"copyreg", "_reconstructor"}:              {0, 1},
-	{"copyreg", "__newobj__"}:                  {0},
-	{"copyreg", "__newobj_ex__"}:               {0},
-	{"numpy.core.multiarray", "_reconstruct"}:  {0},
-	{"numpy._core.multiarray", "_reconstruct"}: {0},
+	{"copyreg", "_reconstructor"}:                           {0, 1},
+	{"copyreg", "__newobj__"}:                               {0},
+	{"copyreg", "__newobj_ex__"}:                            {0},
+	{"numpy.core.multiarray", "_reconstruct"}:               {0},
+	{"numpy._core.multiarray", "_reconstruct"}:              {0},
+	{"pandas.core.indexes.base", "_new_Index"}:              {0},
+	{"pandas.core.indexes.datetimes", "_new_DatetimeIndex"}: {0},
 }
 
 // callsArg are callables that call one of their arguments (now or later).

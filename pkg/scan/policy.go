@@ -30,6 +30,10 @@ type Policy struct {
 	Construct map[Name]bool
 	Mutate    map[Name]bool
 	Resolve   map[Name]bool
+	// ConstructPackages are packages ("sklearn") any class of which (in the
+	// package or a submodule) may be constructed and built: the one
+	// non-exact form, written "construct PACKAGE.*".
+	ConstructPackages []string
 	// Presets applied, in order.
 	Presets []string
 	// torch: persistent ids ('storage', <storage class>, key, location,
@@ -93,6 +97,10 @@ func (p *Policy) AddPreset(name string) error {
 	}
 	for _, e := range entries {
 		roles, spec, _ := strings.Cut(e, " ")
+		if pkg, ok := strings.CutSuffix(spec, ".*"); ok && roles == "n" {
+			p.ConstructPackages = append(p.ConstructPackages, pkg)
+			continue
+		}
 		n, err := ParseName(spec)
 		if err != nil {
 			panic(err)
@@ -157,12 +165,21 @@ func (p *Policy) Allowed(role Role, n Name) bool {
 	return false
 }
 
+func (p *Policy) inPackage(n Name) bool {
+	for _, pkg := range p.ConstructPackages {
+		if n.Module == pkg || strings.HasPrefix(n.Module, pkg+".") {
+			return n.Qual != "" && !strings.Contains(n.Qual, ".")
+		}
+	}
+	return false
+}
+
 func (p *Policy) allowed(role Role, n Name) bool {
 	switch role {
 	case RoleCall:
 		return p.Call[n]
 	case RoleConstruct, RoleBuild:
-		return p.Construct[n]
+		return p.Construct[n] || p.inPackage(n)
 	case RoleMutate:
 		return p.Mutate[n]
 	case RoleResolve:
@@ -211,15 +228,13 @@ func (p *Policy) load(b []byte) error {
 			}
 		}
 		for _, l := range []struct {
-			m  map[Name]bool
-			xs []string
-		}{{p.Call, j.Call}, {p.Construct, j.Construct}, {p.Mutate, j.Mutate}, {p.Resolve, j.Resolve}} {
-			for _, s := range l.xs {
-				n, err := ParseName(s)
-				if err != nil {
+			role string
+			xs   []string
+		}{{"call", j.Call}, {"construct", j.Construct}, {"mutate", j.Mutate}, {"resolve", j.Resolve}} {
+			for _, x := range l.xs {
+				if err := p.addEntry(l.role, x); err != nil {
 					return err
 				}
-				l.m[n] = true
 			}
 		}
 		return nil
@@ -245,22 +260,37 @@ func (p *Policy) load(b []byte) error {
 			}
 			continue
 		}
-		n, err := ParseName(f[1])
-		if err != nil {
+		if err := p.addEntry(f[0], f[1]); err != nil {
 			return fmt.Errorf("line %d: %v", line, err)
-		}
-		switch f[0] {
-		case "call":
-			p.Call[n] = true
-		case "construct", "build":
-			p.Construct[n] = true
-		case "mutate":
-			p.Mutate[n] = true
-		case "resolve":
-			p.Resolve[n] = true
-		default:
-			return fmt.Errorf("line %d: unknown role %q (roles: preset, call, construct, mutate, resolve)", line, f[0])
 		}
 	}
 	return sc.Err()
+}
+
+// addEntry adds "ROLE NAME" from a policy file.
+func (p *Policy) addEntry(role, spec string) error {
+	if pkg, ok := strings.CutSuffix(spec, ".*"); ok {
+		if role != "construct" && role != "build" {
+			return fmt.Errorf("%s: PACKAGE.* is allowed only with construct", spec)
+		}
+		p.ConstructPackages = append(p.ConstructPackages, pkg)
+		return nil
+	}
+	n, err := ParseName(spec)
+	if err != nil {
+		return err
+	}
+	switch role {
+	case "call":
+		p.Call[n] = true
+	case "construct", "build":
+		p.Construct[n] = true
+	case "mutate":
+		p.Mutate[n] = true
+	case "resolve":
+		p.Resolve[n] = true
+	default:
+		return fmt.Errorf("unknown role %q (roles: preset, call, construct, mutate, resolve)", role)
+	}
+	return nil
 }

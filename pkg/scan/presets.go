@@ -119,10 +119,44 @@ var torchPreset = []string{
 	"r torch:UntypedStorage",
 }
 
-var pandasPreset = []string{}
+// pandas 1.x-2.x, from its __reduce__/__getstate__ methods (no pandas
+// fixtures are committed: pandas is not installed where they are made).
+// Use with numpy.
+var pandasPreset = []string{
+	"n pandas.core.frame:DataFrame",
+	"n pandas.core.series:Series",
+	"n pandas.core.internals.managers:BlockManager",
+	"n pandas.core.internals.managers:SingleBlockManager",
+	"c pandas._libs.internals:_unpickle_block",
+	"c pandas.core.internals.blocks:new_block",
+	"c pandas.core.indexes.base:_new_Index",
+	"n pandas.core.indexes.base:Index",
+	"n pandas.core.indexes.range:RangeIndex",
+	"n pandas.core.indexes.multi:MultiIndex",
+	"c pandas.core.indexes.datetimes:_new_DatetimeIndex",
+	"n pandas.core.indexes.datetimes:DatetimeIndex",
+	"c pandas._libs.tslibs.timestamps:_unpickle_timestamp",
+	"c pandas._libs.tslibs.timedeltas:_timedelta_unpickle",
+	"n pandas.core.arrays.categorical:Categorical",
+	"n pandas.core.dtypes.dtypes:CategoricalDtype",
+	"n pandas.core.arrays.datetimes:DatetimeArray",
+	"r pandas._libs.tslibs.nattype:NaT",
+	"c pandas._libs.tslibs.nattype:__nat_unpickle",
+}
 
+// sklearn: estimators are classes of the sklearn package made by
+// copyreg/NEWOBJ and given their __dict__ by BUILD (BaseEstimator's
+// __setstate__ updates the dict); trees and random states are rebuilt by
+// calls. Use with numpy.
 var sklearnPreset = []string{
+	"n sklearn.*",
+	"c sklearn.tree._tree:Tree",
+	"n sklearn.tree._tree:Tree",
 	"n sklearn.externals.joblib.numpy_pickle:NumpyArrayWrapper",
+	"cn numpy.random._pickle:__randomstate_ctor",
+	"cn numpy.random._pickle:__bit_generator_ctor",
+	"cn numpy.random._pickle:__generator_ctor",
+	"n numpy.random.mtrand:RandomState",
 }
 
 // codeCommon: what both cloudpickle and dill write around the functions
