@@ -106,7 +106,6 @@ func TestBigIntLabelsFast(t *testing.T) {
 	}
 }
 
-
 func liveHeap() uint64 {
 	runtime.GC()
 	var ms runtime.MemStats

@@ -42,16 +42,18 @@ func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(
 		if p.depth+1 >= maxDepth {
 			continue
 		}
-		kids := t.Children(p.it)
+		// children as kids: only the drawn ones become items
+		kids := t.kidsOf(p.it)
 		x := p.x
 		var next []picNode
-		for _, k := range kids {
-			if k.Kind == ItemRef || k.Size <= 0 {
+		for i := range kids {
+			k := &kids[i]
+			if k.kind == ItemRef || k.size <= 0 {
 				continue
 			}
-			w := float64(k.Size) * scale
+			w := float64(k.size) * scale
 			if w >= minW {
-				next = append(next, picNode{it: k, depth: p.depth + 1, x: x, w: w})
+				next = append(next, picNode{it: k.open(p.it.Stream, p.it.pl), depth: p.depth + 1, x: x, w: w})
 			}
 			x += w
 		}

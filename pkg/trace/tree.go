@@ -333,10 +333,10 @@ func (st *StreamTree) folded(n *pickle.Node) int64 {
 	}
 	var v int64
 	m := &st.fmark
-	tok := m.next(len(st.S.All))
+	m.next(len(st.S.All))
 	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
-		if folded && c.Owner == n && m.stamp[c.ID] != tok {
-			m.stamp[c.ID] = tok
+		if folded && c.Owner == n && !m.has(c.ID) {
+			m.add(c.ID)
 			v += st.Incl[c.ID]
 		}
 		return true
@@ -497,22 +497,30 @@ func eachChild(n *pickle.Node, fn func(c *pickle.Node, r role, folded bool) bool
 	return true
 }
 
-// marker marks nodes for one pass at a time without clearing between passes.
+// marker marks nodes for one pass at a time: a bit a node, and the list of
+// the nodes marked, which next clears (so a pass costs what it marks, and
+// the marker an eighth of a byte a node).
 type marker struct {
-	stamp []uint32
-	tok   uint32
+	bits []uint64
+	set  []int32
 }
 
-func (m *marker) next(n int) uint32 {
-	if m.stamp == nil {
-		m.stamp = make([]uint32, n)
+// next starts a pass over a stream of n nodes.
+func (m *marker) next(n int) {
+	if m.bits == nil {
+		m.bits = make([]uint64, (n+63)/64)
 	}
-	m.tok++
-	if m.tok == 0 {
-		clear(m.stamp)
-		m.tok = 1
+	for _, id := range m.set {
+		m.bits[id>>6] &^= 1 << (id & 63)
 	}
-	return m.tok
+	m.set = m.set[:0]
+}
+
+func (m *marker) has(id int32) bool { return m.bits[id>>6]&(1<<(id&63)) != 0 }
+
+func (m *marker) add(id int32) {
+	m.bits[id>>6] |= 1 << (id & 63)
+	m.set = append(m.set, id)
 }
 
 // children lists the display children of a node item: the nodes it owns
@@ -521,12 +529,12 @@ func (m *marker) next(n int) uint32 {
 func (st *StreamTree) children(it Item) []Item {
 	n := it.Node
 	m := &st.mark
-	tok := m.next(len(st.S.All))
+	m.next(len(st.S.All))
 	var out []Item
 	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
-		own := c.Owner == n && m.stamp[c.ID] != tok
+		own := c.Owner == n && !m.has(c.ID)
 		if own {
-			m.stamp[c.ID] = tok
+			m.add(c.ID)
 		}
 		if folded {
 			return true
@@ -541,8 +549,8 @@ func (st *StreamTree) children(it Item) []Item {
 	})
 	// Owned nodes that are none of the above (should not happen).
 	for _, c := range st.owned[st.ownStart[n.ID]:st.ownStart[n.ID+1]] {
-		if m.stamp[c] != tok {
-			m.stamp[c] = tok
+		if !m.has(c) {
+			m.add(c)
 			rs := role{kind: rOwned, i: int(c)}.String()
 			out = append(out, st.nodeItem(st.S.All[c], rs, link(it.pl, rs)))
 		}

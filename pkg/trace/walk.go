@@ -85,12 +85,12 @@ func readyKid(x Item) kid {
 // their first appearance), the others are references.
 func (st *StreamTree) nodeKids(n *pickle.Node) []kid {
 	m := &st.mark
-	tok := m.next(len(st.S.All))
+	m.next(len(st.S.All))
 	var out []kid
 	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
-		own := c.Owner == n && m.stamp[c.ID] != tok
+		own := c.Owner == n && !m.has(c.ID)
 		if own {
-			m.stamp[c.ID] = tok
+			m.add(c.ID)
 		}
 		if folded {
 			return true
@@ -104,16 +104,16 @@ func (st *StreamTree) nodeKids(n *pickle.Node) []kid {
 	})
 	// Owned nodes that are none of the above (should not happen).
 	for _, c := range st.owned[st.ownStart[n.ID]:st.ownStart[n.ID+1]] {
-		if m.stamp[c] != tok {
-			m.stamp[c] = tok
+		if !m.has(c) {
+			m.add(c)
 			out = append(out, kid{node: st.S.All[c], i: c, rk: rOwned, kind: ItemNode, size: st.Incl[c]})
 		}
 	}
 	return out
 }
 
-// shownKids is Shown as kids.
-func (t *Tree) shownKids(it Item, opt Options) []kid {
+// kidsOf is Children as kids.
+func (t *Tree) kidsOf(it Item) []kid {
 	var kids []kid
 	if it.Kind == ItemNode {
 		kids = it.Stream.nodeKids(it.Node)
@@ -127,6 +127,12 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 			kids = append(kids, readyKid(x))
 		}
 	}
+	return kids
+}
+
+// shownKids is Shown as kids.
+func (t *Tree) shownKids(it Item, opt Options) []kid {
+	kids := t.kidsOf(it)
 	if len(kids) == 0 {
 		return nil
 	}
