@@ -43,9 +43,10 @@ demo: build
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+	$(MAKE) --no-print-directory test-integrations
 
-# The pre-commit hooks and the GitHub Action, run for real (scripts/test-integrations.sh;
-# the pre-commit part is skipped when pre-commit is not installed).
+# The pre-commit hooks and the GitHub Action, run for real (scripts/test-integrations.sh,
+# about 10 s; the pre-commit part is skipped when pre-commit is not installed).
 test-integrations: build
 	bash scripts/test-integrations.sh $(BIN)
 
