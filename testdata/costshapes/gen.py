@@ -609,7 +609,7 @@ def memo_sparse_small(div):
     for k in range(700_000 // div):
         out.append(i_(k % 200) + b"r" + struct.pack("<I", (k * 12) % 2**23) + POP)
     out.append(MARK + b"".join(lget((k * 12) % 2**23) for k in range(100_000 // div)) + LIST + STOP)
-    return b"".join(out)
+    return b"".join(out), (3, 1, b"\x01")  # the first value, which is read back
 
 
 @shape("loads", "one memoised dict of 10 lists read 10^6 times by BINGET into one list")
@@ -632,7 +632,9 @@ def memo_distinct():
 
 @shape("loads", "BINPUT 0 overwritten 10^6 times with different ints, then BINGET 0")
 def memo_overwrite():
-    return P4 + b"".join(i_(k % 1000 * 61) + b"q\x00" + POP for k in range(M)) + get(0) + STOP
+    d = P4 + b"".join(i_(k % 1000 * 61) + b"q\x00" + POP for k in range(M)) + get(0) + STOP
+    last = len(d) - 3 - 6 + 1  # the low byte of the last BININT2, the value read back
+    return d, (last, 1, bytes([d[last] ^ 1]))
 
 
 # --- discarded globals and calls
@@ -809,7 +811,7 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--raw", action="store_true", help="write plain .pkl files, not .pkl.gz")
     ap.add_argument("--no-check", action="store_true", help="do not load the shapes with CPython")
-    ap.add_argument("--only", help="comma-separated shape names")
+    ap.add_argument("--only", help="comma-separated shape names (their entries in DIR/manifest.json are updated)")
     ap.add_argument("--readme", help="rewrite the shape table in this README")
     ap.add_argument("--changed", action="store_true", help="also write each shape's changed copy, <name>-changed.pkl[.gz]")
     ap.add_argument("--scale", choices=("full", "committed"),
@@ -877,9 +879,13 @@ def main():
             with open(os.path.join(a.dir, ent["file"].replace(".pkl", "-changed.pkl")), "wb") as f:
                 f.write(changed if a.raw else gzip.compress(changed, 6, mtime=0))
         manifest.append(ent)
-    if only:
-        return 1 if bad else 0
-    with open(os.path.join(a.dir, "manifest.json"), "w") as f:
+    mpath = os.path.join(a.dir, "manifest.json")
+    if only:  # update those entries of the existing manifest
+        if not os.path.exists(mpath):
+            return 1 if bad else 0
+        new = {e["name"]: e for e in manifest}
+        manifest = [new.get(e["name"], e) for e in json.load(open(mpath))["shapes"]]
+    with open(mpath, "w") as f:
         json.dump({"generator": "testdata/costshapes/gen.py", "shapes": manifest}, f, indent=1)
         f.write("\n")
     if a.readme:
