@@ -73,8 +73,8 @@ digest was made with are read from the digest itself.
 	}
 	fl := c.Flags()
 	fl.BoolVarP(&f.recursive, "recursive", "r", false, "hash every regular file under directory arguments (sorted; symbolic links followed)")
-	fl.StringArrayVar(&f.include, "include", nil, "with -r: only files whose name or relative path matches GLOB (repeatable)")
-	fl.StringArrayVar(&f.exclude, "exclude", nil, "with -r: leave out files and directories whose name or relative path matches GLOB (repeatable)")
+	fl.StringArrayVar(&f.include, "include", nil, "with -r: only files whose name or relative path matches `GLOB` (repeatable)")
+	fl.StringArrayVar(&f.exclude, "exclude", nil, "with -r: leave out files and directories whose name or relative path matches `GLOB` (repeatable)")
 	fl.BoolVar(&f.skipNonPickles, "skip-non-pickles", false, "report inputs that are not pickles as skipped on stderr instead of failing")
 	intFlag(fl, &f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), 1, 1024, "inputs hashed in parallel (output stays in argument order)")
 	fl.BoolVar(&f.json, "json", false, `one JSON object per input: {"name","digest","explain":[...]} or {"name","error"}`)

@@ -173,6 +173,7 @@ func (v *enumSliceValue) Set(s string) error {
 
 func enumSliceFlag(fs *pflag.FlagSet, p *[]string, name string, allowed []string, usage string) {
 	fs.Var(&enumSliceValue{p: p, allowed: allowed}, name, usage)
+	fs.Lookup(name).DefValue = "" // none: not shown as "(default [])"
 }
 
 func orList(w []string) string {
