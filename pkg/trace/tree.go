@@ -51,8 +51,8 @@ type StreamTree struct {
 	// stream so that sizes still add up).
 	Orphans []*pickle.Node
 	popped  map[int32]bool
-	mark    marker                 // scratch for children(): which nodes a parent already expanded
-	fmark   marker                 // scratch for folded()
+	mark    *marker                // scratch for children(): which nodes a parent already expanded (made when first needed)
+	fmark   *marker                // scratch for folded()
 	onPath  []bool                 // scratch for walks: is this node an open ancestor
 	extra   map[int32]*pickle.Node // cloudpickle setstate states by target
 
@@ -152,7 +152,9 @@ func newStream(s *pickle.Stream, add map[int32]int64) *StreamTree {
 			sum(x.ID)
 		}
 	}
-	st.popped = make(map[int32]bool, len(s.Popped))
+	if len(s.Popped) > 0 {
+		st.popped = make(map[int32]bool, len(s.Popped))
+	}
 	for _, x := range s.Popped {
 		st.popped[x.ID] = true
 	}
@@ -332,7 +334,10 @@ func (st *StreamTree) folded(n *pickle.Node) int64 {
 		return 0
 	}
 	var v int64
-	m := &st.fmark
+	if st.fmark == nil {
+		st.fmark = &marker{}
+	}
+	m := st.fmark
 	m.next(len(st.S.All))
 	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
 		if folded && c.Owner == n && !m.has(c.ID) {
@@ -523,12 +528,20 @@ func (m *marker) add(id int32) {
 	m.set = append(m.set, id)
 }
 
+// marks returns the stream's marker for children lists.
+func (st *StreamTree) marks() *marker {
+	if st.mark == nil {
+		st.mark = &marker{}
+	}
+	return st.mark
+}
+
 // children lists the display children of a node item: the nodes it owns
 // are expanded (once, at their first appearance), the others are
 // references.
 func (st *StreamTree) children(it Item) []Item {
 	n := it.Node
-	m := &st.mark
+	m := st.marks()
 	m.next(len(st.S.All))
 	var out []Item
 	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {

@@ -84,7 +84,7 @@ func readyKid(x Item) kid {
 // nodeKids is children() as kids: the nodes n owns are expanded (once, at
 // their first appearance), the others are references.
 func (st *StreamTree) nodeKids(n *pickle.Node) []kid {
-	m := &st.mark
+	m := st.marks()
 	m.next(len(st.S.All))
 	var out []kid
 	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
