@@ -21,7 +21,9 @@ package canon
 //     dict result or of an object result's dict state;
 //   - pass 2 (fast_encode.go) builds every value's encoding in an arena, in
 //     stack order; a container consumed by another is sealed then
-//     (fast_seal.go: header, dict entries and set items sorted); the items
+//     (fast_seal.go: header, dict entries and set items sorted, recorded
+//     without moving its bytes, so that nesting costs a record per level);
+//     the items
 //     of a list result go straight into the hash as they are appended, and
 //     the lists noted by pass 1 are dropped as they are built and read
 //     again from the file when the result is written (fast_result.go).

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash"
+	"os"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -41,10 +42,14 @@ func fkPure(k uint8) bool { return k <= fkFloat }
 func fkKey(k uint8) bool { return k <= fkPureComp }
 
 type fslot struct {
-	off  int // start of the value's bytes in the arena
+	off  int   // start of the value's bytes in the arena
+	r0   int32 // the records made since the value was started are recs[r0:]
 	kind uint8
 	c    int32 // containers: index in fastEnc.conts
 	op   int64 // offset of the first opcode that builds the value
+	// the chain of records in the value's bytes that no other record holds
+	// (its own, once sealed), -1 when none
+	kh, kt int32
 }
 
 type fcont struct {
@@ -54,7 +59,8 @@ type fcont struct {
 	form   byte  // calls: 'c' REDUCE, 'w' NEWOBJ
 	ops    []fop // calls: operations (BUILD, APPEND(S), SETITEM(S), ADDITEMS)
 	n      int64
-	bounds []int // dict: key and value starts; set: item starts (relative to the region)
+	bounds []int   // dict: key and value starts; set: item starts (relative to the region)
+	vk     []int32 // dict: the record chain (first, last) of each value
 	stream bool  // the list result, whose items go to the hash at once
 }
 
@@ -94,18 +100,19 @@ type fastEnc struct {
 	marks0   []int64 // offsets of the open MARKs
 	lastMark int64   // offset of the MARK toMark popped
 	drops    []dropRec
-	// phs: arena offsets of the placeholders in the call result's state
-	// (sealed into it by its BUILD); allowRoot: sealing a container that
-	// holds placeholders is allowed (emitTop, that BUILD)
-	phs       []int
+	// allowRoot: sealing a container that holds placeholders is allowed
+	// (emitTop, and the BUILD of the call result's state)
 	allowRoot bool
+	replayF   *os.File // the file, open while dropped values are read again
 	path      string
 	size      int64
-	// moved counts the arena bytes sealing copied or moved, and read the
-	// bytes read so far: past maxMoved times them (deep nesting, where each
-	// level would move all the levels inside it again), the graph path,
-	// linear in the depth, takes the input
-	moved, read int64
+	// sealed containers (fast_seal.go): their records, headers and the
+	// entries of reordered dicts; the emit stack
+	recs   []frec
+	hdrs   []byte
+	ents   []fent
+	estack []eframe
+	encBuf []byte
 	// calls or globals were met: then the result must be all that is left
 	// at STOP (anything else would hold an effect of its own)
 	logged bool
@@ -187,6 +194,7 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 		scan.rootVals = nil // item fingerprints need the encodings; no seeking in a compressed stream
 	}
 	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size}
+	defer e.closeReplay()
 	e.h.Write([]byte(opt.header()))
 	e.out = append(e.out, 'r')
 	var o pickle.Op
@@ -200,12 +208,11 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 			}
 		}
 		e.opOff = o.Offset
-		e.read = rd.Offset()
 		stop, err := e.step(&o)
 		if err != nil {
 			return nil, err
 		}
-		if int64(len(e.arena)) > arenaExpansion*rd.Offset()+arenaSlack {
+		if e.held() > arenaExpansion*rd.Offset()+arenaSlack {
 			return nil, errSlow
 		}
 		if stop {
@@ -224,19 +231,10 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 	}
 }
 
-// maxMoved bounds the bytes sealing moves: maxMoved times the bytes read
-// plus maxMovedSlack (see fastEnc.moved).
-const (
-	maxMoved      = 16
-	maxMovedSlack = 64 << 20
-)
-
-func (e *fastEnc) move(n int) error {
-	e.moved += int64(n)
-	if e.moved > maxMoved*max(e.read, e.size)+maxMovedSlack {
-		return errSlow
-	}
-	return nil
+// held is the memory pass 2 holds for encodings: the arena, the records
+// of sealed containers, their headers and entries.
+func (e *fastEnc) held() int64 {
+	return int64(len(e.arena) + len(e.hdrs) + 48*len(e.recs) + 40*len(e.ents))
 }
 
 func (e *fastEnc) fence() int {
@@ -262,7 +260,7 @@ func (e *fastEnc) toMark() (int, error) {
 
 // push starts a value whose bytes the caller appends to the arena next.
 func (e *fastEnc) push(kind uint8) {
-	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: -1, op: e.opOff})
+	e.stack = append(e.stack, fslot{off: len(e.arena), r0: int32(len(e.recs)), kind: kind, c: -1, op: e.opOff, kh: -1, kt: -1})
 }
 
 func (e *fastEnc) newCont(kind uint8) int32 {
@@ -270,12 +268,12 @@ func (e *fastEnc) newCont(kind uint8) int32 {
 	if n := len(e.free); n > 0 {
 		c = e.free[n-1]
 		e.free = e.free[:n-1]
-		e.conts[c] = fcont{bounds: e.conts[c].bounds[:0], ops: e.conts[c].ops[:0]}
+		e.conts[c] = fcont{bounds: e.conts[c].bounds[:0], ops: e.conts[c].ops[:0], vk: e.conts[c].vk[:0]}
 	} else {
 		c = int32(len(e.conts))
 		e.conts = append(e.conts, fcont{})
 	}
-	e.stack = append(e.stack, fslot{off: len(e.arena), kind: kind, c: c, op: e.opOff})
+	e.stack = append(e.stack, fslot{off: len(e.arena), r0: int32(len(e.recs)), kind: kind, c: c, op: e.opOff, kh: -1, kt: -1})
 	return c
 }
 
@@ -439,7 +437,7 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		}
 		ms, ns := string(mod), string(name)
 		op := e.stack[x].op
-		e.arena = e.arena[:e.stack[x].off]
+		e.cut(e.stack[x].off, e.stack[x].r0)
 		e.stack = e.stack[:x]
 		return false, e.built(op, e.global(ms, ns))
 	case pickle.REDUCE, pickle.NEWOBJ:
@@ -462,11 +460,11 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		if err := e.sealFrom(x); err != nil {
 			return false, err
 		}
-		start, op := e.stack[x].off, e.stack[x].op
+		start, r0, op, ch := e.stack[x].off, e.stack[x].r0, e.stack[x].op, e.chainFrom(x)
 		e.stack = e.stack[:x]
 		c := e.newCont(fkCall)
-		e.stack[len(e.stack)-1].off = start
-		e.stack[len(e.stack)-1].op = op
+		s := &e.stack[len(e.stack)-1]
+		s.off, s.r0, s.op, s.kh, s.kt = start, r0, op, ch[0], ch[1]
 		e.conts[c].form = form
 	case pickle.BUILD:
 		x := len(e.stack) - 1
@@ -541,19 +539,23 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		return err
 	}
 	k := len(e.stack) - p
-	start := len(e.arena)
+	start, r0 := len(e.arena), int32(len(e.recs))
 	if p < len(e.stack) {
-		start = e.stack[p].off
+		start, r0 = e.stack[p].off, e.stack[p].r0
 	}
+	ch := e.chainFrom(p)
 	switch code {
 	case pickle.LIST:
 		e.stack = e.stack[:p]
 		e.openList(int64(k))
 		s := &e.stack[len(e.stack)-1]
-		s.off = start
+		s.off, s.r0, s.kh, s.kt = start, r0, ch[0], ch[1]
 		if e.conts[s.c].stream {
-			e.write(e.arena[start:])
-			e.arena = e.arena[:start]
+			if err := e.emit(e.write, start, len(e.arena), ch, -1); err != nil {
+				return err
+			}
+			e.cut(start, r0)
+			s.kh, s.kt = -1, -1
 		}
 	case pickle.DICT:
 		if k%2 != 0 {
@@ -565,13 +567,18 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 			}
 		}
 		offs := slices.Clone(e.offs[:k])
+		var vk []int32
+		for i := p + 1; i < len(e.stack); i += 2 {
+			vk = append(vk, e.stack[i].kh, e.stack[i].kt)
+		}
 		e.stack = e.stack[:p]
 		c := e.newCont(fkDict)
 		s := &e.stack[len(e.stack)-1]
-		s.off = start
+		s.off, s.r0, s.kh, s.kt = start, r0, ch[0], ch[1]
 		for _, off := range offs {
 			e.conts[c].bounds = append(e.conts[c].bounds, off-start)
 		}
+		e.conts[c].vk = append(e.conts[c].vk, vk...)
 		e.conts[c].n = int64(k / 2)
 	case pickle.TUPLE:
 		pure, num := true, false
@@ -583,29 +590,22 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 			num = num || !fkKey(kd)
 		}
 		e.tmp = e.tmp[:0]
-		if pure {
-			e.tmp = append(e.tmp, 'T')
-			e.tmp = appendUvarint(e.tmp, uint64(k))
-			e.tmp = append(e.tmp, e.arena[start:]...)
-			e.arena = append(e.arena[:start], 'H')
-			e.arena = e.opt.Algo.sum(e.arena, e.tmp)
-		} else {
+		if !pure {
 			e.tmp = append(e.tmp, 'N', 'T')
 			e.tmp = appendUvarint(e.tmp, uint64(k))
 			e.tmp = append(e.tmp, 0)
-			e.tmp = append(e.tmp, e.arena[start:]...)
-			e.arena = append(e.arena[:start], e.tmp...)
-			if err := e.move(len(e.tmp)); err != nil {
-				return err
-			}
+			e.ident(p, e.tmp)
+			break
 		}
+		e.tmp = append(e.tmp, 'T')
+		e.tmp = appendUvarint(e.tmp, uint64(k))
+		e.tmp = append(e.tmp, e.arena[start:]...)
+		e.arena = append(e.arena[:start], 'H')
+		e.arena = e.opt.Algo.sum(e.arena, e.tmp)
 		e.stack = e.stack[:p]
-		e.stack = append(e.stack, fslot{off: start, kind: fkIdent, c: -1})
-		if pure {
-			e.stack[len(e.stack)-1].kind = fkPureComp
-			if num {
-				e.stack[len(e.stack)-1].kind = fkPureCompNum
-			}
+		e.stack = append(e.stack, fslot{off: start, r0: r0, kind: fkPureComp, c: -1, kh: -1, kt: -1})
+		if num {
+			e.stack[len(e.stack)-1].kind = fkPureCompNum
 		}
 	case pickle.FROZENSET:
 		for _, kd := range e.kinds[:k] {
@@ -624,7 +624,7 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		}
 		e.arena = append(e.arena[:start], 'H')
 		e.arena = e.opt.Algo.sum(e.arena, e.tmp)
-		e.stack = append(e.stack[:p], fslot{off: start, kind: fkPureComp, c: -1})
+		e.stack = append(e.stack[:p], fslot{off: start, r0: r0, kind: fkPureComp, c: -1, kh: -1, kt: -1})
 	}
 	return nil
 }
@@ -667,6 +667,7 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 		e.stack = e.stack[:x]
 		return err
 	}
+	tgt := &e.stack[x-1]
 	if c.drop > 0 {
 		if want != fkList {
 			return errSlow
@@ -681,7 +682,7 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 				e.release(&e.stack[i])
 			}
 		}
-		e.arena = e.arena[:e.stack[x].off]
+		e.cut(e.stack[x].off, e.stack[x].r0)
 		e.stack = e.stack[:x]
 		return nil
 	}
@@ -707,6 +708,14 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 		return err
 	}
 	c = &e.conts[t.c]
+	if want == fkDict {
+		for i := x + 1; i < len(e.stack); i += 2 {
+			c.vk = append(c.vk, e.stack[i].kh, e.stack[i].kt)
+		}
+	}
+	for i := x; i < len(e.stack); i++ {
+		e.link(&tgt.kh, &tgt.kt, e.stack[i].kh, e.stack[i].kt)
+	}
 	switch want {
 	case fkList:
 		c.n += int64(k)
@@ -751,17 +760,18 @@ func (e *fastEnc) addOp(x int, tag byte) error {
 		return nil // an empty batch is no operation
 	}
 	state := tag == 'b' && x == 1 && k == 1 && e.stack[x].c >= 0 && e.conts[e.stack[x].c].holds
-	if state {
-		e.allowRoot, e.phs = true, e.phs[:0]
-	}
+	e.allowRoot = state
 	err := e.sealFrom(x)
 	e.allowRoot = false
 	if err != nil {
 		return err
 	}
+	for i := x; i < len(e.stack); i++ {
+		e.link(&e.stack[x-1].kh, &e.stack[x-1].kt, e.stack[i].kh, e.stack[i].kt)
+	}
 	c := &e.conts[t.c]
 	if state {
-		c.holds = true // the result, with the state's placeholders at e.phs
+		c.holds = true // the result, with the state's placeholders
 	}
 	if n := len(c.ops); tag != 'b' && n > 0 && c.ops[n-1].tag == tag {
 		c.ops[n-1].n += k

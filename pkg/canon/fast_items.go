@@ -274,7 +274,8 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 	if o.Code == pickle.BUILD && t.focus < 0 && n == 2 && t.objState(e) {
 		// the state of the object result: its entries were recorded
 		// (the call's bytes are its callable's and arguments')
-		head := append([]byte{e.conts[e.stack[0].c].form}, e.arena[e.stack[0].off:e.stack[1].off]...)
+		s0 := e.stack[0]
+		head := append([]byte{e.conts[s0.c].form}, e.encoding(s0.off, e.stack[1].off, [2]int32{s0.kh, s0.kt})...)
 		t.res.Head = Fingerprint(head)
 		t.built = true
 		return nil
@@ -313,11 +314,8 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 		t.drop = tgt
 	}
 	enc := func(i int) []byte {
-		hi := len(e.arena)
-		if i+1 < n {
-			hi = e.stack[i+1].off
-		}
-		return e.arena[e.stack[i].off:hi]
+		s := e.stack[i]
+		return e.encoding(s.off, e.slotEnd(i), [2]int32{s.kh, s.kt})
 	}
 	step := 1
 	if pairs {
@@ -373,9 +371,11 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 		// the focus's items are recorded: their encodings go (the focus
 		// pass computes no digest)
 		if t.drop == len(e.stack)-1 && e.stack[t.drop].c >= 0 {
-			s := e.stack[t.drop]
-			e.arena = e.arena[:s.off]
+			s := &e.stack[t.drop]
+			e.cut(s.off, s.r0)
+			s.kh, s.kt = -1, -1
 			e.conts[s.c].bounds = e.conts[s.c].bounds[:0]
+			e.conts[s.c].vk = e.conts[s.c].vk[:0]
 		}
 		t.drop = -1
 	}

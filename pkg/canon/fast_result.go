@@ -13,78 +13,44 @@ import (
 )
 
 // emitTop writes the final encoding of the result, stack[top], to the hash
-// without building it in the arena (a dict result is written entry by
-// entry in canonical order).
+// without building it in the arena; the placeholders of dropped values (in
+// a dict result, or in the state of a call result) are replaced by those
+// values, read again from the file.
 func (e *fastEnc) emitTop(top int) error {
 	s := &e.stack[top]
-	region := e.arena[s.off:]
-	if s.c < 0 {
-		e.write(region)
-		return nil
+	if s.c >= 0 {
+		e.allowRoot = true
+		err := e.seal(s, len(e.arena))
+		e.allowRoot = false
+		if err != nil {
+			return err
+		}
 	}
-	e.allowRoot = true
-	head, err := e.sealHeader(e.tmp[:0], s, region)
-	e.allowRoot = false
-	if err != nil {
-		return err
+	return e.emit(e.write, s.off, len(e.arena), [2]int32{s.kh, s.kt}, -1)
+}
+
+// replayAt replays the dropped value whose placeholder is b (0x00 and its
+// index in e.drops).
+func (e *fastEnc) replayAt(b []byte) error {
+	i, k := binary.Uvarint(b[1:])
+	if k <= 0 || 1+k != len(b) || i >= uint64(len(e.drops)) || e.drops[i].end == 0 {
+		return errSlow
 	}
-	e.tmp = head
-	e.write(head)
-	if s.kind == fkCall && e.conts[s.c].holds {
-		// the call result: its body as is, but for the placeholders of
-		// its state's dropped values
+	if e.replayF == nil {
 		f, err := os.Open(e.path)
 		if err != nil {
 			return errSlow
 		}
-		defer f.Close()
-		prev := 0
-		for _, at := range e.phs {
-			rel := at - s.off
-			if rel < prev || rel >= len(region) || region[rel] != 0 {
-				return errSlow
-			}
-			e.write(region[prev:rel])
-			i, k := binary.Uvarint(region[rel+1:])
-			if k <= 0 || i >= uint64(len(e.drops)) || e.drops[i].end == 0 {
-				return errSlow
-			}
-			if err := e.replay(f, e.drops[i]); err != nil {
-				return err
-			}
-			prev = rel + 1 + k
-		}
-		e.write(region[prev:])
-		e.release(s)
-		return nil
+		e.replayF = f
 	}
-	if len(e.drops) == 0 || !e.conts[s.c].root {
-		for _, p := range e.pieces {
-			e.write(p)
-		}
-		e.release(s)
-		return nil
+	return e.replay(e.replayF, e.drops[i])
+}
+
+func (e *fastEnc) closeReplay() {
+	if e.replayF != nil {
+		e.replayF.Close()
+		e.replayF = nil
 	}
-	f, err := os.Open(e.path)
-	if err != nil {
-		return errSlow
-	}
-	defer f.Close()
-	for _, p := range e.pieces {
-		if len(p) == 0 || p[0] != 0 {
-			e.write(p)
-			continue
-		}
-		i, k := binary.Uvarint(p[1:])
-		if k <= 0 || 1+k != len(p) || i >= uint64(len(e.drops)) || e.drops[i].end == 0 {
-			return errSlow
-		}
-		if err := e.replay(f, e.drops[i]); err != nil {
-			return err
-		}
-	}
-	e.release(s)
-	return nil
 }
 
 // replay encodes a dropped list value again from its bytes, straight into

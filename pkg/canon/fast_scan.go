@@ -47,7 +47,11 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 	var (
 		stack  []int32 // list index, or -1
 		marks  []int
-		counts map[int32]int64 // by list index: item count
+		// the list built last at the bottom of the stack (only one can be
+		// there at a time: a later one means it was consumed) and its
+		// item count; bottom -1 when none
+		bottom int32 = -1
+		bcount int64
 		memo   int8            // 0 none yet, 1 MEMOIZE, 2 PUT
 		nmemo  int64
 	)
@@ -81,16 +85,13 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 		idx := nlists
 		nlists++
 		if pos == 0 {
-			if counts == nil {
-				counts = map[int32]int64{}
-			}
-			counts[idx] = n
+			bottom, bcount = idx, n
 		}
 		return idx
 	}
 	count := func(t int32, k int64) {
-		if _, ok := counts[t]; ok {
-			counts[t] += k
+		if t == bottom {
+			bcount += k
 		}
 	}
 	// A call built at the bottom is -4, and a dict built right above it
@@ -147,8 +148,8 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 				return nil, 0, errSlow
 			}
 			top := stack[len(stack)-1]
-			if _, ok := counts[top]; ok && top >= 0 {
-				res.rootList, res.rootLen = top, counts[top]
+			if top >= 0 && top == bottom {
+				res.rootList, res.rootLen = top, bcount
 			}
 			switch {
 			case dupPut || tooMany:

@@ -1,56 +1,86 @@
 package canon
 
 // Sealing in the streaming hash (see fast.go): a container consumed by
-// another gets its header, its entries or items in canonical order, and
-// its place in the arena (or in the hash).
+// another becomes final: its header and the canonical order of its body
+// are decided then. Its bytes do not move: the arena holds the encodings
+// of the leaves (scalars, pure composites) in stream order, and a sealed
+// container is a record (fastEnc.recs) that says where its body lies in
+// the arena, what header goes before it, which records lie inside it
+// (its kids, in stream order) and, for a dict whose entries are reordered,
+// the order of its entries. The canonical bytes of a value are written by
+// emit, which walks the records with an explicit stack. So sealing costs
+// the header and the sort, never the size of what is inside, and a
+// million nested containers cost a million records, not a million copies
+// of everything below them.
 
 import (
 	"bytes"
 	"slices"
 )
 
-// sealFrom makes the values stack[x:] final (containers get their header
-// and sorted body) and leaves their kinds and arena offsets in e.kinds and
-// e.offs; the slots stay on the stack.
+// frec is a sealed container.
+type frec struct {
+	off, end int   // its body in the arena
+	hdr      int   // its header: fastEnc.hdrs[hdr:hdr+hlen]
+	hlen     int32 //
+	kh, kt   int32 // the records inside its body (first, last), -1 when none
+	next     int32 // the next record in the chain it is part of
+	ents     int32 // dict entries in canonical order: fastEnc.ents[ents:ents+nents], when reordered or holding placeholders
+	nents    int32
+	holds    bool // its values may be placeholders of dropped values (emit replays them)
+}
+
+// fent is one dict entry of a reordered dict: key bytes [klo, vlo), value
+// bytes [vlo, vhi) with the records kh..kt inside the value.
+type fent struct {
+	klo, vlo, vhi int
+	kh, kt        int32
+}
+
+// link appends the chain kh..kt to the chain (*h, *t).
+func (e *fastEnc) link(h, t *int32, kh, kt int32) {
+	if kh < 0 {
+		return
+	}
+	if *h < 0 {
+		*h, *t = kh, kt
+		return
+	}
+	e.recs[*t].next = kh
+	*t = kt
+}
+
+// cut drops the arena from off and the records from r0 (with their
+// headers and entries): what the slots from there on held.
+func (e *fastEnc) cut(off int, r0 int32) {
+	e.arena = e.arena[:off]
+	if int(r0) < len(e.recs) {
+		r := &e.recs[r0]
+		e.hdrs = e.hdrs[:r.hdr]
+		e.ents = e.ents[:r.ents]
+		e.recs = e.recs[:r0]
+	}
+}
+
+// slotEnd is where the bytes of slot i end.
+func (e *fastEnc) slotEnd(i int) int {
+	if i+1 < len(e.stack) {
+		return e.stack[i+1].off
+	}
+	return len(e.arena)
+}
+
+// sealFrom makes the values stack[x:] final (containers become records)
+// and leaves their kinds and arena offsets in e.kinds and e.offs; the
+// slots stay on the stack.
 func (e *fastEnc) sealFrom(x int) error {
 	e.kinds, e.offs = e.kinds[:0], e.offs[:0]
-	open := false
-	for _, s := range e.stack[x:] {
-		if s.c >= 0 {
-			open = true
-			break
-		}
-	}
-	if !open {
-		for _, s := range e.stack[x:] {
-			e.kinds = append(e.kinds, s.kind)
-			e.offs = append(e.offs, s.off)
-		}
-		return nil
-	}
-	start := e.stack[x].off
-	if len(e.arena)-start > inPlaceTail && len(e.stack)-x <= inPlaceItems {
-		return e.sealInPlace(x)
-	}
-	tail := append(e.tmp[:0], e.arena[start:]...)
-	e.tmp = tail
-	if err := e.move(2 * len(tail)); err != nil {
-		return err
-	}
-	e.arena = e.arena[:start]
-	var err error
 	for i := x; i < len(e.stack); i++ {
 		s := &e.stack[i]
-		lo := s.off - start
-		hi := len(tail)
-		if i+1 < len(e.stack) {
-			hi = e.stack[i+1].off - start
-		}
-		s.off = len(e.arena)
-		if s.c < 0 {
-			e.arena = append(e.arena, tail[lo:hi]...)
-		} else if e.arena, err = e.sealCont(e.arena, s, tail[lo:hi]); err != nil {
-			return err
+		if s.c >= 0 {
+			if err := e.seal(s, e.slotEnd(i)); err != nil {
+				return err
+			}
 		}
 		e.kinds = append(e.kinds, s.kind)
 		e.offs = append(e.offs, s.off)
@@ -58,163 +88,131 @@ func (e *fastEnc) sealFrom(x int) error {
 	return nil
 }
 
-// Above inPlaceTail bytes of items to seal, and at most inPlaceItems of
-// them, containers are sealed in place (their headers inserted by moving
-// what follows) rather than through a copy of everything: a large list
-// inside a dict then costs no second copy of itself.
-const (
-	inPlaceTail  = 1 << 20
-	inPlaceItems = 64
-)
-
-// sealInPlace is sealFrom for a few large items.
-func (e *fastEnc) sealInPlace(x int) error {
-	for i := len(e.stack) - 1; i >= x; i-- {
-		s := &e.stack[i]
-		if s.c < 0 {
-			continue
-		}
-		hi := len(e.arena)
-		if i+1 < len(e.stack) {
-			hi = e.stack[i+1].off
-		}
-		region := e.arena[s.off:hi]
-		if e.conts[s.c].holds {
-			return errSlow // placeholders would move: the graph path
-		}
-		head, err := e.sealHeader(e.tmp[:0], s, region)
+// seal turns the container in slot s, whose body ends at end, into a
+// record: the slot then holds that one record.
+func (e *fastEnc) seal(s *fslot, end int) error {
+	c := &e.conts[s.c]
+	if c.stream || c.drop > 0 || (c.holds && !e.allowRoot) {
+		return errSlow // the result, or a dropped value, consumed by something
+	}
+	r := frec{off: s.off, end: end, hdr: len(e.hdrs), kh: s.kh, kt: s.kt, next: -1, ents: int32(len(e.ents)), holds: c.holds}
+	region := e.arena[s.off:end]
+	switch s.kind {
+	case fkList:
+		e.hdrs = append(e.hdrs, 'N', 'l')
+		e.hdrs = appendUvarint(e.hdrs, uint64(c.n))
+		e.hdrs = append(e.hdrs, 0)
+	case fkDict:
+		e.hdrs = append(e.hdrs, 'N', 'd')
+		e.hdrs = appendUvarint(e.hdrs, uint64(c.n))
+		e.hdrs = append(e.hdrs, 0)
+		perm, err := e.dictOrder(region, c.bounds)
 		if err != nil {
 			return err
 		}
-		e.tmp = head
-		reordered := len(e.pieces) != 1 || len(e.pieces[0]) != len(region)
-		if reordered {
-			// the body in its new order, after the header, in the scratch
-			for _, p := range e.pieces {
-				e.tmp = append(e.tmp, p...)
+		moved := false
+		for i, p := range perm {
+			if p != i {
+				moved = true
+				break
 			}
 		}
-		h := len(head)
-		// make room for the header: everything from the region on moves by h
-		e.arena = append(e.arena, make([]byte, h)...)
-		copy(e.arena[s.off+h:], e.arena[s.off:len(e.arena)-h])
-		if err := e.move(len(e.arena) - s.off); err != nil {
+		if moved || c.holds {
+			n := len(c.bounds) / 2
+			for k := 0; k < n; k++ {
+				i := k
+				if perm != nil {
+					i = perm[k]
+				}
+				vhi := len(region)
+				if 2*i+2 < len(c.bounds) {
+					vhi = c.bounds[2*i+2]
+				}
+				e.ents = append(e.ents, fent{klo: s.off + c.bounds[2*i], vlo: s.off + c.bounds[2*i+1], vhi: s.off + vhi, kh: c.vk[2*i], kt: c.vk[2*i+1]})
+			}
+			r.nents = int32(n)
+		}
+	case fkSet:
+		order, err := e.order(region, c.bounds, 0, true)
+		if err != nil {
 			return err
 		}
-		if reordered {
-			copy(e.arena[s.off:], e.tmp)
-		} else {
-			copy(e.arena[s.off:], head)
+		e.hdrs = append(e.hdrs, 'N', 'e')
+		e.hdrs = appendUvarint(e.hdrs, uint64(len(order)))
+		e.hdrs = append(e.hdrs, 0)
+		// the items are pure (no record inside): sorted in place
+		e.tmp = e.tmp[:0]
+		for _, b := range order {
+			e.tmp = append(e.tmp, b...)
 		}
-		for j := i + 1; j < len(e.stack); j++ {
-			e.stack[j].off += h
+		copy(region, e.tmp)
+	case fkCall:
+		e.hdrs = append(e.hdrs, 'N', 'C', c.form)
+		e.hdrs = appendUvarint(e.hdrs, uint64(len(c.ops)))
+		for _, o := range c.ops {
+			e.hdrs = append(e.hdrs, o.tag)
+			e.hdrs = appendUvarint(e.hdrs, uint64(o.n))
 		}
-		e.release(s)
+	default:
+		return errSlow
 	}
-	e.kinds, e.offs = e.kinds[:0], e.offs[:0]
-	for _, s := range e.stack[x:] {
-		e.kinds = append(e.kinds, s.kind)
-		e.offs = append(e.offs, s.off)
-	}
+	r.hlen = int32(len(e.hdrs) - r.hdr)
+	e.recs = append(e.recs, r)
+	k := int32(len(e.recs) - 1)
+	s.kh, s.kt = k, k
+	e.release(s)
 	return nil
+}
+
+// ident makes the values stack[p:] (sealed) the body of a new identity
+// value with the given header (an impure tuple), left in their place.
+func (e *fastEnc) ident(p int, head []byte) {
+	start, r0 := len(e.arena), int32(len(e.recs))
+	if p < len(e.stack) {
+		start, r0 = e.stack[p].off, e.stack[p].r0
+	}
+	r := frec{off: start, end: len(e.arena), hdr: len(e.hdrs), hlen: int32(len(head)), kh: -1, kt: -1, next: -1, ents: int32(len(e.ents))}
+	for i := p; i < len(e.stack); i++ {
+		e.link(&r.kh, &r.kt, e.stack[i].kh, e.stack[i].kt)
+	}
+	e.hdrs = append(e.hdrs, head...)
+	e.recs = append(e.recs, r)
+	k := int32(len(e.recs) - 1)
+	e.stack = append(e.stack[:p], fslot{off: start, r0: r0, kind: fkIdent, c: -1, kh: k, kt: k})
 }
 
 // sealOut writes the final encodings of stack[x:] (appended to the list
 // result) to the hash, and drops them from the arena.
 func (e *fastEnc) sealOut(x int) error {
-	start := e.stack[x].off
-	var err error
-	for i := x; i < len(e.stack); i++ {
-		s := &e.stack[i]
-		hi := len(e.arena)
-		if i+1 < len(e.stack) {
-			hi = e.stack[i+1].off
-		}
-		if s.c < 0 {
-			e.out = append(e.out, e.arena[s.off:hi]...)
-		} else if e.out, err = e.sealCont(e.out, s, e.arena[s.off:hi]); err != nil {
-			return err
-		}
+	if err := e.sealFrom(x); err != nil {
+		return err
 	}
-	e.arena = e.arena[:start]
-	if len(e.out) >= 64<<10 {
-		e.h.Write(e.out)
-		e.out = e.out[:0]
-	}
+	s := e.stack[x]
+	e.emit(e.write, s.off, len(e.arena), e.chainFrom(x), -1)
+	e.cut(s.off, s.r0)
 	return nil
 }
 
-// sealCont appends the final encoding of the container in slot s, whose
-// body is region, to dst, and releases the container.
-func (e *fastEnc) sealCont(dst []byte, s *fslot, region []byte) ([]byte, error) {
-	dst, err := e.sealHeader(dst, s, region)
-	if err != nil {
-		return dst, err
+// chainFrom links the records of stack[x:] into one chain and returns its
+// first and last.
+func (e *fastEnc) chainFrom(x int) [2]int32 {
+	h, t := int32(-1), int32(-1)
+	for i := x; i < len(e.stack); i++ {
+		e.link(&h, &t, e.stack[i].kh, e.stack[i].kt)
 	}
-	holds := e.conts[s.c].holds
-	for _, p := range e.pieces {
-		if holds && len(p) > 0 && p[0] == 0 {
-			e.phs = append(e.phs, len(dst)) // where the placeholder lands
-		}
-		dst = append(dst, p...)
-	}
-	e.release(s)
-	return dst, nil
+	return [2]int32{h, t}
 }
 
-// sealHeader appends the header of the container in slot s (body region)
-// to dst and leaves its body, in canonical order, in e.pieces (slices of
-// region).
-func (e *fastEnc) sealHeader(dst []byte, s *fslot, region []byte) ([]byte, error) {
-	c := &e.conts[s.c]
-	if c.stream || c.drop > 0 || (c.holds && !e.allowRoot) {
-		return dst, errSlow // the result, or a dropped value, consumed by something
+// encoding returns the canonical bytes of arena[lo:hi], whose records are
+// the chain ch: the arena's own bytes when no record lies there, else a
+// copy in e.encBuf, valid until the next call.
+func (e *fastEnc) encoding(lo, hi int, ch [2]int32) []byte {
+	if ch[0] < 0 {
+		return e.arena[lo:hi]
 	}
-	e.pieces = append(e.pieces[:0], region)
-	switch s.kind {
-	case fkList:
-		dst = append(dst, 'N', 'l')
-		dst = appendUvarint(dst, uint64(c.n))
-		dst = append(dst, 0)
-	case fkDict:
-		dst = append(dst, 'N', 'd')
-		dst = appendUvarint(dst, uint64(c.n))
-		dst = append(dst, 0)
-		perm, err := e.dictOrder(region, c.bounds)
-		if err != nil {
-			return dst, err
-		}
-		if perm != nil {
-			e.pieces = e.pieces[:0]
-			for _, i := range perm {
-				e.pieces = append(e.pieces, boundsAt(region, c.bounds, 2*i), boundsAt(region, c.bounds, 2*i+1))
-			}
-		} else if len(e.drops) > 0 {
-			e.pieces = e.pieces[:0]
-			for i := range c.bounds {
-				e.pieces = append(e.pieces, boundsAt(region, c.bounds, i))
-			}
-		}
-	case fkSet:
-		order, err := e.order(region, c.bounds, 0, true)
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, 'N', 'e')
-		dst = appendUvarint(dst, uint64(len(order)))
-		dst = append(dst, 0)
-		e.pieces = append(e.pieces[:0], order...)
-	case fkCall:
-		dst = append(dst, 'N', 'C', c.form)
-		dst = appendUvarint(dst, uint64(len(c.ops)))
-		for _, o := range c.ops {
-			dst = append(dst, o.tag)
-			dst = appendUvarint(dst, uint64(o.n))
-		}
-	default:
-		return dst, errSlow
-	}
-	return dst, nil
+	e.encBuf = e.encBuf[:0]
+	e.emit(func(b []byte) { e.encBuf = append(e.encBuf, b...) }, lo, hi, ch, -1)
+	return e.encBuf
 }
 
 // release marks the container in slot s final and frees its record.
@@ -222,6 +220,75 @@ func (e *fastEnc) release(s *fslot) {
 	s.kind = fkIdent
 	e.free = append(e.free, s.c)
 	s.c = -1
+}
+
+// eframe is one step of emit: arena[pos:hi] with the records of the chain
+// kid..last inside it, or (ents >= 0) the entries of a reordered dict.
+type eframe struct {
+	pos, hi   int
+	kid, last int32
+	ents, n   int32 // entries of a dict: fastEnc.ents[ents:ents+n]; -1 for a range
+	holds     bool
+}
+
+// emit writes the canonical bytes of arena[lo:hi], whose records are the
+// chain ch, to w. A placeholder of a dropped value (a value of a dict
+// record that holds them) is replayed from the file by replay (the drop
+// index is passed; replay must write in w's order: emit calls it only when
+// w is fastEnc.write). Explicit stack: no recursion over the depth.
+func (e *fastEnc) emit(w func([]byte), lo, hi int, ch [2]int32, _ int) error {
+	stack := append(e.estack[:0], eframe{pos: lo, hi: hi, kid: ch[0], last: ch[1], ents: -1})
+	defer func() { e.estack = stack[:0] }()
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.ents >= 0 {
+			if f.n == 0 {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			en := e.ents[f.ents]
+			f.ents++
+			f.n--
+			w(e.arena[en.klo:en.vlo])
+			if f.holds && en.vhi > en.vlo && e.arena[en.vlo] == 0 {
+				if err := e.replayAt(e.arena[en.vlo:en.vhi]); err != nil {
+					return err
+				}
+				continue
+			}
+			stack = append(stack, eframe{pos: en.vlo, hi: en.vhi, kid: en.kh, last: en.kt, ents: -1})
+			continue
+		}
+		if f.kid < 0 {
+			w(e.arena[f.pos:f.hi])
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		r := e.recs[f.kid]
+		w(e.arena[f.pos:r.off])
+		w(e.hdrs[r.hdr : r.hdr+int(r.hlen)])
+		f.pos = r.end
+		if f.kid == f.last {
+			f.kid = -1
+		} else {
+			f.kid = r.next
+		}
+		if f.kid < 0 && f.pos == f.hi {
+			stack = stack[:len(stack)-1] // nothing after the record: its body replaces the frame
+		}
+		if r.nents > 0 || r.holds {
+			if r.nents == 0 {
+				// holds placeholders but keeps stream order: entries not
+				// listed, none can be a placeholder (see seal)
+				stack = append(stack, eframe{pos: r.off, hi: r.end, kid: r.kh, last: r.kt, ents: -1})
+				continue
+			}
+			stack = append(stack, eframe{ents: r.ents, n: r.nents, holds: r.holds})
+			continue
+		}
+		stack = append(stack, eframe{pos: r.off, hi: r.end, kid: r.kh, last: r.kt, ents: -1})
+	}
+	return nil
 }
 
 // boundsAt returns piece i of region, whose pieces start at bounds.
