@@ -92,7 +92,7 @@ func disOne(w io.Writer, path string, opt dis.Options) error {
 	if size >= 0 && needsInput(path, head) {
 		return disInput(w, path, opt) // containers: dis_input.go
 	}
-	if kind := dis.Container(head); kind != "" {
+	if kind := input.Container(head); kind != "" {
 		return fmt.Errorf("%s: a %s file: pk dis reads bare pickle streams; decompress or extract the pickle first (e.g. zcat FILE | pk dis -); pk hash, diff and trace open it", path, kind)
 	}
 	_, err := dis.Run(w, br, size, path, opt)

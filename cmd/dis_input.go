@@ -24,7 +24,7 @@ var legacyMagic = []byte("\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")
 // it; its arrays' bytes sit between opcodes). Plain pickles stay on the
 // streaming path, which never builds the object graph.
 func needsInput(path string, head []byte) bool {
-	if dis.Container(head) != "" || bytes.Contains(head, legacyMagic) {
+	if !input.PlainPickle(head) || bytes.Contains(head, legacyMagic) {
 		return true
 	}
 	f, err := os.Open(path)

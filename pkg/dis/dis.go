@@ -711,30 +711,3 @@ func appendBlob(b []byte, bl *pickle.Blob) []byte {
 	b = strconv.AppendInt(b, bl.Len, 10)
 	return append(b, " bytes, shortened)"...)
 }
-
-// Container names the container format whose magic bytes head starts with
-// ("gzip", "torch zip", ...), or "" for anything else. pk dis reads bare
-// pickle streams only; the CLI uses this to say so instead of reporting the
-// magic as an invalid opcode.
-func Container(head []byte) string {
-	has := func(p string) bool { return len(head) >= len(p) && string(head[:len(p)]) == p }
-	switch {
-	case has("\x1f\x8b"):
-		return "gzip"
-	case has("\xfd7zXZ\x00"):
-		return "xz"
-	case has("\x28\xb5\x2f\xfd"):
-		return "zstd"
-	case has("\x04\x22\x4d\x18"):
-		return "lz4"
-	case has("BZh") && len(head) >= 10 && string(head[4:10]) == "\x31\x41\x59\x26\x53\x59":
-		return "bzip2"
-	case has("PK\x03\x04"):
-		return "zip (torch.save)"
-	case has("\x93NUMPY"):
-		return "numpy .npy"
-	case len(head) >= 2 && head[0] == 0x78 && (int(head[0])<<8|int(head[1]))%31 == 0:
-		return "zlib (joblib)"
-	}
-	return ""
-}

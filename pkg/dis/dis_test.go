@@ -260,14 +260,3 @@ func TestHostileLinear(t *testing.T) {
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
-
-func TestContainer(t *testing.T) {
-	for head, want := range map[string]string{
-		"\x1f\x8b\x08\x00": "gzip", "PK\x03\x04": "zip (torch.save)", "\x93NUMPY\x01\x00": "numpy .npy",
-		"x\x9c": "zlib (joblib)", "BZh91AY&SY": "bzip2", "BZh": "", "\x80\x04K\x01.": "", "(lp0\n": "",
-	} {
-		if got := Container([]byte(head)); got != want {
-			t.Errorf("%q: %q, want %q", head, got, want)
-		}
-	}
-}

@@ -330,13 +330,29 @@ func (d *Doc) Key(i int) string {
 	return name
 }
 
+// Container names the container Open finds from a file's first bytes
+// ("gzip", "lzma", "zip", "npy", "joblib-zfile", ...), or "" when Open reads
+// the file as a bare pickle stream. It is the one sniffer of containers:
+// every command decides by it whether a file needs pkg/input.
+func Container(head []byte) string {
+	switch {
+	case sniffCompression(head) != "":
+		return sniffCompression(head)
+	case hasPrefix(head, zipMagic):
+		return "zip"
+	case hasPrefix(head, npyMagic):
+		return "npy"
+	case hasPrefix(head, []byte("ZF")):
+		return "joblib-zfile"
+	}
+	return ""
+}
+
 // PlainPickle reports whether a file that starts with head would be read by
 // Open as a bare pickle stream: no compression, zip or .npy magic. (A bare
 // pickle may still turn out to be joblib or legacy torch content; callers
 // that take a shortcut for bare pickles must refuse what they don't know.)
-func PlainPickle(head []byte) bool {
-	return sniffCompression(head) == "" && !hasPrefix(head, zipMagic) && !hasPrefix(head, npyMagic) && !hasPrefix(head, []byte("ZF"))
-}
+func PlainPickle(head []byte) bool { return Container(head) == "" }
 
 // OpenReader reads r as Open reads stdin (its size unknown, so no zip
 // archive), naming it name in errors.

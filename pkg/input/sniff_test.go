@@ -109,3 +109,22 @@ func TestExplain(t *testing.T) {
 		t.Errorf("stdin: %s", got)
 	}
 }
+
+// TestContainerOneSniffer: every command decides by input.Container whether
+// a file needs pkg/input; an LZMA-alone joblib file is one (pk dis read it as
+// a bare pickle, "offset 1: invalid opcode byte 0x00", where pk hash
+// decompressed it).
+func TestContainerOneSniffer(t *testing.T) {
+	for head, want := range map[string]string{
+		"\x1f\x8b\x08\x00": "gzip", "PK\x03\x04": "zip", "\x93NUMPY\x01\x00": "npy", "x\x9c": "zlib",
+		"BZh91AY&SY": "bz2", "]\x00\x00\x80\x00": "lzma", "\xfd7zXZ\x00": "xz", "ZF0x": "joblib-zfile",
+		"BZh": "", "\x80\x04K\x01.": "", "(lp0\n": "",
+	} {
+		if got := Container([]byte(head)); got != want {
+			t.Errorf("%q: %q, want %q", head, got, want)
+		}
+		if PlainPickle([]byte(head)) != (want == "") {
+			t.Errorf("%q: PlainPickle disagrees with Container", head)
+		}
+	}
+}
