@@ -31,24 +31,69 @@ type scanner struct {
 	// ext holds the EXT codes registered by copyreg.add_extension calls
 	// seen so far (the registry is the loading process's, shared by the
 	// streams a load-until-EOF loop reads).
-	ext map[int64]extEntry
-	out []outFinding
+	ext       map[int64]extEntry
+	out       []outFinding
+	same      map[sameKey]int
+	omit      map[sameKey]*omitted
+	omitOrder []sameKey
 
 	// the stream being scanned
 	st        *pickle.Stream
 	part      *input.Part
 	partIdx   int
-	explained map[*pickle.Node]bool
-	flagged   map[*pickle.Node]bool // calls reported as findings
-	popped    map[*pickle.Node]bool
-	leftover  map[*pickle.Node]bool
-	refs      map[*pickle.Node]ref // resolve's answers: each node is resolved once
+	explained nodeSet // globals and EXT codes a finding or an allowed operation accounts for
+	flagged   nodeSet // calls reported as findings
+	popped    nodeSet
+	leftover  nodeSet
+	refs      map[*pickle.Node]ref // resolve's answers for calls: each is resolved once
+}
+
+// MaxSame is how many findings of the same severity, role, global and
+// opcode are listed in one part; the rest are counted in one more finding.
+const MaxSame = 10
+
+type sameKey struct {
+	part            int
+	sev, global, op string
+	role            Role
+}
+
+type omitted struct {
+	n           int
+	first, last Finding
 }
 
 func (s *scanner) add(f Finding) {
 	f.Part = s.part.Name
 	f.Stream = s.st.Index
+	k := sameKey{s.partIdx, f.Severity, f.Global, f.Opcode, f.Role}
+	if s.same[k] >= MaxSame {
+		o := s.omit[k]
+		if o == nil {
+			o = &omitted{first: f}
+			s.omit[k] = o
+			s.omitOrder = append(s.omitOrder, k)
+		}
+		o.n++
+		o.last = f
+		return
+	}
+	s.same[k]++
 	s.out = append(s.out, outFinding{part: s.partIdx, f: f})
+}
+
+// summarize adds one finding for each run of findings left out.
+func (s *scanner) summarize() {
+	for _, k := range s.omitOrder {
+		o := s.omit[k]
+		f := o.first
+		g := f.Global
+		if g == "" {
+			g = "(no name)"
+		}
+		f.Reason = fmt.Sprintf("and %d more %s %s findings on %s by %s like those above, from offset %d (stream %d) to offset %d (stream %d): not listed", o.n, f.Severity, f.Role, g, f.Opcode, o.first.Offset, o.first.Stream, o.last.Offset, o.last.Stream)
+		s.out = append(s.out, outFinding{part: k.part, f: f})
+	}
 }
 
 func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
@@ -58,16 +103,16 @@ func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
 			s.partIdx = i
 		}
 	}
-	s.explained = map[*pickle.Node]bool{}
-	s.flagged = map[*pickle.Node]bool{}
-	s.popped = map[*pickle.Node]bool{}
-	s.leftover = map[*pickle.Node]bool{}
+	s.explained = newNodeSet(st)
+	s.flagged = newNodeSet(st)
+	s.popped = newNodeSet(st)
+	s.leftover = newNodeSet(st)
 	s.refs = map[*pickle.Node]ref{}
 	for _, n := range st.Popped {
-		s.popped[n] = true
+		s.popped.add(n)
 	}
 	for _, n := range st.Leftover {
-		s.leftover[n] = true
+		s.leftover.add(n)
 	}
 	for _, ev := range st.Log {
 		switch ev.Kind {
@@ -85,7 +130,7 @@ func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
 	// globals and EXT codes that no call, construction or mutation
 	// explained: looked up and kept as values
 	for _, ev := range st.Log {
-		if (ev.Kind != pickle.EvGlobal && ev.Kind != pickle.EvExt) || s.explained[ev.Node] {
+		if (ev.Kind != pickle.EvGlobal && ev.Kind != pickle.EvExt) || s.explained.has(ev.Node) {
 			continue
 		}
 		s.resolveOnly(ev)
@@ -104,6 +149,15 @@ type ref struct {
 	// the file's code; the policy trusts it when it allows the maker.
 	maker Name
 	made  bool
+	g     *pickle.Node // the global, when via is to be worded from it (viaOf)
+}
+
+// viaOf says how a name was reached (worded only when a finding needs it).
+func (s *scanner) viaOf(r ref) string {
+	if r.via == "" && r.g != nil {
+		return s.globalVia(r.g)
+	}
+	return r.via
 }
 
 // resolve says which global n is, when that can be known without loading:
@@ -112,6 +166,9 @@ type ref struct {
 // registered earlier in the load, or a functools.partial of one (calling
 // it calls its target).
 func (s *scanner) resolve(n *pickle.Node, depth int) ref {
+	if n.Kind != pickle.KindCall {
+		return s.resolve1(n, depth)
+	}
 	if r, ok := s.refs[n]; ok {
 		return r
 	}
@@ -126,13 +183,13 @@ func (s *scanner) resolve1(n *pickle.Node, depth int) ref {
 	}
 	switch n.Kind {
 	case pickle.KindGlobal:
-		s.explained[n] = true
+		s.explained.add(n)
 		if n.Flags&pickle.FlagDynamic != 0 {
 			return ref{sev: SevDangerous, why: fmt.Sprintf("a global whose names are computed at load time (STACK_GLOBAL at %d, %s)", n.Offset, s.operands(n))}
 		}
-		return ref{ok: true, name: Name{n.Str, n.Name()}, via: s.globalVia(n)}
+		return ref{ok: true, name: Name{n.Str, n.Name()}, g: n}
 	case pickle.KindExt:
-		s.explained[n] = true
+		s.explained.add(n)
 		if e, ok := s.ext[n.Int]; ok {
 			return ref{ok: true, name: e.name, via: fmt.Sprintf("%s at %d: code %d, registered by copyreg.add_extension at %d", n.Op, n.Offset, n.Int, e.offset)}
 		}
@@ -309,13 +366,13 @@ func isEmpty(n *pickle.Node) bool {
 // fate says what becomes of a call's result when that is not the plain case.
 func (s *scanner) fate(n *pickle.Node) string {
 	switch {
-	case s.popped[n] && n.Flags&pickle.FlagMemo != 0:
+	case s.popped.has(n) && n.Flags&pickle.FlagMemo != 0:
 		return "; its result is discarded by POP (it stays in the memo)"
-	case s.popped[n]:
+	case s.popped.has(n):
 		return "; its result is discarded by POP"
-	case s.leftover[n] && s.st.LeftoverMarks > 0:
+	case s.leftover.has(n) && s.st.LeftoverMarks > 0:
 		return fmt.Sprintf("; its result is left on the stack at STOP (%d MARK(s) still open), where loading ignores it", s.st.LeftoverMarks)
-	case s.leftover[n]:
+	case s.leftover.has(n):
 		return "; its result is left on the stack under the returned object, where loading ignores it"
 	case n.Owner == nil && n != s.st.Root && n.Flags&pickle.FlagMemo != 0:
 		return "; its result is kept only in the memo"
@@ -335,13 +392,13 @@ func (s *scanner) call(ev pickle.Event) {
 		if s.pol.Allowed(RoleCall, fn.maker) {
 			return
 		}
-		s.flagged[n] = true
+		s.flagged.add(n)
 		s.add(Finding{Global: fn.maker.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode,
 			Reason: fmt.Sprintf("loading calls %s%s (%s): this runs code the file carries%s", fn.why, s.argsText(n), at, s.fate(n))})
 		return
 	}
 	if !fn.ok {
-		s.flagged[n] = true
+		s.flagged.add(n)
 		verb := "calls"
 		if role == RoleConstruct {
 			verb = "instantiates"
@@ -355,7 +412,7 @@ func (s *scanner) call(ev pickle.Event) {
 	// the arguments that are classes to instantiate, or callables to call
 	for _, i := range classArgs[name] {
 		if i < len(args) && !s.classArg(n, args[i], name, i) {
-			s.flagged[n] = true
+			s.flagged.add(n)
 		}
 	}
 	// C.__new__ fetched by getattr and called through functools.partial:
@@ -372,7 +429,7 @@ func (s *scanner) call(ev pickle.Event) {
 	if fetchers[name] == fetchGetattr && len(args) == 3 && isStr(args[1]) && args[1].Str == "_setattr" &&
 		args[2].Kind == pickle.KindGlobal && args[2].Qualified() == "builtins.setattr" {
 		if base := s.resolve(args[0], 0); base.ok && isDill(base.name) {
-			s.explained[args[2]] = true
+			s.explained.add(args[2])
 		}
 	}
 	if fetchers[name] != 0 && !s.pol.Allowed(RoleCall, name) {
@@ -385,7 +442,7 @@ func (s *scanner) call(ev pickle.Event) {
 			if s.pol.Allowed(RoleCall, r.maker) {
 				return
 			}
-			s.flagged[n] = true
+			s.flagged.add(n)
 			s.add(Finding{Global: r.maker.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode,
 				Reason: fmt.Sprintf("loading calls %s%s (%s) to get %s: code the file carries%s", name, s.argsText(n), at, r.why, s.fate(n))})
 			return
@@ -401,7 +458,7 @@ func (s *scanner) call(ev pickle.Event) {
 				}
 			}
 		}
-		s.flagged[n] = true
+		s.flagged.add(n)
 		sev, why := classify(name)
 		what := "something that cannot be named statically"
 		if r.ok {
@@ -415,24 +472,24 @@ func (s *scanner) call(ev pickle.Event) {
 			sev = SevDangerous
 		}
 		s.add(Finding{Global: name.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-			Reason: fmt.Sprintf("loading calls %s%s to get %s (%s; %s)%s%s", name, s.argsText(n), what, at, fn.via, because(why), s.fate(n))})
+			Reason: fmt.Sprintf("loading calls %s%s to get %s (%s; %s)%s%s", name, s.argsText(n), what, at, s.viaOf(fn), because(why), s.fate(n))})
 		return
 	}
 	if s.pol.Allowed(role, name) {
 		if msg := s.guard(n, name, args); msg != "" {
-			s.flagged[n] = true
+			s.flagged.add(n)
 			s.add(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevUnknown,
 				Reason: fmt.Sprintf("loading calls %s%s (%s): allowed only %s", name, s.argsText(n), at, msg)})
 		}
 		return
 	}
-	s.flagged[n] = true
+	s.flagged.add(n)
 	sev, why := classify(name)
 	var reason string
 	if role == RoleConstruct {
-		reason = fmt.Sprintf("loading creates a %s object with %s.__new__%s (%s; %s)", name, name, s.argsText(n), at, fn.via)
+		reason = fmt.Sprintf("loading creates a %s object with %s.__new__%s (%s; %s)", name, name, s.argsText(n), at, s.viaOf(fn))
 	} else {
-		reason = fmt.Sprintf("loading calls %s%s (%s; %s)", name, s.argsText(n), at, fn.via)
+		reason = fmt.Sprintf("loading calls %s%s (%s; %s)", name, s.argsText(n), at, s.viaOf(fn))
 	}
 	s.add(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
 		Reason: reason + because(why) + s.fate(n)})
@@ -461,10 +518,10 @@ func (s *scanner) newCall(ev pickle.Event, n *pickle.Node, name, cls Name, fn re
 	if s.pol.Allowed(RoleConstruct, cls) {
 		return
 	}
-	s.flagged[n] = true
+	s.flagged.add(n)
 	sev, why := classify(cls)
 	s.add(Finding{Global: cls.String(), Role: RoleConstruct, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading creates a %s object with %s%s (%s at %d; %s)%s%s", cls, name, s.argsText(n), ev.Op, ev.Offset, fn.via, because(why), s.fate(n))})
+		Reason: fmt.Sprintf("loading creates a %s object with %s%s (%s at %d; %s)%s%s", cls, name, s.argsText(n), ev.Op, ev.Offset, s.viaOf(fn), because(why), s.fate(n))})
 }
 
 // classArg checks the class a constructor-like call instantiates; false
@@ -494,7 +551,7 @@ func (s *scanner) classArg(call, cls *pickle.Node, by Name, i int) bool {
 		what = "creates an object through " + r.name.String() + ".__new__ and __init__ (the base class)"
 	}
 	s.add(Finding{Global: r.name.String(), Role: RoleConstruct, Offset: call.Offset, Opcode: call.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading %s with %s (%s; %s)%s", what, by, at, r.via, because(why))})
+		Reason: fmt.Sprintf("loading %s with %s (%s; %s)%s", what, by, at, s.viaOf(r), because(why))})
 	return false
 }
 
@@ -526,7 +583,7 @@ func (s *scanner) calledArg(call, fn *pickle.Node, by Name) {
 	}
 	sev, why := classify(r.name)
 	s.add(Finding{Global: r.name.String(), Role: RoleCall, Offset: call.Offset, Opcode: call.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("%s gets %s and %s (%s; %s)%s", by, r.name, when, at, r.via, because(why))})
+		Reason: fmt.Sprintf("%s gets %s and %s (%s; %s)%s", by, r.name, when, at, s.viaOf(r), because(why))})
 }
 
 // instClass is the class of an object a call created: the class argument
@@ -573,7 +630,7 @@ func (s *scanner) mutation(ev pickle.Event) {
 		}
 		r := s.resolve(t, 0)
 		if r.made {
-			if s.pol.Allowed(RoleCall, r.maker) || s.flagged[t] {
+			if s.pol.Allowed(RoleCall, r.maker) || s.flagged.has(t) {
 				return
 			}
 			f.Role, f.Global, f.Severity = RoleBuild, r.maker.String(), SevCode
@@ -586,10 +643,10 @@ func (s *scanner) mutation(ev pickle.Event) {
 				return
 			}
 			f.Global, f.Severity = r.name.String(), SevDangerous
-			f.Reason = fmt.Sprintf("loading %s %s (%s; %s), an object loading did not create: it changes the running process", what, r.name, at, r.via)
+			f.Reason = fmt.Sprintf("loading %s %s (%s; %s), an object loading did not create: it changes the running process", what, r.name, at, s.viaOf(r))
 			break
 		}
-		if s.flagged[t] {
+		if s.flagged.has(t) {
 			return // the call that made it is reported already
 		}
 		cls := s.instClass(t)
@@ -624,7 +681,7 @@ func (s *scanner) mutation(ev pickle.Event) {
 			f.Reason = fmt.Sprintf("loading %s %s (%s)", what, r.why, at)
 			break
 		}
-		f.Reason = fmt.Sprintf("loading %s %s itself (%s; %s), a class or module the pickle did not create: it is patched for the whole process", what, r.name, at, r.via)
+		f.Reason = fmt.Sprintf("loading %s %s itself (%s; %s), a class or module the pickle did not create: it is patched for the whole process", what, r.name, at, s.viaOf(r))
 	default:
 		r := s.resolve(t, 0)
 		f.Severity = r.sev
@@ -701,7 +758,7 @@ func (s *scanner) resolveOnly(ev pickle.Event) {
 		}
 		sev, why := classify(r.name)
 		s.add(Finding{Global: r.name.String(), Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-			Reason: fmt.Sprintf("loading fetches %s (%s)%s", r.name, r.via, because(why))})
+			Reason: fmt.Sprintf("loading fetches %s (%s)%s", r.name, s.viaOf(r), because(why))})
 		return
 	}
 	r := s.resolve(n, 0)
@@ -715,7 +772,7 @@ func (s *scanner) resolveOnly(ev pickle.Event) {
 	}
 	sev, why := classify(r.name)
 	s.add(Finding{Global: r.name.String(), Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading imports %s and fetches %s (%s); it is kept as a value, not called here%s", r.name.Module, r.name, r.via, because(why))})
+		Reason: fmt.Sprintf("loading imports %s and fetches %s (%s); it is kept as a value, not called here%s", r.name.Module, r.name, s.viaOf(r), because(why))})
 }
 
 // argsText renders a call's arguments briefly: "('echo hi',)".
@@ -883,4 +940,19 @@ func isDill(n Name) bool {
 		}
 	}
 	return false
+}
+
+// nodeSet is a set of the nodes of one stream, by Node.ID.
+type nodeSet []bool
+
+func newNodeSet(st *pickle.Stream) nodeSet { return make(nodeSet, len(st.All)) }
+
+func (ns nodeSet) add(n *pickle.Node) {
+	if n != nil && int(n.ID) < len(ns) && n.ID >= 0 {
+		ns[n.ID] = true
+	}
+}
+
+func (ns nodeSet) has(n *pickle.Node) bool {
+	return n != nil && int(n.ID) < len(ns) && n.ID >= 0 && ns[n.ID]
 }

@@ -142,7 +142,7 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 		pol = DefaultPolicy()
 	}
 	rep := &Report{File: doc.Path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}, Notes: doc.Notes}
-	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}}
+	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, same: map[sameKey]int{}, omit: map[sameKey]*omitted{}}
 	for i := range doc.Parts {
 		p := &doc.Parts[i]
 		if p.Pickle == nil {
@@ -172,6 +172,7 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 			}
 		}
 	}
+	s.summarize()
 	sort.SliceStable(s.out, func(i, j int) bool {
 		a, b := s.out[i], s.out[j]
 		if a.part != b.part {
