@@ -108,6 +108,7 @@ var classArgs = map[Name][]int{
 	{"numpy.core.multiarray", "_reconstruct"}:               {0},
 	{"numpy._core.multiarray", "_reconstruct"}:              {0},
 	{"pandas.core.indexes.base", "_new_Index"}:              {0},
+	{"pandas._libs.arrays", "__pyx_unpickle_NDArrayBacked"}: {0},
 	{"pandas.core.indexes.datetimes", "_new_DatetimeIndex"}: {0},
 }
 

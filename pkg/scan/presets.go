@@ -119,13 +119,20 @@ var torchPreset = []string{
 	"r torch:UntypedStorage",
 }
 
-// pandas 1.x-2.x, from its __reduce__/__getstate__ methods (no pandas
-// fixtures are committed: pandas is not installed where they are made).
+// pandas 1.x-2.x, from its __reduce__/__getstate__ methods; checked on
+// pandas 1.5.3's pickles of frames, series, dates, timedeltas,
+// categoricals, multi-indexes and timestamps (testdata/scan/producers).
 // Use with numpy.
 var pandasPreset = []string{
 	"n pandas.core.frame:DataFrame",
 	"n pandas.core.series:Series",
-	"n pandas.core.internals.managers:BlockManager",
+	"cn pandas.core.internals.managers:BlockManager",
+	"c pandas._libs.arrays:__pyx_unpickle_NDArrayBacked",
+	"n pandas.core.arrays.timedeltas:TimedeltaArray",
+	"n pandas.core.arrays.period:PeriodArray",
+	"n pandas.core.indexes.numeric:Int64Index",
+	"n pandas.core.indexes.numeric:UInt64Index",
+	"n pandas.core.indexes.numeric:Float64Index",
 	"n pandas.core.internals.managers:SingleBlockManager",
 	"c pandas._libs.internals:_unpickle_block",
 	"c pandas.core.internals.blocks:new_block",

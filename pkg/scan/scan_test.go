@@ -193,3 +193,29 @@ func TestPolicyFile(t *testing.T) {
 		t.Errorf("unknown preset accepted")
 	}
 }
+
+// TestProducers: pandas 1.5.3 and scikit-learn 1.2.1 pickles and joblib
+// files (testdata/scan/gen_producers.py) are unknown by default, never
+// worse, and clean with the pandas and sklearn presets.
+func TestProducers(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/scan/producers/*")
+	if len(files) < 30 {
+		t.Fatalf("only %d producer files", len(files))
+	}
+	def := DefaultPolicy()
+	with, err := NewPolicy(append(DefaultPresets, "pandas", "sklearn")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range files {
+		if rep := ScanFile(p, def); rep.Verdict != Unknown && rep.Verdict != Clean {
+			t.Errorf("%s: %s by default, want unknown", p, rep.Verdict)
+		}
+		if rep := ScanFile(p, with); rep.Verdict != Clean {
+			t.Errorf("%s: %s with pandas and sklearn, want clean", p, rep.Verdict)
+			for _, x := range rep.Findings {
+				t.Logf("  %s %s %s %d: %s", x.Severity, x.Role, x.Global, x.Offset, x.Reason)
+			}
+		}
+	}
+}
