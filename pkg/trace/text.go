@@ -78,7 +78,7 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 	if sty.Bytes {
 		width = 12
 	}
-	var line strings.Builder
+	var line lineBuf
 	var err error
 	t.Walk(start, opt, func(v *Visit) {
 		if err != nil {
@@ -127,13 +127,18 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 		line.WriteByte(' ')
 		switch v.Kind {
 		case ItemElided:
-			line.WriteString(g.more + " " + itoa(int64(v.Count)) + " more")
+			line.WriteString(g.more)
+			line.WriteByte(' ')
+			line.b = strconv.AppendInt(line.b, int64(v.Count), 10)
+			line.WriteString(" more")
 		case ItemRef:
 			line.WriteString(cRef.Sprint(g.ref))
 			if v.Role != "" {
-				line.WriteString(" " + v.Role)
+				line.WriteByte(' ')
+				line.WriteString(v.Role)
 				if v.Count > 1 {
-					line.WriteString(g.more + v.RoleEnd)
+					line.WriteString(g.more)
+					line.WriteString(v.RoleEnd)
 				}
 			}
 			_, l := v.Stream.describe(v.Node)
@@ -147,22 +152,26 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 		default:
 			line.WriteString(cCode.Sprint(t.Code(v.Item)))
 			if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil)) && v.Role != "" {
-				line.WriteString(" " + cPath.Sprint(v.Role))
+				line.WriteByte(' ')
+				line.WriteString(cPath.Sprint(v.Role))
 			}
-			line.WriteString(" " + t.Label(v.Item))
+			line.WriteByte(' ')
+			line.WriteString(t.Label(v.Item))
 			if v.Kind == ItemNode && v.Node.Flags&pickle.FlagMemo != 0 {
-				line.WriteString(" #" + itoa(int64(v.Node.ID)))
+				line.WriteString(" #")
+				line.b = strconv.AppendInt(line.b, int64(v.Node.ID), 10)
 			}
 			if v.Truncated {
-				line.WriteString(" " + g.more)
+				line.WriteByte(' ')
+				line.WriteString(g.more)
 			}
 		}
 		line.WriteByte('\n')
-		out := line.String()
 		if sty.ASCII {
-			out = asciiOnly(out)
+			_, err = bw.WriteString(asciiOnly(line.String()))
+		} else {
+			_, err = bw.Write(line.b)
 		}
-		_, err = bw.WriteString(out)
 	}, nil)
 	if err != nil {
 		return err
@@ -170,7 +179,18 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 	return bw.Flush()
 }
 
-func pad(b *strings.Builder, s string, w int) {
+// lineBuf is a line being formatted, its buffer kept from line to line.
+type lineBuf struct{ b []byte }
+
+func (l *lineBuf) Reset()               { l.b = l.b[:0] }
+func (l *lineBuf) WriteString(s string) { l.b = append(l.b, s...) }
+func (l *lineBuf) WriteByte(c byte) error {
+	l.b = append(l.b, c)
+	return nil
+}
+func (l *lineBuf) String() string { return string(l.b) }
+
+func pad(b *lineBuf, s string, w int) {
 	for i := len(s); i < w; i++ {
 		b.WriteByte(' ')
 	}
@@ -184,7 +204,7 @@ func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
 	if sty.Bytes {
 		width = 12
 	}
-	var line strings.Builder
+	var line lineBuf
 	for i, it := range t.Top(n) {
 		line.Reset()
 		pad(&line, itoa(int64(i+1))+".", 4)
