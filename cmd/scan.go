@@ -17,8 +17,8 @@ import (
 func init() { subcommands = append(subcommands, newScanCmd) }
 
 type scanFlags struct {
-	json, recursive, noDefault, quiet bool
-	allow, policy                     []string
+	json, sarif, recursive, noDefault, quiet bool
+	allow, policy                            []string
 }
 
 func newScanCmd() *cobra.Command {
@@ -44,6 +44,9 @@ The allowlist is the presets data, numpy and torch, plus --allow presets
 Exit status: 0 all inputs clean, 1 any flagged, 2 any invalid.
 ` + docsLine("pk-scan.md"),
 		RunE: func(c *cobra.Command, args []string) error {
+			if f.json && f.sarif {
+				return usageErr(c, "--json and --sarif are two formats: give one")
+			}
 			pol, err := f.buildPolicy()
 			if err != nil {
 				return usageErr(c, "%v", err)
@@ -61,6 +64,7 @@ Exit status: 0 all inputs clean, 1 any flagged, 2 any invalid.
 	}
 	fl := c.Flags()
 	fl.BoolVar(&f.json, "json", false, `one JSON object per input and line: {"file","verdict","findings":[{"global","role","offset","opcode","reason","severity"}],"error"}`)
+	fl.BoolVar(&f.sarif, "sarif", false, "one SARIF 2.1.0 log of all inputs, for code-scanning tools")
 	fl.BoolVarP(&f.recursive, "recursive", "r", false, "scan every regular file under directory arguments (sorted)")
 	fl.StringArrayVar(&f.allow, "allow", nil, "also allow a preset (repeatable, comma list): "+strings.Join(scan.PresetNames(), ", "))
 	fl.StringArrayVar(&f.policy, "policy", nil, "also allow the entries of a policy FILE (repeatable; docs/pk-scan.md)")
@@ -141,6 +145,7 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 	exit := ExitOK
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	var all []*scan.Report
 	for _, name := range scanInputs(args, f.recursive) {
 		rep := scan.ScanFile(name, pol)
 		if rep.Err != nil {
@@ -152,6 +157,10 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 		case rep.Verdict != scan.Clean && exit == ExitOK:
 			exit = ExitDiffers
 		}
+		if f.sarif {
+			all = append(all, rep)
+			continue
+		}
 		if f.json {
 			if err := enc.Encode(rep); err != nil {
 				return &ExitError{Code: ExitTrouble, Err: err}
@@ -159,6 +168,11 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 			continue
 		}
 		writeScanText(w, rep, f.quiet)
+	}
+	if f.sarif {
+		if err := scan.WriteSARIF(w, all, Version); err != nil {
+			return &ExitError{Code: ExitTrouble, Err: err}
+		}
 	}
 	if exit != ExitOK {
 		return Exit(exit)
