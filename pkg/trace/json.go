@@ -25,8 +25,31 @@ import (
 const MaxJSONPath = 4096
 
 func jsonStr(b *bufio.Writer, s string) {
+	// printable ASCII that json.Marshal leaves as it is: no copy
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	q, _ := json.Marshal(s)
 	b.Write(q)
+}
+
+// jsonInt writes `,"name":v`.
+func jsonInt(b *bufio.Writer, name string, v int64) {
+	b.WriteString(`,"`)
+	b.WriteString(name)
+	b.WriteString(`":`)
+	var d [24]byte
+	b.Write(strconv.AppendInt(d[:0], v, 10))
 }
 
 func (t *Tree) kindName(it Item) string {
@@ -67,11 +90,15 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 		b.WriteString(`,"path":`)
 		jsonStr(b, it.Path())
 	}
-	b.WriteString(`,"size":` + itoa(it.Size) + `,"self":` + itoa(it.Self))
+	jsonInt(b, "size", it.Size)
+	jsonInt(b, "self", it.Self)
 	switch it.Kind {
 	case ItemNode:
 		n := it.Node
-		b.WriteString(`,"id":` + itoa(int64(n.ID)) + `,"stream":` + itoa(int64(it.Stream.S.Index)) + `,"offset":` + itoa(n.Offset) + `,"op":`)
+		jsonInt(b, "id", int64(n.ID))
+		jsonInt(b, "stream", int64(it.Stream.S.Index))
+		jsonInt(b, "offset", n.Offset)
+		b.WriteString(`,"op":`)
 		jsonStr(b, n.Op.String())
 	case ItemRef:
 		b.WriteString(`,"ref":` + itoa(int64(it.Node.ID)) + `,"stream":` + itoa(int64(it.Stream.S.Index)) + `,"cycle":` + strconv.FormatBool(it.Cycle))
