@@ -101,13 +101,6 @@ type Mut struct {
 	Args   []*Node // BUILD: [state]; APPEND(S)/ADDITEMS: items; SETITEM(S): key, value, ...
 }
 
-func (n *Node) x() *Extra {
-	if n.X == nil {
-		n.X = &Extra{}
-	}
-	return n.X
-}
-
 // Name returns the global name of a KindGlobal node.
 func (n *Node) Name() string {
 	if n.X == nil {

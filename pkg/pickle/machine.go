@@ -262,7 +262,10 @@ type machine struct {
 	chunks  [][]*Node // the item chunks, likewise
 	slabAt  int       // next slab to use
 	chunkAt int       // next chunk to use
-	one     Stream    // the Stream every stream is built in
+	extra   []Extra   // chunk Extra values are carved from
+	extras  [][]Extra // with reuse, the Extra chunks, used again from the first
+	extraAt int
+	one     Stream // the Stream every stream is built in
 }
 
 // newMachine returns a machine for the streams read from rd. Nodes and memo
@@ -297,6 +300,7 @@ func (m *machine) run(index int) (*Stream, error) {
 		m.st = old
 		m.slab, m.slabAt = nil, 0
 		m.items, m.chunkAt = nil, 0
+		m.extra, m.extraAt = nil, 0
 	} else {
 		if len(m.streams) == 0 {
 			m.streams = make([]Stream, 64)
@@ -366,6 +370,30 @@ func (m *machine) nextSlab() []Node {
 		m.slabAt++
 	}
 	return s
+}
+
+// x returns n's Extra, carving one from the machine's chunk when n has none
+// (one allocation per 128 globals, calls and blobs instead of one each).
+func (m *machine) x(n *Node) *Extra {
+	if n.X != nil {
+		return n.X
+	}
+	if len(m.extra) == 0 {
+		if m.reuse && m.extraAt < len(m.extras) {
+			m.extra = m.extras[m.extraAt]
+		} else {
+			m.extra = make([]Extra, 128)
+			if m.reuse {
+				m.extras = append(m.extras, m.extra)
+			}
+		}
+		m.extraAt++
+	}
+	x := &m.extra[0]
+	m.extra = m.extra[1:]
+	*x = Extra{}
+	n.X = x
+	return x
 }
 
 // nextChunk returns a fresh item chunk, or with reuse the next one kept.
@@ -768,7 +796,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, err
 		}
 		n := m.newNode(KindCall)
-		x := n.x()
+		x := m.x(n)
 		x.Func = take(fn, n)
 		x.Args = take(args, n)
 		m.push(n)
@@ -783,7 +811,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, err
 		}
 		n := m.newNode(KindCall)
-		x := n.x()
+		x := m.x(n)
 		x.Func = take(cls, n)
 		x.Args = take(args, n)
 		m.push(n)
@@ -802,7 +830,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, err
 		}
 		n := m.newNode(KindCall)
-		x := n.x()
+		x := m.x(n)
 		x.Func = take(cls, n)
 		x.Args = take(args, n)
 		x.Kwargs = take(kw, n)
@@ -821,7 +849,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		args := m.newNode(KindTuple)
 		args.Owner = n
 		args.Items = m.takeAll(mk.pos, args)
-		x := n.x()
+		x := m.x(n)
 		x.Func, x.Args = cls, args
 		m.push(n)
 		m.log(EvCall, n, -1)
@@ -835,7 +863,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		}
 		n := m.newNode(KindCall)
 		n.Self += mk.bytes
-		x := n.x()
+		x := m.x(n)
 		x.Func = take(m.stack[mk.pos], n)
 		args := m.newNode(KindTuple)
 		args.Owner = n
@@ -886,13 +914,13 @@ func (m *machine) intNode(o *Op) {
 	n := m.scalar(KindInt)
 	n.Int = o.Int
 	if o.Big != nil {
-		n.x().Big = o.Big
+		m.x(n).Big = o.Big
 	}
 }
 
 func (m *machine) payload(n *Node, o *Op) {
 	if o.Blob != nil {
-		n.x().Blob = o.Blob
+		m.x(n).Blob = o.Blob
 		n.Str = o.Blob.Prefix
 		return
 	}
@@ -910,7 +938,7 @@ func (m *machine) global(module, name string) *Node {
 		n.Flags |= FlagDotted
 	}
 	n.Str = module
-	n.x().Name = name
+	m.x(n).Name = name
 	return n
 }
 
@@ -968,7 +996,7 @@ func grow(items, batch []*Node) []*Node {
 }
 
 func (m *machine) mutate(target *Node, args []*Node) {
-	x := target.x()
+	x := m.x(target)
 	x.Muts = append(x.Muts, Mut{Op: m.op.Code, Offset: m.op.Offset, Args: args})
 	m.log(EvMut, target, len(x.Muts)-1)
 }
