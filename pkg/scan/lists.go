@@ -147,6 +147,26 @@ func (s *scanner) guard(n *pickle.Node, name Name, args []*pickle.Node) string {
 			return ""
 		}
 		return "as CPython writes bytes below protocol 3: _codecs.encode(a str, 'latin1')"
+	case Name{"builtins", "set"}, Name{"builtins", "frozenset"}, Name{"collections", "deque"}:
+		// CPython writes set([...]) below protocol 4, deque([...], maxlen):
+		// an iterable the pickle built; a range or a call result could make
+		// a set of any size
+		if len(args) == 0 || args[0].Kind == pickle.KindList || args[0].Kind == pickle.KindTuple {
+			return ""
+		}
+		return "with a list or tuple the pickle built (as CPython writes it): any other iterable can be of any size"
+	case Name{"builtins", "bytes"}, Name{"builtins", "bytearray"}:
+		// bytes() for b'' below protocol 3, bytearray(b'...') or
+		// bytearray('latin-1 text', 'latin-1'); bytes(n) allocates n bytes
+		if len(args) == 0 || args[0].Kind == pickle.KindStr || args[0].Kind == pickle.KindBytes || args[0].Kind == pickle.KindList {
+			return ""
+		}
+		// bytearray(_codecs.encode('abc', 'latin1')): the pure-Python
+		// pickler below protocol 3 (the encode call is judged itself)
+		if a := args[0]; a.Kind == pickle.KindCall && a.Func() != nil && a.Func().Qualified() == "_codecs.encode" {
+			return ""
+		}
+		return "with a str, bytes or list argument (as CPython writes it): an int allocates that many bytes"
 	case Name{"builtins", "type"}:
 		// pickle writes type(None), type(...), type(NotImplemented) so
 		if len(args) == 1 {

@@ -137,6 +137,12 @@ write("setitem_builtins_dict.pkl",
       "dangerous", "builtins.__dict__")
 write("setitem_global_dict.pkl", b"c__builtin__\n__dict__\nS'len'\nc__builtin__\nabs\ns0N.", "dangerous", "builtins.__dict__")
 
+# --- allowed callables with arguments CPython never writes ----------------
+# set(range(10**12)) and bytearray(10**12): plain-data names, unbounded memory
+write("set_of_range.pkl", P2 + b"c__builtin__\nset\nc__builtin__\nxrange\nJ\x00\x00\x00\x00\x8a\x06\x00\x10\xa5\xd4\xe8\x00\x86R\x85R.",
+      "unknown", "list or tuple")
+write("bytearray_int.pkl", P2 + b"c__builtin__\nbytearray\n\x8a\x06\x00\x10\xa5\xd4\xe8\x00\x85R.", "unknown", "allocates")
+
 # --- code and unknown -----------------------------------------------------
 write("function_type.pkl", P2 + b"ctypes\nFunctionType\n(NNtR.", "code", "types.FunctionType")
 write("unknown_class.pkl", P2 + b"cmymodule\nThing\n)\x81}S'x'\nK\x01sb.", "unknown", "mymodule.Thing")
