@@ -2,14 +2,17 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/scan"
 	"github.com/spf13/cobra"
 )
@@ -18,7 +21,9 @@ func init() { subcommands = append(subcommands, newScanCmd) }
 
 type scanFlags struct {
 	json, sarif, recursive, noDefault, quiet bool
+	skipNonPickles                           bool
 	allow, policy                            []string
+	jobs                                     int
 }
 
 func newScanCmd() *cobra.Command {
@@ -68,8 +73,10 @@ Exit status: 0 all inputs clean, 1 any flagged, 2 any invalid.
 	fl.BoolVarP(&f.recursive, "recursive", "r", false, "scan every regular file under directory arguments (sorted)")
 	fl.StringArrayVar(&f.allow, "allow", nil, "also allow a preset (repeatable, comma list): "+strings.Join(scan.PresetNames(), ", "))
 	fl.StringArrayVar(&f.policy, "policy", nil, "also allow the entries of a policy FILE (repeatable; docs/pk-scan.md)")
+	intFlag(fl, &f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), 1, 1024, "inputs scanned in parallel (output stays in argument order)")
 	fl.BoolVar(&f.noDefault, "no-default", false, "do not start from the default presets (data, numpy, torch)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the verdict lines")
+	fl.BoolVar(&f.skipNonPickles, "skip-non-pickles", false, "report inputs that are not pickles at all (text, images, empty files) as skipped on stderr instead of invalid")
 	return c
 }
 
@@ -146,10 +153,40 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	var all []*scan.Report
-	for _, name := range scanInputs(args, f.recursive) {
-		rep := scan.ScanFile(name, pol)
-		if rep.Err != nil {
-			rep.Error = explain(rep.Err).Error()
+	inputs := scanInputs(args, f.recursive)
+	// f.jobs inputs are scanned at once; reports are written in input order
+	results := make([]chan *scan.Report, len(inputs))
+	for i := range results {
+		results[i] = make(chan *scan.Report, 1)
+	}
+	go func() {
+		sem := make(chan struct{}, f.jobs)
+		for i, name := range inputs {
+			sem <- struct{}{}
+			go func(i int, name string) {
+				defer func() { <-sem }()
+				rep := scan.ScanFile(name, pol)
+				if rep.Err != nil {
+					rep.Err = explain(rep.Err)
+					rep.Error = rep.Err.Error()
+				}
+				results[i] <- rep
+			}(i, name)
+		}
+	}()
+	progress := IsTerminal(ew) && len(inputs) > 1
+	for i := range inputs {
+		rep := <-results[i]
+		if progress {
+			fmt.Fprintf(ew, "\rpk scan: %d/%d", i+1, len(inputs))
+		}
+		var np *input.NotPickleError
+		if f.skipNonPickles && rep.Err != nil && errors.As(rep.Err, &np) {
+			if progress {
+				fmt.Fprint(ew, "\r\033[K")
+			}
+			fmt.Fprintf(ew, "pk: skipped: %s\n", rep.Error)
+			continue
 		}
 		switch {
 		case rep.Verdict == scan.Invalid:
@@ -168,6 +205,9 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 			continue
 		}
 		writeScanText(w, rep, f.quiet)
+	}
+	if progress {
+		fmt.Fprint(ew, "\r\033[K")
 	}
 	if f.sarif {
 		if err := scan.WriteSARIF(w, all, Version); err != nil {
