@@ -228,3 +228,37 @@ func TestDeepPrinters(t *testing.T) {
 		}
 	}
 }
+
+// TestWideWalkBounded: a list of 500,000 small dicts (a line each): while
+// the list is open its rows wait as kids, under 96 bytes a row (about 2x
+// the 40-byte kid and the marker's entry), not as lines.
+func TestWideWalkBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("half a million rows (-short)")
+	}
+	const m = 500000
+	var b bytes.Buffer
+	b.WriteString("\x80\x04]\x94(")
+	for i := 0; i < m; i++ {
+		b.WriteString("}\x94\x8c\x01a\x94K\x01s") // {'a': 1}, the key memoised each time
+	}
+	b.WriteString("e.")
+	tr := parseBytes(t, b.Bytes())
+	base := liveHeap()
+	var live uint64
+	lines := 0
+	tr.walk(tr.Root(), Options{Depth: -1}, func(v *Visit) {
+		lines++
+		if lines == m/2 {
+			live = liveHeap()
+		}
+	}, nil, false)
+	if lines < m {
+		t.Fatalf("%d lines", lines)
+	}
+	per := int64(live-base) / m
+	t.Logf("walk live %d MB (%d B a row)", (live-base)>>20, per)
+	if live > base && per > 96 {
+		t.Errorf("the walk holds %d bytes a row", per)
+	}
+}

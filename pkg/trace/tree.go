@@ -97,14 +97,18 @@ func newStream(s *pickle.Stream, add map[int32]int64) *StreamTree {
 		st.ownStart[i] += st.ownStart[i-1]
 	}
 	st.owned = make([]int32, st.ownStart[n])
-	fill := make([]int32, n)
+	// fill with ownStart[o] as o's cursor (it ends at o+1's start), then
+	// shift the starts back: no cursor array
 	for _, x := range s.All {
 		if o := x.Owner; o != nil {
-			st.owned[st.ownStart[o.ID]+fill[o.ID]] = x.ID
-			fill[o.ID]++
+			st.owned[st.ownStart[o.ID]] = x.ID
+			st.ownStart[o.ID]++
 		}
 	}
-	fill = nil
+	for i := n; i > 0; i-- {
+		st.ownStart[i] = st.ownStart[i-1]
+	}
+	st.ownStart[0] = 0
 	// Post-order from the tops with an explicit stack; done[] guards
 	// against any malformed ownership (a node is summed once).
 	done := make([]uint8, n) // 0 new, 1 open, 2 done
