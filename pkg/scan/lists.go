@@ -81,7 +81,6 @@ var makers = func() map[Name]bool {
 		{"types", "FunctionType"}:    true,
 		{"types", "LambdaType"}:      true,
 		{"types", "MethodType"}:      true,
-		{"builtins", "type"}:         true,
 		{"builtins", "classmethod"}:  true,
 		{"builtins", "staticmethod"}: true,
 		{"builtins", "property"}:     true,

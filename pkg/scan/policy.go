@@ -39,8 +39,9 @@ type Policy struct {
 	// torch: persistent ids ('storage', <storage class>, key, location,
 	// numel) inside torch.save files are torch's own storages.
 	torchStorage bool
-	// cloudpickle, dill: names in __main__ are what the file itself
-	// defines (both pickle __main__'s functions and classes by value)
+	// dill: names in __main__ may be resolved (kept as values, fetched
+	// from): dill pickles __main__'s classes by value and refers to them by
+	// name while it rebuilds them
 	allowMain bool
 }
 
@@ -92,7 +93,7 @@ func (p *Policy) AddPreset(name string) error {
 	if name == "torch" {
 		p.torchStorage = true
 	}
-	if name == "cloudpickle" || name == "dill" {
+	if name == "dill" {
 		p.allowMain = true
 	}
 	for _, e := range entries {
@@ -145,8 +146,12 @@ func ParseName(s string) (Name, error) {
 // qualname (pickle's dill/_dill.x is the entry dill._dill:x): importing a
 // module sets it as an attribute of its package.
 func (p *Policy) Allowed(role Role, n Name) bool {
-	if p.allowMain && n.Module == "__main__" {
-		return true
+	if p.allowMain && role == RoleResolve && n.Module == "__main__" {
+		// dill refers to the classes it is rebuilding by their __main__
+		// name; never a name known to be dangerous (__main__.os.system)
+		if sev, _ := classify(n); sev != SevDangerous {
+			return true
+		}
 	}
 	if p.allowed(role, n) {
 		return true

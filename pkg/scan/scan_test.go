@@ -219,3 +219,24 @@ func TestProducers(t *testing.T) {
 		}
 	}
 }
+
+// TestMainUnderDill: dill's preset lets names in __main__ be resolved,
+// never called, and never when they are known to be dangerous.
+func TestMainUnderDill(t *testing.T) {
+	pol, _ := NewPolicy(append(DefaultPresets, "dill", "cloudpickle")...)
+	su := func(s string) string { return "\x8c" + string(rune(len(s))) + s }
+	for _, c := range []struct {
+		pk   string
+		want Verdict
+	}{
+		{"\x80\x04" + su("__main__") + su("os.system") + "\x93" + su("id") + "\x85R.", Dangerous},
+		{"\x80\x04" + su("__main__") + su("helper") + "\x93" + su("id") + "\x85R.", Unknown},
+		{"\x80\x04" + su("__main__") + su("__builtins__.eval") + "\x93.", Dangerous},
+		{"\x80\x04" + su("__main__") + su("Color") + "\x93.", Clean},
+	} {
+		rep := ScanReader(strings.NewReader(c.pk), "t", pol)
+		if rep.Verdict != c.want {
+			t.Errorf("%q: %s, want %s (%+v)", c.pk, rep.Verdict, c.want, rep.Findings)
+		}
+	}
+}
