@@ -108,7 +108,7 @@ type fastEnc struct {
 	size      int64
 	// sealed containers (fast_seal.go): their records, headers and the
 	// entries of reordered dicts; the emit stack
-	recs   []frec
+	recs   recBlocks
 	hdrs   []byte
 	ents   []fent
 	estack []eframe
@@ -195,6 +195,9 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 	}
 	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size}
 	defer e.closeReplay()
+	e.stack = make([]fslot, 0, scan.maxStack+1)
+	e.conts, e.free = make([]fcont, 0, scan.maxStack+1), make([]int32, 0, scan.maxStack+1)
+	e.marks, e.marks0 = make([]int, 0, scan.maxMarks+1), make([]int64, 0, scan.maxMarks+1)
 	e.h.Write([]byte(opt.header()))
 	e.out = append(e.out, 'r')
 	var o pickle.Op
@@ -234,7 +237,7 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 // held is the memory pass 2 holds for encodings: the arena, the records
 // of sealed containers, their headers and entries.
 func (e *fastEnc) held() int64 {
-	return int64(len(e.arena) + len(e.hdrs) + 48*len(e.recs) + 40*len(e.ents))
+	return int64(len(e.arena) + len(e.hdrs) + 48*int(e.recs.n) + 40*len(e.ents))
 }
 
 func (e *fastEnc) fence() int {
@@ -260,7 +263,7 @@ func (e *fastEnc) toMark() (int, error) {
 
 // push starts a value whose bytes the caller appends to the arena next.
 func (e *fastEnc) push(kind uint8) {
-	e.stack = append(e.stack, fslot{off: len(e.arena), r0: int32(len(e.recs)), kind: kind, c: -1, op: e.opOff, kh: -1, kt: -1})
+	e.stack = append(e.stack, fslot{off: len(e.arena), r0: e.recs.n, kind: kind, c: -1, op: e.opOff, kh: -1, kt: -1})
 }
 
 func (e *fastEnc) newCont(kind uint8) int32 {
@@ -273,7 +276,7 @@ func (e *fastEnc) newCont(kind uint8) int32 {
 		c = int32(len(e.conts))
 		e.conts = append(e.conts, fcont{})
 	}
-	e.stack = append(e.stack, fslot{off: len(e.arena), r0: int32(len(e.recs)), kind: kind, c: c, op: e.opOff, kh: -1, kt: -1})
+	e.stack = append(e.stack, fslot{off: len(e.arena), r0: e.recs.n, kind: kind, c: c, op: e.opOff, kh: -1, kt: -1})
 	return c
 }
 
@@ -539,7 +542,7 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		return err
 	}
 	k := len(e.stack) - p
-	start, r0 := len(e.arena), int32(len(e.recs))
+	start, r0 := len(e.arena), e.recs.n
 	if p < len(e.stack) {
 		start, r0 = e.stack[p].off, e.stack[p].r0
 	}

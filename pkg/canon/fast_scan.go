@@ -21,6 +21,9 @@ type fastScanResult struct {
 	// result (not of a dict result)
 	stateVals bool
 	memoize   bool     // the stream memoises with MEMOIZE (else PUT)
+	// the most values on the stack and open MARKs at once (pass 2 sizes
+	// its stacks once)
+	maxStack, maxMarks int
 	live      []uint64 // bitset: memo indices some GET reads
 }
 
@@ -137,6 +140,8 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 		}
 		o = &batch[next]
 		next++
+		res.maxStack = max(res.maxStack, len(stack))
+		res.maxMarks = max(res.maxMarks, len(marks))
 		switch o.Code {
 		case pickle.PROTO:
 			if o.Int > pickle.HighestProtocol {

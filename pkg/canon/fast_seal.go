@@ -30,6 +30,36 @@ type frec struct {
 	holds    bool // its values may be placeholders of dropped values (emit replays them)
 }
 
+// recBlocks holds the records in blocks of a fixed size: growing it
+// never copies (a million nested containers would otherwise leave a
+// trail of ever larger copies for the collector).
+type recBlocks struct {
+	b [][]frec
+	n int32
+}
+
+const recBlock = 4096
+
+func (r *recBlocks) at(i int32) *frec { return &r.b[i/recBlock][i%recBlock] }
+
+func (r *recBlocks) add(x frec) int32 {
+	if int(r.n/recBlock) == len(r.b) {
+		r.b = append(r.b, make([]frec, recBlock))
+	}
+	*r.at(r.n) = x
+	r.n++
+	return r.n - 1
+}
+
+// cut drops the records from n on (their blocks stay for reuse but one).
+func (r *recBlocks) cut(n int32) {
+	r.n = n
+	if keep := int(n/recBlock) + 2; keep < len(r.b) {
+		clear(r.b[keep:])
+		r.b = r.b[:keep]
+	}
+}
+
 // fent is one dict entry of a reordered dict: key bytes [klo, vlo), value
 // bytes [vlo, vhi) with the records kh..kt inside the value.
 type fent struct {
@@ -46,7 +76,7 @@ func (e *fastEnc) link(h, t *int32, kh, kt int32) {
 		*h, *t = kh, kt
 		return
 	}
-	e.recs[*t].next = kh
+	e.recs.at(*t).next = kh
 	*t = kt
 }
 
@@ -54,11 +84,11 @@ func (e *fastEnc) link(h, t *int32, kh, kt int32) {
 // headers and entries): what the slots from there on held.
 func (e *fastEnc) cut(off int, r0 int32) {
 	e.arena = e.arena[:off]
-	if int(r0) < len(e.recs) {
-		r := &e.recs[r0]
+	if r0 < e.recs.n {
+		r := e.recs.at(r0)
 		e.hdrs = e.hdrs[:r.hdr]
 		e.ents = e.ents[:r.ents]
-		e.recs = e.recs[:r0]
+		e.recs.cut(r0)
 	}
 }
 
@@ -157,8 +187,7 @@ func (e *fastEnc) seal(s *fslot, end int) error {
 		return errSlow
 	}
 	r.hlen = int32(len(e.hdrs) - r.hdr)
-	e.recs = append(e.recs, r)
-	k := int32(len(e.recs) - 1)
+	k := e.recs.add(r)
 	s.kh, s.kt = k, k
 	e.release(s)
 	return nil
@@ -167,7 +196,7 @@ func (e *fastEnc) seal(s *fslot, end int) error {
 // ident makes the values stack[p:] (sealed) the body of a new identity
 // value with the given header (an impure tuple), left in their place.
 func (e *fastEnc) ident(p int, head []byte) {
-	start, r0 := len(e.arena), int32(len(e.recs))
+	start, r0 := len(e.arena), e.recs.n
 	if p < len(e.stack) {
 		start, r0 = e.stack[p].off, e.stack[p].r0
 	}
@@ -176,8 +205,7 @@ func (e *fastEnc) ident(p int, head []byte) {
 		e.link(&r.kh, &r.kt, e.stack[i].kh, e.stack[i].kt)
 	}
 	e.hdrs = append(e.hdrs, head...)
-	e.recs = append(e.recs, r)
-	k := int32(len(e.recs) - 1)
+	k := e.recs.add(r)
 	e.stack = append(e.stack[:p], fslot{off: start, r0: r0, kind: fkIdent, c: -1, kh: k, kt: k})
 }
 
@@ -264,7 +292,7 @@ func (e *fastEnc) emit(w func([]byte), lo, hi int, ch [2]int32, _ int) error {
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		r := e.recs[f.kid]
+		r := *e.recs.at(f.kid)
 		w(e.arena[f.pos:r.off])
 		w(e.hdrs[r.hdr : r.hdr+int(r.hlen)])
 		f.pos = r.end
