@@ -47,10 +47,11 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// maxFastDepth bounds how deep the fast path descends into large items,
-// each level one more pass over both files; deeper, the graph path does
-// the diff (in time linear in the depth).
-const maxFastDepth = 32
+// maxFastDepth bounds how deep the fast path descends into large items:
+// each level is one more streaming pass over both files (a million nested
+// lists, each level over 1 MiB, would cost a pass per level); deeper, the
+// graph path does the diff, in time linear in the depth.
+const maxFastDepth = 4
 
 // maxFastItems bounds the differing items the fast path parses or
 // descends into; past it the graph path does the diff.
@@ -223,9 +224,16 @@ func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
 	return nil
 }
 
-// descend reports whether items i of fa and j of fb are large containers
-// of one kind, compared by another pass rather than parsed.
-func descend(fa, fb *canon.FastItems, i, j int) (canon.BigItem, canon.BigItem, bool) {
+// descend reports whether items i of fa and j of fb (at depth) are large
+// containers of one kind, compared by another pass rather than parsed.
+// Below the result, a container of one item is not descended through: its
+// item is nearly all of it, so another pass would read the same bytes
+// again for every level of a nesting (a million nested lists); the item
+// is parsed instead. (The result's only item, {'rows': [...]}, is.)
+func descend(fa, fb *canon.FastItems, i, j, depth int) (canon.BigItem, canon.BigItem, bool) {
+	if depth > 0 && len(fa.Items) < 2 && len(fb.Items) < 2 {
+		return canon.BigItem{}, canon.BigItem{}, false
+	}
 	ba, okA := fa.Big[i]
 	bb, okB := fb.Big[j]
 	return ba, bb, okA && okB && ba.Kind == bb.Kind
@@ -267,7 +275,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 			// the first pair (compared, unless large: then descended
 			// into) and the rest's first
 			if r.Kind == '~' {
-				if _, _, big := descend(fa, fb, r.A, r.B); !big {
+				if _, _, big := descend(fa, fb, r.A, r.B, depth); !big {
 					needA, needB = append(needA, r.A), append(needB, r.B)
 				}
 				needA, needB = append(needA, r.A+1), append(needB, r.B+1)
@@ -278,7 +286,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 			if r.B >= 0 {
 				needB = append(needB, r.B, r.B+r.N-1)
 			}
-		} else if _, _, big := descend(fa, fb, r.A, r.B); !(r.Kind == '~' && big) {
+		} else if _, _, big := descend(fa, fb, r.A, r.B, depth); !(r.Kind == '~' && big) {
 			if r.A >= 0 {
 				needA = append(needA, r.A)
 			}
@@ -316,7 +324,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 			}
 			// as seq: the first pair compared, then the rest as one entry
 			kp := path + fmt.Sprintf("[%d]", r.B)
-			if ba, bb, big := descend(fa, fb, r.A, r.B); big {
+			if ba, bb, big := descend(fa, fb, r.A, r.B, depth); big {
 				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
 			} else {
 				kids = append(kids, kid{t: task{a: nodesA[r.A][0], b: nodesB[r.B][0], path: x.c.paths.root(kp), differ: true, depth: depth + 1}, ta: tabA, tb: tabB})
@@ -335,7 +343,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.B), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
 			kp := path + fmt.Sprintf("[%d]", o.B)
-			if ba, bb, big := descend(fa, fb, o.A, o.B); big {
+			if ba, bb, big := descend(fa, fb, o.A, o.B, depth); big {
 				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
 				continue
 			}
@@ -403,7 +411,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 		case fa.Items[i].Sum == fb.Items[j].Sum:
 			continue
 		default:
-			if _, _, big := descend(fa, fb, int(i), int(j)); big {
+			if _, _, big := descend(fa, fb, int(i), int(j), depth); big {
 				bigA = append(bigA, int(i)) // its key alone gives the path
 			} else {
 				needA = append(needA, int(i))
@@ -455,7 +463,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 			e := nodesA[int(i)]
 			c.add(Entry{Path: path + edge(e[0]), Kind: Removed, A: c.short(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
 		case fa.Items[i].Sum != fb.Items[j].Sum:
-			if ba, bb, big := descend(fa, fb, int(i), int(j)); big {
+			if ba, bb, big := descend(fa, fb, int(i), int(j), depth); big {
 				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + edge(keysA[int(i)]), depth: depth + 1})
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash"
+	"slices"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -100,8 +101,9 @@ func (t *fpTable) slot(n *canon.Node) (int32, bool) {
 func (t *fpTable) add(n *canon.Node, parent int32) int32 {
 	id := int(n.Src().ID)
 	if id >= len(t.idx) {
-		t.idx = append(t.idx, make([]int32, id+1-len(t.idx)+len(t.idx)/2)...)
+		t.idx = append(t.idx, make([]int32, max(id+1, 2*len(t.idx))-len(t.idx))...)
 	}
+	t.info = grow(t.info)
 	t.info = append(t.info, fpInfo{parent: parent, refs: 1})
 	t.idx[id] = int32(len(t.info))
 	return int32(len(t.info) - 1)
@@ -115,6 +117,15 @@ func (t *fpTable) sum(parts ...[]byte) (out [16]byte) {
 	t.buf = t.h.Sum(t.buf[:0])
 	copy(out[:], t.buf)
 	return out
+}
+
+// grow doubles a full slice's capacity (append's growth of large slices,
+// 1.25x, copies a million-level stack many times over).
+func grow[T any](s []T) []T {
+	if len(s) < cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(len(s), 64))
 }
 
 // leafFP gives a pure node, or an object that is no container, its
@@ -148,7 +159,9 @@ func children(n *canon.Node, hdr []byte) (kids []*canon.Node, _ []byte, ok bool)
 		}
 		kids = n.Items()
 	case pickle.KindDict:
-		for _, e := range n.Entries() {
+		es := n.Entries()
+		kids = make([]*canon.Node, 0, 2*len(es))
+		for _, e := range es {
 			kids = append(kids, e.Key, e.Value)
 		}
 	case pickle.KindCall:
@@ -214,6 +227,7 @@ func (t *fpTable) build(root *canon.Node) {
 			return
 		}
 		t.hdrs = hdrs
+		stack = grow(stack)
 		stack = append(stack, fpFrame{i: i, kids: kids, hdr: int32(at), hlen: int32(len(hdrs) - at), clean: true})
 	}
 	visit(root, -1)
