@@ -53,9 +53,42 @@ func budgetError(nodes int32) error {
 func (v *View) state() *encState {
 	if v.enc == nil {
 		n := int(v.nsyn)
-		v.enc = &encState{pure: make([]uint8, n), pslot: make([]int32, n), active: map[*pickle.Node]bool{}, budget: 32*int64(n) + 1<<20}
+		if s := v.scr; s != nil {
+			// the previous stream of the input is done with them
+			s.pure, s.pslot = grown(s.pure, n), grown(s.pslot, n)
+			s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20}
+			v.enc = &s.st
+		} else {
+			v.enc = &encState{budget: 32*int64(n) + 1<<20}
+			v.enc.pure, v.enc.pslot = make([]uint8, n), make([]int32, n)
+		}
 	}
 	return v.enc
+}
+
+// docScratch holds what the streams of one input hashed one after the
+// other can share (a file of a million small pickles must not pay for a
+// fresh set of tables and a hasher each).
+type docScratch struct {
+	header string
+	h      hash.Hash
+	pure   []uint8
+	pslot  []int32
+	ords   []int32
+	buf    []byte
+	st     encState
+	enc    encoder
+	view   View
+}
+
+// grown returns s with length n, zeroed, reusing its array when it can.
+func grown[T uint8 | int32](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // ---- purity ----
@@ -687,6 +720,9 @@ func (v *View) isoDigest(n *pickle.Node) []byte {
 	if s := int(st.isoSlot[n.ID]); s > 0 {
 		return st.isoDig[(s-1)*size : s*size : s*size]
 	}
+	if st.active == nil {
+		st.active = map[*pickle.Node]bool{}
+	}
 	if st.active[n] || st.err != nil {
 		return []byte("\x00cycle")
 	}
@@ -752,6 +788,13 @@ func newEncoder(v *View, iso bool) *encoder {
 		}
 		clear(m)
 		*e = encoder{v: v, h: e.h, iso: true, buf: e.buf[:0], stack: e.stack[:0], chbuf: e.chbuf[:0], ordM: m}
+	} else if s := v.scr; s != nil && !iso {
+		if s.h == nil {
+			s.h = v.Opt.Algo.New()
+		}
+		s.h.Reset()
+		s.enc = encoder{v: v, h: s.h, buf: s.buf[:0]}
+		e = &s.enc
 	} else {
 		e = &encoder{v: v, h: v.Opt.Algo.New(), iso: iso}
 	}
@@ -767,6 +810,9 @@ func newEncoder(v *View, iso bool) *encoder {
 		} else if e.ordM == nil {
 			e.ordM = map[*pickle.Node]int32{}
 		}
+	} else if s := v.scr; s != nil {
+		s.ords = grown(s.ords, int(v.nsyn))
+		e.ordS = s.ords
 	} else {
 		e.ordS = make([]int32, v.nsyn)
 	}

@@ -129,14 +129,28 @@ func (v *View) encodeStream(e *encoder) {
 // the form header and the stream encoding).
 func (v *View) Digest() ([]byte, error) {
 	e := newEncoder(v, false)
-	e.buf = append(e.buf, v.Opt.header()...)
+	if v.scr != nil {
+		if v.scr.header == "" {
+			v.scr.header = v.Opt.header()
+		}
+		e.buf = append(e.buf, v.scr.header...)
+	} else {
+		e.buf = append(e.buf, v.Opt.header()...)
+	}
 	v.encodeStream(e)
 	d := e.sum()
+	if v.scr != nil {
+		v.scr.buf = e.buf[:0]
+	}
 	if err := v.state().err; err != nil {
 		return nil, err
 	}
 	return d, nil
 }
+
+// noScratch makes every stream's view allocate its own tables (tests
+// compare both ways).
+var noScratch bool
 
 // Result is the digest of one input and what was normalised.
 type Result struct {
@@ -154,6 +168,10 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	res := &Result{}
 	multi := len(doc.Parts) > 1
 	opt = DocOptions(doc, opt)
+	var scr *docScratch
+	if !noScratch {
+		scr = &docScratch{}
+	}
 	for _, ref := range Parts(doc, opt) {
 		p := doc.Parts[ref.Index]
 		buf = append(buf[:0], 'P')
@@ -166,7 +184,7 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 			buf = appendUvarint(buf, uint64(len(f.Streams)))
 			h.Write(buf)
 			for _, s := range f.Streams {
-				v := Normalize(s, opt)
+				v := normalize(s, opt, scr)
 				d, err := v.Digest()
 				if err != nil {
 					return nil, pickle.WithFile(fmt.Errorf("stream %d at offset %d: %w", s.Index, s.Offset, err), doc.Path)

@@ -329,10 +329,11 @@ func (v *View) pathsOf() map[*pickle.Node]string {
 	}
 	// walk[i] is the i-th node reached (resolved), with the edge it was
 	// reached by; the slice is also the queue.
-	walk := []pathStep{{n: root, parent: -1}}
+	walk := make([]pathStep, 1, v.nsyn) // each node once at most
+	walk[0] = pathStep{id: root.ID, parent: -1}
 	seen.add(root.ID)
 	for i := 0; i < len(walk) && left > 0; i++ {
-		n := walk[i].n
+		n := v.byID(walk[i].id)
 		if wset.has(n.ID) {
 			for _, a := range want[n] {
 				if _, done := out[a]; !done {
@@ -342,9 +343,9 @@ func (v *View) pathsOf() map[*pickle.Node]string {
 			}
 		}
 		add := func(c *pickle.Node, kind uint8, a, b int) {
-			if c = v.res(c); c != nil && !seen.has(c.ID) {
+			if c = v.res(c); c != nil && !seen.has(c.ID) && c.ID >= 0 && c.ID < v.nsyn && v.byID(c.ID) == c {
 				seen.add(c.ID)
-				walk = append(walk, pathStep{n: c, parent: int32(i), kind: kind, a: int32(a), b: int32(b)})
+				walk = append(walk, pathStep{id: c.ID, parent: int32(i), kind: kind, a: int32(a), b: int32(b)})
 			}
 		}
 		switch n.Kind {
@@ -378,7 +379,7 @@ func (v *View) pathsOf() map[*pickle.Node]string {
 
 // pathStep is one node reached by pathsOf: the edge from walk[parent].
 type pathStep struct {
-	n      *pickle.Node
+	id     int32 // the node (resolved)
 	parent int32
 	kind   uint8
 	a, b   int32
@@ -409,7 +410,7 @@ func (v *View) stepPath(walk []pathStep, i int32) string {
 		case edgeSetItem:
 			fmt.Fprintf(&b, "{#%d}", s.a)
 		case edgeKey, edgeValue:
-			d := walk[s.parent].n
+			d := v.byID(walk[s.parent].id)
 			if s.kind == edgeKey {
 				b.WriteString(".__key__")
 			}

@@ -85,11 +85,13 @@ type View struct {
 	specSet  nodeSet
 	trackers map[string]*pickle.Node
 	nsyn     int32
+	syn      []*pickle.Node // the synthetic nodes, by ID - len(Stream.All)
 
 	applied []Normalization
 	noteIdx map[noteKey]int
 
-	enc   *encState // lazily built encoding state
+	enc   *encState   // lazily built encoding state
+	scr   *docScratch // buffers shared by the streams of one input (HashDoc), or nil
 	pool  []*scratch
 	vn    []*Node  // by node ID: the view's node (see wrap)
 	dperm dictPerm // the last dict ordering computed (see dictEntries)
@@ -103,7 +105,18 @@ type noteKey struct {
 // Normalize builds the normalised view of one stream. It never fails: a
 // rule whose preconditions do not hold exactly leaves the node as it is.
 func Normalize(s *pickle.Stream, opt Options) *View {
-	v := &View{Stream: s, Opt: opt, repl: map[*pickle.Node]*pickle.Node{}, noteIdx: map[noteKey]int{}}
+	return normalize(s, opt, nil)
+}
+
+func normalize(s *pickle.Stream, opt Options, scr *docScratch) *View {
+	var v *View
+	if scr != nil {
+		// the input's previous stream is done with its view
+		scr.view = View{Stream: s, Opt: opt, scr: scr}
+		v = &scr.view
+	} else {
+		v = &View{Stream: s, Opt: opt}
+	}
 	v.nsyn = int32(len(s.All))
 	// Creation order: the parts of a call (callable, arguments) are created
 	// before it, so inner rewrites are seen by outer ones.
@@ -162,6 +175,9 @@ func (v *View) res(n *pickle.Node) *pickle.Node {
 
 // setRepl makes with the canonical replacement of n.
 func (v *View) setRepl(n, with *pickle.Node) {
+	if v.repl == nil {
+		v.repl = map[*pickle.Node]*pickle.Node{}
+	}
 	v.repl[n] = with
 	v.replSet.add(n.ID)
 }
@@ -188,6 +204,9 @@ func (v *View) note(rule string, n *pickle.Node) {
 		v.applied[i].Count++
 		return
 	}
+	if v.noteIdx == nil {
+		v.noteIdx = map[noteKey]int{}
+	}
 	v.noteIdx[k] = len(v.applied)
 	v.applied = append(v.applied, Normalization{Rule: rule, Offset: n.Offset, Count: 1, node: n})
 }
@@ -195,7 +214,16 @@ func (v *View) note(rule string, n *pickle.Node) {
 func (v *View) synth(k pickle.Kind, like *pickle.Node) *pickle.Node {
 	n := &pickle.Node{Kind: k, ID: v.nsyn, Offset: like.Offset, Op: like.Op}
 	v.nsyn++
+	v.syn = append(v.syn, n)
 	return n
+}
+
+// byID returns the node (of the stream or synthetic) with this ID.
+func (v *View) byID(id int32) *pickle.Node {
+	if n := int32(len(v.Stream.All)); id >= n {
+		return v.syn[id-n]
+	}
+	return v.Stream.All[id]
 }
 
 // global returns (module, name) of a node that is a plain resolved global.
