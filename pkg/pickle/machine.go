@@ -265,7 +265,12 @@ type machine struct {
 	extra   []Extra   // chunk Extra values are carved from
 	extras  [][]Extra // with reuse, the Extra chunks, used again from the first
 	extraAt int
-	one     Stream // the Stream every stream is built in
+
+	// sizes of the last chunk of each kind: they start small and double up
+	// to their cap, so a machine that runs one small stream stays small
+	nSlab, nChunk, nExtra, nStreams int
+	project                         bool   // growAll may project from the input's size (not for RunStream)
+	one                             Stream // the Stream every stream is built in
 }
 
 // newMachine returns a machine for the streams read from rd. Nodes and memo
@@ -274,7 +279,7 @@ type machine struct {
 // capacity costs address space, not memory). A machine that reuses its
 // memory (ParseEach) reserves nothing: it grows to its largest stream.
 func newMachine(rd *Reader, reuse bool) *machine {
-	m := &machine{rd: rd, start: rd.Offset(), reuse: reuse}
+	m := &machine{rd: rd, start: rd.Offset(), reuse: reuse, project: true}
 	if left := rd.left(); left < math.MaxInt64 && !reuse {
 		est := min(left/16, 1<<22) // bounded: the collector scans the whole capacity
 		m.free = make([]*Node, 0, est)
@@ -285,8 +290,13 @@ func newMachine(rd *Reader, reuse bool) *machine {
 
 // RunStream runs one pickle stream from the reader's position to its STOP.
 // At the end of input before any opcode it returns io.EOF.
+//
+// The machine is the stream's own and reserves nothing from the bytes left
+// (a joblib file runs one for each object array, followed by array data):
+// its slabs start small, All grows by doubling.
 func RunStream(rd *Reader, index int) (*Stream, error) {
-	return newMachine(rd, false).run(index)
+	m := &machine{rd: rd, start: rd.Offset()}
+	return m.run(index)
 }
 
 // run runs the next stream on m, reusing what earlier streams left: the
@@ -303,7 +313,7 @@ func (m *machine) run(index int) (*Stream, error) {
 		m.extra, m.extraAt = nil, 0
 	} else {
 		if len(m.streams) == 0 {
-			m.streams = make([]Stream, 64)
+			m.streams = make([]Stream, m.grown(&m.nStreams, 1, 64))
 		}
 		m.st = &m.streams[0]
 		m.streams = m.streams[1:]
@@ -358,13 +368,24 @@ func (m *machine) endStream() {
 	m.before += int64(n)
 }
 
+// grown returns the size of the next chunk of a kind: first, then twice the
+// last, up to most.
+func (m *machine) grown(last *int, first, most int) int {
+	if *last == 0 {
+		*last = first
+	} else {
+		*last = min(2**last, most)
+	}
+	return *last
+}
+
 // nextSlab returns a fresh slab of nodes, or with reuse the next one kept.
 func (m *machine) nextSlab() []Node {
 	if m.reuse && m.slabAt < len(m.slabs) {
 		m.slabAt++
 		return m.slabs[m.slabAt-1]
 	}
-	s := make([]Node, 512)
+	s := make([]Node, m.grown(&m.nSlab, 16, 512))
 	if m.reuse {
 		m.slabs = append(m.slabs, s)
 		m.slabAt++
@@ -382,7 +403,7 @@ func (m *machine) x(n *Node) *Extra {
 		if m.reuse && m.extraAt < len(m.extras) {
 			m.extra = m.extras[m.extraAt]
 		} else {
-			m.extra = make([]Extra, 128)
+			m.extra = make([]Extra, m.grown(&m.nExtra, 4, 128))
 			if m.reuse {
 				m.extras = append(m.extras, m.extra)
 			}
@@ -402,7 +423,7 @@ func (m *machine) nextChunk() []*Node {
 		m.chunkAt++
 		return m.chunks[m.chunkAt-1]
 	}
-	c := make([]*Node, 2048)
+	c := make([]*Node, m.grown(&m.nChunk, 64, 2048))
 	if m.reuse {
 		m.chunks = append(m.chunks, c)
 		m.chunkAt++
@@ -1077,7 +1098,7 @@ func (m *machine) growAll() {
 	size := m.rd.Size()
 	done := m.rd.Offset() - m.start
 	total := m.before + n
-	if size < 0 || done <= 0 || total < 1024 {
+	if size < 0 || done <= 0 || total < 1024 || !m.project {
 		return // append doubles
 	}
 	proj := total * (size - m.start) / done

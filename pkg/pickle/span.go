@@ -31,7 +31,7 @@ type Span struct {
 // holds, per span with Keep, the values it left (bottom first). Any error
 // is reported as Parse would, or says which span broke these rules.
 func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span, opt Options) (st *Stream, vals [][]*Node, err error) {
-	m := &machine{st: &Stream{Proto: proto}}
+	m := &machine{st: &Stream{Proto: proto}, project: true}
 	if len(spans) > 0 {
 		m.st.Offset, m.st.End = spans[0].Start, spans[len(spans)-1].End
 		m.start = m.st.Offset
