@@ -27,16 +27,55 @@ func Align(a, b []string) []EditOp {
 // added or removed, so a table against its first rows costs the two
 // sequences only.
 func AlignRuns(n, m int, eq func(i, j int) bool, keepEqual bool) []Run {
+	return AlignRunsKeyed(n, m, eq, nil, keepEqual)
+}
+
+// AlignRunsKeyed is AlignRuns with key, when not nil, giving items keys
+// that are different whenever the items are (ok false: no such key for
+// that item): when every item of the middle (after the common prefix and
+// suffix) has one and no key of A's middle is one of B's, no item of the
+// one equals an item of the other and the middle is aligned position by
+// position at once, not by a Myers search that would find nothing after
+// MaxEditCost steps (a thousand levels of a thousand items each, all
+// changed, took minutes).
+func AlignRunsKeyed(n, m int, eq func(i, j int) bool, key func(side byte, i int) ([16]byte, bool), keepEqual bool) []Run {
 	var acc runAcc
-	alignEach(n, m, eq, keepEqual, acc.add)
+	alignEachKeyed(n, m, eq, key, keepEqual, acc.add)
 	acc.flush()
 	return acc.out
+}
+
+// disjoint reports whether the keys of A's items [p, n-s) and B's [p, m-s)
+// are all known and share none.
+func disjoint(n, m, p, s int, key func(side byte, i int) ([16]byte, bool)) bool {
+	if key == nil || n-p-s == 0 || m-p-s == 0 || n-p-s+m-p-s <= 64 {
+		return false
+	}
+	inA := make(map[[16]byte]bool, n-p-s)
+	for i := p; i < n-s; i++ {
+		k, ok := key('a', i)
+		if !ok {
+			return false
+		}
+		inA[k] = true
+	}
+	for j := p; j < m-s; j++ {
+		k, ok := key('b', j)
+		if !ok || inA[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // alignEach is Align on n and m items compared by eq, giving each step to
 // emit in order (the '=' steps of the common prefix and suffix only when
 // keepEqual).
 func alignEach(n, m int, eq func(i, j int) bool, keepEqual bool, emit func(EditOp)) {
+	alignEachKeyed(n, m, eq, nil, keepEqual, emit)
+}
+
+func alignEachKeyed(n, m int, eq func(i, j int) bool, key func(side byte, i int) ([16]byte, bool), keepEqual bool, emit func(EditOp)) {
 	p := 0
 	for p < n && p < m && eq(p, p) {
 		p++
@@ -50,7 +89,20 @@ func alignEach(n, m int, eq func(i, j int) bool, keepEqual bool, emit func(EditO
 			emit(EditOp{'=', i, i})
 		}
 	}
-	myers(n-p-s, m-p-s, func(i, j int) bool { return eq(p+i, p+j) }, p, p, keepEqual, emit)
+	if disjoint(n, m, p, s, key) {
+		for i := 0; i < n-p-s || i < m-p-s; i++ {
+			switch {
+			case i < n-p-s && i < m-p-s:
+				emit(EditOp{'~', p + i, p + i})
+			case i < n-p-s:
+				emit(EditOp{'-', p + i, -1})
+			default:
+				emit(EditOp{'+', -1, p + i})
+			}
+		}
+	} else {
+		myers(n-p-s, m-p-s, func(i, j int) bool { return eq(p+i, p+j) }, p, p, keepEqual, emit)
+	}
 	if keepEqual {
 		for i := 0; i < s; i++ {
 			emit(EditOp{'=', n - s + i, m - s + i})

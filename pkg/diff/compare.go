@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"sort"
 	"strings"
@@ -377,8 +378,8 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	c.reset()
 	ra, rb := va.Root(), vb.Root()
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
-	c.ta = newFPTable(c.optA.Algo, append([]*canon.Node{ra}, ea...)...)
-	c.tb = newFPTable(c.optB.Algo, append([]*canon.Node{rb}, eb...)...)
+	c.ta = reuseFPTable(c.ta, c.optA.Algo, append([]*canon.Node{ra}, ea...)...)
+	c.tb = reuseFPTable(c.tb, c.optB.Algo, append([]*canon.Node{rb}, eb...)...)
 	c.walk(ra, rb, c.paths.root(root), true)
 	if len(ea) == 0 && len(eb) == 0 {
 		return
@@ -448,9 +449,16 @@ func (c *cmp) walkFrom(first task) {
 // reset starts the walk of a stream: no object seen, no pair compared,
 // no path.
 func (c *cmp) reset() {
-	c.seenA, c.seenB = map[*canon.Node]pathRef{}, map[*canon.Node]pathRef{}
-	c.pairs = map[[2]*canon.Node]bool{}
-	c.paths = pathTable{ignore: c.opt.Ignore}
+	// (cleared while small: a file of a million streams makes no maps per
+	// stream; a large map's clear costs its size, so it is made again)
+	if c.pairs == nil || len(c.pairs)+len(c.seenA)+len(c.seenB) > 1024 {
+		c.seenA, c.seenB = map[*canon.Node]pathRef{}, map[*canon.Node]pathRef{}
+		c.pairs = map[[2]*canon.Node]bool{}
+	}
+	clear(c.seenA)
+	clear(c.seenB)
+	clear(c.pairs)
+	c.paths = pathTable{ignore: c.opt.Ignore, nodes: c.paths.nodes[:0], ign: c.paths.ign[:0]}
 }
 
 // same reports whether a and b (of the walk's two views) are equal.
@@ -560,7 +568,13 @@ func shared(n *canon.Node) bool {
 
 func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format string, a, b *canon.Node) []task {
 	var kids []task
-	for _, r := range AlignRuns(len(ia), len(ib), func(i, j int) bool { return c.same(ia[i], ib[j]) }, true) {
+	key := func(side byte, i int) ([16]byte, bool) {
+		if side == 'a' {
+			return c.ta.key(ia[i])
+		}
+		return c.tb.key(ib[i])
+	}
+	for _, r := range AlignRunsKeyed(len(ia), len(ib), func(i, j int) bool { return c.same(ia[i], ib[j]) }, key, true) {
 		if r.N > 1 {
 			if r.Kind != '~' {
 				c.add(c.runEntry(c.paths.String(path), format, r, ia, ib))
@@ -986,9 +1000,24 @@ func leafValue(n *canon.Node) string {
 		return v
 	case pickle.KindFloat:
 		return dis.FloatRepr(n.Float())
+	case pickle.KindInt:
+		// an int of millions of digits: its decimal form costs seconds
+		// and shows nothing short
+		if src := n.Src(); src.IsBig() && src.Big().BitLen() > hugeIntBits {
+			x := src.Big()
+			sign := ""
+			if x.Sign() < 0 {
+				sign = "-"
+			}
+			return fmt.Sprintf("<%sint of %s bits, 0x...%s>", sign, Thousands(int64(x.BitLen())), fmt.Sprintf("%08x", new(big.Int).And(new(big.Int).Abs(x), big.NewInt(0xffffffff)).Uint64()))
+		}
 	}
 	return n.Value()
 }
+
+// hugeIntBits is the size from which an int is shown by its bit length
+// and last hex digits, not in decimal (about 1,200 digits).
+const hugeIntBits = 4096
 
 // firstDiff says where two str/bytes values first differ.
 func firstDiff(a, b *canon.Node) string {

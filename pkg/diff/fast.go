@@ -259,7 +259,12 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 	// runs as seq reports them (AlignRuns on the fingerprints in place):
 	// a run needs its first and last items only
 	ma, mb := ia[p:na-s], ib[p:nb-s]
-	runs := AlignRuns(len(ma), len(mb), func(i, j int) bool { return ma[i].Sum == mb[j].Sum }, false)
+	runs := AlignRunsKeyed(len(ma), len(mb), func(i, j int) bool { return ma[i].Sum == mb[j].Sum }, func(side byte, i int) ([16]byte, bool) {
+		if side == 'a' {
+			return ma[i].Sum, true
+		}
+		return mb[i].Sum, true
+	}, false)
 	for k := range runs {
 		if runs[k].A >= 0 {
 			runs[k].A += p

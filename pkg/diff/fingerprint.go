@@ -60,6 +60,7 @@ type fpInfo struct {
 // fpTable holds the fingerprints of one view's nodes reachable from the
 // roots it was built from.
 type fpTable struct {
+	algo canon.Algo
 	h    hash.Hash
 	idx  []int32 // by Src().ID: 1 + index into info
 	info []fpInfo
@@ -68,7 +69,19 @@ type fpTable struct {
 }
 
 func newFPTable(algo canon.Algo, roots ...*canon.Node) *fpTable {
-	t := &fpTable{h: algo.New()}
+	return reuseFPTable(nil, algo, roots...)
+}
+
+// reuseFPTable is newFPTable in t's memory when t is not nil and small (a
+// file of a million streams makes one table, not one a stream).
+func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
+	if t == nil || t.algo != algo || len(t.idx) > 1<<16 {
+		t = &fpTable{h: algo.New(), algo: algo}
+	} else {
+		clear(t.idx)
+		t.info = t.info[:0]
+		t.hdrs = t.hdrs[:0]
+	}
 	for _, r := range roots {
 		if r != nil {
 			t.build(r)
@@ -328,6 +341,16 @@ func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) bool {
 		return true
 	}
 	return bytes.Equal(a.Digest(), b.Digest())
+}
+
+// key is n's fingerprint when a different one proves a different subtree
+// (not on or above a cycle), for AlignRunsKeyed.
+func (t *fpTable) key(n *canon.Node) ([16]byte, bool) {
+	if n == nil {
+		return [16]byte{}, false
+	}
+	in := t.get(n)
+	return in.fp, in.flags&fpCyclic == 0
 }
 
 // exactKey is a key equal for two nodes exactly when their canonical
