@@ -156,6 +156,16 @@ func myers(n, m int, eq func(i, j int) bool, offA, offB int, keepEqual bool, emi
 		}
 		return
 	}
+	if n == 1 && m == 1 { // (the middle after the common prefix and suffix: they differ)
+		if eq(0, 0) {
+			if keepEqual {
+				emit(EditOp{'=', offA, offB})
+			}
+		} else {
+			emit(EditOp{'~', offA, offB})
+		}
+		return
+	}
 	max := n + m
 	if max > MaxEditCost {
 		max = MaxEditCost
