@@ -25,6 +25,17 @@ type traceFlags struct {
 	bytes   bool
 	ascii   bool
 	all     bool
+	lines   int
+
+	boundedView bool // set by bounded
+}
+
+// bounded says whether the default view applies: the largest lines of the
+// tree within --lines (not with --json, --top, --all, --depth, --min-size,
+// an explicit --sort or --lines 0).
+func (f *traceFlags) bounded(c *cobra.Command) bool {
+	f.boundedView = !f.json && f.top == 0 && !f.all && f.depth < 0 && f.minSize == "" && f.lines > 0 && !c.Flags().Changed("sort")
+	return f.boundedView
 }
 
 func newTraceCmd() *cobra.Command {
@@ -44,7 +55,10 @@ sized with its storage's bytes and a joblib array with its data, so --top
 finds the largest tensors by their path (root['layer.weight']). Compressed
 inputs are sized decompressed.
 
-  pk trace model.pkl                  the whole tree (small scalars summed per parent)
+  pk trace model.pkl                  the 40 largest lines of the tree, largest first,
+                                      the rest of each level on one line ("N more items")
+  pk trace --lines 0 model.pkl        the whole tree (small scalars summed per parent)
+  pk trace --all model.pkl            the whole tree, every scalar on its own line
   pk trace --top 20 state.pkl         the 20 largest objects with their paths
   pk trace --depth 2 --sort size f    the two upper levels, largest first
   pk trace --path "root['weights']" f one subtree
@@ -67,7 +81,8 @@ inputs are sized decompressed.
 	fl.StringVar(&f.html, "html", "", "write a self-contained interactive page to FILE")
 	fl.BoolVar(&f.bytes, "bytes", false, "exact byte counts instead of KiB/MiB")
 	fl.BoolVar(&f.ascii, "ascii", false, "draw branches in ASCII (default when the locale is not UTF-8)")
-	fl.BoolVar(&f.all, "all", false, "show every small scalar and reference on its own line")
+	fl.BoolVar(&f.all, "all", false, "the whole tree, every small scalar and reference on its own line")
+	intFlag(fl, &f.lines, "lines", "n", trace.DefaultLines, 0, math.MaxInt, "show the N largest lines of the tree (0: the whole tree)")
 	return c
 }
 
@@ -87,7 +102,9 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 	if f.path == "" && f.svg == "" && f.html == "" {
 		// plain data: streaming passes, no graph (nil otherwise: fall back)
 		var t *trace.Tree
-		if f.top > 0 {
+		if f.bounded(c) {
+			t = trace.FastBounded(path, f.lines)
+		} else if f.top > 0 {
 			t = trace.FastTop(path, f.top)
 		} else if f.depth >= 0 {
 			t = trace.FastDepth(path, f.depth)
@@ -96,6 +113,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			return traceOne(c.OutOrStdout(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
 		}
 	}
+	f.bounded(c)
 	doc, err := input.OpenWith(path, pickle.Options{}, input.Options{})
 	if err != nil {
 		return trouble(err)
@@ -138,8 +156,12 @@ func traceOne(out io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, st
 		err = t.WriteTop(out, f.top, sty)
 	case f.json:
 		err = t.WriteJSON(out, start, opt)
+	case f.boundedView:
+		err = t.WriteBounded(out, start, max(f.lines, 2), sty)
 	default:
-		err = t.WriteText(out, start, opt, sty)
+		if err = trace.WriteHeader(out, sty); err == nil {
+			err = t.WriteText(out, start, opt, sty)
+		}
 	}
 	if err != nil {
 		return trouble(err)

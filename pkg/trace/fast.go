@@ -131,6 +131,8 @@ type fastSlot struct {
 	incl   int64 // sizes of the nodes it owns
 	fold   int64 // sizes of the scalar dict keys it owns
 	count  int64 // items (a dict counts keys and values)
+	kids   int64 // display children: the items but a dict's scalar keys (bounded view)
+	memo   bool  // written to the memo
 	ival   int64
 	str    string
 	big    *big.Int
@@ -154,6 +156,7 @@ type fastRec struct {
 	size    int64
 	self    int64
 	cnt     int64
+	kids    int64
 }
 
 type fastMark struct {
@@ -190,6 +193,7 @@ type fastMachine struct {
 	root  *fastRec
 	op    pickle.Op
 	sself int64      // the stream's own bytes (PROTO, FRAME, STOP)
+	bview bool       // the heap keeps the lines of a bounded view: no small scalars
 	dv    *depthView // set for a depth view (fast_depth.go); nil for --top
 }
 
@@ -419,6 +423,7 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 			return false, fallback("input too large for the fast memo")
 		}
 		top.self += o.Len
+		top.memo = true
 		m.memo.put(idx, top.kind, top.off, top.id)
 		if m.dv != nil {
 			m.dv.memoized(top)
@@ -508,6 +513,9 @@ func (m *fastMachine) takeAll(from int, by *fastSlot) error {
 		s := &m.stack[i]
 		pos := by.count
 		by.count++
+		if by.kind != pickle.KindDict || pos%2 == 1 || !isScalarKind(s.kind) {
+			by.kids++
+		}
 		if !s.origin {
 			by.self += s.self // the GET's bytes
 			continue
@@ -533,6 +541,9 @@ func (m *fastMachine) takeAll(from int, by *fastSlot) error {
 // offer puts a finished node into the heap when it is among the n best.
 func (m *fastMachine) offer(s *fastSlot) {
 	e := fastEnt{size: s.self + s.incl, id: s.id}
+	if m.bview && isScalarKind(s.kind) && e.size < SmallScalar {
+		return // summed in its parent's aggregate line
+	}
 	if len(m.heap) < m.n {
 		e.rec = m.record(s, e.size)
 		m.heap = append(m.heap, e)
@@ -588,6 +599,10 @@ func (m *fastMachine) record(s *fastSlot, size int64) *fastRec {
 	r.size = size
 	r.self = s.self + s.fold
 	r.cnt = s.count
+	r.kids = s.kids
+	if s.memo {
+		r.node.Flags |= pickle.FlagMemo
+	}
 	return r
 }
 

@@ -85,88 +85,7 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 			return
 		}
 		line.Reset()
-		if v.Kind == ItemRef || (v.Kind == ItemElided && v.Size == 0) || (v.Kind == ItemPart && v.part.ref) {
-			pad(&line, "", width)
-			line.WriteString("         ")
-			pad(&line, "", width)
-		} else {
-			pad(&line, sty.size(v.Size), width)
-			line.WriteByte(' ')
-			pad(&line, pct(v.Size, t.Total), 7)
-			line.WriteByte(' ')
-			pad(&line, sty.size(v.Self), width)
-		}
-		line.WriteString("  ")
-		// branches
-		if v.Depth > maxIndent {
-			line.WriteString(g.more + "(depth " + itoa(int64(v.Depth)) + ")")
-		}
-		from := 1
-		if v.Depth > maxIndent {
-			from = v.Depth - maxIndent + 1
-		}
-		for d := from; d < v.Depth; d++ {
-			if v.Last[d-1] {
-				line.WriteByte(' ')
-			} else {
-				line.WriteString(g.vert)
-			}
-		}
-		if v.Depth > 0 {
-			if v.Last[v.Depth-1] {
-				line.WriteString(g.end)
-			} else {
-				line.WriteString(g.tee)
-			}
-		}
-		if v.Kids > 0 {
-			line.WriteString(g.open)
-		} else {
-			line.WriteString(g.leaf)
-		}
-		line.WriteByte(' ')
-		switch v.Kind {
-		case ItemElided:
-			line.WriteString(g.more)
-			line.WriteByte(' ')
-			line.b = strconv.AppendInt(line.b, int64(v.Count), 10)
-			line.WriteString(" more")
-		case ItemRef:
-			line.WriteString(cRef.Sprint(g.ref))
-			if v.Role != "" {
-				line.WriteByte(' ')
-				line.WriteString(v.Role)
-				if v.Count > 1 {
-					line.WriteString(g.more)
-					line.WriteString(v.RoleEnd)
-				}
-			}
-			_, l := v.Stream.describe(v.Node)
-			line.WriteString(" " + cRef.Sprint("#"+itoa(int64(v.Node.ID))+" "+l))
-			if v.Count > 1 {
-				line.WriteString(" " + g.times + itoa(int64(v.Count)))
-			}
-			if v.Cycle {
-				line.WriteString(" " + cCycle.Sprint(g.cycle+" cycle"))
-			}
-		default:
-			line.WriteString(cCode.Sprint(t.Code(v.Item)))
-			if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil)) && v.Role != "" {
-				line.WriteByte(' ')
-				line.WriteString(cPath.Sprint(v.Role))
-			}
-			line.WriteByte(' ')
-			line.WriteString(t.Label(v.Item))
-			if v.Kind == ItemNode && v.Node.Flags&pickle.FlagMemo != 0 {
-				line.WriteString(" #")
-				line.b = strconv.AppendInt(line.b, int64(v.Node.ID), 10)
-			}
-			if v.Truncated {
-				line.WriteByte(' ')
-				line.WriteString(g.more)
-			}
-		}
-		line.WriteByte('\n')
+		t.textLine(&line, v, g, width, sty)
 		if sty.ASCII {
 			_, err = bw.WriteString(asciiOnly(line.String()))
 		} else {
@@ -177,6 +96,96 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 		return err
 	}
 	return bw.Flush()
+}
+
+// textLine formats one line of the tree, with its newline.
+func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style) {
+	if v.Kind == ItemRef || (v.Kind == ItemElided && v.Size == 0) || (v.Kind == ItemPart && v.part.ref) {
+		pad(line, "", width)
+		line.WriteString("         ")
+		pad(line, "", width)
+	} else {
+		pad(line, sty.size(v.Size), width)
+		line.WriteByte(' ')
+		pad(line, pct(v.Size, t.Total), 7)
+		line.WriteByte(' ')
+		pad(line, sty.size(v.Self), width)
+	}
+	line.WriteString("  ")
+	// branches
+	if v.Depth > maxIndent {
+		line.WriteString(g.more + "(depth " + itoa(int64(v.Depth)) + ")")
+	}
+	from := 1
+	if v.Depth > maxIndent {
+		from = v.Depth - maxIndent + 1
+	}
+	for d := from; d < v.Depth; d++ {
+		if v.Last[d-1] {
+			line.WriteByte(' ')
+		} else {
+			line.WriteString(g.vert)
+		}
+	}
+	if v.Depth > 0 {
+		if v.Last[v.Depth-1] {
+			line.WriteString(g.end)
+		} else {
+			line.WriteString(g.tee)
+		}
+	}
+	if v.Kids > 0 {
+		line.WriteString(g.open)
+	} else {
+		line.WriteString(g.leaf)
+	}
+	line.WriteByte(' ')
+	switch v.Kind {
+	case ItemElided:
+		line.WriteString(g.more)
+		line.WriteByte(' ')
+		if v.rest {
+			restText(line, v.Item, sty)
+		} else {
+			line.b = strconv.AppendInt(line.b, int64(v.Count), 10)
+			line.WriteString(" more")
+		}
+	case ItemRef:
+		line.WriteString(cRef.Sprint(g.ref))
+		if v.Role != "" {
+			line.WriteByte(' ')
+			line.WriteString(v.Role)
+			if v.Count > 1 {
+				line.WriteString(g.more)
+				line.WriteString(v.RoleEnd)
+			}
+		}
+		_, l := v.Stream.describe(v.Node)
+		line.WriteString(" " + cRef.Sprint("#"+itoa(int64(v.Node.ID))+" "+l))
+		if v.Count > 1 {
+			line.WriteString(" " + g.times + itoa(int64(v.Count)))
+		}
+		if v.Cycle {
+			line.WriteString(" " + cCycle.Sprint(g.cycle+" cycle"))
+		}
+	default:
+		line.WriteString(cCode.Sprint(t.Code(v.Item)))
+		if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil)) && v.Role != "" {
+			line.WriteByte(' ')
+			line.WriteString(cPath.Sprint(v.Role))
+		}
+		line.WriteByte(' ')
+		line.WriteString(t.Label(v.Item))
+		if v.Kind == ItemNode && v.Node.Flags&pickle.FlagMemo != 0 {
+			line.WriteString(" #")
+			line.b = strconv.AppendInt(line.b, int64(v.Node.ID), 10)
+		}
+		if v.Truncated {
+			line.WriteByte(' ')
+			line.WriteString(g.more)
+		}
+	}
+	line.WriteByte('\n')
 }
 
 // lineBuf is a line being formatted, its buffer kept from line to line.

@@ -34,6 +34,7 @@ type Tree struct {
 	parts [][]*StreamTree                // the streams of each pickle part, by Doc.Parts index
 	stOf  map[*pickle.Stream]*StreamTree // (Doc set)
 	fast  *fastTop                       // --top computed by the fast path (fast.go)
+	bnd   *boundedView                   // the bounded view computed by the fast path (fast.go)
 }
 
 // StreamTree holds the sizes of one pickle stream.
@@ -193,6 +194,7 @@ type Item struct {
 	Index   int          // ItemStream: stream index
 	Depth   int          // set by walks
 	part    *partItem    // ItemPart
+	rest    bool         // ItemElided: the aggregate line of a bounded view ("N more items, SIZE, AVG each")
 }
 
 // pathLink is a path kept as a chain of roles, so that a deep item costs

@@ -1,0 +1,397 @@
+package trace
+
+import (
+	"bufio"
+	"container/heap"
+	"errors"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The bounded view: pk trace's default, as dust and ncdu show a disk
+// (docs/pk-trace.md, "The default view").
+//
+// Of the lines the whole tree would have, it shows the largest: starting
+// from the top item it repeatedly opens the largest line not yet shown
+// among the children of the lines shown (ties: stream order, then node
+// creation order), until the budget of lines is used. Every shown line
+// whose children are not all shown gets one aggregate line last among its
+// children, "… N more items, SIZE, AVG each", carrying the rest of its
+// bytes, so sizes still add up: self + the sizes of the children shown
+// (the aggregate included) = size. Siblings are printed largest first.
+//
+// Lines that compete are objects that the whole tree would show on a line
+// of their own (containers, calls, strings and bytes of 1 KiB or more),
+// streams and container parts; small scalars and references are counted
+// in their parent's aggregate line. Because an object is always larger
+// than any object it holds (its own opcode is at least a byte), the lines
+// shown are the globally largest ones, which the streaming fast path
+// (FastBounded) finds with a bounded heap in one pass without the graph;
+// both paths make the same bnodes and print them with the same code.
+
+// DefaultLines is the default line budget of the bounded view (tree lines,
+// without the column header and the legend).
+const DefaultLines = 40
+
+// bnode is a line of a bounded view.
+type bnode struct {
+	it    Item
+	kids  int      // display children of the item (all of them)
+	shown []*bnode // the children shown, largest first
+}
+
+// competes says whether a child gets a line of its own in a bounded view.
+func competes(k *kid) bool {
+	switch k.kind {
+	case ItemNode:
+		return !(isScalar(k.node) && k.size < SmallScalar)
+	case ItemRef, ItemElided:
+		return false
+	}
+	return true // streams, parts, trailing bytes
+}
+
+type bcand struct {
+	k    kid
+	up   *bnode
+	sidx int   // stream order (-1: not a node)
+	id   int32 // node ID
+	seq  int   // discovery order
+}
+
+type bheap []bcand
+
+func (h bheap) Len() int { return len(h) }
+func (h bheap) Less(i, j int) bool {
+	a, b := &h[i], &h[j]
+	if a.k.size != b.k.size {
+		return a.k.size > b.k.size
+	}
+	if a.sidx != b.sidx {
+		return a.sidx < b.sidx
+	}
+	if a.id != b.id {
+		return a.id < b.id
+	}
+	return a.seq < b.seq
+}
+func (h bheap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *bheap) Push(x any)   { *h = append(*h, x.(bcand)) }
+func (h *bheap) Pop() any {
+	o := *h
+	x := o[len(o)-1]
+	o[len(o)-1] = bcand{}
+	*h = o[:len(o)-1]
+	return x
+}
+
+// agg says whether b has an aggregate line: some of its children are
+// shown and some are not (a line none of whose children are shown ends
+// with "…" instead, as at the --depth limit).
+func (b *bnode) agg() bool { return len(b.shown) > 0 && b.kids > len(b.shown) }
+
+// need is how many lines showing one more child of up costs: its line,
+// and up's aggregate line appearing (its first child shown while others
+// are not) or going (its last hidden child shown).
+func need(up *bnode) int {
+	n := 1
+	before := up.agg()
+	after := up.kids > len(up.shown)+1
+	if after && !before {
+		n++
+	}
+	if before && !after {
+		n--
+	}
+	return n
+}
+
+// boundedOf selects the lines of the bounded view from start.
+func (t *Tree) boundedOf(start Item, lines int) *bnode {
+	root := &bnode{it: start}
+	var h bheap
+	streams := map[*StreamTree]int{}
+	seq := 0
+	push := func(up *bnode, ks []kid) {
+		for _, k := range ks {
+			if !competes(&k) {
+				continue
+			}
+			c := bcand{k: k, up: up, sidx: -1, seq: seq}
+			seq++
+			if k.kind == ItemNode && k.item == nil {
+				st := up.it.Stream
+				i, ok := streams[st]
+				if !ok {
+					i = len(streams)
+					streams[st] = i
+				}
+				c.sidx, c.id = i, k.node.ID
+			}
+			heap.Push(&h, c)
+		}
+	}
+	kidsOf := func(it Item) []kid {
+		if it.Kind == ItemRef || it.Kind == ItemElided {
+			return nil
+		}
+		return t.kidsOf(it)
+	}
+	ks := kidsOf(start)
+	root.kids = len(ks)
+	used := 1
+	push(root, ks)
+	for h.Len() > 0 && used < lines {
+		c := heap.Pop(&h).(bcand)
+		it := c.k.open(c.up.it.Stream, c.up.it.pl)
+		ks := kidsOf(it)
+		n := need(c.up)
+		if used+n > lines {
+			break
+		}
+		used += n
+		b := &bnode{it: it, kids: len(ks)}
+		c.up.shown = append(c.up.shown, b)
+		push(b, ks)
+	}
+	return root
+}
+
+// WriteBounded prints the bounded view from start with at most lines tree
+// lines (lines >= 2), a column header before them and a legend after.
+func (t *Tree) WriteBounded(w io.Writer, start Item, lines int, sty Style) error {
+	var root *bnode
+	if t.bnd != nil && start.Kind == t.bnd.it.Kind && start.Size == t.bnd.it.Size && t.bnd.lines == lines {
+		root = t.bnd.root
+	} else {
+		root = t.boundedOf(start, lines)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	g := boxGlyphs
+	if sty.ASCII {
+		g = asciiGlyphs
+	}
+	width := 10
+	if sty.Bytes {
+		width = 12
+	}
+	var line lineBuf
+	writeHeader(&line, width)
+	bw.Write(line.b)
+	// depth first, explicit stack: a frame is a line and its next child
+	type frame struct {
+		b *bnode
+		i int
+	}
+	var stack []frame
+	var last []bool
+	shownLines := 0
+	emit := func(it Item, depth, kids int, isLast, trunc bool) {
+		if depth > 0 {
+			last = append(last[:depth-1], isLast)
+		}
+		v := Visit{Item: it, Depth: depth, Last: last[:depth], Kids: kids, Truncated: trunc}
+		line.Reset()
+		t.textLine(&line, &v, g, width, sty)
+		if sty.ASCII {
+			bw.WriteString(asciiOnly(line.String()))
+		} else {
+			bw.Write(line.b)
+		}
+		shownLines++
+	}
+	kidsShown := func(b *bnode) int {
+		n := len(b.shown)
+		if b.agg() {
+			n++
+		}
+		return n
+	}
+	hidden := func(b *bnode) bool { return b.kids > 0 && len(b.shown) == 0 }
+	emit(root.it, 0, kidsShown(root), true, hidden(root))
+	stack = append(stack, frame{b: root})
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		b := f.b
+		d := len(stack)
+		if f.i < len(b.shown) {
+			c := b.shown[f.i]
+			f.i++
+			isLast := f.i == len(b.shown) && !b.agg()
+			emit(c.it, d, kidsShown(c), isLast, hidden(c))
+			stack = append(stack, frame{b: c})
+			continue
+		}
+		if f.i == len(b.shown) && b.agg() {
+			f.i++
+			emit(t.restItem(b), d, 0, true, false)
+			continue
+		}
+		stack = stack[:len(stack)-1]
+	}
+	line.Reset()
+	line.WriteString("SIZE: the object with all it holds; SHARE: of the file; SELF: its own bytes. " +
+		itoa(int64(shownLines)) + " largest lines (--lines N, --all: more)\n")
+	bw.Write(line.b)
+	return bw.Flush()
+}
+
+// restItem is the aggregate line of b's hidden children.
+func (t *Tree) restItem(b *bnode) Item {
+	size := b.it.Size - b.it.Self
+	for _, c := range b.shown {
+		size -= c.it.Size
+	}
+	return Item{Kind: ItemElided, rest: true, Stream: b.it.Stream, Count: b.kids - len(b.shown), Size: size, Self: size, Role: "…"}
+}
+
+// restText writes "N more items, SIZE, AVG each" for an aggregate line.
+func restText(line *lineBuf, it Item, sty Style) {
+	line.WriteString(commas(int64(it.Count)))
+	if it.Count == 1 {
+		line.WriteString(" more item")
+	} else {
+		line.WriteString(" more items")
+	}
+	switch {
+	case it.Size == 0:
+		line.WriteString(" (references)")
+	case it.Count > 1:
+		line.WriteString(", " + sty.size(it.Size) + ", " + avg(it.Size, int64(it.Count), sty) + " each")
+	default:
+		line.WriteString(", " + sty.size(it.Size))
+	}
+}
+
+// writeHeader is the column header of the text tree.
+func writeHeader(line *lineBuf, width int) {
+	line.Reset()
+	pad(line, "SIZE", width)
+	line.WriteByte(' ')
+	pad(line, "SHARE", 7)
+	line.WriteByte(' ')
+	pad(line, "SELF", width)
+	line.WriteString("  OBJECT\n")
+}
+
+// WriteHeader prints the column header of the text tree (WriteText).
+func WriteHeader(w io.Writer, sty Style) error {
+	width := 10
+	if sty.Bytes {
+		width = 12
+	}
+	var line lineBuf
+	writeHeader(&line, width)
+	_, err := w.Write(line.b)
+	return err
+}
+
+// boundedView is a bounded view computed by the fast path.
+type boundedView struct {
+	it    Item
+	lines int
+	root  *bnode
+}
+
+// FastBounded computes the bounded view (WriteBounded from Root() with
+// this many lines) of the file at path with the streaming fast path of
+// --top: one pass, a heap of the lines largest objects that get lines of
+// their own, no graph. It returns nil when the fast path does not apply
+// (see FastTop); the tree it returns serves WriteBounded from its Root()
+// only.
+func FastBounded(path string, lines int) *Tree {
+	if lines < 2 || path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
+		return nil
+	}
+	f, size, ok := openRegular(path)
+	if !ok {
+		return nil
+	}
+	defer f.Close()
+	t, _ := fastBoundedOf(f, size, path, lines)
+	return t
+}
+
+func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, error) {
+	if size <= 0 {
+		return nil, fallback("empty or unknown size")
+	}
+	if !bare(ra) {
+		return nil, fallback("not a bare pickle (compression or container magic)")
+	}
+	m := &fastMachine{ra: ra, size: size, name: name, n: lines, bview: true}
+	m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
+	if err := m.run(); err != nil {
+		var fb *errFallback
+		if !errors.As(err, &fb) {
+			err = fallback(err.Error())
+		}
+		return nil, err
+	}
+	h := m.heap
+	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
+	st := &StreamTree{S: &pickle.Stream{Index: 0, Offset: 0, End: m.size, Proto: m.proto, Self: m.sself}}
+	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
+	st.tree = t
+	start := t.streamItem(0)
+	root := &bnode{it: start, kids: 1}
+	var most int64
+	for _, e := range h {
+		switch e.rec.node.Kind {
+		case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
+			most = max(most, e.rec.cnt)
+		}
+	}
+	nils := make([]*pickle.Node, most)
+	of := map[*fastRec]*bnode{}
+	used := 1
+	for _, e := range h {
+		if used >= lines {
+			break
+		}
+		r := e.rec
+		up := root
+		if r.up != nil {
+			if up = of[r.up]; up == nil {
+				return nil, fallback("an ancestor is not in the heap")
+			}
+		} else if r.role != "root" {
+			return nil, fallback("a record without an owner is not the root")
+		}
+		n := need(up)
+		if used+n > lines {
+			break
+		}
+		used += n
+		switch r.node.Kind {
+		case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
+			r.node.Items = nils[:r.cnt:r.cnt]
+		}
+		if err := m.resolve(r); err != nil {
+			return nil, err
+		}
+		it := Item{Kind: ItemNode, Stream: st, Node: r.node, Role: r.role, pl: link(up.it.pl, r.role), Size: r.size, Self: r.self}
+		b := &bnode{it: it, kids: int(r.kids)}
+		up.shown = append(up.shown, b)
+		of[r] = b
+	}
+	t.bnd = &boundedView{it: start, lines: lines, root: root}
+	return t, nil
+}
+
+// avg is the mean size of n items of size bytes in all: one decimal under
+// 10 bytes ("1.5 B"), as Human otherwise.
+func avg(size, n int64, sty Style) string {
+	if size%n != 0 && size/n < 10 {
+		v := strconv.FormatFloat(float64(size)/float64(n), 'f', 1, 64)
+		if sty.Bytes {
+			return v
+		}
+		return v + " B"
+	}
+	return sty.size(size / n)
+}
