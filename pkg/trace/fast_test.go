@@ -88,7 +88,7 @@ func TestFastTopCorpus(t *testing.T) {
 		if err != nil {
 			return nil
 		}
-		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz") {
+		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz" || fi.Name() == "costshapes") {
 			return filepath.SkipDir
 		}
 		if fi.Mode().IsRegular() && fi.Size() < 8<<20 {
@@ -849,7 +849,7 @@ func TestFastDepthCorpus(t *testing.T) {
 		if err != nil {
 			return nil
 		}
-		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz") {
+		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz" || fi.Name() == "costshapes") {
 			return filepath.SkipDir
 		}
 		if fi.Mode().IsRegular() && fi.Size() < 8<<20 {
