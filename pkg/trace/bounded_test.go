@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-		"strconv"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -46,11 +46,9 @@ func boundedSums(t *testing.T, name, out string, lines int) {
 			t.Fatalf("%s: bad line %q", name, r)
 		}
 		depth := k
-		m := []string{"", strings.TrimSpace(r[:12]), br[k : k+1], strings.TrimSpace(r[21:33])}
-		m[2], m[3] = m[3], m[2]
-		m = append(m, br[k:k+1])
-		size, _ := strconv.ParseInt(m[1], 10, 64)
-		self, _ := strconv.ParseInt(m[2], 10, 64)
+		size, _ := strconv.ParseInt(strings.TrimSpace(r[:12]), 10, 64)
+		self, _ := strconv.ParseInt(strings.TrimSpace(r[21:33]), 10, 64)
+		open := br[k] == '+'
 		for len(stack) > depth {
 			check(stack[len(stack)-1])
 			stack = stack[:len(stack)-1]
@@ -58,7 +56,7 @@ func boundedSums(t *testing.T, name, out string, lines int) {
 		if depth > 0 && len(stack) > 0 {
 			stack[len(stack)-1].sum += size
 		}
-		if m[4] == "+" && !strings.HasSuffix(r, " ...") {
+		if open {
 			stack = append(stack, fr{size: size, sum: self})
 		} else {
 			stack = append(stack, fr{size: size, sum: size})
