@@ -136,7 +136,9 @@ func (f hashFlags) options() (canon.Options, error) {
 	if err != nil {
 		return canon.Options{}, err
 	}
-	o := canon.Options{Algo: a, Strict: f.noProfile, KeepDictOrder: f.keepDictOrder}
+	// paths of the normalisations cost a second walk of the graph: only
+	// --explain prints them
+	o := canon.Options{Algo: a, Strict: f.noProfile, KeepDictOrder: f.keepDictOrder, NoPaths: !f.explain}
 	for _, s := range f.strip {
 		switch strings.TrimSpace(s) {
 		case "lineno":
