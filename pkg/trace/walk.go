@@ -209,6 +209,7 @@ type walkFrame struct {
 	i     int32       // next child
 	n     int32       // children shown (Visit.Kids)
 	depth int32
+	lvl   int32 // levels of --depth used: wrappers (files, pickle parts, streams) use none
 	id    int32 // the node marked open on the path; -1: none
 	tail  int32 // closed ancestors (tailFrame) that end with this frame
 	trunc bool
@@ -270,7 +271,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 	var items []Item // the open items, kept only for leave callbacks that need them
 	last := []bool{}
 	var v, lv Visit // one each: what the callbacks get is not kept
-	open := func(it Item, depth int, isLast bool, tail int32) {
+	open := func(it Item, depth int, isLast bool, tail int32, lvl int32) {
 		if it.Kind == ItemRef && it.Node != nil {
 			it.Cycle = it.Stream.onPathGet(it.Node.ID)
 		}
@@ -280,7 +281,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		v = Visit{Item: it, Depth: depth, Last: last[:max(depth, 0)]}
 		var kids []kid
 		if it.Kind != ItemRef && it.Kind != ItemElided {
-			if opt.Depth < 0 || depth < opt.Depth {
+			if opt.Depth < 0 || int(lvl) < opt.Depth {
 				kids = t.shownKids(it, opt)
 			} else {
 				v.Truncated = t.hasChildren(it)
@@ -290,7 +291,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		if enter != nil {
 			enter(&v)
 		}
-		f := walkFrame{kids: kids, st: it.Stream, n: int32(len(kids)), depth: int32(depth), trunc: v.Truncated, id: -1, tail: tail}
+		f := walkFrame{kids: kids, st: it.Stream, n: int32(len(kids)), depth: int32(depth), lvl: lvl, trunc: v.Truncated, id: -1, tail: tail}
 		if len(kids) > 0 {
 			f.pl = it.pl
 		}
@@ -303,7 +304,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		}
 		stack.push(f)
 	}
-	open(start, 0, true, 0)
+	open(start, 0, true, 0, 0)
 	for stack.n > 0 {
 		f := stack.top()
 		if int(f.i) < len(f.kids) {
@@ -311,17 +312,21 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			f.i++
 			isLast := int(f.i) == len(f.kids)
 			d := int(f.depth) + 1
+			lvl := f.lvl
+			if !wrapper(k) {
+				lvl++
+			}
 			if isLast && !keepItem {
 				// nothing more to open here: fold the frame into a tail
 				fr := stack.pop()
 				tails.push(tailFrame{st: fr.st, id: fr.id, n: fr.n})
-				open(k, d, true, fr.tail+1)
+				open(k, d, true, fr.tail+1, lvl)
 				continue
 			}
 			if isLast {
 				f.kids = nil // let them go
 			}
-			open(k, d, isLast, 0) // (f is invalid after this)
+			open(k, d, isLast, 0, lvl) // (f is invalid after this)
 			continue
 		}
 		fr := stack.pop()
@@ -350,6 +355,19 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			}
 		}
 	}
+}
+
+// wrapper says whether an item only wraps objects (the input file, a
+// pickle part of a container, a stream): --depth counts no level for it,
+// so --depth 2 on a .gz or a .pt shows objects as on a bare pickle.
+func wrapper(it Item) bool {
+	switch it.Kind {
+	case ItemFile, ItemStream:
+		return true
+	case ItemPart:
+		return it.part != nil && it.part.pickle != nil
+	}
+	return false
 }
 
 func (st *StreamTree) onPathSet(id int32, v bool) {
