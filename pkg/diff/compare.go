@@ -462,7 +462,18 @@ func (c *cmp) reset() {
 }
 
 // same reports whether a and b (of the walk's two views) are equal.
-func (c *cmp) same(a, b *canon.Node) bool { return same(c.ta, a, c.tb, b) }
+// Where canon cannot say (same's known), alignments take the pair as
+// equal and the walk goes into it (entries come from what differs below).
+func (c *cmp) same(a, b *canon.Node) bool {
+	eq, known := same(c.ta, a, c.tb, b)
+	return eq || !known
+}
+
+// differs reports whether a and b may differ: not known to be equal.
+func (c *cmp) differs(a, b *canon.Node) bool {
+	eq, known := same(c.ta, a, c.tb, b)
+	return !eq || !known
+}
 
 // pathOf renders path and one more edge.
 func (c *cmp) pathOf(path pathRef, edge string) string { return c.paths.String(path) + edge }
@@ -535,7 +546,7 @@ func (c *cmp) compare(t task) []task {
 		}
 	}
 	// (pure values' digests are cheap: check them even when told they differ)
-	if (!t.differ || a.Pure() && b.Pure()) && c.same(a, b) {
+	if (!t.differ || a.Pure() && b.Pure()) && !c.differs(a, b) {
 		return nil
 	}
 	if a.Kind() != b.Kind() {
@@ -723,7 +734,7 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(*canon.Node
 func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 	var kids []task
 	fa, fb := a.Func(), b.Func()
-	if fa != nil && fb != nil && !c.same(fa, fb) {
+	if fa != nil && fb != nil && c.differs(fa, fb) {
 		edge := ".__reduce__[0]"
 		if a.CallForm() == "new" {
 			edge = ".__class__"
@@ -731,7 +742,7 @@ func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 		kids = append(kids, task{a: fa, b: fb, path: c.paths.child(path, edge), differ: true})
 	}
 	aa, ab := a.Args(), b.Args()
-	if aa != nil && ab != nil && !c.same(aa, ab) {
+	if aa != nil && ab != nil && c.differs(aa, ab) {
 		names := argNames(fa, aa)
 		if names != nil && aa.Kind() == pickle.KindTuple && ab.Kind() == pickle.KindTuple && len(aa.Items()) == len(ab.Items()) {
 			xa, xb := aa.Items(), ab.Items()

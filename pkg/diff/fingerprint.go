@@ -326,21 +326,32 @@ func (t *fpTable) get(n *canon.Node) *fpInfo {
 }
 
 // same reports whether the subtrees at a (of the view of ta) and b (of
-// tb) are equal, as their canonical digests would say.
-func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) bool {
+// tb) are equal, as their canonical digests would say; known is false when
+// canon answers with its marker of a refused digest (after its bound on the
+// work of isolated digests was passed: a long cycle, where every node's
+// digest encodes the whole cycle). The digest during which the bound is
+// passed is not marked: canon's Node.Digest gives no sign that it was cut
+// short, so two long cycles cut at the same point compare equal and the
+// entry is the root's "could not place" (a 3,000-node cycle of dicts
+// changed at the bottom; 1,000 nodes are placed).
+func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) (eq, known bool) {
 	if a == nil || b == nil {
-		return a == b
+		return a == b, true
 	}
 	ia, ib := ta.get(a), tb.get(b)
 	cyc := (ia.flags|ib.flags)&fpCyclic != 0
 	if ia.fp != ib.fp {
 		if !cyc {
-			return false
+			return false, true
 		}
 	} else if !cyc && ia.flags&ib.flags&fpClean != 0 {
-		return true
+		return true, true
 	}
-	return bytes.Equal(a.Digest(), b.Digest())
+	da, db := a.Digest(), b.Digest()
+	if len(da) != ta.algo.Size() || len(db) != tb.algo.Size() {
+		return false, false // canon's marker of a digest it refused
+	}
+	return bytes.Equal(da, db), true
 }
 
 // key is n's fingerprint when a different one proves a different subtree
