@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -77,8 +78,8 @@ inputs are sized decompressed.
 	fl.StringVar(&f.minSize, "min-size", "", "fold children smaller than SIZE (e.g. 10K, 1MiB) into one line")
 	enumFlag(fl, &f.sort, "sort", "stream", []string{"stream", "size"}, "order of children: stream or size")
 	fl.StringVar(&f.path, "path", "", "start at the object at PATH (as printed, e.g. root['a'][0])")
-	fl.StringVar(&f.svg, "svg", "", "write an icicle chart of the bytes to FILE")
-	fl.StringVar(&f.html, "html", "", "write a self-contained interactive page to FILE")
+	fl.StringVar(&f.svg, "svg", "", "write an icicle chart of the bytes to FILE ('-': stdout)")
+	fl.StringVar(&f.html, "html", "", "write a self-contained interactive page to FILE ('-': stdout)")
 	fl.BoolVar(&f.bytes, "bytes", false, "exact byte counts instead of KiB/MiB")
 	fl.BoolVar(&f.ascii, "ascii", false, "draw branches in ASCII (default when the locale is not UTF-8)")
 	fl.BoolVar(&f.all, "all", false, "the whole tree, every small scalar and reference on its own line")
@@ -110,7 +111,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			t = trace.FastDepth(path, f.depth)
 		}
 		if t != nil {
-			return traceOne(c.OutOrStdout(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
+			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
 		}
 	}
 	f.bounded(c)
@@ -122,10 +123,10 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 	sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
 	// one tree for the whole input: a container's parts are the root's
 	// children, storages and arrays sized in the objects that hold them
-	return traceOne(out, trace.NewDoc(doc), f, opt, sty)
+	return traceOne(out, c.ErrOrStderr(), trace.NewDoc(doc), f, opt, sty)
 }
 
-func traceOne(out io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, sty trace.Style) error {
+func traceOne(out, errOut io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, sty trace.Style) error {
 	trouble := func(err error) error { return &ExitError{Code: ExitTrouble, Err: err} }
 	start := t.Root()
 	if f.path != "" {
@@ -136,12 +137,12 @@ func traceOne(out io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, st
 		start = it
 	}
 	if f.svg != "" {
-		if err := writeFile(f.svg, func(w io.Writer) error { return t.WriteSVG(w, start, trace.SVGOptions{}) }); err != nil {
+		if err := writePicture(out, errOut, f.svg, func(w io.Writer) error { return t.WriteSVG(w, start, trace.SVGOptions{}) }); err != nil {
 			return trouble(err)
 		}
 	}
 	if f.html != "" {
-		if err := writeFile(f.html, func(w io.Writer) error { return t.WriteHTML(w, start, trace.HTMLOptions{}) }); err != nil {
+		if err := writePicture(out, errOut, f.html, func(w io.Writer) error { return t.WriteHTML(w, start, trace.HTMLOptions{}) }); err != nil {
 			return trouble(err)
 		}
 	}
@@ -165,6 +166,21 @@ func traceOne(out io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, st
 	}
 	if err != nil {
 		return trouble(err)
+	}
+	return nil
+}
+
+// writePicture writes a picture to name, or to out for "-", and says on
+// errOut what it wrote ("wrote trace.svg (12.3 KiB)").
+func writePicture(out, errOut io.Writer, name string, fn func(io.Writer) error) error {
+	if name == "-" {
+		return fn(out)
+	}
+	if err := writeFile(name, fn); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(name); err == nil {
+		fmt.Fprintf(errOut, "wrote %s (%s)\n", name, trace.Human(fi.Size()))
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ h1{font-size:16px;margin:0 0 4px}
 #crumbs{margin:4px 0}
 #crumbs a{color:#0a5;cursor:pointer;text-decoration:underline}
 #info{color:#555;min-height:1.3em;white-space:pre}
+#legend{margin:4px 0;font-size:12px}
+#legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;vertical-align:-1px}
 #chart{position:relative;margin:6px 14px;overflow:hidden}
 .box{position:absolute;height:19px;box-sizing:border-box;border-right:1px solid #fdfdf8;border-bottom:1px solid #fdfdf8;
  overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:2px 3px;cursor:pointer;border-radius:2px;font-size:12px}
@@ -20,7 +22,8 @@ button{font:inherit;margin-right:8px}
 </style></head><body>
 <header><h1 id="title">pk trace</h1>
 <div><button id="back" title="Backspace">&larr; back</button><span id="crumbs"></span></div>
-<div id="info">click a box to open it; width is bytes in the file</div></header>
+<div id="info">click a box to open it; width is bytes in the file</div>
+<div id="legend"></div></header>
 <div id="chart"></div>
 <script>
 "use strict";
@@ -40,6 +43,13 @@ function colour(code){
   for(const ch of code){ h^=ch.charCodeAt(0); h=Math.imul(h,16777619)>>>0; }
   if(code==="Pk"||code==="File") return "rgb(180,180,190)";
   return "rgb("+(205+h%50)+","+(80+(h>>>8)%130)+","+(40+(h>>>16)%60)+")";
+}
+function legend(){
+  const el=document.getElementById("legend");
+  for(const [c,w] of (D.legend||[])){
+    const sw=document.createElement("span"); sw.style.background=colour(c);
+    el.appendChild(sw); el.appendChild(document.createTextNode(c+(w?" "+w:"")));
+  }
 }
 function pct(n){ return D.total>0 ? (100*n/D.total).toFixed(1)+"%" : "100%"; }
 function render(){
@@ -93,6 +103,7 @@ function back(){ if(hist.length){ zoom=hist.pop(); render(); } }
 document.getElementById("back").addEventListener("click",back);
 document.addEventListener("keydown",e=>{ if(e.key==="Backspace"||e.key==="Escape"){ e.preventDefault(); back(); } });
 document.getElementById("title").textContent="pk trace: "+D.file+"  "+human(D.total)+" ("+D.total+" bytes)";
+legend();
 render();
 window.addEventListener("resize",render);
 if(location.hash==="#selftest"){

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"html"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -109,7 +110,8 @@ func (t *Tree) WriteSVG(w io.Writer, start Item, o SVGOptions) error {
 		boxes = append(boxes, p)
 		depth = max(depth, p.depth+1)
 	})
-	top := 44
+	codes := legendCodes(t, boxes)
+	top := 64
 	H := top + depth*o.RowH + 10
 	b := bufio.NewWriter(w)
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
@@ -121,10 +123,26 @@ func (t *Tree) WriteSVG(w io.Writer, start Item, o SVGOptions) error {
 	}
 	title += "  " + Human(start.Size) + " (" + itoa(start.Size) + " bytes)"
 	b.WriteString(`<text x="10" y="24" font-size="16" font-weight="bold" id="title">` + html.EscapeString(title) + "</text>\n")
-	b.WriteString(`<text x="10" y="38" fill="#555">width = bytes in the file; each row one level deeper; shared objects drawn where they were built</text>` + "\n")
+	b.WriteString(`<text x="10" y="38" fill="#555">width = bytes in the file (with all an object holds); each row one level deeper; shared objects drawn where they were built; hover for path and sizes</text>` + "\n")
+	// the legend: the type codes drawn, with their colours
+	b.WriteString(`<g id="legend">`)
+	lx := 10.0
+	for _, c := range codes {
+		txt := c[0]
+		if c[1] != "" {
+			txt += " " + c[1]
+		}
+		b.WriteString(`<rect x="` + ff(lx) + `" y="46" width="10" height="10" fill="` + colour(c[0], false) + `"/>`)
+		b.WriteString(`<text x="` + ff(lx+13) + `" y="55" font-size="11">` + html.EscapeString(txt) + `</text>`)
+		lx += 13 + float64(len([]rune(txt)))*6.7 + 12
+		if lx > float64(o.Width-60) {
+			break
+		}
+	}
+	b.WriteString("</g>\n")
 	for _, p := range boxes {
 		code := t.Code(p.it)
-		label := code + " " + strings.TrimSpace(p.it.Role+" "+t.Label(p.it))
+		label := code + " " + t.picLabel(p.it)
 		tip := label + "\n" + p.it.Path() + "\n" + Human(p.it.Size) + " (" + itoa(p.it.Size) + " B), " + pct(p.it.Size, t.Total) + " of the file, self " + itoa(p.it.Self) + " B"
 		x := 10 + p.x
 		y := top + p.depth*o.RowH
@@ -173,6 +191,7 @@ func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
 		K []int  `json:"k,omitempty"` // children indexes
 	}
 	var nodes []jn
+	var pics []picNode
 	index := map[[2]int64]int{}
 	parentAt := []int{} // by depth: index of the open box
 	count := 0
@@ -181,8 +200,9 @@ func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
 			return
 		}
 		count++
-		n := jn{C: t.Code(p.it), L: strings.TrimSpace(p.it.Role + " " + t.Label(p.it)), P: p.it.Path(), S: p.it.Size, F: p.it.Self}
+		n := jn{C: t.Code(p.it), L: t.picLabel(p.it), P: p.it.Path(), S: p.it.Size, F: p.it.Self}
 		nodes = append(nodes, n)
+		pics = append(pics, picNode{it: p.it})
 		i := len(nodes) - 1
 		parentAt = append(parentAt[:p.depth], i)
 		if p.depth > 0 {
@@ -192,10 +212,11 @@ func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
 		_ = index
 	})
 	data, err := json.Marshal(struct {
-		File  string `json:"file"`
-		Total int64  `json:"total"`
-		Nodes []jn   `json:"nodes"`
-	}{t.File.Name, t.Total, nodes})
+		File   string      `json:"file"`
+		Total  int64       `json:"total"`
+		Legend [][2]string `json:"legend"`
+		Nodes  []jn        `json:"nodes"`
+	}{t.File.Name, t.Total, legendCodes(t, pics), nodes})
 	if err != nil {
 		return err
 	}
@@ -204,4 +225,55 @@ func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
 	b := bufio.NewWriter(w)
 	b.WriteString(strings.Replace(htmlPage, "/*DATA*/null", js, 1))
 	return b.Flush()
+}
+
+// picLabel is a box's text: role and label, the file's name not repeated
+// (the title has it) nor a role that the label already starts with (a
+// container's parts).
+func (t *Tree) picLabel(it Item) string {
+	l := t.Label(it)
+	switch {
+	case it.Kind == ItemFile:
+		name := t.File.Name
+		if t.Doc != nil {
+			name = t.Doc.Path
+		}
+		return strings.TrimSpace(strings.TrimPrefix(l, name))
+	case it.Role == "" || strings.HasPrefix(l, it.Role):
+		return l
+	}
+	return it.Role + " " + l
+}
+
+// codeWords name the type codes in the pictures' legends.
+var codeWords = map[string]string{
+	CodeFile: "input", CodeStream: "pickle", CodeTrailing: "trailing bytes", "Ct": "container bytes",
+	CodeList: "list", CodeTuple: "tuple", CodeD2: "dict", CodeSet: "set", CodeFSet: "frozenset",
+	CodeStr: "str", CodeBytes: "bytes", CodeBArr: "bytearray", CodeInt: "int", CodeFloat: "float", CodeBool: "bool", CodeNone: "None",
+	CodeReduce: "call", CodeObj: "instance", CodeGlobal: "global", CodeF1: "function by value", CodeF2: "global by reference",
+	CodeT1: "builtin type", CodeT2: "class by value", CodeT4: "class by reference", CodeCo: "code", CodeArray: "array",
+	CodeDtype: "dtype", CodeTensor: "tensor", CodeStore: "storage", CodePers: "persistent id", CodeCe1: "cell", CodeD1: "__main__ dict",
+}
+
+// legendCodes lists the codes of the boxes, most bytes first (a box's own
+// bytes), with their words: at most 16.
+func legendCodes(t *Tree, boxes []picNode) [][2]string {
+	by := map[string]int64{}
+	var order []string
+	for _, p := range boxes {
+		c := t.Code(p.it)
+		if _, ok := by[c]; !ok {
+			order = append(order, c)
+		}
+		by[c] += p.it.Self
+	}
+	sort.SliceStable(order, func(i, j int) bool { return by[order[i]] > by[order[j]] })
+	if len(order) > 16 {
+		order = order[:16]
+	}
+	out := make([][2]string, len(order))
+	for i, c := range order {
+		out[i] = [2]string{c, codeWords[c]}
+	}
+	return out
 }
