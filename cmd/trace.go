@@ -27,6 +27,8 @@ type traceFlags struct {
 	ascii   bool
 	all     bool
 	lines   int
+	group   bool
+	leaves  bool
 
 	boundedView bool // set by bounded
 }
@@ -61,6 +63,8 @@ inputs are sized decompressed.
   pk trace --lines 0 model.pkl        the whole tree (small scalars summed per parent)
   pk trace --all model.pkl            the whole tree, every scalar on its own line
   pk trace --top 20 state.pkl         the 20 largest objects with their paths
+  pk trace --top 10 --group rows.pkl  the 10 largest path patterns (root[*]['name'])
+  pk trace --top 10 --leaves f        the 10 largest objects that hold no other
   pk trace --depth 2 --sort size f    the two upper levels, largest first
   pk trace --path "root['weights']" f one subtree
   pk trace --svg out.svg f            an icicle picture of the bytes
@@ -83,6 +87,8 @@ inputs are sized decompressed.
 	fl.BoolVar(&f.bytes, "bytes", false, "exact byte counts instead of KiB/MiB")
 	fl.BoolVar(&f.ascii, "ascii", false, "draw branches in ASCII (default when the locale is not UTF-8)")
 	fl.BoolVar(&f.all, "all", false, "the whole tree, every small scalar and reference on its own line")
+	fl.BoolVar(&f.group, "group", false, "with --top: rank path patterns (root[*]['name']: every row's name) by the bytes of all their objects")
+	fl.BoolVar(&f.leaves, "leaves", false, "with --top: only objects that hold no other")
 	intFlag(fl, &f.lines, "lines", "n", trace.DefaultLines, 0, math.MaxInt, "show the N largest lines of the tree (0: the whole tree)")
 	return c
 }
@@ -97,6 +103,9 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		}
 		opt.MinSize = v
 	}
+	if (f.group || f.leaves) && f.top == 0 {
+		return usageErr(c, "--group and --leaves go with --top N")
+	}
 	if path == "-" {
 		watchStdin()
 	}
@@ -105,7 +114,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		var t *trace.Tree
 		if f.bounded(c) {
 			t = trace.FastBounded(path, f.lines)
-		} else if f.top > 0 {
+		} else if f.top > 0 && !f.group && !f.leaves {
 			t = trace.FastTop(path, f.top)
 		} else if f.depth >= 0 {
 			t = trace.FastDepth(path, f.depth)
@@ -129,6 +138,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 func traceOne(out, errOut io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, sty trace.Style) error {
 	trouble := func(err error) error { return &ExitError{Code: ExitTrouble, Err: err} }
 	start := t.Root()
+	t.Leaves = f.leaves
 	if f.path != "" {
 		it, err := t.Find(f.path)
 		if err != nil {
@@ -151,6 +161,10 @@ func traceOne(out, errOut io.Writer, t *trace.Tree, f *traceFlags, opt trace.Opt
 	}
 	var err error
 	switch {
+	case f.top > 0 && f.group && f.json:
+		err = t.WriteGroupsJSON(out, f.top, f.leaves)
+	case f.top > 0 && f.group:
+		err = t.WriteGroups(out, f.top, f.leaves, sty)
 	case f.top > 0 && f.json:
 		err = t.WriteTopJSON(out, f.top)
 	case f.top > 0:

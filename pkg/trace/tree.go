@@ -35,6 +35,8 @@ type Tree struct {
 	stOf  map[*pickle.Stream]*StreamTree // (Doc set)
 	fast  *fastTop                       // --top computed by the fast path (fast.go)
 	bnd   *boundedView                   // the bounded view computed by the fast path (fast.go)
+	// Leaves makes Top list only objects that hold no other (--top --leaves).
+	Leaves bool
 }
 
 // StreamTree holds the sizes of one pickle stream.

@@ -433,7 +433,7 @@ func (t *Tree) Top(n int) []Item {
 	if n <= 0 {
 		return nil
 	}
-	if t.fast != nil && t.fast.n == n {
+	if t.fast != nil && t.fast.n == n && !t.Leaves {
 		return append([]Item(nil), t.fast.items...)
 	}
 	type ent struct {
@@ -479,7 +479,14 @@ func (t *Tree) Top(n int) []Item {
 		}
 	}
 	for si, st := range t.Streams {
+		var keys []bool
+		if t.Leaves {
+			keys = st.foldedKeys()
+		}
 		for id, sz := range st.Incl {
+			if t.Leaves && (st.ownStart[id] != st.ownStart[id+1] || len(st.attach[int32(id)]) > 0 || keys[id]) {
+				continue
+			}
 			e := ent{sz, int32(si), int32(id)}
 			if len(h) < n {
 				h = append(h, e)

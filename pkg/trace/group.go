@@ -1,0 +1,205 @@
+package trace
+
+import (
+	"bufio"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// --top --group and --top --leaves (docs/pk-trace.md, "Finding the fat").
+//
+// A group is every object whose path is the same once list and tuple
+// indexes, set positions and non-scalar keys are replaced by a star:
+// root[*]['name'] is the 'name' of every row of a table. Groups are ranked
+// by the bytes of all their members; they nest (root[*] holds
+// root[*]['name']), so their sizes do not add up to the file, each says
+// what its members take.
+
+// Group is one row of --top --group.
+type Group struct {
+	Pattern string // the path with [*] for indexes
+	Code    string // the members' type code ("*" when they differ)
+	Label   string // the members' label when they all have the same one
+	Count   int64
+	Size    int64 // inclusive bytes of all members
+	Self    int64
+}
+
+// starRole generalises a role: [3] -> [*], {3} -> {*}, <key 3> -> <key *>,
+// [<key 3>] -> [<key *>], popped[3] -> popped[*]; dict keys stay.
+func starRole(r string) string {
+	switch {
+	case len(r) > 1 && r[0] == '[' && r[1] >= '0' && r[1] <= '9':
+		return "[*]"
+	case len(r) > 1 && r[0] == '{' && r[1] >= '0' && r[1] <= '9':
+		return "{*}"
+	case strings.HasPrefix(r, "<key "):
+		return "<key *>"
+	case strings.HasPrefix(r, "[<key "):
+		return "[<key *>]"
+	case strings.HasPrefix(r, "popped["):
+		return "popped[*]"
+	case strings.HasPrefix(r, "leftover["):
+		return "leftover[*]"
+	}
+	return r
+}
+
+// isLeaf: an object that holds no other (scalars, empty containers,
+// containers of references only); raw container parts are leaves too.
+func (t *Tree) isLeaf(it Item) bool {
+	switch it.Kind {
+	case ItemNode:
+		st := it.Stream
+		id := it.Node.ID
+		return st.ownStart[id] == st.ownStart[id+1] && len(st.attach[id]) == 0
+	case ItemPart:
+		return it.part.pickle == nil && !it.part.ref
+	}
+	return false
+}
+
+// Groups returns the n largest groups (leaves: of leaf objects only).
+func (t *Tree) Groups(n int, leaves bool) []Group {
+	idx := map[string]int{}
+	var gs []Group
+	var pats []string // pattern of the open item at each depth
+	t.Walk(t.Root(), Options{Depth: -1, All: true}, func(v *Visit) {
+		p := ""
+		if v.Depth > 0 && v.Depth-1 < len(pats) {
+			p = pats[v.Depth-1]
+		}
+		switch v.Kind {
+		case ItemNode:
+			p += starRole(v.Role)
+		case ItemStream, ItemPart, ItemTrailing:
+			if v.pl != nil {
+				p += starRole(v.Role)
+			}
+		}
+		pats = append(pats[:min(v.Depth, len(pats))], p)
+		if v.Kind != ItemNode && (v.Kind != ItemPart || v.part.ref || v.part.pickle != nil) {
+			return
+		}
+		if leaves && !t.isLeaf(v.Item) {
+			return
+		}
+		key := p
+		if v.Kind == ItemPart && v.pl == nil {
+			key = "(part) " + t.Label(v.Item)
+		}
+		i, ok := idx[key]
+		code, label := t.Code(v.Item), t.Label(v.Item)
+		if !ok {
+			i = len(gs)
+			idx[key] = i
+			gs = append(gs, Group{Pattern: key, Code: code, Label: label})
+		}
+		g := &gs[i]
+		g.Count++
+		g.Size += v.Size
+		g.Self += v.Self
+		if g.Code != code {
+			g.Code = "*"
+		}
+		if g.Label != label {
+			g.Label = ""
+		}
+	}, nil)
+	sort.SliceStable(gs, func(i, j int) bool { return gs[i].Size > gs[j].Size })
+	if len(gs) > n {
+		gs = gs[:n]
+	}
+	return gs
+}
+
+// WriteGroups prints the n largest groups, one a line:
+//
+//	RANK  SIZE  SHARE  ×COUNT  CODE PATTERN  LABEL or "AVG each"
+func (t *Tree) WriteGroups(w io.Writer, n int, leaves bool, sty Style) error {
+	bw := bufio.NewWriter(w)
+	width := 10
+	if sty.Bytes {
+		width = 12
+	}
+	var line lineBuf
+	for i, g := range t.Groups(n, leaves) {
+		line.Reset()
+		pad(&line, itoa(int64(i+1))+".", 4)
+		line.WriteByte(' ')
+		pad(&line, sty.size(g.Size), width)
+		line.WriteByte(' ')
+		pad(&line, pct(g.Size, t.Total), 7)
+		line.WriteString("  ×")
+		c := commas(g.Count)
+		line.WriteString(c)
+		for k := len([]rune(c)); k < 10; k++ {
+			line.WriteByte(' ')
+		}
+		line.WriteString(" ")
+		line.WriteString(cCode.Sprint(g.Code))
+		line.WriteByte(' ')
+		line.WriteString(cPath.Sprint(g.Pattern))
+		line.WriteString("  ")
+		if g.Count > 1 {
+			line.WriteString(avg(g.Size, g.Count, sty) + " each")
+			if g.Label != "" {
+				line.WriteString(", all " + g.Label)
+			}
+		} else {
+			line.WriteString(g.Label)
+		}
+		line.WriteByte('\n')
+		if sty.ASCII {
+			bw.WriteString(asciiOnly(line.String()))
+		} else {
+			bw.WriteString(line.String())
+		}
+	}
+	return bw.Flush()
+}
+
+// WriteGroupsJSON writes the n largest groups as JSON.
+func (t *Tree) WriteGroupsJSON(w io.Writer, n int, leaves bool) error {
+	b := bufio.NewWriter(w)
+	b.WriteString(`{"file":`)
+	jsonStr(b, t.File.Name)
+	b.WriteString(`,"total":` + itoa(t.Total) + `,"groups":[`)
+	for i, g := range t.Groups(n, leaves) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"path":`)
+		jsonStr(b, g.Pattern)
+		b.WriteString(`,"code":`)
+		jsonStr(b, g.Code)
+		if g.Label != "" {
+			b.WriteString(`,"label":`)
+			jsonStr(b, g.Label)
+		}
+		b.WriteString(`,"count":` + itoa(g.Count) + `,"size":` + itoa(g.Size) + `,"self":` + itoa(g.Self) + `}`)
+	}
+	b.WriteString("]}\n")
+	return b.Flush()
+}
+
+// foldedKeys marks the nodes shown on their owner's line (scalar dict keys,
+// global name parts), which are no objects of their own for --leaves.
+func (st *StreamTree) foldedKeys() []bool {
+	keys := make([]bool, len(st.S.All))
+	for _, n := range st.S.All {
+		if n == nil || (n.Kind != pickle.KindDict && n.Kind != pickle.KindGlobal && len(n.Muts()) == 0) {
+			continue
+		}
+		eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
+			if folded && c.Owner == n {
+				keys[c.ID] = true
+			}
+			return true
+		})
+	}
+	return keys
+}
