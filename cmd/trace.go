@@ -77,10 +77,10 @@ inputs are sized decompressed.
 	fl := c.Flags()
 	fl.BoolVar(&f.json, "json", false, "print the tree (or the --top list) as JSON")
 	intFlag(fl, &f.top, "top", "", 0, 1, math.MaxInt, "list the N largest objects with their paths instead of the tree")
-	intFlag(fl, &f.depth, "depth", "", -1, 0, math.MaxInt, "show N levels below the start (default: all)")
+	intFlag(fl, &f.depth, "depth", "", -1, 0, math.MaxInt, "show N levels of objects below the start, the whole tree to that depth (File and Pk lines use none; default: all)")
 	fl.Lookup("depth").DefValue = "" // -1 stands for all levels; it cannot be given
 	fl.StringVar(&f.minSize, "min-size", "", "fold children smaller than SIZE (e.g. 10K, 1MiB) into one line")
-	enumFlag(fl, &f.sort, "sort", "stream", []string{"stream", "size"}, "order of children: stream or size")
+	enumFlag(fl, &f.sort, "sort", "stream", []string{"stream", "size"}, "order of children in the whole tree: stream or size (the default view is largest first)")
 	fl.StringVar(&f.path, "path", "", "start at the object at PATH (as printed, e.g. root['a'][0])")
 	fl.StringVar(&f.svg, "svg", "", "write an icicle chart of the bytes to FILE ('-': stdout)")
 	fl.StringVar(&f.html, "html", "", "write a self-contained interactive page to FILE ('-': stdout)")
