@@ -65,9 +65,26 @@ type bcand struct {
 
 type bheap []bcand
 
-func (h bheap) Len() int { return len(h) }
-func (h bheap) Less(i, j int) bool {
-	a, b := &h[i], &h[j]
+func (h bheap) Len() int           { return len(h) }
+func (h bheap) Less(i, j int) bool { return h.better(h[i], h[j]) }
+
+// worstFirst is a min-heap of candidates: the worst on top.
+type worstFirst []bcand
+
+func (h worstFirst) Len() int           { return len(h) }
+func (h worstFirst) Less(i, j int) bool { return bheap(h).better(h[j], h[i]) }
+func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *worstFirst) Push(x any)        { *h = append(*h, x.(bcand)) }
+func (h *worstFirst) Pop() any {
+	o := *h
+	x := o[len(o)-1]
+	*h = o[:len(o)-1]
+	return x
+}
+
+// better orders candidates: larger first, then stream order, node
+// creation order, discovery order.
+func (bheap) better(a, b bcand) bool {
 	if a.k.size != b.k.size {
 		return a.k.size > b.k.size
 	}
@@ -116,7 +133,12 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 	var h bheap
 	streams := map[*StreamTree]int{}
 	seq := 0
+	// at most lines candidates are ever shown, so of one item's children
+	// only the best lines are kept (a min-heap of them: a row of a million
+	// children costs lines candidates, not a million)
+	var batch worstFirst
 	push := func(up *bnode, ks []kid) {
+		batch = batch[:0]
 		for _, k := range ks {
 			if !competes(&k) {
 				continue
@@ -132,6 +154,14 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 				}
 				c.sidx, c.id = i, k.node.ID
 			}
+			if len(batch) < lines {
+				heap.Push(&batch, c)
+			} else if bheap(batch[:1]).better(c, batch[0]) {
+				batch[0] = c
+				heap.Fix(&batch, 0)
+			}
+		}
+		for _, c := range batch {
 			heap.Push(&h, c)
 		}
 	}
