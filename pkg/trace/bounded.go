@@ -42,6 +42,7 @@ type bnode struct {
 	it    Item
 	kids  int      // display children of the item (all of them)
 	shown []*bnode // the children shown, largest first
+	start bool     // the start line: its hidden children always get an aggregate line
 }
 
 // competes says whether a child gets a line of its own in a bounded view.
@@ -109,7 +110,7 @@ func (h *bheap) Pop() any {
 // agg says whether b has an aggregate line: some of its children are
 // shown and some are not (a line none of whose children are shown ends
 // with "…" instead, as at the --depth limit).
-func (b *bnode) agg() bool { return len(b.shown) > 0 && b.kids > len(b.shown) }
+func (b *bnode) agg() bool { return (b.start || len(b.shown) > 0) && b.kids > len(b.shown) }
 
 // need is how many lines showing one more child of up costs: its line,
 // and up's aggregate line appearing (its first child shown while others
@@ -117,7 +118,7 @@ func (b *bnode) agg() bool { return len(b.shown) > 0 && b.kids > len(b.shown) }
 func need(up *bnode) int {
 	n := 1
 	before := up.agg()
-	after := up.kids > len(up.shown)+1
+	after := up.kids > len(up.shown)+1 // (a child is shown now)
 	if after && !before {
 		n++
 	}
@@ -129,7 +130,7 @@ func need(up *bnode) int {
 
 // boundedOf selects the lines of the bounded view from start.
 func (t *Tree) boundedOf(start Item, lines int) *bnode {
-	root := &bnode{it: start}
+	root := &bnode{it: start, start: true}
 	var h bheap
 	streams := map[*StreamTree]int{}
 	seq := 0
@@ -174,6 +175,9 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 	ks := kidsOf(start)
 	root.kids = len(ks)
 	used := 1
+	if root.agg() {
+		used++
+	}
 	push(root, ks)
 	for h.Len() > 0 && used < lines {
 		c := heap.Pop(&h).(bcand)
@@ -241,7 +245,7 @@ func (t *Tree) WriteBounded(w io.Writer, start Item, lines int, sty Style) error
 		}
 		return n
 	}
-	hidden := func(b *bnode) bool { return b.kids > 0 && len(b.shown) == 0 }
+	hidden := func(b *bnode) bool { return b.kids > 0 && len(b.shown) == 0 && !b.agg() }
 	emit(root.it, 0, kidsShown(root), true, hidden(root))
 	stack = append(stack, frame{b: root})
 	for len(stack) > 0 {
@@ -265,7 +269,7 @@ func (t *Tree) WriteBounded(w io.Writer, start Item, lines int, sty Style) error
 	}
 	line.Reset()
 	line.WriteString("SIZE: the object with all it holds; SHARE: of the file; SELF: its own bytes. " +
-		itoa(int64(shownLines)) + " largest lines (--lines N, --all: more)\n")
+		itoa(int64(shownLines)) + " lines, largest first (--lines N, --all: more)\n")
 	bw.Write(line.b)
 	return bw.Flush()
 }
@@ -368,7 +372,7 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
 	st.tree = t
 	start := t.streamItem(0)
-	root := &bnode{it: start, kids: 1}
+	root := &bnode{it: start, kids: 1, start: true}
 	var most int64
 	for _, e := range h {
 		switch e.rec.node.Kind {
@@ -378,7 +382,7 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 	}
 	nils := make([]*pickle.Node, most)
 	of := map[*fastRec]*bnode{}
-	used := 1
+	used := 2 // the stream's line and its aggregate line until the root is shown
 	for _, e := range h {
 		if used >= lines {
 			break
