@@ -126,7 +126,7 @@ var costCommands = []struct {
 }
 
 // knownOver: the runs over the bounds today, "shape command" -> what was
-// measured (commit 58def43, 2025-12-01, the project's shared 2-CPU machine
+// measured (commit 58def43, 2026-12-01, the project's shared 2-CPU machine
 // under load; ranges are over 2-4 runs; see docs/cost.md). A few are under
 // the bounds but within 10% of them, where RSS varies enough between runs to
 // make the test flaky. Remove an entry when the engine gets fixed:
