@@ -50,7 +50,10 @@ measure() {
 	tf=$(mktemp)
 	for ((i = 0; i < runs; i++)); do
 		/usr/bin/time -o "$tf" -f '%e %U %S %M' "$@" >/dev/null 2>/dev/null || true
-		read -r w u s m <"$tf"
+		# GNU time writes "Command exited with non-zero status N" first when
+		# the command fails (pk diff exits 1 on a difference): the figures are
+		# the last line
+		read -r w u s m < <(tail -n 1 "$tf")
 		if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then
 			best=$w
 			cpu=$(awk "BEGIN{printf \"%.2f\", $u + $s}")
