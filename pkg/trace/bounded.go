@@ -205,14 +205,7 @@ func (t *Tree) WriteBounded(w io.Writer, start Item, lines int, sty Style) error
 		root = t.boundedOf(start, lines)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	g := boxGlyphs
-	if sty.ASCII {
-		g = asciiGlyphs
-	}
-	width := 10
-	if sty.Bytes {
-		width = 12
-	}
+	g, width := sty.layout()
 	var line lineBuf
 	writeHeader(&line, width)
 	bw.Write(line.b)

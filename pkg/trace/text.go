@@ -30,6 +30,18 @@ func UTF8Locale() bool {
 	return true
 }
 
+// layout gives the tree glyphs and the width of the size column of a style.
+func (sty Style) layout() (glyphs, int) {
+	g, width := boxGlyphs, 10
+	if sty.ASCII {
+		g = asciiGlyphs
+	}
+	if sty.Bytes {
+		width = 12
+	}
+	return g, width
+}
+
 type glyphs struct{ vert, tee, end, open, leaf, ref, cycle, more, times string }
 
 var (
@@ -70,14 +82,7 @@ func pct(n, total int64) string {
 // formatted or built).
 func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	g := boxGlyphs
-	if sty.ASCII {
-		g = asciiGlyphs
-	}
-	width := 10
-	if sty.Bytes {
-		width = 12
-	}
+	g, width := sty.layout()
 	var line lineBuf
 	var err error
 	t.Walk(start, opt, func(v *Visit) {
