@@ -17,6 +17,7 @@ func init() { subcommands = append(subcommands, newDiffCmd) }
 
 type diffFlags struct {
 	json, raw             bool
+	brief, quiet          bool
 	keepDictOrder, strict bool
 	max, context          int
 	strip, ignore         []string
@@ -37,6 +38,9 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 ` + docsLine("pk-diff.md"),
 		Args: cobra.MatchAll(exactArgs(2, "two inputs, A and B ('-' for stdin, once)"), stdinOnce),
 		RunE: func(c *cobra.Command, args []string) error {
+			if n := countSet(f.brief, f.quiet, f.json); n > 1 {
+				return usageErr(c, "-q/--brief, --quiet and --json are one choice of output: give one")
+			}
 			if usesStdin(args) {
 				watchStdin()
 			}
@@ -47,7 +51,7 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 			}
 			out := c.OutOrStdout()
 			if f.raw {
-				return runRawDiff(c, args[0], args[1], f.context)
+				return runRawDiff(c, args[0], args[1], f)
 			}
 			res, err := diff.Files(args[0], args[1], diff.Options{Canon: copt, Ignore: f.ignore, Input: input.Options{AllowBadCRC: f.allowBadCRC}})
 			if err != nil {
@@ -62,6 +66,9 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 				return &ExitError{Code: ExitTrouble, Err: explain(err)}
 			}
 			res.A, res.B = args[0], args[1]
+			if f.brief || f.quiet {
+				return briefVerdict(c, f, args[0], args[1], !res.Same)
+			}
 			if f.json {
 				if err := res.WriteJSON(out, f.max); err != nil {
 					return &ExitError{Code: ExitTrouble, Err: err}
@@ -78,6 +85,8 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 	fl := c.Flags()
 	fl.BoolVar(&f.json, "json", false, "the verdict and the differences as one JSON object")
 	intFlag(fl, &f.max, "max", "", 50, 0, math.MaxInt, "show at most N differences (0: all); the rest are counted")
+	fl.BoolVarP(&f.brief, "brief", "q", false, "as diff -q: only say \"Files A and B differ\" (nothing when they are the same); the exit status as usual")
+	fl.BoolVar(&f.quiet, "quiet", false, "as git diff --quiet: print nothing; the exit status only (0 same, 1 different, 2 trouble)")
 	fl.BoolVar(&f.raw, "raw", false, "an opcode-level unified diff of the two disassemblies, offsets and memo indices taken out")
 	intFlag(fl, &f.context, "context", "U", 3, 0, math.MaxInt, "with --raw: lines of context")
 	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "as pk hash: plain dicts keep insertion order")
@@ -90,7 +99,20 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 	return c
 }
 
-func runRawDiff(c *cobra.Command, a, b string, ctx int) error {
+// briefVerdict ends a run of -q/--brief or --quiet: GNU diff's one line
+// when the inputs differ (-q), nothing at all (--quiet), and the exit status.
+func briefVerdict(c *cobra.Command, f diffFlags, a, b string, differ bool) error {
+	if !differ {
+		return nil
+	}
+	if f.brief && !f.quiet {
+		fmt.Fprintf(c.OutOrStdout(), "Files %s and %s differ\n", a, b)
+	}
+	return Exit(ExitDiffers)
+}
+
+func runRawDiff(c *cobra.Command, a, b string, f diffFlags) error {
+	ctx := f.context
 	var lists [2][]string
 	for i, name := range []string{a, b} {
 		doc, err := input.Open(name, pickle.Options{})
@@ -104,7 +126,11 @@ func runRawDiff(c *cobra.Command, a, b string, ctx int) error {
 		lists[i] = lines
 	}
 	var buf bytes.Buffer
-	if !diff.WriteUnified(&buf, a, b, lists[0], lists[1], ctx) {
+	differ := diff.WriteUnified(&buf, a, b, lists[0], lists[1], ctx)
+	if f.brief || f.quiet {
+		return briefVerdict(c, f, a, b, differ)
+	}
+	if !differ {
 		fmt.Fprintf(c.OutOrStdout(), "%s and %s have the same opcodes (apart from offsets, memo indices and frames)\n", a, b)
 		return nil
 	}
@@ -150,4 +176,14 @@ func openPart(doc *input.Doc, p input.Part) (*pickle.Reader, error) {
 	}
 	st, _ := f.Stat()
 	return pickle.NewReader(f, st.Size(), doc.Path), nil
+}
+
+func countSet(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
