@@ -17,7 +17,7 @@ func init() { subcommands = append(subcommands, newDiffCmd) }
 
 type diffFlags struct {
 	json, raw             bool
-	brief, quiet          bool
+	brief, quiet, stat    bool
 	keepDictOrder, strict bool
 	max, context          int
 	strip, ignore         []string
@@ -40,6 +40,9 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 		RunE: func(c *cobra.Command, args []string) error {
 			if n := countSet(f.brief, f.quiet, f.json); n > 1 {
 				return usageErr(c, "-q/--brief, --quiet and --json are one choice of output: give one")
+			}
+			if f.stat && f.raw {
+				return usageErr(c, "--stat counts the semantic differences; --raw lists opcodes: give one")
 			}
 			if usesStdin(args) {
 				watchStdin()
@@ -69,7 +72,13 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 			if f.brief || f.quiet {
 				return briefVerdict(c, f, args[0], args[1], !res.Same)
 			}
-			if f.json {
+			if f.stat && f.json {
+				if err := res.WriteStatJSON(out); err != nil {
+					return &ExitError{Code: ExitTrouble, Err: err}
+				}
+			} else if f.stat {
+				res.WriteStat(out, f.max)
+			} else if f.json {
 				if err := res.WriteJSON(out, f.max); err != nil {
 					return &ExitError{Code: ExitTrouble, Err: err}
 				}
@@ -87,6 +96,7 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 	intFlag(fl, &f.max, "max", "", 50, 0, math.MaxInt, "show at most N differences (0: all); the rest are counted")
 	fl.BoolVarP(&f.brief, "brief", "q", false, "as diff -q: only say \"Files A and B differ\" (nothing when they are the same); the exit status as usual")
 	fl.BoolVar(&f.quiet, "quiet", false, "as git diff --quiet: print nothing; the exit status only (0 same, 1 different, 2 trouble)")
+	fl.BoolVar(&f.stat, "stat", false, "as git diff --stat: the differences counted by kind and by top-level path (root['key'], root.attr, root[*] for a list's items), one row a path (--max rows); with --json one record")
 	fl.BoolVar(&f.raw, "raw", false, "an opcode-level unified diff of the two disassemblies, offsets and memo indices taken out")
 	intFlag(fl, &f.context, "context", "U", 3, 0, math.MaxInt, "with --raw: lines of context")
 	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "as pk hash: plain dicts keep insertion order")

@@ -150,9 +150,14 @@ func (r *Result) WriteJSON(w io.Writer, max int) error {
 		B string `json:"b"`
 		Result
 	}
+	return encodeJSON(w, named{A: r.A, B: r.B, Result: out})
+}
+
+// encodeJSON writes v as diff's --json does: one indented object.
+func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(named{A: r.A, B: r.B, Result: out})
+	return enc.Encode(v)
 }
 
 // HumanBytes renders n in binary units (1.5 KiB).
