@@ -1038,17 +1038,35 @@ func firstDiff(a, b *canon.Node) string {
 		return ""
 	}
 	sa, sb := a.Str(), b.Str()
-	if a.Len() != int64(len(sa)) || b.Len() != int64(len(sb)) {
-		if a.Len() != b.Len() {
-			return fmt.Sprintf("lengths %d and %d", a.Len(), b.Len())
-		}
-		return ""
-	}
 	i := 0
 	for i < len(sa) && i < len(sb) && sa[i] == sb[i] {
 		i++
 	}
-	return fmt.Sprintf("first difference at byte %d of %d/%d", i, len(sa), len(sb))
+	if a.Len() != int64(len(sa)) || b.Len() != int64(len(sb)) {
+		// a streamed payload: only its first bytes are kept
+		if i < len(sa) && i < len(sb) {
+			return bytesNote(int64(i), a.Len(), b.Len())
+		}
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("lengths %s and %s bytes", Thousands(a.Len()), Thousands(b.Len()))
+		}
+		return fmt.Sprintf("bytes differ past offset %s of %s", Thousands(int64(i)), Thousands(a.Len()))
+	}
+	return bytesNote(int64(i), int64(len(sa)), int64(len(sb)))
+}
+
+// bytesNote is the one wording of where two payloads first differ: "bytes
+// differ from offset 2,097,152 of 3,145,728" (of one length), "... of 22
+// and 23" (of two).
+func bytesNote(off, la, lb int64) string {
+	of := Thousands(la)
+	if la != lb {
+		of += " and " + Thousands(lb)
+	}
+	if off == min(la, lb) && la != lb {
+		return fmt.Sprintf("bytes differ from offset %s, where the shorter ends, of %s", Thousands(off), of)
+	}
+	return fmt.Sprintf("bytes differ from offset %s of %s", Thousands(off), of)
 }
 
 // size returns the stream bytes of a node's subtree in the ownership tree
