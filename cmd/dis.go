@@ -17,7 +17,7 @@ func init() { subcommands = append(subcommands, newDisCmd) }
 
 func newDisCmd() *cobra.Command {
 	var opt dis.Options
-	var full bool
+	var full, noProgress bool
 	c := &cobra.Command{
 		Use:   "dis FILE...",
 		Short: "Disassemble pickles opcode by opcode, as python -m pickletools does",
@@ -47,7 +47,7 @@ On a terminal opcode names are in colour (--color). Nothing is executed.
 				if len(args) > 1 && !o.JSON && !o.Pickletools {
 					fmt.Fprintf(out, "# file %s\n", path)
 				}
-				if err := disOne(out, path, o); err != nil {
+				if err := disOne(out, path, o, noProgress); err != nil {
 					if d, ok := out.(*disWriter); ok {
 						d.flush()
 					}
@@ -67,11 +67,12 @@ On a terminal opcode names are in colour (--color). Nothing is executed.
 	c.Flags().BoolVar(&opt.JSON, "json", false, `one JSON object per opcode: {"stream":i,"pos":offset,"op":"NAME","arg":typed}`)
 	c.Flags().BoolVar(&opt.Pickletools, "pickletools", false, "print exactly what python -m pickletools prints (first stream only)")
 	c.Flags().BoolVar(&full, "full", false, "print large payloads whole instead of shortened")
+	c.Flags().BoolVar(&noProgress, "no-progress", false, progressUsage)
 	intFlag(c.Flags(), &opt.Indent, "indent", "", 4, 0, 16, "spaces per MARK level (0: none)")
 	return c
 }
 
-func disOne(w io.Writer, path string, opt dis.Options) error {
+func disOne(w io.Writer, path string, opt dis.Options, noProgress bool) error {
 	f := os.Stdin
 	size := int64(-1)
 	if path != "-" {
@@ -90,11 +91,17 @@ func disOne(w io.Writer, path string, opt dis.Options) error {
 	br := bufio.NewReaderSize(f, 256<<10)
 	head, _ := br.Peek(64)
 	if size >= 0 && needsInput(path, head) {
-		return disInput(w, path, opt) // containers: dis_input.go
+		// containers (dis_input.go): pkg/input opens the path, a spinner
+		prog := newProgress(os.Stderr, noProgress, "pk dis "+path, -1, unitFiles)
+		defer prog.Done()
+		return disInput(prog.Writer(w), path, opt)
 	}
 	if kind := input.Container(head); kind != "" {
 		return fmt.Errorf("%s: a %s file: pk dis reads bare pickle streams; decompress or extract the pickle first (e.g. zcat FILE | pk dis -); pk hash, diff and trace open it", path, kind)
 	}
-	_, err := dis.Run(w, br, size, path, opt)
+	// progress: the bytes of the input read (size -1 for a pipe: a spinner)
+	prog := newProgress(os.Stderr, noProgress, "pk dis "+path, size, unitBytes)
+	defer prog.Done()
+	_, err := dis.Run(prog.Writer(w), bufio.NewReaderSize(prog.Reader(br), 256<<10), size, path, opt)
 	return err
 }

@@ -32,6 +32,7 @@ type hashFlags struct {
 	checkMode                bool
 	quiet, status, warn      bool
 	strict, ignoreMissing    bool
+	noProgress               bool
 }
 
 var stripWords = []string{"lineno"}
@@ -90,6 +91,7 @@ digest was made with are read from the digest itself.
 	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "do not sort plain dicts: their insertion order counts")
 	enumSliceFlag(fl, &f.strip, "strip", stripWords, "also normalise these (repeatable, comma list): lineno")
 	fl.BoolVar(&f.noProfile, "no-profile", false, "no producer profile (cloudpickle, dill): only the standard equivalences (digest tag +strict)")
+	fl.BoolVar(&f.noProgress, "no-progress", false, progressUsage)
 	enumFlag(fl, &f.algo, "algo", "sha256", []string{"sha256", "xxh3"}, "sha256, or xxh3 (fast, non-cryptographic: trusted input only)")
 	return c
 }
@@ -272,13 +274,18 @@ func runHash(w io.Writer, f hashFlags, opt canon.Options, args []string) error {
 	for i, n := range names {
 		jobs[i] = &hashJob{name: n, opt: opt, done: make(chan struct{})}
 	}
+	// progress: files done of several inputs, a spinner for one
+	prog := newFilesProgress(os.Stderr, f.noProgress, "pk hash", names)
+	defer prog.Done()
+	ew := prog.Writer(os.Stderr)
 	hashAll(jobs, f.jobs)
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(prog.Writer(w))
 	defer bw.Flush()
 	enc := json.NewEncoder(bw)
 	dim := color.New(color.Faint)
 	for _, j := range jobs {
 		<-j.done
+		prog.Add(1)
 		if j.err != nil {
 			skip := f.skipNonPickles && notPickle(j.err)
 			if f.json {
@@ -290,11 +297,11 @@ func runHash(w io.Writer, f hashFlags, opt canon.Options, args []string) error {
 			}
 			bw.Flush()
 			if skip {
-				fmt.Fprintf(os.Stderr, "pk: skipped: %v\n", j.err)
+				fmt.Fprintf(ew, "pk: skipped: %v\n", j.err)
 				continue
 			}
 			trouble = true
-			fmt.Fprintf(os.Stderr, "pk: %v\n", j.err)
+			fmt.Fprintf(ew, "pk: %v\n", j.err)
 			continue
 		}
 		if f.json {

@@ -21,7 +21,7 @@ func init() { subcommands = append(subcommands, newScanCmd) }
 
 type scanFlags struct {
 	json, sarif, recursive, noDefault, quiet bool
-	skipNonPickles                           bool
+	skipNonPickles, noProgress               bool
 	allow, policy                            []string
 	jobs                                     int
 }
@@ -76,6 +76,7 @@ Exit status: 0 all inputs clean, 1 any flagged, 2 any invalid.
 	intFlag(fl, &f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), 1, 1024, "inputs scanned in parallel (output stays in argument order)")
 	fl.BoolVar(&f.noDefault, "no-default", false, "do not start from the default presets (data, numpy, torch)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the verdict lines")
+	fl.BoolVar(&f.noProgress, "no-progress", false, progressUsage)
 	fl.BoolVar(&f.skipNonPickles, "skip-non-pickles", false, "report inputs that are not pickles at all (text, images, empty files) as skipped on stderr instead of invalid")
 	return c
 }
@@ -150,8 +151,6 @@ func scanInputs(args []string, recursive bool) []string {
 
 func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) error {
 	exit := ExitOK
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
 	var all []*scan.Report
 	inputs := scanInputs(args, f.recursive)
 	// f.jobs inputs are scanned at once; reports are written in input order
@@ -174,17 +173,17 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 			}(i, name)
 		}
 	}()
-	progress := IsTerminal(ew) && len(inputs) > 1
+	// progress: files done of several inputs, a spinner for one
+	prog := newFilesProgress(ew, f.noProgress, "pk scan", inputs)
+	defer prog.Done()
+	w, ew = prog.Writer(w), prog.Writer(ew)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	for i := range inputs {
 		rep := <-results[i]
-		if progress {
-			fmt.Fprintf(ew, "\rpk scan: %d/%d", i+1, len(inputs))
-		}
+		prog.Add(1)
 		var np *input.NotPickleError
 		if f.skipNonPickles && rep.Err != nil && errors.As(rep.Err, &np) {
-			if progress {
-				fmt.Fprint(ew, "\r\033[K")
-			}
 			fmt.Fprintf(ew, "pk: skipped: %s\n", rep.Error)
 			continue
 		}
@@ -206,9 +205,7 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 		}
 		writeScanText(w, rep, f.quiet)
 	}
-	if progress {
-		fmt.Fprint(ew, "\r\033[K")
-	}
+	prog.Done()
 	if f.sarif {
 		if err := scan.WriteSARIF(w, all, Version); err != nil {
 			return &ExitError{Code: ExitTrouble, Err: err}

@@ -15,20 +15,21 @@ import (
 func init() { subcommands = append(subcommands, newTraceCmd) }
 
 type traceFlags struct {
-	json    bool
-	top     int
-	depth   int
-	minSize string
-	sort    string
-	path    string
-	svg     string
-	html    string
-	bytes   bool
-	ascii   bool
-	all     bool
-	lines   int
-	group   bool
-	leaves  bool
+	json       bool
+	noProgress bool
+	top        int
+	depth      int
+	minSize    string
+	sort       string
+	path       string
+	svg        string
+	html       string
+	bytes      bool
+	ascii      bool
+	all        bool
+	lines      int
+	group      bool
+	leaves     bool
 
 	boundedView bool // set by bounded
 }
@@ -76,6 +77,7 @@ inputs are sized decompressed.
 	}
 	fl := c.Flags()
 	fl.BoolVar(&f.json, "json", false, "print the tree (or the --top list) as JSON")
+	fl.BoolVar(&f.noProgress, "no-progress", false, progressUsage)
 	intFlag(fl, &f.top, "top", "", 0, 1, math.MaxInt, "list the N largest objects with their paths instead of the tree")
 	intFlag(fl, &f.depth, "depth", "", -1, 0, math.MaxInt, "show N levels of objects below the start, the whole tree to that depth (File and Pk lines use none; default: all)")
 	fl.Lookup("depth").DefValue = "" // -1 stands for all levels; it cannot be given
@@ -109,6 +111,9 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 	if path == "-" {
 		watchStdin()
 	}
+	// progress: a spinner while pkg reads the input (it opens the path itself)
+	prog := newProgress(c.ErrOrStderr(), f.noProgress, "pk trace "+path, -1, unitFiles)
+	defer prog.Done()
 	if f.path == "" && f.svg == "" && f.html == "" {
 		// plain data: streaming passes, no graph (nil otherwise: fall back)
 		var t *trace.Tree
@@ -120,11 +125,13 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			t = trace.FastDepth(path, f.depth)
 		}
 		if t != nil {
+			prog.Done()
 			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
 		}
 	}
 	f.bounded(c)
 	doc, err := input.OpenWith(path, pickle.Options{}, input.Options{})
+	prog.Done()
 	if err != nil {
 		return trouble(err)
 	}
