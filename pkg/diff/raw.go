@@ -1,8 +1,11 @@
 package diff
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"github.com/pk-tools/pk/pkg/dis"
@@ -15,7 +18,13 @@ const MaxRawOps = 2_000_000
 // RawLines returns the opcode listing used by --raw: one line per opcode,
 // without offsets, memo writes (PUT, BINPUT, LONG_BINPUT, MEMOIZE), memo
 // indices on GETs, and FRAME, so that only the story of the bytes remains.
+// A payload streamed as a blob (1 MiB or more, of which the reader keeps
+// only the first bytes) is compared whole: its line ends with its length
+// and the SHA-256 of all its bytes.
 func RawLines(rd *pickle.Reader) ([]string, error) {
+	if rd.NewHash == nil {
+		rd.NewHash = sha256.New
+	}
 	var lines []string
 	stream := 0
 	header := ""
@@ -49,7 +58,7 @@ func RawLines(rd *pickle.Reader) ([]string, error) {
 		}
 		arg := ""
 		if o.Info().Arg != pickle.ArgNone {
-			arg = dis.ArgRepr(&o)
+			arg = rawArg(&o)
 		}
 		if arg != "" {
 			lines = append(lines, o.Code.String()+" "+arg)
@@ -65,6 +74,36 @@ func RawLines(rd *pickle.Reader) ([]string, error) {
 		}
 	}
 	return append(lines, fmt.Sprintf("# (stopped after %d opcodes)", MaxRawOps)), nil
+}
+
+// rawArg is an opcode's argument in the --raw listing: as pickletools
+// prints it, but a payload of LargeValue bytes or more shortened to its
+// first bytes and followed by its length and the SHA-256 of all of it, so
+// that two payloads differing anywhere differ in the listing.
+func rawArg(o *pickle.Op) string {
+	if o.Blob != nil {
+		short := *o
+		short.Blob, short.Str = nil, o.Blob.Prefix
+		return dis.ArgRepr(&short) + fmt.Sprintf("... [%s bytes, sha256:%s]", Thousands(o.Blob.Len), hex.EncodeToString(o.Blob.Digest))
+	}
+	switch o.Info().Arg {
+	case pickle.ArgString4, pickle.ArgBytes4, pickle.ArgBytes8, pickle.ArgBytearray8, pickle.ArgUnicode4, pickle.ArgUnicode8:
+	default:
+		return dis.ArgRepr(o)
+	}
+	if len(o.Str) < LargeValue {
+		return dis.ArgRepr(o)
+	}
+	sum := sha256.Sum256([]byte(o.Str))
+	short := *o
+	cut := pickle.BlobPrefix
+	if o.Info().Arg == pickle.ArgUnicode4 || o.Info().Arg == pickle.ArgUnicode8 {
+		for cut > 0 && !utf8.RuneStart(o.Str[cut]) {
+			cut--
+		}
+	}
+	short.Str = o.Str[:cut]
+	return dis.ArgRepr(&short) + fmt.Sprintf("... [%s bytes, sha256:%s]", Thousands(int64(len(o.Str))), hex.EncodeToString(sum[:]))
 }
 
 // WriteUnified writes a unified diff of a and b with ctx lines of context.
