@@ -18,6 +18,9 @@ func inputsEnv(t *testing.T) func(*testscript.Env) error {
 	}
 	return func(e *testscript.Env) error {
 		e.Setenv("INPUTS", dir)
+		// the colour scripts run pk under script(1), a terminal: a slow
+		// machine must not get a progress bar into their output
+		e.Setenv("PK_NO_PROGRESS", "1")
 		return nil
 	}
 }
