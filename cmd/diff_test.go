@@ -12,7 +12,7 @@ import (
 
 // TestDiffScripts runs cmd/testdata/script/diff_*.txtar.
 func TestDiffScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Files: globScripts(t, "diff_"), Cmds: diffCmds})
+	testscript.Run(t, testscript.Params{Files: globScripts(t, "diff_"), Setup: inputsEnv(t), Cmds: diffCmds})
 }
 
 // diffCmds make the large pickles the diff scripts need.

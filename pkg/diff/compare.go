@@ -226,7 +226,7 @@ func (c *cmp) docs(da, db *input.Doc) {
 			c.add(Entry{Path: partPath(p), Kind: Added, B: partShort(p), SizeB: partSize(p)})
 		case '~':
 			pa, pb := &da.Parts[ra[o.A].Index], &db.Parts[rb[o.B].Index]
-			c.add(Entry{Path: partPath(pa), Kind: Changed, A: partShort(pa), B: partShort(pb), Note: "part " + pb.Name})
+			c.add(Entry{Path: partPath(pa), Kind: Changed, A: partShort(pa), B: partShort(pb), Note: partsNote(pa, pb)})
 		}
 	}
 }
@@ -236,6 +236,31 @@ func partPath(p *input.Part) string {
 		return "<file>"
 	}
 	return "<" + p.Name + ">"
+}
+
+// partLabel names a part in a note: its name, or, for a bare pickle or
+// the main pickle of a legacy torch file (no name), what it is; never "".
+func partLabel(p *input.Part) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	if p.Pickle != nil {
+		return "the file's pickle"
+	}
+	if p.Role != "" {
+		return "the file's " + string(p.Role)
+	}
+	return "the file"
+}
+
+// partsNote names the two parts a changed part entry pairs: "part X", or
+// "part X against Y" when their names differ.
+func partsNote(pa, pb *input.Part) string {
+	la, lb := partLabel(pa), partLabel(pb)
+	if la == lb {
+		return "part " + la
+	}
+	return "part " + la + " against " + lb
 }
 
 func partShort(p *input.Part) string {
@@ -280,7 +305,7 @@ func (c *cmp) part(pa, pb *input.Part) {
 				}
 				if tp, ok := c.tensorsA[key]; ok {
 					e.Path = tp
-					note := string(pa.Role) + " " + pa.Name
+					note := string(pa.Role) + " " + partLabel(pa)
 					if e.Note != "" {
 						note = e.Note + " in " + note
 					}
