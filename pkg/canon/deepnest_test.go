@@ -122,7 +122,10 @@ func TestDeepNestingLinear(t *testing.T) {
 				return min
 			}
 			d1, d2 := best(100000), best(200000)
-			if d2 > 3*d1 && d2 > 200*time.Millisecond {
+			// below half a second the ratio is the collector's noise (CI saw
+			// 66 ms against 215 ms on newobj, with 1M levels in 1.0 s); the
+			// quadratic cost this guards against took seconds at 200k
+			if d2 > 3*d1 && d2 > 500*time.Millisecond {
 				t.Errorf("100,000 levels: %v, 200,000 levels: %v (more than 3 times)", d1, d2)
 			}
 			if testing.Short() {
