@@ -26,10 +26,10 @@ const (
 	// pure, but a key equal to others only with numeric unification (a
 	// tuple holding a bool or a float, at any depth): not a key here
 	fkPureCompNum
-	fkBool // same
-	fkFloat    // same
-	fkIdent    // a final identity value (bytearray, impure tuple, sealed container)
-	fkList     // containers being filled
+	fkBool  // same
+	fkFloat // same
+	fkIdent // a final identity value (bytearray, impure tuple, sealed container)
+	fkList  // containers being filled
 	fkDict
 	fkSet
 	fkCall // a call result (REDUCE, NEWOBJ) taking operations
@@ -61,7 +61,7 @@ type fcont struct {
 	n      int64
 	bounds []int   // dict: key and value starts; set: item starts (relative to the region)
 	vk     []int32 // dict: the record chain (first, last) of each value
-	stream bool  // the list result, whose items go to the hash at once
+	stream bool    // the list result, whose items go to the hash at once
 }
 
 // fop is one canonical operation on a call result: tag and argument count

@@ -20,11 +20,11 @@ type fastScanResult struct {
 	// stateVals: rootVals are those of the one BUILD state dict of a call
 	// result (not of a dict result)
 	stateVals bool
-	memoize   bool     // the stream memoises with MEMOIZE (else PUT)
+	memoize   bool // the stream memoises with MEMOIZE (else PUT)
 	// the most values on the stack and open MARKs at once (pass 2 sizes
 	// its stacks once)
 	maxStack, maxMarks int
-	live      []uint64 // bitset: memo indices some GET reads
+	live               []uint64 // bitset: memo indices some GET reads
 }
 
 func (s *fastScanResult) isLive(i int64) bool {
@@ -48,14 +48,14 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 	rd.Borrow = true
 	res := &fastScanResult{rootList: -1}
 	var (
-		stack  []int32 // list index, or -1
-		marks  []int
+		stack []int32 // list index, or -1
+		marks []int
 		// the list built last at the bottom of the stack (only one can be
 		// there at a time: a later one means it was consumed) and its
 		// item count; bottom -1 when none
 		bottom int32 = -1
 		bcount int64
-		memo   int8            // 0 none yet, 1 MEMOIZE, 2 PUT
+		memo   int8 // 0 none yet, 1 MEMOIZE, 2 PUT
 		nmemo  int64
 	)
 	fence := func() int {
