@@ -5,7 +5,6 @@ import (
 	"container/heap"
 	"errors"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 
@@ -331,16 +330,10 @@ type boundedView struct {
 // (see FastTop); the tree it returns serves WriteBounded from its Root()
 // only.
 func FastBounded(path string, lines int) *Tree {
-	if lines < 2 || path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
+	if lines < 2 {
 		return nil
 	}
-	f, size, ok := openRegular(path)
-	if !ok {
-		return nil
-	}
-	defer f.Close()
-	t, _ := fastBoundedOf(f, size, path, lines)
-	return t
+	return fastFile(path, func(ra io.ReaderAt, size int64) (*Tree, error) { return fastBoundedOf(ra, size, path, lines) })
 }
 
 func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, error) {

@@ -3,8 +3,6 @@ package trace
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,19 +100,7 @@ func agreeBounded(t *testing.T, path string) (fast int) {
 }
 
 func TestBoundedCorpus(t *testing.T) {
-	var files []string
-	filepath.Walk("../../testdata", func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return nil
-		}
-		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz" || fi.Name() == "costshapes") {
-			return filepath.SkipDir
-		}
-		if fi.Mode().IsRegular() && fi.Size() < 2<<20 {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := corpusFiles(2 << 20)
 	took := 0
 	for _, p := range files {
 		if agreeBounded(t, p) > 0 {

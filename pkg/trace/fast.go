@@ -55,7 +55,18 @@ type fastTop struct {
 // over input.Open, the graph path), and always when the environment sets
 // PK_TRACE_FAST=0 (to measure or cross-check the graph path).
 func FastTop(path string, n int) *Tree {
-	if n <= 0 || path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
+	if n <= 0 {
+		return nil
+	}
+	return fastFile(path, func(ra io.ReaderAt, size int64) (*Tree, error) { return fastTopOf(ra, size, path, n) })
+}
+
+// openRegular opens path when it is a regular file (the fast paths read
+// files, not pipes), with its size.
+// fastFile runs one of the fast paths over path when it is a regular file
+// and PK_TRACE_FAST is not 0; nil means the graph path must do it.
+func fastFile(path string, run func(ra io.ReaderAt, size int64) (*Tree, error)) *Tree {
+	if path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
 		return nil
 	}
 	f, size, ok := openRegular(path)
@@ -63,12 +74,10 @@ func FastTop(path string, n int) *Tree {
 		return nil
 	}
 	defer f.Close()
-	t, _ := fastTopOf(f, size, path, n)
+	t, _ := run(f, size)
 	return t
 }
 
-// openRegular opens path when it is a regular file (the fast paths read
-// files, not pipes), with its size.
 func openRegular(path string) (*os.File, int64, bool) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -2,7 +2,6 @@ package trace
 
 import (
 	"io"
-	"os"
 	"runtime/debug"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -36,16 +35,10 @@ const fastMaxDepth = 250
 // the node count, is right), so Top, Find, PathOf and the pictures need the
 // graph path's tree.
 func FastDepth(path string, depth int) *Tree {
-	if depth < 0 || depth > fastMaxDepth || path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
+	if depth < 0 || depth > fastMaxDepth {
 		return nil
 	}
-	f, size, ok := openRegular(path)
-	if !ok {
-		return nil
-	}
-	defer f.Close()
-	t, _ := fastDepthOf(f, size, path, depth)
-	return t
+	return fastFile(path, func(ra io.ReaderAt, size int64) (*Tree, error) { return fastDepthOf(ra, size, path, depth) })
 }
 
 // depthView is the state of the two passes.

@@ -83,19 +83,7 @@ func agree(t *testing.T, path string) (fast int) {
 // differ, inputs, trace, ...; pickles or not) the fast path falls back or
 // agrees with the graph path.
 func TestFastTopCorpus(t *testing.T) {
-	var files []string
-	filepath.Walk("../../testdata", func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return nil
-		}
-		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz" || fi.Name() == "costshapes") {
-			return filepath.SkipDir
-		}
-		if fi.Mode().IsRegular() && fi.Size() < 8<<20 {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := corpusFiles(8 << 20)
 	if len(files) < 100 {
 		t.Fatalf("only %d files under testdata", len(files))
 	}
@@ -842,8 +830,10 @@ func agreeDepth(t *testing.T, path string) (fast int) {
 	return fast
 }
 
-// TestFastDepthCorpus: FastDepth on every file under testdata/.
-func TestFastDepthCorpus(t *testing.T) {
+// corpusFiles lists the regular files under testdata/ smaller than max,
+// leaving out the generated benchmark inputs, fuzz corpora and the cost
+// shapes (held to their bounds by cmd's TestCostShapes).
+func corpusFiles(max int64) []string {
 	var files []string
 	filepath.Walk("../../testdata", func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
@@ -852,11 +842,17 @@ func TestFastDepthCorpus(t *testing.T) {
 		if fi.IsDir() && (fi.Name() == "bench" || fi.Name() == "fuzz" || fi.Name() == "costshapes") {
 			return filepath.SkipDir
 		}
-		if fi.Mode().IsRegular() && fi.Size() < 8<<20 {
+		if fi.Mode().IsRegular() && fi.Size() < max {
 			files = append(files, p)
 		}
 		return nil
 	})
+	return files
+}
+
+// TestFastDepthCorpus: FastDepth on every file under testdata/.
+func TestFastDepthCorpus(t *testing.T) {
+	files := corpusFiles(8 << 20)
 	took := 0
 	for _, p := range files {
 		if agreeDepth(t, p) > 0 {
