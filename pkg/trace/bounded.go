@@ -359,14 +359,7 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 	st.tree = t
 	start := t.streamItem(0)
 	root := &bnode{it: start, kids: 1, start: true}
-	var most int64
-	for _, e := range h {
-		switch e.rec.node.Kind {
-		case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
-			most = max(most, e.rec.cnt)
-		}
-	}
-	nils := make([]*pickle.Node, most)
+	nils := sharedNils(h)
 	of := map[*fastRec]*bnode{}
 	used := 2 // the stream's line and its aggregate line until the root is shown
 	for _, e := range h {

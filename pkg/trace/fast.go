@@ -723,13 +723,10 @@ func (m *fastMachine) keyNode(s *fastSlot) (*pickle.Node, error) {
 	return slotNode(&k), nil
 }
 
-// tree turns the heap into the Items Tree.Top would return.
-func (m *fastMachine) tree() (*Tree, error) {
-	h := m.heap
-	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
-	st := &StreamTree{S: &pickle.Stream{Index: 0, Offset: 0, End: m.size, Proto: m.proto}}
-	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
-	st.tree = t
+// sharedNils is one slice of nils as long as the largest container kept in
+// h: describe() counts a container's Items, so the kept containers' Items
+// share it.
+func sharedNils(h []fastEnt) []*pickle.Node {
 	var most int64
 	for _, e := range h {
 		switch e.rec.node.Kind {
@@ -737,8 +734,17 @@ func (m *fastMachine) tree() (*Tree, error) {
 			most = max(most, e.rec.cnt)
 		}
 	}
-	// describe() counts a container's Items: they share one slice of nils.
-	nils := make([]*pickle.Node, most)
+	return make([]*pickle.Node, most)
+}
+
+// tree turns the heap into the Items Tree.Top would return.
+func (m *fastMachine) tree() (*Tree, error) {
+	h := m.heap
+	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
+	st := &StreamTree{S: &pickle.Stream{Index: 0, Offset: 0, End: m.size, Proto: m.proto}}
+	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
+	st.tree = t
+	nils := sharedNils(h)
 	links := map[*fastRec]*pathLink{}
 	var chain []*fastRec
 	out := make([]Item, 0, len(h))
