@@ -243,6 +243,17 @@ type Stream struct {
 	// Self is the bytes attributed to the stream itself: PROTO, FRAME,
 	// STOP, POP/POP_MARK and what they discarded the reference to.
 	Self int64
+
+	store *Store
+}
+
+// Store returns the stream as a Store (docs/engine.md): the same nodes under
+// the same IDs. The consumers ported to the store read it from here.
+func (s *Stream) Store() *Store {
+	if s.store == nil {
+		s.store = FromGraph(s)
+	}
+	return s.store
 }
 
 // Len is the stream's length in bytes.

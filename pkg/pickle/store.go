@@ -1,0 +1,618 @@
+package pickle
+
+import (
+	"math"
+	"math/big"
+	"unsafe"
+)
+
+// ID names one node of a Store: its index in creation order. NoID is no
+// node (a call without keyword arguments, the owner of a top node).
+type ID int32
+
+// NoID is the ID of no node.
+const NoID ID = -1
+
+// A Store holds one pickle stream as the machine read it, in the compact
+// form of docs/engine.md §2.1: one fixed-size record per node and a few
+// arenas, indexed by int32 IDs, with no Go pointer per node (the garbage
+// collector scans none of it, so the process keeps the default GC pace).
+//
+// What a *Node holds, a Store holds by ID: kind, creating opcode and its
+// offset, flags, the bytes attributed (Self), the scalar value, the text
+// (str, bytes, a global's module and name, a PERSID line), the items, the
+// parts of a call, the operations applied after creation and the owner.
+// Texts live in one byte arena and items in one ID arena; a container that
+// grows after it was built (APPEND(S), SETITEM(S), ADDITEMS) moves its items
+// to the end of the arena with room to double, as a slice does, so growth
+// stays amortised O(1).
+//
+// A Store is read-only once its stream is complete, except through the
+// Add methods, with which a consumer appends nodes of its own (a producer
+// rule's replacement); they get IDs after the stream's.
+type Store struct {
+	// Stream facts, as in Stream.
+	Index         int
+	Begin         int64 // first byte (Stream.Offset)
+	End           int64 // one past STOP
+	Proto         int   // the last PROTO seen (0 when none)
+	Root          ID    // what pickle.load returns
+	Tops          []ID  // nodes without an owner (see Stream.Tops)
+	Popped        []ID  // discarded by POP or POP_MARK where they were built
+	Leftover      []ID  // left under the result at STOP
+	LeftoverMarks int   // MARKs still open at STOP
+	Log           []SEvent
+	StreamSelf    int64 // bytes attributed to the stream itself (Stream.Self)
+
+	recs []rec
+	kids []ID   // items, call parts and mutation arguments
+	text []byte // payloads of str/bytes nodes, global names, PERSID lines
+	ext  []ext  // what few nodes need (big ints, blobs, names, operations, grown items)
+	muts []smut // operations applied after creation, chained per target
+}
+
+// rec is one node: 48 bytes.
+type rec struct {
+	kind  Kind
+	op    Opcode
+	flags Flags
+	owner ID
+	off   int64
+	self  int64
+	val   int64 // int, float bits, bool; text kinds: offset of the text in Store.text
+	vlen  int32 // text kinds: length of the text (a global: of its module); -1: in ext (long text)
+	x     int32 // 1 + index in Store.ext; 0: none
+	kid   int32 // first item in Store.kids (a call: func, args[, kwargs])
+	nkid  int32 // number of items
+}
+
+// ext is what few nodes need beyond their record.
+type ext struct {
+	big      *big.Int
+	blob     *Blob
+	textLen  int64 // text longer than an int32 (vlen == -1)
+	nameOff  int64 // a global's name in Store.text
+	nameLen  int64
+	kcap     int32 // capacity of a container's items after it grew
+	mut, end int32 // 1 + first and last operation in Store.muts; 0: none
+	nmut     int32
+}
+
+// smut is one operation applied to a node after its creation (see Mut).
+type smut struct {
+	op   Opcode
+	off  int64
+	kid  int32 // arguments in Store.kids
+	nkid int32
+	next int32 // 1 + the next operation on the same target; 0: last
+}
+
+// SEvent is one entry of a Store's call log (see Event): Node is the node
+// created or, for EvMut, mutated; Mut then indexes Store.Muts(Node).
+type SEvent struct {
+	Kind   EventKind
+	Op     Opcode
+	Offset int64
+	Node   ID
+	Mut    int
+}
+
+// SMut is one operation applied after creation, as Store.Muts returns it.
+type SMut struct {
+	Op     Opcode
+	Offset int64
+	Args   []ID
+}
+
+// Len returns the number of nodes.
+func (s *Store) Len() int { return len(s.recs) }
+
+// Length is the stream's length in bytes.
+func (s *Store) Length() int64 { return s.End - s.Begin }
+
+// Kind, Op, Flags, Offset, Self and Owner return the node's fields as
+// Node has them.
+func (s *Store) Kind(id ID) Kind         { return s.recs[id].kind }
+func (s *Store) Op(id ID) Opcode         { return s.recs[id].op }
+func (s *Store) Flags(id ID) Flags       { return s.recs[id].flags }
+func (s *Store) Offset(id ID) int64      { return s.recs[id].off }
+func (s *Store) Self(id ID) int64        { return s.recs[id].self }
+func (s *Store) Owner(id ID) ID          { return s.recs[id].owner }
+func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f != 0 }
+
+// Int returns the value of an int (when it fits int64; see Big), bool
+// (0/1), EXT code or buffer index, or the IEEE-754 bits of a float.
+func (s *Store) Int(id ID) int64 { return s.recs[id].val }
+
+// Float returns the value of a float node.
+func (s *Store) Float(id ID) float64 { return math.Float64frombits(uint64(s.recs[id].val)) }
+
+func (s *Store) x(id ID) *ext {
+	r := &s.recs[id]
+	if r.x == 0 {
+		return nil
+	}
+	return &s.ext[r.x-1]
+}
+
+// Big returns the value of an int node as a big.Int (a new one when it fits
+// int64).
+func (s *Store) Big(id ID) *big.Int {
+	if x := s.x(id); x != nil && x.big != nil {
+		return x.big
+	}
+	return big.NewInt(s.recs[id].val)
+}
+
+// IsBig reports whether an int does not fit int64.
+func (s *Store) IsBig(id ID) bool {
+	x := s.x(id)
+	return x != nil && x.big != nil
+}
+
+// Blob returns the streamed payload of a large str/bytes/bytearray, or nil.
+func (s *Store) Blob(id ID) *Blob {
+	if x := s.x(id); x != nil {
+		return x.blob
+	}
+	return nil
+}
+
+// textOf returns offset and length of a node's text.
+func (s *Store) textOf(id ID) (int64, int64) {
+	r := &s.recs[id]
+	if r.vlen >= 0 {
+		return r.val, int64(r.vlen)
+	}
+	return r.val, s.ext[r.x-1].textLen
+}
+
+// Str returns the text of a str (UTF-8), bytes or bytearray (raw bytes; the
+// blob's prefix when streamed), of a PERSID, or a global's module. The
+// string shares the store's memory: it is valid as long as the store is.
+func (s *Store) Str(id ID) string {
+	switch s.recs[id].kind {
+	case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
+	default:
+		return ""
+	}
+	off, n := s.textOf(id)
+	if n == 0 {
+		return ""
+	}
+	return unsafe.String(&s.text[off], int(n))
+}
+
+// Name returns a global's name (after the Python 2 name mapping).
+func (s *Store) Name(id ID) string {
+	x := s.x(id)
+	if x == nil || x.nameLen == 0 || s.recs[id].kind != KindGlobal {
+		return ""
+	}
+	return unsafe.String(&s.text[x.nameOff], int(x.nameLen))
+}
+
+// Qualified returns "module.name" for a resolved global, else "".
+func (s *Store) Qualified(id ID) string {
+	if s.recs[id].kind != KindGlobal || s.recs[id].flags&FlagDynamic != 0 {
+		return ""
+	}
+	return s.Str(id) + "." + s.Name(id)
+}
+
+// PayloadLen returns the payload length of a str/bytes/bytearray node.
+func (s *Store) PayloadLen(id ID) int64 {
+	if b := s.Blob(id); b != nil {
+		return b.Len
+	}
+	_, n := s.textOf(id)
+	return n
+}
+
+// Items returns the items of a container (dicts: key, value, ...), of a
+// STACK_GLOBAL (module, name) or a BINPERSID (its id). A call's parts are
+// read with Func, Args and Kwargs. The slice shares the store's memory.
+func (s *Store) Items(id ID) []ID {
+	r := &s.recs[id]
+	if r.kind == KindCall || r.nkid == 0 {
+		return nil
+	}
+	return s.kids[r.kid : r.kid+r.nkid : r.kid+r.nkid]
+}
+
+// NItems returns len(Items(id)).
+func (s *Store) NItems(id ID) int {
+	if s.recs[id].kind == KindCall {
+		return 0
+	}
+	return int(s.recs[id].nkid)
+}
+
+// Func, Args and Kwargs return the parts of a call (NoID when absent).
+func (s *Store) Func(id ID) ID { return s.part(id, 0) }
+func (s *Store) Args(id ID) ID { return s.part(id, 1) }
+func (s *Store) Kwargs(id ID) ID {
+	return s.part(id, 2)
+}
+
+func (s *Store) part(id ID, i int32) ID {
+	r := &s.recs[id]
+	if r.kind != KindCall || i >= r.nkid {
+		return NoID
+	}
+	return s.kids[r.kid+i]
+}
+
+// NMuts returns the number of operations applied to the node after its
+// creation.
+func (s *Store) NMuts(id ID) int {
+	if x := s.x(id); x != nil {
+		return int(x.nmut)
+	}
+	return 0
+}
+
+// Muts returns the operations applied after creation, in stream order
+// (a new slice; its Args share the store's memory).
+func (s *Store) Muts(id ID) []SMut {
+	x := s.x(id)
+	if x == nil || x.nmut == 0 {
+		return nil
+	}
+	out := make([]SMut, 0, x.nmut)
+	for i := x.mut; i != 0; i = s.muts[i-1].next {
+		m := &s.muts[i-1]
+		out = append(out, SMut{Op: m.op, Offset: m.off, Args: s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
+	}
+	return out
+}
+
+// Children appends to buf every node id refers to, in Node.Children's
+// order: items, then call parts, then mutation arguments.
+func (s *Store) Children(id ID, buf []ID) []ID {
+	r := &s.recs[id]
+	buf = append(buf, s.kids[r.kid:r.kid+r.nkid]...)
+	if x := s.x(id); x != nil {
+		for i := x.mut; i != 0; i = s.muts[i-1].next {
+			m := &s.muts[i-1]
+			buf = append(buf, s.kids[m.kid:m.kid+m.nkid]...)
+		}
+	}
+	return buf
+}
+
+// Footprint returns the bytes the store holds (records, arenas, side
+// tables, lists), for benchmarks and bounds.
+func (s *Store) Footprint() int64 {
+	n := int64(cap(s.recs))*int64(unsafe.Sizeof(rec{})) + int64(cap(s.kids))*4 + int64(cap(s.text)) +
+		int64(cap(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(cap(s.muts))*int64(unsafe.Sizeof(smut{})) +
+		int64(cap(s.Log))*int64(unsafe.Sizeof(SEvent{})) + 4*int64(cap(s.Tops)+cap(s.Popped)+cap(s.Leftover))
+	return n
+}
+
+// --- building ---
+
+// Add appends a node of kind k created by op at off, and returns its ID.
+func (s *Store) Add(k Kind, op Opcode, off int64) ID {
+	id := ID(len(s.recs))
+	s.recs = append(s.recs, rec{kind: k, op: op, off: off, owner: NoID})
+	return id
+}
+
+// AddFrom appends a copy of node src's record (kind, opcode, offset, flags,
+// value, text, items and extras shared, no operations) and returns its ID;
+// a consumer edits the copy with the Set methods.
+func (s *Store) AddFrom(src ID) ID {
+	id := ID(len(s.recs))
+	r := s.recs[src]
+	if r.x != 0 {
+		x := s.ext[r.x-1]
+		x.mut, x.end, x.nmut = 0, 0, 0
+		s.ext = append(s.ext, x)
+		r.x = int32(len(s.ext))
+	}
+	r.owner = NoID
+	s.recs = append(s.recs, r)
+	return id
+}
+
+func (s *Store) xw(id ID) *ext {
+	r := &s.recs[id]
+	if r.x == 0 {
+		s.ext = append(s.ext, ext{})
+		r.x = int32(len(s.ext))
+	}
+	return &s.ext[r.x-1]
+}
+
+// SetInt sets the scalar value (int, bool, float bits, EXT code, buffer).
+func (s *Store) SetInt(id ID, v int64) { s.recs[id].val = v }
+
+// SetBig sets the value of an int that does not fit int64.
+func (s *Store) SetBig(id ID, b *big.Int) {
+	s.xw(id).big = b
+	if b.IsInt64() {
+		s.recs[id].val = b.Int64()
+	}
+}
+
+// SetFlags adds flags.
+func (s *Store) SetFlags(id ID, f Flags) { s.recs[id].flags |= f }
+
+// ClearFlags removes flags.
+func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f }
+
+// AddSelf attributes n more bytes to the node.
+func (s *Store) AddSelf(id ID, n int64) { s.recs[id].self += n }
+
+// SetOwner sets the node that consumed id where it was built.
+func (s *Store) SetOwner(id, owner ID) { s.recs[id].owner = owner }
+
+// putText copies t into the text arena.
+func (s *Store) putText(t string) int64 {
+	off := int64(len(s.text))
+	s.text = append(s.text, t...)
+	return off
+}
+
+// SetStr sets the text of a str/bytes/bytearray/PERSID/global (module) node.
+func (s *Store) SetStr(id ID, t string) {
+	off := s.putText(t)
+	r := &s.recs[id]
+	r.val = off
+	if int64(len(t)) <= math.MaxInt32 {
+		r.vlen = int32(len(t))
+	} else {
+		r.vlen = -1
+		s.xw(id).textLen = int64(len(t))
+	}
+}
+
+// SetBlob sets the streamed payload of a large str/bytes/bytearray; its
+// prefix becomes the node's text.
+func (s *Store) SetBlob(id ID, b *Blob) {
+	s.SetStr(id, b.Prefix)
+	s.xw(id).blob = b
+}
+
+// SetName sets a global's name.
+func (s *Store) SetName(id ID, name string) {
+	off := s.putText(name)
+	x := s.xw(id)
+	x.nameOff, x.nameLen = off, int64(len(name))
+}
+
+// SetItems sets the items of a node (a call: func, args[, kwargs]) to a
+// copy of items.
+func (s *Store) SetItems(id ID, items []ID) {
+	r := &s.recs[id]
+	r.kid = int32(len(s.kids))
+	r.nkid = int32(len(items))
+	s.kids = append(s.kids, items...)
+	if x := s.x(id); x != nil {
+		x.kcap = 0
+	}
+}
+
+// AppendItems appends items to a container's items.
+func (s *Store) AppendItems(id ID, items []ID) {
+	if len(items) == 0 {
+		return
+	}
+	r := &s.recs[id]
+	if r.nkid == 0 && (r.x == 0 || s.ext[r.x-1].kcap == 0) {
+		s.SetItems(id, items)
+		return
+	}
+	kcap := r.nkid
+	if r.x != 0 && s.ext[r.x-1].kcap > kcap {
+		kcap = s.ext[r.x-1].kcap
+	}
+	need := r.nkid + int32(len(items))
+	if need <= kcap {
+		copy(s.kids[r.kid+r.nkid:], items)
+		r.nkid = need
+		return
+	}
+	// move to the end with room to double
+	ncap := max(2*kcap, need, 4)
+	start := int32(len(s.kids))
+	s.kids = append(s.kids, s.kids[r.kid:r.kid+r.nkid]...)
+	s.kids = append(s.kids, items...)
+	for i := need; i < ncap; i++ {
+		s.kids = append(s.kids, NoID)
+	}
+	r = &s.recs[id]
+	r.kid, r.nkid = start, need
+	s.xw(id).kcap = ncap
+}
+
+// AddMut records an operation applied to target after its creation and
+// returns its index in Muts(target).
+func (s *Store) AddMut(target ID, op Opcode, off int64, args []ID) int {
+	s.muts = append(s.muts, smut{op: op, off: off, kid: int32(len(s.kids)), nkid: int32(len(args))})
+	s.kids = append(s.kids, args...)
+	i := int32(len(s.muts))
+	x := s.xw(target)
+	if x.end == 0 {
+		x.mut = i
+	} else {
+		s.muts[x.end-1].next = i
+	}
+	x.end = i
+	x.nmut++
+	return int(x.nmut - 1)
+}
+
+// --- the graph, both ways ---
+
+// FromGraph returns the store of a stream read as a graph: the same nodes
+// under the same IDs (Node.ID), the same stream facts.
+func FromGraph(st *Stream) *Store {
+	s := &Store{Index: st.Index, Begin: st.Offset, End: st.End, Proto: st.Proto, Root: idOf(st.Root),
+		LeftoverMarks: st.LeftoverMarks, StreamSelf: st.Self}
+	s.recs = make([]rec, 0, len(st.All))
+	nk := 0
+	for _, n := range st.All {
+		nk += len(n.Items)
+	}
+	s.kids = make([]ID, 0, nk+len(st.All)/4)
+	var buf []ID
+	for _, n := range st.All {
+		id := s.Add(n.Kind, n.Op, n.Offset)
+		r := &s.recs[id]
+		r.flags, r.self, r.val = n.Flags, n.Self, n.Int
+		r.owner = idOf(n.Owner)
+		switch n.Kind {
+		case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
+			s.SetStr(id, n.Str)
+		}
+		if n.X != nil {
+			if n.X.Big != nil {
+				s.xw(id).big = n.X.Big
+			}
+			if n.X.Blob != nil {
+				s.xw(id).blob = n.X.Blob
+			}
+			if n.Kind == KindGlobal {
+				s.SetName(id, n.X.Name)
+			}
+		}
+		buf = buf[:0]
+		if n.Kind == KindCall {
+			if n.X != nil {
+				buf = append(buf, idOf(n.X.Func), idOf(n.X.Args))
+				if n.X.Kwargs != nil {
+					buf = append(buf, idOf(n.X.Kwargs))
+				}
+			}
+		} else {
+			for _, c := range n.Items {
+				buf = append(buf, idOf(c))
+			}
+		}
+		if len(buf) > 0 {
+			s.SetItems(id, buf)
+		}
+	}
+	for _, n := range st.All {
+		for _, m := range n.Muts() {
+			buf = buf[:0]
+			for _, a := range m.Args {
+				buf = append(buf, idOf(a))
+			}
+			s.AddMut(ID(n.ID), m.Op, m.Offset, buf)
+		}
+	}
+	s.Tops = idsOf(st.Tops)
+	s.Popped = idsOf(st.Popped)
+	s.Leftover = idsOf(st.Leftover)
+	s.Log = make([]SEvent, len(st.Log))
+	for i, e := range st.Log {
+		s.Log[i] = SEvent{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: idOf(e.Node), Mut: e.Mut}
+	}
+	return s
+}
+
+func idOf(n *Node) ID {
+	if n == nil {
+		return NoID
+	}
+	return ID(n.ID)
+}
+
+func idsOf(ns []*Node) []ID {
+	if len(ns) == 0 {
+		return nil
+	}
+	out := make([]ID, len(ns))
+	for i, n := range ns {
+		out[i] = idOf(n)
+	}
+	return out
+}
+
+// Graph returns the stream as a *Node graph with the same nodes under the
+// same IDs: for the consumers that still walk the graph (docs/engine.md §3).
+// Every node, item list and extra is carved from a few exact-size slabs.
+func (s *Store) Graph() *Stream {
+	st := &Stream{Index: s.Index, Offset: s.Begin, End: s.End, Proto: s.Proto,
+		LeftoverMarks: s.LeftoverMarks, Self: s.StreamSelf}
+	n := len(s.recs)
+	slab := make([]Node, n)
+	all := make([]*Node, n)
+	nx := 0
+	for i := range slab {
+		all[i] = &slab[i]
+		r := &s.recs[i]
+		if r.x != 0 || r.kind == KindCall || r.kind == KindGlobal {
+			nx++
+		}
+	}
+	extras := make([]Extra, nx)
+	kids := make([]*Node, len(s.kids))
+	for i, k := range s.kids {
+		if k >= 0 {
+			kids[i] = all[k]
+		}
+	}
+	node := func(id ID) *Node {
+		if id < 0 {
+			return nil
+		}
+		return all[id]
+	}
+	for i := range slab {
+		id := ID(i)
+		r := &s.recs[i]
+		nd := &slab[i]
+		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags, ID: int32(i), Offset: r.off, Self: r.self, Int: r.val, Owner: node(r.owner)}
+		switch r.kind {
+		case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
+			nd.Str = s.Str(id)
+			nd.Int = 0
+		}
+		if r.x != 0 || r.kind == KindCall || r.kind == KindGlobal {
+			x := &extras[0]
+			extras = extras[1:]
+			if e := s.x(id); e != nil {
+				x.Big, x.Blob = e.big, e.blob
+				if r.kind == KindGlobal {
+					x.Name = s.Name(id)
+				}
+				if e.nmut > 0 {
+					x.Muts = make([]Mut, 0, e.nmut)
+					for j := e.mut; j != 0; j = s.muts[j-1].next {
+						m := &s.muts[j-1]
+						x.Muts = append(x.Muts, Mut{Op: m.op, Offset: m.off, Args: kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
+					}
+				}
+			}
+			nd.X = x
+		}
+		if r.kind == KindCall {
+			x := nd.X
+			x.Func, x.Args, x.Kwargs = node(s.Func(id)), node(s.Args(id)), node(s.Kwargs(id))
+		} else if r.nkid > 0 {
+			nd.Items = kids[r.kid : r.kid+r.nkid : r.kid+r.nkid]
+		}
+	}
+	st.All = all
+	st.Root = node(s.Root)
+	nodes := func(ids []ID) []*Node {
+		if len(ids) == 0 {
+			return nil
+		}
+		out := make([]*Node, len(ids))
+		for i, id := range ids {
+			out[i] = all[id]
+		}
+		return out
+	}
+	st.Tops, st.Popped, st.Leftover = nodes(s.Tops), nodes(s.Popped), nodes(s.Leftover)
+	st.Log = make([]Event, len(s.Log))
+	for i, e := range s.Log {
+		st.Log[i] = Event{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: node(e.Node), Mut: e.Mut}
+	}
+	return st
+}

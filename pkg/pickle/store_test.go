@@ -1,0 +1,119 @@
+package pickle
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// sameGraph compares two graphs of one stream node by node (by ID).
+func sameGraph(a, b *Stream) error {
+	if a.Index != b.Index || a.Offset != b.Offset || a.End != b.End || a.Proto != b.Proto || a.Self != b.Self || a.LeftoverMarks != b.LeftoverMarks {
+		return fmt.Errorf("stream facts differ: %+v vs %+v", *a, *b)
+	}
+	if len(a.All) != len(b.All) {
+		return fmt.Errorf("%d nodes vs %d", len(a.All), len(b.All))
+	}
+	id := func(n *Node) int32 {
+		if n == nil {
+			return -1
+		}
+		return n.ID
+	}
+	ids := func(ns []*Node) string {
+		s := ""
+		for _, n := range ns {
+			s += fmt.Sprint(id(n), " ")
+		}
+		return s
+	}
+	if id(a.Root) != id(b.Root) || ids(a.Tops) != ids(b.Tops) || ids(a.Popped) != ids(b.Popped) || ids(a.Leftover) != ids(b.Leftover) {
+		return fmt.Errorf("root/tops differ")
+	}
+	for i, x := range a.All {
+		y := b.All[i]
+		if x.ID != int32(i) || y.ID != int32(i) {
+			return fmt.Errorf("node %d: IDs %d, %d", i, x.ID, y.ID)
+		}
+		if x.Kind != y.Kind || x.Op != y.Op || x.Flags != y.Flags || x.Offset != y.Offset || x.Self != y.Self || x.Int != y.Int || x.Str != y.Str || id(x.Owner) != id(y.Owner) {
+			return fmt.Errorf("node %d: %+v vs %+v", i, *x, *y)
+		}
+		if ids(x.Items) != ids(y.Items) {
+			return fmt.Errorf("node %d: items %s vs %s", i, ids(x.Items), ids(y.Items))
+		}
+		if id(x.Func()) != id(y.Func()) || id(x.Args()) != id(y.Args()) || id(x.Kwargs()) != id(y.Kwargs()) || x.Name() != y.Name() || x.Blob() != y.Blob() || x.IsBig() != y.IsBig() || (x.IsBig() && x.Big().Cmp(y.Big()) != 0) {
+			return fmt.Errorf("node %d: extras differ", i)
+		}
+		mx, my := x.Muts(), y.Muts()
+		if len(mx) != len(my) {
+			return fmt.Errorf("node %d: %d muts vs %d", i, len(mx), len(my))
+		}
+		for j := range mx {
+			if mx[j].Op != my[j].Op || mx[j].Offset != my[j].Offset || ids(mx[j].Args) != ids(my[j].Args) {
+				return fmt.Errorf("node %d: mut %d differs", i, j)
+			}
+		}
+	}
+	if len(a.Log) != len(b.Log) {
+		return fmt.Errorf("log %d vs %d", len(a.Log), len(b.Log))
+	}
+	for i := range a.Log {
+		x, y := a.Log[i], b.Log[i]
+		if x.Kind != y.Kind || x.Op != y.Op || x.Offset != y.Offset || id(x.Node) != id(y.Node) || x.Mut != y.Mut {
+			return fmt.Errorf("log %d: %+v vs %+v", i, x, y)
+		}
+	}
+	return nil
+}
+
+// TestStoreRoundTrip: a graph taken into a store and back is the same graph,
+// over the fixture corpus and the hand-made samples.
+func TestStoreRoundTrip(t *testing.T) {
+	files := fixtureFiles(4 << 20)
+	if len(files) == 0 {
+		t.Skip("no fixtures")
+	}
+	n := 0
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parseBytes(b)
+		if err != nil {
+			continue
+		}
+		for _, st := range f.Streams {
+			s := FromGraph(st)
+			if err := sameGraph(st, s.Graph()); err != nil {
+				t.Errorf("%s stream %d: %v", p, st.Index, err)
+			}
+			n++
+		}
+	}
+	t.Logf("%d streams", n)
+}
+
+func TestStoreGrowth(t *testing.T) {
+	s := &Store{}
+	l := s.Add(KindList, EMPTY_LIST, 0)
+	var want []ID
+	for i := 0; i < 1000; i++ {
+		c := s.Add(KindInt, BININT1, int64(i+1))
+		s.AppendItems(l, []ID{c})
+		want = append(want, c)
+		if i%7 == 0 {
+			s.AddMut(l, BUILD, int64(i), []ID{c})
+		}
+	}
+	got := s.Items(l)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("items differ")
+	}
+	if len(s.kids) > 4*len(want)+200 {
+		t.Fatalf("arena %d for %d items: growth not amortised", len(s.kids), len(want))
+	}
+	if s.NMuts(l) != 143 || len(s.Muts(l)) != 143 || s.Muts(l)[2].Args[0] != want[14] {
+		t.Fatalf("muts wrong: %d", s.NMuts(l))
+	}
+}
