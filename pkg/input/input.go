@@ -53,8 +53,11 @@ type Part struct {
 	Key string
 	// Node is, for joblib arrays (RoleArray, RoleObjects), the
 	// NumpyArrayWrapper node whose BUILD the bytes follow, in the pickle
-	// part Of.
-	Node *pickle.Node
+	// part Of: NodeID in its stream NodeStream. Node (the graph's) goes
+	// when every consumer reads stores (docs/engine.md §3).
+	Node       *pickle.Node
+	NodeID     pickle.ID
+	NodeStream int
 	// Of is the index in Doc.Parts of the pickle part that refers to this
 	// part, or -1.
 	Of int

@@ -63,7 +63,7 @@ func (j *joblibHook) fail(rd *pickle.Reader, format string, args ...any) error {
 	return &pickle.Error{File: j.doc.Path, Offset: rd.Offset(), Op: "BUILD", Reason: reason}
 }
 
-func (j *joblibHook) afterBuild(rd *pickle.Reader, n *pickle.Node) error {
+func (j *joblibHook) afterBuild(rd *pickle.Reader, stream int, n *pickle.Node) error {
 	cls := classOf(n)
 	if oldWrapperNames[cls] {
 		return j.fail(rd, "%s: joblib < 0.10 kept arrays in separate files; pk does not read that format", cls)
@@ -101,7 +101,7 @@ func (j *joblibHook) afterBuild(rd *pickle.Reader, n *pickle.Node) error {
 			return j.fail(rd, "the nested pickle of a joblib object array ends inside a frame")
 		}
 		f := &pickle.File{Name: j.doc.Path, Size: rd.Offset() - start, Streams: []*pickle.Stream{s}}
-		j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleObjects, Pickle: f, Node: n, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
+		j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleObjects, Pickle: f, Node: n, NodeID: pickle.ID(n.ID), NodeStream: stream, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
 		return nil
 	}
 	if st.padded {
@@ -124,7 +124,7 @@ func (j *joblibHook) afterBuild(rd *pickle.Reader, n *pickle.Node) error {
 	if j.ra != nil && j.ra.r != nil && j.where == "" {
 		raw.open = sectionOpener(j.ra.r, raw.Offset, raw.Len)
 	}
-	j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleArray, Raw: raw, Node: n, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
+	j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleArray, Raw: raw, Node: n, NodeID: pickle.ID(n.ID), NodeStream: stream, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
 	return nil
 }
 

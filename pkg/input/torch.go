@@ -86,13 +86,18 @@ func (d *Doc) Storage(pid *pickle.Node) (*StorageRef, bool) {
 	if !ok {
 		return nil, false
 	}
+	d.attach(r)
+	return r, true
+}
+
+// attach sets the Raw part holding the storage r names.
+func (d *Doc) attach(r *StorageRef) {
 	for i := range d.Parts {
 		if d.Parts[i].Role == RoleStorage && d.Parts[i].Key == r.Key {
 			r.Part = &d.Parts[i]
 			break
 		}
 	}
-	return r, true
 }
 
 // TensorRef describes a tensor rebuilt by torch._utils._rebuild_tensor_v2

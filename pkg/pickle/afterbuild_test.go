@@ -14,7 +14,7 @@ func TestAfterBuildConsumesBytes(t *testing.T) {
 	b := []byte("]}b" + "RAW!" + ".")
 	var got []byte
 	var target *Node
-	opt := Options{AfterBuild: func(rd *Reader, n *Node) error {
+	opt := Options{AfterBuild: func(rd *Reader, _ int, n *Node) error {
 		target = n
 		got = append(got, rd.Peek(4)...)
 		_, err := rd.Discard(4)
@@ -45,7 +45,7 @@ func TestAfterBuildConsumesBytes(t *testing.T) {
 
 func TestAfterBuildError(t *testing.T) {
 	b := []byte("]}b.")
-	opt := Options{AfterBuild: func(rd *Reader, n *Node) error {
+	opt := Options{AfterBuild: func(rd *Reader, _ int, n *Node) error {
 		return &Error{Offset: rd.Offset(), Reason: "no array here"}
 	}}
 	_, err := Parse(bytes.NewReader(b), int64(len(b)), "t", opt)
@@ -58,7 +58,7 @@ func TestFrameLeft(t *testing.T) {
 	// PROTO 4, FRAME 3, NONE NONE BUILD, then STOP outside the frame.
 	b := []byte("\x80\x04\x95\x03\x00\x00\x00\x00\x00\x00\x00NNb.")
 	var left []int64
-	opt := Options{AfterBuild: func(rd *Reader, n *Node) error {
+	opt := Options{AfterBuild: func(rd *Reader, _ int, n *Node) error {
 		left = append(left, rd.FrameLeft())
 		return nil
 	}}

@@ -21,7 +21,7 @@ type Options struct {
 	// MaxStreams stops after this many streams (0: no limit).
 	MaxStreams int
 	// AfterBuild, when set, is given to the reader (see Reader.AfterBuild).
-	AfterBuild func(rd *Reader, target *Node) error
+	AfterBuild func(rd *Reader, stream int, target *Node) error
 }
 
 // ParseFile reads the named file ("-" is stdin).
@@ -750,7 +750,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.mutate(target, []*Node{take(st, target)})
 		if m.rd.AfterBuild != nil {
 			start := m.rd.Offset()
-			err := m.rd.AfterBuild(m.rd, target)
+			err := m.rd.AfterBuild(m.rd, m.st.Index, target)
 			target.Self += m.rd.Offset() - start
 			if err != nil {
 				return false, err

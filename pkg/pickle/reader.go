@@ -95,7 +95,7 @@ type Reader struct {
 	// nested pickle), as joblib's unpickler does to read an array's data
 	// after its NumpyArrayWrapper; the machine attributes the bytes it
 	// consumes to target.Self. An error stops the stream.
-	AfterBuild func(rd *Reader, target *Node) error
+	AfterBuild func(rd *Reader, stream int, target *Node) error
 
 	line  []byte
 	tmp   [8]byte

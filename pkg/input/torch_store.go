@@ -1,0 +1,92 @@
+package input
+
+import (
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The store forms of Storage and Tensor (docs/engine.md §3): the graph forms
+// in torch.go go when every consumer reads stores.
+
+// parsePIDAt reads a torch persistent id node of a store.
+func parsePIDAt(s *pickle.Store, pid pickle.ID) (*StorageRef, bool) {
+	if pid < 0 || s.Kind(pid) != pickle.KindPersID || s.NItems(pid) != 1 {
+		return nil, false
+	}
+	t := s.Items(pid)[0]
+	if s.Kind(t) != pickle.KindTuple || s.NItems(t) < 5 {
+		return nil, false
+	}
+	it := s.Items(t)
+	if s.Kind(it[0]) != pickle.KindStr || s.Str(it[0]) != "storage" || s.Kind(it[2]) != pickle.KindStr || s.Kind(it[4]) != pickle.KindInt || s.IsBig(it[4]) {
+		return nil, false
+	}
+	r := &StorageRef{Key: s.Str(it[2]), Numel: s.Int(it[4])}
+	if s.Kind(it[1]) == pickle.KindGlobal {
+		r.Type = s.Qualified(it[1])
+		name := s.Name(it[1])
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		if st, ok := storageTypes[name]; ok && (s.Str(it[1]) == "torch" || strings.HasPrefix(s.Str(it[1]), "torch.")) {
+			r.DType, r.ElemSize = st.dtype, st.size
+		}
+	}
+	if s.Kind(it[3]) == pickle.KindStr {
+		r.Location = s.Str(it[3])
+	}
+	return r, true
+}
+
+// StorageAt is Storage for node pid of store s.
+func (d *Doc) StorageAt(s *pickle.Store, pid pickle.ID) (*StorageRef, bool) {
+	r, ok := parsePIDAt(s, pid)
+	if !ok {
+		return nil, false
+	}
+	d.attach(r)
+	return r, true
+}
+
+// TensorAt is Tensor for node call of store s.
+func (d *Doc) TensorAt(s *pickle.Store, call pickle.ID) (*TensorRef, bool) {
+	if call < 0 || s.Kind(call) != pickle.KindCall || s.Func(call) < 0 {
+		return nil, false
+	}
+	switch s.Qualified(s.Func(call)) {
+	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
+	default:
+		return nil, false
+	}
+	a := s.Args(call)
+	if a < 0 || s.Kind(a) != pickle.KindTuple || s.NItems(a) < 4 {
+		return nil, false
+	}
+	it := s.Items(a)
+	st, ok := d.StorageAt(s, it[0])
+	if !ok || s.Kind(it[1]) != pickle.KindInt {
+		return nil, false
+	}
+	t := &TensorRef{Storage: st, Offset: s.Int(it[1])}
+	ints := func(n pickle.ID) ([]int64, bool) {
+		if s.Kind(n) != pickle.KindTuple {
+			return nil, false
+		}
+		out := make([]int64, 0, s.NItems(n))
+		for _, x := range s.Items(n) {
+			if s.Kind(x) != pickle.KindInt {
+				return nil, false
+			}
+			out = append(out, s.Int(x))
+		}
+		return out, true
+	}
+	if t.Shape, ok = ints(it[2]); !ok {
+		return nil, false
+	}
+	if t.Stride, ok = ints(it[3]); !ok {
+		return nil, false
+	}
+	return t, true
+}
