@@ -282,6 +282,11 @@ func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt
 		return err
 	}
 	part := Part{Name: "", Role: RolePickle, Pickle: f, Of: -1}
+	for i := range jb.parts {
+		if p := &jb.parts[i]; p.NodeStream < len(f.Streams) && f.Streams[p.NodeStream].All != nil {
+			p.Node = f.Streams[p.NodeStream].All[p.NodeID] // the graph's, until every consumer reads stores
+		}
+	}
 	doc.Parts = append([]Part{part}, jb.parts...)
 	if len(jb.parts) > 0 {
 		doc.Format = withLayer(doc, "joblib")

@@ -273,7 +273,7 @@ func TestJoblibArrays(t *testing.T) {
 				if p.Role != RoleArray && p.Role != RoleObjects {
 					t.Fatalf("part %s role %s", p.Name, p.Role)
 				}
-				if p.Node == nil || classOf(p.Node) != "joblib.numpy_pickle.NumpyArrayWrapper" || p.Of != 0 {
+				if p.Node == nil || p.Of != 0 || classOf(d.Parts[0].Pickle.Streams[p.NodeStream].Store(), p.NodeID) != "joblib.numpy_pickle.NumpyArrayWrapper" || p.Node.ID != int32(p.NodeID) {
 					t.Fatalf("part %s not linked to its wrapper", p.Name)
 				}
 				if p.Raw != nil && (p.Gap[1] != p.Raw.Offset+p.Raw.Len || p.Gap[0] > p.Raw.Offset || p.Raw.Offset-p.Gap[0] > 256) {

@@ -40,16 +40,15 @@ var oldWrapperNames = map[string]bool{
 
 // classOf returns the qualified class name an instance node was made from
 // (NEWOBJ/NEWOBJ_EX/INST/OBJ of a global, or copyreg._reconstructor(cls, ...)).
-func classOf(n *pickle.Node) string {
-	if n.Kind != pickle.KindCall || n.Func() == nil {
+func classOf(s *pickle.Store, n pickle.ID) string {
+	if s.Kind(n) != pickle.KindCall || s.Func(n) < 0 {
 		return ""
 	}
-	f := n.Func()
-	q := f.Qualified()
-	if q == "copyreg._reconstructor" && n.Args() != nil && len(n.Args().Items) > 0 {
-		return n.Args().Items[0].Qualified()
+	q := s.Qualified(s.Func(n))
+	if a := s.Args(n); q == "copyreg._reconstructor" && a >= 0 && s.NItems(a) > 0 {
+		return s.Qualified(s.Items(a)[0])
 	}
-	if n.Op == pickle.REDUCE {
+	if s.Op(n) == pickle.REDUCE {
 		return ""
 	}
 	return q
@@ -63,15 +62,15 @@ func (j *joblibHook) fail(rd *pickle.Reader, format string, args ...any) error {
 	return &pickle.Error{File: j.doc.Path, Offset: rd.Offset(), Op: "BUILD", Reason: reason}
 }
 
-func (j *joblibHook) afterBuild(rd *pickle.Reader, stream int, n *pickle.Node) error {
-	cls := classOf(n)
+func (j *joblibHook) afterBuild(rd *pickle.Reader, s *pickle.Store, n pickle.ID) error {
+	cls := classOf(s, n)
 	if oldWrapperNames[cls] {
 		return j.fail(rd, "%s: joblib < 0.10 kept arrays in separate files; pk does not read that format", cls)
 	}
 	if !wrapperNames[cls] {
 		return nil
 	}
-	st, err := wrapperState(n)
+	st, err := wrapperState(s, n)
 	if err != nil {
 		return j.fail(rd, "joblib NumpyArrayWrapper: %v; joblib could not read its array either, pk refuses", err)
 	}
@@ -84,7 +83,7 @@ func (j *joblibHook) afterBuild(rd *pickle.Reader, stream int, n *pickle.Node) e
 		saved := rd.AfterBuild
 		rd.AfterBuild = nil
 		start := rd.Offset()
-		s, err := pickle.RunStream(rd, 0)
+		ns, err := pickle.RunStream(rd, 0)
 		rd.AfterBuild = saved
 		if err != nil {
 			if pe, ok := pickle.AsError(err); ok {
@@ -100,8 +99,8 @@ func (j *joblibHook) afterBuild(rd *pickle.Reader, stream int, n *pickle.Node) e
 		if rd.FrameLeft() > 0 {
 			return j.fail(rd, "the nested pickle of a joblib object array ends inside a frame")
 		}
-		f := &pickle.File{Name: j.doc.Path, Size: rd.Offset() - start, Streams: []*pickle.Stream{s}}
-		j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleObjects, Pickle: f, Node: n, NodeID: pickle.ID(n.ID), NodeStream: stream, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
+		f := &pickle.File{Name: j.doc.Path, Size: rd.Offset() - start, Streams: []*pickle.Stream{ns}}
+		j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleObjects, Pickle: f, NodeID: n, NodeStream: s.Index, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
 		return nil
 	}
 	if st.padded {
@@ -124,7 +123,7 @@ func (j *joblibHook) afterBuild(rd *pickle.Reader, stream int, n *pickle.Node) e
 	if j.ra != nil && j.ra.r != nil && j.where == "" {
 		raw.open = sectionOpener(j.ra.r, raw.Offset, raw.Len)
 	}
-	j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleArray, Raw: raw, Node: n, NodeID: pickle.ID(n.ID), NodeStream: stream, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
+	j.parts = append(j.parts, Part{Name: fmt.Sprintf("array %d", idx), Role: RoleArray, Raw: raw, NodeID: n, NodeStream: s.Index, Of: 0, Gap: [2]int64{gapStart, rd.Offset()}})
 	return nil
 }
 
@@ -180,58 +179,59 @@ type wrapperInfo struct {
 
 // wrapperState merges the BUILD states applied so far (as __dict__.update
 // does) and reads shape, order, dtype and the alignment.
-func wrapperState(n *pickle.Node) (*wrapperInfo, error) {
-	state := map[string]*pickle.Node{}
-	for _, m := range n.Muts() {
+func wrapperState(s *pickle.Store, n pickle.ID) (*wrapperInfo, error) {
+	state := map[string]pickle.ID{}
+	for _, m := range s.Muts(n) {
 		if m.Op != pickle.BUILD || len(m.Args) != 1 {
 			continue
 		}
-		s := m.Args[0]
-		if s.Kind == pickle.KindTuple && len(s.Items) == 2 { // (dict, slotstate)
-			s = s.Items[0]
+		st := m.Args[0]
+		if s.Kind(st) == pickle.KindTuple && s.NItems(st) == 2 { // (dict, slotstate)
+			st = s.Items(st)[0]
 		}
-		if s.Kind == pickle.KindNone {
+		if s.Kind(st) == pickle.KindNone {
 			continue
 		}
-		if s.Kind != pickle.KindDict {
-			return nil, fmt.Errorf("state is a %s, not a dict", s.Kind)
+		if s.Kind(st) != pickle.KindDict {
+			return nil, fmt.Errorf("state is a %s, not a dict", s.Kind(st))
 		}
-		for i := 0; i+1 < len(s.Items); i += 2 {
-			if k := s.Items[i]; k.Kind == pickle.KindStr {
-				state[k.Str] = s.Items[i+1]
+		it := s.Items(st)
+		for i := 0; i+1 < len(it); i += 2 {
+			if k := it[i]; s.Kind(k) == pickle.KindStr {
+				state[s.Str(k)] = it[i+1]
 			}
 		}
 	}
 	w := &wrapperInfo{order: "C"}
 	sh, ok := state["shape"]
-	if !ok || sh.Kind != pickle.KindTuple {
+	if !ok || s.Kind(sh) != pickle.KindTuple {
 		return nil, fmt.Errorf("no shape tuple")
 	}
 	count := int64(1)
-	for _, it := range sh.Items {
-		if it.Kind != pickle.KindInt || it.IsBig() || it.Int < 0 {
-			return nil, fmt.Errorf("shape holds %s, not a non-negative int", it.Kind)
+	for _, it := range s.Items(sh) {
+		if s.Kind(it) != pickle.KindInt || s.IsBig(it) || s.Int(it) < 0 {
+			return nil, fmt.Errorf("shape holds %s, not a non-negative int", s.Kind(it))
 		}
-		hi, lo := bits.Mul64(uint64(count), uint64(it.Int))
+		hi, lo := bits.Mul64(uint64(count), uint64(s.Int(it)))
 		if hi != 0 || lo > math.MaxInt64 {
 			return nil, fmt.Errorf("shape overflows")
 		}
 		count = int64(lo)
-		w.shape = append(w.shape, it.Int)
+		w.shape = append(w.shape, s.Int(it))
 	}
-	if o, ok := state["order"]; ok && o.Kind == pickle.KindStr {
-		w.order = o.Str
+	if o, ok := state["order"]; ok && s.Kind(o) == pickle.KindStr {
+		w.order = s.Str(o)
 	}
 	dt, ok := state["dtype"]
 	if !ok {
 		return nil, fmt.Errorf("no dtype")
 	}
-	d, err := dtypeOf(dt)
+	d, err := dtypeOf(s, dt)
 	if err != nil {
 		return nil, err
 	}
 	w.dtype, w.object = d.str, d.object
-	if a, ok := state["numpy_array_alignment_bytes"]; ok && a.Kind != pickle.KindNone {
+	if a, ok := state["numpy_array_alignment_bytes"]; ok && s.Kind(a) != pickle.KindNone {
 		w.padded = true
 	}
 	if !w.object {
@@ -253,38 +253,38 @@ type dtypeInfo struct {
 // dtypeOf reads a pickled numpy.dtype: numpy.dtype(typestr, align, copy)
 // REDUCE, then BUILD (version, byteorder, subarray, names, fields, elsize,
 // alignment, flags[, metadata]).
-func dtypeOf(n *pickle.Node) (*dtypeInfo, error) {
-	if n.Kind != pickle.KindCall || n.Func() == nil {
-		return nil, fmt.Errorf("dtype is a %s, not a numpy.dtype call", n.Kind)
+func dtypeOf(s *pickle.Store, n pickle.ID) (*dtypeInfo, error) {
+	if s.Kind(n) != pickle.KindCall || s.Func(n) < 0 {
+		return nil, fmt.Errorf("dtype is a %s, not a numpy.dtype call", s.Kind(n))
 	}
-	switch n.Func().Qualified() {
+	switch q := s.Qualified(s.Func(n)); q {
 	case "numpy.dtype", "numpy.core.multiarray.dtype", "numpy._core.multiarray.dtype":
 	default:
-		return nil, fmt.Errorf("dtype made by %q, not numpy.dtype", n.Func().Qualified())
+		return nil, fmt.Errorf("dtype made by %q, not numpy.dtype", q)
 	}
-	args := n.Args()
-	if args == nil || args.Kind != pickle.KindTuple || len(args.Items) < 1 || args.Items[0].Kind != pickle.KindStr {
+	args := s.Args(n)
+	if args < 0 || s.Kind(args) != pickle.KindTuple || s.NItems(args) < 1 || s.Kind(s.Items(args)[0]) != pickle.KindStr {
 		return nil, fmt.Errorf("numpy.dtype without a type string")
 	}
-	ts := args.Items[0].Str
+	ts := s.Str(s.Items(args)[0])
 	d := &dtypeInfo{}
 	order := "|"
 	elsize := int64(-1)
 	var flags int64
-	for _, m := range n.Muts() {
-		if m.Op != pickle.BUILD || len(m.Args) != 1 || m.Args[0].Kind != pickle.KindTuple {
+	for _, m := range s.Muts(n) {
+		if m.Op != pickle.BUILD || len(m.Args) != 1 || s.Kind(m.Args[0]) != pickle.KindTuple {
 			continue
 		}
-		it := m.Args[0].Items
+		it := s.Items(m.Args[0])
 		if len(it) >= 8 {
-			if it[1].Kind == pickle.KindStr {
-				order = it[1].Str
+			if s.Kind(it[1]) == pickle.KindStr {
+				order = s.Str(it[1])
 			}
-			if it[5].Kind == pickle.KindInt {
-				elsize = it[5].Int
+			if s.Kind(it[5]) == pickle.KindInt {
+				elsize = s.Int(it[5])
 			}
-			if it[7].Kind == pickle.KindInt {
-				flags = it[7].Int
+			if s.Kind(it[7]) == pickle.KindInt {
+				flags = s.Int(it[7])
 			}
 		}
 	}

@@ -13,8 +13,8 @@ func TestAfterBuildConsumesBytes(t *testing.T) {
 	// EMPTY_LIST, EMPTY_DICT, BUILD, <4 raw bytes>, STOP
 	b := []byte("]}b" + "RAW!" + ".")
 	var got []byte
-	var target *Node
-	opt := Options{AfterBuild: func(rd *Reader, _ int, n *Node) error {
+	target := NoID
+	opt := Options{AfterBuild: func(rd *Reader, _ *Store, n ID) error {
 		target = n
 		got = append(got, rd.Peek(4)...)
 		_, err := rd.Discard(4)
@@ -28,7 +28,7 @@ func TestAfterBuildConsumesBytes(t *testing.T) {
 		t.Fatalf("hook saw %q", got)
 	}
 	st := f.Streams[0]
-	if st.Root != target || st.End != int64(len(b)) || f.Trailing != nil {
+	if st.Root.ID != int32(target) || st.End != int64(len(b)) || f.Trailing != nil {
 		t.Fatalf("root %v target %v end %d trailing %v", st.Root, target, st.End, f.Trailing)
 	}
 	var sum int64 = st.Self
@@ -38,14 +38,14 @@ func TestAfterBuildConsumesBytes(t *testing.T) {
 	if sum != int64(len(b)) {
 		t.Fatalf("bytes attributed %d, want %d", sum, len(b))
 	}
-	if target.Self != 1+1+4 { // EMPTY_LIST, BUILD, raw bytes
-		t.Fatalf("target.Self = %d", target.Self)
+	if st.All[target].Self != 1+1+4 { // EMPTY_LIST, BUILD, raw bytes
+		t.Fatalf("target.Self = %d", st.All[target].Self)
 	}
 }
 
 func TestAfterBuildError(t *testing.T) {
 	b := []byte("]}b.")
-	opt := Options{AfterBuild: func(rd *Reader, _ int, n *Node) error {
+	opt := Options{AfterBuild: func(rd *Reader, _ *Store, n ID) error {
 		return &Error{Offset: rd.Offset(), Reason: "no array here"}
 	}}
 	_, err := Parse(bytes.NewReader(b), int64(len(b)), "t", opt)
@@ -58,7 +58,7 @@ func TestFrameLeft(t *testing.T) {
 	// PROTO 4, FRAME 3, NONE NONE BUILD, then STOP outside the frame.
 	b := []byte("\x80\x04\x95\x03\x00\x00\x00\x00\x00\x00\x00NNb.")
 	var left []int64
-	opt := Options{AfterBuild: func(rd *Reader, _ int, n *Node) error {
+	opt := Options{AfterBuild: func(rd *Reader, _ *Store, n ID) error {
 		left = append(left, rd.FrameLeft())
 		return nil
 	}}

@@ -21,7 +21,10 @@ type Options struct {
 	// MaxStreams stops after this many streams (0: no limit).
 	MaxStreams int
 	// AfterBuild, when set, is given to the reader (see Reader.AfterBuild).
-	AfterBuild func(rd *Reader, stream int, target *Node) error
+	AfterBuild func(rd *Reader, s *Store, target ID) error
+	// NoGraph leaves out the *Node graph: the streams hold their Store
+	// only (Stream.Store), and Root, All, Tops, Log ... are empty.
+	NoGraph bool
 }
 
 // ParseFile reads the named file ("-" is stdin).
@@ -112,7 +115,9 @@ func QuietGC() (restore func() (others bool)) {
 // whole input, so a stream costs its Stream, its nodes and their items,
 // not a fresh set of reservations (see docs/reader.md, Memory).
 func ParseReader(rd *Reader, opt Options) (*File, error) {
-	defer QuietGC()()
+	if !opt.NoGraph {
+		defer QuietGC()() // stores hold no pointers: only the graph needs it
+	}
 	return parseStreams(rd, opt, nil)
 }
 
@@ -139,7 +144,7 @@ func parseStreams(rd *Reader, opt Options, each func(*Stream) error) (*File, err
 	if opt.AfterBuild != nil {
 		rd.AfterBuild = opt.AfterBuild
 	}
-	m := newMachine(rd, each != nil)
+	m := newMachine(rd, each != nil, !opt.NoGraph)
 	var tee prefixTee
 	count := 0
 	for {
@@ -228,7 +233,7 @@ func (t *prefixTee) Write(p []byte) (int, error) {
 }
 
 type slot struct {
-	n       *Node
+	n       ID
 	pending int64 // bytes of the opcodes that put this reference here (GET, DUP)
 	origin  bool  // the slot where n was built
 }
@@ -238,99 +243,89 @@ type mark struct {
 	bytes int64
 }
 
+// machine runs streams into stores: CPython's unpickler, symbolically (see
+// docs/reader.md). All the streams of an input share its buffers: each
+// stream's store is a window of them (Parse), or every stream reuses them
+// from the start (ParseEach), so a stream costs its nodes, not a fresh set
+// of reservations.
 type machine struct {
 	rd    *Reader
-	st    *Stream
+	s     *Store
 	stack []slot
 	marks []mark
 	memo  memoTable
-	slab  []Node
-	items []*Node // chunk small item lists are carved from (see takeAll)
 	op    *Op
 	cur   Op
 	nbuf  int64
+	buf   []ID // scratch for item lists
 
-	// Shared by the streams run on this machine (ParseReader, ParseEach):
-	free    []*Node  // unused capacity of the buffer Stream.All windows are taken from
-	streams []Stream // chunk Stream values are carved from
-	start   int64    // offset of the first stream
-	before  int64    // nodes of the streams before this one
+	// the rest of the buffers the stores are windows of
+	recs    []rec
+	kids    []ID
+	text    []byte
+	exts    []ext
+	muts    []smut
+	evs     []SEvent
+	lists   []ID     // chunk the first Tops entry of each stream is carved from
+	stores  []Store  // chunk the stores are carved from
+	streams []Stream // chunk the Streams of NoGraph are carved from
 
-	// reuse (ParseEach): every stream runs in the memory of the one before.
-	reuse   bool
-	slabs   [][]Node  // the node slabs, used again from the first
-	chunks  [][]*Node // the item chunks, likewise
-	slabAt  int       // next slab to use
-	chunkAt int       // next chunk to use
-	extra   []Extra   // chunk Extra values are carved from
-	extras  [][]Extra // with reuse, the Extra chunks, used again from the first
-	extraAt int
-
-	// sizes of the last chunk of each kind: they start small and double up
-	// to their cap, so a machine that runs one small stream stays small
-	nSlab, nChunk, nExtra, nStreams int
-	project                         bool   // growAll may project from the input's size (not for RunStream)
-	one                             Stream // the Stream every stream is built in
+	start   int64  // offset of the first stream
+	before  int64  // nodes of the streams before this one
+	reuse   bool   // ParseEach: every stream runs in the memory of the one before
+	graph   bool   // build the *Node graph of each stream
+	project bool   // may project record counts from the input's size (not for RunStream)
+	one     Store  // with reuse, the Store every stream is built in
+	oneSt   Stream // with reuse and NoGraph, the Stream every stream is handed out in
 }
 
-// newMachine returns a machine for the streams read from rd. Nodes and memo
-// entries are bounded by the opcodes left; with the input's size known a
-// fraction of that is reserved once for all the streams (untouched
-// capacity costs address space, not memory). A machine that reuses its
-// memory (ParseEach) reserves nothing: it grows to its largest stream.
-func newMachine(rd *Reader, reuse bool) *machine {
-	m := &machine{rd: rd, start: rd.Offset(), reuse: reuse, project: true}
-	if left := rd.left(); left < math.MaxInt64 && !reuse {
-		est := min(left/16, 1<<22) // bounded: the collector scans the whole capacity
-		m.free = make([]*Node, 0, est)
-		m.memo.dense = make([]int32, 0, est/2)
-	}
-	return m
+// newMachine returns a machine for the streams read from rd.
+func newMachine(rd *Reader, reuse, graph bool) *machine {
+	rd.Borrow = true // every text is copied into the store at once
+	return &machine{rd: rd, start: rd.Offset(), reuse: reuse, graph: graph, project: true}
 }
 
-// RunStream runs one pickle stream from the reader's position to its STOP.
-// At the end of input before any opcode it returns io.EOF.
-//
+// RunStream runs one pickle stream from the reader's position to its STOP,
+// as a graph. At the end of input before any opcode it returns io.EOF.
 // The machine is the stream's own and reserves nothing from the bytes left
-// (a joblib file runs one for each object array, followed by array data):
-// its slabs start small, All grows by doubling.
+// (a joblib file runs one for each object array, followed by array data).
 func RunStream(rd *Reader, index int) (*Stream, error) {
-	m := &machine{rd: rd, start: rd.Offset()}
+	m := &machine{rd: rd, start: rd.Offset(), graph: true}
 	return m.run(index)
 }
 
-// run runs the next stream on m, reusing what earlier streams left: the
-// stack and marks (empty again), the memo (cleared), the node slab, the
-// item chunk and the rest of the Stream.All buffer.
+// window returns a zero-length slice over the unused capacity of buf.
+func window[T any](buf []T) []T { return buf[len(buf):len(buf):cap(buf)] }
+
+// run runs the next stream on m.
 func (m *machine) run(index int) (*Stream, error) {
+	var s *Store
 	if m.reuse {
-		old := &m.one
-		*old = Stream{Index: index, Offset: m.rd.Offset(), All: m.free[:0],
-			Tops: old.Tops[:0], Popped: old.Popped[:0], Leftover: old.Leftover[:0], Log: old.Log[:0]}
-		m.st = old
-		m.slab, m.slabAt = nil, 0
-		m.items, m.chunkAt = nil, 0
-		m.extra, m.extraAt = nil, 0
+		s = &m.one
+		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
+			recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], muts: s.muts[:0], Log: s.Log[:0],
+			Tops: s.Tops[:0], Popped: s.Popped[:0], Leftover: s.Leftover[:0]}
 	} else {
-		if len(m.streams) == 0 {
-			m.streams = make([]Stream, m.grown(&m.nStreams, 1, 64))
+		if len(m.stores) == 0 {
+			m.stores = make([]Store, min(64, 1+int(m.before/64)))
 		}
-		m.st = &m.streams[0]
-		m.streams = m.streams[1:]
-		*m.st = Stream{Index: index, Offset: m.rd.Offset(), All: m.free[:0]}
+		s = &m.stores[0]
+		m.stores = m.stores[1:]
+		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
+			recs: window(m.recs), kids: window(m.kids), text: window(m.text), ext: window(m.exts), muts: window(m.muts), Log: window(m.evs)}
 	}
+	m.s = s
 	m.stack = m.stack[:0]
 	m.marks = m.marks[:0]
 	m.memo.reset()
 	m.nbuf = 0
 	rd := m.rd
 	for {
-		var err error
-		err = rd.next(&m.cur)
+		err := rd.next(&m.cur)
 		if err != nil {
 			m.endStream()
 			if errors.Is(err, io.EOF) {
-				if rd.Offset() == m.st.Offset {
+				if rd.Offset() == s.Begin {
 					return nil, &Error{File: rd.Name(), Offset: rd.Offset(), Reason: "empty input: not a pickle"}
 				}
 				return nil, &Error{File: rd.Name(), Offset: rd.Offset(), Reason: "pickle data was truncated: input ends before STOP"}
@@ -344,91 +339,54 @@ func (m *machine) run(index int) (*Stream, error) {
 			return nil, err
 		}
 		if done {
-			m.st.End = rd.Offset()
+			s.End = rd.Offset()
 			m.endStream()
-			return m.st, nil
-		}
-	}
-}
-
-// endStream closes the stream's window of the All buffer (a caller's append
-// to Stream.All reallocates, never writes into the next stream's window)
-// and hands the rest of the buffer to the next stream.
-func (m *machine) endStream() {
-	all := m.st.All
-	n := len(all)
-	if m.reuse {
-		// the next stream starts again at the buffer's beginning
-		m.free = all[:0]
-		m.st.All = all[:n:n]
-		return
-	}
-	m.free = all[n:n]
-	m.st.All = all[:n:n]
-	m.before += int64(n)
-}
-
-// grown returns the size of the next chunk of a kind: first, then twice the
-// last, up to most.
-func (m *machine) grown(last *int, first, most int) int {
-	if *last == 0 {
-		*last = first
-	} else {
-		*last = min(2**last, most)
-	}
-	return *last
-}
-
-// nextSlab returns a fresh slab of nodes, or with reuse the next one kept.
-func (m *machine) nextSlab() []Node {
-	if m.reuse && m.slabAt < len(m.slabs) {
-		m.slabAt++
-		return m.slabs[m.slabAt-1]
-	}
-	s := make([]Node, m.grown(&m.nSlab, 16, 512))
-	if m.reuse {
-		m.slabs = append(m.slabs, s)
-		m.slabAt++
-	}
-	return s
-}
-
-// x returns n's Extra, carving one from the machine's chunk when n has none
-// (one allocation per 128 globals, calls and blobs instead of one each).
-func (m *machine) x(n *Node) *Extra {
-	if n.X != nil {
-		return n.X
-	}
-	if len(m.extra) == 0 {
-		if m.reuse && m.extraAt < len(m.extras) {
-			m.extra = m.extras[m.extraAt]
-		} else {
-			m.extra = make([]Extra, m.grown(&m.nExtra, 4, 128))
-			if m.reuse {
-				m.extras = append(m.extras, m.extra)
+			if m.graph {
+				// the graph is built in one go from the store, which is
+				// then dropped (Stream.Store builds it again from the graph
+				// when asked)
+				st := s.Graph()
+				if !m.reuse {
+					m.dropStore(s)
+				}
+				return st, nil
 			}
+			st := &m.oneSt
+			if !m.reuse {
+				if len(m.streams) == 0 {
+					m.streams = make([]Stream, min(64, 1+int(m.before/64)))
+				}
+				st = &m.streams[0]
+				m.streams = m.streams[1:]
+			}
+			*st = Stream{Index: s.Index, Offset: s.Begin, End: s.End, Proto: s.Proto, LeftoverMarks: s.LeftoverMarks, Self: s.StreamSelf, store: s}
+			return st, nil
 		}
-		m.extraAt++
 	}
-	x := &m.extra[0]
-	m.extra = m.extra[1:]
-	*x = Extra{}
-	n.X = x
-	return x
 }
 
-// nextChunk returns a fresh item chunk, or with reuse the next one kept.
-func (m *machine) nextChunk() []*Node {
-	if m.reuse && m.chunkAt < len(m.chunks) {
-		m.chunkAt++
-		return m.chunks[m.chunkAt-1]
-	}
-	c := make([]*Node, m.grown(&m.nChunk, 64, 2048))
+// endStream closes the stream's windows of the machine's buffers (a later
+// append to the store reallocates, never writes into the next stream's
+// window) and hands the rest of the buffers to the next stream.
+func (m *machine) endStream() {
+	s := m.s
 	if m.reuse {
-		m.chunks = append(m.chunks, c)
-		m.chunkAt++
+		return // the next stream starts again at the buffers' beginning
 	}
-	return c
+	m.before += int64(len(s.recs))
+	m.recs, s.recs = s.recs[len(s.recs):len(s.recs):cap(s.recs)], s.recs[:len(s.recs):len(s.recs)]
+	m.kids, s.kids = s.kids[len(s.kids):len(s.kids):cap(s.kids)], s.kids[:len(s.kids):len(s.kids)]
+	m.text, s.text = s.text[len(s.text):len(s.text):cap(s.text)], s.text[:len(s.text):len(s.text)]
+	m.exts, s.ext = s.ext[len(s.ext):len(s.ext):cap(s.ext)], s.ext[:len(s.ext):len(s.ext)]
+	m.muts, s.muts = s.muts[len(s.muts):len(s.muts):cap(s.muts)], s.muts[:len(s.muts):len(s.muts)]
+	m.evs, s.Log = s.Log[len(s.Log):len(s.Log):cap(s.Log)], s.Log[:len(s.Log):len(s.Log)]
+}
+
+// dropStore lets the collector take a store whose graph was built: the
+// machine's buffers start afresh, as the store was a window of them.
+func (m *machine) dropStore(s *Store) {
+	*s = Store{}
+	m.recs, m.kids, m.text, m.exts, m.muts, m.evs = nil, nil, nil, nil, nil, nil
 }
 
 func (m *machine) fail(format string, args ...any) error {
@@ -449,24 +407,52 @@ func (m *machine) underflow() error {
 	return m.fail("unpickling stack underflow")
 }
 
-func (m *machine) newNode(k Kind) *Node {
-	if len(m.slab) == 0 {
-		m.slab = m.nextSlab()
+// newNode adds a node created by the current opcode.
+func (m *machine) newNode(k Kind) ID {
+	s := m.s
+	if len(s.recs) == cap(s.recs) {
+		m.growRecs()
 	}
-	n := &m.slab[0]
-	m.slab = m.slab[1:]
-	*n = Node{Kind: k, Op: m.op.Code, ID: int32(len(m.st.All)), Offset: m.op.Offset}
-	if len(m.st.All) == cap(m.st.All) {
-		m.growAll()
-	}
-	m.st.All = append(m.st.All, n)
-	return n
+	id := ID(len(s.recs))
+	s.recs = append(s.recs, rec{kind: k, op: m.op.Code, off: m.op.Offset, owner: NoID})
+	return id
 }
 
+// growRecs makes room for records: with the input size known, for the count
+// projected from the bytes read so far by every stream of the input (one
+// copy instead of a series of doublings).
+func (m *machine) growRecs() {
+	s := m.s
+	n := int64(len(s.recs))
+	size := m.rd.Size()
+	start, before := m.start, m.before
+	if m.graph {
+		// the buffers are not shared (each store is dropped once its
+		// graph is built): project this stream's count alone
+		start, before = s.Begin, 0
+	}
+	done := m.rd.Offset() - start
+	total := before + n
+	if size < 0 || done <= 0 || total < 1024 || !m.project || m.reuse {
+		return // append doubles
+	}
+	proj := total * (size - start) / done
+	proj += proj/16 + 1024
+	proj -= before
+	if floor := n + n/4 + 16; proj < floor {
+		proj = floor
+	}
+	recs := make([]rec, n, proj)
+	copy(recs, s.recs)
+	s.recs = recs
+}
+
+func (m *machine) r(id ID) *rec { return &m.s.recs[id] }
+
 // push puts a freshly built node on the stack, with the opcode's bytes.
-func (m *machine) push(n *Node) {
-	n.Self += m.op.Len
-	m.stack = append(m.stack, slot{n: n, origin: true})
+func (m *machine) push(id ID) {
+	m.s.AddSelf(id, m.op.Len)
+	m.stack = append(m.stack, slot{n: id, origin: true})
 }
 
 func (m *machine) pop() (slot, error) {
@@ -479,23 +465,24 @@ func (m *machine) pop() (slot, error) {
 }
 
 // take attributes a consumed slot to its consumer.
-func take(s slot, by *Node) *Node {
-	by.Self += s.pending
-	if s.origin && s.n.Owner == nil && s.n != by {
-		s.n.Owner = by
+func (m *machine) take(s slot, by ID) ID {
+	m.s.AddSelf(by, s.pending)
+	if r := &m.s.recs[s.n]; s.origin && r.owner == NoID && s.n != by {
+		r.owner = by
 	}
 	return s.n
 }
 
 // drop records a slot discarded by POP/POP_MARK or left at STOP.
-func (m *machine) drop(s slot, popped bool) {
-	m.st.Self += s.pending
-	if s.origin && s.n.Owner == nil {
-		m.st.Tops = m.add(m.st.Tops, s.n)
+func (m *machine) drop(sl slot, popped bool) {
+	s := m.s
+	s.StreamSelf += sl.pending
+	if sl.origin && s.recs[sl.n].owner == NoID {
+		s.Tops = append(s.Tops, sl.n)
 		if popped {
-			m.st.Popped = m.add(m.st.Popped, s.n)
+			s.Popped = append(s.Popped, sl.n)
 		} else {
-			m.st.Leftover = m.add(m.st.Leftover, s.n)
+			s.Leftover = append(s.Leftover, sl.n)
 		}
 	}
 }
@@ -509,80 +496,64 @@ func (m *machine) marker() (mark, error) {
 	return mk, nil
 }
 
-func (m *machine) log(k EventKind, n *Node, mut int) {
-	m.st.Log = append(m.st.Log, Event{Kind: k, Op: m.op.Code, Offset: m.op.Offset, Node: n, Mut: mut})
+func (m *machine) log(k EventKind, id ID, mut int) {
+	m.s.Log = append(m.s.Log, SEvent{Kind: k, Op: m.op.Code, Offset: m.op.Offset, Node: id, Mut: mut})
 }
 
-func (m *machine) takeAll(from int, by *Node) []*Node {
-	n := len(m.stack) - from
-	var items []*Node
-	if n <= 64 {
-		// Small item lists are carved from a shared chunk (full slice
-		// expression: a later append reallocates, never writes past).
-		if n > len(m.items) {
-			m.items = m.nextChunk()
-		}
-		items = m.items[:0:n]
-		m.items = m.items[n:]
-	} else {
-		items = make([]*Node, 0, n)
-	}
+// takeAll pops stack[from:] as items consumed by by, into m.buf.
+func (m *machine) takeAll(from int, by ID) []ID {
+	m.buf = m.buf[:0]
 	for _, s := range m.stack[from:] {
-		items = append(items, take(s, by))
+		m.buf = append(m.buf, m.take(s, by))
 	}
 	m.stack = m.stack[:from]
-	return items
+	return m.buf
 }
 
-// add appends n to one of the stream's lists of nodes (Tops, Popped,
-// Leftover); the first element is carved from the item chunk, so a stream
-// whose only top is its root allocates nothing for it. With reuse the lists
-// keep their own capacity from stream to stream instead.
-func (m *machine) add(list []*Node, n *Node) []*Node {
-	if cap(list) == 0 && !m.reuse {
-		if len(m.items) == 0 {
-			m.items = m.nextChunk()
-		}
-		list = m.items[:0:1]
-		m.items = m.items[1:]
-	}
-	return append(list, n)
-}
-
-func (m *machine) scalar(k Kind) *Node {
-	n := m.newNode(k)
-	m.push(n)
-	return n
+func (m *machine) scalar(k Kind) ID {
+	id := m.newNode(k)
+	m.push(id)
+	return id
 }
 
 func (m *machine) step(o *Op) (bool, error) {
+	s := m.s
 	switch o.Code {
 	case PROTO:
 		if o.Int > HighestProtocol {
 			return false, m.fail("unsupported pickle protocol: %d", o.Int)
 		}
-		m.st.Proto = int(o.Int)
-		m.st.Self += o.Len
+		s.Proto = int(o.Int)
+		s.StreamSelf += o.Len
 	case FRAME:
-		m.st.Self += o.Len
+		s.StreamSelf += o.Len
 	case STOP:
-		m.st.Self += o.Len
-		s, err := m.pop()
+		s.StreamSelf += o.Len
+		sl, err := m.pop()
 		if err != nil {
 			return false, err
 		}
-		m.st.Root = s.n
-		m.st.Self += s.pending
-		if s.origin && s.n.Owner == nil {
-			m.st.Tops = m.add(m.st.Tops, s.n)
+		s.Root = sl.n
+		s.StreamSelf += sl.pending
+		if sl.origin && s.recs[sl.n].owner == NoID {
+			if cap(s.Tops) == 0 && !m.reuse {
+				// carved from a shared chunk: a stream whose only top is
+				// its root allocates nothing for it
+				if len(m.lists) == 0 {
+					m.lists = make([]ID, 1024)
+				}
+				s.Tops = m.lists[:0:1]
+				m.lists = m.lists[1:]
+			}
+			s.Tops = append(s.Tops, sl.n)
 		}
 		for _, l := range m.stack {
 			m.drop(l, false)
 		}
 		for _, mk := range m.marks {
-			m.st.Self += mk.bytes
+			s.StreamSelf += mk.bytes
 		}
-		m.st.LeftoverMarks = len(m.marks)
+		s.LeftoverMarks = len(m.marks)
 		return true, nil
 	case MARK:
 		m.marks = append(m.marks, mark{pos: len(m.stack), bytes: o.Len})
@@ -591,23 +562,23 @@ func (m *machine) step(o *Op) (bool, error) {
 		if len(m.marks) > 0 && m.marks[len(m.marks)-1].pos == n {
 			mk := m.marks[len(m.marks)-1]
 			m.marks = m.marks[:len(m.marks)-1]
-			m.st.Self += mk.bytes + o.Len
+			s.StreamSelf += mk.bytes + o.Len
 			return false, nil
 		}
-		s, err := m.pop()
+		sl, err := m.pop()
 		if err != nil {
 			return false, err
 		}
-		m.st.Self += o.Len
-		m.drop(s, true)
+		s.StreamSelf += o.Len
+		m.drop(sl, true)
 	case POP_MARK:
 		mk, err := m.marker()
 		if err != nil {
 			return false, err
 		}
-		m.st.Self += mk.bytes + o.Len
-		for _, s := range m.stack[mk.pos:] {
-			m.drop(s, true)
+		s.StreamSelf += mk.bytes + o.Len
+		for _, sl := range m.stack[mk.pos:] {
+			m.drop(sl, true)
 		}
 		m.stack = m.stack[:mk.pos]
 	case DUP:
@@ -615,33 +586,34 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, m.underflow()
 		}
 		top := m.stack[len(m.stack)-1]
-		top.n.Flags |= FlagShared
+		s.recs[top.n].flags |= FlagShared
 		m.stack = append(m.stack, slot{n: top.n, pending: o.Len})
 
 	// scalars
 	case NONE:
 		m.scalar(KindNone)
 	case NEWTRUE, NEWFALSE:
-		n := m.scalar(KindBool)
+		id := m.scalar(KindBool)
 		if o.Code == NEWTRUE {
-			n.Int = 1
+			s.recs[id].val = 1
 		}
 	case INT:
 		if o.IsBool {
-			m.scalar(KindBool).Int = o.Int
+			s.recs[m.scalar(KindBool)].val = o.Int
 			break
 		}
 		m.intNode(o)
 	case BININT, BININT1, BININT2, LONG, LONG1, LONG4:
 		m.intNode(o)
 	case FLOAT, BINFLOAT:
-		m.scalar(KindFloat).Int = o.Int
+		s.recs[m.scalar(KindFloat)].val = o.Int
 	case STRING, BINSTRING, SHORT_BINSTRING:
-		n := m.scalar(KindStr)
-		n.Flags |= FlagPy2Str
-		m.payload(n, o)
-		if n.X == nil || n.X.Blob == nil {
-			n.Str = Latin1ToUTF8(n.Str)
+		id := m.scalar(KindStr)
+		s.recs[id].flags |= FlagPy2Str
+		if o.Blob != nil {
+			s.SetBlob(id, o.Blob)
+		} else {
+			s.SetStr(id, Latin1ToUTF8(o.Str))
 		}
 	case UNICODE, BINUNICODE, SHORT_BINUNICODE, BINUNICODE8:
 		m.payload(m.scalar(KindStr), o)
@@ -676,18 +648,18 @@ func (m *machine) step(o *Op) (bool, error) {
 		if k == KindDict && (len(m.stack)-mk.pos)%2 != 0 {
 			return false, m.fail("odd number of items for DICT")
 		}
-		n := m.newNode(k)
-		n.Self += mk.bytes
-		n.Items = m.takeAll(mk.pos, n)
-		m.push(n)
+		id := m.newNode(k)
+		s.AddSelf(id, mk.bytes)
+		s.SetItems(id, m.takeAll(mk.pos, id))
+		m.push(id)
 	case TUPLE1, TUPLE2, TUPLE3:
 		c := int(o.Code-TUPLE1) + 1
 		if len(m.stack)-c < m.fence() {
 			return false, m.underflow()
 		}
-		n := m.newNode(KindTuple)
-		n.Items = m.takeAll(len(m.stack)-c, n)
-		m.push(n)
+		id := m.newNode(KindTuple)
+		s.SetItems(id, m.takeAll(len(m.stack)-c, id))
+		m.push(id)
 
 	// container operations
 	case APPEND:
@@ -695,7 +667,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		if x <= m.fence() {
 			return false, m.underflow()
 		}
-		m.appendTo(x, o.Len)
+		m.appendTo(x, o.Len, KindList)
 	case APPENDS:
 		mk, err := m.marker()
 		if err != nil {
@@ -704,13 +676,13 @@ func (m *machine) step(o *Op) (bool, error) {
 		if mk.pos > len(m.stack) || mk.pos <= m.fence() {
 			return false, m.underflow()
 		}
-		m.appendTo(mk.pos, o.Len+mk.bytes)
+		m.appendTo(mk.pos, o.Len+mk.bytes, KindList)
 	case SETITEM:
 		x := len(m.stack) - 2
 		if x <= m.fence() {
 			return false, m.underflow()
 		}
-		m.setItems(x, o.Len)
+		m.appendTo(x, o.Len, KindDict)
 	case SETITEMS:
 		mk, err := m.marker()
 		if err != nil {
@@ -722,7 +694,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		if (len(m.stack)-mk.pos)%2 != 0 {
 			return false, m.fail("odd number of items for SETITEMS")
 		}
-		m.setItems(mk.pos, o.Len+mk.bytes)
+		m.appendTo(mk.pos, o.Len+mk.bytes, KindDict)
 	case ADDITEMS:
 		mk, err := m.marker()
 		if err != nil {
@@ -731,14 +703,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		if mk.pos > len(m.stack) || mk.pos <= m.fence() {
 			return false, m.underflow()
 		}
-		target := m.stack[mk.pos-1].n
-		target.Self += o.Len + mk.bytes
-		items := m.takeAll(mk.pos, target)
-		if target.Kind == KindSet {
-			target.Items = grow(target.Items, items)
-		} else if len(items) > 0 {
-			m.mutate(target, items)
-		}
+		m.appendTo(mk.pos, o.Len+mk.bytes, KindSet)
 	case BUILD:
 		if len(m.stack)-2 < m.fence() {
 			return false, m.underflow()
@@ -746,12 +711,13 @@ func (m *machine) step(o *Op) (bool, error) {
 		st := m.stack[len(m.stack)-1]
 		m.stack = m.stack[:len(m.stack)-1]
 		target := m.stack[len(m.stack)-1].n
-		target.Self += o.Len
-		m.mutate(target, []*Node{take(st, target)})
+		s.AddSelf(target, o.Len)
+		m.buf = append(m.buf[:0], m.take(st, target))
+		m.mutate(target, m.buf)
 		if m.rd.AfterBuild != nil {
 			start := m.rd.Offset()
-			err := m.rd.AfterBuild(m.rd, m.st.Index, target)
-			target.Self += m.rd.Offset() - start
+			err := m.rd.AfterBuild(m.rd, s, target)
+			s.AddSelf(target, m.rd.Offset()-start)
 			if err != nil {
 				return false, err
 			}
@@ -769,22 +735,22 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, m.fail("negative %s argument", o.Code)
 		}
 		top := m.stack[len(m.stack)-1].n
-		top.Self += o.Len
-		top.Flags |= FlagMemo
+		s.AddSelf(top, o.Len)
+		s.recs[top].flags |= FlagMemo
 		m.memo.put(idx, top)
 	case GET, BINGET, LONG_BINGET:
-		n, ok := m.memo.get(o.Int, m.st.All)
+		id, ok := m.memo.get(o.Int)
 		if !ok {
 			return false, m.fail("memo value not found at index %d", o.Int)
 		}
-		n.Flags |= FlagShared
-		m.stack = append(m.stack, slot{n: n, pending: o.Len})
+		s.recs[id].flags |= FlagShared
+		m.stack = append(m.stack, slot{n: id, pending: o.Len})
 
 	// globals and calls
 	case GLOBAL:
-		n := m.global(o.Str, o.Name)
-		m.push(n)
-		m.log(EvGlobal, n, -1)
+		id := m.global(o.Str, o.Name)
+		m.push(id)
+		m.log(EvGlobal, id, -1)
 	case STACK_GLOBAL:
 		name, err := m.pop()
 		if err != nil {
@@ -794,20 +760,21 @@ func (m *machine) step(o *Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		var n *Node
-		if mod.n.Kind == KindStr && name.n.Kind == KindStr && mod.n.Blob() == nil && name.n.Blob() == nil {
-			n = m.global(mod.n.Str, name.n.Str)
+		var id ID
+		if s.Kind(mod.n) == KindStr && s.Kind(name.n) == KindStr && s.Blob(mod.n) == nil && s.Blob(name.n) == nil {
+			id = m.global(s.Str(mod.n), s.Str(name.n))
 		} else {
-			n = m.newNode(KindGlobal)
-			n.Flags |= FlagDynamic
-			if !maybeStr(mod.n) || !maybeStr(name.n) {
+			id = m.newNode(KindGlobal)
+			s.recs[id].flags |= FlagDynamic
+			if !maybeStr(s.Kind(mod.n)) || !maybeStr(s.Kind(name.n)) {
 				return false, m.fail("STACK_GLOBAL requires str")
 			}
 		}
-		n.Items = []*Node{take(mod, n), take(name, n)}
-		m.push(n)
-		m.log(EvGlobal, n, -1)
-	case REDUCE:
+		m.buf = append(m.buf[:0], m.take(mod, id), m.take(name, id))
+		s.SetItems(id, m.buf)
+		m.push(id)
+		m.log(EvGlobal, id, -1)
+	case REDUCE, NEWOBJ:
 		args, err := m.pop()
 		if err != nil {
 			return false, err
@@ -816,27 +783,11 @@ func (m *machine) step(o *Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		n := m.newNode(KindCall)
-		x := m.x(n)
-		x.Func = take(fn, n)
-		x.Args = take(args, n)
-		m.push(n)
-		m.log(EvCall, n, -1)
-	case NEWOBJ:
-		args, err := m.pop()
-		if err != nil {
-			return false, err
-		}
-		cls, err := m.pop()
-		if err != nil {
-			return false, err
-		}
-		n := m.newNode(KindCall)
-		x := m.x(n)
-		x.Func = take(cls, n)
-		x.Args = take(args, n)
-		m.push(n)
-		m.log(EvCall, n, -1)
+		id := m.newNode(KindCall)
+		m.buf = append(m.buf[:0], m.take(fn, id), m.take(args, id))
+		s.SetItems(id, m.buf)
+		m.push(id)
+		m.log(EvCall, id, -1)
 	case NEWOBJ_EX:
 		kw, err := m.pop()
 		if err != nil {
@@ -850,30 +801,27 @@ func (m *machine) step(o *Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		n := m.newNode(KindCall)
-		x := m.x(n)
-		x.Func = take(cls, n)
-		x.Args = take(args, n)
-		x.Kwargs = take(kw, n)
-		m.push(n)
-		m.log(EvCall, n, -1)
+		id := m.newNode(KindCall)
+		m.buf = append(m.buf[:0], m.take(cls, id), m.take(args, id), m.take(kw, id))
+		s.SetItems(id, m.buf)
+		m.push(id)
+		m.log(EvCall, id, -1)
 	case INST:
 		mk, err := m.marker()
 		if err != nil {
 			return false, err
 		}
-		n := m.newNode(KindCall)
-		n.Self += mk.bytes
+		id := m.newNode(KindCall)
+		s.AddSelf(id, mk.bytes)
 		cls := m.global(o.Str, o.Name)
-		cls.Owner = n
+		s.recs[cls].owner = id
 		m.log(EvGlobal, cls, -1)
 		args := m.newNode(KindTuple)
-		args.Owner = n
-		args.Items = m.takeAll(mk.pos, args)
-		x := m.x(n)
-		x.Func, x.Args = cls, args
-		m.push(n)
-		m.log(EvCall, n, -1)
+		s.recs[args].owner = id
+		s.SetItems(args, m.takeAll(mk.pos, args))
+		s.SetItems(id, []ID{cls, args})
+		m.push(id)
+		m.log(EvCall, id, -1)
 	case OBJ:
 		mk, err := m.marker()
 		if err != nil {
@@ -882,49 +830,49 @@ func (m *machine) step(o *Op) (bool, error) {
 		if len(m.stack)-mk.pos < 1 {
 			return false, m.underflow()
 		}
-		n := m.newNode(KindCall)
-		n.Self += mk.bytes
-		x := m.x(n)
-		x.Func = take(m.stack[mk.pos], n)
+		id := m.newNode(KindCall)
+		s.AddSelf(id, mk.bytes)
+		cls := m.take(m.stack[mk.pos], id)
 		args := m.newNode(KindTuple)
-		args.Owner = n
-		args.Items = m.takeAll(mk.pos+1, args)
+		s.recs[args].owner = id
+		s.SetItems(args, m.takeAll(mk.pos+1, args))
 		m.stack = m.stack[:mk.pos]
-		x.Args = args
-		m.push(n)
-		m.log(EvCall, n, -1)
+		s.SetItems(id, []ID{cls, args})
+		m.push(id)
+		m.log(EvCall, id, -1)
 	case EXT1, EXT2, EXT4:
 		if o.Int <= 0 {
 			return false, m.fail("EXT specifies code <= 0")
 		}
-		n := m.scalar(KindExt)
-		n.Int = o.Int
-		m.log(EvExt, n, -1)
+		id := m.scalar(KindExt)
+		s.recs[id].val = o.Int
+		m.log(EvExt, id, -1)
 	case PERSID:
-		n := m.scalar(KindPersID)
-		n.Str = o.Str
-		m.log(EvPersID, n, -1)
+		id := m.scalar(KindPersID)
+		s.SetStr(id, o.Str)
+		m.log(EvPersID, id, -1)
 	case BINPERSID:
 		pid, err := m.pop()
 		if err != nil {
 			return false, err
 		}
-		n := m.newNode(KindPersID)
-		n.Items = []*Node{take(pid, n)}
-		m.push(n)
-		m.log(EvPersID, n, -1)
+		id := m.newNode(KindPersID)
+		m.buf = append(m.buf[:0], m.take(pid, id))
+		s.SetItems(id, m.buf)
+		m.push(id)
+		m.log(EvPersID, id, -1)
 	case NEXT_BUFFER:
-		n := m.scalar(KindBuffer)
-		n.Int = m.nbuf
+		id := m.scalar(KindBuffer)
+		s.recs[id].val = m.nbuf
 		m.nbuf++
-		m.log(EvBuffer, n, -1)
+		m.log(EvBuffer, id, -1)
 	case READONLY_BUFFER:
 		if len(m.stack) <= m.fence() {
 			return false, m.underflow()
 		}
 		top := m.stack[len(m.stack)-1].n
-		top.Flags |= FlagReadOnly
-		top.Self += o.Len
+		s.recs[top].flags |= FlagReadOnly
+		s.AddSelf(top, o.Len)
 	default:
 		return false, m.fail("opcode not handled")
 	}
@@ -932,35 +880,35 @@ func (m *machine) step(o *Op) (bool, error) {
 }
 
 func (m *machine) intNode(o *Op) {
-	n := m.scalar(KindInt)
-	n.Int = o.Int
+	id := m.scalar(KindInt)
+	m.s.recs[id].val = o.Int
 	if o.Big != nil {
-		m.x(n).Big = o.Big
+		m.s.xw(id).big = o.Big
 	}
 }
 
-func (m *machine) payload(n *Node, o *Op) {
+func (m *machine) payload(id ID, o *Op) {
 	if o.Blob != nil {
-		m.x(n).Blob = o.Blob
-		n.Str = o.Blob.Prefix
+		m.s.SetBlob(id, o.Blob)
 		return
 	}
-	n.Str = o.Str
+	m.s.SetStr(id, o.Str)
 }
 
-// global builds a KindGlobal node as CPython's find_class sees the names.
-func (m *machine) global(module, name string) *Node {
-	n := m.newNode(KindGlobal)
-	module, name, mapped, dotted := MapGlobal(m.st.Proto, module, name)
+// global adds a KindGlobal node as CPython's find_class sees the names.
+func (m *machine) global(module, name string) ID {
+	id := m.newNode(KindGlobal)
+	module, name, mapped, dotted := MapGlobal(m.s.Proto, module, name)
+	r := m.r(id)
 	if mapped {
-		n.Flags |= FlagMapped
+		r.flags |= FlagMapped
 	}
 	if dotted {
-		n.Flags |= FlagDotted
+		r.flags |= FlagDotted
 	}
-	n.Str = module
-	m.x(n).Name = name
-	return n
+	m.s.SetStr(id, module)
+	m.s.SetName(id, name)
+	return id
 }
 
 // MapGlobal returns the module and name CPython's find_class looks up for a
@@ -979,13 +927,15 @@ func MapGlobal(proto int, module, name string) (mod, qual string, mapped, dotted
 	return module, name, mapped, proto < 4 && strings.Contains(name, ".")
 }
 
-// appendTo handles APPEND/APPENDS: items are stack[x:], the target is stack[x-1].
-func (m *machine) appendTo(x int, bytes int64) {
+// appendTo handles APPEND(S), SETITEM(S) and ADDITEMS: the items are
+// stack[x:], the target is stack[x-1]; a target of kind k (a list, dict or
+// set) gets them as items, any other a mutation.
+func (m *machine) appendTo(x int, bytes int64, k Kind) {
 	target := m.stack[x-1].n
-	target.Self += bytes
+	m.s.AddSelf(target, bytes)
 	items := m.takeAll(x, target)
-	if target.Kind == KindList {
-		target.Items = grow(target.Items, items)
+	if m.s.recs[target].kind == k {
+		m.s.AppendItems(target, items)
 		return
 	}
 	if len(items) > 0 {
@@ -993,39 +943,16 @@ func (m *machine) appendTo(x int, bytes int64) {
 	}
 }
 
-// setItems handles SETITEM/SETITEMS: pairs are stack[x:], the target is stack[x-1].
-func (m *machine) setItems(x int, bytes int64) {
-	target := m.stack[x-1].n
-	target.Self += bytes
-	items := m.takeAll(x, target)
-	if target.Kind == KindDict {
-		target.Items = grow(target.Items, items)
-		return
-	}
-	if len(items) > 0 {
-		m.mutate(target, items)
-	}
+func (m *machine) mutate(target ID, args []ID) {
+	i := m.s.AddMut(target, m.op.Code, m.op.Offset, args)
+	m.log(EvMut, target, i)
 }
 
-// grow appends a batch of items to a container's items; the first batch
-// becomes the items as it is (it was just allocated for them).
-func grow(items, batch []*Node) []*Node {
-	if items == nil {
-		return batch
-	}
-	return append(items, batch...)
-}
-
-func (m *machine) mutate(target *Node, args []*Node) {
-	x := m.x(target)
-	x.Muts = append(x.Muts, Mut{Op: m.op.Code, Offset: m.op.Offset, Args: args})
-	m.log(EvMut, target, len(x.Muts)-1)
-}
-
-// maybeStr reports whether n is a str or an object whose type is only known
-// when loading (a call result, a global, a persistent or extension object).
-func maybeStr(n *Node) bool {
-	switch n.Kind {
+// maybeStr reports whether a node of kind k is a str or an object whose
+// type is only known when loading (a call result, a global, a persistent or
+// extension object).
+func maybeStr(k Kind) bool {
+	switch k {
 	case KindStr, KindCall, KindGlobal, KindPersID, KindExt:
 		return true
 	}
@@ -1034,11 +961,10 @@ func maybeStr(n *Node) bool {
 
 // memoTable is the memo: dense for the indices picklers write (0, 1, 2, ...),
 // a map for the rest, so a huge LONG_BINPUT index costs one map entry. The
-// dense part holds 1 + the node's ID (0: unset): half the size of pointers,
-// and nothing for the garbage collector to scan.
+// dense part holds 1 + the node's ID (0: unset).
 type memoTable struct {
 	dense  []int32
-	sparse map[int64]*Node
+	sparse map[int64]ID
 	count  int // entries set, as len(memo) in CPython (MEMOIZE stores there)
 }
 
@@ -1050,64 +976,40 @@ func (t *memoTable) reset() {
 	t.count = 0
 }
 
-func (t *memoTable) put(i int64, n *Node) {
+func (t *memoTable) put(i int64, id ID) {
 	switch {
 	case i >= 0 && i < int64(len(t.dense)):
 		if t.dense[i] == 0 {
 			t.count++
 		}
-		t.dense[i] = n.ID + 1
+		t.dense[i] = int32(id) + 1
 	case i == int64(len(t.dense)):
 		if _, ok := t.sparse[i]; ok {
 			delete(t.sparse, i)
 			t.count--
 		}
-		t.dense = append(t.dense, n.ID+1)
+		t.dense = append(t.dense, int32(id)+1)
 		t.count++
 	default:
 		if t.sparse == nil {
-			t.sparse = map[int64]*Node{}
+			t.sparse = map[int64]ID{}
 		}
 		if _, ok := t.sparse[i]; !ok {
 			t.count++
 		}
-		t.sparse[i] = n
+		t.sparse[i] = id
 	}
 }
 
-// get returns the node stored at index i; all is the stream's nodes by ID.
-func (t *memoTable) get(i int64, all []*Node) (*Node, bool) {
+// get returns the node stored at index i.
+func (t *memoTable) get(i int64) (ID, bool) {
 	if i >= 0 && i < int64(len(t.dense)) {
 		id := t.dense[i]
 		if id == 0 {
-			return nil, false
+			return NoID, false
 		}
-		return all[id-1], true
+		return ID(id - 1), true
 	}
-	n, ok := t.sparse[i]
-	return n, ok
-}
-
-// growAll makes room in Stream.All: with the input size known, for the node
-// count projected from the bytes read so far by every stream of the input
-// (one copy instead of a series of doublings, and no large unused capacity
-// for the collector to scan). The new buffer also serves the streams after
-// this one.
-func (m *machine) growAll() {
-	n := int64(len(m.st.All))
-	size := m.rd.Size()
-	done := m.rd.Offset() - m.start
-	total := m.before + n
-	if size < 0 || done <= 0 || total < 1024 || !m.project {
-		return // append doubles
-	}
-	proj := total * (size - m.start) / done
-	proj += proj/16 + 1024
-	proj -= m.before // this stream's share onwards
-	if floor := n + n/4 + 16; proj < floor {
-		proj = floor
-	}
-	all := make([]*Node, n, proj)
-	copy(all, m.st.All)
-	m.st.All = all
+	id, ok := t.sparse[i]
+	return id, ok
 }

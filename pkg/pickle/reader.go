@@ -94,8 +94,8 @@ type Reader struct {
 	// consume bytes that are not opcodes (Peek, Discard, or RunStream for a
 	// nested pickle), as joblib's unpickler does to read an array's data
 	// after its NumpyArrayWrapper; the machine attributes the bytes it
-	// consumes to target.Self. An error stops the stream.
-	AfterBuild func(rd *Reader, stream int, target *Node) error
+	// consumes to the target's Self. An error stops the stream.
+	AfterBuild func(rd *Reader, s *Store, target ID) error
 
 	line  []byte
 	tmp   [8]byte

@@ -31,11 +31,12 @@ type Span struct {
 // holds, per span with Keep, the values it left (bottom first). Any error
 // is reported as Parse would, or says which span broke these rules.
 func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span, opt Options) (st *Stream, vals [][]*Node, err error) {
-	m := &machine{st: &Stream{Proto: proto}, project: true}
+	m := &machine{s: &Store{Proto: proto, Root: NoID}, project: true}
 	if len(spans) > 0 {
-		m.st.Offset, m.st.End = spans[0].Start, spans[len(spans)-1].End
-		m.start = m.st.Offset
+		m.s.Begin, m.s.End = spans[0].Start, spans[len(spans)-1].End
+		m.start = m.s.Begin
 	}
+	var kept [][]ID
 	var br *bufio.Reader
 	for i, sp := range spans {
 		if sp.Start < 0 || sp.End <= sp.Start || sp.End > size || sp.MemoCount < 0 {
@@ -73,13 +74,22 @@ func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span,
 			return nil, nil, &Error{File: name, Offset: sp.Start, Reason: fmt.Sprintf("span %d [%d, %d) does not hold whole values (it reads to %d, leaves %d values and %d marks)", i, sp.Start, sp.End, rd.Offset(), len(m.stack), len(m.marks))}
 		}
 		if sp.Keep {
-			out := make([]*Node, len(m.stack))
+			out := make([]ID, len(m.stack))
 			for j, s := range m.stack {
 				out[j] = s.n
 			}
-			vals = append(vals, out)
+			kept = append(kept, out)
 		}
 		m.stack = m.stack[:0]
 	}
-	return m.st, vals, nil
+	st = m.s.Graph()
+	st.store = m.s
+	for _, ids := range kept {
+		out := make([]*Node, len(ids))
+		for j, id := range ids {
+			out[j] = st.All[id]
+		}
+		vals = append(vals, out)
+	}
+	return st, vals, nil
 }

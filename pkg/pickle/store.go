@@ -51,26 +51,28 @@ type Store struct {
 	muts []smut // operations applied after creation, chained per target
 }
 
-// rec is one node: 48 bytes.
+// rec is one node: 40 bytes.
 type rec struct {
 	kind  Kind
 	op    Opcode
 	flags Flags
 	owner ID
 	off   int64
-	self  int64
-	val   int64 // int, float bits, bool; text kinds: offset of the text in Store.text
-	vlen  int32 // text kinds: length of the text (a global: of its module); -1: in ext (long text)
-	x     int32 // 1 + index in Store.ext; 0: none
-	kid   int32 // first item in Store.kids (a call: func, args[, kwargs])
-	nkid  int32 // number of items
+	val   int64  // int, float bits, bool; str, bytes, bytearray, PERSID: offset of the text in Store.text
+	self  uint32 // bytes attributed (Self); selfInExt: in ext (4 GiB or more)
+	x     int32  // 1 + index in Store.ext; 0: none
+	kid   int32  // first item in Store.kids (a call: func, args[, kwargs])
+	nkid  int32  // number of items; for the text kinds above, length of the text (-1: in ext, long text)
 }
 
 // ext is what few nodes need beyond their record.
 type ext struct {
 	big      *big.Int
 	blob     *Blob
-	textLen  int64 // text longer than an int32 (vlen == -1)
+	textLen  int64 // text longer than an int32 (nkid == -1)
+	self     int64 // Self when rec.self == selfInExt
+	modOff   int64 // a global's module in Store.text
+	modLen   int64
 	nameOff  int64 // a global's name in Store.text
 	nameLen  int64
 	kcap     int32 // capacity of a container's items after it grew
@@ -112,11 +114,16 @@ func (s *Store) Length() int64 { return s.End - s.Begin }
 
 // Kind, Op, Flags, Offset, Self and Owner return the node's fields as
 // Node has them.
-func (s *Store) Kind(id ID) Kind         { return s.recs[id].kind }
-func (s *Store) Op(id ID) Opcode         { return s.recs[id].op }
-func (s *Store) Flags(id ID) Flags       { return s.recs[id].flags }
-func (s *Store) Offset(id ID) int64      { return s.recs[id].off }
-func (s *Store) Self(id ID) int64        { return s.recs[id].self }
+func (s *Store) Kind(id ID) Kind    { return s.recs[id].kind }
+func (s *Store) Op(id ID) Opcode    { return s.recs[id].op }
+func (s *Store) Flags(id ID) Flags  { return s.recs[id].flags }
+func (s *Store) Offset(id ID) int64 { return s.recs[id].off }
+func (s *Store) Self(id ID) int64 {
+	if r := &s.recs[id]; r.self != selfInExt {
+		return int64(r.self)
+	}
+	return s.ext[s.recs[id].x-1].self
+}
 func (s *Store) Owner(id ID) ID          { return s.recs[id].owner }
 func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f != 0 }
 
@@ -161,8 +168,17 @@ func (s *Store) Blob(id ID) *Blob {
 // textOf returns offset and length of a node's text.
 func (s *Store) textOf(id ID) (int64, int64) {
 	r := &s.recs[id]
-	if r.vlen >= 0 {
-		return r.val, int64(r.vlen)
+	switch {
+	case r.kind == KindGlobal:
+		if r.x == 0 {
+			return 0, 0
+		}
+		x := &s.ext[r.x-1]
+		return x.modOff, x.modLen
+	case r.hasItems():
+		return 0, 0 // BINPERSID: its id is an item
+	case r.nkid >= 0:
+		return r.val, int64(r.nkid)
 	}
 	return r.val, s.ext[r.x-1].textLen
 }
@@ -214,7 +230,7 @@ func (s *Store) PayloadLen(id ID) int64 {
 // read with Func, Args and Kwargs. The slice shares the store's memory.
 func (s *Store) Items(id ID) []ID {
 	r := &s.recs[id]
-	if r.kind == KindCall || r.nkid == 0 {
+	if !r.hasItems() || r.kind == KindCall || r.nkid == 0 {
 		return nil
 	}
 	return s.kids[r.kid : r.kid+r.nkid : r.kid+r.nkid]
@@ -222,10 +238,22 @@ func (s *Store) Items(id ID) []ID {
 
 // NItems returns len(Items(id)).
 func (s *Store) NItems(id ID) int {
-	if s.recs[id].kind == KindCall {
-		return 0
+	if r := &s.recs[id]; r.hasItems() && r.kind != KindCall {
+		return int(r.nkid)
 	}
-	return int(s.recs[id].nkid)
+	return 0
+}
+
+// hasItems reports whether kid and nkid are the node's items (else nkid is
+// the length of its text).
+func (r *rec) hasItems() bool {
+	switch r.kind {
+	case KindStr, KindBytes, KindByteArray:
+		return false
+	case KindPersID:
+		return r.op != PERSID
+	}
+	return true
 }
 
 // Func, Args and Kwargs return the parts of a call (NoID when absent).
@@ -270,8 +298,9 @@ func (s *Store) Muts(id ID) []SMut {
 // Children appends to buf every node id refers to, in Node.Children's
 // order: items, then call parts, then mutation arguments.
 func (s *Store) Children(id ID, buf []ID) []ID {
-	r := &s.recs[id]
-	buf = append(buf, s.kids[r.kid:r.kid+r.nkid]...)
+	if r := &s.recs[id]; r.hasItems() {
+		buf = append(buf, s.kids[r.kid:r.kid+r.nkid]...)
+	}
 	if x := s.x(id); x != nil {
 		for i := x.mut; i != 0; i = s.muts[i-1].next {
 			m := &s.muts[i-1]
@@ -343,7 +372,19 @@ func (s *Store) SetFlags(id ID, f Flags) { s.recs[id].flags |= f }
 func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f }
 
 // AddSelf attributes n more bytes to the node.
-func (s *Store) AddSelf(id ID, n int64) { s.recs[id].self += n }
+func (s *Store) AddSelf(id ID, n int64) {
+	r := &s.recs[id]
+	if r.self != selfInExt && n >= 0 && n < selfInExt && uint64(r.self)+uint64(n) < selfInExt {
+		r.self += uint32(n)
+		return
+	}
+	cur := s.Self(id)
+	s.xw(id).self = cur + n
+	s.recs[id].self = selfInExt
+}
+
+// selfInExt marks a Self kept in the node's ext.
+const selfInExt = math.MaxUint32
 
 // SetOwner sets the node that consumed id where it was built.
 func (s *Store) SetOwner(id, owner ID) { s.recs[id].owner = owner }
@@ -359,11 +400,14 @@ func (s *Store) putText(t string) int64 {
 func (s *Store) SetStr(id ID, t string) {
 	off := s.putText(t)
 	r := &s.recs[id]
-	r.val = off
-	if int64(len(t)) <= math.MaxInt32 {
-		r.vlen = int32(len(t))
-	} else {
-		r.vlen = -1
+	switch {
+	case r.kind == KindGlobal:
+		x := s.xw(id)
+		x.modOff, x.modLen = off, int64(len(t))
+	case int64(len(t)) <= math.MaxInt32:
+		r.val, r.nkid = off, int32(len(t))
+	default:
+		r.val, r.nkid = off, -1
 		s.xw(id).textLen = int64(len(t))
 	}
 }
@@ -461,7 +505,8 @@ func FromGraph(st *Stream) *Store {
 	for _, n := range st.All {
 		id := s.Add(n.Kind, n.Op, n.Offset)
 		r := &s.recs[id]
-		r.flags, r.self, r.val = n.Flags, n.Self, n.Int
+		r.flags, r.val = n.Flags, n.Int
+		s.AddSelf(id, n.Self)
 		r.owner = idOf(n.Owner)
 		switch n.Kind {
 		case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
@@ -532,6 +577,17 @@ func idsOf(ns []*Node) []ID {
 	return out
 }
 
+// needsExtra reports whether the graph's node of id has an Extra, as the
+// graph machine gave one: calls, globals, big ints, blobs, mutated nodes.
+func (s *Store) needsExtra(id ID) bool {
+	r := &s.recs[id]
+	if r.kind == KindCall || r.kind == KindGlobal {
+		return true
+	}
+	x := s.x(id)
+	return x != nil && (x.big != nil || x.blob != nil || x.nmut > 0)
+}
+
 // Graph returns the stream as a *Node graph with the same nodes under the
 // same IDs: for the consumers that still walk the graph (docs/engine.md §3).
 // Every node, item list and extra is carved from a few exact-size slabs.
@@ -544,8 +600,7 @@ func (s *Store) Graph() *Stream {
 	nx := 0
 	for i := range slab {
 		all[i] = &slab[i]
-		r := &s.recs[i]
-		if r.x != 0 || r.kind == KindCall || r.kind == KindGlobal {
+		if s.needsExtra(ID(i)) {
 			nx++
 		}
 	}
@@ -566,13 +621,13 @@ func (s *Store) Graph() *Stream {
 		id := ID(i)
 		r := &s.recs[i]
 		nd := &slab[i]
-		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags, ID: int32(i), Offset: r.off, Self: r.self, Int: r.val, Owner: node(r.owner)}
+		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags, ID: int32(i), Offset: r.off, Self: s.Self(id), Int: r.val, Owner: node(r.owner)}
 		switch r.kind {
 		case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
 			nd.Str = s.Str(id)
 			nd.Int = 0
 		}
-		if r.x != 0 || r.kind == KindCall || r.kind == KindGlobal {
+		if s.needsExtra(id) {
 			x := &extras[0]
 			extras = extras[1:]
 			if e := s.x(id); e != nil {
@@ -593,7 +648,7 @@ func (s *Store) Graph() *Stream {
 		if r.kind == KindCall {
 			x := nd.X
 			x.Func, x.Args, x.Kwargs = node(s.Func(id)), node(s.Args(id)), node(s.Kwargs(id))
-		} else if r.nkid > 0 {
+		} else if r.hasItems() && r.nkid > 0 {
 			nd.Items = kids[r.kid : r.kid+r.nkid : r.kid+r.nkid]
 		}
 	}

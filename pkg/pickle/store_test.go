@@ -117,3 +117,21 @@ func TestStoreGrowth(t *testing.T) {
 		t.Fatalf("muts wrong: %d", s.NMuts(l))
 	}
 }
+
+// TestStoreSelfEscape: a Self of 4 GiB or more (a huge payload, array data
+// read after a joblib BUILD) is kept exactly.
+func TestStoreSelfEscape(t *testing.T) {
+	s := &Store{}
+	id := s.Add(KindBytes, BINBYTES8, 0)
+	s.AddSelf(id, 9)
+	s.AddSelf(id, 5<<30)
+	s.AddSelf(id, 3)
+	if got := s.Self(id); got != 5<<30+12 {
+		t.Fatalf("Self = %d", got)
+	}
+	small := s.Add(KindNone, NONE, 1)
+	s.AddSelf(small, 1)
+	if s.Self(small) != 1 || s.x(small) != nil {
+		t.Fatalf("small Self moved to ext")
+	}
+}
