@@ -68,6 +68,18 @@ type omitted struct {
 	first, last Finding
 }
 
+// addf adds a finding whose reason is worded by reason, called only when
+// the finding is listed: beyond MaxSame of a kind, only the count, first
+// and last offsets are kept, and wording the reason (the arguments'
+// rendering) was most of what scanning a code-carrying state allocated.
+func (s *scanner) addf(f Finding, reason func() string) {
+	k := sameKey{s.partIdx, f.Severity, f.Global, f.Opcode, f.Role}
+	if s.same[k] < MaxSame {
+		f.Reason = reason()
+	}
+	s.add(f)
+}
+
 func (s *scanner) add(f Finding) {
 	f.Part = s.part.Name
 	f.Stream = s.ps.Index
@@ -130,8 +142,9 @@ func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
 		case pickle.EvPersID:
 			s.persid(ev)
 		case pickle.EvBuffer:
-			s.add(Finding{Role: RoleBuffer, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote,
-				Reason: fmt.Sprintf("out-of-band buffer %d: supplied by the caller's buffers= argument (pickle.load without it refuses the file)", ps.Int(ev.Node))})
+			s.addf(Finding{Role: RoleBuffer, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote}, func() string {
+				return fmt.Sprintf("out-of-band buffer %d: supplied by the caller's buffers= argument (pickle.load without it refuses the file)", ps.Int(ev.Node))
+			})
 		}
 	}
 	// globals and EXT codes that no call, construction or mutation
@@ -157,6 +170,21 @@ type ref struct {
 	maker Name
 	made  bool
 	g     int32 // 1 + the global's ID, when via is to be worded from it (viaOf); 0: none
+	// madeBy is 1 + the ID of the maker's call when why is to be worded
+	// from it (whyOf: "the function or class made by ..."); 0: none. A
+	// code-carrying state has one per function and class, and the worded
+	// text (the call's arguments) is only needed by the findings listed.
+	madeBy int32
+}
+
+// whyOf says what an object that cannot be named is (worded only when
+// needed).
+func (s *scanner) whyOf(r ref) string {
+	if r.madeBy != 0 {
+		n := pickle.ID(r.madeBy - 1)
+		return fmt.Sprintf("the function or class made by %s%s (%s at %d)", r.maker, s.argsText(n), s.ps.Op(n), s.ps.Offset(n))
+	}
+	return r.why
 }
 
 // viaOf says how a name was reached (worded only when a finding needs it).
@@ -210,13 +238,13 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 		at := fmt.Sprintf("%s at %d", ps.Op(n), ps.Offset(n))
 		if fn.made {
 			// an instance, attribute or result of what the file defines
-			return ref{made: true, maker: fn.maker, sev: SevCode, why: fmt.Sprintf("the result of %s%s (%s), an object of the file's own code", fn.why, s.argsText(n), at)}
+			return ref{made: true, maker: fn.maker, sev: SevCode, why: fmt.Sprintf("the result of %s%s (%s), an object of the file's own code", s.whyOf(fn), s.argsText(n), at)}
 		}
 		if !fn.ok {
-			return ref{sev: SevDangerous, why: fmt.Sprintf("the result of calling %s (%s at %d)", fn.why, ps.Op(n), ps.Offset(n))}
+			return ref{sev: SevDangerous, why: fmt.Sprintf("the result of calling %s (%s at %d)", s.whyOf(fn), ps.Op(n), ps.Offset(n))}
 		}
 		if makers[fn.name] {
-			return ref{made: true, maker: fn.name, sev: SevCode, why: fmt.Sprintf("the function or class made by %s%s (%s)", fn.name, s.argsText(n), at)}
+			return ref{made: true, maker: fn.name, sev: SevCode, madeBy: int32(n) + 1}
 		}
 		switch fetchers[fn.name] {
 		case fetchGetattr:
@@ -227,7 +255,7 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 					return ref{ok: true, name: base.name.attr(a), via: fmt.Sprintf("fetched by %s(%s, %s) at %d", fn.name, base.name, pyStr(a), ps.Offset(n))}
 				}
 				if base.made {
-					return ref{made: true, maker: base.maker, sev: SevCode, why: fmt.Sprintf("the attribute %s of %s (fetched by %s at %d)", pyStr(a), base.why, fn.name, ps.Offset(n))}
+					return ref{made: true, maker: base.maker, sev: SevCode, why: fmt.Sprintf("the attribute %s of %s (fetched by %s at %d)", pyStr(a), s.whyOf(base), fn.name, ps.Offset(n))}
 				}
 			}
 		case fetchImport:
@@ -287,7 +315,7 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 				if t.ok {
 					return ref{ok: true, name: t.name, via: fmt.Sprintf("through functools.partial at %d", ps.Offset(n))}
 				}
-				return ref{sev: t.sev, why: t.why + fmt.Sprintf(" through functools.partial at %d", ps.Offset(n))}
+				return ref{sev: t.sev, why: s.whyOf(t) + fmt.Sprintf(" through functools.partial at %d", ps.Offset(n))}
 			}
 		}
 		// operator.attrgetter('a.b')(obj): an attribute of obj
@@ -413,8 +441,9 @@ func (s *scanner) call(ev pickle.SEvent) {
 			return
 		}
 		s.flagged.add(n)
-		s.add(Finding{Global: fn.maker.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode,
-			Reason: fmt.Sprintf("loading calls %s%s (%s): this runs code the file carries%s", fn.why, s.argsText(n), at, s.fate(n))})
+		s.addf(Finding{Global: fn.maker.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
+			return fmt.Sprintf("loading calls %s%s (%s): this runs code the file carries%s", s.whyOf(fn), s.argsText(n), at, s.fate(n))
+		})
 		return
 	}
 	if !fn.ok {
@@ -423,8 +452,9 @@ func (s *scanner) call(ev pickle.SEvent) {
 		if role == RoleConstruct {
 			verb = "instantiates"
 		}
-		s.add(Finding{Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: fn.sev,
-			Reason: fmt.Sprintf("loading %s %s%s (%s): what it is cannot be known without running the pickle%s", verb, fn.why, s.argsText(n), at, s.fate(n))})
+		s.addf(Finding{Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: fn.sev}, func() string {
+			return fmt.Sprintf("loading %s %s%s (%s): what it is cannot be known without running the pickle%s", verb, s.whyOf(fn), s.argsText(n), at, s.fate(n))
+		})
 		return
 	}
 	name := fn.name
@@ -463,8 +493,9 @@ func (s *scanner) call(ev pickle.SEvent) {
 				return
 			}
 			s.flagged.add(n)
-			s.add(Finding{Global: r.maker.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode,
-				Reason: fmt.Sprintf("loading calls %s%s (%s) to get %s: code the file carries%s", name, s.argsText(n), at, r.why, s.fate(n))})
+			s.addf(Finding{Global: r.maker.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
+				return fmt.Sprintf("loading calls %s%s (%s) to get %s: code the file carries%s", name, s.argsText(n), at, s.whyOf(r), s.fate(n))
+			})
 			return
 		}
 		if r.ok {
@@ -491,28 +522,31 @@ func (s *scanner) call(ev pickle.SEvent) {
 		} else {
 			sev = SevDangerous
 		}
-		s.add(Finding{Global: name.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-			Reason: fmt.Sprintf("loading calls %s%s to get %s (%s; %s)%s%s", name, s.argsText(n), what, at, s.viaOf(fn), because(why), s.fate(n))})
+		s.addf(Finding{Global: name.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+			return fmt.Sprintf("loading calls %s%s to get %s (%s; %s)%s%s", name, s.argsText(n), what, at, s.viaOf(fn), because(why), s.fate(n))
+		})
 		return
 	}
 	if s.pol.Allowed(role, name) {
 		if msg := s.guard(n, name, args); msg != "" {
 			s.flagged.add(n)
-			s.add(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevUnknown,
-				Reason: fmt.Sprintf("loading calls %s%s (%s): allowed only %s", name, s.argsText(n), at, msg)})
+			s.addf(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevUnknown}, func() string {
+				return fmt.Sprintf("loading calls %s%s (%s): allowed only %s", name, s.argsText(n), at, msg)
+			})
 		}
 		return
 	}
 	s.flagged.add(n)
 	sev, why := classify(name)
-	var reason string
-	if role == RoleConstruct {
-		reason = fmt.Sprintf("loading creates a %s object with %s.__new__%s (%s; %s)", name, name, s.argsText(n), at, s.viaOf(fn))
-	} else {
-		reason = fmt.Sprintf("loading calls %s%s (%s; %s)", name, s.argsText(n), at, s.viaOf(fn))
-	}
-	s.add(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-		Reason: reason + because(why) + s.fate(n)})
+	s.addf(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+		var reason string
+		if role == RoleConstruct {
+			reason = fmt.Sprintf("loading creates a %s object with %s.__new__%s (%s; %s)", name, name, s.argsText(n), at, s.viaOf(fn))
+		} else {
+			reason = fmt.Sprintf("loading calls %s%s (%s; %s)", name, s.argsText(n), at, s.viaOf(fn))
+		}
+		return reason + because(why) + s.fate(n)
+	})
 	if name == (Name{"copyreg", "add_extension"}) && len(args) == 3 && s.isStr(args[0]) && s.isStr(args[1]) && ps.Kind(args[2]) == pickle.KindInt {
 		s.ext[ps.Int(args[2])] = extEntry{Name{ps.Str(args[0]), ps.Str(args[1])}, ev.Offset}
 	}
@@ -540,8 +574,9 @@ func (s *scanner) newCall(ev pickle.SEvent, n pickle.ID, name, cls Name, fn ref)
 	}
 	s.flagged.add(n)
 	sev, why := classify(cls)
-	s.add(Finding{Global: cls.String(), Role: RoleConstruct, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading creates a %s object with %s%s (%s at %d; %s)%s%s", cls, name, s.argsText(n), ev.Op, ev.Offset, s.viaOf(fn), because(why), s.fate(n))})
+	s.addf(Finding{Global: cls.String(), Role: RoleConstruct, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+		return fmt.Sprintf("loading creates a %s object with %s%s (%s at %d; %s)%s%s", cls, name, s.argsText(n), ev.Op, ev.Offset, s.viaOf(fn), because(why), s.fate(n))
+	})
 }
 
 // classArg checks the class a constructor-like call instantiates; false
@@ -554,13 +589,15 @@ func (s *scanner) classArg(call, cls pickle.ID, by Name, i int) bool {
 		if s.pol.Allowed(RoleCall, r.maker) {
 			return true
 		}
-		s.add(Finding{Global: r.maker.String(), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: SevCode,
-			Reason: fmt.Sprintf("loading instantiates %s through %s (%s): a class the file carries", r.why, by, at)})
+		s.addf(Finding{Global: r.maker.String(), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: SevCode}, func() string {
+			return fmt.Sprintf("loading instantiates %s through %s (%s): a class the file carries", s.whyOf(r), by, at)
+		})
 		return false
 	}
 	if !r.ok {
-		s.add(Finding{Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: r.sev,
-			Reason: fmt.Sprintf("loading instantiates %s through %s (%s): the class cannot be known without running the pickle", r.why, by, at)})
+		s.addf(Finding{Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: r.sev}, func() string {
+			return fmt.Sprintf("loading instantiates %s through %s (%s): the class cannot be known without running the pickle", s.whyOf(r), by, at)
+		})
 		return false
 	}
 	if s.pol.Allowed(RoleConstruct, r.name) {
@@ -571,8 +608,9 @@ func (s *scanner) classArg(call, cls pickle.ID, by Name, i int) bool {
 	if i == 1 && by == (Name{"copyreg", "_reconstructor"}) {
 		what = "creates an object through " + r.name.String() + ".__new__ and __init__ (the base class)"
 	}
-	s.add(Finding{Global: r.name.String(), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading %s with %s (%s; %s)%s", what, by, at, s.viaOf(r), because(why))})
+	s.addf(Finding{Global: r.name.String(), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: sev}, func() string {
+		return fmt.Sprintf("loading %s with %s (%s; %s)%s", what, by, at, s.viaOf(r), because(why))
+	})
 	return false
 }
 
@@ -590,22 +628,25 @@ func (s *scanner) calledArg(call, fn pickle.ID, by Name) {
 	}
 	if r.made {
 		if !s.pol.Allowed(RoleCall, r.maker) {
-			s.add(Finding{Global: r.maker.String(), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: SevCode,
-				Reason: fmt.Sprintf("%s gets %s and %s (%s): code the file carries", by, r.why, when, at)})
+			s.addf(Finding{Global: r.maker.String(), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: SevCode}, func() string {
+				return fmt.Sprintf("%s gets %s and %s (%s): code the file carries", by, s.whyOf(r), when, at)
+			})
 		}
 		return
 	}
 	if !r.ok {
-		s.add(Finding{Role: RoleCall, Offset: off, Opcode: op.String(), Severity: r.sev,
-			Reason: fmt.Sprintf("%s gets %s and %s (%s)", by, r.why, when, at)})
+		s.addf(Finding{Role: RoleCall, Offset: off, Opcode: op.String(), Severity: r.sev}, func() string {
+			return fmt.Sprintf("%s gets %s and %s (%s)", by, s.whyOf(r), when, at)
+		})
 		return
 	}
 	if s.pol.Allowed(RoleCall, r.name) || s.pol.Allowed(RoleConstruct, r.name) || safeFactories[r.name] {
 		return
 	}
 	sev, why := classify(r.name)
-	s.add(Finding{Global: r.name.String(), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: sev,
-		Reason: fmt.Sprintf("%s gets %s and %s (%s; %s)%s", by, r.name, when, at, s.viaOf(r), because(why))})
+	s.addf(Finding{Global: r.name.String(), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: sev}, func() string {
+		return fmt.Sprintf("%s gets %s and %s (%s; %s)%s", by, r.name, when, at, s.viaOf(r), because(why))
+	})
 }
 
 // instClass is the class of an object a call created: the class argument
@@ -652,7 +693,8 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 		return
 	}
 	at := fmt.Sprintf("%s at %d", m.Op, m.Offset)
-	what := mutText(s, m)
+	what := func() string { return mutText(s, m) }
+	var reason func() string // worded only when the finding is listed (addf)
 	f := Finding{Role: RoleMutate, Offset: m.Offset, Opcode: m.Op.String()}
 	switch ps.Kind(t) {
 	case pickle.KindCall:
@@ -670,7 +712,9 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 				}
 			}
 			f.Role, f.Global, f.Severity = RoleBuild, fn.name.String(), SevDangerous
-			f.Reason = fmt.Sprintf("loading %s the functools.partial made at %d (%s): the state can replace the function it calls", what, ps.Offset(t), at)
+			reason = func() string {
+				return fmt.Sprintf("loading %s the functools.partial made at %d (%s): the state can replace the function it calls", what(), ps.Offset(t), at)
+			}
 			break
 		}
 		r := s.resolve(t, 0)
@@ -679,7 +723,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 				return
 			}
 			f.Role, f.Global, f.Severity = RoleBuild, r.maker.String(), SevCode
-			f.Reason = fmt.Sprintf("loading %s %s (%s): code the file carries", what, r.why, at)
+			reason = func() string { return fmt.Sprintf("loading %s %s (%s): code the file carries", what(), s.whyOf(r), at) }
 			break
 		}
 		if r.ok {
@@ -688,7 +732,9 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 				return
 			}
 			f.Global, f.Severity = r.name.String(), SevDangerous
-			f.Reason = fmt.Sprintf("loading %s %s (%s; %s), an object loading did not create: it changes the running process", what, r.name, at, s.viaOf(r))
+			reason = func() string {
+				return fmt.Sprintf("loading %s %s (%s; %s), an object loading did not create: it changes the running process", what(), r.name, at, s.viaOf(r))
+			}
 			break
 		}
 		if s.flagged.has(t) {
@@ -701,12 +747,16 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 				return
 			}
 			f.Global, f.Severity = cls.maker.String(), SevCode
-			f.Reason = fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s): code the file carries", what, ps.Offset(t), cls.why, at)
+			reason = func() string {
+				return fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s): code the file carries", what(), ps.Offset(t), s.whyOf(cls), at)
+			}
 			break
 		}
 		if !cls.ok {
 			f.Severity = cls.sev
-			f.Reason = fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s)", what, ps.Offset(t), cls.why, at)
+			reason = func() string {
+				return fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s)", what(), ps.Offset(t), s.whyOf(cls), at)
+			}
 			break
 		}
 		if s.pol.Allowed(RoleBuild, cls.name) {
@@ -714,7 +764,9 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 		}
 		sev, why := classify(cls.name)
 		f.Global, f.Severity = cls.name.String(), sev
-		f.Reason = fmt.Sprintf("loading %s a %s object made at %d (%s; %s.__setstate__ or its item methods run)%s", what, cls.name, ps.Offset(t), at, cls.name, because(why))
+		reason = func() string {
+			return fmt.Sprintf("loading %s a %s object made at %d (%s; %s.__setstate__ or its item methods run)%s", what(), cls.name, ps.Offset(t), at, cls.name, because(why))
+		}
 	case pickle.KindGlobal:
 		r := s.resolve(t, 0)
 		if r.ok && s.pol.Allowed(RoleMutate, r.name) {
@@ -723,19 +775,21 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 		f.Global, f.Severity = r.name.String(), SevDangerous
 		if !r.ok {
 			f.Severity = r.sev
-			f.Reason = fmt.Sprintf("loading %s %s (%s)", what, r.why, at)
+			reason = func() string { return fmt.Sprintf("loading %s %s (%s)", what(), s.whyOf(r), at) }
 			break
 		}
-		f.Reason = fmt.Sprintf("loading %s %s itself (%s; %s), a class or module the pickle did not create: it is patched for the whole process", what, r.name, at, s.viaOf(r))
+		reason = func() string {
+			return fmt.Sprintf("loading %s %s itself (%s; %s), a class or module the pickle did not create: it is patched for the whole process", what(), r.name, at, s.viaOf(r))
+		}
 	default:
 		r := s.resolve(t, 0)
 		f.Severity = r.sev
 		if f.Severity == "" {
 			f.Severity = SevUnknown
 		}
-		f.Reason = fmt.Sprintf("loading %s %s (%s)", what, r.why, at)
+		reason = func() string { return fmt.Sprintf("loading %s %s (%s)", what(), s.whyOf(r), at) }
 	}
-	s.add(f)
+	s.addf(f, reason)
 	if f.Global == "copyreg._extension_registry" && (m.Op == pickle.SETITEM || m.Op == pickle.SETITEMS) {
 		for i := 0; i+1 < len(m.Args); i += 2 {
 			k, v := m.Args[i], m.Args[i+1]
@@ -789,8 +843,9 @@ func (s *scanner) persid(ev pickle.SEvent) {
 	} else {
 		id = pyStr(id)
 	}
-	s.add(Finding{Role: RolePersID, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote,
-		Reason: fmt.Sprintf("persistent id %s: resolved by the loader's persistent_load (pickle.load without one refuses the file); what it returns is up to that loader", id)})
+	s.addf(Finding{Role: RolePersID, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote}, func() string {
+		return fmt.Sprintf("persistent id %s: resolved by the loader's persistent_load (pickle.load without one refuses the file); what it returns is up to that loader", id)
+	})
 }
 
 // resolveOnly reports a global or EXT code looked up and kept as a value.
@@ -799,29 +854,34 @@ func (s *scanner) resolveOnly(ev pickle.SEvent) {
 	if ev.Kind == pickle.EvExt {
 		r := s.resolve(n, 0)
 		if !r.ok {
-			s.add(Finding{Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevDangerous, Reason: "loading fetches " + r.why})
+			s.addf(Finding{Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevDangerous}, func() string {
+				return "loading fetches " + s.whyOf(r)
+			})
 			return
 		}
 		if s.pol.Allowed(RoleResolve, r.name) {
 			return
 		}
 		sev, why := classify(r.name)
-		s.add(Finding{Global: r.name.String(), Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-			Reason: fmt.Sprintf("loading fetches %s (%s)%s", r.name, s.viaOf(r), because(why))})
+		s.addf(Finding{Global: r.name.String(), Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+			return fmt.Sprintf("loading fetches %s (%s)%s", r.name, s.viaOf(r), because(why))
+		})
 		return
 	}
 	r := s.resolve(n, 0)
 	if !r.ok {
-		s.add(Finding{Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: r.sev,
-			Reason: "loading looks up " + r.why})
+		s.addf(Finding{Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: r.sev}, func() string {
+			return "loading looks up " + s.whyOf(r)
+		})
 		return
 	}
 	if s.pol.Allowed(RoleResolve, r.name) {
 		return
 	}
 	sev, why := classify(r.name)
-	s.add(Finding{Global: r.name.String(), Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading imports %s and fetches %s (%s); it is kept as a value, not called here%s", r.name.Module, r.name, s.viaOf(r), because(why))})
+	s.addf(Finding{Global: r.name.String(), Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+		return fmt.Sprintf("loading imports %s and fetches %s (%s); it is kept as a value, not called here%s", r.name.Module, r.name, s.viaOf(r), because(why))
+	})
 }
 
 // argsText renders a call's arguments briefly: "('echo hi',)".
