@@ -37,15 +37,20 @@ type scanner struct {
 	omit      map[sameKey]*omitted
 	omitOrder []sameKey
 
-	// the stream being scanned
-	st        *pickle.Stream
+	// the stream being scanned, as a store (docs/engine.md): every node
+	// is a pickle.ID into it
+	ps        *pickle.Store
 	part      *input.Part
 	partIdx   int
-	explained nodeSet // globals and EXT codes a finding or an allowed operation accounts for
-	flagged   nodeSet // calls reported as findings
-	popped    nodeSet
-	leftover  nodeSet
-	refs      map[*pickle.Node]ref // resolve's answers for calls: each is resolved once
+	explained idSet // globals and EXT codes a finding or an allowed operation accounts for
+	flagged   idSet // calls reported as findings
+	popped    idSet
+	leftover  idSet
+	refs      map[pickle.ID]ref // resolve's answers for calls: each is resolved once
+	// muts holds Store.Muts of the targets mutated more than once whose
+	// later operations the call log has still to reach (Store.Muts makes a
+	// new slice, and an event reads one operation of it)
+	muts map[pickle.ID][]pickle.SMut
 }
 
 // MaxSame is how many findings of the same severity, role, global and
@@ -63,9 +68,21 @@ type omitted struct {
 	first, last Finding
 }
 
+// addf adds a finding whose reason is worded by reason, called only when
+// the finding is listed: beyond MaxSame of a kind, only the count, first
+// and last offsets are kept, and wording the reason (the arguments'
+// rendering) was most of what scanning a code-carrying state allocated.
+func (s *scanner) addf(f Finding, reason func() string) {
+	k := sameKey{s.partIdx, f.Severity, f.Global, f.Opcode, f.Role}
+	if s.same[k] < MaxSame {
+		f.Reason = reason()
+	}
+	s.add(f)
+}
+
 func (s *scanner) add(f Finding) {
 	f.Part = s.part.Name
-	f.Stream = s.st.Index
+	f.Stream = s.ps.Index
 	k := sameKey{s.partIdx, f.Severity, f.Global, f.Opcode, f.Role}
 	if s.same[k] >= MaxSame {
 		o := s.omit[k]
@@ -97,24 +114,26 @@ func (s *scanner) summarize() {
 }
 
 func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
-	s.st, s.part = st, p
+	ps := st.Store()
+	s.ps, s.part = ps, p
 	for i := range s.doc.Parts {
 		if &s.doc.Parts[i] == p {
 			s.partIdx = i
 		}
 	}
-	s.explained = newNodeSet(st)
-	s.flagged = newNodeSet(st)
-	s.popped = newNodeSet(st)
-	s.leftover = newNodeSet(st)
-	s.refs = map[*pickle.Node]ref{}
-	for _, n := range st.Popped {
+	s.explained = newIDSet(ps)
+	s.flagged = newIDSet(ps)
+	s.popped = newIDSet(ps)
+	s.leftover = newIDSet(ps)
+	s.refs = map[pickle.ID]ref{}
+	s.muts = map[pickle.ID][]pickle.SMut{}
+	for _, n := range ps.Popped {
 		s.popped.add(n)
 	}
-	for _, n := range st.Leftover {
+	for _, n := range ps.Leftover {
 		s.leftover.add(n)
 	}
-	for _, ev := range st.Log {
+	for _, ev := range ps.Log {
 		switch ev.Kind {
 		case pickle.EvCall:
 			s.call(ev)
@@ -123,13 +142,14 @@ func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
 		case pickle.EvPersID:
 			s.persid(ev)
 		case pickle.EvBuffer:
-			s.add(Finding{Role: RoleBuffer, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote,
-				Reason: fmt.Sprintf("out-of-band buffer %d: supplied by the caller's buffers= argument (pickle.load without it refuses the file)", ev.Node.Int)})
+			s.addf(Finding{Role: RoleBuffer, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote}, func() string {
+				return fmt.Sprintf("out-of-band buffer %d: supplied by the caller's buffers= argument (pickle.load without it refuses the file)", ps.Int(ev.Node))
+			})
 		}
 	}
 	// globals and EXT codes that no call, construction or mutation
 	// explained: looked up and kept as values
-	for _, ev := range st.Log {
+	for _, ev := range ps.Log {
 		if (ev.Kind != pickle.EvGlobal && ev.Kind != pickle.EvExt) || s.explained.has(ev.Node) {
 			continue
 		}
@@ -149,13 +169,28 @@ type ref struct {
 	// the file's code; the policy trusts it when it allows the maker.
 	maker Name
 	made  bool
-	g     *pickle.Node // the global, when via is to be worded from it (viaOf)
+	g     int32 // 1 + the global's ID, when via is to be worded from it (viaOf); 0: none
+	// madeBy is 1 + the ID of the maker's call when why is to be worded
+	// from it (whyOf: "the function or class made by ..."); 0: none. A
+	// code-carrying state has one per function and class, and the worded
+	// text (the call's arguments) is only needed by the findings listed.
+	madeBy int32
+}
+
+// whyOf says what an object that cannot be named is (worded only when
+// needed).
+func (s *scanner) whyOf(r ref) string {
+	if r.madeBy != 0 {
+		n := pickle.ID(r.madeBy - 1)
+		return fmt.Sprintf("the function or class made by %s%s (%s at %d)", r.maker, s.argsText(n), s.ps.Op(n), s.ps.Offset(n))
+	}
+	return r.why
 }
 
 // viaOf says how a name was reached (worded only when a finding needs it).
 func (s *scanner) viaOf(r ref) string {
-	if r.via == "" && r.g != nil {
-		return s.globalVia(r.g)
+	if r.via == "" && r.g != 0 {
+		return s.globalVia(pickle.ID(r.g - 1))
 	}
 	return r.via
 }
@@ -165,8 +200,8 @@ func (s *scanner) viaOf(r ref) string {
 // imported by name, a type named by cloudpickle or dill, an EXT code
 // registered earlier in the load, or a functools.partial of one (calling
 // it calls its target).
-func (s *scanner) resolve(n *pickle.Node, depth int) ref {
-	if n.Kind != pickle.KindCall {
+func (s *scanner) resolve(n pickle.ID, depth int) ref {
+	if s.ps.Kind(n) != pickle.KindCall {
 		return s.resolve1(n, depth)
 	}
 	if r, ok := s.refs[n]; ok {
@@ -177,120 +212,125 @@ func (s *scanner) resolve(n *pickle.Node, depth int) ref {
 	return r
 }
 
-func (s *scanner) resolve1(n *pickle.Node, depth int) ref {
+func (s *scanner) resolve1(n pickle.ID, depth int) ref {
+	ps := s.ps
 	if depth > maxDepth {
-		return ref{sev: SevDangerous, why: fmt.Sprintf("an object at offset %d reached through more than %d calls", n.Offset, maxDepth)}
+		return ref{sev: SevDangerous, why: fmt.Sprintf("an object at offset %d reached through more than %d calls", ps.Offset(n), maxDepth)}
 	}
-	switch n.Kind {
+	switch ps.Kind(n) {
 	case pickle.KindGlobal:
 		s.explained.add(n)
-		if n.Flags&pickle.FlagDynamic != 0 {
-			return ref{sev: SevDangerous, why: fmt.Sprintf("a global whose names are computed at load time (STACK_GLOBAL at %d, %s)", n.Offset, s.operands(n))}
+		if ps.Has(n, pickle.FlagDynamic) {
+			return ref{sev: SevDangerous, why: fmt.Sprintf("a global whose names are computed at load time (STACK_GLOBAL at %d, %s)", ps.Offset(n), s.operands(n))}
 		}
-		return ref{ok: true, name: Name{n.Str, n.Name()}, g: n}
+		return ref{ok: true, name: Name{ps.Str(n), ps.Name(n)}, g: int32(n) + 1}
 	case pickle.KindExt:
 		s.explained.add(n)
-		if e, ok := s.ext[n.Int]; ok {
-			return ref{ok: true, name: e.name, via: fmt.Sprintf("%s at %d: code %d, registered by copyreg.add_extension at %d", n.Op, n.Offset, n.Int, e.offset)}
+		if e, ok := s.ext[ps.Int(n)]; ok {
+			return ref{ok: true, name: e.name, via: fmt.Sprintf("%s at %d: code %d, registered by copyreg.add_extension at %d", ps.Op(n), ps.Offset(n), ps.Int(n), e.offset)}
 		}
-		return ref{sev: SevDangerous, why: extWhy(n)}
+		return ref{sev: SevDangerous, why: s.extWhy(n)}
 	case pickle.KindPersID:
-		return ref{sev: SevUnknown, why: fmt.Sprintf("the object the loader's persistent_load returns for the persistent id at %d", n.Offset)}
+		return ref{sev: SevUnknown, why: fmt.Sprintf("the object the loader's persistent_load returns for the persistent id at %d", ps.Offset(n))}
 	case pickle.KindCall:
-		fn := s.resolve(n.Func(), depth+1)
-		args := argItems(n)
-		at := fmt.Sprintf("%s at %d", n.Op, n.Offset)
+		fn := s.resolve(ps.Func(n), depth+1)
+		args := s.argItems(n)
+		at := fmt.Sprintf("%s at %d", ps.Op(n), ps.Offset(n))
 		if fn.made {
 			// an instance, attribute or result of what the file defines
-			return ref{made: true, maker: fn.maker, sev: SevCode, why: fmt.Sprintf("the result of %s%s (%s), an object of the file's own code", fn.why, s.argsText(n), at)}
+			return ref{made: true, maker: fn.maker, sev: SevCode, why: fmt.Sprintf("the result of %s%s (%s), an object of the file's own code", s.whyOf(fn), s.argsText(n), at)}
 		}
 		if !fn.ok {
-			return ref{sev: SevDangerous, why: fmt.Sprintf("the result of calling %s (%s at %d)", fn.why, n.Op, n.Offset)}
+			return ref{sev: SevDangerous, why: fmt.Sprintf("the result of calling %s (%s at %d)", s.whyOf(fn), ps.Op(n), ps.Offset(n))}
 		}
 		if makers[fn.name] {
-			return ref{made: true, maker: fn.name, sev: SevCode, why: fmt.Sprintf("the function or class made by %s%s (%s)", fn.name, s.argsText(n), at)}
+			return ref{made: true, maker: fn.name, sev: SevCode, madeBy: int32(n) + 1}
 		}
 		switch fetchers[fn.name] {
 		case fetchGetattr:
-			if len(args) >= 2 && isStr(args[1]) {
+			if len(args) >= 2 && s.isStr(args[1]) {
 				base := s.resolve(args[0], depth+1)
+				a := ps.Str(args[1])
 				if base.ok {
-					return ref{ok: true, name: base.name.attr(args[1].Str), via: fmt.Sprintf("fetched by %s(%s, %s) at %d", fn.name, base.name, pyStr(args[1].Str), n.Offset)}
+					return ref{ok: true, name: base.name.attr(a), via: fmt.Sprintf("fetched by %s(%s, %s) at %d", fn.name, base.name, pyStr(a), ps.Offset(n))}
 				}
 				if base.made {
-					return ref{made: true, maker: base.maker, sev: SevCode, why: fmt.Sprintf("the attribute %s of %s (fetched by %s at %d)", pyStr(args[1].Str), base.why, fn.name, n.Offset)}
+					return ref{made: true, maker: base.maker, sev: SevCode, why: fmt.Sprintf("the attribute %s of %s (fetched by %s at %d)", pyStr(a), s.whyOf(base), fn.name, ps.Offset(n))}
 				}
 			}
 		case fetchImport:
-			if len(args) >= 1 && isStr(args[0]) {
-				return ref{ok: true, name: Name{Module: args[0].Str}, via: fmt.Sprintf("module imported by %s(%s) at %d", fn.name, pyStr(args[0].Str), n.Offset)}
+			if len(args) >= 1 && s.isStr(args[0]) {
+				return ref{ok: true, name: Name{Module: ps.Str(args[0])}, via: fmt.Sprintf("module imported by %s(%s) at %d", fn.name, pyStr(ps.Str(args[0])), ps.Offset(n))}
 			}
 		case fetchImportTop:
-			if len(args) >= 1 && isStr(args[0]) {
-				m := args[0].Str
-				if len(args) < 4 || isEmpty(args[3]) {
+			if len(args) >= 1 && s.isStr(args[0]) {
+				m := ps.Str(args[0])
+				if len(args) < 4 || s.isEmpty(args[3]) {
 					m, _, _ = strings.Cut(m, ".")
 				}
-				return ref{ok: true, name: Name{Module: m}, via: fmt.Sprintf("module imported by %s(%s) at %d", fn.name, pyStr(args[0].Str), n.Offset)}
+				return ref{ok: true, name: Name{Module: m}, via: fmt.Sprintf("module imported by %s(%s) at %d", fn.name, pyStr(ps.Str(args[0])), ps.Offset(n))}
 			}
 		case fetchDillImport:
-			if len(args) >= 1 && isStr(args[0]) {
-				m := args[0].Str
+			if len(args) >= 1 && s.isStr(args[0]) {
+				m := ps.Str(args[0])
 				nm := Name{Module: m}
 				if i := strings.LastIndexByte(m, '.'); i > 0 {
 					nm = Name{m[:i], m[i+1:]}
 				}
-				return ref{ok: true, name: nm, via: fmt.Sprintf("imported by %s(%s) at %d", fn.name, pyStr(m), n.Offset)}
+				return ref{ok: true, name: nm, via: fmt.Sprintf("imported by %s(%s) at %d", fn.name, pyStr(m), ps.Offset(n))}
 			}
 		case fetchResolveName:
-			if len(args) >= 1 && isStr(args[0]) {
-				nm, err := ParseName(args[0].Str)
+			if len(args) >= 1 && s.isStr(args[0]) {
+				a := ps.Str(args[0])
+				nm, err := ParseName(a)
 				if err != nil {
-					nm = Name{Module: args[0].Str}
+					nm = Name{Module: a}
 				}
-				return ref{ok: true, name: nm, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(args[0].Str), n.Offset)}
+				return ref{ok: true, name: nm, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(a), ps.Offset(n))}
 			}
 		case fetchCPType:
-			if len(args) == 1 && isStr(args[0]) {
-				return ref{ok: true, name: Name{"types", args[0].Str}, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(args[0].Str), n.Offset)}
+			if len(args) == 1 && s.isStr(args[0]) {
+				a := ps.Str(args[0])
+				return ref{ok: true, name: Name{"types", a}, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(a), ps.Offset(n))}
 			}
 		case fetchDillType:
-			if len(args) == 1 && isStr(args[0]) {
+			if len(args) == 1 && s.isStr(args[0]) {
+				a := ps.Str(args[0])
 				mod := "builtins"
-				if strings.HasSuffix(args[0].Str, "Type") {
+				if strings.HasSuffix(a, "Type") {
 					mod = "types"
 				}
-				return ref{ok: true, name: Name{mod, args[0].Str}, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(args[0].Str), n.Offset)}
+				return ref{ok: true, name: Name{mod, a}, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(a), ps.Offset(n))}
 			}
 		case fetchGetitem:
-			if len(args) == 2 && isStr(args[1]) {
+			if len(args) == 2 && s.isStr(args[1]) {
 				base := s.resolve(args[0], depth+1)
 				if base.ok && base.name == (Name{"sys", "modules"}) {
-					return ref{ok: true, name: Name{Module: args[1].Str}, via: fmt.Sprintf("sys.modules[%s] at %d", pyStr(args[1].Str), n.Offset)}
+					return ref{ok: true, name: Name{Module: ps.Str(args[1])}, via: fmt.Sprintf("sys.modules[%s] at %d", pyStr(ps.Str(args[1])), ps.Offset(n))}
 				}
 			}
 		case fetchPartial:
 			if len(args) >= 1 {
 				t := s.resolve(args[0], depth+1)
 				if t.ok {
-					return ref{ok: true, name: t.name, via: fmt.Sprintf("through functools.partial at %d", n.Offset)}
+					return ref{ok: true, name: t.name, via: fmt.Sprintf("through functools.partial at %d", ps.Offset(n))}
 				}
-				return ref{sev: t.sev, why: t.why + fmt.Sprintf(" through functools.partial at %d", n.Offset)}
+				return ref{sev: t.sev, why: s.whyOf(t) + fmt.Sprintf(" through functools.partial at %d", ps.Offset(n))}
 			}
 		}
 		// operator.attrgetter('a.b')(obj): an attribute of obj
-		if inner := n.Func(); inner.Kind == pickle.KindCall && len(args) == 1 {
-			if g := s.resolve(inner.Func(), depth+1); g.ok && g.name == (Name{"operator", "attrgetter"}) {
-				if ia := argItems(inner); len(ia) == 1 && isStr(ia[0]) {
+		if inner := ps.Func(n); ps.Kind(inner) == pickle.KindCall && len(args) == 1 {
+			if g := s.resolve(ps.Func(inner), depth+1); g.ok && g.name == (Name{"operator", "attrgetter"}) {
+				if ia := s.argItems(inner); len(ia) == 1 && s.isStr(ia[0]) {
 					if base := s.resolve(args[0], depth+1); base.ok {
-						return ref{ok: true, name: base.name.attr(ia[0].Str), via: fmt.Sprintf("fetched by operator.attrgetter(%s) at %d", pyStr(ia[0].Str), inner.Offset)}
+						return ref{ok: true, name: base.name.attr(ps.Str(ia[0])), via: fmt.Sprintf("fetched by operator.attrgetter(%s) at %d", pyStr(ps.Str(ia[0])), ps.Offset(inner))}
 					}
 				}
 			}
 		}
 		return ref{sev: SevDangerous, why: fmt.Sprintf("the result of %s%s (%s)", fn.name, s.argsText(n), at)}
 	}
-	return ref{sev: SevUnknown, why: fmt.Sprintf("a %s at %d (not callable: CPython fails here)", n.Kind, n.Offset)}
+	return ref{sev: SevUnknown, why: fmt.Sprintf("a %s at %d (not callable: CPython fails here)", ps.Kind(n), ps.Offset(n))}
 }
 
 func (n Name) attr(a string) Name {
@@ -300,19 +340,20 @@ func (n Name) attr(a string) Name {
 	return Name{n.Module, n.Qual + "." + a}
 }
 
-func extWhy(n *pickle.Node) string {
-	return fmt.Sprintf("EXT code %d (%s at %d), looked up in copyreg's extension registry of the loading process: nothing registers codes by default, and a registered code can name any global, so what it names cannot be known statically", n.Int, n.Op, n.Offset)
+func (s *scanner) extWhy(n pickle.ID) string {
+	return fmt.Sprintf("EXT code %d (%s at %d), looked up in copyreg's extension registry of the loading process: nothing registers codes by default, and a registered code can name any global, so what it names cannot be known statically", s.ps.Int(n), s.ps.Op(n), s.ps.Offset(n))
 }
 
 // globalVia says how a global was spelled and found.
-func (s *scanner) globalVia(n *pickle.Node) string {
+func (s *scanner) globalVia(n pickle.ID) string {
+	ps := s.ps
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s at %d", n.Op, n.Offset)
-	if n.Op == pickle.STACK_GLOBAL && len(n.Items) == 2 {
+	fmt.Fprintf(&b, "%s at %d", ps.Op(n), ps.Offset(n))
+	if items := ps.Items(n); ps.Op(n) == pickle.STACK_GLOBAL && len(items) == 2 {
 		var memo []string
-		for _, it := range n.Items {
-			if it.Owner != n {
-				memo = append(memo, strconv.FormatInt(it.Offset, 10))
+		for _, it := range items {
+			if ps.Owner(it) != n {
+				memo = append(memo, strconv.FormatInt(ps.Offset(it), 10))
 			}
 		}
 		switch len(memo) {
@@ -322,11 +363,11 @@ func (s *scanner) globalVia(n *pickle.Node) string {
 			fmt.Fprintf(&b, ", names from the memo (the strings at %s and %s)", memo[0], memo[1])
 		}
 	}
-	if n.Flags&pickle.FlagMapped != 0 {
+	if ps.Has(n, pickle.FlagMapped) {
 		b.WriteString(", a Python 2 name mapped by the loader")
 	}
-	if strings.Contains(n.Name(), ".") {
-		if n.Flags&pickle.FlagDotted != 0 {
+	if strings.Contains(ps.Name(n), ".") {
+		if ps.Has(n, pickle.FlagDotted) {
 			b.WriteString(", a dotted name below protocol 4: CPython refuses it and stops loading there")
 		} else {
 			b.WriteString(", a dotted name: each attribute is fetched in turn")
@@ -336,65 +377,73 @@ func (s *scanner) globalVia(n *pickle.Node) string {
 }
 
 // operands describes the operands of a dynamic STACK_GLOBAL.
-func (s *scanner) operands(n *pickle.Node) string {
-	if len(n.Items) != 2 {
+func (s *scanner) operands(n pickle.ID) string {
+	items := s.ps.Items(n)
+	if len(items) != 2 {
 		return "operands unknown"
 	}
-	return "module " + s.brief(n.Items[0], 2) + ", name " + s.brief(n.Items[1], 2)
+	return "module " + s.brief(items[0], 2) + ", name " + s.brief(items[1], 2)
 }
 
-func argItems(n *pickle.Node) []*pickle.Node {
-	a := n.Args()
-	if a == nil || a.Kind != pickle.KindTuple {
+// argItems returns the items of a call's argument tuple (nil when the
+// arguments are not a tuple); the slice shares the store's memory.
+func (s *scanner) argItems(n pickle.ID) []pickle.ID {
+	a := s.ps.Args(n)
+	if a == pickle.NoID || s.ps.Kind(a) != pickle.KindTuple {
 		return nil
 	}
-	return a.Items
+	return s.ps.Items(a)
 }
 
-func isStr(n *pickle.Node) bool { return n != nil && n.Kind == pickle.KindStr && n.Blob() == nil }
+func (s *scanner) isStr(n pickle.ID) bool {
+	return n != pickle.NoID && s.ps.Kind(n) == pickle.KindStr && s.ps.Blob(n) == nil
+}
 
-func isEmpty(n *pickle.Node) bool {
-	switch n.Kind {
+func (s *scanner) isEmpty(n pickle.ID) bool {
+	switch s.ps.Kind(n) {
 	case pickle.KindNone:
 		return true
 	case pickle.KindList, pickle.KindTuple:
-		return len(n.Items) == 0 && len(n.Muts()) == 0
+		return s.ps.NItems(n) == 0 && s.ps.NMuts(n) == 0
 	}
 	return false
 }
 
 // fate says what becomes of a call's result when that is not the plain case.
-func (s *scanner) fate(n *pickle.Node) string {
+func (s *scanner) fate(n pickle.ID) string {
+	ps := s.ps
 	switch {
-	case s.popped.has(n) && n.Flags&pickle.FlagMemo != 0:
+	case s.popped.has(n) && ps.Has(n, pickle.FlagMemo):
 		return "; its result is discarded by POP (it stays in the memo)"
 	case s.popped.has(n):
 		return "; its result is discarded by POP"
-	case s.leftover.has(n) && s.st.LeftoverMarks > 0:
-		return fmt.Sprintf("; its result is left on the stack at STOP (%d MARK(s) still open), where loading ignores it", s.st.LeftoverMarks)
+	case s.leftover.has(n) && ps.LeftoverMarks > 0:
+		return fmt.Sprintf("; its result is left on the stack at STOP (%d MARK(s) still open), where loading ignores it", ps.LeftoverMarks)
 	case s.leftover.has(n):
 		return "; its result is left on the stack under the returned object, where loading ignores it"
-	case n.Owner == nil && n != s.st.Root && n.Flags&pickle.FlagMemo != 0:
+	case ps.Owner(n) == pickle.NoID && n != ps.Root && ps.Has(n, pickle.FlagMemo):
 		return "; its result is kept only in the memo"
 	}
 	return ""
 }
 
-func (s *scanner) call(ev pickle.Event) {
+func (s *scanner) call(ev pickle.SEvent) {
+	ps := s.ps
 	n := ev.Node
 	role := RoleCall
 	if ev.Op == pickle.NEWOBJ || ev.Op == pickle.NEWOBJ_EX {
 		role = RoleConstruct
 	}
-	fn := s.resolve(n.Func(), 0)
+	fn := s.resolve(ps.Func(n), 0)
 	at := fmt.Sprintf("%s at %d", ev.Op, ev.Offset)
 	if fn.made {
 		if s.pol.Allowed(RoleCall, fn.maker) {
 			return
 		}
 		s.flagged.add(n)
-		s.add(Finding{Global: fn.maker.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode,
-			Reason: fmt.Sprintf("loading calls %s%s (%s): this runs code the file carries%s", fn.why, s.argsText(n), at, s.fate(n))})
+		s.addf(Finding{Global: fn.maker.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
+			return fmt.Sprintf("loading calls %s%s (%s): this runs code the file carries%s", s.whyOf(fn), s.argsText(n), at, s.fate(n))
+		})
 		return
 	}
 	if !fn.ok {
@@ -403,12 +452,13 @@ func (s *scanner) call(ev pickle.Event) {
 		if role == RoleConstruct {
 			verb = "instantiates"
 		}
-		s.add(Finding{Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: fn.sev,
-			Reason: fmt.Sprintf("loading %s %s%s (%s): what it is cannot be known without running the pickle%s", verb, fn.why, s.argsText(n), at, s.fate(n))})
+		s.addf(Finding{Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: fn.sev}, func() string {
+			return fmt.Sprintf("loading %s %s%s (%s): what it is cannot be known without running the pickle%s", verb, s.whyOf(fn), s.argsText(n), at, s.fate(n))
+		})
 		return
 	}
 	name := fn.name
-	args := argItems(n)
+	args := s.argItems(n)
 	// the arguments that are classes to instantiate, or callables to call
 	for _, i := range classArgs[name] {
 		if i < len(args) && !s.classArg(n, args[i], name, i) {
@@ -426,8 +476,8 @@ func (s *scanner) call(ev pickle.Event) {
 	}
 	// dill writes getattr(dill._dill, '_setattr', setattr): its _setattr
 	// is setattr, the default only stands in for it
-	if fetchers[name] == fetchGetattr && len(args) == 3 && isStr(args[1]) && args[1].Str == "_setattr" &&
-		args[2].Kind == pickle.KindGlobal && args[2].Qualified() == "builtins.setattr" {
+	if fetchers[name] == fetchGetattr && len(args) == 3 && s.isStr(args[1]) && ps.Str(args[1]) == "_setattr" &&
+		ps.Kind(args[2]) == pickle.KindGlobal && ps.Qualified(args[2]) == "builtins.setattr" {
 		if base := s.resolve(args[0], 0); base.ok && isDill(base.name) {
 			s.explained.add(args[2])
 		}
@@ -443,8 +493,9 @@ func (s *scanner) call(ev pickle.Event) {
 				return
 			}
 			s.flagged.add(n)
-			s.add(Finding{Global: r.maker.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode,
-				Reason: fmt.Sprintf("loading calls %s%s (%s) to get %s: code the file carries%s", name, s.argsText(n), at, r.why, s.fate(n))})
+			s.addf(Finding{Global: r.maker.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
+				return fmt.Sprintf("loading calls %s%s (%s) to get %s: code the file carries%s", name, s.argsText(n), at, s.whyOf(r), s.fate(n))
+			})
 			return
 		}
 		if r.ok {
@@ -471,30 +522,33 @@ func (s *scanner) call(ev pickle.Event) {
 		} else {
 			sev = SevDangerous
 		}
-		s.add(Finding{Global: name.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-			Reason: fmt.Sprintf("loading calls %s%s to get %s (%s; %s)%s%s", name, s.argsText(n), what, at, s.viaOf(fn), because(why), s.fate(n))})
+		s.addf(Finding{Global: name.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+			return fmt.Sprintf("loading calls %s%s to get %s (%s; %s)%s%s", name, s.argsText(n), what, at, s.viaOf(fn), because(why), s.fate(n))
+		})
 		return
 	}
 	if s.pol.Allowed(role, name) {
 		if msg := s.guard(n, name, args); msg != "" {
 			s.flagged.add(n)
-			s.add(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevUnknown,
-				Reason: fmt.Sprintf("loading calls %s%s (%s): allowed only %s", name, s.argsText(n), at, msg)})
+			s.addf(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevUnknown}, func() string {
+				return fmt.Sprintf("loading calls %s%s (%s): allowed only %s", name, s.argsText(n), at, msg)
+			})
 		}
 		return
 	}
 	s.flagged.add(n)
 	sev, why := classify(name)
-	var reason string
-	if role == RoleConstruct {
-		reason = fmt.Sprintf("loading creates a %s object with %s.__new__%s (%s; %s)", name, name, s.argsText(n), at, s.viaOf(fn))
-	} else {
-		reason = fmt.Sprintf("loading calls %s%s (%s; %s)", name, s.argsText(n), at, s.viaOf(fn))
-	}
-	s.add(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-		Reason: reason + because(why) + s.fate(n)})
-	if name == (Name{"copyreg", "add_extension"}) && len(args) == 3 && isStr(args[0]) && isStr(args[1]) && args[2].Kind == pickle.KindInt {
-		s.ext[args[2].Int] = extEntry{Name{args[0].Str, args[1].Str}, ev.Offset}
+	s.addf(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+		var reason string
+		if role == RoleConstruct {
+			reason = fmt.Sprintf("loading creates a %s object with %s.__new__%s (%s; %s)", name, name, s.argsText(n), at, s.viaOf(fn))
+		} else {
+			reason = fmt.Sprintf("loading calls %s%s (%s; %s)", name, s.argsText(n), at, s.viaOf(fn))
+		}
+		return reason + because(why) + s.fate(n)
+	})
+	if name == (Name{"copyreg", "add_extension"}) && len(args) == 3 && s.isStr(args[0]) && s.isStr(args[1]) && ps.Kind(args[2]) == pickle.KindInt {
+		s.ext[ps.Int(args[2])] = extEntry{Name{ps.Str(args[0]), ps.Str(args[1])}, ev.Offset}
 	}
 }
 
@@ -514,32 +568,36 @@ func newOf(n Name) (Name, bool) {
 }
 
 // newCall reports a call of C.__new__ (a construction of C).
-func (s *scanner) newCall(ev pickle.Event, n *pickle.Node, name, cls Name, fn ref) {
+func (s *scanner) newCall(ev pickle.SEvent, n pickle.ID, name, cls Name, fn ref) {
 	if s.pol.Allowed(RoleConstruct, cls) {
 		return
 	}
 	s.flagged.add(n)
 	sev, why := classify(cls)
-	s.add(Finding{Global: cls.String(), Role: RoleConstruct, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading creates a %s object with %s%s (%s at %d; %s)%s%s", cls, name, s.argsText(n), ev.Op, ev.Offset, s.viaOf(fn), because(why), s.fate(n))})
+	s.addf(Finding{Global: cls.String(), Role: RoleConstruct, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+		return fmt.Sprintf("loading creates a %s object with %s%s (%s at %d; %s)%s%s", cls, name, s.argsText(n), ev.Op, ev.Offset, s.viaOf(fn), because(why), s.fate(n))
+	})
 }
 
 // classArg checks the class a constructor-like call instantiates; false
 // when it is not allowed (a finding is made).
-func (s *scanner) classArg(call, cls *pickle.Node, by Name, i int) bool {
+func (s *scanner) classArg(call, cls pickle.ID, by Name, i int) bool {
 	r := s.resolve(cls, 0)
-	at := fmt.Sprintf("%s at %d", call.Op, call.Offset)
+	op, off := s.ps.Op(call), s.ps.Offset(call)
+	at := fmt.Sprintf("%s at %d", op, off)
 	if r.made {
 		if s.pol.Allowed(RoleCall, r.maker) {
 			return true
 		}
-		s.add(Finding{Global: r.maker.String(), Role: RoleConstruct, Offset: call.Offset, Opcode: call.Op.String(), Severity: SevCode,
-			Reason: fmt.Sprintf("loading instantiates %s through %s (%s): a class the file carries", r.why, by, at)})
+		s.addf(Finding{Global: r.maker.String(), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: SevCode}, func() string {
+			return fmt.Sprintf("loading instantiates %s through %s (%s): a class the file carries", s.whyOf(r), by, at)
+		})
 		return false
 	}
 	if !r.ok {
-		s.add(Finding{Role: RoleConstruct, Offset: call.Offset, Opcode: call.Op.String(), Severity: r.sev,
-			Reason: fmt.Sprintf("loading instantiates %s through %s (%s): the class cannot be known without running the pickle", r.why, by, at)})
+		s.addf(Finding{Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: r.sev}, func() string {
+			return fmt.Sprintf("loading instantiates %s through %s (%s): the class cannot be known without running the pickle", s.whyOf(r), by, at)
+		})
 		return false
 	}
 	if s.pol.Allowed(RoleConstruct, r.name) {
@@ -550,49 +608,54 @@ func (s *scanner) classArg(call, cls *pickle.Node, by Name, i int) bool {
 	if i == 1 && by == (Name{"copyreg", "_reconstructor"}) {
 		what = "creates an object through " + r.name.String() + ".__new__ and __init__ (the base class)"
 	}
-	s.add(Finding{Global: r.name.String(), Role: RoleConstruct, Offset: call.Offset, Opcode: call.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading %s with %s (%s; %s)%s", what, by, at, s.viaOf(r), because(why))})
+	s.addf(Finding{Global: r.name.String(), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: sev}, func() string {
+		return fmt.Sprintf("loading %s with %s (%s; %s)%s", what, by, at, s.viaOf(r), because(why))
+	})
 	return false
 }
 
 // calledArg checks a callable that a call passes on to be called.
-func (s *scanner) calledArg(call, fn *pickle.Node, by Name) {
-	if fn.Kind == pickle.KindNone {
+func (s *scanner) calledArg(call, fn pickle.ID, by Name) {
+	if s.ps.Kind(fn) == pickle.KindNone {
 		return
 	}
 	r := s.resolve(fn, 0)
-	at := fmt.Sprintf("%s at %d", call.Op, call.Offset)
+	op, off := s.ps.Op(call), s.ps.Offset(call)
+	at := fmt.Sprintf("%s at %d", op, off)
 	when := "calls it"
 	if by == (Name{"collections", "defaultdict"}) {
 		when = "keeps it and calls it for every missing key"
 	}
 	if r.made {
 		if !s.pol.Allowed(RoleCall, r.maker) {
-			s.add(Finding{Global: r.maker.String(), Role: RoleCall, Offset: call.Offset, Opcode: call.Op.String(), Severity: SevCode,
-				Reason: fmt.Sprintf("%s gets %s and %s (%s): code the file carries", by, r.why, when, at)})
+			s.addf(Finding{Global: r.maker.String(), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: SevCode}, func() string {
+				return fmt.Sprintf("%s gets %s and %s (%s): code the file carries", by, s.whyOf(r), when, at)
+			})
 		}
 		return
 	}
 	if !r.ok {
-		s.add(Finding{Role: RoleCall, Offset: call.Offset, Opcode: call.Op.String(), Severity: r.sev,
-			Reason: fmt.Sprintf("%s gets %s and %s (%s)", by, r.why, when, at)})
+		s.addf(Finding{Role: RoleCall, Offset: off, Opcode: op.String(), Severity: r.sev}, func() string {
+			return fmt.Sprintf("%s gets %s and %s (%s)", by, s.whyOf(r), when, at)
+		})
 		return
 	}
 	if s.pol.Allowed(RoleCall, r.name) || s.pol.Allowed(RoleConstruct, r.name) || safeFactories[r.name] {
 		return
 	}
 	sev, why := classify(r.name)
-	s.add(Finding{Global: r.name.String(), Role: RoleCall, Offset: call.Offset, Opcode: call.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("%s gets %s and %s (%s; %s)%s", by, r.name, when, at, s.viaOf(r), because(why))})
+	s.addf(Finding{Global: r.name.String(), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: sev}, func() string {
+		return fmt.Sprintf("%s gets %s and %s (%s; %s)%s", by, r.name, when, at, s.viaOf(r), because(why))
+	})
 }
 
 // instClass is the class of an object a call created: the class argument
 // of a constructor-like call, else the callable itself.
-func (s *scanner) instClass(n *pickle.Node) ref {
-	fn := s.resolve(n.Func(), 0)
+func (s *scanner) instClass(n pickle.ID) ref {
+	fn := s.resolve(s.ps.Func(n), 0)
 	if fn.ok {
 		if idx := classArgs[fn.name]; len(idx) > 0 {
-			if args := argItems(n); idx[0] < len(args) {
+			if args := s.argItems(n); idx[0] < len(args) {
 				return s.resolve(args[idx[0]], 0)
 			}
 		}
@@ -600,32 +663,58 @@ func (s *scanner) instClass(n *pickle.Node) ref {
 	return fn
 }
 
-func (s *scanner) mutation(ev pickle.Event) {
+// mutOf returns the operation a mutation event names: Muts(t)[i], read
+// once per target (the map keeps a target's operations only while the log
+// has more of them to reach).
+func (s *scanner) mutOf(t pickle.ID, i int) (pickle.SMut, bool) {
+	k := s.ps.NMuts(t)
+	if i < 0 || i >= k {
+		return pickle.SMut{}, false
+	}
+	if k == 1 {
+		return s.ps.Muts(t)[0], true
+	}
+	muts, ok := s.muts[t]
+	if !ok {
+		muts = s.ps.Muts(t)
+		s.muts[t] = muts
+	}
+	if i == k-1 {
+		delete(s.muts, t)
+	}
+	return muts[i], true
+}
+
+func (s *scanner) mutation(ev pickle.SEvent) {
+	ps := s.ps
 	t := ev.Node
-	muts := t.Muts()
-	if ev.Mut < 0 || ev.Mut >= len(muts) {
+	m, ok := s.mutOf(t, ev.Mut)
+	if !ok {
 		return
 	}
-	m := muts[ev.Mut]
 	at := fmt.Sprintf("%s at %d", m.Op, m.Offset)
-	what := mutText(s, m)
+	what := func() string { return mutText(s, m) }
+	var reason func() string // worded only when the finding is listed (addf)
 	f := Finding{Role: RoleMutate, Offset: m.Offset, Opcode: m.Op.String()}
-	switch t.Kind {
+	switch ps.Kind(t) {
 	case pickle.KindCall:
-		if fn := s.resolve(t.Func(), 0); fn.ok && fetchers[fn.name] == fetchPartial {
+		if fn := s.resolve(ps.Func(t), 0); fn.ok && fetchers[fn.name] == fetchPartial {
 			// a new partial object: BUILD sets (func, args, kwds, dict),
 			// and may replace the function it calls
-			if m.Op == pickle.BUILD && len(m.Args) == 1 && m.Args[0].Kind == pickle.KindTuple && len(m.Args[0].Items) >= 1 {
-				a := argItems(t)
+			if m.Op == pickle.BUILD && len(m.Args) == 1 && ps.Kind(m.Args[0]) == pickle.KindTuple && ps.NItems(m.Args[0]) >= 1 {
+				a := s.argItems(t)
 				if len(a) >= 1 {
-					old, nw := s.resolve(a[0], 0), s.resolve(m.Args[0].Items[0], 0)
-					if m.Args[0].Items[0] == a[0] || (old.ok && nw.ok && old.name == nw.name) {
+					f0 := ps.Items(m.Args[0])[0]
+					old, nw := s.resolve(a[0], 0), s.resolve(f0, 0)
+					if f0 == a[0] || (old.ok && nw.ok && old.name == nw.name) {
 						return
 					}
 				}
 			}
 			f.Role, f.Global, f.Severity = RoleBuild, fn.name.String(), SevDangerous
-			f.Reason = fmt.Sprintf("loading %s the functools.partial made at %d (%s): the state can replace the function it calls", what, t.Offset, at)
+			reason = func() string {
+				return fmt.Sprintf("loading %s the functools.partial made at %d (%s): the state can replace the function it calls", what(), ps.Offset(t), at)
+			}
 			break
 		}
 		r := s.resolve(t, 0)
@@ -634,7 +723,7 @@ func (s *scanner) mutation(ev pickle.Event) {
 				return
 			}
 			f.Role, f.Global, f.Severity = RoleBuild, r.maker.String(), SevCode
-			f.Reason = fmt.Sprintf("loading %s %s (%s): code the file carries", what, r.why, at)
+			reason = func() string { return fmt.Sprintf("loading %s %s (%s): code the file carries", what(), s.whyOf(r), at) }
 			break
 		}
 		if r.ok {
@@ -643,7 +732,9 @@ func (s *scanner) mutation(ev pickle.Event) {
 				return
 			}
 			f.Global, f.Severity = r.name.String(), SevDangerous
-			f.Reason = fmt.Sprintf("loading %s %s (%s; %s), an object loading did not create: it changes the running process", what, r.name, at, s.viaOf(r))
+			reason = func() string {
+				return fmt.Sprintf("loading %s %s (%s; %s), an object loading did not create: it changes the running process", what(), r.name, at, s.viaOf(r))
+			}
 			break
 		}
 		if s.flagged.has(t) {
@@ -656,12 +747,16 @@ func (s *scanner) mutation(ev pickle.Event) {
 				return
 			}
 			f.Global, f.Severity = cls.maker.String(), SevCode
-			f.Reason = fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s): code the file carries", what, t.Offset, cls.why, at)
+			reason = func() string {
+				return fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s): code the file carries", what(), ps.Offset(t), s.whyOf(cls), at)
+			}
 			break
 		}
 		if !cls.ok {
 			f.Severity = cls.sev
-			f.Reason = fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s)", what, t.Offset, cls.why, at)
+			reason = func() string {
+				return fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s)", what(), ps.Offset(t), s.whyOf(cls), at)
+			}
 			break
 		}
 		if s.pol.Allowed(RoleBuild, cls.name) {
@@ -669,7 +764,9 @@ func (s *scanner) mutation(ev pickle.Event) {
 		}
 		sev, why := classify(cls.name)
 		f.Global, f.Severity = cls.name.String(), sev
-		f.Reason = fmt.Sprintf("loading %s a %s object made at %d (%s; %s.__setstate__ or its item methods run)%s", what, cls.name, t.Offset, at, cls.name, because(why))
+		reason = func() string {
+			return fmt.Sprintf("loading %s a %s object made at %d (%s; %s.__setstate__ or its item methods run)%s", what(), cls.name, ps.Offset(t), at, cls.name, because(why))
+		}
 	case pickle.KindGlobal:
 		r := s.resolve(t, 0)
 		if r.ok && s.pol.Allowed(RoleMutate, r.name) {
@@ -678,31 +775,33 @@ func (s *scanner) mutation(ev pickle.Event) {
 		f.Global, f.Severity = r.name.String(), SevDangerous
 		if !r.ok {
 			f.Severity = r.sev
-			f.Reason = fmt.Sprintf("loading %s %s (%s)", what, r.why, at)
+			reason = func() string { return fmt.Sprintf("loading %s %s (%s)", what(), s.whyOf(r), at) }
 			break
 		}
-		f.Reason = fmt.Sprintf("loading %s %s itself (%s; %s), a class or module the pickle did not create: it is patched for the whole process", what, r.name, at, s.viaOf(r))
+		reason = func() string {
+			return fmt.Sprintf("loading %s %s itself (%s; %s), a class or module the pickle did not create: it is patched for the whole process", what(), r.name, at, s.viaOf(r))
+		}
 	default:
 		r := s.resolve(t, 0)
 		f.Severity = r.sev
 		if f.Severity == "" {
 			f.Severity = SevUnknown
 		}
-		f.Reason = fmt.Sprintf("loading %s %s (%s)", what, r.why, at)
+		reason = func() string { return fmt.Sprintf("loading %s %s (%s)", what(), s.whyOf(r), at) }
 	}
-	s.add(f)
+	s.addf(f, reason)
 	if f.Global == "copyreg._extension_registry" && (m.Op == pickle.SETITEM || m.Op == pickle.SETITEMS) {
 		for i := 0; i+1 < len(m.Args); i += 2 {
 			k, v := m.Args[i], m.Args[i+1]
-			if k.Kind == pickle.KindTuple && len(k.Items) == 2 && isStr(k.Items[0]) && isStr(k.Items[1]) && v.Kind == pickle.KindInt {
-				s.ext[v.Int] = extEntry{Name{k.Items[0].Str, k.Items[1].Str}, m.Offset}
+			if ki := ps.Items(k); ps.Kind(k) == pickle.KindTuple && len(ki) == 2 && s.isStr(ki[0]) && s.isStr(ki[1]) && ps.Kind(v) == pickle.KindInt {
+				s.ext[ps.Int(v)] = extEntry{Name{ps.Str(ki[0]), ps.Str(ki[1])}, m.Offset}
 			}
 		}
 	}
 }
 
 // mutText says what a mutation does: "sets the state of", "sets 'len' in".
-func mutText(s *scanner, m pickle.Mut) string {
+func mutText(s *scanner, m pickle.SMut) string {
 	switch m.Op {
 	case pickle.BUILD:
 		if len(m.Args) == 1 {
@@ -725,68 +824,80 @@ func mutText(s *scanner, m pickle.Mut) string {
 	return "appends items to"
 }
 
-func (s *scanner) persid(ev pickle.Event) {
+func (s *scanner) persid(ev pickle.SEvent) {
+	ps := s.ps
 	n := ev.Node
-	if s.pol.torchStorage && strings.Contains(s.doc.Format, "torch") && n.Op == pickle.BINPERSID && len(n.Items) == 1 {
-		if t := n.Items[0]; t.Kind == pickle.KindTuple && len(t.Items) >= 5 && isStr(t.Items[0]) && t.Items[0].Str == "storage" {
-			if r := s.resolve(t.Items[1], 0); r.ok && s.pol.Allowed(RoleResolve, r.name) {
-				return // torch's own storage record
+	items := ps.Items(n)
+	if s.pol.torchStorage && strings.Contains(s.doc.Format, "torch") && ps.Op(n) == pickle.BINPERSID && len(items) == 1 {
+		if t := items[0]; ps.Kind(t) == pickle.KindTuple && ps.NItems(t) >= 5 {
+			if ti := ps.Items(t); s.isStr(ti[0]) && ps.Str(ti[0]) == "storage" {
+				if r := s.resolve(ti[1], 0); r.ok && s.pol.Allowed(RoleResolve, r.name) {
+					return // torch's own storage record
+				}
 			}
 		}
 	}
-	id := n.Str
-	if n.Op == pickle.BINPERSID && len(n.Items) == 1 {
-		id = s.brief(n.Items[0], 2)
+	id := ps.Str(n)
+	if ps.Op(n) == pickle.BINPERSID && len(items) == 1 {
+		id = s.brief(items[0], 2)
 	} else {
 		id = pyStr(id)
 	}
-	s.add(Finding{Role: RolePersID, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote,
-		Reason: fmt.Sprintf("persistent id %s: resolved by the loader's persistent_load (pickle.load without one refuses the file); what it returns is up to that loader", id)})
+	s.addf(Finding{Role: RolePersID, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote}, func() string {
+		return fmt.Sprintf("persistent id %s: resolved by the loader's persistent_load (pickle.load without one refuses the file); what it returns is up to that loader", id)
+	})
 }
 
 // resolveOnly reports a global or EXT code looked up and kept as a value.
-func (s *scanner) resolveOnly(ev pickle.Event) {
+func (s *scanner) resolveOnly(ev pickle.SEvent) {
 	n := ev.Node
 	if ev.Kind == pickle.EvExt {
 		r := s.resolve(n, 0)
 		if !r.ok {
-			s.add(Finding{Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevDangerous, Reason: "loading fetches " + r.why})
+			s.addf(Finding{Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevDangerous}, func() string {
+				return "loading fetches " + s.whyOf(r)
+			})
 			return
 		}
 		if s.pol.Allowed(RoleResolve, r.name) {
 			return
 		}
 		sev, why := classify(r.name)
-		s.add(Finding{Global: r.name.String(), Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-			Reason: fmt.Sprintf("loading fetches %s (%s)%s", r.name, s.viaOf(r), because(why))})
+		s.addf(Finding{Global: r.name.String(), Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+			return fmt.Sprintf("loading fetches %s (%s)%s", r.name, s.viaOf(r), because(why))
+		})
 		return
 	}
 	r := s.resolve(n, 0)
 	if !r.ok {
-		s.add(Finding{Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: r.sev,
-			Reason: "loading looks up " + r.why})
+		s.addf(Finding{Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: r.sev}, func() string {
+			return "loading looks up " + s.whyOf(r)
+		})
 		return
 	}
 	if s.pol.Allowed(RoleResolve, r.name) {
 		return
 	}
 	sev, why := classify(r.name)
-	s.add(Finding{Global: r.name.String(), Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev,
-		Reason: fmt.Sprintf("loading imports %s and fetches %s (%s); it is kept as a value, not called here%s", r.name.Module, r.name, s.viaOf(r), because(why))})
+	s.addf(Finding{Global: r.name.String(), Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+		return fmt.Sprintf("loading imports %s and fetches %s (%s); it is kept as a value, not called here%s", r.name.Module, r.name, s.viaOf(r), because(why))
+	})
 }
 
 // argsText renders a call's arguments briefly: "('echo hi',)".
-func (s *scanner) argsText(n *pickle.Node) string {
-	a := n.Args()
-	if a == nil {
+func (s *scanner) argsText(n pickle.ID) string {
+	ps := s.ps
+	a := ps.Args(n)
+	if a == pickle.NoID {
 		return "(...)"
 	}
-	if a.Kind != pickle.KindTuple {
+	if ps.Kind(a) != pickle.KindTuple {
 		return "(*" + s.brief(a, 2) + ")"
 	}
-	parts := make([]string, 0, len(a.Items))
+	items := ps.Items(a)
+	parts := make([]string, 0, len(items))
 	total := 0
-	for i, it := range a.Items {
+	for i, it := range items {
 		if total > 80 || i >= 6 {
 			parts = append(parts, "...")
 			break
@@ -796,66 +907,69 @@ func (s *scanner) argsText(n *pickle.Node) string {
 		parts = append(parts, t)
 	}
 	out := "(" + strings.Join(parts, ", ")
-	if kw := n.Kwargs(); kw != nil && kw.Kind == pickle.KindDict && len(kw.Items) > 0 {
+	if kw := ps.Kwargs(n); kw != pickle.NoID && ps.Kind(kw) == pickle.KindDict && ps.NItems(kw) > 0 {
 		out += ", **" + s.brief(kw, 1)
 	}
 	return out + ")"
 }
 
-// brief renders a node as a short Python-like expression.
-func (s *scanner) brief(n *pickle.Node, depth int) string {
-	if n == nil {
+// brief renders a node as a short Python-like expression (depth bounds
+// the nesting it shows, and so its recursion).
+func (s *scanner) brief(n pickle.ID, depth int) string {
+	if n == pickle.NoID {
 		return "?"
 	}
-	switch n.Kind {
+	ps := s.ps
+	k := ps.Kind(n)
+	switch k {
 	case pickle.KindNone:
 		return "None"
 	case pickle.KindBool:
-		if n.Int != 0 {
+		if ps.Int(n) != 0 {
 			return "True"
 		}
 		return "False"
 	case pickle.KindInt:
-		if n.IsBig() {
-			t := n.Big().String()
+		if ps.IsBig(n) {
+			t := ps.Big(n).String()
 			if len(t) > 24 {
 				return t[:10] + "..." + t[len(t)-6:]
 			}
 			return t
 		}
-		return strconv.FormatInt(n.Int, 10)
+		return strconv.FormatInt(ps.Int(n), 10)
 	case pickle.KindFloat:
-		return strconv.FormatFloat(n.Float(), 'g', -1, 64)
+		return strconv.FormatFloat(ps.Float(n), 'g', -1, 64)
 	case pickle.KindStr:
-		if n.Blob() != nil {
-			return fmt.Sprintf("<str of %d bytes>", n.Len())
+		if ps.Blob(n) != nil {
+			return fmt.Sprintf("<str of %d bytes>", ps.PayloadLen(n))
 		}
-		return pyStr(n.Str)
+		return pyStr(ps.Str(n))
 	case pickle.KindBytes, pickle.KindByteArray:
-		if n.Blob() != nil || len(n.Str) > 32 {
-			return fmt.Sprintf("<%s of %d bytes>", n.Kind, n.Len())
+		if ps.Blob(n) != nil || len(ps.Str(n)) > 32 {
+			return fmt.Sprintf("<%s of %d bytes>", k, ps.PayloadLen(n))
 		}
-		return "b" + pyStr(n.Str)
+		return "b" + pyStr(ps.Str(n))
 	case pickle.KindGlobal:
-		if n.Flags&pickle.FlagDynamic != 0 {
-			return fmt.Sprintf("<global computed at %d>", n.Offset)
+		if ps.Has(n, pickle.FlagDynamic) {
+			return fmt.Sprintf("<global computed at %d>", ps.Offset(n))
 		}
-		return n.Qualified()
+		return ps.Qualified(n)
 	case pickle.KindCall:
 		if depth <= 0 {
-			return fmt.Sprintf("<result of the %s at %d>", n.Op, n.Offset)
+			return fmt.Sprintf("<result of the %s at %d>", ps.Op(n), ps.Offset(n))
 		}
-		f := s.brief(n.Func(), depth-1)
+		f := s.brief(ps.Func(n), depth-1)
 		return f + s.argsTextDepth(n, depth-1)
 	case pickle.KindPersID:
-		return fmt.Sprintf("<persistent id at %d>", n.Offset)
+		return fmt.Sprintf("<persistent id at %d>", ps.Offset(n))
 	case pickle.KindExt:
-		return fmt.Sprintf("<EXT code %d>", n.Int)
+		return fmt.Sprintf("<EXT code %d>", ps.Int(n))
 	case pickle.KindBuffer:
-		return fmt.Sprintf("<buffer %d>", n.Int)
+		return fmt.Sprintf("<buffer %d>", ps.Int(n))
 	}
 	open, close := "[", "]"
-	switch n.Kind {
+	switch k {
 	case pickle.KindTuple:
 		open, close = "(", ")"
 	case pickle.KindDict, pickle.KindSet:
@@ -863,8 +977,9 @@ func (s *scanner) brief(n *pickle.Node, depth int) string {
 	case pickle.KindFrozenSet:
 		open, close = "frozenset({", "})"
 	}
-	if len(n.Items) == 0 {
-		if n.Kind == pickle.KindSet {
+	items := ps.Items(n)
+	if len(items) == 0 {
+		if k == pickle.KindSet {
 			return "set()"
 		}
 		return open + close
@@ -874,39 +989,41 @@ func (s *scanner) brief(n *pickle.Node, depth int) string {
 	}
 	var parts []string
 	step := 1
-	if n.Kind == pickle.KindDict {
+	if k == pickle.KindDict {
 		step = 2
 	}
-	for i := 0; i < len(n.Items); i += step {
+	for i := 0; i < len(items); i += step {
 		if len(parts) >= 3 {
 			parts = append(parts, "...")
 			break
 		}
-		if step == 2 && i+1 < len(n.Items) {
-			parts = append(parts, s.brief(n.Items[i], depth-1)+": "+s.brief(n.Items[i+1], depth-1))
+		if step == 2 && i+1 < len(items) {
+			parts = append(parts, s.brief(items[i], depth-1)+": "+s.brief(items[i+1], depth-1))
 		} else {
-			parts = append(parts, s.brief(n.Items[i], depth-1))
+			parts = append(parts, s.brief(items[i], depth-1))
 		}
 	}
-	if n.Kind == pickle.KindTuple && len(n.Items) == 1 {
+	if k == pickle.KindTuple && len(items) == 1 {
 		return "(" + parts[0] + ",)"
 	}
 	return open + strings.Join(parts, ", ") + close
 }
 
-func (s *scanner) argsTextDepth(n *pickle.Node, depth int) string {
-	a := n.Args()
-	if a == nil || a.Kind != pickle.KindTuple {
+func (s *scanner) argsTextDepth(n pickle.ID, depth int) string {
+	ps := s.ps
+	a := ps.Args(n)
+	if a == pickle.NoID || ps.Kind(a) != pickle.KindTuple {
 		return "(...)"
 	}
+	items := ps.Items(a)
 	if depth <= 0 {
-		if len(a.Items) == 0 {
+		if len(items) == 0 {
 			return "()"
 		}
 		return "(...)"
 	}
 	var parts []string
-	for i, it := range a.Items {
+	for i, it := range items {
 		if i >= 3 {
 			parts = append(parts, "...")
 			break
@@ -942,17 +1059,17 @@ func isDill(n Name) bool {
 	return false
 }
 
-// nodeSet is a set of the nodes of one stream, by Node.ID.
-type nodeSet []bool
+// idSet is a set of the nodes of one store, a bit per pickle.ID.
+type idSet []uint64
 
-func newNodeSet(st *pickle.Stream) nodeSet { return make(nodeSet, len(st.All)) }
+func newIDSet(ps *pickle.Store) idSet { return make(idSet, (ps.Len()+63)/64) }
 
-func (ns nodeSet) add(n *pickle.Node) {
-	if n != nil && int(n.ID) < len(ns) && n.ID >= 0 {
-		ns[n.ID] = true
+func (ns idSet) add(n pickle.ID) {
+	if n >= 0 && int(n>>6) < len(ns) {
+		ns[n>>6] |= 1 << (n & 63)
 	}
 }
 
-func (ns nodeSet) has(n *pickle.Node) bool {
-	return n != nil && int(n.ID) < len(ns) && n.ID >= 0 && ns[n.ID]
+func (ns idSet) has(n pickle.ID) bool {
+	return n >= 0 && int(n>>6) < len(ns) && ns[n>>6]&(1<<(n&63)) != 0
 }

@@ -138,11 +138,12 @@ func init() {
 }
 
 // guard applies the argument conditions of a few allowed callables.
-func (s *scanner) guard(n *pickle.Node, name Name, args []*pickle.Node) string {
+func (s *scanner) guard(n pickle.ID, name Name, args []pickle.ID) string {
+	ps := s.ps
 	switch name {
 	case Name{"_codecs", "encode"}:
 		// CPython < 3 protocols write bytes as _codecs.encode(str, 'latin1')
-		if len(args) == 2 && isStr(args[0]) && isStr(args[1]) && (args[1].Str == "latin1" || args[1].Str == "latin-1") {
+		if len(args) == 2 && s.isStr(args[0]) && s.isStr(args[1]) && (ps.Str(args[1]) == "latin1" || ps.Str(args[1]) == "latin-1") {
 			return ""
 		}
 		return "as CPython writes bytes below protocol 3: _codecs.encode(a str, 'latin1')"
@@ -150,19 +151,19 @@ func (s *scanner) guard(n *pickle.Node, name Name, args []*pickle.Node) string {
 		// CPython writes set([...]) below protocol 4, deque([...], maxlen):
 		// an iterable the pickle built; a range or a call result could make
 		// a set of any size
-		if len(args) == 0 || args[0].Kind == pickle.KindList || args[0].Kind == pickle.KindTuple {
+		if len(args) == 0 || ps.Kind(args[0]) == pickle.KindList || ps.Kind(args[0]) == pickle.KindTuple {
 			return ""
 		}
 		return "with a list or tuple the pickle built (as CPython writes it): any other iterable can be of any size"
 	case Name{"builtins", "bytes"}, Name{"builtins", "bytearray"}:
 		// bytes() for b'' below protocol 3, bytearray(b'...') or
 		// bytearray('latin-1 text', 'latin-1'); bytes(n) allocates n bytes
-		if len(args) == 0 || args[0].Kind == pickle.KindStr || args[0].Kind == pickle.KindBytes || args[0].Kind == pickle.KindList {
+		if len(args) == 0 || ps.Kind(args[0]) == pickle.KindStr || ps.Kind(args[0]) == pickle.KindBytes || ps.Kind(args[0]) == pickle.KindList {
 			return ""
 		}
 		// bytearray(_codecs.encode('abc', 'latin1')): the pure-Python
 		// pickler below protocol 3 (the encode call is judged itself)
-		if a := args[0]; a.Kind == pickle.KindCall && a.Func() != nil && a.Func().Qualified() == "_codecs.encode" {
+		if a := args[0]; ps.Kind(a) == pickle.KindCall && ps.Func(a) != pickle.NoID && ps.Qualified(ps.Func(a)) == "_codecs.encode" {
 			return ""
 		}
 		return "with a str, bytes or list argument (as CPython writes it): an int allocates that many bytes"
@@ -170,10 +171,10 @@ func (s *scanner) guard(n *pickle.Node, name Name, args []*pickle.Node) string {
 		// pickle writes type(None), type(...), type(NotImplemented) so
 		if len(args) == 1 {
 			a := args[0]
-			if a.Kind == pickle.KindNone {
+			if ps.Kind(a) == pickle.KindNone {
 				return ""
 			}
-			if a.Kind == pickle.KindGlobal && (a.Qualified() == "builtins.Ellipsis" || a.Qualified() == "builtins.NotImplemented") {
+			if ps.Kind(a) == pickle.KindGlobal && (ps.Qualified(a) == "builtins.Ellipsis" || ps.Qualified(a) == "builtins.NotImplemented") {
 				return ""
 			}
 		}

@@ -4,7 +4,8 @@
 //
 // It opens an input with pkg/input (every container pk reads), runs pk's
 // symbolic machine (pkg/pickle) over every stream of every pickle part, and
-// walks each stream's call log (Stream.Log): every global resolution, every
+// walks each stream's call log in its compact store (Stream.Store, Store.Log;
+// docs/engine.md), never the *Node graph: every global resolution, every
 // call with what it calls, every BUILD or container operation on an object
 // the pickle did not create, every persistent id, EXT code and out-of-band
 // buffer. Each operation that the Policy does not allow becomes a Finding
