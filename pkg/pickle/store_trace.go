@@ -19,3 +19,32 @@ func (s *Store) ShareItems(dst, src ID, n int) {
 		x.kcap = 0
 	}
 }
+
+// MutIter walks the operations applied to a node after its creation, in
+// stream order, without allocating (Muts makes a new slice each call,
+// which a consumer that looks at every node's operations, as pkg/trace's
+// labels and child lists do, pays per node). It holds no Go pointer into
+// the arenas but the store itself.
+type MutIter struct {
+	s *Store
+	i int32 // 1 + the next operation in Store.muts; 0: done
+}
+
+// MutIter returns an iterator over the operations applied to id.
+func (s *Store) MutIter(id ID) MutIter {
+	if x := s.x(id); x != nil {
+		return MutIter{s: s, i: x.mut}
+	}
+	return MutIter{}
+}
+
+// Next returns the next operation (its Args share the store's memory), or
+// false when there is none.
+func (it *MutIter) Next() (SMut, bool) {
+	if it.i == 0 {
+		return SMut{}, false
+	}
+	m := &it.s.muts[it.i-1]
+	it.i = m.next
+	return SMut{Op: m.op, Offset: m.off, Args: it.s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]}, true
+}

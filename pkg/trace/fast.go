@@ -201,9 +201,10 @@ type fastMachine struct {
 	proto int
 	root  *fastRec
 	op    pickle.Op
-	sself int64      // the stream's own bytes (PROTO, FRAME, STOP)
-	bview bool       // the heap keeps the lines of a bounded view: no small scalars
-	dv    *depthView // set for a depth view (fast_depth.go); nil for --top
+	sself int64         // the stream's own bytes (PROTO, FRAME, STOP)
+	bview bool          // the heap keeps the lines of a bounded view: no small scalars
+	dv    *depthView    // set for a depth view (fast_depth.go); nil for --top
+	keys  *pickle.Store // scratch for keyRole
 }
 
 func (m *fastMachine) run() error {
@@ -664,10 +665,14 @@ func (v *fastVal) set(out *pickle.Store, id pickle.ID) {
 	}
 }
 
-// keyRole is the role of a value under the scalar dict key v.
-func keyRole(v fastVal) string {
-	ks := &pickle.Store{}
-	return role{kind: rKey, k: v.add(ks)}.str(ks)
+// keyRole is the role of a value under the scalar dict key v, spelled
+// from a scratch store of keys (the role strings do not share its memory,
+// so it is dropped and begun again when it has grown).
+func (m *fastMachine) keyRole(v fastVal) string {
+	if m.keys == nil || m.keys.Len() >= 1024 {
+		m.keys = &pickle.Store{}
+	}
+	return role{kind: rKey, k: v.add(m.keys)}.str(m.keys)
 }
 
 // withCounts gives each node ids[i] of out counts[i] items, all NoID (the
@@ -734,7 +739,7 @@ func (m *fastMachine) role(r *fastRec, by *fastSlot, pos int64, i int) {
 		case !isScalarKind(key.kind):
 			r.role = role{kind: rKeyVal, i: j}.str(nil)
 		case key.origin:
-			r.role = keyRole(valOf(key))
+			r.role = m.keyRole(valOf(key))
 		default:
 			r.role = ""
 			r.keyRef, r.keyKind, r.keyOff = true, key.kind, key.off
@@ -753,7 +758,7 @@ func (m *fastMachine) resolve(r *fastRec) error {
 	if err != nil {
 		return err
 	}
-	r.role, r.keyRef = keyRole(kn), false
+	r.role, r.keyRef = m.keyRole(kn), false
 	return nil
 }
 

@@ -114,7 +114,11 @@ func state(s *pickle.Store, n pickle.ID) pickle.ID {
 	if s.NMuts(n) == 0 {
 		return pickle.NoID
 	}
-	for _, m := range s.Muts(n) {
+	for mi := s.MutIter(n); ; {
+		m, ok := mi.Next()
+		if !ok {
+			break
+		}
 		if m.Op == pickle.BUILD && len(m.Args) == 1 {
 			return m.Args[0]
 		}
@@ -296,7 +300,11 @@ func mutCount(s *pickle.Store, n pickle.ID) int {
 		return 0
 	}
 	c := 0
-	for _, m := range s.Muts(n) {
+	for mi := s.MutIter(n); ; {
+		m, ok := mi.Next()
+		if !ok {
+			break
+		}
 		if m.Op == pickle.APPEND || m.Op == pickle.APPENDS {
 			c += len(m.Args)
 		}

@@ -497,7 +497,11 @@ func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded
 		return true
 	}
 	nb, na, nk := 0, len(items), 0
-	for _, m := range s.Muts(n) {
+	for mi := s.MutIter(n); ; {
+		m, ok := mi.Next()
+		if !ok {
+			break
+		}
 		switch m.Op {
 		case pickle.BUILD:
 			for _, c := range m.Args {
