@@ -146,7 +146,9 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 			}
 			c := bcand{k: k, up: up, sidx: -1, seq: seq}
 			seq++
-			if k.kind == ItemNode && k.item == nil {
+			if k.kind == ItemNode && k.item == nil && !k.top() {
+				// (a stream's tops compete in discovery order, as the
+				// ready items they were)
 				st := up.it.Stream
 				i, ok := streams[st]
 				if !ok {

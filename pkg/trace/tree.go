@@ -314,32 +314,43 @@ func (t *Tree) Children(it Item) []Item {
 }
 
 func (st *StreamTree) topItems(prefix *pathLink) []Item {
+	ks := st.topKids()
+	out := make([]Item, len(ks))
+	for i := range ks {
+		out[i] = ks[i].open(st, prefix)
+	}
+	return out
+}
+
+// topKids is topItems as kids: a stream of many tops (a cloudpickle state
+// discards a setstate call a function) costs a 32-byte kid each until a
+// top is opened, not an Item.
+func (st *StreamTree) topKids() []kid {
 	s := st.Store
-	var out []Item
+	out := make([]kid, 0, len(s.Tops)+len(st.Orphans)+1)
 	np, nl := 0, 0
 	rootShown := false
 	for _, x := range s.Tops {
-		role := ""
+		k := kid{node: x, key: pickle.NoID, kind: ItemNode, size: st.Incl[x]}
 		switch {
 		case x == s.Root && !rootShown:
-			role = "root"
+			k.rk = rRoot
 			rootShown = true
 		case st.isPopped(x):
-			role = "popped[" + itoa(int64(np)) + "]"
+			k.rk, k.i = rPopped, int32(np)
 			np++
 		default:
-			role = "leftover[" + itoa(int64(nl)) + "]"
+			k.rk, k.i = rLeftover, int32(nl)
 			nl++
 		}
-		out = append(out, st.nodeItem(x, role, link(prefix, role)))
+		out = append(out, k)
 	}
 	if !rootShown && s.Root != pickle.NoID {
 		// the result is a reference to an object built elsewhere
-		out = append(out, Item{Kind: ItemRef, Stream: st, Node: s.Root, Role: "root", pl: link(prefix, "root")})
+		out = append(out, kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef})
 	}
 	for i, x := range st.Orphans {
-		role := "orphan[" + itoa(int64(i)) + "]"
-		out = append(out, st.nodeItem(x, role, link(prefix, role)))
+		out = append(out, kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(i), kind: ItemNode, size: st.Incl[x]})
 	}
 	return out
 }
@@ -391,6 +402,11 @@ const (
 	rName                   // .name[i]
 	rPid                    // .pid
 	rOwned                  // .owned#id
+	// the roles of a stream's tops (topKids)
+	rRoot     // root
+	rPopped   // popped[i]
+	rLeftover // leftover[i]
+	rOrphan   // orphan[i]
 )
 
 type role struct {
@@ -427,6 +443,14 @@ func (r role) str(s *pickle.Store) string {
 		return ".name[" + itoa(int64(r.i)) + "]"
 	case rPid:
 		return ".pid"
+	case rRoot:
+		return "root"
+	case rPopped:
+		return "popped[" + itoa(int64(r.i)) + "]"
+	case rLeftover:
+		return "leftover[" + itoa(int64(r.i)) + "]"
+	case rOrphan:
+		return "orphan[" + itoa(int64(r.i)) + "]"
 	}
 	return ".owned#" + itoa(int64(r.i))
 }

@@ -58,6 +58,9 @@ type kid struct {
 
 func (k *kid) role() role { return role{kind: k.rk, i: int(k.i), k: k.key} }
 
+// top reports whether k is one of a stream's tops (topKids).
+func (k *kid) top() bool { return k.item == nil && k.rk >= rRoot }
+
 func (k *kid) roleString(st *StreamTree) string {
 	if k.item != nil {
 		return k.item.Role
@@ -125,6 +128,9 @@ func (st *StreamTree) nodeKids(n pickle.ID) []kid {
 // kidsOf is Children as kids.
 func (t *Tree) kidsOf(it Item) []kid {
 	var kids []kid
+	if it.Kind == ItemStream {
+		return it.Stream.topKids()
+	}
 	if it.Kind == ItemNode {
 		kids = it.Stream.nodeKids(it.Node)
 		if len(it.Stream.attach[it.Node]) > 0 {
