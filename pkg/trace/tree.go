@@ -21,6 +21,7 @@
 package trace
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -64,9 +65,8 @@ type StreamTree struct {
 	// stream's tops (pkg/pickle should leave none; they are shown under the
 	// stream so that sizes still add up).
 	Orphans []pickle.ID
-	popped  []bool  // the stream's Popped, by ID (nil: none)
-	topKind []uint8 // role of each top by node ID (topRole; made when first needed)
-	topIdx  []int32
+	popped  []uint64                // the stream's Popped, a bit by ID (nil: none)
+	tops    []topEnt                // the roles of the tops, by ID (topRole; made when first needed)
 	mark    *marker                 // scratch for children(): which nodes a parent already expanded (made when first needed)
 	fmark   *marker                 // scratch for folded()
 	onPath  []bool                  // scratch for walks: is this node an open ancestor
@@ -92,7 +92,9 @@ func (st *StreamTree) numOf(id pickle.ID) int64 {
 	return int64(id)
 }
 
-func (st *StreamTree) isPopped(id pickle.ID) bool { return st.popped != nil && st.popped[id] }
+func (st *StreamTree) isPopped(id pickle.ID) bool {
+	return st.popped != nil && st.popped[id>>6]&(1<<(id&63)) != 0
+}
 
 // New computes the sizes of every node of f.
 func New(f *pickle.File) *Tree {
@@ -183,10 +185,10 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 		}
 	}
 	if len(s.Popped) > 0 {
-		st.popped = make([]bool, n)
+		st.popped = make([]uint64, (n+63)/64)
 	}
 	for _, x := range s.Popped {
-		st.popped[x] = true
+		st.popped[x>>6] |= 1 << (x & 63)
 	}
 	return st
 }
@@ -673,66 +675,46 @@ func (t *Tree) PathOf(st *StreamTree, n pickle.ID) string {
 
 // topRole is the role topItems gives x ("root", "popped[3]", ...), or "?"
 // when x is not one of the stream's tops. The roles of all tops are indexed
-// once (5 bytes a node), so that a path per --top line does not list every
-// top again (a million discarded calls made --top 20 take 17 s).
+// once, sorted by ID (12 bytes a top), so that a path per --top line does
+// not list every top again (a million discarded calls made --top 20 take
+// 17 s).
 func (st *StreamTree) topRole(x pickle.ID) string {
-	if st.topKind == nil {
+	if st.tops == nil {
 		st.indexTopRoles()
 	}
-	if int(x) >= len(st.topKind) {
+	i := sort.Search(len(st.tops), func(i int) bool { return st.tops[i].id >= x })
+	if i == len(st.tops) || st.tops[i].id != x {
 		return "?"
 	}
-	i := int64(st.topIdx[x])
-	switch st.topKind[x] {
-	case topIsRoot:
-		return "root"
-	case topIsPopped:
-		return "popped[" + itoa(i) + "]"
-	case topIsLeftover:
-		return "leftover[" + itoa(i) + "]"
-	case topIsOrphan:
-		return "orphan[" + itoa(i) + "]"
-	}
-	return "?"
+	return role{kind: st.tops[i].rk, i: int(st.tops[i].i)}.str(nil)
 }
 
-const (
-	topNone uint8 = iota
-	topIsRoot
-	topIsPopped
-	topIsLeftover
-	topIsOrphan
-)
+// topEnt is the role of one of a stream's tops.
+type topEnt struct {
+	id pickle.ID
+	i  int32
+	rk roleKind
+}
 
 // indexTopRoles numbers the tops as topItems does; a node listed twice
 // keeps its first role.
 func (st *StreamTree) indexTopRoles() {
-	s := st.Store
-	st.topKind = make([]uint8, s.Len())
-	st.topIdx = make([]int32, s.Len())
-	set := func(x pickle.ID, k uint8, i int) {
-		if int(x) < len(st.topKind) && st.topKind[x] == topNone {
-			st.topKind[x], st.topIdx[x] = k, int32(i)
+	ks := st.topKids()
+	tops := make([]topEnt, 0, len(ks))
+	for _, k := range ks {
+		if k.kind == ItemNode {
+			tops = append(tops, topEnt{id: k.node, i: k.i, rk: k.rk})
 		}
 	}
-	np, nl := 0, 0
-	rootShown := false
-	for _, x := range s.Tops {
-		switch {
-		case x == s.Root && !rootShown:
-			set(x, topIsRoot, 0)
-			rootShown = true
-		case st.isPopped(x):
-			set(x, topIsPopped, np)
-			np++
-		default:
-			set(x, topIsLeftover, nl)
-			nl++
+	sort.SliceStable(tops, func(i, j int) bool { return tops[i].id < tops[j].id })
+	out := tops[:0]
+	for _, e := range tops {
+		if len(out) > 0 && out[len(out)-1].id == e.id {
+			continue
 		}
+		out = append(out, e)
 	}
-	for i, x := range st.Orphans {
-		set(x, topIsOrphan, i)
-	}
+	st.tops = out
 }
 
 func itoa(v int64) string {
