@@ -1,5 +1,25 @@
 package pickle
 
+import "slices"
+
+// SetNoItems gives id n items that are all NoID, appended to the ID arena
+// in place (no temporary slice; the arena grows once). With ShareItems it
+// gives the containers of a synthetic store their item counts.
+func (s *Store) SetNoItems(id ID, n int) {
+	if s.recs[id].kind == KindCall || n < 0 {
+		panic("pickle: SetNoItems of a call")
+	}
+	s.kids = slices.Grow(s.kids, n)
+	r := &s.recs[id]
+	r.kid, r.nkid = int32(len(s.kids)), int32(n)
+	for range n {
+		s.kids = append(s.kids, NoID)
+	}
+	if x := s.x(id); x != nil {
+		x.kcap = 0
+	}
+}
+
 // ShareItems gives dst the first n items of src without copying them: dst's
 // items become a view of src's part of the ID arena (no Go pointer; n is at
 // most NItems(src), neither node a call). pkg/trace's streaming fast paths

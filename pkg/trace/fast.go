@@ -677,7 +677,8 @@ func (m *fastMachine) keyRole(v fastVal) string {
 
 // withCounts gives each node ids[i] of out counts[i] items, all NoID (the
 // labels of the fast paths' containers need only their item count): one
-// run of NoIDs, on the node with the most, is shared by all (ShareItems).
+// run of NoIDs, on the node with the most (SetNoItems), is shared by all
+// (ShareItems).
 func withCounts(out *pickle.Store, ids []pickle.ID, counts []int64) {
 	most := -1
 	for i, c := range counts {
@@ -688,11 +689,7 @@ func withCounts(out *pickle.Store, ids []pickle.ID, counts []int64) {
 	if most < 0 {
 		return
 	}
-	nils := make([]pickle.ID, counts[most])
-	for i := range nils {
-		nils[i] = pickle.NoID
-	}
-	out.SetItems(ids[most], nils)
+	out.SetNoItems(ids[most], int(counts[most]))
 	for i, id := range ids {
 		if i != most && counts[i] > 0 {
 			out.ShareItems(id, ids[most], int(counts[i]))
