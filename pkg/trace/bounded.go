@@ -44,11 +44,12 @@ type bnode struct {
 	start bool     // the start line: its hidden children always get an aggregate line
 }
 
-// competes says whether a child gets a line of its own in a bounded view.
-func competes(k *kid) bool {
+// competes says whether a child gets a line of its own in a bounded view;
+// st is the parent's stream.
+func competes(k *kid, st *StreamTree) bool {
 	switch k.kind {
 	case ItemNode:
-		return !(isScalar(k.node) && k.size < SmallScalar)
+		return !(k.scalar(st) && k.size < SmallScalar)
 	case ItemRef, ItemElided:
 		return false
 	}
@@ -140,19 +141,21 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 	push := func(up *bnode, ks []kid) {
 		batch = batch[:0]
 		for _, k := range ks {
-			if !competes(&k) {
+			if !competes(&k, up.it.Stream) {
 				continue
 			}
 			c := bcand{k: k, up: up, sidx: -1, seq: seq}
 			seq++
-			if k.kind == ItemNode && k.item == nil {
+			if k.kind == ItemNode && k.item == nil && !k.top() {
+				// (a stream's tops compete in discovery order, as the
+				// ready items they were)
 				st := up.it.Stream
 				i, ok := streams[st]
 				if !ok {
 					i = len(streams)
 					streams[st] = i
 				}
-				c.sidx, c.id = i, k.node.ID
+				c.sidx, c.id = i, int32(k.node)
 			}
 			if len(batch) < lines {
 				heap.Push(&batch, c)
@@ -354,13 +357,15 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 	}
 	h := m.heap
 	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
-	st := &StreamTree{S: &pickle.Stream{Index: 0, Offset: 0, End: m.size, Proto: m.proto, Self: m.sself}}
+	out := &pickle.Store{Index: 0, Begin: 0, End: m.size, Proto: m.proto, Root: pickle.NoID, StreamSelf: m.sself}
+	st := &StreamTree{Store: out, upNode: pickle.NoID}
 	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
 	st.tree = t
 	start := t.streamItem(0)
 	root := &bnode{it: start, kids: 1, start: true}
-	nils := sharedNils(h)
 	of := map[*fastRec]*bnode{}
+	var cids []pickle.ID
+	var counts []int64
 	used := 2 // the stream's line and its aggregate line until the root is shown
 	for _, e := range h {
 		if used >= lines {
@@ -380,18 +385,20 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 			break
 		}
 		used += n
-		switch r.node.Kind {
-		case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
-			r.node.Items = nils[:r.cnt:r.cnt]
-		}
 		if err := m.resolve(r); err != nil {
 			return nil, err
 		}
-		it := Item{Kind: ItemNode, Stream: st, Node: r.node, Role: r.role, pl: link(up.it.pl, r.role), Size: r.size, Self: r.self}
+		id := r.val.add(out)
+		st.num = append(st.num, r.val.id)
+		if isContainer(r.val.kind) {
+			cids, counts = append(cids, id), append(counts, r.cnt)
+		}
+		it := Item{Kind: ItemNode, Stream: st, Node: id, Role: r.role, pl: link(up.it.pl, r.role), Size: r.size, Self: r.self}
 		b := &bnode{it: it, kids: int(r.kids)}
 		up.shown = append(up.shown, b)
 		of[r] = b
 	}
+	withCounts(out, cids, counts)
 	t.bnd = &boundedView{it: start, lines: lines, root: root}
 	return t, nil
 }

@@ -47,8 +47,8 @@ const (
 type attachment struct {
 	part    int  // index in Doc.Parts
 	counted bool // its bytes count here; otherwise a size-0 line naming where
-	at      *pickle.Stream
-	atNode  *pickle.Node
+	at      *pickle.Store
+	atNode  pickle.ID
 }
 
 // partItem describes an ItemPart line.
@@ -69,20 +69,20 @@ func NewDoc(d *input.Doc) *Tree {
 		return t
 	}
 	t := &Tree{Doc: d}
-	add := map[*pickle.Stream]map[int32]int64{}
-	inSelf := map[*pickle.Stream]map[int32]int64{}
-	attach := map[*pickle.Stream]map[int32][]attachment{}
+	add := map[*pickle.Store]map[pickle.ID]int64{}
+	inSelf := map[*pickle.Store]map[pickle.ID]int64{}
+	attach := map[*pickle.Store]map[pickle.ID][]attachment{}
 	attached := make([]bool, len(d.Parts))
-	put := func(s *pickle.Stream, id int32, a attachment) {
+	put := func(s *pickle.Store, id pickle.ID, a attachment) {
 		if attach[s] == nil {
-			attach[s] = map[int32][]attachment{}
+			attach[s] = map[pickle.ID][]attachment{}
 		}
 		attach[s][id] = append(attach[s][id], a)
 		attached[a.part] = true
 	}
-	bump := func(m map[*pickle.Stream]map[int32]int64, s *pickle.Stream, id int32, v int64) {
+	bump := func(m map[*pickle.Store]map[pickle.ID]int64, s *pickle.Store, id pickle.ID, v int64) {
 		if m[s] == nil {
-			m[s] = map[int32]int64{}
+			m[s] = map[pickle.ID]int64{}
 		}
 		m[s][id] += v
 	}
@@ -92,42 +92,40 @@ func NewDoc(d *input.Doc) *Tree {
 	}
 	// torch storages: counted in the first persistent id naming them
 	type where struct {
-		s *pickle.Stream
-		n *pickle.Node
+		s *pickle.Store
+		n pickle.ID
 	}
 	first := map[int]where{}
 	for _, p := range d.Parts {
 		if p.Pickle == nil || p.Of >= 0 {
 			continue
 		}
-		for _, s := range p.Pickle.Streams {
+		for _, ps := range p.Pickle.Streams {
+			s := ps.Store()
 			for _, ev := range s.Log {
 				if ev.Kind != pickle.EvPersID {
 					continue
 				}
-				ref, ok := d.Storage(ev.Node)
+				ref, ok := d.StorageAt(s, ev.Node)
 				if !ok || ref.Part == nil || ref.Part.Raw == nil {
 					continue
 				}
 				pi := partIndex[ref.Part]
 				if w, seen := first[pi]; seen {
-					if w.n != ev.Node {
-						put(s, ev.Node.ID, attachment{part: pi, at: w.s, atNode: w.n})
+					if w.s != s || w.n != ev.Node {
+						put(s, ev.Node, attachment{part: pi, at: w.s, atNode: w.n})
 					}
 					continue
 				}
 				first[pi] = where{s, ev.Node}
-				bump(add, s, ev.Node.ID, ref.Part.Raw.Len)
-				put(s, ev.Node.ID, attachment{part: pi, counted: true})
+				bump(add, s, ev.Node, ref.Part.Raw.Len)
+				put(s, ev.Node, attachment{part: pi, counted: true})
 			}
 		}
 	}
 	// joblib arrays: shown under their wrapper, whose Self holds their bytes
 	for pi, p := range d.Parts {
-		if p.Node == nil || p.Of < 0 || p.Of >= len(d.Parts) || d.Parts[p.Of].Pickle == nil {
-			continue
-		}
-		s := streamOf(d.Parts[p.Of].Pickle, p.Node)
+		s, id := partNode(d, &p)
 		if s == nil {
 			continue
 		}
@@ -140,14 +138,14 @@ func NewDoc(d *input.Doc) *Tree {
 		default:
 			continue
 		}
-		if n > p.Node.Self-inSelf[s][p.Node.ID] {
+		if n > s.Self(id)-inSelf[s][id] {
 			continue // not inside the wrapper's bytes: shown at the top instead
 		}
-		bump(inSelf, s, p.Node.ID, n)
-		put(s, p.Node.ID, attachment{part: pi, counted: true})
+		bump(inSelf, s, id, n)
+		put(s, id, attachment{part: pi, counted: true})
 	}
-	t.stOf = map[*pickle.Stream]*StreamTree{}
-	mk := func(s *pickle.Stream, prefix string) *StreamTree {
+	t.stOf = map[*pickle.Store]*StreamTree{}
+	mk := func(s *pickle.Store, prefix string) *StreamTree {
 		st := newStream(s, add[s])
 		for _, v := range add[s] {
 			st.outside += v
@@ -174,7 +172,7 @@ func NewDoc(d *input.Doc) *Tree {
 			case i > 0:
 				prefix = streamPrefix(i)
 			}
-			pickles[pi] = append(pickles[pi], mk(s, prefix))
+			pickles[pi] = append(pickles[pi], mk(s.Store(), prefix))
 		}
 	}
 	// nested pickles (joblib object arrays) below their wrapper
@@ -182,14 +180,15 @@ func NewDoc(d *input.Doc) *Tree {
 		if p.Pickle == nil || p.Of < 0 || !attached[pi] {
 			continue
 		}
-		up := t.stOf[streamOf(d.Parts[p.Of].Pickle, p.Node)]
+		us, uid := partNode(d, &p)
+		up := t.stOf[us]
 		for i, s := range p.Pickle.Streams {
 			prefix := ":"
 			if i > 0 {
 				prefix = ":" + streamPrefix(i)
 			}
-			st := mk(s, prefix)
-			st.up, st.upNode = up, p.Node
+			st := mk(s.Store(), prefix)
+			st.up, st.upNode = up, uid
 			pickles[pi] = append(pickles[pi], st)
 		}
 	}
@@ -214,19 +213,28 @@ func NewDoc(d *input.Doc) *Tree {
 	return t
 }
 
-// streamOf returns the stream of f that holds n.
-func streamOf(f *pickle.File, n *pickle.Node) *pickle.Stream {
-	for _, s := range f.Streams {
-		if int(n.ID) < len(s.All) && s.All[n.ID] == n {
-			return s
-		}
+// partNode returns the store and ID of the node a joblib part belongs to
+// (its NumpyArrayWrapper: Part.NodeID in stream Part.NodeStream of the
+// pickle part Of), or nil when p is no such part. Torch storages also have
+// an Of but no node: they are told apart by their role.
+func partNode(d *input.Doc, p *input.Part) (*pickle.Store, pickle.ID) {
+	if p.Of < 0 || p.Of >= len(d.Parts) || d.Parts[p.Of].Pickle == nil || (p.Role != input.RoleArray && p.Role != input.RoleObjects) {
+		return nil, pickle.NoID
 	}
-	return nil
+	ss := d.Parts[p.Of].Pickle.Streams
+	if p.NodeStream < 0 || p.NodeStream >= len(ss) {
+		return nil, pickle.NoID
+	}
+	s := ss[p.NodeStream].Store()
+	if p.NodeID < 0 || int(p.NodeID) >= s.Len() {
+		return nil, pickle.NoID
+	}
+	return s, p.NodeID
 }
 
 // Bytes is the stream's length plus the bytes outside it that its nodes
 // hold (torch storages).
-func (st *StreamTree) Bytes() int64 { return st.S.Len() + st.outside }
+func (st *StreamTree) Bytes() int64 { return st.Store.Length() + st.outside }
 
 // partBytes is the bytes of a pickle part: its streams and trailing bytes.
 func partBytes(f *pickle.File) int64 {
@@ -361,7 +369,7 @@ func (t *Tree) partChildren(it Item) []Item {
 	pt := it.part
 	var out []Item
 	for _, st := range pt.pickle {
-		out = append(out, Item{Kind: ItemStream, Stream: st, Index: st.S.Index, Size: st.Bytes(), Self: st.S.Self, pl: link(it.pl, st.prefix), Role: st.prefix})
+		out = append(out, Item{Kind: ItemStream, Stream: st, Index: st.Store.Index, Size: st.Bytes(), Self: st.Store.StreamSelf, pl: link(it.pl, st.prefix), Role: st.prefix})
 	}
 	if tr := pt.trailing; tr != nil {
 		out = append(out, Item{Kind: ItemPart, Size: tr.Len, Self: tr.Len, Role: "trailing", part: &partItem{idx: -1, code: CodeTrailing, label: "trailing bytes: " + tr.Reason}})
@@ -372,7 +380,7 @@ func (t *Tree) partChildren(it Item) []Item {
 // attached appends to kids the parts shown under a node.
 func (t *Tree) attached(it Item, kids []Item) []Item {
 	st := it.Stream
-	for _, a := range st.attach[it.Node.ID] {
+	for _, a := range st.attach[it.Node] {
 		if a.counted {
 			kids = append(kids, t.partLine(a.part, it.pl))
 			continue
@@ -391,14 +399,14 @@ func (t *Tree) attached(it Item, kids []Item) []Item {
 
 // tensorLabel is the label of a torch tensor: dtype (from its storage
 // type) and shape, and the storage offset when it is a view.
-func (st *StreamTree) tensorLabel(n *pickle.Node) string {
+func (st *StreamTree) tensorLabel(n pickle.ID) string {
 	d := st.doc
 	if d == nil {
 		d = &input.Doc{}
 	}
-	tr, ok := d.Tensor(n)
+	tr, ok := d.TensorAt(st.Store, n)
 	if !ok || tr.Storage.DType == "" {
-		return tensor(n)
+		return tensor(st.Store, n)
 	}
 	l := "torch.Tensor " + tr.Storage.DType + " " + shapeInts(tr.Shape)
 	if tr.Offset != 0 {
@@ -409,13 +417,13 @@ func (st *StreamTree) tensorLabel(n *pickle.Node) string {
 
 // joblibLabel labels a NumpyArrayWrapper whose data is attached: "joblib
 // array <f8 (3, 4)" ("" for any other node).
-func (st *StreamTree) joblibLabel(n *pickle.Node) string {
+func (st *StreamTree) joblibLabel(n pickle.ID) string {
 	if st.attach == nil || st.doc == nil {
 		return ""
 	}
-	for _, a := range st.attach[n.ID] {
+	for _, a := range st.attach[n] {
 		p := &st.doc.Parts[a.part]
-		if p.Node != n {
+		if s, id := partNode(st.doc, p); s != st.Store || id != n {
 			continue
 		}
 		if p.Raw == nil {

@@ -146,9 +146,9 @@ type fastSlot struct {
 	str    string
 	big    *big.Int
 	blob   *pickle.Blob
-	rec    *fastRec     // created when the node or one it owns entered the heap
-	node   *pickle.Node // the node built for a depth view (fast_depth.go)
-	ref    int32        // reference: the ID of the node it refers to
+	rec    *fastRec // created when the node or one it owns entered the heap
+	ln     int32    // 1 + the node's ID in a depth view's store (fast_depth.go); 0: not built
+	ref    int32    // reference: the ID of the node it refers to
 }
 
 // fastRec is what --top needs of a node in the heap or of an ancestor of
@@ -161,7 +161,7 @@ type fastRec struct {
 	keyRef  bool
 	keyKind pickle.Kind
 	keyOff  int64
-	node    *pickle.Node // nodes that entered the heap
+	val     fastVal // nodes that entered the heap: what their line shows
 	size    int64
 	self    int64
 	cnt     int64
@@ -201,9 +201,10 @@ type fastMachine struct {
 	proto int
 	root  *fastRec
 	op    pickle.Op
-	sself int64      // the stream's own bytes (PROTO, FRAME, STOP)
-	bview bool       // the heap keeps the lines of a bounded view: no small scalars
-	dv    *depthView // set for a depth view (fast_depth.go); nil for --top
+	sself int64         // the stream's own bytes (PROTO, FRAME, STOP)
+	bview bool          // the heap keeps the lines of a bounded view: no small scalars
+	dv    *depthView    // set for a depth view (fast_depth.go); nil for --top
+	keys  *pickle.Store // scratch for keyRole
 }
 
 func (m *fastMachine) run() error {
@@ -604,28 +605,105 @@ func (m *fastMachine) record(s *fastSlot, size int64) *fastRec {
 		s.rec = &fastRec{}
 	}
 	r := s.rec
-	r.node = slotNode(s)
+	r.val = valOf(s)
 	r.size = size
 	r.self = s.self + s.fold
 	r.cnt = s.count
 	r.kids = s.kids
 	if s.memo {
-		r.node.Flags |= pickle.FlagMemo
+		r.val.flags |= pickle.FlagMemo
 	}
 	return r
 }
 
-// slotNode is the node the graph path would have built for s (without its
-// items: tree() gives containers an Items slice of the right length).
-func slotNode(s *fastSlot) *pickle.Node {
-	n := &pickle.Node{Kind: s.kind, Op: s.op, ID: s.id, Offset: s.off, Int: s.ival, Str: s.str}
+// fastVal is what the fast paths keep of a node for its line: the fields
+// of the record the graph path's store has for it (without its items: a
+// container's item count is given by withCounts, its Self by the caller).
+type fastVal struct {
+	id    int32 // the node's number in the stream
+	kind  pickle.Kind
+	op    pickle.Opcode
+	flags pickle.Flags
+	off   int64
+	ival  int64
+	str   string
+	big   *big.Int
+	blob  *pickle.Blob
+}
+
+// valOf is the value of the node built in slot s.
+func valOf(s *fastSlot) fastVal {
+	v := fastVal{id: s.id, kind: s.kind, op: s.op, off: s.off, ival: s.ival, str: s.str, big: s.big, blob: s.blob}
 	if s.py2 {
-		n.Flags |= pickle.FlagPy2Str
+		v.flags |= pickle.FlagPy2Str
 	}
-	if s.big != nil || s.blob != nil {
-		n.X = &pickle.Extra{Big: s.big, Blob: s.blob}
+	return v
+}
+
+// add appends v's node to the synthetic store out and returns its ID.
+func (v *fastVal) add(out *pickle.Store) pickle.ID {
+	id := out.Add(v.kind, v.op, v.off)
+	v.set(out, id)
+	return id
+}
+
+// set gives node id of out v's flags and value.
+func (v *fastVal) set(out *pickle.Store, id pickle.ID) {
+	out.SetFlags(id, v.flags)
+	switch v.kind {
+	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
+		if v.blob != nil {
+			out.SetBlob(id, v.blob)
+		} else {
+			out.SetStr(id, v.str)
+		}
+	default:
+		if v.big != nil {
+			out.SetBig(id, v.big)
+		}
+		out.SetInt(id, v.ival)
 	}
-	return n
+}
+
+// keyRole is the role of a value under the scalar dict key v, spelled
+// from a scratch store of keys (the role strings do not share its memory,
+// so it is dropped and begun again when it has grown).
+func (m *fastMachine) keyRole(v fastVal) string {
+	if m.keys == nil || m.keys.Len() >= 1024 {
+		m.keys = &pickle.Store{}
+	}
+	return role{kind: rKey, k: v.add(m.keys)}.str(m.keys)
+}
+
+// withCounts gives each node ids[i] of out counts[i] items, all NoID (the
+// labels of the fast paths' containers need only their item count): one
+// run of NoIDs, on the node with the most (SetNoItems), is shared by all
+// (ShareItems).
+func withCounts(out *pickle.Store, ids []pickle.ID, counts []int64) {
+	most := -1
+	for i, c := range counts {
+		if c > 0 && (most < 0 || c > counts[most]) {
+			most = i
+		}
+	}
+	if most < 0 {
+		return
+	}
+	out.SetNoItems(ids[most], int(counts[most]))
+	for i, id := range ids {
+		if i != most && counts[i] > 0 {
+			out.ShareItems(id, ids[most], int(counts[i]))
+		}
+	}
+}
+
+// isContainer: the kinds whose label counts items.
+func isContainer(k pickle.Kind) bool {
+	switch k {
+	case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
+		return true
+	}
+	return false
 }
 
 func isScalarKind(k pickle.Kind) bool {
@@ -644,7 +722,7 @@ func isScalarKind(k pickle.Kind) bool {
 func (m *fastMachine) role(r *fastRec, by *fastSlot, pos int64, i int) {
 	switch by.kind {
 	case pickle.KindSet, pickle.KindFrozenSet:
-		r.role = role{kind: rSet, i: int(pos)}.String()
+		r.role = role{kind: rSet, i: int(pos)}.str(nil)
 		return
 	case pickle.KindDict:
 		j := int(pos / 2)
@@ -654,18 +732,18 @@ func (m *fastMachine) role(r *fastRec, by *fastSlot, pos int64, i int) {
 		}
 		switch {
 		case !isScalarKind(key.kind) && pos%2 == 0:
-			r.role = role{kind: rKeyObj, i: j}.String()
+			r.role = role{kind: rKeyObj, i: j}.str(nil)
 		case !isScalarKind(key.kind):
-			r.role = role{kind: rKeyVal, i: j}.String()
+			r.role = role{kind: rKeyVal, i: j}.str(nil)
 		case key.origin:
-			r.role = role{kind: rKey, k: slotNode(key)}.String()
+			r.role = m.keyRole(valOf(key))
 		default:
 			r.role = ""
 			r.keyRef, r.keyKind, r.keyOff = true, key.kind, key.off
 		}
 		return
 	}
-	r.role = role{kind: rIndex, i: int(pos)}.String()
+	r.role = role{kind: rIndex, i: int(pos)}.str(nil)
 }
 
 // resolve spells out a role left for later by role.
@@ -677,20 +755,20 @@ func (m *fastMachine) resolve(r *fastRec) error {
 	if err != nil {
 		return err
 	}
-	r.role, r.keyRef = role{kind: rKey, k: kn}.String(), false
+	r.role, r.keyRef = m.keyRole(kn), false
 	return nil
 }
 
 // keyNode returns the node of a scalar dict key: from the slot where it was
 // built, or for a reference read again from the input at its offset.
-func (m *fastMachine) keyNode(s *fastSlot) (*pickle.Node, error) {
+func (m *fastMachine) keyNode(s *fastSlot) (fastVal, error) {
 	if s.origin {
-		return slotNode(s), nil
+		return valOf(s), nil
 	}
 	rd := pickle.NewReader(io.NewSectionReader(m.ra, s.off, m.size-s.off), m.size-s.off, m.name)
 	op, err := rd.Next()
 	if err != nil {
-		return nil, err
+		return fastVal{}, err
 	}
 	var k fastSlot
 	k.kind, k.op = pickle.KindNone, op.Code
@@ -715,44 +793,34 @@ func (m *fastMachine) keyNode(s *fastSlot) (*pickle.Node, error) {
 		k.kind = payloadKind(op.Code)
 		setPayload(&k, &op)
 	default:
-		return nil, fallback("memo key not read again")
+		return fastVal{}, fallback("memo key not read again")
 	}
 	if k.kind != s.kind {
-		return nil, fallback("memo key read again differs")
+		return fastVal{}, fallback("memo key read again differs")
 	}
-	return slotNode(&k), nil
+	return valOf(&k), nil
 }
 
-// sharedNils is one slice of nils as long as the largest container kept in
-// h: describe() counts a container's Items, so the kept containers' Items
-// share it.
-func sharedNils(h []fastEnt) []*pickle.Node {
-	var most int64
-	for _, e := range h {
-		switch e.rec.node.Kind {
-		case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
-			most = max(most, e.rec.cnt)
-		}
-	}
-	return make([]*pickle.Node, most)
-}
-
-// tree turns the heap into the Items Tree.Top would return.
+// tree turns the heap into the Items Tree.Top would return, over a
+// synthetic store of the heap's nodes (numbered as in the stream by num).
 func (m *fastMachine) tree() (*Tree, error) {
 	h := m.heap
 	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
-	st := &StreamTree{S: &pickle.Stream{Index: 0, Offset: 0, End: m.size, Proto: m.proto}}
+	out := &pickle.Store{Index: 0, Begin: 0, End: m.size, Proto: m.proto, Root: pickle.NoID}
+	st := &StreamTree{Store: out, num: make([]int32, 0, len(h)), upNode: pickle.NoID}
 	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
 	st.tree = t
-	nils := sharedNils(h)
 	links := map[*fastRec]*pathLink{}
 	var chain []*fastRec
-	out := make([]Item, 0, len(h))
+	var cids []pickle.ID
+	var counts []int64
+	items := make([]Item, 0, len(h))
 	for _, e := range h {
 		r := e.rec
-		switch r.node.Kind {
-		case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet:
-			r.node.Items = nils[:r.cnt:r.cnt]
+		id := r.val.add(out)
+		st.num = append(st.num, r.val.id)
+		if isContainer(r.val.kind) {
+			cids, counts = append(cids, id), append(counts, r.cnt)
 		}
 		// the path: a chain of links shared with the other items
 		chain = chain[:0]
@@ -773,9 +841,10 @@ func (m *fastMachine) tree() (*Tree, error) {
 			pl = link(pl, chain[i].role)
 			links[chain[i]] = pl
 		}
-		out = append(out, Item{Kind: ItemNode, Stream: st, Node: r.node, pl: pl, Size: r.size, Self: r.self})
+		items = append(items, Item{Kind: ItemNode, Stream: st, Node: id, pl: pl, Size: r.size, Self: r.self})
 	}
-	t.fast = &fastTop{n: m.n, items: out}
+	withCounts(out, cids, counts)
+	t.fast = &fastTop{n: m.n, items: items}
 	return t, nil
 }
 

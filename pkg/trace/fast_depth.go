@@ -15,11 +15,12 @@ import (
 // building the nodes that are not shown. It runs the fast machine twice:
 // the first pass records only each node's owner (4 bytes a node), from
 // which every node's depth in the ownership tree follows; the second pass
-// builds real pickle.Nodes for the nodes at depth <= D only, sizes them as
-// they are consumed, and gives the nodes at depth D no children but what
-// their line needs (their item count; for a dict, its keys, whose bytes its
-// line shows). The result is an ordinary Tree (IDs, sizes, references and
-// labels as the graph path has them), so WriteText and WriteJSON print it
+// adds the nodes at depth <= D only to a small synthetic pickle.Store, sizes
+// them as they are consumed, and gives the nodes at depth D no children but
+// what their line needs (their item count; for a dict, its keys, whose
+// bytes its line shows). The result is an ordinary Tree (numbers, sizes,
+// references and labels as the graph path has them: StreamTree.num maps the
+// store's IDs to the stream's numbers), so WriteText and WriteJSON print it
 // unchanged. Output still starts after the whole input is read: the
 // stream's line needs every FRAME's bytes.
 
@@ -31,9 +32,8 @@ const fastMaxDepth = 250
 // with Options.Depth = depth, or nil when the fast path does not apply
 // (see FastTop; also a negative depth or one over fastMaxDepth). The tree
 // serves Walk, WriteText and WriteJSON from its Root() with at most that
-// depth, nothing else: its stream's All holds no nodes (only its length,
-// the node count, is right), so Top, Find, PathOf and the pictures need the
-// graph path's tree.
+// depth, nothing else: its store holds only the nodes shown, so Top, Find,
+// PathOf and the pictures need the graph path's tree.
 func FastDepth(path string, depth int) *Tree {
 	if depth < 0 || depth > fastMaxDepth {
 		return nil
@@ -44,18 +44,31 @@ func FastDepth(path string, depth int) *Tree {
 // depthView is the state of the two passes.
 type depthView struct {
 	pass1  bool
-	owners pagedInt32             // pass 1: the owner of every node (-1: none)
-	refd   []uint64               // the nodes a memo reference points to (a bit each), from pass 1
-	vals   map[int32]*pickle.Node // pass 2: their values (scalars), kept at their memo write
-	limit  int                    // max(depth, 1): the root is always built
-	depth  []uint8                // pass 2: every node's depth (root 1), saturated at 255
-	incl   []int64                // pass 2: inclusive sizes of the nodes built
+	owners pagedInt32        // pass 1: the owner of every node (-1: none)
+	refd   []uint64          // the nodes a memo reference points to (a bit each), from pass 1
+	vals   map[int32]fastVal // pass 2: their values (scalars), kept at their memo write
+	limit  int               // max(depth, 1): the root is always built
+	depth  []uint8           // pass 2: every node's depth (root 1), saturated at 255
 	counts map[int32]int64
-	refs   map[int32]*pickle.Node // referenced nodes, by ID (one node each: runs of references compare pointers)
-	dummy  map[pickle.Kind]*pickle.Node
-	fix    []*pickle.Node // containers whose Items are only a count
-	fixN   []int64
-	root   *pickle.Node
+	// pass 2: the store of the nodes built, by local ID: num is each one's
+	// number in the stream, incl its inclusive size
+	out   *pickle.Store
+	num   []int32
+	incl  []int64
+	refs  map[int32]pickle.ID // referenced nodes, by number (one node each: runs of references compare IDs)
+	dummy map[pickle.Kind]pickle.ID
+	fix   []pickle.ID // containers whose items are only a count
+	fixN  []int64
+	root  pickle.ID
+	items []pickle.ID // scratch: the items a takeAll gives a node
+}
+
+// node adds a node to the store: kind k created by op at off, number id.
+func (dv *depthView) node(k pickle.Kind, op pickle.Opcode, off int64, id int32) pickle.ID {
+	n := dv.out.Add(k, op, off)
+	dv.num = append(dv.num, id)
+	dv.incl = append(dv.incl, 0)
+	return n
 }
 
 // pagedInt32 grows without copying.
@@ -118,13 +131,13 @@ func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, err
 		debug.FreeOSMemory()
 	}
 	// pass 2: the nodes shown
-	dv = &depthView{limit: max(depth, 1), depth: d, incl: make([]int64, total), refd: refd, vals: map[int32]*pickle.Node{},
-		counts: map[int32]int64{}, refs: map[int32]*pickle.Node{}, dummy: map[pickle.Kind]*pickle.Node{}}
+	dv = &depthView{limit: max(depth, 1), depth: d, refd: refd, vals: map[int32]fastVal{}, out: &pickle.Store{},
+		counts: map[int32]int64{}, refs: map[int32]pickle.ID{}, dummy: map[pickle.Kind]pickle.ID{}, root: pickle.NoID}
 	m, err = run(dv)
 	if err != nil {
 		return nil, err
 	}
-	if m.ids != total || dv.root == nil {
+	if m.ids != total || dv.root == pickle.NoID {
 		return nil, fallback("the second pass differs")
 	}
 	return dv.tree(m, total), nil
@@ -172,7 +185,7 @@ func (dv *depthView) created(s *fastSlot) {
 		return
 	}
 	if int(dv.depth[s.id]) <= dv.limit {
-		s.node = &pickle.Node{Kind: s.kind, Op: s.op, ID: s.id, Offset: s.off}
+		s.ln = int32(dv.node(s.kind, s.op, s.off, s.id)) + 1
 	}
 }
 
@@ -193,30 +206,26 @@ func (dv *depthView) memoized(s *fastSlot) {
 	if dv.pass1 {
 		return
 	}
-	if s.node != nil {
-		s.node.Flags |= pickle.FlagMemo
+	if s.ln != 0 {
+		dv.out.SetFlags(pickle.ID(s.ln-1), pickle.FlagMemo)
 	}
 	switch {
 	case s.kind == pickle.KindTuple || s.kind == pickle.KindFrozenSet:
 		dv.counts[s.id] = s.count
 	case isScalarKind(s.kind) && int(s.id/64) < len(dv.refd) && dv.refd[s.id/64]&(1<<(s.id%64)) != 0:
-		if dv.vals[s.id] == nil {
-			dv.vals[s.id] = slotNode(s)
+		if _, ok := dv.vals[s.id]; !ok {
+			dv.vals[s.id] = valOf(s)
 		}
 	}
 }
 
 // finish completes the node of a slot once its size is known.
 func (dv *depthView) finish(s *fastSlot, size int64) {
-	n := s.node
-	n.Self, n.Int, n.Str = s.self, s.ival, s.str
-	if s.py2 {
-		n.Flags |= pickle.FlagPy2Str
-	}
-	if s.big != nil || s.blob != nil {
-		n.X = &pickle.Extra{Big: s.big, Blob: s.blob}
-	}
-	dv.incl[s.id] = size
+	n := pickle.ID(s.ln - 1)
+	dv.out.AddSelf(n, s.self)
+	v := valOf(s)
+	v.set(dv.out, n)
+	dv.incl[n] = size
 	if int(dv.depth[s.id]) >= dv.limit && s.count > 0 && s.kind != pickle.KindDict {
 		dv.fix = append(dv.fix, n)
 		dv.fixN = append(dv.fixN, s.count)
@@ -236,15 +245,18 @@ func (dv *depthView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 		m.stack = m.stack[:from]
 		return nil
 	}
-	frontier := by.node != nil && int(dv.depth[by.id]) >= dv.limit
+	built := by.ln != 0
+	bn := pickle.ID(by.ln - 1)
+	frontier := built && int(dv.depth[by.id]) >= dv.limit
+	items := dv.items[:0]
 	for i := from; i < len(m.stack); i++ {
 		s := &m.stack[i]
 		pos := by.count
 		by.count++
-		var c *pickle.Node
+		c := pickle.NoID
 		if !s.origin {
 			by.self += s.self // the GET's bytes
-			if by.node == nil || (frontier && by.kind != pickle.KindDict) {
+			if !built || (frontier && by.kind != pickle.KindDict) {
 				continue
 			}
 			if frontier {
@@ -253,46 +265,53 @@ func (dv *depthView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 				}
 			} else {
 				var err error
-				if c, err = dv.refNode(m, s); err != nil {
+				if c, err = dv.refNode(s); err != nil {
 					return err
 				}
 			}
-			by.node.Items = append(by.node.Items, c)
+			items = append(items, c)
 			continue
 		}
 		sz := s.self + s.incl
 		by.incl += sz
-		if s.node != nil {
+		if s.ln != 0 {
 			dv.finish(s, sz)
-			s.node.Owner = by.node
+			if built {
+				dv.out.SetOwner(pickle.ID(s.ln-1), bn)
+			}
 		}
-		if by.node == nil || (frontier && by.kind != pickle.KindDict) {
+		if !built || (frontier && by.kind != pickle.KindDict) {
 			continue
 		}
 		switch {
 		case !frontier:
-			c = s.node
+			c = pickle.ID(s.ln - 1)
 		case pos%2 == 1:
 			// a value of a dict on the last level shown: not needed
 		case isScalarKind(s.kind):
 			// a key: its bytes are on the dict's line
-			c = &pickle.Node{Kind: s.kind, ID: s.id, Owner: by.node}
-			dv.incl[s.id] = sz
+			c = dv.node(s.kind, 0, 0, s.id)
+			dv.out.SetOwner(c, bn)
+			dv.incl[c] = sz
 		default:
 			c = dv.dummyOf(s.kind)
 		}
-		by.node.Items = append(by.node.Items, c)
+		items = append(items, c)
 	}
+	if len(items) > 0 {
+		dv.out.AppendItems(bn, items)
+	}
+	dv.items = items[:0]
 	m.stack = m.stack[:from]
 	return nil
 }
 
 // dummyOf is a node of kind k that is not owned by anything: a dict key on
 // the last level shown, where only its kind matters.
-func (dv *depthView) dummyOf(k pickle.Kind) *pickle.Node {
-	n := dv.dummy[k]
-	if n == nil {
-		n = &pickle.Node{Kind: k, ID: 0}
+func (dv *depthView) dummyOf(k pickle.Kind) pickle.ID {
+	n, ok := dv.dummy[k]
+	if !ok {
+		n = dv.node(k, 0, 0, 0)
 		dv.dummy[k] = n
 	}
 	return n
@@ -301,27 +320,26 @@ func (dv *depthView) dummyOf(k pickle.Kind) *pickle.Node {
 // refNode is the node a reference shows: one per referenced node, with its
 // value read again from the input (scalars) or its item count (tuples,
 // frozensets).
-func (dv *depthView) refNode(m *fastMachine, s *fastSlot) (*pickle.Node, error) {
-	if n := dv.refs[s.ref]; n != nil {
+func (dv *depthView) refNode(s *fastSlot) (pickle.ID, error) {
+	if n, ok := dv.refs[s.ref]; ok {
 		return n, nil
 	}
-	var n *pickle.Node
+	var n pickle.ID
 	if isScalarKind(s.kind) {
-		v := dv.vals[s.ref]
-		if v == nil || v.Kind != s.kind {
-			return nil, fallback("a referenced value was not kept")
+		v, ok := dv.vals[s.ref]
+		if !ok || v.kind != s.kind {
+			return pickle.NoID, fallback("a referenced value was not kept")
 		}
-		c := *v
-		n = &c
+		n = dv.node(v.kind, v.op, s.off, s.ref)
+		v.set(dv.out, n)
 	} else {
-		n = &pickle.Node{Kind: s.kind}
+		n = dv.node(s.kind, 0, s.off, s.ref)
 		if c := dv.counts[s.ref]; c > 0 {
 			dv.fix = append(dv.fix, n)
 			dv.fixN = append(dv.fixN, c)
 		}
 	}
-	n.ID, n.Offset = s.ref, s.off
-	n.Flags |= pickle.FlagMemo | pickle.FlagShared
+	dv.out.SetFlags(n, pickle.FlagMemo|pickle.FlagShared)
 	dv.refs[s.ref] = n
 	return n, nil
 }
@@ -331,28 +349,22 @@ func (dv *depthView) done(m *fastMachine, r *fastSlot) error {
 	if dv.pass1 {
 		return nil
 	}
-	if r.node == nil {
+	if r.ln == 0 {
 		return fallback("the result was not built")
 	}
 	dv.finish(r, r.self+r.incl)
-	dv.root = r.node
+	dv.root = pickle.ID(r.ln - 1)
 	return nil
 }
 
 // tree makes the Tree that the walkers and printers use.
 func (dv *depthView) tree(m *fastMachine, total int64) *Tree {
-	var most int64
-	for _, c := range dv.fixN {
-		most = max(most, c)
-	}
-	nils := make([]*pickle.Node, most)
-	for i, n := range dv.fix {
-		n.Items = nils[:dv.fixN[i]:dv.fixN[i]]
-	}
-	s := &pickle.Stream{Index: 0, Offset: 0, End: m.size, Proto: m.proto, Root: dv.root,
-		All: make([]*pickle.Node, total), Tops: []*pickle.Node{dv.root}, Self: m.sself}
-	st := &StreamTree{S: s, Incl: dv.incl, ownStart: make([]int32, total+1), popped: map[int32]bool{}}
-	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size, Streams: []*pickle.Stream{s}}, Total: m.size, Streams: []*StreamTree{st}}
+	withCounts(dv.out, dv.fix, dv.fixN)
+	s := dv.out
+	s.Index, s.Begin, s.End, s.Proto, s.Root, s.Tops, s.StreamSelf = 0, 0, m.size, m.proto, dv.root, []pickle.ID{dv.root}, m.sself
+	n := s.Len()
+	st := &StreamTree{Store: s, num: dv.num, Incl: dv.incl, ownStart: make([]int32, n+1), upNode: pickle.NoID}
+	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
 	st.tree = t
 	return t
 }

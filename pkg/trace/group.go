@@ -54,7 +54,7 @@ func (t *Tree) isLeaf(it Item) bool {
 	switch it.Kind {
 	case ItemNode:
 		st := it.Stream
-		id := it.Node.ID
+		id := it.Node
 		return st.ownStart[id] == st.ownStart[id+1] && len(st.attach[id]) == 0
 	case ItemPart:
 		return it.part.pickle == nil && !it.part.ref
@@ -189,14 +189,15 @@ func (t *Tree) WriteGroupsJSON(w io.Writer, n int, leaves bool) error {
 // foldedKeys marks the nodes shown on their owner's line (scalar dict keys,
 // global name parts), which are no objects of their own for --leaves.
 func (st *StreamTree) foldedKeys() []bool {
-	keys := make([]bool, len(st.S.All))
-	for _, n := range st.S.All {
-		if n == nil || (n.Kind != pickle.KindDict && n.Kind != pickle.KindGlobal && len(n.Muts()) == 0) {
+	s := st.Store
+	keys := make([]bool, s.Len())
+	for n := range pickle.ID(s.Len()) {
+		if k := s.Kind(n); k != pickle.KindDict && k != pickle.KindGlobal && s.NMuts(n) == 0 {
 			continue
 		}
-		eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
-			if folded && c.Owner == n {
-				keys[c.ID] = true
+		eachChild(s, n, func(c pickle.ID, r role, folded bool) bool {
+			if folded && s.Owner(c) == n {
+				keys[c] = true
 			}
 			return true
 		})

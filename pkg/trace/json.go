@@ -67,7 +67,7 @@ func (t *Tree) kindName(it Item) string {
 	case ItemPart:
 		return "part"
 	}
-	return it.Node.Kind.String()
+	return it.Stream.Store.Kind(it.Node).String()
 }
 
 func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
@@ -94,20 +94,20 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 	jsonInt(b, "self", it.Self)
 	switch it.Kind {
 	case ItemNode:
-		n := it.Node
-		jsonInt(b, "id", int64(n.ID))
-		jsonInt(b, "stream", int64(it.Stream.S.Index))
-		jsonInt(b, "offset", n.Offset)
+		n, s := it.Node, it.Stream.Store
+		jsonInt(b, "id", it.Stream.numOf(n))
+		jsonInt(b, "stream", int64(s.Index))
+		jsonInt(b, "offset", s.Offset(n))
 		b.WriteString(`,"op":`)
-		jsonStr(b, n.Op.String())
+		jsonStr(b, s.Op(n).String())
 	case ItemRef:
-		b.WriteString(`,"ref":` + itoa(int64(it.Node.ID)) + `,"stream":` + itoa(int64(it.Stream.S.Index)) + `,"cycle":` + strconv.FormatBool(it.Cycle))
+		b.WriteString(`,"ref":` + itoa(it.Stream.numOf(it.Node)) + `,"stream":` + itoa(int64(it.Stream.Store.Index)) + `,"cycle":` + strconv.FormatBool(it.Cycle))
 		if it.Count > 1 {
 			b.WriteString(`,"count":` + itoa(int64(it.Count)) + `,"role_end":`)
 			jsonStr(b, it.RoleEnd)
 		}
 	case ItemStream:
-		b.WriteString(`,"stream":` + itoa(int64(it.Index)) + `,"offset":` + itoa(it.Stream.S.Offset) + `,"protocol":` + itoa(int64(it.Stream.S.Proto)))
+		b.WriteString(`,"stream":` + itoa(int64(it.Index)) + `,"offset":` + itoa(it.Stream.Store.Begin) + `,"protocol":` + itoa(int64(it.Stream.Store.Proto)))
 	case ItemElided:
 		b.WriteString(`,"elided":` + itoa(int64(it.Count)))
 	case ItemTrailing:

@@ -61,11 +61,11 @@ const (
 // canonical returns "module.name" of a global with producer module
 // prefixes folded: vendored cloudpickles become "cloudpickle", dill's
 // modules "dill", numpy's core/_core "numpy.core".
-func canonical(n *pickle.Node) string {
-	if n == nil || n.Kind != pickle.KindGlobal || n.Flags&pickle.FlagDynamic != 0 {
+func canonical(s *pickle.Store, n pickle.ID) string {
+	if n == pickle.NoID || s.Kind(n) != pickle.KindGlobal || s.Has(n, pickle.FlagDynamic) {
 		return ""
 	}
-	mod, name := n.Str, n.Name()
+	mod, name := s.Str(n), s.Name(n)
 	switch {
 	case mod == "cloudpickle" || strings.HasSuffix(mod, "cloudpickle.cloudpickle") || strings.HasSuffix(mod, "cloudpickle.cloudpickle_fast") || strings.HasSuffix(mod, ".cloudpickle") || mod == "cloudpickle.cloudpickle_fast":
 		mod = "cloudpickle"
@@ -80,80 +80,89 @@ func canonical(n *pickle.Node) string {
 // callee returns the canonical name of what a call node calls; calls of
 // dill's _load_type / cloudpickle's _builtin_type on a literal name become
 // "types.Name".
-func callee(n *pickle.Node) string {
-	if n == nil || n.Kind != pickle.KindCall {
+func callee(s *pickle.Store, n pickle.ID) string {
+	if n == pickle.NoID || s.Kind(n) != pickle.KindCall {
 		return ""
 	}
-	f := n.Func()
-	if f == nil {
+	f := s.Func(n)
+	if f == pickle.NoID {
 		return ""
 	}
-	if f.Kind == pickle.KindCall {
-		switch callee(f) {
+	if s.Kind(f) == pickle.KindCall {
+		switch callee(s, f) {
 		case "dill._load_type", "cloudpickle._builtin_type":
-			if a := arg(f, 0); a != nil && a.Kind == pickle.KindStr {
-				return "types." + a.Str
+			if a := arg(s, f, 0); a != pickle.NoID && s.Kind(a) == pickle.KindStr {
+				return "types." + s.Str(a)
 			}
 		}
 		return ""
 	}
-	return canonical(f)
+	return canonical(s, f)
 }
 
-// arg returns item i of a call's argument tuple.
-func arg(n *pickle.Node, i int) *pickle.Node {
-	a := n.Args()
-	if a == nil || a.Kind != pickle.KindTuple || i >= len(a.Items) {
-		return nil
+// arg returns item i of a call's argument tuple (NoID: none).
+func arg(s *pickle.Store, n pickle.ID, i int) pickle.ID {
+	a := s.Args(n)
+	if a == pickle.NoID || s.Kind(a) != pickle.KindTuple || i >= s.NItems(a) {
+		return pickle.NoID
 	}
-	return a.Items[i]
+	return s.Items(a)[i]
 }
 
 // state returns the first BUILD state of n.
-func state(n *pickle.Node) *pickle.Node {
-	for _, m := range n.Muts() {
+func state(s *pickle.Store, n pickle.ID) pickle.ID {
+	if s.NMuts(n) == 0 {
+		return pickle.NoID
+	}
+	for mi := s.MutIter(n); ; {
+		m, ok := mi.Next()
+		if !ok {
+			break
+		}
 		if m.Op == pickle.BUILD && len(m.Args) == 1 {
 			return m.Args[0]
 		}
 	}
-	return nil
+	return pickle.NoID
 }
 
-func dictGet(d *pickle.Node, key string) *pickle.Node {
-	if d == nil || d.Kind != pickle.KindDict {
-		return nil
+func dictGet(s *pickle.Store, d pickle.ID, key string) pickle.ID {
+	if d == pickle.NoID || s.Kind(d) != pickle.KindDict {
+		return pickle.NoID
 	}
-	for i := 0; i+1 < len(d.Items); i += 2 {
-		if k := d.Items[i]; k.Kind == pickle.KindStr && k.Str == key {
-			return d.Items[i+1]
+	items := s.Items(d)
+	for i := 0; i+1 < len(items); i += 2 {
+		if k := items[i]; s.Kind(k) == pickle.KindStr && s.Str(k) == key {
+			return items[i+1]
 		}
 	}
-	return nil
+	return pickle.NoID
 }
 
-func strOf(n *pickle.Node) string {
-	if n != nil && n.Kind == pickle.KindStr {
-		return n.Str
+func strOf(s *pickle.Store, n pickle.ID) string {
+	if n != pickle.NoID && s.Kind(n) == pickle.KindStr {
+		return s.Str(n)
 	}
 	return ""
 }
 
 // setstates maps the targets of cloudpickle's _function_setstate and
 // _class_setstate calls (REDUCE then POP) to their state tuples.
-func (st *StreamTree) setstates() map[int32]*pickle.Node {
+func (st *StreamTree) setstates() map[pickle.ID]pickle.ID {
 	if st.extra != nil {
 		return st.extra
 	}
-	st.extra = map[int32]*pickle.Node{}
-	for _, e := range st.S.Log {
+	s := st.Store
+	st.extra = map[pickle.ID]pickle.ID{}
+	for _, e := range s.Log {
 		if e.Kind != pickle.EvCall {
 			continue
 		}
-		switch callee(e.Node) {
+		switch callee(s, e.Node) {
 		case "cloudpickle._function_setstate", "cloudpickle._class_setstate":
-			if t, s := arg(e.Node, 0), arg(e.Node, 1); t != nil && s != nil {
-				if _, ok := st.extra[t.ID]; !ok {
-					st.extra[t.ID] = s
+			if t, x := arg(s, e.Node, 0), arg(s, e.Node, 1); t != pickle.NoID && x != pickle.NoID {
+				if _, ok := st.extra[t]; !ok {
+					st.extra[t] = x
 				}
 			}
 		}
@@ -161,20 +170,28 @@ func (st *StreamTree) setstates() map[int32]*pickle.Node {
 	return st.extra
 }
 
+// setstate returns the setstate state of n (NoID: none).
+func (st *StreamTree) setstate(n pickle.ID) pickle.ID {
+	if x, ok := st.setstates()[n]; ok {
+		return x
+	}
+	return pickle.NoID
+}
+
 // qualname finds __qualname__ in a state: a dict, or a (dict, slotstate) tuple.
-func qualname(s *pickle.Node) string {
-	if s == nil {
+func qualname(s *pickle.Store, x pickle.ID) string {
+	if x == pickle.NoID {
 		return ""
 	}
-	if s.Kind == pickle.KindTuple {
-		for _, c := range s.Items {
-			if q := strOf(dictGet(c, "__qualname__")); q != "" {
+	if s.Kind(x) == pickle.KindTuple {
+		for _, c := range s.Items(x) {
+			if q := strOf(s, dictGet(s, c, "__qualname__")); q != "" {
 				return q
 			}
 		}
 		return ""
 	}
-	return strOf(dictGet(s, "__qualname__"))
+	return strOf(s, dictGet(s, x, "__qualname__"))
 }
 
 // Code returns the type code of an item.
@@ -212,10 +229,10 @@ func (t *Tree) Label(it Item) string {
 	case ItemPart:
 		return it.part.label
 	case ItemStream:
-		s := it.Stream.S
-		l := "stream " + itoa(int64(it.Index)) + ", protocol " + itoa(int64(s.Proto)) + ", offset " + itoa(s.Offset)
+		s := it.Stream.Store
+		l := "stream " + itoa(int64(it.Index)) + ", protocol " + itoa(int64(s.Proto)) + ", offset " + itoa(s.Begin)
 		if o := it.Stream.outside; o > 0 {
-			l += ": " + itoa(s.Len()) + " bytes + " + itoa(o) + " bytes of storages"
+			l += ": " + itoa(s.Length()) + " bytes + " + itoa(o) + " bytes of storages"
 		}
 		return l
 	case ItemTrailing:
@@ -224,62 +241,70 @@ func (t *Tree) Label(it Item) string {
 		return ""
 	case ItemRef:
 		c, l := it.Stream.describe(it.Node)
-		return "#" + itoa(int64(it.Node.ID)) + " " + c + " " + l
+		return "#" + itoa(it.Stream.numOf(it.Node)) + " " + c + " " + l
 	}
 	_, l := it.Stream.describe(it.Node)
 	return l
 }
 
 // describe returns the code and label of a node.
-func (st *StreamTree) describe(n *pickle.Node) (string, string) {
-	switch n.Kind {
+func (st *StreamTree) describe(n pickle.ID) (string, string) {
+	s := st.Store
+	switch s.Kind(n) {
 	case pickle.KindNone:
 		return CodeNone, "None"
 	case pickle.KindBool:
-		if n.Int != 0 {
+		if s.Int(n) != 0 {
 			return CodeBool, "True"
 		}
 		return CodeBool, "False"
 	case pickle.KindInt:
-		if n.IsBig() {
-			return CodeInt, bigLabel(n.Big())
+		if s.IsBig(n) {
+			return CodeInt, bigLabel(s.Big(n))
 		}
-		return CodeInt, itoa(n.Int)
+		return CodeInt, itoa(s.Int(n))
 	case pickle.KindFloat:
-		return CodeFloat, strconv.FormatFloat(n.Float(), 'g', -1, 64)
+		return CodeFloat, strconv.FormatFloat(s.Float(n), 'g', -1, 64)
 	case pickle.KindStr:
-		return CodeStr, "str " + quote(n.Str, n.Len())
+		return CodeStr, "str " + quote(s.Str(n), s.PayloadLen(n))
 	case pickle.KindBytes:
-		return CodeBytes, "bytes[" + itoa(n.Len()) + "]"
+		return CodeBytes, "bytes[" + itoa(s.PayloadLen(n)) + "]"
 	case pickle.KindByteArray:
-		return CodeBArr, "bytearray[" + itoa(n.Len()) + "]"
+		return CodeBArr, "bytearray[" + itoa(s.PayloadLen(n)) + "]"
 	case pickle.KindList:
-		return CodeList, "list[" + itoa(int64(len(n.Items)+mutCount(n))) + "]"
+		return CodeList, "list[" + itoa(int64(s.NItems(n)+mutCount(s, n))) + "]"
 	case pickle.KindTuple:
-		return CodeTuple, "tuple[" + itoa(int64(len(n.Items))) + "]"
+		return CodeTuple, "tuple[" + itoa(int64(s.NItems(n))) + "]"
 	case pickle.KindDict:
-		return CodeD2, "dict[" + itoa(int64(len(n.Items)/2)) + "]"
+		return CodeD2, "dict[" + itoa(int64(s.NItems(n)/2)) + "]"
 	case pickle.KindSet:
-		return CodeSet, "set[" + itoa(int64(len(n.Items))) + "]"
+		return CodeSet, "set[" + itoa(int64(s.NItems(n))) + "]"
 	case pickle.KindFrozenSet:
-		return CodeFSet, "frozenset[" + itoa(int64(len(n.Items))) + "]"
+		return CodeFSet, "frozenset[" + itoa(int64(s.NItems(n))) + "]"
 	case pickle.KindGlobal:
-		return globalCode(n)
+		return globalCode(s, n)
 	case pickle.KindPersID:
-		return persid(n)
+		return persid(s, n)
 	case pickle.KindExt:
-		return CodeExt, "extension " + itoa(n.Int)
+		return CodeExt, "extension " + itoa(s.Int(n))
 	case pickle.KindBuffer:
-		return CodeBuf, "out-of-band buffer " + itoa(n.Int)
+		return CodeBuf, "out-of-band buffer " + itoa(s.Int(n))
 	case pickle.KindCall:
 		return st.call(n)
 	}
-	return "?", n.Kind.String()
+	return "?", s.Kind(n).String()
 }
 
-func mutCount(n *pickle.Node) int {
+func mutCount(s *pickle.Store, n pickle.ID) int {
+	if s.NMuts(n) == 0 {
+		return 0
+	}
 	c := 0
-	for _, m := range n.Muts() {
+	for mi := s.MutIter(n); ; {
+		m, ok := mi.Next()
+		if !ok {
+			break
+		}
 		if m.Op == pickle.APPEND || m.Op == pickle.APPENDS {
 			c += len(m.Args)
 		}
@@ -287,21 +312,22 @@ func mutCount(n *pickle.Node) int {
 	return c
 }
 
-func globalCode(n *pickle.Node) (string, string) {
-	if n.Flags&pickle.FlagDynamic != 0 {
+func globalCode(s *pickle.Store, n pickle.ID) (string, string) {
+	if s.Has(n, pickle.FlagDynamic) {
 		return CodeGlobal, "global (computed name)"
 	}
-	q := n.Str + "." + n.Name()
-	name := n.Name()
+	mod := s.Str(n)
+	q := mod + "." + s.Name(n)
+	name := s.Name(n)
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		name = name[i+1:]
 	}
 	switch {
-	case (n.Str == "builtins" || n.Str == "__builtin__") && name == "__main__":
+	case (mod == "builtins" || mod == "__builtin__") && name == "__main__":
 		return CodeD1, q
 	case name == "__dict__":
 		return CodeD4, q
-	case n.Str == "builtins" && isBuiltinType(name):
+	case mod == "builtins" && isBuiltinType(name):
 		return CodeT4, q
 	case name != "" && name[0] >= 'A' && name[0] <= 'Z':
 		return CodeT4, q
@@ -317,51 +343,53 @@ func isBuiltinType(s string) bool {
 	return false
 }
 
-func persid(n *pickle.Node) (string, string) {
-	if len(n.Items) == 1 {
-		p := n.Items[0]
-		if p.Kind == pickle.KindTuple && len(p.Items) >= 5 && strOf(p.Items[0]) == "storage" {
+func persid(s *pickle.Store, n pickle.ID) (string, string) {
+	if s.NItems(n) == 1 {
+		p := s.Items(n)[0]
+		if s.Kind(p) == pickle.KindTuple && s.NItems(p) >= 5 && strOf(s, s.Items(p)[0]) == "storage" {
+			it := s.Items(p)
 			typ := "storage"
-			if g := p.Items[1]; g.Kind == pickle.KindGlobal {
-				typ = g.Name()
-			} else if g.Kind == pickle.KindStr {
-				typ = g.Str
+			if g := it[1]; s.Kind(g) == pickle.KindGlobal {
+				typ = s.Name(g)
+			} else if s.Kind(g) == pickle.KindStr {
+				typ = s.Str(g)
 			}
-			l := "torch " + typ + " key " + quote(strOf(p.Items[2]), -1) + " on " + strOf(p.Items[3])
-			if c := p.Items[4]; c.Kind == pickle.KindInt {
-				l += ", " + itoa(c.Int) + " elements"
+			l := "torch " + typ + " key " + quote(strOf(s, it[2]), -1) + " on " + strOf(s, it[3])
+			if c := it[4]; s.Kind(c) == pickle.KindInt {
+				l += ", " + itoa(s.Int(c)) + " elements"
 			}
 			return CodeStore, l
 		}
 		return CodePers, "persistent id"
 	}
-	return CodePers, "persistent id " + quote(n.Str, -1)
+	return CodePers, "persistent id " + quote(s.Str(n), -1)
 }
 
-func (st *StreamTree) call(n *pickle.Node) (string, string) {
+func (st *StreamTree) call(n pickle.ID) (string, string) {
+	s := st.Store
 	if l := st.joblibLabel(n); l != "" {
 		return CodeArray, l
 	}
-	name := callee(n)
+	name := callee(s, n)
 	switch name {
 	case "types.MethodType":
 		l := "method"
-		if f := arg(n, 0); f != nil {
+		if f := arg(s, n, 0); f != pickle.NoID {
 			if _, fl := st.describe1(f); fl != "" {
 				l = "method " + fl
 			}
 		}
 		return CodeMe1, l
 	case "types.CodeType", "dill._create_code":
-		return CodeCo, "code " + codeName(n)
+		return CodeCo, "code " + codeName(s, n)
 	case "types.FunctionType", "types.LambdaType", "cloudpickle._make_function", "dill._create_function":
-		fn := strOf(arg(n, 2))
-		if q := qualname(st.setstates()[n.ID]); q != "" {
+		fn := strOf(s, arg(s, n, 2))
+		if q := qualname(s, st.setstate(n)); q != "" {
 			fn = q
-		} else if q := qualname(state(n)); q != "" {
+		} else if q := qualname(s, state(s, n)); q != "" {
 			fn = q
-		} else if c := arg(n, 0); fn == "" && c != nil {
-			fn = codeName(c)
+		} else if c := arg(s, n, 0); fn == "" && c != pickle.NoID {
+			fn = codeName(s, c)
 		}
 		return CodeF1, "function " + fn
 	case "cloudpickle._make_skeleton_class", "cloudpickle._make_skeleton_enum":
@@ -369,29 +397,29 @@ func (st *StreamTree) call(n *pickle.Node) (string, string) {
 		if name == "cloudpickle._make_skeleton_enum" {
 			i = 1
 		}
-		cn := strOf(arg(n, i))
+		cn := strOf(s, arg(s, n, i))
 		if name == "cloudpickle._make_skeleton_enum" {
-			if q := strOf(arg(n, 2)); q != "" {
+			if q := strOf(s, arg(s, n, 2)); q != "" {
 				cn = q
 			}
 		}
-		if q := qualname(st.setstates()[n.ID]); q != "" {
+		if q := qualname(s, st.setstate(n)); q != "" {
 			cn = q
 		}
 		return CodeT2, "class " + cn + " (by value)"
 	case "dill._create_type":
-		cn := strOf(arg(n, 1))
-		if q := qualname(arg(n, 3)); q != "" {
+		cn := strOf(s, arg(s, n, 1))
+		if q := qualname(s, arg(s, n, 3)); q != "" {
 			cn = q
 		}
 		return CodeT2, "class " + cn + " (by value)"
 	case "dill._create_namedtuple":
-		return CodeT6, "namedtuple " + strOf(arg(n, 0))
+		return CodeT6, "namedtuple " + strOf(s, arg(s, n, 0))
 	case "cloudpickle._function_setstate", "cloudpickle._class_setstate":
 		l := name[len("cloudpickle."):]
-		if tg := arg(n, 0); tg != nil {
+		if tg := arg(s, n, 0); tg != pickle.NoID {
 			c, tl := st.describe1(tg)
-			l += " of #" + itoa(int64(tg.ID)) + " " + c + " " + tl
+			l += " of #" + itoa(st.numOf(tg)) + " " + c + " " + tl
 		}
 		return CodeReduce, l
 	case "cloudpickle._make_cell", "dill._create_cell":
@@ -399,52 +427,52 @@ func (st *StreamTree) call(n *pickle.Node) (string, string) {
 	case "cloudpickle._make_empty_cell":
 		return CodeCe2, "empty cell"
 	case "dill._import_module", "cloudpickle.subimport", "cloudpickle.dynamic_subimport":
-		if state(n) != nil || name == "cloudpickle.dynamic_subimport" {
-			return CodeM1, "module " + strOf(arg(n, 0))
+		if state(s, n) != pickle.NoID || name == "cloudpickle.dynamic_subimport" {
+			return CodeM1, "module " + strOf(s, arg(s, n, 0))
 		}
-		return CodeM2, "module " + strOf(arg(n, 0))
+		return CodeM2, "module " + strOf(s, arg(s, n, 0))
 	case "dill._load_type", "cloudpickle._builtin_type":
-		return CodeT1, "type " + strOf(arg(n, 0))
+		return CodeT1, "type " + strOf(s, arg(s, n, 0))
 	case "builtins.type":
-		if a := arg(n, 0); a != nil && (a.Kind == pickle.KindNone || a.Kind == pickle.KindGlobal) {
+		if a := arg(s, n, 0); a != pickle.NoID && (s.Kind(a) == pickle.KindNone || s.Kind(a) == pickle.KindGlobal) {
 			return CodeT7, "type of " + func() string { _, l := st.describe1(a); return l }()
 		}
 	case "_codecs.encode":
-		if a := arg(n, 0); a != nil && a.Kind == pickle.KindStr {
-			return CodeBytes, "bytes[" + itoa(a.Len()) + "] (_codecs.encode)"
+		if a := arg(s, n, 0); a != pickle.NoID && s.Kind(a) == pickle.KindStr {
+			return CodeBytes, "bytes[" + itoa(s.PayloadLen(a)) + "] (_codecs.encode)"
 		}
 	case "numpy.core.multiarray._reconstruct":
-		return CodeArray, ndarray(n)
+		return CodeArray, ndarray(s, n)
 	case "numpy.dtype":
-		return CodeDtype, "numpy.dtype " + dtypeName(n)
+		return CodeDtype, "numpy.dtype " + dtypeName(s, n)
 	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
 		return CodeTensor, st.tensorLabel(n)
 	case "torch._utils._rebuild_parameter":
-		return CodeTensor, tensor(n)
+		return CodeTensor, tensor(s, n)
 	}
 	if name == "" {
 		name = "(computed callable)"
-		if f := n.Func(); f != nil && f.Kind == pickle.KindCall {
+		if f := s.Func(n); f != pickle.NoID && s.Kind(f) == pickle.KindCall {
 			_, fl := st.describe1(f)
 			name = "call of " + fl
 		}
 	}
 	code := CodeReduce
-	if n.Op != pickle.REDUCE {
+	if s.Op(n) != pickle.REDUCE {
 		code = CodeObj
-		if g := n.Func(); g != nil && g.Kind == pickle.KindGlobal {
-			name = g.Str + "." + g.Name()
+		if g := s.Func(n); g != pickle.NoID && s.Kind(g) == pickle.KindGlobal {
+			name = s.Str(g) + "." + s.Name(g)
 		}
 		return code, name
 	}
 	if name == "copyreg.__newobj__" || name == "copy_reg.__newobj__" {
-		if c := arg(n, 0); c != nil && c.Kind == pickle.KindGlobal {
-			return CodeObj, c.Str + "." + c.Name()
+		if c := arg(s, n, 0); c != pickle.NoID && s.Kind(c) == pickle.KindGlobal {
+			return CodeObj, s.Str(c) + "." + s.Name(c)
 		}
 	}
 	if name == "copyreg._reconstructor" {
-		if c := arg(n, 0); c != nil && c.Kind == pickle.KindGlobal {
-			return CodeObj, c.Str + "." + c.Name()
+		if c := arg(s, n, 0); c != pickle.NoID && s.Kind(c) == pickle.KindGlobal {
+			return CodeObj, s.Str(c) + "." + s.Name(c)
 		}
 	}
 	return code, name + "(…)"
@@ -452,18 +480,19 @@ func (st *StreamTree) call(n *pickle.Node) (string, string) {
 
 // describe1 describes a node without recursing into calls of calls more
 // than once (labels stay bounded).
-func (st *StreamTree) describe1(n *pickle.Node) (string, string) {
-	if n.Kind == pickle.KindCall {
-		name := callee(n)
+func (st *StreamTree) describe1(n pickle.ID) (string, string) {
+	s := st.Store
+	if s.Kind(n) == pickle.KindCall {
+		name := callee(s, n)
 		switch name {
 		case "cloudpickle._make_function", "dill._create_function", "types.FunctionType":
-			fn := strOf(arg(n, 2))
-			if q := qualname(st.setstates()[n.ID]); q != "" {
+			fn := strOf(s, arg(s, n, 2))
+			if q := qualname(s, st.setstate(n)); q != "" {
 				fn = q
 			}
 			return CodeF1, "function " + fn
 		case "cloudpickle._make_skeleton_class", "dill._create_type":
-			return CodeT2, "class " + strOf(arg(n, 1))
+			return CodeT2, "class " + strOf(s, arg(s, n, 1))
 		}
 		if name == "" {
 			return CodeReduce, "call"
@@ -475,28 +504,29 @@ func (st *StreamTree) describe1(n *pickle.Node) (string, string) {
 
 // codeName returns co_qualname (3.11+) or co_name of a CodeType call: the
 // string just after co_filename (arg 10 for cloudpickle, 11 for dill ≥3.10).
-func codeName(n *pickle.Node) string {
-	a := n.Args()
-	if a == nil || a.Kind != pickle.KindTuple {
+func codeName(s *pickle.Store, n pickle.ID) string {
+	a := s.Args(n)
+	if a == pickle.NoID || s.Kind(a) != pickle.KindTuple {
 		return ""
 	}
+	items := s.Items(a)
 	// co_name and co_qualname follow co_filename: find the first run of
 	// two or three strings after the bytecode (a bytes item).
 	seenCode := false
-	for i, c := range a.Items {
-		if c.Kind == pickle.KindBytes {
+	for i, c := range items {
+		if s.Kind(c) == pickle.KindBytes {
 			seenCode = true
 			continue
 		}
-		if !seenCode || c.Kind != pickle.KindStr || i+1 >= len(a.Items) {
+		if !seenCode || s.Kind(c) != pickle.KindStr || i+1 >= len(items) {
 			continue
 		}
 		// items: ..., filename(str), name(str), [qualname(str)], firstlineno(int)
-		if a.Items[i+1].Kind == pickle.KindStr {
-			if i+2 < len(a.Items) && a.Items[i+2].Kind == pickle.KindStr {
-				return a.Items[i+2].Str // qualname
+		if s.Kind(items[i+1]) == pickle.KindStr {
+			if i+2 < len(items) && s.Kind(items[i+2]) == pickle.KindStr {
+				return s.Str(items[i+2]) // qualname
 			}
-			return a.Items[i+1].Str
+			return s.Str(items[i+1])
 		}
 	}
 	return ""
@@ -508,57 +538,58 @@ var dtypeNames = map[string]string{
 	"b1": "bool", "O8": "object", "O4": "object",
 }
 
-func dtypeName(n *pickle.Node) string {
-	s := strOf(arg(n, 0))
-	if v, ok := dtypeNames[s]; ok {
+func dtypeName(s *pickle.Store, n pickle.ID) string {
+	x := strOf(s, arg(s, n, 0))
+	if v, ok := dtypeNames[x]; ok {
 		return v
 	}
-	return s
+	return x
 }
 
-func ndarray(n *pickle.Node) string {
+func ndarray(s *pickle.Store, n pickle.ID) string {
 	l := "numpy.ndarray"
-	s := state(n)
-	if s == nil || s.Kind != pickle.KindTuple || len(s.Items) < 5 {
+	x := state(s, n)
+	if x == pickle.NoID || s.Kind(x) != pickle.KindTuple || s.NItems(x) < 5 {
 		return l
 	}
-	shape, dt := s.Items[1], s.Items[2]
-	if dt.Kind == pickle.KindCall && callee(dt) == "numpy.dtype" {
-		l += " " + dtypeName(dt)
+	shape, dt := s.Items(x)[1], s.Items(x)[2]
+	if s.Kind(dt) == pickle.KindCall && callee(s, dt) == "numpy.dtype" {
+		l += " " + dtypeName(s, dt)
 	}
-	return l + " " + shapeStr(shape)
+	return l + " " + shapeStr(s, shape)
 }
 
-func shapeStr(t *pickle.Node) string {
-	if t == nil || t.Kind != pickle.KindTuple {
+func shapeStr(s *pickle.Store, t pickle.ID) string {
+	if t == pickle.NoID || s.Kind(t) != pickle.KindTuple {
 		return "(?)"
 	}
 	var b strings.Builder
 	b.WriteByte('(')
-	for i, c := range t.Items {
+	items := s.Items(t)
+	for i, c := range items {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if c.Kind == pickle.KindInt {
-			b.WriteString(itoa(c.Int))
+		if s.Kind(c) == pickle.KindInt {
+			b.WriteString(itoa(s.Int(c)))
 		} else {
 			b.WriteByte('?')
 		}
 	}
-	if len(t.Items) == 1 {
+	if len(items) == 1 {
 		b.WriteByte(',')
 	}
 	b.WriteByte(')')
 	return b.String()
 }
 
-func tensor(n *pickle.Node) string {
+func tensor(s *pickle.Store, n pickle.ID) string {
 	l := "torch.Tensor"
-	if s := arg(n, 2); s != nil {
-		l += " " + shapeStr(s)
+	if x := arg(s, n, 2); x != pickle.NoID {
+		l += " " + shapeStr(s, x)
 	}
-	if p := arg(n, 0); p != nil && p.Kind == pickle.KindPersID {
-		if _, pl := persid(p); strings.HasPrefix(pl, "torch ") {
+	if p := arg(s, n, 0); p != pickle.NoID && s.Kind(p) == pickle.KindPersID {
+		if _, pl := persid(s, p); strings.HasPrefix(pl, "torch ") {
 			l += " " + strings.Fields(pl)[1]
 		}
 	}
@@ -586,15 +617,16 @@ func quote(s string, full int64) string {
 	return q
 }
 
-// keyRepr is the key of a dict entry as it appears in a path.
-func keyRepr(k *pickle.Node) string {
-	switch k.Kind {
+// keyRepr is the key k (a scalar of store s) of a dict entry as it appears
+// in a path.
+func keyRepr(s *pickle.Store, k pickle.ID) string {
+	switch s.Kind(k) {
 	case pickle.KindStr:
-		return quote(k.Str, k.Len())
+		return quote(s.Str(k), s.PayloadLen(k))
 	case pickle.KindBytes, pickle.KindByteArray:
-		return "b" + quote(k.Str, k.Len())
+		return "b" + quote(s.Str(k), s.PayloadLen(k))
 	}
-	_, l := (&StreamTree{}).describe(k)
+	_, l := (&StreamTree{Store: s}).describe(k)
 	return l
 }
 

@@ -166,7 +166,7 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 			}
 		}
 		_, l := v.Stream.describe(v.Node)
-		line.WriteString(" " + cRef.Sprint("#"+itoa(int64(v.Node.ID))+" "+l))
+		line.WriteString(" " + cRef.Sprint("#"+itoa(v.Stream.numOf(v.Node))+" "+l))
 		if v.Count > 1 {
 			line.WriteString(" " + g.times + itoa(int64(v.Count)))
 		}
@@ -181,9 +181,9 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 		}
 		line.WriteByte(' ')
 		line.WriteString(t.Label(v.Item))
-		if v.Kind == ItemNode && v.Node.Flags&pickle.FlagMemo != 0 {
+		if v.Kind == ItemNode && v.Stream.Store.Has(v.Node, pickle.FlagMemo) {
 			line.WriteString(" #")
-			line.b = strconv.AppendInt(line.b, int64(v.Node.ID), 10)
+			line.b = strconv.AppendInt(line.b, v.Stream.numOf(v.Node), 10)
 		}
 		if v.Truncated {
 			line.WriteByte(' ')

@@ -80,7 +80,7 @@ func checkSums(t *testing.T, name string, tr *Tree, opt Options) int {
 			t.Errorf("%s: reference %s has size %d", name, v.Path(), v.Size)
 		}
 		if v.Kind == ItemStream && v.Size != v.Stream.Bytes() {
-			t.Errorf("%s: stream size %d != length %d + storages %d", name, v.Size, v.Stream.S.Len(), v.Stream.outside)
+			t.Errorf("%s: stream size %d != length %d + storages %d", name, v.Size, v.Stream.Store.Length(), v.Stream.outside)
 		}
 		stack = append(stack[:v.Depth], acc{size: v.Size, sum: v.Self})
 	}, func(v *Visit) {
@@ -104,14 +104,14 @@ func TestSizesAddUp(t *testing.T) {
 		// every node's inclusive size is Self plus what it owns
 		for _, st := range tr.Streams {
 			var tops int64
-			for _, x := range st.S.Tops {
-				tops += st.Incl[x.ID]
+			for _, x := range st.Store.Tops {
+				tops += st.Incl[x]
 			}
 			for _, x := range st.Orphans {
-				tops += st.Incl[x.ID]
+				tops += st.Incl[x]
 			}
-			if tops+st.S.Self != st.S.Len() {
-				t.Errorf("%s: stream %d: tops %d + self %d != len %d", name, st.S.Index, tops, st.S.Self, st.S.Len())
+			if tops+st.Store.StreamSelf != st.Store.Length() {
+				t.Errorf("%s: stream %d: tops %d + self %d != len %d", name, st.Store.Index, tops, st.Store.StreamSelf, st.Store.Length())
 			}
 			if len(st.Orphans) > 0 {
 				t.Logf("%s: %d orphans", name, len(st.Orphans))
@@ -280,8 +280,8 @@ func TestTopAndPath(t *testing.T) {
 			t.Errorf("Find(%q): %v", it.Path(), err)
 			continue
 		}
-		if got.Node != it.Node || got.Size != it.Size {
-			t.Errorf("Find(%q) = #%d, want #%d", it.Path(), got.Node.ID, it.Node.ID)
+		if got.Stream != it.Stream || got.Node != it.Node || got.Size != it.Size {
+			t.Errorf("Find(%q) = #%d, want #%d", it.Path(), got.Node, it.Node)
 		}
 		if strings.HasSuffix(it.Path(), "['__globals__']['TABLE']") {
 			found = true
@@ -295,7 +295,7 @@ func TestTopAndPath(t *testing.T) {
 	}
 	tr = load(t, "../../testdata/trace/stdlib_p4.pkl")
 	it, err := tr.Find("root['nested']['deep']")
-	if err != nil || it.Node.Kind != pickle.KindDict {
+	if err != nil || it.Stream.Store.Kind(it.Node) != pickle.KindDict {
 		t.Fatalf("Find nested: %v %+v", err, it)
 	}
 	var b bytes.Buffer

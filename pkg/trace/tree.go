@@ -1,7 +1,8 @@
 // Package trace owns pk trace: the sized object tree of a pickle. It turns
 // the byte attribution of pkg/pickle (every byte of a stream belongs to
-// exactly one node, Node.Self, or to the stream, Stream.Self; Node.Owner is
-// the node that consumed a node where it was built) into inclusive sizes,
+// exactly one node, Store.Self, or to the stream, Store.StreamSelf;
+// Store.Owner is the node that consumed a node where it was built) into
+// inclusive sizes,
 // a display tree with dill-style type codes and readable labels, Python-style
 // paths, the largest subtrees, and renderings as text, JSON, an SVG icicle
 // and a self-contained HTML page.
@@ -13,9 +14,14 @@
 // sizes are computed by an explicit post-order over the ownership tree and
 // every walk keeps an explicit stack, so nesting depth costs heap, not Go
 // stack (bounded by the input's size; no depth limit is needed).
+//
+// Everything here reads a stream's pickle.Store (docs/engine.md §3): nodes
+// are pickle.IDs, per-node tables are slices indexed by ID, and no
+// *pickle.Node is walked.
 package trace
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -30,21 +36,27 @@ type Tree struct {
 	// Doc is the opened container when the tree was made by NewDoc from
 	// anything but a bare pickle (doc.go); nil otherwise.
 	Doc   *input.Doc
-	top   []Item                         // the container's parts (Doc set)
-	parts [][]*StreamTree                // the streams of each pickle part, by Doc.Parts index
-	stOf  map[*pickle.Stream]*StreamTree // (Doc set)
-	fast  *fastTop                       // --top computed by the fast path (fast.go)
-	bnd   *boundedView                   // the bounded view computed by the fast path (fast.go)
+	top   []Item                        // the container's parts (Doc set)
+	parts [][]*StreamTree               // the streams of each pickle part, by Doc.Parts index
+	stOf  map[*pickle.Store]*StreamTree // (Doc set)
+	fast  *fastTop                      // --top computed by the fast path (fast.go)
+	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
 	// Leaves makes Top list only objects that hold no other (--top --leaves).
 	Leaves bool
 }
 
 // StreamTree holds the sizes of one pickle stream.
 type StreamTree struct {
-	S *pickle.Stream
-	// Incl is the inclusive size of every node, indexed by Node.ID: its
-	// Self plus the inclusive sizes of the nodes it owns.
+	// Store holds the stream's nodes: the stream's own (Stream.Store), or
+	// for the fast paths a small synthetic store of the nodes they show.
+	Store *pickle.Store
+	// Incl is the inclusive size of every node, indexed by ID: its Self
+	// plus the inclusive sizes of the nodes it owns.
 	Incl []int64
+	// num is, for a synthetic store, the number each node has in the
+	// stream (what the graph path would call it: "#12"); nil when the
+	// store's IDs are the stream's.
+	num []int32
 	// Owned lists, for node i, the IDs of the nodes it owns:
 	// owned[ownStart[i]:ownStart[i+1]].
 	ownStart []int32
@@ -52,32 +64,43 @@ type StreamTree struct {
 	// Orphans are nodes that neither have an owner nor are among the
 	// stream's tops (pkg/pickle should leave none; they are shown under the
 	// stream so that sizes still add up).
-	Orphans []*pickle.Node
-	popped  map[int32]bool
-	topKind []uint8 // role of each top by node ID (topRole; made when first needed)
-	topIdx  []int32
-	mark    *marker                // scratch for children(): which nodes a parent already expanded (made when first needed)
-	fmark   *marker                // scratch for folded()
-	onPath  []bool                 // scratch for walks: is this node an open ancestor
-	extra   map[int32]*pickle.Node // cloudpickle setstate states by target
+	Orphans []pickle.ID
+	popped  []uint64                // the stream's Popped, a bit by ID (nil: none)
+	tops    []topEnt                // the roles of the tops, by ID (topRole; made when first needed)
+	mark    *marker                 // scratch for children(): which nodes a parent already expanded (made when first needed)
+	fmark   *marker                 // scratch for folded()
+	onPath  []bool                  // scratch for walks: is this node an open ancestor
+	extra   map[pickle.ID]pickle.ID // cloudpickle setstate states by target
 
 	// Container views (doc.go); zero for a bare pickle.
-	prefix  string                 // path prefix of the stream's tops ("", "s1:")
-	add     map[int32]int64        // bytes outside the stream counted in a node (torch storages)
-	outside int64                  // the sum of add
-	inSelf  map[int32]int64        // bytes of a node's Self shown as attached parts (joblib arrays)
-	attach  map[int32][]attachment // parts shown under a node
-	up      *StreamTree            // for a pickle nested in another stream: where
-	upNode  *pickle.Node
+	prefix  string                     // path prefix of the stream's tops ("", "s1:")
+	add     map[pickle.ID]int64        // bytes outside the stream counted in a node (torch storages)
+	outside int64                      // the sum of add
+	inSelf  map[pickle.ID]int64        // bytes of a node's Self shown as attached parts (joblib arrays)
+	attach  map[pickle.ID][]attachment // parts shown under a node
+	up      *StreamTree                // for a pickle nested in another stream: where
+	upNode  pickle.ID
 	doc     *input.Doc
 	tree    *Tree
+}
+
+// numOf returns the number node id has in its stream (see num).
+func (st *StreamTree) numOf(id pickle.ID) int64 {
+	if st.num != nil {
+		return int64(st.num[id])
+	}
+	return int64(id)
+}
+
+func (st *StreamTree) isPopped(id pickle.ID) bool {
+	return st.popped != nil && st.popped[id>>6]&(1<<(id&63)) != 0
 }
 
 // New computes the sizes of every node of f.
 func New(f *pickle.File) *Tree {
 	t := &Tree{File: f, Total: f.Size}
 	for i, s := range f.Streams {
-		st := newStream(s, nil)
+		st := newStream(s.Store(), nil)
 		if i > 0 {
 			st.prefix = streamPrefix(i)
 		}
@@ -89,13 +112,13 @@ func New(f *pickle.File) *Tree {
 
 // newStream sizes the nodes of s; add holds bytes from outside the stream
 // that count in a node (nil: none).
-func newStream(s *pickle.Stream, add map[int32]int64) *StreamTree {
-	n := len(s.All)
-	st := &StreamTree{S: s, Incl: make([]int64, n), ownStart: make([]int32, n+1), add: add}
+func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
+	n := s.Len()
+	st := &StreamTree{Store: s, Incl: make([]int64, n), ownStart: make([]int32, n+1), add: add, upNode: pickle.NoID}
 	// Counting sort of the ownership edges into a CSR array.
-	for _, x := range s.All {
-		if x.Owner != nil {
-			st.ownStart[x.Owner.ID+1]++
+	for id := range pickle.ID(n) {
+		if o := s.Owner(id); o >= 0 {
+			st.ownStart[o+1]++
 		}
 	}
 	for i := 1; i <= n; i++ {
@@ -104,10 +127,10 @@ func newStream(s *pickle.Stream, add map[int32]int64) *StreamTree {
 	st.owned = make([]int32, st.ownStart[n])
 	// fill with ownStart[o] as o's cursor (it ends at o+1's start), then
 	// shift the starts back: no cursor array
-	for _, x := range s.All {
-		if o := x.Owner; o != nil {
-			st.owned[st.ownStart[o.ID]] = x.ID
-			st.ownStart[o.ID]++
+	for id := range pickle.ID(n) {
+		if o := s.Owner(id); o >= 0 {
+			st.owned[st.ownStart[o]] = int32(id)
+			st.ownStart[o]++
 		}
 	}
 	for i := n; i > 0; i-- {
@@ -118,11 +141,11 @@ func newStream(s *pickle.Stream, add map[int32]int64) *StreamTree {
 	// against any malformed ownership (a node is summed once).
 	done := make([]uint8, n) // 0 new, 1 open, 2 done
 	var stack []int32
-	sum := func(root int32) {
+	sum := func(root pickle.ID) {
 		if done[root] != 0 {
 			return
 		}
-		stack = append(stack[:0], root)
+		stack = append(stack[:0], int32(root))
 		done[root] = 1
 		for len(stack) > 0 {
 			id := stack[len(stack)-1]
@@ -141,7 +164,7 @@ func newStream(s *pickle.Stream, add map[int32]int64) *StreamTree {
 				}
 			}
 			stack = stack[:len(stack)-1]
-			v := s.All[id].Self + add[id]
+			v := s.Self(pickle.ID(id)) + add[pickle.ID(id)]
 			for _, c := range st.owned[st.ownStart[id]:st.ownStart[id+1]] {
 				if done[c] == 2 {
 					v += st.Incl[c]
@@ -152,20 +175,20 @@ func newStream(s *pickle.Stream, add map[int32]int64) *StreamTree {
 		}
 	}
 	for _, x := range s.Tops {
-		sum(x.ID)
+		sum(x)
 	}
-	for _, x := range s.All {
-		if done[x.ID] == 0 {
+	for id := range pickle.ID(n) {
+		if done[id] == 0 {
 			// unreachable from the tops: show it under the stream
-			st.Orphans = append(st.Orphans, x)
-			sum(x.ID)
+			st.Orphans = append(st.Orphans, id)
+			sum(id)
 		}
 	}
 	if len(s.Popped) > 0 {
-		st.popped = make(map[int32]bool, len(s.Popped))
+		st.popped = make([]uint64, (n+63)/64)
 	}
 	for _, x := range s.Popped {
-		st.popped[x.ID] = true
+		st.popped[x>>6] |= 1 << (x & 63)
 	}
 	return st
 }
@@ -187,18 +210,18 @@ const (
 type Item struct {
 	Kind    ItemKind
 	Stream  *StreamTree
-	Node    *pickle.Node // ItemNode, ItemRef
-	Role    string       // the path segment under its parent: "root", "['key']", "[3]", ".args", ...
-	pl      *pathLink    // the Python-style path from the stream's tops, built on demand by Path()
-	Size    int64        // inclusive bytes (0 for references)
-	Self    int64        // bytes on this line that are in no shown child (the node's own bytes plus folded dict keys and name parts)
-	Cycle   bool         // a reference to an object that contains it
-	Count   int          // ItemElided: how many children; ItemRef: how many consecutive references to the same object (0 or 1: one)
-	RoleEnd string       // ItemRef with Count > 1: the role of the last one
-	Index   int          // ItemStream: stream index
-	Depth   int          // set by walks
-	part    *partItem    // ItemPart
-	rest    bool         // ItemElided: the aggregate line of a bounded view ("N more items, SIZE, AVG each")
+	Node    pickle.ID // ItemNode, ItemRef: the node in Stream.Store
+	Role    string    // the path segment under its parent: "root", "['key']", "[3]", ".args", ...
+	pl      *pathLink // the Python-style path from the stream's tops, built on demand by Path()
+	Size    int64     // inclusive bytes (0 for references)
+	Self    int64     // bytes on this line that are in no shown child (the node's own bytes plus folded dict keys and name parts)
+	Cycle   bool      // a reference to an object that contains it
+	Count   int       // ItemElided: how many children; ItemRef: how many consecutive references to the same object (0 or 1: one)
+	RoleEnd string    // ItemRef with Count > 1: the role of the last one
+	Index   int       // ItemStream: stream index
+	Depth   int       // set by walks
+	part    *partItem // ItemPart
+	rest    bool      // ItemElided: the aggregate line of a bounded view ("N more items, SIZE, AVG each")
 }
 
 // pathLink is a path kept as a chain of roles, so that a deep item costs
@@ -250,7 +273,7 @@ func (t *Tree) Root() Item {
 	}
 	var self int64 = t.Total
 	for _, s := range t.Streams {
-		self -= s.S.Len()
+		self -= s.Store.Length()
 	}
 	if t.File.Trailing != nil {
 		self -= t.File.Trailing.Len
@@ -260,7 +283,7 @@ func (t *Tree) Root() Item {
 
 func (t *Tree) streamItem(i int) Item {
 	s := t.Streams[i]
-	return Item{Kind: ItemStream, Stream: s, Index: s.S.Index, Size: s.S.Len(), Self: s.S.Self, pl: link(nil, s.prefix), Role: s.prefix}
+	return Item{Kind: ItemStream, Stream: s, Index: s.Store.Index, Size: s.Store.Length(), Self: s.Store.StreamSelf, pl: link(nil, s.prefix), Role: s.prefix}
 }
 
 func streamPrefix(i int) string {
@@ -293,54 +316,60 @@ func (t *Tree) Children(it Item) []Item {
 }
 
 func (st *StreamTree) topItems(prefix *pathLink) []Item {
-	s := st.S
-	var out []Item
-	np, nl := 0, 0
-	rootShown := false
-	for _, x := range s.Tops {
-		role := ""
-		switch {
-		case x == s.Root && !rootShown:
-			role = "root"
-			rootShown = true
-		case st.popped[x.ID]:
-			role = "popped[" + itoa(int64(np)) + "]"
-			np++
-		default:
-			role = "leftover[" + itoa(int64(nl)) + "]"
-			nl++
-		}
-		out = append(out, st.nodeItem(x, role, link(prefix, role)))
-	}
-	if !rootShown && s.Root != nil {
-		// the result is a reference to an object built elsewhere
-		out = append(out, Item{Kind: ItemRef, Stream: st, Node: s.Root, Role: "root", pl: link(prefix, "root")})
-	}
-	for i, x := range st.Orphans {
-		role := "orphan[" + itoa(int64(i)) + "]"
-		out = append(out, st.nodeItem(x, role, link(prefix, role)))
+	ks := st.topKids()
+	out := make([]Item, len(ks))
+	for i := range ks {
+		out[i] = ks[i].open(st, prefix)
 	}
 	return out
 }
 
-func (st *StreamTree) nodeItem(n *pickle.Node, role string, path *pathLink) Item {
-	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.Incl[n.ID], Self: n.Self + st.folded(n) - st.inSelf[n.ID]}
+// topKids is topItems as kids: a stream of many tops (a cloudpickle state
+// discards a setstate call a function) costs a 32-byte kid each until a
+// top is opened, not an Item.
+func (st *StreamTree) topKids() []kid {
+	s := st.Store
+	out := make([]kid, 0, len(s.Tops)+len(st.Orphans)+1)
+	np, nl := 0, 0
+	rootShown := false
+	for _, x := range s.Tops {
+		k := kid{node: x, key: pickle.NoID, kind: ItemNode, size: st.Incl[x]}
+		switch {
+		case x == s.Root && !rootShown:
+			k.rk = rRoot
+			rootShown = true
+		case st.isPopped(x):
+			k.rk, k.i = rPopped, int32(np)
+			np++
+		default:
+			k.rk, k.i = rLeftover, int32(nl)
+			nl++
+		}
+		out = append(out, k)
+	}
+	if !rootShown && s.Root != pickle.NoID {
+		// the result is a reference to an object built elsewhere
+		out = append(out, kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef})
+	}
+	for i, x := range st.Orphans {
+		out = append(out, kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(i), kind: ItemNode, size: st.Incl[x]})
+	}
+	return out
+}
+
+func (st *StreamTree) nodeItem(n pickle.ID, role string, path *pathLink) Item {
+	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.Incl[n], Self: st.Store.Self(n) + st.folded(n) - st.inSelf[n]}
 }
 
 // isScalar: kinds shown as leaves.
-func isScalar(n *pickle.Node) bool {
-	switch n.Kind {
-	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
-		return true
-	}
-	return false
-}
+func isScalar(s *pickle.Store, n pickle.ID) bool { return isScalarKind(s.Kind(n)) }
 
 // folded returns the bytes of the children of n that are not shown on
 // lines of their own: scalar dict keys (the key is the child's label) and
 // the module/name strings of a STACK_GLOBAL.
-func (st *StreamTree) folded(n *pickle.Node) int64 {
-	if n.Kind != pickle.KindDict && n.Kind != pickle.KindGlobal && len(n.Muts()) == 0 {
+func (st *StreamTree) folded(n pickle.ID) int64 {
+	s := st.Store
+	if k := s.Kind(n); k != pickle.KindDict && k != pickle.KindGlobal && s.NMuts(n) == 0 {
 		return 0
 	}
 	var v int64
@@ -348,11 +377,11 @@ func (st *StreamTree) folded(n *pickle.Node) int64 {
 		st.fmark = &marker{}
 	}
 	m := st.fmark
-	m.next(len(st.S.All))
-	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
-		if folded && c.Owner == n && !m.has(c.ID) {
-			m.add(c.ID)
-			v += st.Incl[c.ID]
+	m.next(s.Len())
+	eachChild(s, n, func(c pickle.ID, r role, folded bool) bool {
+		if folded && s.Owner(c) == n && !m.has(c) {
+			m.add(c)
+			v += st.Incl[c]
 		}
 		return true
 	})
@@ -375,20 +404,26 @@ const (
 	rName                   // .name[i]
 	rPid                    // .pid
 	rOwned                  // .owned#id
+	// the roles of a stream's tops (topKids)
+	rRoot     // root
+	rPopped   // popped[i]
+	rLeftover // leftover[i]
+	rOrphan   // orphan[i]
 )
 
 type role struct {
 	kind roleKind
 	i    int
-	k    *pickle.Node
+	k    pickle.ID // rKey: the key, in the store str is given
 }
 
-func (r role) String() string {
+// str spells the role; s is the store of its key (rKey).
+func (r role) str(s *pickle.Store) string {
 	switch r.kind {
 	case rIndex:
 		return "[" + itoa(int64(r.i)) + "]"
 	case rKey:
-		return "[" + keyRepr(r.k) + "]"
+		return "[" + keyRepr(s, r.k) + "]"
 	case rKeyObj:
 		return "<key " + itoa(int64(r.i)) + ">"
 	case rKeyVal:
@@ -410,6 +445,14 @@ func (r role) String() string {
 		return ".name[" + itoa(int64(r.i)) + "]"
 	case rPid:
 		return ".pid"
+	case rRoot:
+		return "root"
+	case rPopped:
+		return "popped[" + itoa(int64(r.i)) + "]"
+	case rLeftover:
+		return "leftover[" + itoa(int64(r.i)) + "]"
+	case rOrphan:
+		return "orphan[" + itoa(int64(r.i)) + "]"
 	}
 	return ".owned#" + itoa(int64(r.i))
 }
@@ -418,11 +461,11 @@ func (r role) String() string {
 // parts, mutation arguments), with its role; folded is true for the scalar
 // dict keys and global name parts that n owns and that are shown on n's
 // line when n owns them (they are skipped otherwise). fn returns false to stop.
-func eachChild(n *pickle.Node, fn func(c *pickle.Node, r role, folded bool) bool) bool {
-	pairs := func(items []*pickle.Node, base int) bool {
+func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded bool) bool) bool {
+	pairs := func(items []pickle.ID, base int) bool {
 		for i := 0; i+1 < len(items); i += 2 {
 			k, v := items[i], items[i+1]
-			if isScalar(k) {
+			if isScalar(s, k) {
 				if !fn(k, role{kind: rKey, k: k}, true) || !fn(v, role{kind: rKey, k: k}, false) {
 					return false
 				}
@@ -435,51 +478,56 @@ func eachChild(n *pickle.Node, fn func(c *pickle.Node, r role, folded bool) bool
 		}
 		return true
 	}
-	switch n.Kind {
+	items := s.Items(n)
+	switch s.Kind(n) {
 	case pickle.KindDict:
-		if !pairs(n.Items, 0) {
+		if !pairs(items, 0) {
 			return false
 		}
 	case pickle.KindSet, pickle.KindFrozenSet:
-		for i, c := range n.Items {
+		for i, c := range items {
 			if !fn(c, role{kind: rSet, i: i}, false) {
 				return false
 			}
 		}
 	case pickle.KindGlobal:
-		for i, c := range n.Items {
-			if !fn(c, role{kind: rName, i: i}, isScalar(c)) {
+		for i, c := range items {
+			if !fn(c, role{kind: rName, i: i}, isScalar(s, c)) {
 				return false
 			}
 		}
 	case pickle.KindPersID:
-		for _, c := range n.Items {
+		for _, c := range items {
 			if !fn(c, role{kind: rPid}, false) {
 				return false
 			}
 		}
+	case pickle.KindCall:
+		if f := s.Func(n); f != pickle.NoID && !fn(f, role{kind: rFunc}, false) {
+			return false
+		}
+		if a := s.Args(n); a != pickle.NoID && !fn(a, role{kind: rArgs}, false) {
+			return false
+		}
+		if kw := s.Kwargs(n); kw != pickle.NoID && !fn(kw, role{kind: rKwargs}, false) {
+			return false
+		}
 	default:
-		for i, c := range n.Items {
+		for i, c := range items {
 			if !fn(c, role{kind: rIndex, i: i}, false) {
 				return false
 			}
 		}
 	}
-	x := n.X
-	if x == nil {
+	if s.NMuts(n) == 0 {
 		return true
 	}
-	if x.Func != nil && !fn(x.Func, role{kind: rFunc}, false) {
-		return false
-	}
-	if x.Args != nil && !fn(x.Args, role{kind: rArgs}, false) {
-		return false
-	}
-	if x.Kwargs != nil && !fn(x.Kwargs, role{kind: rKwargs}, false) {
-		return false
-	}
-	nb, na, nk := 0, len(n.Items), 0
-	for _, m := range x.Muts {
+	nb, na, nk := 0, len(items), 0
+	for mi := s.MutIter(n); ; {
+		m, ok := mi.Next()
+		if !ok {
+			break
+		}
 		switch m.Op {
 		case pickle.BUILD:
 			for _, c := range m.Args {
@@ -517,7 +565,7 @@ func eachChild(n *pickle.Node, fn func(c *pickle.Node, r role, folded bool) bool
 // the marker an eighth of a byte a node).
 type marker struct {
 	bits []uint64
-	set  []int32
+	set  []pickle.ID
 }
 
 // next starts a pass over a stream of n nodes.
@@ -531,9 +579,9 @@ func (m *marker) next(n int) {
 	m.set = m.set[:0]
 }
 
-func (m *marker) has(id int32) bool { return m.bits[id>>6]&(1<<(id&63)) != 0 }
+func (m *marker) has(id pickle.ID) bool { return m.bits[id>>6]&(1<<(id&63)) != 0 }
 
-func (m *marker) add(id int32) {
+func (m *marker) add(id pickle.ID) {
 	m.bits[id>>6] |= 1 << (id & 63)
 	m.set = append(m.set, id)
 }
@@ -551,18 +599,19 @@ func (st *StreamTree) marks() *marker {
 // references.
 func (st *StreamTree) children(it Item) []Item {
 	n := it.Node
+	s := st.Store
 	m := st.marks()
-	m.next(len(st.S.All))
+	m.next(s.Len())
 	var out []Item
-	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
-		own := c.Owner == n && !m.has(c.ID)
+	eachChild(s, n, func(c pickle.ID, r role, folded bool) bool {
+		own := s.Owner(c) == n && !m.has(c)
 		if own {
-			m.add(c.ID)
+			m.add(c)
 		}
 		if folded {
 			return true
 		}
-		rs := r.String()
+		rs := r.str(s)
 		if own {
 			out = append(out, st.nodeItem(c, rs, link(it.pl, rs)))
 		} else {
@@ -571,42 +620,45 @@ func (st *StreamTree) children(it Item) []Item {
 		return true
 	})
 	// Owned nodes that are none of the above (should not happen).
-	for _, c := range st.owned[st.ownStart[n.ID]:st.ownStart[n.ID+1]] {
-		if !m.has(c) {
+	for _, c := range st.owned[st.ownStart[n]:st.ownStart[n+1]] {
+		if c := pickle.ID(c); !m.has(c) {
 			m.add(c)
-			rs := role{kind: rOwned, i: int(c)}.String()
-			out = append(out, st.nodeItem(st.S.All[c], rs, link(it.pl, rs)))
+			rs := role{kind: rOwned, i: int(c)}.str(s)
+			out = append(out, st.nodeItem(c, rs, link(it.pl, rs)))
 		}
 	}
 	return out
 }
 
 // roleIn returns the role under which owner expands c.
-func (st *StreamTree) roleIn(owner, c *pickle.Node) string {
+func (st *StreamTree) roleIn(owner, c pickle.ID) string {
+	s := st.Store
 	found := ""
-	eachChild(owner, func(x *pickle.Node, r role, folded bool) bool {
+	eachChild(s, owner, func(x pickle.ID, r role, folded bool) bool {
 		if x == c {
-			found = r.String()
+			found = r.str(s)
 			return false
 		}
 		return true
 	})
 	if found == "" {
-		found = role{kind: rOwned, i: int(c.ID)}.String()
+		found = role{kind: rOwned, i: int(c)}.str(s)
 	}
 	return found
 }
 
 // PathOf returns the Python-style path of a node (where it was built).
-func (t *Tree) PathOf(st *StreamTree, n *pickle.Node) string {
+func (t *Tree) PathOf(st *StreamTree, n pickle.ID) string {
+	s := st.Store
 	var parts []string
-	for x := n; x != nil; x = x.Owner {
-		if x.Owner == nil {
+	for x := n; x != pickle.NoID; x = s.Owner(x) {
+		o := s.Owner(x)
+		if o == pickle.NoID {
 			parts = append(parts, st.topRole(x))
 			break
 		}
-		parts = append(parts, st.roleIn(x.Owner, x))
-		if len(parts) > len(st.S.All) { // malformed ownership: stop
+		parts = append(parts, st.roleIn(o, x))
+		if len(parts) > s.Len() { // malformed ownership: stop
 			break
 		}
 	}
@@ -623,66 +675,46 @@ func (t *Tree) PathOf(st *StreamTree, n *pickle.Node) string {
 
 // topRole is the role topItems gives x ("root", "popped[3]", ...), or "?"
 // when x is not one of the stream's tops. The roles of all tops are indexed
-// once (5 bytes a node), so that a path per --top line does not list every
-// top again (a million discarded calls made --top 20 take 17 s).
-func (st *StreamTree) topRole(x *pickle.Node) string {
-	if st.topKind == nil {
+// once, sorted by ID (12 bytes a top), so that a path per --top line does
+// not list every top again (a million discarded calls made --top 20 take
+// 17 s).
+func (st *StreamTree) topRole(x pickle.ID) string {
+	if st.tops == nil {
 		st.indexTopRoles()
 	}
-	if int(x.ID) >= len(st.topKind) {
+	i := sort.Search(len(st.tops), func(i int) bool { return st.tops[i].id >= x })
+	if i == len(st.tops) || st.tops[i].id != x {
 		return "?"
 	}
-	i := int64(st.topIdx[x.ID])
-	switch st.topKind[x.ID] {
-	case topIsRoot:
-		return "root"
-	case topIsPopped:
-		return "popped[" + itoa(i) + "]"
-	case topIsLeftover:
-		return "leftover[" + itoa(i) + "]"
-	case topIsOrphan:
-		return "orphan[" + itoa(i) + "]"
-	}
-	return "?"
+	return role{kind: st.tops[i].rk, i: int(st.tops[i].i)}.str(nil)
 }
 
-const (
-	topNone uint8 = iota
-	topIsRoot
-	topIsPopped
-	topIsLeftover
-	topIsOrphan
-)
+// topEnt is the role of one of a stream's tops.
+type topEnt struct {
+	id pickle.ID
+	i  int32
+	rk roleKind
+}
 
 // indexTopRoles numbers the tops as topItems does; a node listed twice
 // keeps its first role.
 func (st *StreamTree) indexTopRoles() {
-	s := st.S
-	st.topKind = make([]uint8, len(s.All))
-	st.topIdx = make([]int32, len(s.All))
-	set := func(x *pickle.Node, k uint8, i int) {
-		if int(x.ID) < len(st.topKind) && st.topKind[x.ID] == topNone {
-			st.topKind[x.ID], st.topIdx[x.ID] = k, int32(i)
+	ks := st.topKids()
+	tops := make([]topEnt, 0, len(ks))
+	for _, k := range ks {
+		if k.kind == ItemNode {
+			tops = append(tops, topEnt{id: k.node, i: k.i, rk: k.rk})
 		}
 	}
-	np, nl := 0, 0
-	rootShown := false
-	for _, x := range s.Tops {
-		switch {
-		case x == s.Root && !rootShown:
-			set(x, topIsRoot, 0)
-			rootShown = true
-		case st.popped[x.ID]:
-			set(x, topIsPopped, np)
-			np++
-		default:
-			set(x, topIsLeftover, nl)
-			nl++
+	sort.SliceStable(tops, func(i, j int) bool { return tops[i].id < tops[j].id })
+	out := tops[:0]
+	for _, e := range tops {
+		if len(out) > 0 && out[len(out)-1].id == e.id {
+			continue
 		}
+		out = append(out, e)
 	}
-	for i, x := range st.Orphans {
-		set(x, topIsOrphan, i)
-	}
+	st.tops = out
 }
 
 func itoa(v int64) string {

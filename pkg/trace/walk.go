@@ -47,8 +47,8 @@ func (t *Tree) Shown(it Item, opt Options) []Item {
 // when it is opened. A wide container's children cost 40 bytes each while
 // it is open, not an Item, a path link and a role string each.
 type kid struct {
-	node *pickle.Node
-	key  *pickle.Node // role key (rKey)
+	node pickle.ID // in the store of the parent's stream, or of item's
+	key  pickle.ID // role key (rKey)
 	size int64
 	i    int32 // role index
 	rk   roleKind
@@ -58,11 +58,23 @@ type kid struct {
 
 func (k *kid) role() role { return role{kind: k.rk, i: int(k.i), k: k.key} }
 
-func (k *kid) roleString() string {
+// top reports whether k is one of a stream's tops (topKids).
+func (k *kid) top() bool { return k.item == nil && k.rk >= rRoot }
+
+func (k *kid) roleString(st *StreamTree) string {
 	if k.item != nil {
 		return k.item.Role
 	}
-	return k.role().String()
+	return k.role().str(st.Store)
+}
+
+// scalar reports whether k is a node shown as a leaf value; st is the
+// parent's stream (a ready item has its own).
+func (k *kid) scalar(st *StreamTree) bool {
+	if k.item != nil {
+		st = k.item.Stream
+	}
+	return isScalar(st.Store, k.node)
 }
 
 // open makes the item of k, a child of an item of stream st with path pl.
@@ -70,7 +82,7 @@ func (k *kid) open(st *StreamTree, pl *pathLink) Item {
 	if k.item != nil {
 		return *k.item
 	}
-	rs := k.role().String()
+	rs := k.role().str(st.Store)
 	if k.kind == ItemNode {
 		return st.nodeItem(k.node, rs, link(pl, rs))
 	}
@@ -83,41 +95,69 @@ func readyKid(x Item) kid {
 
 // nodeKids is children() as kids: the nodes n owns are expanded (once, at
 // their first appearance), the others are references.
-func (st *StreamTree) nodeKids(n *pickle.Node) []kid {
+func (st *StreamTree) nodeKids(n pickle.ID) []kid {
+	s := st.Store
 	m := st.marks()
-	m.next(len(st.S.All))
-	var out []kid
-	eachChild(n, func(c *pickle.Node, r role, folded bool) bool {
-		own := c.Owner == n && !m.has(c.ID)
+	m.next(s.Len())
+	out := make([]kid, 0, kidsHint(s, n))
+	eachChild(s, n, func(c pickle.ID, r role, folded bool) bool {
+		own := s.Owner(c) == n && !m.has(c)
 		if own {
-			m.add(c.ID)
+			m.add(c)
 		}
 		if folded {
 			return true
 		}
 		k := kid{node: c, key: r.k, i: int32(r.i), rk: r.kind, kind: ItemRef}
 		if own {
-			k.kind, k.size = ItemNode, st.Incl[c.ID]
+			k.kind, k.size = ItemNode, st.Incl[c]
 		}
 		out = append(out, k)
 		return true
 	})
 	// Owned nodes that are none of the above (should not happen).
-	for _, c := range st.owned[st.ownStart[n.ID]:st.ownStart[n.ID+1]] {
-		if !m.has(c) {
-			m.add(c)
-			out = append(out, kid{node: st.S.All[c], i: c, rk: rOwned, kind: ItemNode, size: st.Incl[c]})
+	for _, c := range st.owned[st.ownStart[n]:st.ownStart[n+1]] {
+		if id := pickle.ID(c); !m.has(id) {
+			m.add(id)
+			out = append(out, kid{node: id, key: pickle.NoID, i: c, rk: rOwned, kind: ItemNode, size: st.Incl[c]})
 		}
 	}
 	return out
 }
 
+// kidsHint is about how many kids nodeKids makes of n: its items (a dict's
+// values: its scalar keys are folded), call parts and operation arguments,
+// so that a wide container's list of kids is made once, not doubled up to
+// its size (a list of 500,000 objects: 16 MB of garbage).
+func kidsHint(s *pickle.Store, n pickle.ID) int {
+	c := s.NItems(n)
+	if s.Kind(n) == pickle.KindDict {
+		c /= 2
+	}
+	if s.Kind(n) == pickle.KindCall {
+		c = 3
+	}
+	if s.NMuts(n) > 0 {
+		for mi := s.MutIter(n); ; {
+			m, ok := mi.Next()
+			if !ok {
+				break
+			}
+			c += len(m.Args)
+		}
+	}
+	return c
+}
+
 // kidsOf is Children as kids.
 func (t *Tree) kidsOf(it Item) []kid {
 	var kids []kid
+	if it.Kind == ItemStream {
+		return it.Stream.topKids()
+	}
 	if it.Kind == ItemNode {
 		kids = it.Stream.nodeKids(it.Node)
-		if len(it.Stream.attach[it.Node.ID]) > 0 {
+		if len(it.Stream.attach[it.Node]) > 0 {
 			for _, x := range t.attached(it, nil) {
 				kids = append(kids, readyKid(x))
 			}
@@ -146,15 +186,15 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 	for _, k := range kids {
 		small := opt.MinSize > 0 && k.size < opt.MinSize && k.kind != ItemRef
 		if !opt.All {
-			if k.kind == ItemNode && isScalar(k.node) && k.size < SmallScalar {
+			if k.kind == ItemNode && k.scalar(it.Stream) && k.size < SmallScalar {
 				small = true
 			}
-			if k.kind == ItemRef && isScalar(k.node) {
+			if k.kind == ItemRef && k.scalar(it.Stream) {
 				small = true
 			}
 		}
 		if opt.MinSize > 0 && k.kind == ItemRef && opt.MinSize > 1 {
-			small = small || isScalar(k.node)
+			small = small || k.scalar(it.Stream)
 		}
 		if small {
 			el.Count++
@@ -173,7 +213,7 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 					p.item.Count = 1
 				}
 				p.item.Count++
-				p.item.RoleEnd = k.roleString()
+				p.item.RoleEnd = k.roleString(it.Stream)
 				continue
 			}
 		}
@@ -272,8 +312,8 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 	last := []bool{}
 	var v, lv Visit // one each: what the callbacks get is not kept
 	open := func(it Item, depth int, isLast bool, tail int32, lvl int32) {
-		if it.Kind == ItemRef && it.Node != nil {
-			it.Cycle = it.Stream.onPathGet(it.Node.ID)
+		if it.Kind == ItemRef {
+			it.Cycle = it.Stream.onPathGet(it.Node)
 		}
 		if depth > 0 {
 			last = append(last[:depth-1], isLast)
@@ -296,8 +336,8 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			f.pl = it.pl
 		}
 		if it.Kind == ItemNode {
-			it.Stream.onPathSet(it.Node.ID, true)
-			f.id = it.Node.ID
+			it.Stream.onPathSet(it.Node, true)
+			f.id = int32(it.Node)
 		}
 		if keepItem {
 			items = append(items, it)
@@ -331,7 +371,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		}
 		fr := stack.pop()
 		if fr.id >= 0 {
-			fr.st.onPathSet(fr.id, false)
+			fr.st.onPathSet(pickle.ID(fr.id), false)
 		}
 		var it Item
 		if keepItem {
@@ -347,7 +387,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			fr.tail--
 			tf := tails.pop()
 			if tf.id >= 0 {
-				tf.st.onPathSet(tf.id, false)
+				tf.st.onPathSet(pickle.ID(tf.id), false)
 			}
 			if leave != nil {
 				lv = Visit{Depth: d, Last: last[:max(d, 0)], Kids: int(tf.n)}
@@ -370,14 +410,14 @@ func wrapper(it Item) bool {
 	return false
 }
 
-func (st *StreamTree) onPathSet(id int32, v bool) {
+func (st *StreamTree) onPathSet(id pickle.ID, v bool) {
 	if st.onPath == nil {
-		st.onPath = make([]bool, len(st.S.All))
+		st.onPath = make([]bool, st.Store.Len())
 	}
 	st.onPath[id] = v
 }
 
-func (st *StreamTree) onPathGet(id int32) bool {
+func (st *StreamTree) onPathGet(id pickle.ID) bool {
 	return st.onPath != nil && st.onPath[id]
 }
 
@@ -387,8 +427,8 @@ func (t *Tree) hasChildren(it Item) bool {
 	case ItemFile, ItemStream:
 		return true
 	case ItemNode:
-		n := it.Node
-		return len(n.Items) > 0 || (n.X != nil && (n.X.Func != nil || len(n.X.Muts) > 0)) || len(it.Stream.attach[n.ID]) > 0
+		n, s := it.Node, it.Stream.Store
+		return s.NItems(n) > 0 || s.Func(n) != pickle.NoID || s.NMuts(n) > 0 || len(it.Stream.attach[n]) > 0
 	case ItemPart:
 		return it.part.pickle != nil
 	}
@@ -421,7 +461,7 @@ func (t *Tree) Find(path string) (Item, error) {
 			if best.Path() == path {
 				return *best, nil
 			}
-			return Item{}, fmt.Errorf("%s is a reference to #%d, built at %s: use that path", best.Path(), best.Node.ID, t.PathOf(best.Stream, best.Node))
+			return Item{}, fmt.Errorf("%s is a reference to #%d, built at %s: use that path", best.Path(), best.Stream.numOf(best.Node), t.PathOf(best.Stream, best.Node))
 		}
 		it = *best
 	}
@@ -484,7 +524,7 @@ func (t *Tree) Top(n int) []Item {
 			keys = st.foldedKeys()
 		}
 		for id, sz := range st.Incl {
-			if t.Leaves && (st.ownStart[id] != st.ownStart[id+1] || len(st.attach[int32(id)]) > 0 || keys[id]) {
+			if t.Leaves && (st.ownStart[id] != st.ownStart[id+1] || len(st.attach[pickle.ID(id)]) > 0 || keys[id]) {
 				continue
 			}
 			e := ent{sz, int32(si), int32(id)}
@@ -501,7 +541,7 @@ func (t *Tree) Top(n int) []Item {
 	out := make([]Item, 0, len(h))
 	for _, e := range h {
 		st := t.Streams[e.s]
-		nd := st.S.All[e.id]
+		nd := pickle.ID(e.id)
 		it := st.nodeItem(nd, "", link(nil, t.PathOf(st, nd)))
 		out = append(out, it)
 	}
@@ -579,5 +619,5 @@ func Human(n int64) string {
 	return itoa(n) + " B"
 }
 
-// IsScalar reports whether n is shown as a leaf value.
-func IsScalar(n *pickle.Node) bool { return isScalar(n) }
+// IsScalar reports whether node n of s is shown as a leaf value.
+func IsScalar(s *pickle.Store, n pickle.ID) bool { return isScalar(s, n) }

@@ -1,0 +1,70 @@
+package pickle
+
+import "slices"
+
+// SetNoItems gives id n items that are all NoID, appended to the ID arena
+// in place (no temporary slice; the arena grows once). With ShareItems it
+// gives the containers of a synthetic store their item counts.
+func (s *Store) SetNoItems(id ID, n int) {
+	if s.recs[id].kind == KindCall || n < 0 {
+		panic("pickle: SetNoItems of a call")
+	}
+	s.kids = slices.Grow(s.kids, n)
+	r := &s.recs[id]
+	r.kid, r.nkid = int32(len(s.kids)), int32(n)
+	for range n {
+		s.kids = append(s.kids, NoID)
+	}
+	if x := s.x(id); x != nil {
+		x.kcap = 0
+	}
+}
+
+// ShareItems gives dst the first n items of src without copying them: dst's
+// items become a view of src's part of the ID arena (no Go pointer; n is at
+// most NItems(src), neither node a call). pkg/trace's streaming fast paths
+// build small synthetic stores in which a container's items matter only by
+// their count (its label says "list[N]"): one run of NoIDs, set on the
+// container with the most items, serves them all, as one slice of nils did
+// for the *Node form. A later AppendItems on dst moves its items first
+// (dst has no spare capacity), so src's items are never overwritten.
+func (s *Store) ShareItems(dst, src ID, n int) {
+	r := &s.recs[src]
+	if n < 0 || n > int(r.nkid) || r.kind == KindCall || s.recs[dst].kind == KindCall {
+		panic("pickle: ShareItems out of range")
+	}
+	d := &s.recs[dst]
+	d.kid, d.nkid = r.kid, int32(n)
+	if x := s.x(dst); x != nil {
+		x.kcap = 0
+	}
+}
+
+// MutIter walks the operations applied to a node after its creation, in
+// stream order, without allocating (Muts makes a new slice each call,
+// which a consumer that looks at every node's operations, as pkg/trace's
+// labels and child lists do, pays per node). It holds no Go pointer into
+// the arenas but the store itself.
+type MutIter struct {
+	s *Store
+	i int32 // 1 + the next operation in Store.muts; 0: done
+}
+
+// MutIter returns an iterator over the operations applied to id.
+func (s *Store) MutIter(id ID) MutIter {
+	if x := s.x(id); x != nil {
+		return MutIter{s: s, i: x.mut}
+	}
+	return MutIter{}
+}
+
+// Next returns the next operation (its Args share the store's memory), or
+// false when there is none.
+func (it *MutIter) Next() (SMut, bool) {
+	if it.i == 0 {
+		return SMut{}, false
+	}
+	m := &it.s.muts[it.i-1]
+	it.i = m.next
+	return SMut{Op: m.op, Offset: m.off, Args: it.s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]}, true
+}
