@@ -636,8 +636,8 @@ var noDictPerm bool
 type dictPerm struct {
 	ok   bool
 	keys []pickle.ID // resolved key nodes in stream order
-	keep []int32        // per entry: index of the kept key
-	val  []int32        // per entry: index of the pair whose value is kept
+	keep []int32     // per entry: index of the kept key
+	val  []int32     // per entry: index of the pair whose value is kept
 }
 
 // begin records the key nodes of a dict about to be ordered, when they are
