@@ -31,7 +31,7 @@ type encState struct {
 	gen     uint32
 	genBusy bool
 	encPool []*encoder // finished isolated encoders, for reuse
-	active  map[*pickle.Node]bool
+	active  map[pickle.ID]bool
 	depth   int
 	budget  int64
 	covered []uint64 // bitset by node ID: reachable from the result or already encoded
@@ -95,21 +95,21 @@ func grown[T uint8 | int32](s []T, n int) []T {
 
 // leaf classifies n without looking at its items: 1 pure, 2 identity,
 // 3 pure if all items are pure.
-func (v *View) leaf(n *pickle.Node) uint8 {
+func (v *View) leaf(n pickle.ID) uint8 {
 	switch v.specialOf(n) {
 	case 'P':
 		return 1
 	case 't':
 		return 2
 	}
-	if len(n.Muts()) > 0 || len(v.extra(n)) > 0 {
+	if v.nmuts(n) > 0 || len(v.extra(n)) > 0 {
 		return 2
 	}
-	switch n.Kind {
+	switch v.kind(n) {
 	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindStr, pickle.KindBytes, pickle.KindExt:
 		return 1
 	case pickle.KindGlobal:
-		if n.Flags&pickle.FlagDynamic != 0 {
+		if v.flags(n)&pickle.FlagDynamic != 0 {
 			return 3
 		}
 		return 1
@@ -120,29 +120,29 @@ func (v *View) leaf(n *pickle.Node) uint8 {
 }
 
 // isPure reports whether n (resolved) is encoded by value.
-func (v *View) isPure(n *pickle.Node) bool {
+func (v *View) isPure(n pickle.ID) bool {
 	st := v.state()
-	if p := st.pure[n.ID]; p == 1 || p == 2 {
+	if p := st.pure[n]; p == 1 || p == 2 {
 		return p == 1
 	}
-	stack := []*pickle.Node{n}
+	stack := []pickle.ID{n}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
-		if p := st.pure[x.ID]; p == 1 || p == 2 {
+		if p := st.pure[x]; p == 1 || p == 2 {
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		l := v.leaf(x)
 		if l != 3 {
-			st.pure[x.ID] = l
+			st.pure[x] = l
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		if st.pure[x.ID] == 0 {
-			st.pure[x.ID] = 3
-			for _, c := range x.Items {
+		if st.pure[x] == 0 {
+			st.pure[x] = 3
+			for _, c := range v.items(x) {
 				c = v.res(c)
-				if st.pure[c.ID] == 0 {
+				if st.pure[c] == 0 {
 					stack = append(stack, c)
 				}
 			}
@@ -150,16 +150,16 @@ func (v *View) isPure(n *pickle.Node) bool {
 		}
 		// second visit: all items decided (or on a cycle: then identity)
 		res := uint8(1)
-		for _, c := range x.Items {
-			if st.pure[v.res(c).ID] != 1 {
+		for _, c := range v.items(x) {
+			if st.pure[v.res(c)] != 1 {
 				res = 2
 				break
 			}
 		}
-		st.pure[x.ID] = res
+		st.pure[x] = res
 		stack = stack[:len(stack)-1]
 	}
-	return st.pure[n.ID] == 1
+	return st.pure[n] == 1
 }
 
 // ---- scalar encodings ----
@@ -173,41 +173,42 @@ func appendStr(b []byte, s string) []byte {
 
 // appendPayload encodes a str/bytes payload: short tag + length + bytes up
 // to InlineMax bytes, long tag + length + H(content) above.
-func (v *View) appendPayload(b []byte, short, long byte, n *pickle.Node) []byte {
-	if bl := n.Blob(); bl != nil {
+func (v *View) appendPayload(b []byte, short, long byte, n pickle.ID) []byte {
+	if bl := v.blob(n); bl != nil {
 		b = append(b, long)
 		b = appendUvarint(b, uint64(bl.Len))
 		if len(bl.Digest) != v.Opt.Algo.Size() {
 			if v.state().err == nil {
-				v.state().err = fmt.Errorf("offset %d: payload of %d bytes was read without a %s digest (open the input with canon.ReadOptions)", n.Offset, bl.Len, v.Opt.Algo)
+				v.state().err = fmt.Errorf("offset %d: payload of %d bytes was read without a %s digest (open the input with canon.ReadOptions)", v.offset(n), bl.Len, v.Opt.Algo)
 			}
 			return append(b, make([]byte, v.Opt.Algo.Size())...)
 		}
 		return append(b, bl.Digest...)
 	}
-	if len(n.Str) <= InlineMax {
+	text := v.text(n)
+	if len(text) <= InlineMax {
 		b = append(b, short)
-		return appendStr(b, n.Str)
+		return appendStr(b, text)
 	}
 	b = append(b, long)
-	b = appendUvarint(b, uint64(len(n.Str)))
+	b = appendUvarint(b, uint64(len(text)))
 	// The digest is computed once per node: a long string read back many
 	// times through the memo is hashed once, not at every reference.
 	st := v.state()
 	size := v.Opt.Algo.Size()
-	if s := st.pslot[n.ID]; s > 0 {
+	if s := st.pslot[n]; s > 0 {
 		return append(b, st.pdig[int(s-1)*size:][:size]...)
 	}
-	st.pdig = v.Opt.Algo.sum(st.pdig, unsafe.Slice(unsafe.StringData(n.Str), len(n.Str)))
-	st.pslot[n.ID] = int32(len(st.pdig) / size)
+	st.pdig = v.Opt.Algo.sum(st.pdig, unsafe.Slice(unsafe.StringData(text), len(text)))
+	st.pslot[n] = int32(len(st.pdig) / size)
 	return append(b, st.pdig[len(st.pdig)-size:]...)
 }
 
-func appendInt(b []byte, n *pickle.Node) []byte {
-	if n.IsBig() {
-		return appendIntVal(b, 0, n.Big())
+func (v *View) appendInt(b []byte, n pickle.ID) []byte {
+	if v.isBig(n) {
+		return appendIntVal(b, 0, v.bigOf(n))
 	}
-	return appendIntVal(b, n.Int, nil)
+	return appendIntVal(b, v.ival(n), nil)
 }
 
 // appendIntVal encodes the int i, or x when x is not nil.
@@ -238,23 +239,23 @@ func appendIntVal(b []byte, i int64, x *big.Int) []byte {
 }
 
 // appendScalar encodes a pure leaf.
-func (v *View) appendScalar(b []byte, n *pickle.Node) []byte {
+func (v *View) appendScalar(b []byte, n pickle.ID) []byte {
 	if v.specialOf(n) == 'P' {
 		b = append(b, 'P')
-		return appendStr(b, n.Str)
+		return appendStr(b, v.text(n))
 	}
-	switch n.Kind {
+	switch v.kind(n) {
 	case pickle.KindNone:
 		return append(b, 'n')
 	case pickle.KindBool:
-		return append(b, 'b', byte(n.Int))
+		return append(b, 'b', byte(v.ival(n)))
 	case pickle.KindInt:
-		return appendInt(b, n)
+		return v.appendInt(b, n)
 	case pickle.KindFloat:
 		b = append(b, 'f')
-		return binary.BigEndian.AppendUint64(b, uint64(n.Int))
+		return binary.BigEndian.AppendUint64(b, uint64(v.ival(n)))
 	case pickle.KindStr:
-		if n.Blob() != nil && n.Flags&pickle.FlagPy2Str != 0 {
+		if v.blob(n) != nil && v.flags(n)&pickle.FlagPy2Str != 0 {
 			return v.appendPayload(b, 'L', 'L', n)
 		}
 		return v.appendPayload(b, 's', 'S', n)
@@ -263,16 +264,16 @@ func (v *View) appendScalar(b []byte, n *pickle.Node) []byte {
 	case pickle.KindByteArray:
 		return v.appendPayload(b, 'y', 'Y', n)
 	case pickle.KindGlobal:
-		if n.Flags&pickle.FlagDotted != 0 {
+		if v.flags(n)&pickle.FlagDotted != 0 {
 			b = append(b, 'G')
 		} else {
 			b = append(b, 'g')
 		}
-		b = appendStr(b, n.Str)
-		return appendStr(b, n.Name())
+		b = appendStr(b, v.text(n))
+		return appendStr(b, v.name(n))
 	case pickle.KindExt:
 		b = append(b, 'x')
-		return appendUvarint(b, uint64(n.Int))
+		return appendUvarint(b, uint64(v.ival(n)))
 	}
 	return append(b, '?')
 }
@@ -280,23 +281,23 @@ func (v *View) appendScalar(b []byte, n *pickle.Node) []byte {
 // ---- pure composites ----
 
 // pureDigest returns H(body) of a pure tuple, frozenset or dynamic global.
-func (v *View) pureDigest(n *pickle.Node) []byte {
+func (v *View) pureDigest(n pickle.ID) []byte {
 	st := v.state()
-	if s := st.pslot[n.ID]; s > 0 {
+	if s := st.pslot[n]; s > 0 {
 		return st.pdig[int(s-1)*v.Opt.Algo.Size():][:v.Opt.Algo.Size()]
 	}
-	stack := []*pickle.Node{n}
+	stack := []pickle.ID{n}
 	var buf []byte
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
-		if st.pslot[x.ID] > 0 {
+		if st.pslot[x] > 0 {
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		ready := true
-		for _, c := range x.Items {
+		for _, c := range v.items(x) {
 			c = v.res(c)
-			if v.leaf(c) == 3 && st.pslot[c.ID] == 0 {
+			if v.leaf(c) == 3 && st.pslot[c] == 0 {
 				stack = append(stack, c)
 				ready = false
 			}
@@ -306,22 +307,23 @@ func (v *View) pureDigest(n *pickle.Node) []byte {
 		}
 		buf = v.pureBody(buf[:0], x)
 		st.pdig = v.Opt.Algo.sum(st.pdig, buf)
-		st.pslot[x.ID] = int32(len(st.pdig) / v.Opt.Algo.Size())
+		st.pslot[x] = int32(len(st.pdig) / v.Opt.Algo.Size())
 		stack = stack[:len(stack)-1]
 	}
 	return v.pureDigest(n)
 }
 
-func (v *View) pureBody(b []byte, x *pickle.Node) []byte {
-	switch x.Kind {
+func (v *View) pureBody(b []byte, x pickle.ID) []byte {
+	switch v.kind(x) {
 	case pickle.KindTuple:
+		items := v.items(x)
 		b = append(b, 'T')
-		b = appendUvarint(b, uint64(len(x.Items)))
-		for _, c := range x.Items {
+		b = appendUvarint(b, uint64(len(items)))
+		for _, c := range items {
 			b = v.appendPure(b, v.res(c))
 		}
 	case pickle.KindFrozenSet:
-		items := v.setItems(x.Items)
+		items := v.setItems(v.items(x))
 		b = append(b, 'F')
 		b = appendUvarint(b, uint64(len(items)))
 		for _, c := range items {
@@ -329,7 +331,7 @@ func (v *View) pureBody(b []byte, x *pickle.Node) []byte {
 		}
 	case pickle.KindGlobal: // dynamic
 		b = append(b, 'D')
-		for _, c := range x.Items {
+		for _, c := range v.items(x) {
 			b = v.appendPure(b, v.res(c))
 		}
 	}
@@ -337,7 +339,7 @@ func (v *View) pureBody(b []byte, x *pickle.Node) []byte {
 }
 
 // appendPure encodes a pure node as it is embedded in its parent.
-func (v *View) appendPure(b []byte, c *pickle.Node) []byte {
+func (v *View) appendPure(b []byte, c pickle.ID) []byte {
 	if v.leaf(c) == 3 {
 		b = append(b, 'H')
 		return append(b, v.pureDigest(c)...)
@@ -349,7 +351,7 @@ func (v *View) appendPure(b []byte, c *pickle.Node) []byte {
 
 // sortKey is what set elements and dict keys are ordered by: the embedded
 // encoding of a pure node, or 0xFF + the isolated digest of an identity node.
-func (v *View) sortKey(b []byte, c *pickle.Node) []byte {
+func (v *View) sortKey(b []byte, c pickle.ID) []byte {
 	if v.isPure(c) {
 		return v.appendPure(b, c)
 	}
@@ -363,11 +365,11 @@ func (v *View) sortKey(b []byte, c *pickle.Node) []byte {
 // frozensets and dynamic globals item by item with the same equality;
 // other pure values by encoding. Identity nodes (and NaNs) return false:
 // they are equal only to the same node.
-func (v *View) eqKey(b []byte, c *pickle.Node) ([]byte, bool) {
+func (v *View) eqKey(b []byte, c pickle.ID) ([]byte, bool) {
 	if !v.isPure(c) {
 		return nil, false
 	}
-	if c.Kind == pickle.KindFloat && math.IsNaN(c.Float()) && v.specialOf(c) == 0 {
+	if v.kind(c) == pickle.KindFloat && math.IsNaN(v.float(c)) && v.specialOf(c) == 0 {
 		return nil, false
 	}
 	if v.leaf(c) == 3 {
@@ -379,16 +381,16 @@ func (v *View) eqKey(b []byte, c *pickle.Node) ([]byte, bool) {
 
 // eqScalar is eqKey of a pure leaf; a NaN is 'I' + its node ID (equal
 // only to itself).
-func (v *View) eqScalar(b []byte, c *pickle.Node) []byte {
+func (v *View) eqScalar(b []byte, c pickle.ID) []byte {
 	if v.specialOf(c) == 0 {
-		switch c.Kind {
+		switch v.kind(c) {
 		case pickle.KindBool:
-			return appendIntVal(b, c.Int, nil)
+			return appendIntVal(b, v.ival(c), nil)
 		case pickle.KindFloat:
-			f := c.Float()
+			f := v.float(c)
 			if math.IsNaN(f) {
 				b = append(b, 'I')
-				return appendUvarint(b, uint64(c.ID))
+				return appendUvarint(b, uint64(c))
 			}
 			if !math.IsInf(f, 0) && f == math.Trunc(f) {
 				bi, _ := new(big.Float).SetFloat64(f).Int(nil)
@@ -398,8 +400,8 @@ func (v *View) eqScalar(b []byte, c *pickle.Node) []byte {
 				return appendIntVal(b, 0, bi)
 			}
 		case pickle.KindInt:
-			if c.IsBig() && c.Big().IsInt64() {
-				return appendIntVal(b, c.Big().Int64(), nil)
+			if v.isBig(c) && v.bigOf(c).IsInt64() {
+				return appendIntVal(b, v.bigOf(c).Int64(), nil)
 			}
 		}
 	}
@@ -409,28 +411,29 @@ func (v *View) eqScalar(b []byte, c *pickle.Node) []byte {
 // eqDigest is H of the equality key of a pure tuple, frozenset or dynamic
 // global (see eqKey): 'T' n items, 'F' n distinct items sorted, 'D' parts,
 // each item by eqKey. Memoised per node; an explicit stack, no recursion.
-func (v *View) eqDigest(n *pickle.Node) []byte {
+func (v *View) eqDigest(n pickle.ID) []byte {
 	st := v.state()
 	size := v.Opt.Algo.Size()
 	if st.eqSlot == nil {
 		st.eqSlot = make([]int32, v.nsyn)
 	}
-	if s := st.eqSlot[n.ID]; s > 0 {
+	if s := st.eqSlot[n]; s > 0 {
 		return st.eqDig[int(s-1)*size:][:size]
 	}
-	stack := []*pickle.Node{n}
+	stack := []pickle.ID{n}
 	var buf []byte
 	var keys [][]byte
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
-		if st.eqSlot[x.ID] > 0 {
+		if st.eqSlot[x] > 0 {
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		ready := true
-		for _, c := range x.Items {
+		xitems := v.items(x)
+		for _, c := range xitems {
 			c = v.res(c)
-			if v.leaf(c) == 3 && st.eqSlot[c.ID] == 0 {
+			if v.leaf(c) == 3 && st.eqSlot[c] == 0 {
 				stack = append(stack, c)
 				ready = false
 			}
@@ -438,26 +441,26 @@ func (v *View) eqDigest(n *pickle.Node) []byte {
 		if !ready {
 			continue
 		}
-		item := func(b []byte, c *pickle.Node) []byte {
+		item := func(b []byte, c pickle.ID) []byte {
 			c = v.res(c)
 			if v.leaf(c) == 3 {
 				b = append(b, 'Q')
-				s := st.eqSlot[c.ID]
+				s := st.eqSlot[c]
 				return append(b, st.eqDig[int(s-1)*size:][:size]...)
 			}
 			return v.eqScalar(b, c)
 		}
 		buf = buf[:0]
-		switch x.Kind {
+		switch v.kind(x) {
 		case pickle.KindTuple:
 			buf = append(buf, 'T')
-			buf = appendUvarint(buf, uint64(len(x.Items)))
-			for _, c := range x.Items {
+			buf = appendUvarint(buf, uint64(len(xitems)))
+			for _, c := range xitems {
 				buf = item(buf, c)
 			}
 		case pickle.KindFrozenSet:
 			keys = keys[:0]
-			for _, c := range x.Items {
+			for _, c := range xitems {
 				keys = append(keys, item(nil, c))
 			}
 			slices.SortFunc(keys, bytes.Compare)
@@ -469,22 +472,22 @@ func (v *View) eqDigest(n *pickle.Node) []byte {
 			}
 		default: // dynamic global
 			buf = append(buf, 'D')
-			for _, c := range x.Items {
+			for _, c := range xitems {
 				buf = item(buf, c)
 			}
 		}
 		st.eqDig = v.Opt.Algo.sum(st.eqDig, buf)
-		st.eqSlot[x.ID] = int32(len(st.eqDig) / size)
+		st.eqSlot[x] = int32(len(st.eqDig) / size)
 		stack = stack[:len(stack)-1]
 	}
-	s := st.eqSlot[n.ID]
+	s := st.eqSlot[n]
 	return st.eqDig[int(s-1)*size:][:size]
 }
 
 type keyed struct {
 	key  []byte
-	node *pickle.Node
-	val  *pickle.Node
+	node pickle.ID
+	val  pickle.ID
 	pos  int // index of the item (dict: of the pair) in stream order
 	vpos int // dict: index of the pair whose value is kept
 }
@@ -532,10 +535,10 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 	out := ks[:0]
 	keep := make([]int, 0, len(ks)) // original index of each kept item
 	var seen map[string]int
-	var seenN map[*pickle.Node]int
+	var seenN map[pickle.ID]int
 	if len(ks) > 16 {
 		seen = map[string]int{}
-		seenN = map[*pickle.Node]int{}
+		seenN = map[pickle.ID]int{}
 	}
 	for i := range ks {
 		k := ks[i]
@@ -580,7 +583,7 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 }
 
 // setItems returns the items of a set or frozenset, deduplicated and sorted.
-func (v *View) setItems(items []*pickle.Node) []*pickle.Node {
+func (v *View) setItems(items []pickle.ID) []pickle.ID {
 	sc := v.getScratch()
 	defer v.putScratch(sc)
 	ks := sc.ks[:0]
@@ -590,7 +593,7 @@ func (v *View) setItems(items []*pickle.Node) []*pickle.Node {
 	sc.ks = ks
 	ks = v.dedupe(ks, sc)
 	v.sortKeyed(ks, sc)
-	out := make([]*pickle.Node, len(ks))
+	out := make([]pickle.ID, len(ks))
 	for i, k := range ks {
 		out[i] = k.node
 	}
@@ -600,7 +603,7 @@ func (v *View) setItems(items []*pickle.Node) []*pickle.Node {
 // dictEntries returns the entries of a plain dict: duplicates merged as
 // Python does, sorted by key unless KeepDictOrder. The result is valid
 // until the scratch is returned with putScratch.
-func (v *View) dictEntries(items []*pickle.Node, sc *scratch) []keyed {
+func (v *View) dictEntries(items []pickle.ID, sc *scratch) []keyed {
 	ks := sc.ks[:0]
 	for i := 0; i+1 < len(items); i += 2 {
 		ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: i / 2, vpos: i / 2})
@@ -632,9 +635,9 @@ var noDictPerm bool
 
 type dictPerm struct {
 	ok   bool
-	keys []*pickle.Node // resolved key nodes in stream order
-	keep []int32        // per entry: index of the kept key
-	val  []int32        // per entry: index of the pair whose value is kept
+	keys []pickle.ID // resolved key nodes in stream order
+	keep []int32     // per entry: index of the kept key
+	val  []int32     // per entry: index of the pair whose value is kept
 }
 
 // begin records the key nodes of a dict about to be ordered, when they are
@@ -665,7 +668,7 @@ func (d *dictPerm) commit(out []keyed) {
 	d.ok = true
 }
 
-func (d *dictPerm) apply(ks []keyed, items []*pickle.Node, sc *scratch) ([]keyed, bool) {
+func (d *dictPerm) apply(ks []keyed, items []pickle.ID, sc *scratch) ([]keyed, bool) {
 	if !d.ok || len(d.keys) != len(ks) {
 		return nil, false
 	}
@@ -711,17 +714,17 @@ func (v *View) sortKeyed(ks []keyed, sc *scratch) {
 // own (ordinals from 0, nothing visited). A node whose isolated digest is
 // being computed (a cycle through a set element or dict key) gets a fixed
 // marker instead.
-func (v *View) isoDigest(n *pickle.Node) []byte {
+func (v *View) isoDigest(n pickle.ID) []byte {
 	st := v.state()
 	size := v.Opt.Algo.Size()
 	if st.isoSlot == nil {
 		st.isoSlot = make([]int32, v.nsyn)
 	}
-	if s := int(st.isoSlot[n.ID]); s > 0 {
+	if s := int(st.isoSlot[n]); s > 0 {
 		return st.isoDig[(s-1)*size : s*size : s*size]
 	}
 	if st.active == nil {
-		st.active = map[*pickle.Node]bool{}
+		st.active = map[pickle.ID]bool{}
 	}
 	if st.active[n] || st.err != nil {
 		return []byte("\x00cycle")
@@ -744,7 +747,7 @@ func (v *View) isoDigest(n *pickle.Node) []byte {
 	} else { // all of it is still in the buffer: hash it in one go
 		st.isoDig = v.Opt.Algo.sum(st.isoDig, e.buf)
 	}
-	st.isoSlot[n.ID] = int32(len(st.isoDig) / size)
+	st.isoSlot[n] = int32(len(st.isoDig) / size)
 	st.encPool = append(st.encPool, e)
 	end := len(st.isoDig)
 	return st.isoDig[end-size : end : end]
@@ -753,7 +756,7 @@ func (v *View) isoDigest(n *pickle.Node) []byte {
 // ---- the traversal ----
 
 type frame struct {
-	ch   []*pickle.Node
+	ch   []pickle.ID
 	i    int
 	base int // ch was carved from encoder.chbuf at this length; -1 when not
 }
@@ -764,7 +767,7 @@ type encoder struct {
 	buf   []byte
 	iso   bool
 	ordS  []int32 // main encoder: 1 + ordinal, by node ID
-	ordM  map[*pickle.Node]int32
+	ordM  map[pickle.ID]int32
 	gen   uint32 // isolated encoder using encState.ordGen/ordVal (0: not)
 	wrote bool   // some of the encoding went to h (else all is in buf)
 	next  int32
@@ -772,7 +775,7 @@ type encoder struct {
 	seen  int64
 	// chbuf holds the child lists the encoder builds (sorted dict entries,
 	// call parts, operation arguments), carved and released in stack order.
-	chbuf []*pickle.Node
+	chbuf []pickle.ID
 }
 
 func newEncoder(v *View, iso bool) *encoder {
@@ -808,7 +811,7 @@ func newEncoder(v *View, iso bool) *encoder {
 			st.genBusy = true
 			e.gen = st.gen
 		} else if e.ordM == nil {
-			e.ordM = map[*pickle.Node]int32{}
+			e.ordM = map[pickle.ID]int32{}
 		}
 	} else if s := v.scr; s != nil {
 		s.ords = grown(s.ords, int(v.nsyn))
@@ -833,7 +836,7 @@ func (e *encoder) flush() {
 			st := e.v.state()
 			st.written += int64(len(e.buf))
 			if st.limit == 0 {
-				st.limit = MaxExpansion*e.v.Stream.Len() + MaxExpansionSlack
+				st.limit = MaxExpansion*e.v.s.Length() + MaxExpansionSlack
 			}
 			if st.written > st.limit && st.err == nil {
 				st.err = errExpansion
@@ -852,34 +855,34 @@ func (e *encoder) sum() []byte {
 
 func (e *encoder) write(b ...byte) { e.buf = append(e.buf, b...) }
 
-func (e *encoder) ordinal(n *pickle.Node) (int32, bool) {
+func (e *encoder) ordinal(n pickle.ID) (int32, bool) {
 	if e.gen != 0 {
 		st := e.v.enc
-		return st.ordVal[n.ID], st.ordGen[n.ID] == e.gen
+		return st.ordVal[n], st.ordGen[n] == e.gen
 	}
 	if e.iso {
 		o, ok := e.ordM[n]
 		return o, ok
 	}
-	o := e.ordS[n.ID]
+	o := e.ordS[n]
 	return o - 1, o > 0
 }
 
-func (e *encoder) assign(n *pickle.Node) {
+func (e *encoder) assign(n pickle.ID) {
 	if e.gen != 0 {
 		st := e.v.enc
-		st.ordGen[n.ID], st.ordVal[n.ID] = e.gen, e.next
+		st.ordGen[n], st.ordVal[n] = e.gen, e.next
 	} else if e.iso {
 		e.ordM[n] = e.next
 	} else {
-		e.ordS[n.ID] = e.next + 1
+		e.ordS[n] = e.next + 1
 	}
 	e.next++
 }
 
 // node embeds n: a pure value, a back-reference, or a first visit (which
 // pushes a frame of children).
-func (e *encoder) node(n *pickle.Node) {
+func (e *encoder) node(n pickle.ID) {
 	v := e.v
 	n = v.res(n)
 	if len(e.buf) > 32<<10 {
@@ -905,23 +908,24 @@ func (e *encoder) node(n *pickle.Node) {
 	}
 	e.write('N')
 	ops := v.ops(n)
-	var ch []*pickle.Node
+	var ch []pickle.ID
 	base := len(e.chbuf)
 	carved := false
+	kind := v.kind(n)
 	switch {
 	case v.specialOf(n) == 't':
 		e.write('k')
-	case n.Kind == pickle.KindList, n.Kind == pickle.KindTuple:
-		if n.Kind == pickle.KindList {
+	case kind == pickle.KindList, kind == pickle.KindTuple:
+		if kind == pickle.KindList {
 			e.write('l')
 		} else {
 			e.write('T')
 		}
-		e.buf = appendUvarint(e.buf, uint64(len(n.Items)))
-		ch = n.Items
-	case n.Kind == pickle.KindDict:
+		ch = v.items(n)
+		e.buf = appendUvarint(e.buf, uint64(len(ch)))
+	case kind == pickle.KindDict:
 		sc := v.getScratch()
-		ents := v.dictEntries(n.Items, sc)
+		ents := v.dictEntries(v.items(n), sc)
 		e.write('d')
 		e.buf = appendUvarint(e.buf, uint64(len(ents)))
 		for _, k := range ents {
@@ -929,45 +933,45 @@ func (e *encoder) node(n *pickle.Node) {
 		}
 		ch, carved = e.chbuf[base:], true
 		v.putScratch(sc)
-	case n.Kind == pickle.KindSet, n.Kind == pickle.KindFrozenSet:
-		if n.Kind == pickle.KindSet {
+	case kind == pickle.KindSet, kind == pickle.KindFrozenSet:
+		if kind == pickle.KindSet {
 			e.write('e')
 		} else {
 			e.write('F')
 		}
-		ch = v.setItems(n.Items)
+		ch = v.setItems(v.items(n))
 		e.buf = appendUvarint(e.buf, uint64(len(ch)))
-	case n.Kind == pickle.KindByteArray:
+	case kind == pickle.KindByteArray:
 		e.write('a')
 		e.buf = v.appendPayload(e.buf, 'y', 'Y', n)
-	case n.Kind == pickle.KindCall:
+	case kind == pickle.KindCall:
 		form, kw := callForm(v, n)
 		e.write('C', form)
-		e.chbuf = append(e.chbuf, n.Func(), n.Args())
+		e.chbuf = append(e.chbuf, v.fn(n), v.argsOf(n))
 		if kw {
-			e.chbuf = append(e.chbuf, n.Kwargs())
+			e.chbuf = append(e.chbuf, v.kwargsOf(n))
 		}
 		ch, carved = e.chbuf[base:], true
-	case n.Kind == pickle.KindPersID:
+	case kind == pickle.KindPersID:
 		e.write('p')
-		if len(n.Items) > 0 {
+		if v.nitems(n) > 0 {
 			e.write('1')
-			ch = n.Items
+			ch = v.items(n)
 		} else {
 			e.write('0')
-			e.buf = appendStr(e.buf, n.Str)
+			e.buf = appendStr(e.buf, v.text(n))
 		}
-	case n.Kind == pickle.KindBuffer:
+	case kind == pickle.KindBuffer:
 		e.write('B')
-		e.buf = appendUvarint(e.buf, uint64(n.Int))
-		if n.Flags&pickle.FlagReadOnly != 0 {
+		e.buf = appendUvarint(e.buf, uint64(v.ival(n)))
+		if v.flags(n)&pickle.FlagReadOnly != 0 {
 			e.write(1)
 		} else {
 			e.write(0)
 		}
-	case n.Kind == pickle.KindGlobal && n.Flags&pickle.FlagDynamic != 0:
+	case kind == pickle.KindGlobal && v.flags(n)&pickle.FlagDynamic != 0:
 		e.write('D')
-		ch = n.Items
+		ch = v.items(n)
 	default: // a value kind that has operations applied to it
 		e.write('M')
 		e.buf = v.appendScalar(e.buf, n)
@@ -1001,18 +1005,18 @@ func (e *encoder) node(n *pickle.Node) {
 // callForm says how a call is encoded: 'c' func(*args), 'w' cls.__new__(cls,
 // *args), 'W' cls.__new__(cls, *args, **kwargs), 'o' INST/OBJ without
 // arguments (cls.__new__(cls) for a class).
-func callForm(v *View, n *pickle.Node) (byte, bool) {
-	switch n.Op {
+func callForm(v *View, n pickle.ID) (byte, bool) {
+	switch v.opOf(n) {
 	case pickle.NEWOBJ:
 		return 'w', false
 	case pickle.NEWOBJ_EX:
-		kw := v.res(n.Kwargs())
-		if kw != nil && kw.Kind == pickle.KindDict && len(kw.Items) == 0 && len(v.ops(kw)) == 0 {
+		kw := v.res(v.kwargsOf(n))
+		if kw >= 0 && v.kind(kw) == pickle.KindDict && v.nitems(kw) == 0 && len(v.ops(kw)) == 0 {
 			return 'w', false
 		}
 		return 'W', true
 	case pickle.INST, pickle.OBJ:
-		if a := v.res(n.Args()); a != nil && len(a.Items) == 0 {
+		if a := v.res(v.argsOf(n)); a >= 0 && v.nitems(a) == 0 {
 			return 'o', false
 		}
 	}

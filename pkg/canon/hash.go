@@ -19,19 +19,19 @@ func ReadOptions(opt Options) pickle.Options {
 	return pickle.Options{NewHash: opt.Algo.New}
 }
 
-// cover marks n and everything reachable from it (through the original
-// graph, the canonical replacements and folded calls) as covered.
-func (v *View) cover(n *pickle.Node) {
+// cover marks n and everything reachable from it (through the stream's
+// nodes, the canonical replacements and folded calls) as covered.
+func (v *View) cover(n pickle.ID) {
 	st := v.state()
 	if st.covered == nil {
 		st.covered = make([]uint64, (int(v.nsyn)+63)/64)
 	}
-	var stack []*pickle.Node
-	push := func(c *pickle.Node) {
-		if c == nil || int(c.ID) >= int(v.nsyn) || c.ID < 0 {
+	var stack []pickle.ID
+	push := func(c pickle.ID) {
+		if c < 0 || int(c) >= int(v.nsyn) {
 			return
 		}
-		w, b := c.ID/64, uint(c.ID%64)
+		w, b := c/64, uint(c%64)
 		if st.covered[w]&(1<<b) != 0 {
 			return
 		}
@@ -45,14 +45,17 @@ func (v *View) cover(n *pickle.Node) {
 		if r := v.res(x); r != x {
 			push(r)
 		}
-		for _, c := range x.Items {
-			push(c)
+		if v.kind(x) == pickle.KindCall {
+			push(v.fn(x))
+			push(v.argsOf(x))
+			push(v.kwargsOf(x))
+		} else {
+			for _, c := range v.items(x) {
+				push(c)
+			}
 		}
-		if x.X != nil {
-			push(x.X.Func)
-			push(x.X.Args)
-			push(x.X.Kwargs)
-			for _, m := range x.X.Muts {
+		if v.nmuts(x) > 0 {
+			for _, m := range v.muts(x) {
 				for _, c := range m.Args {
 					push(c)
 				}
@@ -67,25 +70,25 @@ func (v *View) cover(n *pickle.Node) {
 	}
 }
 
-func (v *View) isCovered(n *pickle.Node) bool {
+func (v *View) isCovered(n pickle.ID) bool {
 	st := v.state()
-	return st.covered != nil && st.covered[n.ID/64]&(1<<uint(n.ID%64)) != 0
+	return st.covered != nil && st.covered[n/64]&(1<<uint(n%64)) != 0
 }
 
 // Effects returns the call-log entries not covered by the result: calls,
 // global resolutions and mutations whose node is not reachable from the
 // root (discarded by POP, left on the stack, kept only in the memo), in
-// stream order, each once.
-func (v *View) Effects() []pickle.Event {
-	if len(v.Stream.Log) == 0 {
+// stream order, each once. Their Node is an ID of the view's Store.
+func (v *View) Effects() []pickle.SEvent {
+	if len(v.s.Log) == 0 {
 		return nil // nothing to cover: skip walking the graph
 	}
 	st := v.state()
 	if st.covered == nil {
-		v.cover(v.Stream.Root)
+		v.cover(v.s.Root)
 	}
-	var out []pickle.Event
-	for _, ev := range v.Stream.Log {
+	var out []pickle.SEvent
+	for _, ev := range v.s.Log {
 		if v.isCovered(ev.Node) {
 			continue
 		}
@@ -104,16 +107,16 @@ func (v *View) encodeStream(e *encoder) {
 	st := v.state()
 	st.covered = nil
 	e.write('r')
-	e.node(v.Stream.Root)
+	e.node(v.s.Root)
 	e.run()
-	if len(v.Stream.Log) == 0 {
+	if len(v.s.Log) == 0 {
 		// No call-like operation: no effect to find, and covering the
 		// graph would only walk it again.
 		e.write('.')
 		return
 	}
-	v.cover(v.Stream.Root)
-	for _, ev := range v.Stream.Log {
+	v.cover(v.s.Root)
+	for _, ev := range v.s.Log {
 		if v.isCovered(ev.Node) {
 			continue
 		}
@@ -195,7 +198,7 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 					applied = v.Applied()
 				}
 				for _, a := range applied {
-					a.node = nil
+					a.node = 0
 					if multi {
 						a.Path = where(p.Name, s.Index) + a.Path
 					}

@@ -18,7 +18,7 @@ import (
 // node was first reached from the root (or from an effect).
 type Node struct {
 	v      *View
-	src    *pickle.Node // the canonical (resolved) graph node
+	src    pickle.ID // the canonical (resolved) node
 	parent *Node
 	edge   string
 }
@@ -40,24 +40,24 @@ type Op struct {
 	Args   []*Node
 }
 
-func (v *View) wrap(n *pickle.Node, parent *Node, edge string) *Node {
-	if n == nil {
+func (v *View) wrap(n pickle.ID, parent *Node, edge string) *Node {
+	if n < 0 {
 		return nil
 	}
 	n = v.res(n)
 	if v.vn == nil {
 		v.vn = make([]*Node, v.nsyn)
 	}
-	if w := v.vn[n.ID]; w != nil {
+	if w := v.vn[n]; w != nil {
 		return w
 	}
 	w := &Node{v: v, src: n, parent: parent, edge: edge}
-	v.vn[n.ID] = w
+	v.vn[n] = w
 	return w
 }
 
 // Root returns the node pickle.load returns.
-func (v *View) Root() *Node { return v.wrap(v.Stream.Root, nil, "root") }
+func (v *View) Root() *Node { return v.wrap(v.s.Root, nil, "root") }
 
 // EffectNodes returns the nodes of the effects (see Effects), in order;
 // their paths read "effect[i]".
@@ -70,15 +70,63 @@ func (v *View) EffectNodes() []*Node {
 	return out
 }
 
-// Src returns the graph node (a synthetic one when a rule rewrote it).
-func (n *Node) Src() *pickle.Node { return n.src }
+// Store returns the stream's store: the nodes a Node's StreamID names.
+func (v *View) Store() *pickle.Store { return v.s }
+
+// ID identifies the node within its view: the ID in the stream's store
+// (see StreamID), or an ID after the stream's for a node a rule built.
+// Every ID is less than the number of nodes the view holds.
+func (n *Node) ID() pickle.ID { return n.src }
+
+// StreamID returns the node's ID in the view's Store, and false for a node
+// a rule built (it is not in the stream).
+func (n *Node) StreamID() (pickle.ID, bool) { return n.src, n.src < n.v.base }
 
 // Kind is the canonical kind (pickle kinds, KindPlaceholder, KindTracker).
-func (n *Node) Kind() pickle.Kind { return n.src.Kind }
+func (n *Node) Kind() pickle.Kind { return n.v.kind(n.src) }
+
+// Flags are the node's pickle.Flags (of the node a rule rewrote, for a
+// rewritten call or dict; none for other nodes rules built).
+func (n *Node) Flags() pickle.Flags { return n.v.flags(n.src) }
+
+// NItems is the number of items the node holds in the stream: of a list,
+// tuple, set (before deduplication), persistent id or dynamic global; a
+// dict's keys and values both count.
+func (n *Node) NItems() int { return n.v.nitems(n.src) }
+
+// IsBig reports whether an int does not fit int64.
+func (n *Node) IsBig() bool { return n.v.isBig(n.src) }
+
+// Owned is the number of stream bytes attributed to the subtree the node
+// owns (pickle.Store.Self over the ownership tree: what building it took;
+// shared objects count where they were built). A node a rule built owns
+// nothing.
+func (n *Node) Owned() int64 {
+	v := n.v
+	if n.src >= v.base {
+		return 0
+	}
+	s := v.s
+	var total int64
+	var buf []pickle.ID
+	stack := []pickle.ID{n.src}
+	for steps := 0; len(stack) > 0 && steps < 1<<28; steps++ { // ownership is a tree; the cap is a guard
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		total += s.Self(x)
+		buf = s.Children(x, buf[:0])
+		for _, ch := range buf {
+			if ch >= 0 && ch != x && s.Owner(ch) == x {
+				stack = append(stack, ch)
+			}
+		}
+	}
+	return total
+}
 
 // Offset is the offset of the opcode that created the node (for a node a
 // rule built, of the node it replaces).
-func (n *Node) Offset() int64 { return n.src.Offset }
+func (n *Node) Offset() int64 { return n.v.offset(n.src) }
 
 // Pure reports whether the node is encoded by value (immutable, no
 // operations applied); other nodes are objects with an identity.
@@ -114,61 +162,72 @@ func (n *Node) Path() string {
 }
 
 // Int returns the value of an int or bool node.
-func (n *Node) Int() *big.Int { return n.src.Big() }
+func (n *Node) Int() *big.Int {
+	if n.v.isBig(n.src) {
+		return n.v.bigOf(n.src)
+	}
+	return big.NewInt(n.v.ival(n.src))
+}
 
 // Float returns the value of a float node.
-func (n *Node) Float() float64 { return n.src.Float() }
+func (n *Node) Float() float64 { return n.v.float(n.src) }
 
 // Str returns the text of a str node, the bytes of a bytes/bytearray node
 // (the first bytes only when Len is larger), a global's module, a
 // placeholder's name.
-func (n *Node) Str() string { return n.src.Str }
+func (n *Node) Str() string { return n.v.text(n.src) }
 
 // Len returns the payload length of a str/bytes/bytearray.
-func (n *Node) Len() int64 { return n.src.Len() }
+func (n *Node) Len() int64 { return n.v.plen(n.src) }
 
 // Name returns a global's name (qualified name after the module).
-func (n *Node) Name() string { return n.src.Name() }
+func (n *Node) Name() string { return n.v.name(n.src) }
 
 // Value returns a short Python-like rendering of a scalar node (and of the
 // kind for others).
-func (n *Node) Value() string {
-	s := n.src
-	switch n.v.specialOf(s) {
+func (n *Node) Value() string { return n.v.value(n.src) }
+
+func (v *View) value(s pickle.ID) string {
+	switch v.specialOf(s) {
 	case 'P':
-		return "<" + s.Str + ">"
+		return "<" + v.text(s) + ">"
 	case 't':
-		return fmt.Sprintf("<tracker %d>", s.Int)
+		return fmt.Sprintf("<tracker %d>", v.ival(s))
 	}
-	switch s.Kind {
+	switch v.kind(s) {
 	case pickle.KindNone:
 		return "None"
 	case pickle.KindBool:
-		if s.Int != 0 {
+		if v.ival(s) != 0 {
 			return "True"
 		}
 		return "False"
 	case pickle.KindInt:
-		return s.Big().String()
+		if v.isBig(s) {
+			return v.bigOf(s).String()
+		}
+		return strconv.FormatInt(v.ival(s), 10)
 	case pickle.KindFloat:
-		f := s.Float()
+		f := v.float(s)
 		if math.IsNaN(f) {
-			return fmt.Sprintf("nan(0x%016x)", uint64(s.Int))
+			return fmt.Sprintf("nan(0x%016x)", uint64(v.ival(s)))
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64)
 	case pickle.KindStr:
-		return clipRepr(strconv.Quote(s.Str), s.Len() > int64(len(s.Str)))
+		t := v.text(s)
+		return clipRepr(strconv.Quote(t), v.plen(s) > int64(len(t)))
 	case pickle.KindBytes, pickle.KindByteArray:
-		return clipRepr("b"+strconv.Quote(s.Str), s.Len() > int64(len(s.Str)))
+		t := v.text(s)
+		return clipRepr("b"+strconv.Quote(t), v.plen(s) > int64(len(t)))
 	case pickle.KindGlobal:
-		if s.Flags&pickle.FlagDynamic != 0 {
+		if v.flags(s)&pickle.FlagDynamic != 0 {
 			return "<dynamic global>"
 		}
-		return s.Str + "." + s.Name()
+		return v.text(s) + "." + v.name(s)
 	case pickle.KindExt:
-		return fmt.Sprintf("<ext %d>", s.Int)
+		return fmt.Sprintf("<ext %d>", v.ival(s))
 	}
-	return "<" + KindName(s.Kind) + ">"
+	return "<" + KindName(v.kind(s)) + ">"
 }
 
 func clipRepr(s string, more bool) string {
@@ -178,16 +237,17 @@ func clipRepr(s string, more bool) string {
 	return s
 }
 
-func (n *Node) child(c *pickle.Node, edge string) *Node { return n.v.wrap(c, n, edge) }
+func (n *Node) child(c pickle.ID, edge string) *Node { return n.v.wrap(c, n, edge) }
 
 // Items returns the items of a list or tuple (stream order) or of a set or
 // frozenset (deduplicated, in canonical order), and the parts of a dynamic
 // global.
 func (n *Node) Items() []*Node {
+	v := n.v
 	s := n.src
-	switch s.Kind {
+	switch v.kind(s) {
 	case pickle.KindSet, pickle.KindFrozenSet:
-		items := n.v.setItems(s.Items)
+		items := v.setItems(v.items(s))
 		out := make([]*Node, len(items))
 		for i, c := range items {
 			out[i] = n.child(c, fmt.Sprintf("{%d}", i))
@@ -196,7 +256,7 @@ func (n *Node) Items() []*Node {
 	case pickle.KindList, pickle.KindTuple, pickle.KindPersID:
 		return n.list()
 	case pickle.KindGlobal:
-		if s.Flags&pickle.FlagDynamic != 0 {
+		if v.flags(s)&pickle.FlagDynamic != 0 {
 			return n.list()
 		}
 	}
@@ -204,9 +264,9 @@ func (n *Node) Items() []*Node {
 }
 
 func (n *Node) list() []*Node {
-	s := n.src
-	out := make([]*Node, len(s.Items))
-	for i, c := range s.Items {
+	items := n.v.items(n.src)
+	out := make([]*Node, len(items))
+	for i, c := range items {
 		out[i] = n.child(c, fmt.Sprintf("[%d]", i))
 	}
 	return out
@@ -216,12 +276,12 @@ func (n *Node) list() []*Node {
 // does, sorted by the canonical encoding of the key unless the view keeps
 // dict order.
 func (n *Node) Entries() []Entry {
-	if n.src.Kind != pickle.KindDict {
+	if n.v.kind(n.src) != pickle.KindDict {
 		return nil
 	}
 	sc := n.v.getScratch()
 	defer n.v.putScratch(sc)
-	ents := n.v.dictEntries(n.src.Items, sc)
+	ents := n.v.dictEntries(n.v.items(n.src), sc)
 	out := make([]Entry, len(ents))
 	for i, k := range ents {
 		label := keyLabel(n.v, k.node, i)
@@ -230,9 +290,9 @@ func (n *Node) Entries() []Entry {
 	return out
 }
 
-func keyLabel(v *View, k *pickle.Node, i int) string {
+func keyLabel(v *View, k pickle.ID, i int) string {
 	if v.isPure(k) && v.leaf(k) != 3 {
-		return "[" + (&Node{v: v, src: k}).Value() + "]"
+		return "[" + v.value(k) + "]"
 	}
 	return fmt.Sprintf("[<key %d>]", i)
 }
@@ -240,7 +300,7 @@ func keyLabel(v *View, k *pickle.Node, i int) string {
 // CallForm says how a call node calls: "call" func(*args), "new"
 // cls.__new__(cls, *args[, **kwargs]), "inst" (INST/OBJ without arguments).
 func (n *Node) CallForm() string {
-	if n.src.Kind != pickle.KindCall {
+	if n.v.kind(n.src) != pickle.KindCall {
 		return ""
 	}
 	switch f, _ := callForm(n.v, n.src); f {
@@ -254,16 +314,16 @@ func (n *Node) CallForm() string {
 
 // Func, Args and Kwargs return the parts of a call (Kwargs is nil unless
 // non-empty keyword arguments are passed).
-func (n *Node) Func() *Node { return n.child(n.src.Func(), ".__reduce__[0]") }
-func (n *Node) Args() *Node { return n.child(n.src.Args(), ".__reduce__[1]") }
+func (n *Node) Func() *Node { return n.child(n.v.fn(n.src), ".__reduce__[0]") }
+func (n *Node) Args() *Node { return n.child(n.v.argsOf(n.src), ".__reduce__[1]") }
 func (n *Node) Kwargs() *Node {
-	if n.src.Kind != pickle.KindCall {
+	if n.v.kind(n.src) != pickle.KindCall {
 		return nil
 	}
 	if _, kw := callForm(n.v, n.src); !kw {
 		return nil
 	}
-	return n.child(n.src.Kwargs(), ".__reduce__[2]")
+	return n.child(n.v.kwargsOf(n.src), ".__reduce__[2]")
 }
 
 var opNames = map[byte]string{'b': "build", 'a': "append", 's': "setitems", 'd': "add", '?': "op"}
@@ -302,14 +362,14 @@ func (n *Node) HexDigest() string { return hex.EncodeToString(n.Digest()) }
 // normalisation applied to. The walk keeps, per node reached, its parent
 // and the edge's kind and indices; path strings are built only for the
 // nodes wanted, from those records.
-func (v *View) pathsOf() map[*pickle.Node]string {
-	want := map[*pickle.Node][]*pickle.Node{} // resolved node -> noted nodes
+func (v *View) pathsOf() map[pickle.ID]string {
+	want := map[pickle.ID][]pickle.ID{} // resolved node -> noted nodes
 	var wset nodeSet
 	left := 0
 	for _, a := range v.applied {
 		n := a.node
 		if v.folded[n] {
-			args, _ := v.tuple(n.Args())
+			args, _ := v.tuple(v.argsOf(n))
 			if len(args) > 0 {
 				n = args[0]
 			}
@@ -319,22 +379,22 @@ func (v *View) pathsOf() map[*pickle.Node]string {
 			want[r] = append(want[r], a.node)
 			left++
 		}
-		wset.add(r.ID)
+		wset.add(r)
 	}
-	out := map[*pickle.Node]string{}
+	out := map[pickle.ID]string{}
 	var seen nodeSet
-	root := v.res(v.Stream.Root)
-	if root == nil {
+	root := v.res(v.s.Root)
+	if root < 0 {
 		return out
 	}
 	// walk[i] is the i-th node reached (resolved), with the edge it was
 	// reached by; the slice is also the queue.
 	walk := make([]pathStep, 1, v.nsyn) // each node once at most
-	walk[0] = pathStep{id: root.ID, parent: -1}
-	seen.add(root.ID)
+	walk[0] = pathStep{id: root, parent: -1}
+	seen.add(root)
 	for i := 0; i < len(walk) && left > 0; i++ {
-		n := v.byID(walk[i].id)
-		if wset.has(n.ID) {
+		n := walk[i].id
+		if wset.has(n) {
 			for _, a := range want[n] {
 				if _, done := out[a]; !done {
 					out[a] = v.stepPath(walk, int32(i))
@@ -342,31 +402,31 @@ func (v *View) pathsOf() map[*pickle.Node]string {
 				}
 			}
 		}
-		add := func(c *pickle.Node, kind uint8, a, b int) {
-			if c = v.res(c); c != nil && !seen.has(c.ID) && c.ID >= 0 && c.ID < v.nsyn && v.byID(c.ID) == c {
-				seen.add(c.ID)
-				walk = append(walk, pathStep{id: c.ID, parent: int32(i), kind: kind, a: int32(a), b: int32(b)})
+		add := func(c pickle.ID, kind uint8, a, b int) {
+			if c = v.res(c); c >= 0 && !seen.has(c) && int32(c) < v.nsyn {
+				seen.add(c)
+				walk = append(walk, pathStep{id: c, parent: int32(i), kind: kind, a: int32(a), b: int32(b)})
 			}
 		}
-		switch n.Kind {
+		items := v.items(n)
+		switch v.kind(n) {
 		case pickle.KindDict:
-			for j := 0; j+1 < len(n.Items); j += 2 {
-				add(n.Items[j], edgeKey, j/2, 0)
-				add(n.Items[j+1], edgeValue, j/2, 0)
+			for j := 0; j+1 < len(items); j += 2 {
+				add(items[j], edgeKey, j/2, 0)
+				add(items[j+1], edgeValue, j/2, 0)
 			}
 		case pickle.KindSet, pickle.KindFrozenSet:
-			for j, c := range n.Items {
+			for j, c := range items {
 				add(c, edgeSetItem, j, 0)
 			}
+		case pickle.KindCall:
+			add(v.fn(n), edgeReduce, 0, 0)
+			add(v.argsOf(n), edgeReduce, 1, 0)
+			add(v.kwargsOf(n), edgeReduce, 2, 0)
 		default:
-			for j, c := range n.Items {
+			for j, c := range items {
 				add(c, edgeItem, j, 0)
 			}
-		}
-		if n.X != nil {
-			add(n.X.Func, edgeReduce, 0, 0)
-			add(n.X.Args, edgeReduce, 1, 0)
-			add(n.X.Kwargs, edgeReduce, 2, 0)
 		}
 		for j, o := range v.ops(n) {
 			for k, c := range o.args {
@@ -379,7 +439,7 @@ func (v *View) pathsOf() map[*pickle.Node]string {
 
 // pathStep is one node reached by pathsOf: the edge from walk[parent].
 type pathStep struct {
-	id     int32 // the node (resolved)
+	id     pickle.ID // the node (resolved)
 	parent int32
 	kind   uint8
 	a, b   int32
@@ -410,11 +470,11 @@ func (v *View) stepPath(walk []pathStep, i int32) string {
 		case edgeSetItem:
 			fmt.Fprintf(&b, "{#%d}", s.a)
 		case edgeKey, edgeValue:
-			d := v.byID(walk[s.parent].id)
+			d := walk[s.parent].id
 			if s.kind == edgeKey {
 				b.WriteString(".__key__")
 			}
-			b.WriteString(keyLabel(v, v.res(d.Items[2*s.a]), int(s.a)))
+			b.WriteString(keyLabel(v, v.res(v.items(d)[2*s.a]), int(s.a)))
 		case edgeReduce:
 			fmt.Fprintf(&b, ".__reduce__[%d]", s.a)
 		case edgeOp:

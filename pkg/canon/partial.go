@@ -20,23 +20,26 @@ const RulePartialNewobjEx = "partial-newobj-ex"
 
 // partialNewobjEx rewrites call n (REDUCE of a partial object with no
 // arguments) into NEWOBJ_EX(cls, args, kwargs) when the shape is exact.
-func (v *View) partialNewobjEx(n *pickle.Node, args []*pickle.Node) {
+func (v *View) partialNewobjEx(n pickle.ID, args []pickle.ID) {
 	if len(args) != 0 {
 		return
 	}
-	p := v.res(n.Func())
-	if p == nil || p.Kind != pickle.KindCall || p.Op != pickle.REDUCE && p.Op != pickle.NEWOBJ {
+	p := v.res(v.fn(n))
+	if p < 0 || v.kind(p) != pickle.KindCall || v.opOf(p) != pickle.REDUCE && v.opOf(p) != pickle.NEWOBJ {
 		return
 	}
-	if v.callable(p.Func()) != "std:functools.partial" {
+	if v.callable(v.fn(p)) != "std:functools.partial" {
 		return
 	}
-	pargs, ok := v.tuple(p.Args())
+	pargs, ok := v.tuple(v.argsOf(p))
 	if !ok || len(pargs) != 1 {
 		return
 	}
-	muts := p.Muts()
-	if len(muts) != 1 || muts[0].Op != pickle.BUILD || len(muts[0].Args) != 1 {
+	if v.nmuts(p) != 1 {
+		return
+	}
+	muts := v.muts(p)
+	if muts[0].Op != pickle.BUILD || len(muts[0].Args) != 1 {
 		return
 	}
 	state, ok := v.tuple(muts[0].Args[0])
@@ -53,21 +56,18 @@ func (v *View) partialNewobjEx(n *pickle.Node, args []*pickle.Node) {
 	}
 	kw := v.res(state[2])
 	switch {
-	case kw.Kind == pickle.KindNone:
+	case v.kind(kw) == pickle.KindNone:
 		kw = v.synth(pickle.KindDict, state[2])
-	case kw.Kind == pickle.KindDict && len(kw.Muts()) == 0:
+	case v.kind(kw) == pickle.KindDict && v.nmuts(kw) == 0:
 	default:
 		return
 	}
-	if d := v.res(state[3]); d.Kind != pickle.KindNone && !(d.Kind == pickle.KindDict && len(d.Items) == 0) {
+	if d := v.res(state[3]); v.kind(d) != pickle.KindNone && !(v.kind(d) == pickle.KindDict && v.nitems(d) == 0) {
 		return
 	}
-	c := v.copyCall(n, pickle.NEWOBJ_EX)
-	c.X.Func = fargs[0]
 	t := v.synth(pickle.KindTuple, n)
-	t.Items = fargs[1:]
-	c.X.Args = t
-	c.X.Kwargs = kw
+	v.setKids(t, fargs[1:])
+	c := v.copyCall(n, pickle.NEWOBJ_EX, fargs[0], t, kw)
 	v.replace(n, c, RulePartialNewobjEx)
 }
 
@@ -77,23 +77,23 @@ func (v *View) partialNewobjEx(n *pickle.Node, args []*pickle.Node) {
 // the state holds it; protocol 2-3's partial holds a copy) is not
 // observable. The copy is a synthetic dict with the same items.
 func (v *View) copyKwargs() {
-	for _, n := range v.Stream.All {
-		if n.Kind != pickle.KindCall {
+	for n := pickle.ID(0); n < v.base; n++ {
+		if v.s.Kind(n) != pickle.KindCall {
 			continue
 		}
 		r := v.res(n)
-		if r == nil || r.Kind != pickle.KindCall || r.Op != pickle.NEWOBJ_EX {
+		if r < 0 || v.kind(r) != pickle.KindCall || v.opOf(r) != pickle.NEWOBJ_EX {
 			continue
 		}
-		kw := v.res(r.Kwargs())
-		if kw == nil || kw.Kind != pickle.KindDict || len(kw.Muts()) > 0 || len(v.ops(kw)) > 0 {
+		kw := v.res(v.kwargsOf(r))
+		if kw < 0 || v.kind(kw) != pickle.KindDict || v.nmuts(kw) > 0 || len(v.ops(kw)) > 0 {
 			continue
 		}
 		d := v.synth(pickle.KindDict, kw)
-		d.Items = kw.Items
+		v.setKids(d, v.items(kw))
 		c := v.synth(pickle.KindCall, r)
-		c.Op, c.Flags = r.Op, r.Flags
-		c.X = &pickle.Extra{Func: r.Func(), Args: r.Args(), Kwargs: d, Muts: r.Muts()}
+		v.setFlags(c, v.flags(r))
+		v.setCall(c, v.fn(r), v.argsOf(r), d, r)
 		v.setRepl(n, c)
 		if r != n {
 			v.setRepl(r, c)

@@ -38,12 +38,13 @@ func DocOptions(doc *input.Doc, opt Options) Options {
 		if p.Pickle == nil {
 			continue
 		}
-		for _, s := range p.Pickle.Streams {
-			for _, n := range s.All {
-				if n.Kind != pickle.KindPersID {
+		for _, st := range p.Pickle.Streams {
+			s := st.Store()
+			for n := pickle.ID(0); n < pickle.ID(s.Len()); n++ {
+				if s.Kind(n) != pickle.KindPersID {
 					continue
 				}
-				if r, ok := doc.Storage(n); ok {
+				if r, ok := doc.StorageAt(s, n); ok {
 					if _, seen := keys[r.Key]; !seen {
 						keys[r.Key] = len(keys)
 					}
@@ -86,11 +87,12 @@ func Parts(doc *input.Doc, opt Options) []PartRef {
 }
 
 // storageKey rewrites the key of a torch persistent id node.
-func (v *View) storageKey(n *pickle.Node) {
-	if len(n.Items) != 1 {
+func (v *View) storageKey(n pickle.ID) {
+	if v.nitems(n) != 1 {
 		return
 	}
-	items, ok := v.tuple(n.Items[0])
+	pid := v.items(n)[0]
+	items, ok := v.tuple(pid)
 	if !ok || len(items) < 5 {
 		return
 	}
@@ -105,11 +107,11 @@ func (v *View) storageKey(n *pickle.Node) {
 	if !ok {
 		return
 	}
-	na := append([]*pickle.Node(nil), items...)
+	na := append([]pickle.ID(nil), items...)
 	na[2] = v.placeholder(items[2], fmt.Sprintf("storage #%d", k))
-	t := v.synth(pickle.KindTuple, v.res(n.Items[0]))
-	t.Items = na
-	v.setRepl(n.Items[0], t)
+	t := v.synth(pickle.KindTuple, v.res(pid))
+	v.setKids(t, na)
+	v.setRepl(pid, t)
 	v.note(RuleStorageKey, n)
 }
 
@@ -117,12 +119,12 @@ func (v *View) storageKey(n *pickle.Node) {
 // a list of keys (written in the order of their addresses) becomes the list
 // of their ordinals in order.
 func (v *View) storageKeyList() {
-	root := v.Stream.Root
-	if root == nil || root.Kind != pickle.KindList || len(root.Muts()) > 0 || len(root.Items) == 0 {
+	root := v.s.Root
+	if root < 0 || v.kind(root) != pickle.KindList || v.nmuts(root) > 0 || v.nitems(root) == 0 {
 		return
 	}
-	ords := make([]int, 0, len(root.Items))
-	for _, it := range root.Items {
+	ords := make([]int, 0, v.nitems(root))
+	for _, it := range v.items(root) {
 		s, ok := v.str(it)
 		if !ok {
 			return
@@ -135,9 +137,11 @@ func (v *View) storageKeyList() {
 	}
 	sort.Ints(ords)
 	l := v.synth(pickle.KindList, root)
+	items := make([]pickle.ID, 0, len(ords))
 	for _, k := range ords {
-		l.Items = append(l.Items, v.placeholder(root, fmt.Sprintf("storage #%d", k)))
+		items = append(items, v.placeholder(root, fmt.Sprintf("storage #%d", k)))
 	}
+	v.setKids(l, items)
 	v.setRepl(root, l)
 	v.note(RuleStorageKey, root)
 }

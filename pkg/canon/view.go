@@ -54,7 +54,7 @@ type Normalization struct {
 	Path   string
 	Offset int64
 	Count  int
-	node   *pickle.Node
+	node   pickle.ID
 }
 
 // op is one operation applied to an object after its creation, in the
@@ -64,28 +64,32 @@ type op struct {
 	tag    byte   // 'b' build, 'a' append, 's' setitems, 'd' add, 'S' folded setstate, 'A' folded setattr
 	name   string // folded: the callable's name without module
 	offset int64
-	args   []*pickle.Node
-	folded *pickle.Node // the folded call node
+	args   []pickle.ID
+	folded pickle.ID // the folded call node
 }
 
 // View is the normalised view of one pickle stream. It does not modify the
-// graph: rewritten nodes are replaced by synthetic nodes through a map.
+// stream's store: rewritten nodes are replaced by synthetic nodes (in a
+// store of the view's own, see nodes.go) through a map.
 type View struct {
 	Stream *pickle.Stream
 	Opt    Options
 
+	s     *pickle.Store // the stream's nodes
+	base  pickle.ID     // s.Len(): the first synthetic ID
+	x     pickle.Store  // the synthetic nodes, by ID - base
+	xstr  []string      // their texts, by ID - base
+	xspec []byte        // their role: 'P' placeholder, 't' tracker, by ID - base
+
 	// The few nodes rules touch are found through maps, each guarded by a
 	// bitset by node ID so that the many other nodes cost one bit test.
-	repl     map[*pickle.Node]*pickle.Node // rewritten node -> its canonical replacement
+	repl     map[pickle.ID]pickle.ID // rewritten node -> its canonical replacement
 	replSet  nodeSet
-	extraOps map[*pickle.Node][]op // folded calls, by target
+	extraOps map[pickle.ID][]op // folded calls, by target
 	extraSet nodeSet
-	folded   map[*pickle.Node]bool // call nodes folded into their target
-	special  map[*pickle.Node]byte // synthetic placeholder ('P') and tracker ('t') nodes
-	specSet  nodeSet
-	trackers map[string]*pickle.Node
-	nsyn     int32
-	syn      []*pickle.Node // the synthetic nodes, by ID - len(Stream.All)
+	folded   map[pickle.ID]bool // call nodes folded into their target
+	trackers map[string]pickle.ID
+	nsyn     int32 // base + the synthetic nodes: the size of the tables by ID
 
 	applied []Normalization
 	noteIdx map[noteKey]int
@@ -99,7 +103,7 @@ type View struct {
 
 type noteKey struct {
 	rule string
-	n    *pickle.Node
+	n    pickle.ID
 }
 
 // Normalize builds the normalised view of one stream. It never fails: a
@@ -108,27 +112,30 @@ func Normalize(s *pickle.Stream, opt Options) *View {
 	return normalize(s, opt, nil)
 }
 
-func normalize(s *pickle.Stream, opt Options, scr *docScratch) *View {
+func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	var v *View
 	if scr != nil {
 		// the input's previous stream is done with its view
-		scr.view = View{Stream: s, Opt: opt, scr: scr}
+		scr.view = View{Stream: st, Opt: opt, scr: scr, xstr: scr.view.xstr[:0], xspec: scr.view.xspec[:0]}
 		v = &scr.view
 	} else {
-		v = &View{Stream: s, Opt: opt}
+		v = &View{Stream: st, Opt: opt}
 	}
-	v.nsyn = int32(len(s.All))
+	s := st.Store()
+	v.s = s
+	v.base = pickle.ID(s.Len())
+	v.nsyn = int32(v.base)
 	// Creation order: the parts of a call (callable, arguments) are created
 	// before it, so inner rewrites are seen by outer ones.
-	for _, n := range s.All {
-		switch n.Kind {
+	for id := pickle.ID(0); id < v.base; id++ {
+		switch s.Kind(id) {
 		case pickle.KindCall:
-			v.call(n)
+			v.call(id)
 		case pickle.KindGlobal:
-			v.dillMain(n)
+			v.dillMain(id)
 		case pickle.KindPersID:
 			if opt.storageKeys != nil {
-				v.storageKey(n)
+				v.storageKey(id)
 			}
 		}
 	}
@@ -137,9 +144,9 @@ func normalize(s *pickle.Stream, opt Options, scr *docScratch) *View {
 	}
 	v.copyKwargs()
 	if !opt.Strict {
-		for _, n := range s.Popped {
-			if n.Kind == pickle.KindCall {
-				v.fold(n)
+		for _, id := range s.Popped {
+			if s.Kind(id) == pickle.KindCall {
+				v.fold(id)
 			}
 		}
 	}
@@ -149,12 +156,12 @@ func normalize(s *pickle.Stream, opt Options, scr *docScratch) *View {
 // nodeSet is a bitset of node IDs.
 type nodeSet []uint64
 
-func (s nodeSet) has(id int32) bool {
+func (s nodeSet) has(id pickle.ID) bool {
 	w := int(id) >> 6
 	return id >= 0 && w < len(s) && s[w]&(1<<(uint(id)&63)) != 0
 }
 
-func (s *nodeSet) add(id int32) {
+func (s *nodeSet) add(id pickle.ID) {
 	w := int(id) >> 6
 	for len(*s) <= w {
 		*s = append(*s, 0)
@@ -163,8 +170,8 @@ func (s *nodeSet) add(id int32) {
 }
 
 // res returns the canonical replacement of n.
-func (v *View) res(n *pickle.Node) *pickle.Node {
-	if n == nil || !v.replSet.has(n.ID) {
+func (v *View) res(n pickle.ID) pickle.ID {
+	if n < 0 || !v.replSet.has(n) {
 		return n
 	}
 	if r, ok := v.repl[n]; ok {
@@ -174,31 +181,31 @@ func (v *View) res(n *pickle.Node) *pickle.Node {
 }
 
 // setRepl makes with the canonical replacement of n.
-func (v *View) setRepl(n, with *pickle.Node) {
+func (v *View) setRepl(n, with pickle.ID) {
 	if v.repl == nil {
-		v.repl = map[*pickle.Node]*pickle.Node{}
+		v.repl = map[pickle.ID]pickle.ID{}
 	}
 	v.repl[n] = with
-	v.replSet.add(n.ID)
+	v.replSet.add(n)
 }
 
 // specialOf returns 'P' for a placeholder, 't' for a tracker node, else 0.
-func (v *View) specialOf(n *pickle.Node) byte {
-	if !v.specSet.has(n.ID) {
+func (v *View) specialOf(n pickle.ID) byte {
+	if n < v.base {
 		return 0
 	}
-	return v.special[n]
+	return v.xspec[n-v.base]
 }
 
 // extra returns the folded calls applied to n.
-func (v *View) extra(n *pickle.Node) []op {
-	if !v.extraSet.has(n.ID) {
+func (v *View) extra(n pickle.ID) []op {
+	if !v.extraSet.has(n) {
 		return nil
 	}
 	return v.extraOps[n]
 }
 
-func (v *View) note(rule string, n *pickle.Node) {
+func (v *View) note(rule string, n pickle.ID) {
 	k := noteKey{rule, n}
 	if i, ok := v.noteIdx[k]; ok {
 		v.applied[i].Count++
@@ -208,54 +215,39 @@ func (v *View) note(rule string, n *pickle.Node) {
 		v.noteIdx = map[noteKey]int{}
 	}
 	v.noteIdx[k] = len(v.applied)
-	v.applied = append(v.applied, Normalization{Rule: rule, Offset: n.Offset, Count: 1, node: n})
-}
-
-func (v *View) synth(k pickle.Kind, like *pickle.Node) *pickle.Node {
-	n := &pickle.Node{Kind: k, ID: v.nsyn, Offset: like.Offset, Op: like.Op}
-	v.nsyn++
-	v.syn = append(v.syn, n)
-	return n
-}
-
-// byID returns the node (of the stream or synthetic) with this ID.
-func (v *View) byID(id int32) *pickle.Node {
-	if n := int32(len(v.Stream.All)); id >= n {
-		return v.syn[id-n]
-	}
-	return v.Stream.All[id]
+	v.applied = append(v.applied, Normalization{Rule: rule, Offset: v.offset(n), Count: 1, node: n})
 }
 
 // global returns (module, name) of a node that is a plain resolved global.
-func (v *View) global(n *pickle.Node) (string, string, bool) {
+func (v *View) global(n pickle.ID) (string, string, bool) {
 	n = v.res(n)
-	if n == nil || n.Kind != pickle.KindGlobal || n.Flags&(pickle.FlagDynamic|pickle.FlagDotted) != 0 || len(n.Muts()) > 0 {
+	if n < 0 || v.kind(n) != pickle.KindGlobal || v.flags(n)&(pickle.FlagDynamic|pickle.FlagDotted) != 0 || v.nmuts(n) > 0 {
 		return "", "", false
 	}
-	return n.Str, n.Name(), true
+	return v.text(n), v.name(n), true
 }
 
 // tuple returns the items of n when it is a plain tuple.
-func (v *View) tuple(n *pickle.Node) ([]*pickle.Node, bool) {
+func (v *View) tuple(n pickle.ID) ([]pickle.ID, bool) {
 	n = v.res(n)
-	if n == nil || n.Kind != pickle.KindTuple || len(n.Muts()) > 0 {
+	if n < 0 || v.kind(n) != pickle.KindTuple || v.nmuts(n) > 0 {
 		return nil, false
 	}
-	return n.Items, true
+	return v.items(n), true
 }
 
 // str returns the value of n when it is an inline str.
-func (v *View) str(n *pickle.Node) (string, bool) {
+func (v *View) str(n pickle.ID) (string, bool) {
 	n = v.res(n)
-	if n == nil || n.Kind != pickle.KindStr || n.Blob() != nil || len(n.Muts()) > 0 || v.specialOf(n) != 0 {
+	if n < 0 || v.kind(n) != pickle.KindStr || v.blob(n) != nil || v.nmuts(n) > 0 || v.specialOf(n) != 0 {
 		return "", false
 	}
-	return n.Str, true
+	return v.text(n), true
 }
 
-func (v *View) isNone(n *pickle.Node) bool {
+func (v *View) isNone(n pickle.ID) bool {
 	n = v.res(n)
-	return n != nil && n.Kind == pickle.KindNone
+	return n >= 0 && v.kind(n) == pickle.KindNone
 }
 
 var cpPrefixes = []string{"cloudpickle", "joblib.externals.cloudpickle", "ray.cloudpickle", "pyspark.cloudpickle", "apache_beam.internal.cloudpickle", "srsly.cloudpickle"}
@@ -280,12 +272,12 @@ func dillName(mod, name string) string {
 
 // callable classifies the callable of a call node: "std:<module.name>",
 // "cp:<name>", "dill:<name>", or "" when it is not a plain global.
-func (v *View) callable(fn *pickle.Node) string { return v.callableAt(fn, false) }
+func (v *View) callable(fn pickle.ID) string { return v.callableAt(fn, false) }
 
 // callableAt is callable; inner is set for the callable of a
 // _builtin_type/_load_type call, which must be a global: one level only, so
 // a chain f()()()... costs one step per call, not the chain's length.
-func (v *View) callableAt(fn *pickle.Node, inner bool) string {
+func (v *View) callableAt(fn pickle.ID, inner bool) string {
 	mod, name, ok := v.global(fn)
 	if !ok {
 		if inner {
@@ -293,11 +285,11 @@ func (v *View) callableAt(fn *pickle.Node, inner bool) string {
 		}
 		// cloudpickle _builtin_type('X') / dill _load_type('X') stand for types.X.
 		c := v.res(fn)
-		if c == nil || c.Kind != pickle.KindCall || c.Op != pickle.REDUCE || len(c.Muts()) > 0 {
+		if c < 0 || v.kind(c) != pickle.KindCall || v.opOf(c) != pickle.REDUCE || v.nmuts(c) > 0 {
 			return ""
 		}
-		in := v.callableAt(c.Func(), true)
-		args, ok := v.tuple(c.Args())
+		in := v.callableAt(v.fn(c), true)
+		args, ok := v.tuple(v.argsOf(c))
 		if !ok || len(args) != 1 || (in != "cp:_builtin_type" && in != "dill:_load_type") {
 			return ""
 		}
@@ -322,16 +314,16 @@ func (v *View) callableAt(fn *pickle.Node, inner bool) string {
 }
 
 // call applies the rules whose trigger is the callable of call node n.
-func (v *View) call(n *pickle.Node) {
-	if n.Op != pickle.REDUCE || n.Kwargs() != nil {
+func (v *View) call(n pickle.ID) {
+	if v.opOf(n) != pickle.REDUCE || v.kwargsOf(n) != pickle.NoID {
 		return
 	}
-	args, ok := v.tuple(n.Args())
+	args, ok := v.tuple(v.argsOf(n))
 	if !ok {
 		return
 	}
-	noMuts := len(n.Muts()) == 0
-	who := v.callable(n.Func())
+	noMuts := v.nmuts(n) == 0
+	who := v.callable(v.fn(n))
 	if who == "" && len(args) == 0 {
 		v.partialNewobjEx(n, args)
 	}
@@ -346,8 +338,8 @@ func (v *View) call(n *pickle.Node) {
 			return
 		}
 		g := v.synth(pickle.KindGlobal, n)
-		g.Str = mod
-		g.X = &pickle.Extra{Name: name + "." + attr}
+		v.setText(g, mod)
+		v.setName(g, name+"."+attr)
 		v.replace(n, g, RuleGetattrGlobal)
 	case "std:_codecs.encode":
 		if !noMuts || len(args) != 2 {
@@ -363,7 +355,7 @@ func (v *View) call(n *pickle.Node) {
 			return
 		}
 		y := v.synth(pickle.KindBytes, n)
-		y.Str = b
+		v.setText(y, b)
 		v.replace(n, y, RuleCodecsBytes)
 	case "std:builtins.bytes":
 		if noMuts && len(args) == 0 {
@@ -373,15 +365,17 @@ func (v *View) call(n *pickle.Node) {
 		if !noMuts || len(args) > 1 {
 			return
 		}
+		// (the node is made before the checks, as the synthetic count sizes
+		// the bounds)
 		y := v.synth(pickle.KindByteArray, n)
 		if len(args) == 1 {
 			b := v.res(args[0])
-			if b.Kind != pickle.KindBytes || len(b.Muts()) > 0 {
+			if v.kind(b) != pickle.KindBytes || v.nmuts(b) > 0 {
 				return
 			}
-			y.Str = b.Str
-			if b.Blob() != nil {
-				y.X = &pickle.Extra{Blob: b.Blob()}
+			v.setText(y, v.text(b))
+			if bl := v.blob(b); bl != nil {
+				v.setBlob(y, bl)
 			}
 		}
 		v.replace(n, y, RuleByteArray)
@@ -396,36 +390,34 @@ func (v *View) call(n *pickle.Node) {
 		y := v.synth(k, n)
 		if len(args) == 1 {
 			l := v.res(args[0])
-			if l.Kind != pickle.KindList || len(l.Muts()) > 0 {
+			if v.kind(l) != pickle.KindList || v.nmuts(l) > 0 {
 				return
 			}
-			for _, it := range l.Items {
+			items := v.items(l)
+			for _, it := range items {
 				// An item created after the call was appended after it: the
 				// set does not hold it. (An older item appended later through
 				// the memo is not detectable here; see the spec.)
-				if it.ID > n.ID {
+				if it > n {
 					return
 				}
 			}
-			y.Items = l.Items
+			v.setKids(y, items)
 		}
 		v.replace(n, y, rule)
 	case "std:copyreg.__newobj__":
 		if len(args) < 1 {
 			return
 		}
-		c := v.copyCall(n, pickle.NEWOBJ)
-		c.X.Func = args[0]
 		t := v.synth(pickle.KindTuple, n)
-		t.Items = args[1:]
-		c.X.Args = t
+		v.setKids(t, args[1:])
+		c := v.copyCall(n, pickle.NEWOBJ, args[0], t, v.kwargsOf(n))
 		v.replace(n, c, RuleNewobj)
 	case "std:copyreg.__newobj_ex__":
 		if len(args) != 3 {
 			return
 		}
-		c := v.copyCall(n, pickle.NEWOBJ_EX)
-		c.X.Func, c.X.Args, c.X.Kwargs = args[0], args[1], args[2]
+		c := v.copyCall(n, pickle.NEWOBJ_EX, args[0], args[1], args[2])
 		v.replace(n, c, RuleNewobjEx)
 	case "std:copyreg._reconstructor":
 		if len(args) != 3 || !v.isNone(args[2]) {
@@ -434,9 +426,8 @@ func (v *View) call(n *pickle.Node) {
 		if mod, name, ok := v.global(args[1]); !ok || mod != "builtins" || name != "object" {
 			return
 		}
-		c := v.copyCall(n, pickle.NEWOBJ)
-		c.X.Func = args[0]
-		c.X.Args = v.synth(pickle.KindTuple, n)
+		t := v.synth(pickle.KindTuple, n)
+		c := v.copyCall(n, pickle.NEWOBJ, args[0], t, v.kwargsOf(n))
 		v.replace(n, c, RuleReconstructor)
 	}
 	if v.Opt.Strict {
@@ -450,7 +441,7 @@ func (v *View) call(n *pickle.Node) {
 	case "std:types.CodeType", "dill:_create_code":
 		v.code(n, args, who == "dill:_create_code")
 	case "cp:_make_function", "std:types.LambdaType", "std:types.FunctionType":
-		if who != "cp:_make_function" && !v.isCloudpickleLambda(n.Func()) {
+		if who != "cp:_make_function" && !v.isCloudpickleLambda(v.fn(n)) {
 			return
 		}
 		if len(args) >= 2 {
@@ -463,23 +454,23 @@ func (v *View) call(n *pickle.Node) {
 // module's dict, which dill's Unpickler.find_class recognises before the
 // Python 2 name mapping; at protocol < 3 the machine has mapped it to
 // builtins.__main__. The profile undoes the mapping for this one name.
-func (v *View) dillMain(n *pickle.Node) {
-	if v.Opt.Strict || n.Flags&pickle.FlagMapped == 0 || n.Str != "builtins" || n.Name() != "__main__" || len(n.Muts()) > 0 {
+func (v *View) dillMain(n pickle.ID) {
+	if v.Opt.Strict || v.flags(n)&pickle.FlagMapped == 0 || v.text(n) != "builtins" || v.name(n) != "__main__" || v.nmuts(n) > 0 {
 		return
 	}
 	g := v.synth(pickle.KindGlobal, n)
-	g.Str = "__builtin__"
-	g.X = &pickle.Extra{Name: "__main__"}
+	v.setText(g, "__builtin__")
+	v.setName(g, "__main__")
 	v.replace(n, g, RuleDillMain)
 }
 
 // isCloudpickleLambda: cloudpickle < 2.1 wrote _builtin_type('LambdaType').
-func (v *View) isCloudpickleLambda(fn *pickle.Node) bool {
+func (v *View) isCloudpickleLambda(fn pickle.ID) bool {
 	c := v.res(fn)
-	if c == nil || c.Kind != pickle.KindCall {
+	if c < 0 || v.kind(c) != pickle.KindCall {
 		return false
 	}
-	return v.callable(c.Func()) == "cp:_builtin_type"
+	return v.callable(v.fn(c)) == "cp:_builtin_type"
 }
 
 func latin1(s string) (string, bool) {
@@ -496,36 +487,38 @@ func latin1(s string) (string, bool) {
 	return string(b), true
 }
 
-func (v *View) replace(n, with *pickle.Node, rule string) {
+func (v *View) replace(n, with pickle.ID, rule string) {
 	v.setRepl(n, with)
 	v.note(rule, n)
 }
 
-// copyCall returns a synthetic copy of call n with opcode form o.
-func (v *View) copyCall(n *pickle.Node, o pickle.Opcode) *pickle.Node {
-	c := v.synth(pickle.KindCall, n)
-	c.Op = o
-	c.Flags = n.Flags
-	c.X = &pickle.Extra{Func: n.Func(), Args: n.Args(), Kwargs: n.Kwargs(), Muts: n.Muts()}
+// copyCall returns a synthetic copy of call n (its offset, flags and
+// operations) with opcode form o and parts f, a, kw (kw NoID: none).
+func (v *View) copyCall(n pickle.ID, o pickle.Opcode, f, a, kw pickle.ID) pickle.ID {
+	return v.copyCallAt(n, n, o, f, a, kw)
+}
+
+// copyCallAt is copyCall with the offset of node at.
+func (v *View) copyCallAt(at, n pickle.ID, o pickle.Opcode, f, a, kw pickle.ID) pickle.ID {
+	c := v.synthOp(pickle.KindCall, o, v.offset(at))
+	v.setFlags(c, v.flags(n))
+	v.setCall(c, f, a, kw, n)
 	return c
 }
 
 // withArgs replaces call n (or its current replacement) by a copy whose
 // argument tuple is args.
-func (v *View) withArgs(n *pickle.Node, args []*pickle.Node) {
+func (v *View) withArgs(n pickle.ID, args []pickle.ID) {
 	cur := v.res(n)
-	c := v.synth(pickle.KindCall, n)
-	c.Op = cur.Op
-	c.Flags = cur.Flags
-	t := v.synth(pickle.KindTuple, cur.Args())
-	t.Items = args
-	c.X = &pickle.Extra{Func: cur.Func(), Args: t, Kwargs: cur.Kwargs(), Muts: cur.Muts()}
+	t := v.synth(pickle.KindTuple, v.argsOf(cur))
+	v.setKids(t, args)
+	c := v.copyCallAt(n, cur, v.opOf(cur), v.fn(cur), t, v.kwargsOf(cur))
 	v.setRepl(n, c)
 }
 
 // tracker applies N1: the class tracker id at args[i] becomes the tracker
 // node of that id (one per distinct id in the stream).
-func (v *View) tracker(n *pickle.Node, args []*pickle.Node, i int) {
+func (v *View) tracker(n pickle.ID, args []pickle.ID, i int) {
 	if len(args) <= i {
 		return
 	}
@@ -534,32 +527,26 @@ func (v *View) tracker(n *pickle.Node, args []*pickle.Node, i int) {
 		return
 	}
 	if v.trackers == nil {
-		v.trackers = map[string]*pickle.Node{}
+		v.trackers = map[string]pickle.ID{}
 	}
-	t := v.trackers[id]
-	if t == nil {
+	t, ok := v.trackers[id]
+	if !ok {
 		t = v.synth(KindTracker, args[i])
-		t.Int = int64(len(v.trackers))
+		v.setInt(t, int64(len(v.trackers)))
 		v.mark(t, 't')
 		v.trackers[id] = t
 	}
-	na := append([]*pickle.Node(nil), args...)
+	na := append([]pickle.ID(nil), args...)
 	na[i] = t
 	v.withArgs(n, na)
 	v.note(RuleTrackerID, n)
 }
 
-func (v *View) mark(n *pickle.Node, b byte) {
-	if v.special == nil {
-		v.special = map[*pickle.Node]byte{}
-	}
-	v.special[n] = b
-	v.specSet.add(n.ID)
-}
+func (v *View) mark(n pickle.ID, b byte) { v.xspec[n-v.base] = b }
 
-func (v *View) placeholder(like *pickle.Node, name string) *pickle.Node {
+func (v *View) placeholder(like pickle.ID, name string) pickle.ID {
 	p := v.synth(KindPlaceholder, like)
-	p.Str = name
+	v.setText(p, name)
 	v.mark(p, 'P')
 	return p
 }
@@ -568,7 +555,7 @@ func (v *View) placeholder(like *pickle.Node, name string) *pickle.Node {
 // object built by types.CodeType (possibly reached through cloudpickle's
 // _builtin_type or dill's _load_type) or dill's _create_code. The argument
 // positions depend on the Python version, told by the number of arguments.
-func (v *View) code(n *pickle.Node, args []*pickle.Node, dill bool) {
+func (v *View) code(n pickle.ID, args []pickle.ID, dill bool) {
 	var file, line int
 	switch {
 	case !dill && len(args) == 15: // 3.7 and older 3.x: no posonlyargcount
@@ -586,7 +573,7 @@ func (v *View) code(n *pickle.Node, args []*pickle.Node, dill bool) {
 	default:
 		return
 	}
-	na := append([]*pickle.Node(nil), args...)
+	na := append([]pickle.ID(nil), args...)
 	changed := false
 	if _, ok := v.str(na[file]); ok {
 		na[file] = v.placeholder(na[file], "co_filename")
@@ -594,7 +581,7 @@ func (v *View) code(n *pickle.Node, args []*pickle.Node, dill bool) {
 		changed = true
 	}
 	if v.Opt.StripLineno {
-		if l := v.res(na[line]); l.Kind == pickle.KindInt && len(l.Muts()) == 0 {
+		if l := v.res(na[line]); v.kind(l) == pickle.KindInt && v.nmuts(l) == 0 {
 			na[line] = v.placeholder(na[line], "lineno")
 			v.note(RuleLineno, n)
 			changed = true
@@ -609,21 +596,22 @@ func (v *View) code(n *pickle.Node, args []*pickle.Node, dill bool) {
 // cloudpickle function becomes a placeholder. The dict is replaced
 // everywhere it is referenced (cloudpickle shares it between the functions
 // of one module).
-func (v *View) globalsFile(d *pickle.Node) {
+func (v *View) globalsFile(d pickle.ID) {
 	if r := v.res(d); r != d {
 		return // already rewritten through another function
 	}
-	if d.Kind != pickle.KindDict || len(d.Muts()) > 0 {
+	if v.kind(d) != pickle.KindDict || v.nmuts(d) > 0 {
 		return
 	}
 	v.dictPlaceholder(d, "__file__", "__file__", RuleGlobalsFile)
 }
 
 // dictPlaceholder replaces the value of str key `key` of plain dict d.
-func (v *View) dictPlaceholder(d *pickle.Node, key, name, rule string) bool {
+func (v *View) dictPlaceholder(d pickle.ID, key, name, rule string) bool {
+	items := v.items(d)
 	idx := -1
-	for i := 0; i+1 < len(d.Items); i += 2 {
-		if s, ok := v.str(d.Items[i]); ok && s == key {
+	for i := 0; i+1 < len(items); i += 2 {
+		if s, ok := v.str(items[i]); ok && s == key {
 			idx = i + 1
 		}
 	}
@@ -631,9 +619,10 @@ func (v *View) dictPlaceholder(d *pickle.Node, key, name, rule string) bool {
 		return false
 	}
 	c := v.synth(pickle.KindDict, d)
-	c.Flags = d.Flags
-	c.Items = append([]*pickle.Node(nil), d.Items...)
-	c.Items[idx] = v.placeholder(d.Items[idx], name)
+	v.setFlags(c, v.flags(d))
+	ci := append([]pickle.ID(nil), items...)
+	ci[idx] = v.placeholder(items[idx], name)
+	v.setKids(c, ci)
 	v.setRepl(d, c)
 	v.note(rule, d)
 	return true
@@ -641,22 +630,22 @@ func (v *View) dictPlaceholder(d *pickle.Node, key, name, rule string) bool {
 
 // fold turns the calls producers emit only for their side effect on an
 // object (REDUCE then POP) into an operation on that object.
-func (v *View) fold(n *pickle.Node) {
-	if n.Op != pickle.REDUCE || n.Flags&pickle.FlagMemo != 0 || len(n.Muts()) > 0 || v.res(n) != n {
+func (v *View) fold(n pickle.ID) {
+	if v.opOf(n) != pickle.REDUCE || v.flags(n)&pickle.FlagMemo != 0 || v.nmuts(n) > 0 || v.res(n) != n {
 		return
 	}
-	args, ok := v.tuple(n.Args())
+	args, ok := v.tuple(v.argsOf(n))
 	if !ok {
 		return
 	}
-	who := v.callable(n.Func())
+	who := v.callable(v.fn(n))
 	var o op
 	switch who {
 	case "cp:_function_setstate", "cp:_class_setstate":
 		if len(args) != 2 {
 			return
 		}
-		o = op{tag: 'S', name: who[3:], args: []*pickle.Node{args[1]}}
+		o = op{tag: 'S', name: who[3:], args: []pickle.ID{args[1]}}
 		if who == "cp:_class_setstate" && v.Opt.StripLineno {
 			v.classLineno(args[1])
 		}
@@ -667,21 +656,21 @@ func (v *View) fold(n *pickle.Node) {
 		if _, ok := v.str(args[1]); !ok {
 			return
 		}
-		o = op{tag: 'A', name: "setattr", args: []*pickle.Node{args[1], args[2]}}
+		o = op{tag: 'A', name: "setattr", args: []pickle.ID{args[1], args[2]}}
 	default:
 		return
 	}
 	target := v.res(args[0])
-	if target.Kind != pickle.KindCall {
+	if v.kind(target) != pickle.KindCall {
 		return
 	}
-	o.offset, o.folded = n.Offset, n
+	o.offset, o.folded = v.offset(n), n
 	if v.extraOps == nil {
-		v.extraOps = map[*pickle.Node][]op{}
-		v.folded = map[*pickle.Node]bool{}
+		v.extraOps = map[pickle.ID][]op{}
+		v.folded = map[pickle.ID]bool{}
 	}
 	v.extraOps[target] = append(v.extraOps[target], o)
-	v.extraSet.add(target.ID)
+	v.extraSet.add(target)
 	v.folded[n] = true
 	if o.tag == 'S' {
 		v.note(RuleSetstate, n)
@@ -692,13 +681,13 @@ func (v *View) fold(n *pickle.Node) {
 
 // classLineno applies N4 to the class dict of a _class_setstate state
 // (clsdict, slotstate): Python 3.13 stores __firstlineno__ there.
-func (v *View) classLineno(state *pickle.Node) {
+func (v *View) classLineno(state pickle.ID) {
 	st, ok := v.tuple(state)
 	if !ok || len(st) < 1 {
 		return
 	}
 	d := st[0]
-	if v.res(d) != d || d.Kind != pickle.KindDict || len(d.Muts()) > 0 {
+	if v.res(d) != d || v.kind(d) != pickle.KindDict || v.nmuts(d) > 0 {
 		return
 	}
 	v.dictPlaceholder(d, "__firstlineno__", "lineno", RuleLineno)
@@ -709,12 +698,12 @@ func (v *View) classLineno(state *pickle.Node) {
 // calls merged in by stream offset. Its cost is linear in the operations
 // and their arguments (a run of 200,000 SETITEMs is one operation, its
 // arguments gathered in one slice).
-func (v *View) ops(n *pickle.Node) []op {
-	muts := n.Muts()
+func (v *View) ops(n pickle.ID) []op {
 	extra := v.extra(n)
-	if len(muts) == 0 && len(extra) == 0 {
+	if v.nmuts(n) == 0 && len(extra) == 0 {
 		return nil
 	}
+	muts := v.muts(n)
 	out := make([]op, 0, len(muts)+len(extra))
 	j := 0
 	for i := 0; i < len(muts); {
@@ -739,7 +728,7 @@ func (v *View) ops(n *pickle.Node) []op {
 			for _, r := range muts[i:k] {
 				total += len(r.Args)
 			}
-			args := make([]*pickle.Node, 0, total)
+			args := make([]pickle.ID, 0, total)
 			for _, r := range muts[i:k] {
 				args = append(args, r.Args...)
 			}

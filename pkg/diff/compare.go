@@ -588,7 +588,7 @@ func (c *cmp) compare(t task) []task {
 	case pickle.KindCall:
 		return c.call(a, b, path)
 	case pickle.KindGlobal:
-		if a.Src().Flags&pickle.FlagDynamic != 0 && b.Src().Flags&pickle.FlagDynamic != 0 {
+		if a.Flags()&pickle.FlagDynamic != 0 && b.Flags()&pickle.FlagDynamic != 0 {
 			return c.seq(a.Items(), b.Items(), path, ".__parts__[%d]", a, b)
 		}
 	}
@@ -599,7 +599,7 @@ func (c *cmp) compare(t task) []task {
 // shared reports whether an identity object is referenced more than once
 // in its stream (so its sharing pattern can differ between two sides).
 func shared(n *canon.Node) bool {
-	return !n.Pure() && n.Src().Flags&pickle.FlagShared != 0
+	return !n.Pure() && n.Flags()&pickle.FlagShared != 0
 }
 
 func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format string, a, b *canon.Node) []task {
@@ -996,16 +996,16 @@ func shortValue(n *canon.Node, max int) string {
 func leafValue(n *canon.Node) string {
 	switch n.Kind() {
 	case pickle.KindList:
-		return fmt.Sprintf("[...%d items]", len(n.Src().Items))
+		return fmt.Sprintf("[...%d items]", n.NItems())
 	case pickle.KindTuple:
-		if len(n.Src().Items) == 0 {
+		if n.NItems() == 0 {
 			return "()"
 		}
-		return fmt.Sprintf("(...%d items)", len(n.Src().Items))
+		return fmt.Sprintf("(...%d items)", n.NItems())
 	case pickle.KindDict:
-		return fmt.Sprintf("{...%d items}", len(n.Src().Items)/2)
+		return fmt.Sprintf("{...%d items}", n.NItems()/2)
 	case pickle.KindSet, pickle.KindFrozenSet:
-		return fmt.Sprintf("%s of %d", canon.KindName(n.Kind()), len(n.Src().Items))
+		return fmt.Sprintf("%s of %d", canon.KindName(n.Kind()), n.NItems())
 	case pickle.KindCall:
 		// f()()...: walk down the callables without recursion
 		calls := 0
@@ -1039,8 +1039,8 @@ func leafValue(n *canon.Node) string {
 	case pickle.KindInt:
 		// an int of millions of digits: its decimal form costs seconds
 		// and shows nothing short
-		if src := n.Src(); src.IsBig() && src.Big().BitLen() > hugeIntBits {
-			x := src.Big()
+		if n.IsBig() && n.Int().BitLen() > hugeIntBits {
+			x := n.Int()
 			sign := ""
 			if x.Sign() < 0 {
 				sign = "-"
@@ -1098,29 +1098,11 @@ func bytesNote(off, la, lb int64) string {
 // (what building it took; shared objects count where they were built), or
 // the payload length of a str/bytes value.
 func (c *cmp) size(n *canon.Node, sideA bool) int64 {
-	src := n.Src()
-	switch src.Kind {
+	switch n.Kind() {
 	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat:
 		return 0
 	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
-		return src.Len()
+		return n.Len()
 	}
-	return owned(src)
-}
-
-// owned sums Self over the nodes n owns, without recursion.
-func owned(n *pickle.Node) int64 {
-	var total int64
-	stack := []*pickle.Node{n}
-	for steps := 0; len(stack) > 0 && steps < 1<<28; steps++ { // ownership is a tree; the cap is a guard
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		total += x.Self
-		for _, ch := range x.Children() {
-			if ch.Owner == x && ch != x {
-				stack = append(stack, ch)
-			}
-		}
-	}
-	return total
+	return n.Owned()
 }

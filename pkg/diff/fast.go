@@ -524,17 +524,21 @@ func parseSpans(f *canon.FastItems, want []pickle.Span, per int, copt canon.Opti
 	if len(vals) != len(want) {
 		return nil, nil, errFast
 	}
-	items := make([]*pickle.Node, 0, per*len(want))
+	items := make([]pickle.ID, 0, per*len(want))
 	for _, v := range vals {
 		if len(v) != per {
 			return nil, nil, errFast
 		}
-		items = append(items, v...)
+		for _, n := range v {
+			items = append(items, pickle.ID(n.ID))
+		}
 	}
-	// one synthetic list holds them all, so one view wraps them
-	root := &pickle.Node{Kind: pickle.KindList, ID: int32(len(st.All)), Items: items}
-	st.All = append(st.All, root)
-	st.Root = root
+	// one list added to the stream's store holds them all, so one view
+	// wraps them
+	s := st.Store()
+	root := s.Add(pickle.KindList, 0, 0)
+	s.SetItems(root, items)
+	s.Root = root
 	view := canon.Normalize(st, copt)
 	vroot := view.Root()
 	nodes := vroot.Items()

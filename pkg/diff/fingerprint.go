@@ -62,7 +62,7 @@ type fpInfo struct {
 type fpTable struct {
 	algo canon.Algo
 	h    hash.Hash
-	idx  []int32 // by Src().ID: 1 + index into info
+	idx  []int32 // by ID(): 1 + index into info
 	info []fpInfo
 	buf  []byte
 	hdrs []byte // headers of the nodes on the pass's stack
@@ -104,7 +104,7 @@ func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
 func (t *fpTable) once(n *canon.Node) bool { return t.get(n).flags&fpOnce != 0 }
 
 func (t *fpTable) slot(n *canon.Node) (int32, bool) {
-	id := int(n.Src().ID)
+	id := int(n.ID())
 	if id < len(t.idx) && t.idx[id] > 0 {
 		return t.idx[id] - 1, true
 	}
@@ -112,7 +112,7 @@ func (t *fpTable) slot(n *canon.Node) (int32, bool) {
 }
 
 func (t *fpTable) add(n *canon.Node, parent int32) int32 {
-	id := int(n.Src().ID)
+	id := int(n.ID())
 	if id >= len(t.idx) {
 		t.idx = append(t.idx, make([]int32, max(id+1, 2*len(t.idx))-len(t.idx))...)
 	}
@@ -155,19 +155,18 @@ func (t *fpTable) leafFP(n *canon.Node) (out [16]byte) {
 // counts, call form, operation names); ok is false for an object that is
 // no container (its Digest is its fingerprint).
 func children(n *canon.Node, hdr []byte) (kids []*canon.Node, _ []byte, ok bool) {
-	src := n.Src()
 	hdr = append(hdr, "\xff\xfepkdiff-merkle"...)
 	hdr = append(hdr, byte(n.Kind()))
 	switch n.Kind() {
 	case pickle.KindList, pickle.KindTuple, pickle.KindSet, pickle.KindFrozenSet:
 		kids = n.Items()
 	case pickle.KindPersID:
-		if len(src.Items) == 0 {
+		if n.NItems() == 0 {
 			return nil, hdr, false
 		}
 		kids = n.Items()
 	case pickle.KindGlobal:
-		if src.Flags&pickle.FlagDynamic == 0 {
+		if n.Flags()&pickle.FlagDynamic == 0 {
 			return nil, hdr, false
 		}
 		kids = n.Items()

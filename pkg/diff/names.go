@@ -24,7 +24,7 @@ func qualified(f *canon.Node) string {
 	}
 	switch f.Kind() {
 	case pickle.KindGlobal:
-		if f.Src().Flags&pickle.FlagDynamic != 0 {
+		if f.Flags()&pickle.FlagDynamic != 0 {
 			return ""
 		}
 		return f.Str() + "." + f.Name()

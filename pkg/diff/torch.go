@@ -19,13 +19,17 @@ const MaxTensorScan = 5_000_000
 func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 	out := map[string]string{}
 	// joblib arrays: the NumpyArrayWrapper node each raw part follows
-	wrappers := map[*pickle.Node]string{}
+	type at struct {
+		part, stream int
+		id           pickle.ID
+	}
+	wrappers := map[at]string{}
 	for _, p := range doc.Parts {
-		if p.Node != nil && (p.Role == input.RoleArray || p.Role == input.RoleObjects) {
-			wrappers[p.Node] = p.Name
+		if p.Of >= 0 && (p.Role == input.RoleArray || p.Role == input.RoleObjects) {
+			wrappers[at{p.Of, p.NodeStream, p.NodeID}] = p.Name
 		}
 	}
-	for _, p := range doc.Parts {
+	for pi, p := range doc.Parts {
 		if p.Pickle == nil || p.Role != input.RolePickle {
 			continue
 		}
@@ -57,13 +61,16 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 				seen[it.n] = true
 				visited++
 				n := it.n
-				if name, ok := wrappers[n.Src()]; ok {
+				id, inStream := n.StreamID()
+				if name, ok := wrappers[at{pi, st.Index, id}]; ok && inStream {
 					if _, dup := out["array:"+name]; !dup {
 						out["array:"+name] = it.path
 					}
 				}
-				if n.Kind() == pickle.KindCall {
-					if t, ok := doc.Tensor(n.Src()); ok && t.Storage != nil {
+				// (a call a rule built is never a tensor's: rules rewrite
+				// only copyreg, functools, cloudpickle and dill calls)
+				if n.Kind() == pickle.KindCall && inStream {
+					if t, ok := doc.TensorAt(v.Store(), id); ok && t.Storage != nil {
 						if _, dup := out[t.Storage.Key]; !dup {
 							out[t.Storage.Key] = it.path
 						}

@@ -1,0 +1,118 @@
+package canon
+
+import (
+	"math/big"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The view reads every node by pickle.ID. IDs below View.base are the
+// stream's nodes, read from its pickle.Store; IDs from base on are the
+// nodes the rules built (a rewritten call, a placeholder, a tracker), held
+// in a small store of the view's own (View.x, local ID = ID - base) whose
+// items name nodes of either kind. The stream's store is never written:
+// several views of one stream (pk diff normalises a stream more than once)
+// see the same nodes and may coexist.
+//
+// The synthetic nodes' texts (a placeholder's name, a rewritten global's
+// module, the payload of a rewritten bytes or bytearray) are kept in
+// View.xstr, strings shared with the stream's store where they come from
+// it, so that a rule never copies a payload; their special role
+// (placeholder, tracker) in View.xspec.
+
+// at returns the store holding id and id's index in it.
+func (v *View) at(id pickle.ID) (*pickle.Store, pickle.ID) {
+	if id < v.base {
+		return v.s, id
+	}
+	return &v.x, id - v.base
+}
+
+func (v *View) kind(id pickle.ID) pickle.Kind   { s, i := v.at(id); return s.Kind(i) }
+func (v *View) opOf(id pickle.ID) pickle.Opcode { s, i := v.at(id); return s.Op(i) }
+func (v *View) flags(id pickle.ID) pickle.Flags { s, i := v.at(id); return s.Flags(i) }
+func (v *View) offset(id pickle.ID) int64       { s, i := v.at(id); return s.Offset(i) }
+func (v *View) nmuts(id pickle.ID) int          { s, i := v.at(id); return s.NMuts(i) }
+func (v *View) muts(id pickle.ID) []pickle.SMut { s, i := v.at(id); return s.Muts(i) }
+func (v *View) items(id pickle.ID) []pickle.ID  { s, i := v.at(id); return s.Items(i) }
+func (v *View) nitems(id pickle.ID) int         { s, i := v.at(id); return s.NItems(i) }
+func (v *View) fn(id pickle.ID) pickle.ID       { s, i := v.at(id); return s.Func(i) }
+func (v *View) argsOf(id pickle.ID) pickle.ID   { s, i := v.at(id); return s.Args(i) }
+func (v *View) kwargsOf(id pickle.ID) pickle.ID { s, i := v.at(id); return s.Kwargs(i) }
+func (v *View) name(id pickle.ID) string        { s, i := v.at(id); return s.Name(i) }
+func (v *View) isBig(id pickle.ID) bool         { s, i := v.at(id); return s.IsBig(i) }
+func (v *View) bigOf(id pickle.ID) *big.Int     { s, i := v.at(id); return s.Big(i) }
+func (v *View) blob(id pickle.ID) *pickle.Blob  { s, i := v.at(id); return s.Blob(i) }
+func (v *View) float(id pickle.ID) float64      { s, i := v.at(id); return s.Float(i) }
+func (v *View) selfBytes(id pickle.ID) int64    { s, i := v.at(id); return s.Self(i) }
+func (v *View) owner(id pickle.ID) pickle.ID    { s, i := v.at(id); return s.Owner(i) }
+func (v *View) hasFlag(id pickle.ID, f pickle.Flags) bool {
+	return v.flags(id)&f != 0
+}
+
+// ival is the scalar of a node that is no text (int that fits int64,
+// bool, float bits, EXT code, buffer index, tracker number): 0 for the
+// text kinds, as the graph had it.
+func (v *View) ival(id pickle.ID) int64 {
+	switch v.kind(id) {
+	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray, pickle.KindPersID, pickle.KindGlobal:
+		return 0
+	}
+	s, i := v.at(id)
+	return s.Int(i)
+}
+
+// text is the text of a str/bytes/bytearray (the blob's prefix when
+// streamed), a PERSID, a global's module, a placeholder's name.
+func (v *View) text(id pickle.ID) string {
+	if id < v.base {
+		return v.s.Str(id)
+	}
+	return v.xstr[id-v.base]
+}
+
+// plen is the payload length of a str/bytes/bytearray.
+func (v *View) plen(id pickle.ID) int64 {
+	if b := v.blob(id); b != nil {
+		return b.Len
+	}
+	return int64(len(v.text(id)))
+}
+
+// ---- building synthetic nodes ----
+
+// synth adds a node of kind k standing where like stands (its opcode and
+// offset), with no flags, items or bytes of its own.
+func (v *View) synth(k pickle.Kind, like pickle.ID) pickle.ID {
+	return v.synthOp(k, v.opOf(like), v.offset(like))
+}
+
+func (v *View) synthOp(k pickle.Kind, op pickle.Opcode, off int64) pickle.ID {
+	local := v.x.Add(k, op, off)
+	v.xstr = append(v.xstr, "")
+	v.xspec = append(v.xspec, 0)
+	v.nsyn++
+	return v.base + local
+}
+
+func (v *View) setKids(id pickle.ID, items []pickle.ID) { v.x.SetItems(id-v.base, items) }
+func (v *View) setFlags(id pickle.ID, f pickle.Flags)   { v.x.SetFlags(id-v.base, f) }
+func (v *View) setInt(id pickle.ID, i int64)            { v.x.SetInt(id-v.base, i) }
+func (v *View) setText(id pickle.ID, t string)          { v.xstr[id-v.base] = t }
+func (v *View) setName(id pickle.ID, n string)          { v.x.SetName(id-v.base, n) }
+func (v *View) setBlob(id pickle.ID, b *pickle.Blob)    { v.x.SetBlob(id-v.base, b) }
+
+// setCall sets the parts of synthetic call id (kw may be NoID) and copies
+// the operations of call muts (NoID: none) to it.
+func (v *View) setCall(id, f, a, kw, muts pickle.ID) {
+	if kw != pickle.NoID {
+		v.setKids(id, []pickle.ID{f, a, kw})
+	} else {
+		v.setKids(id, []pickle.ID{f, a})
+	}
+	if muts != pickle.NoID {
+		for _, m := range v.muts(muts) {
+			v.x.AddMut(id-v.base, m.Op, m.Offset, m.Args)
+		}
+	}
+}
