@@ -70,7 +70,7 @@ func disInput(w io.Writer, path string, opt dis.Options) error {
 	}
 	for i := range doc.Parts {
 		p := &doc.Parts[i]
-		if p.Of >= 0 && p.Node != nil {
+		if p.JoblibArray() {
 			continue // joblib arrays: shown inside their pickle part
 		}
 		if p.Raw != nil {
@@ -111,7 +111,7 @@ func disInput(w io.Writer, path string, opt dis.Options) error {
 		bw.Flush()
 		gaps := map[int64]dis.Gap{}
 		for _, q := range doc.Parts {
-			if q.Of == i && q.Node != nil && q.Gap[1] > q.Gap[0] {
+			if q.Of == i && q.JoblibArray() && q.Gap[1] > q.Gap[0] {
 				gaps[q.Gap[0]] = dis.Gap{Len: q.Gap[1] - q.Gap[0], Pickle: q.Role == input.RoleObjects}
 			}
 		}

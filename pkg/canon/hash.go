@@ -7,7 +7,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -304,12 +303,11 @@ func hashStdin(opt Options) (*Result, error) {
 	return hashGraph("-", r, opt)
 }
 
-// hashGraph hashes on the graph path: the file at path, or r (stdin's
-// bytes) when it is not nil.
+// hashGraph hashes on the store path: the file at path, or r (stdin's
+// bytes) when it is not nil. The stores hold no pointers, so the collector
+// keeps its default pace (the graph path it replaced ran at
+// pickle.GCPercentWhileParsing).
 func hashGraph(path string, r io.Reader, opt Options) (*Result, error) {
-	// The graph stays live from the parse to the end of the hash: keep the
-	// collector at the parse's pace throughout (see pickle.QuietGC).
-	release := pickle.QuietGC()
 	var doc *input.Doc
 	var err error
 	if r != nil {
@@ -318,19 +316,7 @@ func hashGraph(path string, r io.Reader, opt Options) (*Result, error) {
 		doc, err = input.Open(path, ReadOptions(opt))
 	}
 	if err != nil {
-		release()
 		return nil, err
 	}
-	res, err := HashDoc(doc, opt)
-	big := doc.Size >= reclaimSize
-	if release() && big {
-		// Other inputs are being hashed at the quiet pace: reclaim this
-		// graph now rather than let dead graphs pile up.
-		runtime.GC()
-	}
-	return res, err
+	return HashDoc(doc, opt)
 }
-
-// reclaimSize is the input size from which HashFile collects its dead graph
-// at once when other hashes run concurrently.
-const reclaimSize = 32 << 20

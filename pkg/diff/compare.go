@@ -142,14 +142,15 @@ func reasons(da, db *input.Doc, ha, hb *canon.Result, keepDictOrder bool) []Reas
 			}
 			for _, s := range p.Pickle.Streams {
 				protos[s.Proto] = true
-				for _, n := range s.All {
-					switch n.Kind {
+				ss := s.Store()
+				for i := 0; i < ss.Len(); i++ {
+					switch id := pickle.ID(i); ss.Kind(id) {
 					case pickle.KindSet, pickle.KindFrozenSet:
-						if len(n.Items) > 1 {
+						if ss.NItems(id) > 1 {
 							sets++
 						}
 					case pickle.KindDict:
-						if len(n.Items) > 2 {
+						if ss.NItems(id) > 2 {
 							dicts++
 						}
 					}

@@ -25,7 +25,7 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 	}
 	wrappers := map[at]string{}
 	for _, p := range doc.Parts {
-		if p.Of >= 0 && (p.Role == input.RoleArray || p.Role == input.RoleObjects) {
+		if p.JoblibArray() {
 			wrappers[at{p.Of, p.NodeStream, p.NodeID}] = p.Name
 		}
 	}
@@ -35,7 +35,7 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 		}
 		for _, st := range p.Pickle.Streams {
 			hasPID := len(wrappers) > 0
-			for _, ev := range st.Log {
+			for _, ev := range st.Store().Log {
 				if ev.Kind == pickle.EvPersID {
 					hasPID = true
 					break

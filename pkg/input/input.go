@@ -51,11 +51,10 @@ type Part struct {
 	Raw *Raw
 	// Key is the torch storage key of a RoleStorage part.
 	Key string
-	// Node is, for joblib arrays (RoleArray, RoleObjects), the
+	// NodeID is, for joblib arrays (RoleArray, RoleObjects), the
 	// NumpyArrayWrapper node whose BUILD the bytes follow, in the pickle
-	// part Of: NodeID in its stream NodeStream. Node (the graph's) goes
-	// when every consumer reads stores (docs/engine.md §3).
-	Node       *pickle.Node
+	// part Of: node NodeID of its stream NodeStream (pickle.NoID for
+	// other parts).
 	NodeID     pickle.ID
 	NodeStream int
 	// Of is the index in Doc.Parts of the pickle part that refers to this
@@ -67,6 +66,13 @@ type Part struct {
 	Gap [2]int64
 
 	src *partSource // how to re-read a top-level pickle part (OpenPart)
+}
+
+// JoblibArray reports whether the part is a joblib array (its data, or the
+// nested pickle of an object array) that follows the BUILD of node NodeID
+// in stream NodeStream of part Of.
+func (p *Part) JoblibArray() bool {
+	return p.Of >= 0 && (p.Role == RoleArray || p.Role == RoleObjects)
 }
 
 // Raw is a run of bytes that is content but not pickle.
@@ -124,6 +130,10 @@ type Options struct {
 	// AllowBadCRC reads zip members whose CRC-32 does not match, as
 	// torch.load does (it ignores CRCs); by default pk refuses them.
 	AllowBadCRC bool
+	// Graph also builds the *Node graph of every stream (Stream.All, Root,
+	// ...), for the tests that still read it; the commands read stores
+	// (Stream.Store) and leave it out (docs/engine.md).
+	Graph bool
 }
 
 // Decompression limit defaults.
@@ -212,6 +222,7 @@ func (o Options) limit(size int64) int64 {
 
 // openStream recognises the content of r by its first bytes.
 func openStream(r io.Reader, size int64, path string, ra *readerAtSize, opt pickle.Options, iopt Options) (*Doc, error) {
+	opt.NoGraph = !iopt.Graph
 	br := bufio.NewReaderSize(r, 256<<10)
 	head, _ := br.Peek(16)
 	doc := &Doc{Path: path, Size: size}
@@ -282,11 +293,6 @@ func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt
 		return err
 	}
 	part := Part{Name: "", Role: RolePickle, Pickle: f, Of: -1}
-	for i := range jb.parts {
-		if p := &jb.parts[i]; p.NodeStream < len(f.Streams) && f.Streams[p.NodeStream].All != nil {
-			p.Node = f.Streams[p.NodeStream].All[p.NodeID] // the graph's, until every consumer reads stores
-		}
-	}
 	doc.Parts = append([]Part{part}, jb.parts...)
 	if len(jb.parts) > 0 {
 		doc.Format = withLayer(doc, "joblib")

@@ -49,57 +49,6 @@ type StorageRef struct {
 	Part     *Part // nil when the input has no storage with this key
 }
 
-// parsePID reads a torch persistent id node.
-func parsePID(pid *pickle.Node) (*StorageRef, bool) {
-	if pid == nil || pid.Kind != pickle.KindPersID || len(pid.Items) != 1 {
-		return nil, false
-	}
-	t := pid.Items[0]
-	if t.Kind != pickle.KindTuple || len(t.Items) < 5 {
-		return nil, false
-	}
-	it := t.Items
-	if it[0].Kind != pickle.KindStr || it[0].Str != "storage" || it[2].Kind != pickle.KindStr || it[4].Kind != pickle.KindInt || it[4].IsBig() {
-		return nil, false
-	}
-	r := &StorageRef{Key: it[2].Str, Numel: it[4].Int}
-	if it[1].Kind == pickle.KindGlobal {
-		r.Type = it[1].Qualified()
-		name := it[1].Name()
-		if i := strings.LastIndexByte(name, '.'); i >= 0 {
-			name = name[i+1:]
-		}
-		if st, ok := storageTypes[name]; ok && (it[1].Str == "torch" || strings.HasPrefix(it[1].Str, "torch.")) {
-			r.DType, r.ElemSize = st.dtype, st.size
-		}
-	}
-	if it[3].Kind == pickle.KindStr {
-		r.Location = it[3].Str
-	}
-	return r, true
-}
-
-// Storage returns what a torch persistent id node refers to: the storage's
-// key, dtype and element count, and the Raw part holding its bytes.
-func (d *Doc) Storage(pid *pickle.Node) (*StorageRef, bool) {
-	r, ok := parsePID(pid)
-	if !ok {
-		return nil, false
-	}
-	d.attach(r)
-	return r, true
-}
-
-// attach sets the Raw part holding the storage r names.
-func (d *Doc) attach(r *StorageRef) {
-	for i := range d.Parts {
-		if d.Parts[i].Role == RoleStorage && d.Parts[i].Key == r.Key {
-			r.Part = &d.Parts[i]
-			break
-		}
-	}
-}
-
 // TensorRef describes a tensor rebuilt by torch._utils._rebuild_tensor_v2
 // (or _rebuild_tensor) from a storage.
 type TensorRef struct {
@@ -109,55 +58,14 @@ type TensorRef struct {
 	Stride  []int64
 }
 
-// Tensor reads a call node of torch._utils._rebuild_tensor_v2 /
-// _rebuild_tensor(storage, storage_offset, size, stride, ...).
-func (d *Doc) Tensor(call *pickle.Node) (*TensorRef, bool) {
-	if call == nil || call.Kind != pickle.KindCall || call.Func() == nil {
-		return nil, false
-	}
-	switch call.Func().Qualified() {
-	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
-	default:
-		return nil, false
-	}
-	a := call.Args()
-	if a == nil || a.Kind != pickle.KindTuple || len(a.Items) < 4 {
-		return nil, false
-	}
-	s, ok := d.Storage(a.Items[0])
-	if !ok || a.Items[1].Kind != pickle.KindInt {
-		return nil, false
-	}
-	t := &TensorRef{Storage: s, Offset: a.Items[1].Int}
-	ints := func(n *pickle.Node) ([]int64, bool) {
-		if n.Kind != pickle.KindTuple {
-			return nil, false
-		}
-		out := make([]int64, 0, len(n.Items))
-		for _, x := range n.Items {
-			if x.Kind != pickle.KindInt {
-				return nil, false
-			}
-			out = append(out, x.Int)
-		}
-		return out, true
-	}
-	if t.Shape, ok = ints(a.Items[2]); !ok {
-		return nil, false
-	}
-	if t.Stride, ok = ints(a.Items[3]); !ok {
-		return nil, false
-	}
-	return t, true
-}
-
 // pids returns every torch storage persistent id of f, in stream order.
 func pids(f *pickle.File) []*StorageRef {
 	var out []*StorageRef
-	for _, s := range f.Streams {
+	for _, st := range f.Streams {
+		s := st.Store()
 		for _, ev := range s.Log {
 			if ev.Kind == pickle.EvPersID {
-				if r, ok := parsePID(ev.Node); ok {
+				if r, ok := parsePIDAt(s, ev.Node); ok {
 					out = append(out, r)
 				}
 			}
@@ -419,8 +327,9 @@ func isTorchLegacy(br *bufio.Reader) bool {
 	if err != nil || len(f.Streams) != 1 {
 		return false
 	}
-	r := f.Streams[0].Root
-	return r != nil && r.Kind == pickle.KindInt && r.IsBig() && r.Big().Cmp(torchMagic) == 0
+	s := f.Streams[0].Store()
+	r := s.Root
+	return r >= 0 && s.Kind(r) == pickle.KindInt && s.IsBig(r) && s.Big(r).Cmp(torchMagic) == 0
 }
 
 // readTorchLegacy reads torch's legacy format: five pickles (magic number,
@@ -450,12 +359,12 @@ func readTorchLegacy(doc *Doc, br *bufio.Reader, size int64, where string, opt p
 	if len(f.Streams) != 5 || f.Trailing != nil {
 		return fail(rd.Offset(), "legacy torch file with %d complete pickles where torch.load needs 5 (magic, protocol, sys info, data, storage keys)", len(f.Streams))
 	}
-	if p := f.Streams[1].Root; p.Kind != pickle.KindInt || p.Int != 1001 {
+	if s := f.Streams[1].Store(); s.Kind(s.Root) != pickle.KindInt || s.Int(s.Root) != 1001 {
 		return fail(f.Streams[1].Offset, "legacy torch protocol version is not 1001: torch.load refuses")
 	}
-	keysNode := f.Streams[4].Root
-	if keysNode.Kind != pickle.KindList {
-		return fail(f.Streams[4].Offset, "legacy torch storage keys are a %s, not a list", keysNode.Kind)
+	ks := f.Streams[4].Store()
+	if ks.Kind(ks.Root) != pickle.KindList {
+		return fail(f.Streams[4].Offset, "legacy torch storage keys are a %s, not a list", ks.Kind(ks.Root))
 	}
 	refs := map[string]*StorageRef{}
 	for _, r := range pids(&pickle.File{Streams: f.Streams[3:4]}) {
@@ -464,46 +373,47 @@ func readTorchLegacy(doc *Doc, br *bufio.Reader, size int64, where string, opt p
 		}
 	}
 	doc.Parts = append(doc.Parts, Part{Name: "", Role: RolePickle, Pickle: f, Of: -1})
-	for _, k := range keysNode.Items {
-		if k.Kind != pickle.KindStr {
-			return fail(f.Streams[4].Offset, "a legacy torch storage key is a %s, not a str", k.Kind)
+	for _, kid := range ks.Items(ks.Root) {
+		if ks.Kind(kid) != pickle.KindStr {
+			return fail(f.Streams[4].Offset, "a legacy torch storage key is a %s, not a str", ks.Kind(kid))
 		}
-		r := refs[k.Str]
+		key := ks.Str(kid)
+		r := refs[key]
 		if r == nil {
-			return fail(rd.Offset(), "storage key %q is not referenced by the data pickle: its element size is unknown (torch.load fails too)", k.Str)
+			return fail(rd.Offset(), "storage key %q is not referenced by the data pickle: its element size is unknown (torch.load fails too)", key)
 		}
 		if r.ElemSize == 0 {
-			return fail(rd.Offset(), "storage %q has an unknown storage type %q: cannot size its record", k.Str, r.Type)
+			return fail(rd.Offset(), "storage %q has an unknown storage type %q: cannot size its record", key, r.Type)
 		}
 		at := rd.Offset()
 		head := rd.Peek(8)
 		if len(head) < 8 {
-			return fail(at, "storage %q: the input ends before its element count (truncated)", k.Str)
+			return fail(at, "storage %q: the input ends before its element count (truncated)", key)
 		}
 		rd.Discard(8)
 		numel := int64(binary.LittleEndian.Uint64(head))
 		hi, lo := bits.Mul64(uint64(numel), uint64(r.ElemSize))
 		if numel < 0 || hi != 0 || lo > math.MaxInt64 {
-			return fail(at, "storage %q: element count %d overflows", k.Str, numel)
+			return fail(at, "storage %q: element count %d overflows", key, numel)
 		}
 		n := int64(lo)
 		if numel != r.Numel {
-			return fail(at, "storage %q: the record holds %d elements, the persistent id says %d: torch.load refuses (wrong byte size)", k.Str, numel, r.Numel)
+			return fail(at, "storage %q: the record holds %d elements, the persistent id says %d: torch.load refuses (wrong byte size)", key, numel, r.Numel)
 		}
 		if size >= 0 && n > size-rd.Offset() {
-			return fail(at, "storage %q of %d bytes exceeds the %d bytes left (truncated)", k.Str, n, size-rd.Offset())
+			return fail(at, "storage %q of %d bytes exceeds the %d bytes left (truncated)", key, n, size-rd.Offset())
 		}
 		raw := &Raw{Offset: rd.Offset(), Where: where, DType: r.DType, Shape: []int64{numel}}
 		if err := readRaw(rd, n, raw, opt.NewHash); err != nil {
 			if le := lim.failure(); le != nil {
 				return le
 			}
-			return fail(raw.Offset, "storage %q of %d bytes: %v", k.Str, n, err)
+			return fail(raw.Offset, "storage %q of %d bytes: %v", key, n, err)
 		}
 		if ra != nil && ra.r != nil && where == "" {
 			raw.open = sectionOpener(ra.r, raw.Offset, raw.Len)
 		}
-		doc.Parts = append(doc.Parts, Part{Name: "storage " + k.Str, Role: RoleStorage, Key: k.Str, Raw: raw, Of: 0})
+		doc.Parts = append(doc.Parts, Part{Name: "storage " + key, Role: RoleStorage, Key: key, Raw: raw, Of: 0})
 	}
 	if !rd.AtEOF() {
 		t := &pickle.Trailing{Offset: rd.Offset(), Reason: "bytes after the last storage record (torch.load ignores them)"}

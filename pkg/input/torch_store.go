@@ -6,8 +6,7 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// The store forms of Storage and Tensor (docs/engine.md §3): the graph forms
-// in torch.go go when every consumer reads stores.
+// What a torch persistent id and a tensor rebuild say, read from a store.
 
 // parsePIDAt reads a torch persistent id node of a store.
 func parsePIDAt(s *pickle.Store, pid pickle.ID) (*StorageRef, bool) {
@@ -39,7 +38,9 @@ func parsePIDAt(s *pickle.Store, pid pickle.ID) (*StorageRef, bool) {
 	return r, true
 }
 
-// StorageAt is Storage for node pid of store s.
+// StorageAt returns what the torch persistent id node pid of store s
+// refers to: the storage's key, dtype and element count, and the Raw part
+// holding its bytes.
 func (d *Doc) StorageAt(s *pickle.Store, pid pickle.ID) (*StorageRef, bool) {
 	r, ok := parsePIDAt(s, pid)
 	if !ok {
@@ -49,7 +50,9 @@ func (d *Doc) StorageAt(s *pickle.Store, pid pickle.ID) (*StorageRef, bool) {
 	return r, true
 }
 
-// TensorAt is Tensor for node call of store s.
+// TensorAt reads the call node of store s that rebuilds a tensor,
+// torch._utils._rebuild_tensor_v2 / _rebuild_tensor(storage, storage_offset,
+// size, stride, ...).
 func (d *Doc) TensorAt(s *pickle.Store, call pickle.ID) (*TensorRef, bool) {
 	if call < 0 || s.Kind(call) != pickle.KindCall || s.Func(call) < 0 {
 		return nil, false
@@ -89,4 +92,14 @@ func (d *Doc) TensorAt(s *pickle.Store, call pickle.ID) (*TensorRef, bool) {
 		return nil, false
 	}
 	return t, true
+}
+
+// attach sets the Raw part holding the storage r names.
+func (d *Doc) attach(r *StorageRef) {
+	for i := range d.Parts {
+		if d.Parts[i].Role == RoleStorage && d.Parts[i].Key == r.Key {
+			r.Part = &d.Parts[i]
+			break
+		}
+	}
 }

@@ -218,7 +218,7 @@ func NewDoc(d *input.Doc) *Tree {
 // pickle part Of), or nil when p is no such part. Torch storages also have
 // an Of but no node: they are told apart by their role.
 func partNode(d *input.Doc, p *input.Part) (*pickle.Store, pickle.ID) {
-	if p.Of < 0 || p.Of >= len(d.Parts) || d.Parts[p.Of].Pickle == nil || (p.Role != input.RoleArray && p.Role != input.RoleObjects) {
+	if p.Of < 0 || p.Of >= len(d.Parts) || d.Parts[p.Of].Pickle == nil || !p.JoblibArray() {
 		return nil, pickle.NoID
 	}
 	ss := d.Parts[p.Of].Pickle.Streams

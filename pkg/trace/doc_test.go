@@ -73,7 +73,7 @@ func TestContainerSizesAddUp(t *testing.T) {
 		}
 		// joblib arrays sit inside their pickle stream: counted once
 		for _, p := range d.Parts {
-			if p.Of >= 0 && p.Node != nil && p.Raw != nil {
+			if p.JoblibArray() && p.Raw != nil {
 				parts -= p.Raw.Len
 			}
 		}
