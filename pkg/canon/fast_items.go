@@ -477,7 +477,7 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 // Parse parses the ranges wanted (whole values of the file, in file order,
 // with Keep; usually Span(i) of items) with the machine's range mode, after
 // the ranges that set the memo entries they read (pickle.ParseSpans).
-func (f *FastItems) Parse(want []pickle.Span, ropt pickle.Options) (*pickle.Stream, [][]*pickle.Node, error) {
+func (f *FastItems) Parse(want []pickle.Span, ropt pickle.Options) (*pickle.Stream, [][]pickle.ID, error) {
 	if !f.Spans {
 		return nil, nil, errSlow
 	}

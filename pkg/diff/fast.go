@@ -529,9 +529,7 @@ func parseSpans(f *canon.FastItems, want []pickle.Span, per int, copt canon.Opti
 		if len(v) != per {
 			return nil, nil, errFast
 		}
-		for _, n := range v {
-			items = append(items, pickle.ID(n.ID))
-		}
+		items = append(items, v...)
 	}
 	// one list added to the stream's store holds them all, so one view
 	// wraps them

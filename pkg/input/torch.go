@@ -323,7 +323,7 @@ func sectionOpener(ra io.ReaderAt, off, n int64) func() (io.ReadCloser, error) {
 // isTorchLegacy reports whether br starts with torch's legacy magic pickle.
 func isTorchLegacy(br *bufio.Reader) bool {
 	head, _ := br.Peek(64)
-	f, err := pickle.Parse(bytes.NewReader(head), int64(len(head)), "", pickle.Options{MaxStreams: 1})
+	f, err := pickle.Parse(bytes.NewReader(head), int64(len(head)), "", pickle.Options{MaxStreams: 1, NoGraph: true})
 	if err != nil || len(f.Streams) != 1 {
 		return false
 	}

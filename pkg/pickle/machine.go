@@ -286,11 +286,12 @@ func newMachine(rd *Reader, reuse, graph bool) *machine {
 }
 
 // RunStream runs one pickle stream from the reader's position to its STOP,
-// as a graph. At the end of input before any opcode it returns io.EOF.
+// into a Store (Stream.Store; no graph). At the end of input before any
+// opcode it returns io.EOF.
 // The machine is the stream's own and reserves nothing from the bytes left
 // (a joblib file runs one for each object array, followed by array data).
 func RunStream(rd *Reader, index int) (*Stream, error) {
-	m := &machine{rd: rd, start: rd.Offset(), graph: true}
+	m := &machine{rd: rd, start: rd.Offset()}
 	return m.run(index)
 }
 

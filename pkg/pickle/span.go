@@ -27,16 +27,16 @@ type Span struct {
 // entry in an earlier span (or earlier in its own). Nodes carry true
 // offsets in r and the byte attribution of the whole stream's parse, as
 // long as every byte that builds them lies in the spans. The stream
-// returned has Proto proto and every node built in All (no Root); vals
-// holds, per span with Keep, the values it left (bottom first). Any error
+// returned holds its Store only (no graph), with Proto proto and every node
+// built (no Root); vals holds, per span with Keep, the IDs of the values it
+// left (bottom first). Any error
 // is reported as Parse would, or says which span broke these rules.
-func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span, opt Options) (st *Stream, vals [][]*Node, err error) {
+func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span, opt Options) (st *Stream, vals [][]ID, err error) {
 	m := &machine{s: &Store{Proto: proto, Root: NoID}, project: true}
 	if len(spans) > 0 {
 		m.s.Begin, m.s.End = spans[0].Start, spans[len(spans)-1].End
 		m.start = m.s.Begin
 	}
-	var kept [][]ID
 	var br *bufio.Reader
 	for i, sp := range spans {
 		if sp.Start < 0 || sp.End <= sp.Start || sp.End > size || sp.MemoCount < 0 {
@@ -78,18 +78,10 @@ func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span,
 			for j, s := range m.stack {
 				out[j] = s.n
 			}
-			kept = append(kept, out)
+			vals = append(vals, out)
 		}
 		m.stack = m.stack[:0]
 	}
-	st = m.s.Graph()
-	st.store = m.s
-	for _, ids := range kept {
-		out := make([]*Node, len(ids))
-		for j, id := range ids {
-			out[j] = st.All[id]
-		}
-		vals = append(vals, out)
-	}
-	return st, vals, nil
+	s := m.s
+	return &Stream{Index: s.Index, Offset: s.Begin, End: s.End, Proto: s.Proto, store: s}, vals, nil
 }

@@ -95,10 +95,11 @@ func TestParseSpans(t *testing.T) {
 			s.Keep = true
 			all = append(all, s)
 		}
-		_, vals, err := ParseSpans(r, size, "t.pkl", 4, all, Options{})
+		st, ids, err := ParseSpans(r, size, "t.pkl", 4, all, Options{})
 		if err != nil {
 			t.Fatalf("split %d: %v", split, err)
 		}
+		vals := graphVals(st, ids)
 		for i, v := range vals {
 			if len(v) != 1 {
 				t.Fatalf("span %d left %d values", i, len(v))
@@ -107,17 +108,19 @@ func TestParseSpans(t *testing.T) {
 		}
 
 		// the dict alone, after the range that sets memo 1 and 2
-		st, vals, err := ParseSpans(r, size, "t.pkl", 4, []Span{item[0], {Start: item[2].Start, End: item[2].End, MemoCount: 3, Keep: true}}, Options{})
+		st, ids, err = ParseSpans(r, size, "t.pkl", 4, []Span{item[0], {Start: item[2].Start, End: item[2].End, MemoCount: 3, Keep: true}}, Options{})
 		if err != nil {
 			t.Fatalf("split %d: %v", split, err)
 		}
-		if len(vals) != 1 || len(vals[0]) != 1 || st.Proto != 4 || len(st.All) != 4 {
-			t.Fatalf("split %d: %d kept spans, %d nodes", split, len(vals), len(st.All))
+		vals = graphVals(st, ids)
+		if len(vals) != 1 || len(vals[0]) != 1 || st.Proto != 4 || st.Store().Len() != 4 {
+			t.Fatalf("split %d: %d kept spans, %d nodes", split, len(vals), st.Store().Len())
 		}
 		sameNode(t, items[2], vals[0][0])
 
 		// 'a' alone, then the GET of it
-		_, vals, err = ParseSpans(r, size, "t.pkl", 4, []Span{{Start: offs[3], End: offs[5], MemoCount: 1}, {Start: offs[8], End: offs[9], Keep: true}}, Options{})
+		st, ids, err = ParseSpans(r, size, "t.pkl", 4, []Span{{Start: offs[3], End: offs[5], MemoCount: 1}, {Start: offs[8], End: offs[9], Keep: true}}, Options{})
+		vals = graphVals(st, ids)
 		if err != nil || vals[0][0].Str != "a" || vals[0][0].Offset != offs[3] {
 			t.Fatalf("split %d: %v %+v", split, err, vals)
 		}
@@ -140,4 +143,19 @@ func TestParseSpans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// graphVals returns the values ParseSpans kept as nodes of the stream's graph.
+func graphVals(st *Stream, ids [][]ID) [][]*Node {
+	if st == nil {
+		return nil
+	}
+	g := st.Store().Graph()
+	out := make([][]*Node, len(ids))
+	for i, v := range ids {
+		for _, id := range v {
+			out[i] = append(out[i], g.All[id])
+		}
+	}
+	return out
 }

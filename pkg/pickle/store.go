@@ -578,10 +578,11 @@ func idsOf(ns []*Node) []ID {
 }
 
 // needsExtra reports whether the graph's node of id has an Extra, as the
-// graph machine gave one: calls, globals, big ints, blobs, mutated nodes.
+// graph machine gave one: calls, resolved globals, big ints, blobs,
+// mutated nodes.
 func (s *Store) needsExtra(id ID) bool {
 	r := &s.recs[id]
-	if r.kind == KindCall || r.kind == KindGlobal {
+	if r.kind == KindCall || (r.kind == KindGlobal && r.flags&FlagDynamic == 0) {
 		return true
 	}
 	x := s.x(id)
