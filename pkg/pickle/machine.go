@@ -446,6 +446,24 @@ func (m *machine) growRecs() {
 	recs := make([]rec, n, proj)
 	copy(recs, s.recs)
 	s.recs = recs
+	// the item and text arenas grow with the records: to the share
+	// projected from what this stream has put in them so far (one copy
+	// instead of a series of doublings, each of which holds the old array
+	// and the new at once)
+	s.kids = projected(s.kids, n, proj)
+	s.text = projected(s.text, n, proj)
+}
+
+// projected returns buf with room for the length it would have at proj
+// records, from its length at n records, when that is more than it has.
+func projected[T any](buf []T, n, proj int64) []T {
+	want := int64(len(buf))*proj/max(n, 1) + int64(len(buf))/16
+	if want <= int64(cap(buf)) {
+		return buf
+	}
+	out := make([]T, len(buf), want)
+	copy(out, buf)
+	return out
 }
 
 func (m *machine) r(id ID) *rec { return &m.s.recs[id] }
