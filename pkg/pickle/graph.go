@@ -219,13 +219,28 @@ type Event struct {
 	Mut    int
 }
 
-// Stream is one pickle: from its first opcode to its STOP.
+// Stream is one pickle: from its first opcode to its STOP. Its nodes are
+// in its Store; the *Node graph (Graph) is built only when the parse was
+// asked for it (Options.NoGraph unset: the tests), and is nil otherwise.
 type Stream struct {
 	Index  int
 	Offset int64 // first byte
 	End    int64 // one past STOP
 	Proto  int   // the last PROTO seen (0 when none)
-	Root   *Node // what pickle.load returns
+	// LeftoverMarks counts MARKs still open at STOP.
+	LeftoverMarks int
+	// Self is the bytes attributed to the stream itself: PROTO, FRAME,
+	// STOP, POP/POP_MARK and what they discarded the reference to.
+	Self int64
+	*Graph
+
+	store *Store
+}
+
+// Graph is a stream as a graph of *Node: the same nodes as its Store, under
+// the same IDs, for the tests and the debugging tools that walk pointers.
+type Graph struct {
+	Root *Node // what pickle.load returns
 	// All holds every node in creation order (Node.ID indexes it).
 	All []*Node
 	// Tops are the nodes without an owner: the root (when built at top
@@ -236,15 +251,8 @@ type Stream struct {
 	// built; Leftover are those left under the result at STOP.
 	Popped   []*Node
 	Leftover []*Node
-	// LeftoverMarks counts MARKs still open at STOP.
-	LeftoverMarks int
 	// Log is every call-like operation and global resolution, in order.
 	Log []Event
-	// Self is the bytes attributed to the stream itself: PROTO, FRAME,
-	// STOP, POP/POP_MARK and what they discarded the reference to.
-	Self int64
-
-	store *Store
 }
 
 // Store returns the stream as a Store (docs/engine.md): the same nodes under

@@ -594,7 +594,7 @@ func (s *Store) needsExtra(id ID) bool {
 // Every node, item list and extra is carved from a few exact-size slabs.
 func (s *Store) Graph() *Stream {
 	st := &Stream{Index: s.Index, Offset: s.Begin, End: s.End, Proto: s.Proto,
-		LeftoverMarks: s.LeftoverMarks, Self: s.StreamSelf}
+		LeftoverMarks: s.LeftoverMarks, Self: s.StreamSelf, Graph: &Graph{}}
 	n := len(s.recs)
 	slab := make([]Node, n)
 	all := make([]*Node, n)

@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzScan: scanning never panics, and the verdict is never clean when the
-// graph holds a call whose callable is not an allowlisted global (or a
+// store holds a call whose callable is not an allowlisted global (or a
 // getattr-like fetch the scanner names), or a mutation of a global.
 func FuzzScan(f *testing.F) {
 	seeds, _ := filepath.Glob("../../testdata/scan/corpus/*")
@@ -43,28 +43,29 @@ func FuzzScan(f *testing.F) {
 				continue
 			}
 			for _, st := range p.Pickle.Streams {
-				for _, n := range st.All {
-					for _, m := range n.Muts() {
-						if n.Kind == pickle.KindGlobal {
-							t.Fatalf("clean, but %s at %d mutates the global %s", m.Op, m.Offset, n.Qualified())
-						}
+				s := st.Store()
+				for i := 0; i < s.Len(); i++ {
+					n := pickle.ID(i)
+					if s.Kind(n) == pickle.KindGlobal && s.NMuts(n) > 0 {
+						m := s.Muts(n)[0]
+						t.Fatalf("clean, but %s at %d mutates the global %s", m.Op, m.Offset, s.Qualified(n))
 					}
-					if n.Kind != pickle.KindCall {
+					if s.Kind(n) != pickle.KindCall {
 						continue
 					}
-					fn := n.Func()
+					fn := s.Func(n)
 					switch {
-					case fn.Kind == pickle.KindGlobal && fn.Flags&pickle.FlagDynamic == 0:
-						nm := Name{fn.Str, fn.Name()}
+					case s.Kind(fn) == pickle.KindGlobal && !s.Has(fn, pickle.FlagDynamic):
+						nm := Name{s.Str(fn), s.Name(fn)}
 						if !pol.Allowed(RoleCall, nm) && !pol.Allowed(RoleConstruct, nm) {
-							t.Fatalf("clean, but the %s at %d calls %s, not on the allowlist", n.Op, n.Offset, nm)
+							t.Fatalf("clean, but the %s at %d calls %s, not on the allowlist", s.Op(n), s.Offset(n), nm)
 						}
-					case fn.Kind == pickle.KindCall:
-						if g := fn.Func(); g.Kind != pickle.KindGlobal || fetchers[Name{g.Str, g.Name()}] == 0 {
-							t.Fatalf("clean, but the %s at %d calls the result of a call", n.Op, n.Offset)
+					case s.Kind(fn) == pickle.KindCall:
+						if g := s.Func(fn); s.Kind(g) != pickle.KindGlobal || fetchers[Name{s.Str(g), s.Name(g)}] == 0 {
+							t.Fatalf("clean, but the %s at %d calls the result of a call", s.Op(n), s.Offset(n))
 						}
 					default:
-						t.Fatalf("clean, but the %s at %d calls a %s", n.Op, n.Offset, fn.Kind)
+						t.Fatalf("clean, but the %s at %d calls a %s", s.Op(n), s.Offset(n), s.Kind(fn))
 					}
 				}
 			}
