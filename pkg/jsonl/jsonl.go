@@ -159,8 +159,8 @@ func AppendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 func AppendBigInt(b []byte, v *big.Int) []byte { return v.Append(b, 10) }
 
 // AppendFloat appends a float: a JSON number when finite (the shortest
-// text that reads back as the same float), {"float":"nan"|"inf"|"-inf"}
-// otherwise.
+// text that reads back as the same float, with a ".0" when it would
+// otherwise read as an int), {"float":"nan"|"inf"|"-inf"} otherwise.
 func AppendFloat(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -170,7 +170,14 @@ func AppendFloat(b []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(b, `{"float":"-inf"}`...)
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
+	n := len(b)
+	b = strconv.AppendFloat(b, f, 'g', -1, 64)
+	for _, c := range b[n:] {
+		if c == '.' || c == 'e' {
+			return b
+		}
+	}
+	return append(b, '.', '0') // 1.0, not 1: a JSON reader that keeps ints and floats apart (Python's) sees a float
 }
 
 // AppendBool appends true or false.
