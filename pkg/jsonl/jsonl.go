@@ -10,7 +10,8 @@
 //   - the record of an input that could not be read, ErrorRecord:
 //     {"file", "error", "offset"} (offset null when none applies);
 //   - the encoding of pickled values (Append* and the Value types): None is
-//     null, a bool true/false, an int a JSON number of any size, a finite
+//     null, a bool true/false, an int a JSON number (beyond MaxIntBits its
+//     first hex digits, {"int_hex","bits","shortened"}), a finite
 //     float a JSON number ({"float":"nan"|"inf"|"-inf"} otherwise), a str a
 //     JSON string (lone surrogates as \uXXXX escapes, as Python's json
 //     writes them), bytes {"bytes":"<hex>"}, a bytearray
@@ -155,8 +156,31 @@ func AppendString(b []byte, s string) []byte {
 // AppendInt appends an int.
 func AppendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 
-// AppendBigInt appends an int of any size as a JSON number.
-func AppendBigInt(b []byte, v *big.Int) []byte { return v.Append(b, 10) }
+// MaxIntBits is the largest int written as a JSON number: 14,284 bits,
+// about 4,300 decimal digits, the most Python's int() and str() take by
+// default (sys.int_info.default_max_str_digits). Writing a larger one in
+// decimal would also cost time quadratic in its size.
+const MaxIntBits = 14284
+
+// AppendBigInt appends an int: a JSON number when it has at most
+// MaxIntBits bits, otherwise {"int_hex":"<sign and first 64 hex digits>",
+// "bits":N,"shortened":true} (linear in the size of v).
+func AppendBigInt(b []byte, v *big.Int) []byte {
+	n := v.BitLen()
+	if n <= MaxIntBits {
+		return v.Append(b, 10)
+	}
+	top := new(big.Int).Abs(v)
+	top.Rsh(top, uint(n-256))
+	b = append(b, `{"int_hex":"`...)
+	if v.Sign() < 0 {
+		b = append(b, '-')
+	}
+	b = top.Append(b, 16)
+	b = append(b, `","bits":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, `,"shortened":true}`...)
+}
 
 // AppendFloat appends a float: a JSON number when finite (the shortest
 // text that reads back as the same float, with a ".0" when it would

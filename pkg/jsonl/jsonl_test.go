@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -27,6 +28,7 @@ func TestValues(t *testing.T) {
 		{string(AppendBytes(nil, "bytes", "ab", 2)), `{"bytes":"6162"}`},
 		{string(AppendBytes(nil, "bytearray", "ab", 10)), `{"bytearray":"6162","len":10,"shortened":true}`},
 		{string(AppendShortStr(nil, "ab\xc3", 10)), `{"str":"ab","len":10,"shortened":true}`},
+		{string(AppendBigInt(nil, new(big.Int).Lsh(big.NewInt(-3), 20000))), `{"int_hex":"-c` + strings.Repeat("0", 63) + `","bits":20002,"shortened":true}`},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)
