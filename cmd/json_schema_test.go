@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -212,4 +213,10 @@ func TestJSONSchemas(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs, %d records validated", len(runs), lines)
+}
+
+// TestJSONScripts runs cmd/testdata/script/json_*.txtar: the shared shape
+// of --json, seen from the command line.
+func TestJSONScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{Files: globScripts(t, "json_")})
 }
