@@ -22,7 +22,9 @@ const (
 	AliasChanged = "alias changed"
 )
 
-// Entry is one difference, at a path a Python user would write.
+// Entry is one difference, at a path a Python user would write. Its
+// struct tags are not the --json shape: WriteJSON writes a jsonEntry
+// (docs/schema/diff.schema.json).
 type Entry struct {
 	Path  string `json:"path"`
 	Kind  string `json:"kind"`
@@ -61,7 +63,8 @@ type Reason struct {
 	Count int    `json:"count"`
 }
 
-// Result is the whole answer for two inputs.
+// Result is the whole answer for two inputs (--json: WriteJSON's records,
+// not these tags).
 type Result struct {
 	A, B       string   `json:"-"`
 	Same       bool     `json:"same"`
