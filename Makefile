@@ -21,7 +21,8 @@ build:
 
 # pk plus the pkhash/pkdiff/pktrace links that select a subcommand by name,
 # man pages (pk gen-man: cobra's doc package), bash, zsh and fish completions
-# of pk and of the links (pk gen-completions), and the guides (docs/*.md).
+# of pk and of the links (pk gen-completions), the guides (docs/*.md) and the
+# --json schemas (docs/schema/, which docs/json.md links).
 install: build
 	rm -rf $(GEN)
 	$(BIN) gen-man $(GEN)/man1
@@ -35,6 +36,8 @@ install: build
 	install -m 0644 $(GEN)/zsh/_* $(DESTDIR)$(ZSHDIR)
 	install -m 0644 $(GEN)/fish/*.fish $(DESTDIR)$(FISHDIR)
 	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)
+	install -d $(DESTDIR)$(DOCDIR)/schema
+	install -m 0644 docs/schema/*.schema.json $(DESTDIR)$(DOCDIR)/schema
 
 # Runs pk on the bundled example (no Python needed).
 demo: build

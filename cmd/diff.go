@@ -9,6 +9,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/diff"
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/spf13/cobra"
 )
@@ -44,6 +45,9 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 			if f.stat && f.raw {
 				return usageErr(c, "--stat counts the semantic differences; --raw lists opcodes: give one")
 			}
+			if f.raw && f.json {
+				return usageErr(c, "--raw is an opcode listing in text: --json does not apply")
+			}
 			if usesStdin(args) {
 				watchStdin()
 			}
@@ -59,14 +63,19 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 			res, err := diff.Files(args[0], args[1], diff.Options{Canon: copt, Ignore: f.ignore, Input: input.Options{AllowBadCRC: f.allowBadCRC}})
 			if err != nil {
 				var ie *diff.InputError
+				name := ""
 				if errors.As(err, &ie) {
-					name := args[0]
+					name = args[0]
 					if ie.Side == 'b' {
 						name = args[1]
 					}
-					return &ExitError{Code: ExitTrouble, Err: explain(pickle.WithFile(ie.Err, name))}
+					err = pickle.WithFile(ie.Err, name)
 				}
-				return &ExitError{Code: ExitTrouble, Err: explain(err)}
+				err = explain(err)
+				if f.json {
+					jsonl.NewEncoder(out).Encode(diff.ErrorRecord{A: args[0], B: args[1], Error: jsonl.ErrorRecord(name, err)})
+				}
+				return &ExitError{Code: ExitTrouble, Err: err}
 			}
 			res.A, res.B = args[0], args[1]
 			if f.brief || f.quiet {
@@ -92,7 +101,7 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 		},
 	}
 	fl := c.Flags()
-	fl.BoolVar(&f.json, "json", false, "the verdict and the differences as one JSON object")
+	fl.BoolVar(&f.json, "json", false, "JSON Lines: one record a difference, then a summary record; a bad input is {\"a\",\"b\",\"file\",\"error\",\"offset\"} (docs/json.md)")
 	intFlag(fl, &f.max, "max", "", 50, 0, math.MaxInt, "show at most N differences (0: all); the rest are counted")
 	fl.BoolVarP(&f.brief, "brief", "q", false, "as diff -q: only say \"Files A and B differ\" (nothing when they are the same); the exit status as usual")
 	fl.BoolVar(&f.quiet, "quiet", false, "as git diff --quiet: print nothing; the exit status only (0 same, 1 different, 2 trouble)")

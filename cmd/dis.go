@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/pk-tools/pk/pkg/dis"
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/spf13/cobra"
 )
 
@@ -51,6 +52,9 @@ On a terminal opcode names are in colour (--color). Nothing is executed.
 					if d, ok := out.(*disWriter); ok {
 						d.flush()
 					}
+					if o.JSON {
+						jsonl.NewEncoder(out).Encode(jsonl.ErrorRecord(path, explain(err)))
+					}
 					fmt.Fprintf(os.Stderr, "pk: %v\n", explain(err))
 					failed = true
 				}
@@ -64,7 +68,7 @@ On a terminal opcode names are in colour (--color). Nothing is executed.
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&opt.JSON, "json", false, `one JSON object per opcode: {"stream":i,"pos":offset,"op":"NAME","arg":typed}`)
+	c.Flags().BoolVar(&opt.JSON, "json", false, `JSON Lines, one record per opcode: {"file","stream","offset","op","arg"} with typed arguments; a bad input is {"file","error","offset"} (docs/json.md)`)
 	c.Flags().BoolVar(&opt.Pickletools, "pickletools", false, "print exactly what python -m pickletools prints (first stream only)")
 	c.Flags().BoolVar(&full, "full", false, "print large payloads whole instead of shortened")
 	c.Flags().BoolVar(&noProgress, "no-progress", false, progressUsage)

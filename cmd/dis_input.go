@@ -11,6 +11,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/dis"
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -60,13 +61,23 @@ func disInput(w io.Writer, path string, opt dis.Options) error {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
 	header := func(i int, p *input.Part, text string) {
-		switch {
-		case opt.Pickletools:
-		case opt.JSON:
-			fmt.Fprintf(bw, `{"part":{"index":%d,"name":%s,"role":%q,%s}}`+"\n", i, strconv.Quote(p.Name), p.Role, text)
-		default:
+		if !opt.Pickletools {
 			fmt.Fprintf(bw, "# part %d: %s\n", i, text)
 		}
+	}
+	enc := jsonl.NewEncoder(bw)
+	// the record of a part (docs/schema/dis.schema.json)
+	type partRecord struct {
+		File   string  `json:"file"`
+		Record string  `json:"record"`
+		Part   int     `json:"part"`
+		Name   string  `json:"name"`
+		Role   string  `json:"role"`
+		Len    int64   `json:"len"`
+		Start  *int64  `json:"start,omitempty"`
+		In     string  `json:"in,omitempty"`
+		DType  string  `json:"dtype,omitempty"`
+		Shape  []int64 `json:"shape,omitempty"`
 	}
 	for i := range doc.Parts {
 		p := &doc.Parts[i]
@@ -75,7 +86,11 @@ func disInput(w io.Writer, path string, opt dis.Options) error {
 		}
 		if p.Raw != nil {
 			if opt.JSON {
-				header(i, p, `"len":`+strconv.FormatInt(p.Raw.Len, 10))
+				r := partRecord{File: path, Record: "part", Part: i, Name: p.Name, Role: string(p.Role), Len: p.Raw.Len, DType: p.Raw.DType, Shape: p.Raw.Shape}
+				if r.DType != "" && r.Shape == nil {
+					r.Shape = []int64{}
+				}
+				enc.Encode(r)
 			} else {
 				header(i, p, fmt.Sprintf("%s (%s): %d bytes of raw data, not a pickle", partName(doc, p), p.Role, p.Raw.Len))
 			}
@@ -97,7 +112,7 @@ func disInput(w io.Writer, path string, opt dis.Options) error {
 		}
 		start := p.Pickle.Streams[0].Offset
 		if opt.JSON {
-			header(i, p, fmt.Sprintf(`"len":%d,"start":%d,"in":%s`, size, start, strconv.Quote(where)))
+			enc.Encode(partRecord{File: path, Record: "part", Part: i, Name: p.Name, Role: string(p.Role), Len: size, Start: &start, In: where})
 		} else {
 			ns := strconv.Itoa(len(p.Pickle.Streams)) + " stream"
 			if len(p.Pickle.Streams) != 1 {
@@ -116,6 +131,7 @@ func disInput(w io.Writer, path string, opt dis.Options) error {
 			}
 		}
 		o := opt
+		o.Part = &i
 		if len(gaps) > 0 {
 			o.GapAfter = func(op *pickle.Op) (dis.Gap, bool) {
 				if op.Code != pickle.BUILD {

@@ -2,9 +2,9 @@ package cmd
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,7 +78,7 @@ digest was made with are read from the digest itself.
 	fl.StringArrayVar(&f.exclude, "exclude", nil, "with -r: leave out files and directories whose name or relative path matches `GLOB` (repeatable)")
 	fl.BoolVar(&f.skipNonPickles, "skip-non-pickles", false, "report inputs that are not pickles as skipped on stderr instead of failing")
 	intFlag(fl, &f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), 1, 1024, "inputs hashed in parallel (output stays in argument order)")
-	fl.BoolVar(&f.json, "json", false, `one JSON object per input: {"name","digest","explain":[...]} or {"name","error"}`)
+	fl.BoolVar(&f.json, "json", false, `JSON Lines, one record per input: {"file","digest","explain":[...]} or {"file","error","offset"} (docs/json.md)`)
 	fl.BoolVar(&f.explain, "explain", false, "list what was normalised and where (rule, path, count) after each digest")
 	fl.BoolVarP(&f.zero, "zero", "z", false, "end each output line with NUL, not newline, and do not escape names (with --check: SUMS lines end with NUL too)")
 	fl.BoolVar(&f.tag, "tag", false, "BSD-style lines: pk1-sha256 (NAME) = HEX")
@@ -214,12 +214,20 @@ type jsonNorm struct {
 	Offset int64  `json:"offset"`
 }
 
+// jsonHash is a record of hash --json (docs/schema/hash.schema.json): a
+// digest, or with --check a status.
 type jsonHash struct {
-	Name    string      `json:"name"`
+	File    string      `json:"file"`
 	Digest  string      `json:"digest,omitempty"`
 	Status  string      `json:"status,omitempty"`
-	Error   string      `json:"error,omitempty"`
 	Explain *[]jsonNorm `json:"explain,omitempty"`
+}
+
+// jsonHashError is the record of an input hash could not read
+// (jsonl.Error; "status":"skipped" with --skip-non-pickles).
+type jsonHashError struct {
+	jsonl.Error
+	Status string `json:"status,omitempty"`
 }
 
 func explainOf(r *canon.Result) []jsonNorm {
@@ -281,7 +289,7 @@ func runHash(w io.Writer, f hashFlags, opt canon.Options, args []string) error {
 	hashAll(jobs, f.jobs)
 	bw := bufio.NewWriter(prog.Writer(w))
 	defer bw.Flush()
-	enc := json.NewEncoder(bw)
+	enc := jsonl.NewEncoder(bw)
 	dim := color.New(color.Faint)
 	for _, j := range jobs {
 		<-j.done
@@ -289,7 +297,7 @@ func runHash(w io.Writer, f hashFlags, opt canon.Options, args []string) error {
 		if j.err != nil {
 			skip := f.skipNonPickles && notPickle(j.err)
 			if f.json {
-				o := jsonHash{Name: j.name, Error: j.err.Error()}
+				o := jsonHashError{Error: jsonl.ErrorRecord(j.name, j.err)}
 				if skip {
 					o.Status = "skipped"
 				}
@@ -305,7 +313,7 @@ func runHash(w io.Writer, f hashFlags, opt canon.Options, args []string) error {
 			continue
 		}
 		if f.json {
-			o := jsonHash{Name: j.name, Digest: j.res.Digest}
+			o := jsonHash{File: j.name, Digest: j.res.Digest}
 			if f.explain {
 				e := explainOf(j.res)
 				o.Explain = &e

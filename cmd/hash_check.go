@@ -3,9 +3,9 @@ package cmd
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"io"
 	"io/fs"
 	"os"
@@ -175,14 +175,14 @@ func checkSums(bw *bufio.Writer, f hashFlags, sums string, stdinUsed *bool) int 
 		return ExitTrouble
 	}
 	hashAll(jobs, f.jobs)
-	enc := json.NewEncoder(bw)
+	enc := jsonl.NewEncoder(bw)
 	failed, unread, version := 0, 0, 0
 	say := func(name, status string) {
 		if f.status {
 			return
 		}
 		if f.json {
-			enc.Encode(jsonHash{Name: name, Status: status})
+			enc.Encode(jsonHash{File: name, Status: status})
 			return
 		}
 		if status == "OK" && f.quiet {

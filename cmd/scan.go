@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/scan"
 	"github.com/spf13/cobra"
 )
@@ -177,8 +178,7 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 	prog := newFilesProgress(ew, f.noProgress, "pk scan", inputs)
 	defer prog.Done()
 	w, ew = prog.Writer(w), prog.Writer(ew)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
+	enc := jsonl.NewEncoder(w)
 	for i := range inputs {
 		rep := <-results[i]
 		prog.Add(1)
@@ -198,7 +198,7 @@ func runScan(w, ew io.Writer, f scanFlags, pol *scan.Policy, args []string) erro
 			continue
 		}
 		if f.json {
-			if err := enc.Encode(rep); err != nil {
+			if err := enc.Encode(scanRecord(rep)); err != nil {
 				return &ExitError{Code: ExitTrouble, Err: err}
 			}
 			continue
@@ -255,4 +255,23 @@ func writeScanText(w io.Writer, rep *scan.Report, quiet bool) {
 		line += ": " + rep.Error
 	}
 	fmt.Fprintln(w, line)
+}
+
+// scanRecordT is the record of scan --json (docs/schema/scan.schema.json):
+// the report, and for an invalid input the offset of the failure (null
+// when none applies), as every command's error record has it (pkg/jsonl).
+type scanRecordT struct {
+	*scan.Report
+	Offset json.RawMessage `json:"offset,omitempty"`
+}
+
+func scanRecord(rep *scan.Report) scanRecordT {
+	r := scanRecordT{Report: rep}
+	if rep.Error != "" {
+		r.Offset = json.RawMessage("null")
+		if o := jsonl.ErrorOffset(rep.Err); o != nil {
+			r.Offset = jsonl.AppendInt(nil, *o)
+		}
+	}
+	return r
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/pk-tools/pk/pkg/trace"
 	"github.com/spf13/cobra"
@@ -76,7 +77,7 @@ inputs are sized decompressed.
 		RunE: func(c *cobra.Command, args []string) error { return runTrace(c, args[0], &f) },
 	}
 	fl := c.Flags()
-	fl.BoolVar(&f.json, "json", false, "print the tree (or the --top list) as JSON")
+	fl.BoolVar(&f.json, "json", false, "JSON Lines: a summary record, then a record a node (or a --top object, a --group group); a bad input is {\"file\",\"error\",\"offset\"} (docs/json.md)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, progressUsage)
 	intFlag(fl, &f.top, "top", "", 0, 1, math.MaxInt, "list the N largest objects with their paths instead of the tree")
 	intFlag(fl, &f.depth, "depth", "", -1, 0, math.MaxInt, "show N levels of objects below the start, the whole tree to that depth (File and Pk lines use none; default: all)")
@@ -96,7 +97,13 @@ inputs are sized decompressed.
 }
 
 func runTrace(c *cobra.Command, path string, f *traceFlags) error {
-	trouble := func(err error) error { return &ExitError{Code: ExitTrouble, Err: explain(err)} }
+	trouble := func(err error) error {
+		err = explain(err)
+		if f.json {
+			jsonl.NewEncoder(c.OutOrStdout()).Encode(jsonl.ErrorRecord(path, err))
+		}
+		return &ExitError{Code: ExitTrouble, Err: err}
+	}
 	opt := trace.Options{Depth: f.depth, All: f.all, SortSize: f.sort == "size"}
 	if f.minSize != "" {
 		v, err := trace.ParseSize(f.minSize)

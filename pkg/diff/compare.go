@@ -116,7 +116,7 @@ func Docs(da, db *input.Doc, opt Options) (*Result, error) {
 	if len(r.Entries) == 0 && c.ignored == 0 {
 		// The digests differ but no entry located it (an object-sharing
 		// pattern inside equal subtrees, say): never report "0 differences".
-		r.Entries = append(r.Entries, Entry{Path: "root", Kind: Changed, A: ha.Digest, B: hb.Digest, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: "root", Kind: Changed, A: ha.Digest, B: hb.Digest, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
 	}
 	if len(opt.Ignore) > 0 && len(r.Entries) == 0 {
 		r.Same = true
@@ -221,13 +221,13 @@ func (c *cmp) docs(da, db *input.Doc) {
 			c.part(&da.Parts[ra[o.A].Index], &db.Parts[rb[o.B].Index])
 		case '-':
 			p := &da.Parts[ra[o.A].Index]
-			c.add(Entry{Path: partPath(p), Kind: Removed, A: partShort(p), SizeA: partSize(p)})
+			c.add(Entry{NoOffset: true, Path: partPath(p), Kind: Removed, A: partShort(p), ArrA: partArray(p), SizeA: partSize(p)})
 		case '+':
 			p := &db.Parts[rb[o.B].Index]
-			c.add(Entry{Path: partPath(p), Kind: Added, B: partShort(p), SizeB: partSize(p)})
+			c.add(Entry{NoOffset: true, Path: partPath(p), Kind: Added, B: partShort(p), ArrB: partArray(p), SizeB: partSize(p)})
 		case '~':
 			pa, pb := &da.Parts[ra[o.A].Index], &db.Parts[rb[o.B].Index]
-			c.add(Entry{Path: partPath(pa), Kind: Changed, A: partShort(pa), B: partShort(pb), Note: partsNote(pa, pb)})
+			c.add(Entry{NoOffset: true, Path: partPath(pa), Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), Note: partsNote(pa, pb)})
 		}
 	}
 }
@@ -292,7 +292,7 @@ func (c *cmp) part(pa, pb *input.Part) {
 	switch {
 	case pa.Raw != nil && pb.Raw != nil:
 		if !bytes.Equal(pa.Raw.Digest, pb.Raw.Digest) {
-			e := Entry{Path: partPath(pa), Kind: Changed, A: partShort(pa), B: partShort(pb), SizeA: pa.Raw.Len, SizeB: pb.Raw.Len}
+			e := Entry{NoOffset: true, Path: partPath(pa), Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), SizeA: pa.Raw.Len, SizeB: pb.Raw.Len}
 			if n, ok := changedElements(pa.Raw, pb.Raw); ok {
 				e.Note = fmt.Sprintf("%d element(s) differ", n)
 			}
@@ -318,7 +318,7 @@ func (c *cmp) part(pa, pb *input.Part) {
 	case pa.Pickle != nil && pb.Pickle != nil:
 		c.file(pa, pb)
 	default:
-		c.add(Entry{Path: partPath(pa), Kind: TypeChanged, A: partShort(pa), B: partShort(pb)})
+		c.add(Entry{NoOffset: true, Path: partPath(pa), Kind: TypeChanged, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb)})
 	}
 }
 
@@ -426,10 +426,10 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 		switch o.Kind {
 		case '-':
 			n := ea[o.A]
-			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.A), Kind: Removed, A: c.short(n), OffA: n.Offset(), Note: "a call or global resolution not reachable from the result"})
+			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.A), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '+':
 			n := eb[o.B]
-			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.B), Kind: Added, B: c.short(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
+			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.B), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '~':
 			c.walk(ea[o.A], eb[o.B], effect(o.B), true)
 		}
@@ -522,9 +522,9 @@ func (c *cmp) compare(t task) []task {
 		if a != b {
 			switch {
 			case a == nil:
-				c.add(Entry{Path: c.paths.String(path), Kind: Added, B: c.short(b), OffB: b.Offset()})
+				c.add(Entry{Path: c.paths.String(path), Kind: Added, B: c.short(b), ValB: typed(b), OffB: b.Offset()})
 			default:
-				c.add(Entry{Path: c.paths.String(path), Kind: Removed, A: c.short(a), OffA: a.Offset()})
+				c.add(Entry{Path: c.paths.String(path), Kind: Removed, A: c.short(a), ValA: typed(a), OffA: a.Offset()})
 			}
 		}
 		return nil
@@ -576,7 +576,7 @@ func (c *cmp) compare(t task) []task {
 		return nil
 	}
 	if a.Kind() != b.Kind() {
-		c.add(Entry{Path: c.paths.String(path), Kind: TypeChanged, A: c.short(a), B: c.short(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
+		c.add(Entry{Path: c.paths.String(path), Kind: TypeChanged, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
 		return nil
 	}
 	switch a.Kind() {
@@ -593,7 +593,7 @@ func (c *cmp) compare(t task) []task {
 			return c.seq(a.Items(), b.Items(), path, ".__parts__[%d]", a, b)
 		}
 	}
-	c.add(Entry{Path: c.paths.String(path), Kind: Changed, A: c.short(a), B: c.short(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
+	c.add(Entry{Path: c.paths.String(path), Kind: Changed, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
 	return c.opsDiff(a, b, path)
 }
 
@@ -629,10 +629,10 @@ func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format string, a, b *canon
 		switch o.Kind {
 		case '-':
 			n := ia[o.A]
-			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.A)), Kind: Removed, A: c.short(n), SizeA: c.size(n, true), OffA: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.A)), Kind: Removed, A: c.short(n), ValA: typed(n), SizeA: c.size(n, true), OffA: n.Offset()})
 		case '+':
 			n := ib[o.B]
-			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.B)), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.B)), Kind: Added, B: c.short(n), ValB: typed(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
 			kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: c.paths.child(path, edgeOf(format, o.B)), differ: true})
 		case '=':
@@ -709,12 +709,12 @@ func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
 	}
 	for _, n := range ia {
 		if !inB[exactKey(c.ta, n)] {
-			c.add(Entry{Path: c.pathOf(path, "{"+c.short(n)+"}"), Kind: Removed, A: c.short(n), OffA: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, "{"+c.short(n)+"}"), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset()})
 		}
 	}
 	for _, n := range ib {
 		if !inA[exactKey(c.tb, n)] {
-			c.add(Entry{Path: c.pathOf(path, "{"+c.short(n)+"}"), Kind: Added, B: c.short(n), OffB: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, "{"+c.short(n)+"}"), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset()})
 		}
 	}
 	return c.opsDiff(a, b, path)
@@ -738,7 +738,7 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(*canon.Node
 	for _, e := range ea {
 		j, ok := ib[exactKey(c.ta, e.Key)]
 		if !ok {
-			c.add(Entry{Path: c.pathOf(path, edge(e.Key)), Kind: Removed, A: c.short(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edge(e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
 			continue
 		}
 		matched[j] = true
@@ -746,7 +746,7 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(*canon.Node
 	}
 	for j, e := range eb {
 		if !matched[j] {
-			c.add(Entry{Path: c.pathOf(path, edge(e.Key)), Kind: Added, B: c.short(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edge(e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
 		}
 	}
 	if a != nil {

@@ -88,7 +88,7 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 	r.Entries = x.c.entries
 	if len(r.Entries) == 0 {
 		// as Docs
-		r.Entries = append(r.Entries, Entry{Path: "root", Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: "root", Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
 	}
 	return r, true
 }
@@ -342,10 +342,10 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 		switch o.Kind {
 		case '-':
 			n := nodesA[o.A][0]
-			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.A), Kind: Removed, A: c.short(n), SizeA: c.size(n, true), OffA: n.Offset()})
+			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.A), Kind: Removed, A: c.short(n), ValA: typed(n), SizeA: c.size(n, true), OffA: n.Offset()})
 		case '+':
 			n := nodesB[o.B][0]
-			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.B), Kind: Added, B: c.short(n), SizeB: c.size(n, false), OffB: n.Offset()})
+			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.B), Kind: Added, B: c.short(n), ValB: typed(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
 			kp := path + fmt.Sprintf("[%d]", o.B)
 			if ba, bb, big := descend(fa, fb, o.A, o.B, depth); big {
@@ -466,7 +466,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 		switch {
 		case j < 0:
 			e := nodesA[int(i)]
-			c.add(Entry{Path: path + edge(e[0]), Kind: Removed, A: c.short(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
+			c.add(Entry{Path: path + edge(e[0]), Kind: Removed, A: c.short(e[1]), ValA: typed(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
 		case fa.Items[i].Sum != fb.Items[j].Sum:
 			if ba, bb, big := descend(fa, fb, int(i), int(j), depth); big {
 				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + edge(keysA[int(i)]), depth: depth + 1})
@@ -479,7 +479,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 	for _, j := range orderB {
 		if !matchedB[j] {
 			e := nodesB[int(j)]
-			c.add(Entry{Path: path + edge(e[0]), Kind: Added, B: c.short(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
+			c.add(Entry{Path: path + edge(e[0]), Kind: Added, B: c.short(e[1]), ValB: typed(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
 		}
 	}
 	return kids, nil

@@ -7,6 +7,10 @@ import (
 	"strings"
 
 	"github.com/fatih/color"
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/jsonl"
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // Kinds of difference.
@@ -18,7 +22,9 @@ const (
 	AliasChanged = "alias changed"
 )
 
-// Entry is one difference, at a path a Python user would write.
+// Entry is one difference, at a path a Python user would write. Its
+// struct tags are not the --json shape: WriteJSON writes a jsonEntry
+// (docs/schema/diff.schema.json).
 type Entry struct {
 	Path  string `json:"path"`
 	Kind  string `json:"kind"`
@@ -34,6 +40,21 @@ type Entry struct {
 	// as a slice (root[200000:600000]); A and B show the first and the
 	// last item, OffA and OffB the first one's offset. 0 for one item.
 	Count int `json:"count,omitempty"`
+	// ValA and ValB are the sides as typed values (pkg/jsonl's encoding)
+	// when they are scalars (None, bool, int, float, str, bytes,
+	// bytearray); nil otherwise.
+	ValA, ValB json.RawMessage `json:"-"`
+	// ArrA and ArrB are the dtype and shape of a side that is array data.
+	ArrA, ArrB *Array `json:"-"`
+	// NoOffset: the entry has no offset in either stream (a container
+	// part, the whole canonical form).
+	NoOffset bool `json:"-"`
+}
+
+// Array is the dtype and shape of array data (a storage, a numpy array).
+type Array struct {
+	DType string
+	Shape []int64
 }
 
 // Reason is one normalisation that contributed to equality.
@@ -42,7 +63,8 @@ type Reason struct {
 	Count int    `json:"count"`
 }
 
-// Result is the whole answer for two inputs.
+// Result is the whole answer for two inputs (--json: WriteJSON's records,
+// not these tags).
 type Result struct {
 	A, B       string   `json:"-"`
 	Same       bool     `json:"same"`
@@ -135,29 +157,136 @@ func plural(n int) string {
 	return "s"
 }
 
-// WriteJSON writes the report as one JSON object.
-func (r *Result) WriteJSON(w io.Writer, max int) error {
-	out := *r
-	if max > 0 && len(out.Entries) > max {
-		out.Omitted += len(out.Entries) - max
-		out.Entries = out.Entries[:max]
-	}
-	if out.Entries == nil {
-		out.Entries = []Entry{}
-	}
-	type named struct {
-		A string `json:"a"`
-		B string `json:"b"`
-		Result
-	}
-	return encodeJSON(w, named{A: r.A, B: r.B, Result: out})
+// The records of diff --json (docs/json.md, docs/schema/diff.schema.json):
+// one a difference, then one summary.
+type jsonEntry struct {
+	A       string          `json:"a"`
+	B       string          `json:"b"`
+	Path    string          `json:"path"`
+	Kind    string          `json:"kind"`
+	Count   int             `json:"count,omitempty"`
+	ReprA   string          `json:"repr_a,omitempty"`
+	ReprB   string          `json:"repr_b,omitempty"`
+	ValueA  json.RawMessage `json:"value_a,omitempty"`
+	ValueB  json.RawMessage `json:"value_b,omitempty"`
+	DTypeA  string          `json:"dtype_a,omitempty"`
+	ShapeA  []int64         `json:"shape_a,omitempty"`
+	DTypeB  string          `json:"dtype_b,omitempty"`
+	ShapeB  []int64         `json:"shape_b,omitempty"`
+	SizeA   int64           `json:"size_a,omitempty"`
+	SizeB   int64           `json:"size_b,omitempty"`
+	OffsetA *int64          `json:"offset_a,omitempty"`
+	OffsetB *int64          `json:"offset_b,omitempty"`
+	Note    string          `json:"note,omitempty"`
 }
 
-// encodeJSON writes v as diff's --json does: one indented object.
-func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+type jsonSummary struct {
+	A           string   `json:"a"`
+	B           string   `json:"b"`
+	Record      string   `json:"record"`
+	Same        bool     `json:"same"`
+	BytesEqual  bool     `json:"bytes_equal"`
+	DigestA     string   `json:"digest_a"`
+	DigestB     string   `json:"digest_b"`
+	Reasons     []Reason `json:"reasons,omitempty"`
+	Differences int      `json:"differences"`
+	Omitted     int      `json:"omitted"`
+}
+
+func (r *Result) jsonEntry(e *Entry) jsonEntry {
+	j := jsonEntry{A: r.A, B: r.B, Path: e.Path, Kind: e.Kind, Count: e.Count, SizeA: e.SizeA, SizeB: e.SizeB, Note: e.Note}
+	hasA, hasB := e.Kind != Added, e.Kind != Removed
+	if hasA {
+		j.ReprA = e.A
+		if e.Count == 0 {
+			j.ValueA = e.ValA
+		}
+		if e.ArrA != nil {
+			j.DTypeA, j.ShapeA = e.ArrA.DType, e.ArrA.Shape
+		}
+		if !e.NoOffset {
+			o := e.OffA
+			j.OffsetA = &o
+		}
+	}
+	if hasB {
+		j.ReprB = e.B
+		if e.Count == 0 {
+			j.ValueB = e.ValB
+		}
+		if e.ArrB != nil {
+			j.DTypeB, j.ShapeB = e.ArrB.DType, e.ArrB.Shape
+		}
+		if !e.NoOffset {
+			o := e.OffB
+			j.OffsetB = &o
+		}
+	}
+	return j
+}
+
+// WriteJSON writes the report as JSON Lines: one record a difference (at
+// most max; 0: all), then the summary record.
+func (r *Result) WriteJSON(w io.Writer, max int) error {
+	jw := jsonl.NewWriter(w)
+	shown := r.Entries
+	if max > 0 && len(shown) > max {
+		shown = shown[:max]
+	}
+	for i := range shown {
+		if err := jw.Write(r.jsonEntry(&shown[i])); err != nil {
+			return err
+		}
+	}
+	jw.Write(jsonSummary{A: r.A, B: r.B, Record: "summary", Same: r.Same, BytesEqual: r.BytesEqual,
+		DigestA: r.DigestA, DigestB: r.DigestB, Reasons: r.Reasons,
+		Differences: len(r.Entries) + r.Omitted, Omitted: r.Omitted + len(r.Entries) - len(shown)})
+	return jw.Flush()
+}
+
+// ErrorRecord is the record of diff --json when one input cannot be read:
+// jsonl.Error with both names.
+type ErrorRecord struct {
+	A string `json:"a"`
+	B string `json:"b"`
+	jsonl.Error
+}
+
+// typed is n as a typed value when it is a scalar.
+func typed(n *canon.Node) json.RawMessage {
+	if n == nil {
+		return nil
+	}
+	switch n.Kind() {
+	case pickle.KindNone:
+		return json.RawMessage("null")
+	case pickle.KindBool:
+		return jsonl.AppendBool(nil, n.Int().Sign() != 0)
+	case pickle.KindInt:
+		return jsonl.AppendBigInt(nil, n.Int())
+	case pickle.KindFloat:
+		return jsonl.AppendFloat(nil, n.Float())
+	case pickle.KindStr:
+		if n.Len() > int64(len(n.Str())) {
+			return jsonl.AppendShortStr(nil, n.Str(), n.Len())
+		}
+		return jsonl.AppendString(nil, n.Str())
+	case pickle.KindBytes, pickle.KindByteArray:
+		return jsonl.AppendBytes(nil, n.Kind().String(), n.Str(), n.Len())
+	}
+	return nil
+}
+
+// partArray is the dtype and shape of a raw part, or nil.
+func partArray(p *input.Part) *Array {
+	if p.Raw == nil || p.Raw.DType == "" {
+		return nil
+	}
+	sh := p.Raw.Shape
+	if sh == nil {
+		sh = []int64{}
+	}
+	return &Array{DType: p.Raw.DType, Shape: sh}
 }
 
 // HumanBytes renders n in binary units (1.5 KiB).

@@ -48,17 +48,17 @@ func TestRuns(t *testing.T) {
 		{long, short, want{
 			paths: []string{"root[200:600] removed 400"},
 			text:  []string{"root[200:600]  removed (400 items)", "  - {'id': 200, 'name': 'row200', 'pair': [...2 items]} ... {'id': 599, 'name': 'row599', 'pair': [...2 items]}"},
-			json:  []string{`"path": "root[200:600]"`, `"kind": "removed"`, `"count": 400`},
+			json:  []string{`"path":"root[200:600]","kind":"removed","count":400,`},
 		}},
 		{short, long, want{
 			paths: []string{"root[200:600] added 400"},
 			text:  []string{"root[200:600]  added (400 items)", "long.pkl differ: 1 difference"},
-			json:  []string{`"kind": "added"`, `"count": 400`},
+			json:  []string{`"path":"root[200:600]","kind":"added","count":400,`},
 		}},
 		{long, renamed, want{
 			paths: []string{"root[100]['name'] changed 0", "root[101:400] changed 299"},
 			text:  []string{"root[101:400]  changed (299 items)", "  + {'id': 101, 'name': 'renamed', 'pair': [...2 items]} ... {'id': 399, 'name': 'renamed', 'pair': [...2 items]}"},
-			json:  []string{`"count": 299`},
+			json:  []string{`"path":"root[101:400]","kind":"changed","count":299,`},
 		}},
 		{short, few, want{
 			paths: []string{"root[200] added 0", "root[201] added 0", "root[202] added 0"},

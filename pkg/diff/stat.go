@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -235,17 +236,18 @@ func maxInt(a, b int) int {
 	return b
 }
 
-// WriteStatJSON writes the --stat --json record: the verdict, both digests
-// and the counts, as one JSON object.
+// WriteStatJSON writes the --stat --json record (docs/schema/diff.schema.json):
+// the verdict, both digests and the counts, as one line.
 func (r *Result) WriteStatJSON(w io.Writer) error {
 	st := r.Stat()
 	type record struct {
 		A       string `json:"a"`
 		B       string `json:"b"`
+		Record  string `json:"record"`
 		Same    bool   `json:"same"`
 		DigestA string `json:"digest_a"`
 		DigestB string `json:"digest_b"`
 		Stat
 	}
-	return encodeJSON(w, record{A: r.A, B: r.B, Same: r.Same, DigestA: r.DigestA, DigestB: r.DigestB, Stat: st})
+	return jsonl.NewEncoder(w).Encode(record{A: r.A, B: r.B, Record: "stat", Same: r.Same, DigestA: r.DigestA, DigestB: r.DigestB, Stat: st})
 }

@@ -3,7 +3,9 @@ package dis
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -25,7 +28,9 @@ import (
 // --pickletools` must print the same text. PK_FIXTURES overrides the root.
 
 type oracleOp struct {
-	Pos   int64           `json:"pos"`
+	Pos int64 `json:"pos"`    // the oracle's offset
+	Off int64 `json:"offset"` // pk's
+
 	Op    string          `json:"op"`
 	Arg   json.RawMessage `json:"arg"`
 	Strm  *int            `json:"stream"`
@@ -116,9 +121,58 @@ func readLines(t *testing.T, data []byte) []oracleOp {
 	return out
 }
 
-func sameArg(a, b json.RawMessage) bool {
+// fromOracle re-encodes an argument of the oracle files (testdata/README.md:
+// null, {"int":"<decimal>"}, {"bool":b}, {"float":"<16 hex digits of the
+// IEEE bits>"}, {"str"|"bytes"|"bytearray":"<hex>"}) as pk dis --json
+// writes it (pkg/jsonl).
+func fromOracle(a json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if string(a) == "null" {
+		return a, nil
+	}
+	if err := json.Unmarshal(a, &m); err != nil || len(m) != 1 {
+		return nil, fmt.Errorf("oracle argument %s: %v", a, err)
+	}
+	for tag, v := range m {
+		if tag == "bool" {
+			return v, nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, err
+		}
+		switch tag {
+		case "int":
+			return json.RawMessage(s), nil
+		case "float":
+			u, err := strconv.ParseUint(s, 16, 64)
+			if err != nil {
+				return nil, err
+			}
+			return jsonl.AppendFloat(nil, math.Float64frombits(u)), nil
+		}
+		raw, err := hex.DecodeString(s)
+		if err != nil {
+			return nil, err
+		}
+		if tag == "str" {
+			return jsonl.AppendString(nil, string(raw)), nil
+		}
+		return jsonl.AppendBytes(nil, tag, string(raw), int64(len(raw))), nil
+	}
+	return nil, nil
+}
+
+func sameArg(pk, oracle json.RawMessage) bool {
+	o, err := fromOracle(oracle)
+	if err != nil {
+		return false
+	}
 	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+	dx, dy := json.NewDecoder(bytes.NewReader(pk)), json.NewDecoder(bytes.NewReader(o))
+	dx.UseNumber()
+	dy.UseNumber()
+	if dx.Decode(&x) != nil || dy.Decode(&y) != nil {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
@@ -176,6 +230,7 @@ func TestAgreeWithPickletools(t *testing.T) {
 		f.Close()
 		var got []oracleOp
 		for _, o := range readLines(t, out.Bytes()) {
+			o.Pos = o.Off
 			if o.Strm != nil && *o.Strm == tg.stream && o.Op != "" {
 				got = append(got, o)
 			}

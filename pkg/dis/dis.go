@@ -16,6 +16,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -50,6 +51,9 @@ type Options struct {
 	BlobThreshold int64
 	// Indent is the number of spaces per MARK level (0: 4, as pickletools).
 	Indent int
+	// Part, when set, is the index of the container part being
+	// disassembled: JSON records carry it as "part".
+	Part *int
 	// GapAfter, when set, is asked after every opcode whether non-opcode
 	// bytes follow it.
 	GapAfter func(op *pickle.Op) (Gap, bool)
@@ -313,13 +317,14 @@ func (d *disassembler) trailing(tr *pickle.Trailing) {
 		return
 	}
 	if d.opt.JSON {
-		d.out = append(d.out, `{"trailing":{"pos":`...)
+		d.out = d.jsonHead(d.out)
+		d.out = append(d.out, `,"record":"trailing","offset":`...)
 		d.out = strconv.AppendInt(d.out, tr.Offset, 10)
 		d.out = append(d.out, `,"len":`...)
 		d.out = strconv.AppendInt(d.out, tr.Len, 10)
 		d.out = append(d.out, `,"reason":`...)
-		d.out = appendJSONString(d.out, tr.Reason)
-		d.out = append(d.out, "}}\n"...)
+		d.out = jsonl.AppendString(d.out, tr.Reason)
+		d.out = append(d.out, "}\n"...)
 		return
 	}
 	d.out = append(d.out, "# trailing "...)
@@ -409,15 +414,16 @@ func (d *disassembler) gap(o *pickle.Op, g Gap) error {
 		name = "@NESTED"
 	}
 	if d.opt.JSON {
-		d.out = append(d.out, `{"stream":`...)
+		d.out = d.jsonHead(d.out)
+		d.out = append(d.out, `,"stream":`...)
 		d.out = strconv.AppendInt(d.out, int64(d.stream), 10)
-		d.out = append(d.out, `,"pos":`...)
+		d.out = append(d.out, `,"offset":`...)
 		d.out = strconv.AppendInt(d.out, pos, 10)
 		d.out = append(d.out, `,"op":"`...)
 		d.out = append(d.out, name...)
-		d.out = append(d.out, `","arg":{"int":"`...)
+		d.out = append(d.out, `","arg":`...)
 		d.out = strconv.AppendInt(d.out, g.Len, 10)
-		d.out = append(d.out, "\"}}\n"...)
+		d.out = append(d.out, "}\n"...)
 	} else if !d.opt.Pickletools {
 		d.out = appendPos(d.out, pos)
 		d.out = append(d.out, name...)

@@ -166,7 +166,7 @@ func TestMultiStreamAndTrailing(t *testing.T) {
 		t.Errorf("trailing bytes disassembled:\n%s", out)
 	}
 	js, _, _ := run(t, data, Options{JSON: true})
-	if !strings.Contains(js, `{"stream":1,"pos":7,"op":"BININT1","arg":{"int":"1"}}`) || !strings.Contains(js, `{"trailing":{"pos":10,"len":5,`) {
+	if !strings.Contains(js, `,"stream":1,"offset":7,"op":"BININT1","arg":1}`) || !strings.Contains(js, `,"record":"trailing","offset":10,"len":5,`) {
 		t.Errorf("json:\n%s", js)
 	}
 	pt, _, _ := run(t, data, Options{Pickletools: true})

@@ -93,8 +93,14 @@ func TestContainerSizesAddUp(t *testing.T) {
 			t.Errorf("%s: compressed input with a container line of %d", name, container)
 		}
 		var b bytes.Buffer
-		if err := tr.WriteJSON(&b, tr.Root(), Options{Depth: -1}); err != nil || !json.Valid(b.Bytes()) {
-			t.Errorf("%s: JSON invalid (%v)", name, err)
+		if err := tr.WriteJSON(&b, tr.Root(), Options{Depth: -1}); err != nil {
+			t.Errorf("%s: JSON: %v", name, err)
+		}
+		for _, l := range bytes.Split(bytes.TrimSuffix(b.Bytes(), []byte("\n")), []byte("\n")) {
+			if !json.Valid(l) {
+				t.Errorf("%s: JSON line invalid: %s", name, l)
+				break
+			}
 		}
 		b.Reset()
 		if err := tr.WriteSVG(&b, tr.Root(), SVGOptions{}); err != nil {

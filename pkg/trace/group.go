@@ -162,17 +162,16 @@ func (t *Tree) WriteGroups(w io.Writer, n int, leaves bool, sty Style) error {
 	return bw.Flush()
 }
 
-// WriteGroupsJSON writes the n largest groups as JSON.
+// WriteGroupsJSON writes the n largest groups as JSON Lines: the summary
+// record, then a record a group, largest first.
 func (t *Tree) WriteGroupsJSON(w io.Writer, n int, leaves bool) error {
 	b := bufio.NewWriter(w)
-	b.WriteString(`{"file":`)
-	jsonStr(b, t.File.Name)
-	b.WriteString(`,"total":` + itoa(t.Total) + `,"groups":[`)
+	t.jsonSummary(b)
 	for i, g := range t.Groups(n, leaves) {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"path":`)
+		t.jsonHead(b)
+		b.WriteString(`,"record":"group"`)
+		jsonInt(b, "rank", int64(i+1))
+		b.WriteString(`,"path":`)
 		jsonStr(b, g.Pattern)
 		b.WriteString(`,"code":`)
 		jsonStr(b, g.Code)
@@ -180,9 +179,8 @@ func (t *Tree) WriteGroupsJSON(w io.Writer, n int, leaves bool) error {
 			b.WriteString(`,"label":`)
 			jsonStr(b, g.Label)
 		}
-		b.WriteString(`,"count":` + itoa(g.Count) + `,"size":` + itoa(g.Size) + `,"self":` + itoa(g.Self) + `}`)
+		b.WriteString(`,"count":` + itoa(g.Count) + `,"size":` + itoa(g.Size) + `,"self":` + itoa(g.Self) + "}\n")
 	}
-	b.WriteString("]}\n")
 	return b.Flush()
 }
 

@@ -2,22 +2,27 @@ package trace
 
 import (
 	"bufio"
-	"encoding/json"
 	"io"
 	"strconv"
+
+	"github.com/pk-tools/pk/pkg/jsonl"
 )
 
-// JSON shape (docs/pk-trace.md):
+// JSON shape (docs/json.md, docs/schema/trace.schema.json): JSON Lines.
+// The first record is {"file", "record":"summary", "total"}; then one
+// record a node, in the order of the text tree (parents first):
 //
-//	{"file": NAME, "total": BYTES, "tree": NODE}
-//	NODE = {"kind", "code", "label", "role", "path", "size", "self",
-//	        "id", "stream", "offset", "op"        (objects)
-//	        "ref": ID, "cycle": BOOL               (references; size 0)
-//	        "elided": COUNT                        (folded small children)
-//	        "truncated": true                      (children hidden by --depth)
-//	        "children": [NODE...]}
+//	{"file", "depth", "kind", "code", "label", "role", "path", "size", "self",
+//	 "id", "stream", "offset", "op", "dtype", "shape"   (objects; dtype and shape for arrays and tensors)
+//	 "ref", "cycle"                                    (references; size 0)
+//	 "elided": COUNT                                   (folded small children)
+//	 "part", "part_role", "dtype", "shape"             (container parts)
+//	 "truncated": true                                 (children hidden by --depth)
+//	 "children": COUNT}                                (records that follow at depth+1)
 //
-// It is written while walking: nothing is built in memory first.
+// --top writes {"file", "record":"top", "rank", ...the same fields} a
+// line, --group {"file", "record":"group", "rank", "path", ...}. It is
+// written while walking: nothing is built in memory first.
 
 // MaxJSONPath: longer paths (very deep nesting) are left out of the JSON,
 // which would otherwise grow with the square of the depth; "role" still
@@ -25,10 +30,10 @@ import (
 const MaxJSONPath = 4096
 
 func jsonStr(b *bufio.Writer, s string) {
-	// printable ASCII that json.Marshal leaves as it is: no copy
+	// printable ASCII: no copy
 	plain := true
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
 			plain = false
 			break
 		}
@@ -39,8 +44,37 @@ func jsonStr(b *bufio.Writer, s string) {
 		b.WriteByte('"')
 		return
 	}
-	q, _ := json.Marshal(s)
-	b.Write(q)
+	b.Write(jsonl.AppendString(nil, s))
+}
+
+// jsonArray writes `,"dtype":D,"shape":[...]` (each when known).
+func jsonArray(b *bufio.Writer, dtype string, shape []int64) {
+	if dtype != "" {
+		b.WriteString(`,"dtype":`)
+		jsonStr(b, dtype)
+	}
+	if shape != nil {
+		b.WriteString(`,"shape":[`)
+		for i, v := range shape {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(itoa(v))
+		}
+		b.WriteByte(']')
+	}
+}
+
+// jsonHead writes `{"file":NAME`.
+func (t *Tree) jsonHead(b *bufio.Writer) {
+	b.WriteString(`{"file":`)
+	jsonStr(b, t.File.Name)
+}
+
+// jsonSummary writes the first record.
+func (t *Tree) jsonSummary(b *bufio.Writer) {
+	t.jsonHead(b)
+	b.WriteString(`,"record":"summary","total":` + itoa(t.Total) + "}\n")
 }
 
 // jsonInt writes `,"name":v`.
@@ -71,7 +105,7 @@ func (t *Tree) kindName(it Item) string {
 }
 
 func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
-	b.WriteString(`"kind":`)
+	b.WriteString(`,"kind":`)
 	jsonStr(b, t.kindName(it))
 	if it.Kind != ItemElided {
 		b.WriteString(`,"code":`)
@@ -100,6 +134,9 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 		jsonInt(b, "offset", s.Offset(n))
 		b.WriteString(`,"op":`)
 		jsonStr(b, s.Op(n).String())
+		if dt, sh, ok := it.Stream.arrayInfo(n); ok {
+			jsonArray(b, dt, sh)
+		}
 	case ItemRef:
 		b.WriteString(`,"ref":` + itoa(it.Stream.numOf(it.Node)) + `,"stream":` + itoa(int64(it.Stream.Store.Index)) + `,"cycle":` + strconv.FormatBool(it.Cycle))
 		if it.Count > 1 {
@@ -119,6 +156,13 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 			jsonStr(b, p.Name)
 			b.WriteString(`,"part_role":`)
 			jsonStr(b, string(p.Role))
+			if r := p.Raw; r != nil && r.DType != "" {
+				sh := r.Shape
+				if sh == nil {
+					sh = []int64{}
+				}
+				jsonArray(b, r.DType, sh)
+			}
 			if pt.ref {
 				b.WriteString(`,"counted_elsewhere":true`)
 			}
@@ -126,53 +170,37 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 	}
 }
 
-// WriteJSON writes the tree from start as JSON.
+// WriteJSON writes the tree from start as JSON Lines: the summary record,
+// then a record a node.
 func (t *Tree) WriteJSON(w io.Writer, start Item, opt Options) error {
 	b := bufio.NewWriterSize(w, 64<<10)
-	b.WriteString(`{"file":`)
-	jsonStr(b, t.File.Name)
-	b.WriteString(`,"total":` + itoa(t.Total) + `,"tree":`)
-	first := []bool{}
+	t.jsonSummary(b)
 	t.walk(start, opt, func(v *Visit) {
-		if v.Depth > 0 {
-			if !first[v.Depth-1] {
-				b.WriteByte(',')
-			}
-			first[v.Depth-1] = false
-		}
-		b.WriteByte('{')
+		t.jsonHead(b)
+		jsonInt(b, "depth", int64(v.Depth))
 		t.jsonFields(b, v.Item)
 		if v.Truncated {
 			b.WriteString(`,"truncated":true`)
 		}
 		if v.Kids > 0 {
-			b.WriteString(`,"children":[`)
-			first = append(first[:v.Depth], true)
+			jsonInt(b, "children", int64(v.Kids))
 		}
-	}, func(v *Visit) {
-		if v.Kids > 0 {
-			b.WriteByte(']')
-		}
-		b.WriteByte('}')
-	}, false)
-	b.WriteString("}\n")
+		b.WriteString("}\n")
+	}, func(v *Visit) {}, false)
 	return b.Flush()
 }
 
-// WriteTopJSON writes the n largest objects as JSON.
+// WriteTopJSON writes the n largest objects as JSON Lines: the summary
+// record, then a record an object, largest first.
 func (t *Tree) WriteTopJSON(w io.Writer, n int) error {
 	b := bufio.NewWriter(w)
-	b.WriteString(`{"file":`)
-	jsonStr(b, t.File.Name)
-	b.WriteString(`,"total":` + itoa(t.Total) + `,"top":[`)
+	t.jsonSummary(b)
 	for i, it := range t.Top(n) {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('{')
+		t.jsonHead(b)
+		b.WriteString(`,"record":"top"`)
+		jsonInt(b, "rank", int64(i+1))
 		t.jsonFields(b, it)
-		b.WriteByte('}')
+		b.WriteString("}\n")
 	}
-	b.WriteString("]}\n")
 	return b.Flush()
 }

@@ -687,3 +687,44 @@ func commas(n int64) string {
 	}
 	return b.String()
 }
+
+// arrayInfo is the dtype and shape of a numpy array or torch tensor node,
+// as its label shows them, for the JSON records (ok false for other nodes).
+// shape is nil when some dimension is not a plain int.
+func (st *StreamTree) arrayInfo(n pickle.ID) (dtype string, shape []int64, ok bool) {
+	s := st.Store
+	ints := func(t pickle.ID) []int64 {
+		if t == pickle.NoID || s.Kind(t) != pickle.KindTuple {
+			return nil
+		}
+		out := make([]int64, 0, s.NItems(t))
+		for _, c := range s.Items(t) {
+			if s.Kind(c) != pickle.KindInt {
+				return nil
+			}
+			out = append(out, s.Int(c))
+		}
+		return out
+	}
+	switch callee(s, n) {
+	case "numpy.core.multiarray._reconstruct":
+		x := state(s, n)
+		if x == pickle.NoID || s.Kind(x) != pickle.KindTuple || s.NItems(x) < 5 {
+			return "", nil, true
+		}
+		if dt := s.Items(x)[2]; s.Kind(dt) == pickle.KindCall && callee(s, dt) == "numpy.dtype" {
+			dtype = dtypeName(s, dt)
+		}
+		return dtype, ints(s.Items(x)[1]), true
+	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
+		if d := st.doc; d != nil {
+			if tr, ok := d.TensorAt(s, n); ok {
+				return tr.Storage.DType, tr.Shape, true
+			}
+		}
+		return "", ints(arg(s, n, 2)), true
+	case "torch._utils._rebuild_parameter":
+		return "", ints(arg(s, n, 2)), true
+	}
+	return "", nil, false
+}

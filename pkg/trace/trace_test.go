@@ -203,18 +203,24 @@ func TestASCII(t *testing.T) {
 }
 
 type jnode struct {
-	Kind     string  `json:"kind"`
-	Code     string  `json:"code"`
-	Label    string  `json:"label"`
-	Path     string  `json:"path"`
-	Size     int64   `json:"size"`
-	Self     int64   `json:"self"`
-	ID       *int    `json:"id"`
-	Ref      *int    `json:"ref"`
-	Cycle    bool    `json:"cycle"`
-	Children []jnode `json:"children"`
+	File     string `json:"file"`
+	Record   string `json:"record"`
+	Total    int64  `json:"total"`
+	Depth    int    `json:"depth"`
+	Kind     string `json:"kind"`
+	Code     string `json:"code"`
+	Label    string `json:"label"`
+	Path     string `json:"path"`
+	Size     int64  `json:"size"`
+	Self     int64  `json:"self"`
+	ID       *int   `json:"id"`
+	Ref      *int   `json:"ref"`
+	Cycle    bool   `json:"cycle"`
+	Children int    `json:"children"`
 }
 
+// TestJSON reads trace --json's records back into the tree (depth and
+// children counts) and checks that sizes add up.
 func TestJSON(t *testing.T) {
 	for _, name := range fixtures(t) {
 		tr := loadCorpus(t, name)
@@ -225,35 +231,52 @@ func TestJSON(t *testing.T) {
 		if err := tr.WriteJSON(&b, tr.Root(), Options{Depth: -1, All: true}); err != nil {
 			t.Fatal(err)
 		}
-		var doc struct {
-			Total int64 `json:"total"`
-			Tree  jnode `json:"tree"`
+		var recs []jnode
+		for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			var n jnode
+			if err := json.Unmarshal([]byte(l), &n); err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, l)
+			}
+			recs = append(recs, n)
 		}
-		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, head(b.String(), 5))
+		if len(recs) < 2 || recs[0].Record != "summary" {
+			t.Fatalf("%s: no summary record first:\n%s", name, head(b.String(), 5))
 		}
-		if doc.Tree.Size != doc.Total {
-			t.Errorf("%s: JSON root %d != total %d", name, doc.Tree.Size, doc.Total)
+		total, nodes := recs[0].Total, recs[1:]
+		if nodes[0].Size != total || nodes[0].Depth != 0 {
+			t.Errorf("%s: JSON root %d (depth %d) != total %d", name, nodes[0].Size, nodes[0].Depth, total)
 		}
-		// explicit stack: the JSON is nested as deep as the pickle
-		stack := []*jnode{&doc.Tree}
+		sum, kids := make([]int64, len(nodes)), make([]int, len(nodes))
+		var stack []int
 		cycles := 0
-		for len(stack) > 0 {
-			n := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			sum := n.Self
-			for i := range n.Children {
-				sum += n.Children[i].Size
-				stack = append(stack, &n.Children[i])
+		for i, n := range nodes {
+			for len(stack) > 0 && nodes[stack[len(stack)-1]].Depth >= n.Depth {
+				stack = stack[:len(stack)-1]
 			}
-			if n.Kind != "ref" && sum != n.Size {
-				t.Errorf("%s: JSON %s: self+children %d != size %d", name, n.Path, sum, n.Size)
+			if len(stack) > 0 {
+				p := stack[len(stack)-1]
+				if nodes[p].Depth != n.Depth-1 {
+					t.Fatalf("%s: record %d at depth %d under depth %d", name, i, n.Depth, nodes[p].Depth)
+				}
+				sum[p] += n.Size
+				kids[p]++
+			} else if i > 0 {
+				t.Fatalf("%s: a second root at record %d", name, i)
 			}
+			stack = append(stack, i)
 			if n.Kind == "ref" && n.Ref == nil {
 				t.Errorf("%s: ref without id at %s", name, n.Path)
 			}
 			if n.Cycle {
 				cycles++
+			}
+		}
+		for i, n := range nodes {
+			if kids[i] != n.Children {
+				t.Errorf("%s: JSON %s: %d children follow, it says %d", name, n.Path, kids[i], n.Children)
+			}
+			if n.Kind != "ref" && n.Self+sum[i] != n.Size {
+				t.Errorf("%s: JSON %s: self+children %d != size %d", name, n.Path, n.Self+sum[i], n.Size)
 			}
 		}
 		if strings.HasSuffix(name, "stdlib_p4.pkl") && cycles != 2 {
