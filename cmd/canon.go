@@ -1,0 +1,123 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pk-tools/pk/pkg/write"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newCanonCmd) }
+
+type canonFlags struct {
+	out           string
+	list          bool
+	protocol      int
+	keepDictOrder bool
+}
+
+func newCanonCmd() *cobra.Command {
+	var f canonFlags
+	c := &cobra.Command{
+		Use:   "canon IN [-o OUT] | canon -l FILE...",
+		Short: "Write the canonical pickle of an input: same pk hash, same bytes",
+		Long: `pk canon writes the canonical pickle of IN ("-": stdin) to OUT (-o; default
+stdout): a pickle whose bytes depend only on pk's canonical form of IN
+(docs/canonical-form.md) and on --protocol and --keep-dict-order, so two
+inputs with the same pk hash give byte-identical outputs. Its pk hash is
+IN's, and pk canon of it gives it back byte for byte. cloudpickle class
+tracker ids become digests of the class's content.
+
+What pk canon cannot reproduce faithfully (torch and joblib files, and the
+cases docs/pk-canon.md lists) is refused with one line naming the file,
+offset and reason, and nothing is written (exit 2).
+
+-l lists the FILEs that are not canonical already, as gofmt -l does: exit 0
+when none is listed, 1 when some are, 2 when a file cannot be read.
+` + docsLine("pk-canon.md"),
+		Args: stdinOnce,
+		RunE: func(c *cobra.Command, args []string) error {
+			opt := write.Options{Protocol: f.protocol, KeepDictOrder: f.keepDictOrder}
+			if usesStdin(args) {
+				watchStdin()
+			}
+			if f.list {
+				if c.Flags().Changed("output") {
+					return usageErr(c, "-l lists files; it writes none: -o does not apply")
+				}
+				if len(args) == 0 {
+					return usageErr(c, "-l needs at least one FILE")
+				}
+				return runCanonList(c, args, opt)
+			}
+			if len(args) != 1 {
+				return usageErr(c, "needs one input, IN ('-' for stdin; got %d arguments)", len(args))
+			}
+			return runCanon(c, args[0], f.out, opt)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&f.out, "output", "o", "", "write to `OUT` (replaced only once the whole output is ready) instead of stdout")
+	fl.BoolVarP(&f.list, "list", "l", false, "list the FILEs that are not canonical already (exit 1 when any is)")
+	intFlag(fl, &f.protocol, "protocol", "", write.DefaultProtocol, write.MinProtocol, write.MaxProtocol, "pickle protocol of the output, 2 to 5")
+	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "plain dicts keep their insertion order (the output then matches pk hash --keep-dict-order)")
+	return c
+}
+
+func runCanon(c *cobra.Command, in, out string, opt write.Options) error {
+	res, err := write.File(in, opt, false)
+	if err != nil {
+		return &ExitError{Code: ExitTrouble, Err: explain(err)}
+	}
+	if out == "" || out == "-" {
+		if _, err := c.OutOrStdout().Write(res.Data); err != nil {
+			return &ExitError{Code: ExitTrouble, Err: err}
+		}
+		return nil
+	}
+	// a temporary file next to OUT, renamed over it: OUT is never half
+	// written
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".pk-canon-*")
+	if err != nil {
+		return &ExitError{Code: ExitTrouble, Err: err}
+	}
+	_, werr := tmp.Write(res.Data)
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), out)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return &ExitError{Code: ExitTrouble, Err: werr}
+	}
+	return nil
+}
+
+func runCanonList(c *cobra.Command, files []string, opt write.Options) error {
+	w := c.OutOrStdout()
+	listed, trouble := false, false
+	for _, name := range files {
+		res, err := write.File(name, opt, true)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "pk: %v\n", explain(err))
+			trouble = true
+			continue
+		}
+		if !res.Canonical() {
+			fmt.Fprintln(w, name)
+			listed = true
+		}
+	}
+	switch {
+	case trouble:
+		return Exit(ExitTrouble)
+	case listed:
+		return Exit(ExitDiffers)
+	}
+	return nil
+}

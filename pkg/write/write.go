@@ -1,0 +1,314 @@
+// Package write owns pk canon: it writes the canonical pickle of a
+// normalised view.
+//
+// The bytes written are a function of the view (docs/canonical-form.md) and
+// of Options only: two inputs with the same pk hash give the same output.
+// docs/pk-canon.md specifies the opcode choices, the memo, framing, class
+// tracker ids and what is refused. Nothing in the input is executed.
+package write
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/ulikunitz/xz"
+)
+
+// DefaultProtocol is the protocol written unless Options say otherwise:
+// CPython 3.8's default, which every Python 3.4+ loads.
+const DefaultProtocol = 4
+
+// MinProtocol and MaxProtocol bound Options.Protocol.
+const (
+	MinProtocol = 2
+	MaxProtocol = 5
+)
+
+// Options are the output options; the output is a function of the
+// canonical form and of these.
+type Options struct {
+	Protocol      int  // MinProtocol..MaxProtocol; 0 means DefaultProtocol
+	KeepDictOrder bool // plain dicts keep their insertion order (pk hash --keep-dict-order)
+}
+
+func (o Options) proto() int {
+	if o.Protocol == 0 {
+		return DefaultProtocol
+	}
+	return o.Protocol
+}
+
+// CanonOptions are the canon options the view is normalised with.
+func (o Options) CanonOptions() canon.Options {
+	return canon.Options{KeepDictOrder: o.KeepDictOrder}
+}
+
+// Stream writes the canonical pickle of one normalised view (one stream)
+// to buf, and checks it: the written stream, read back, must have the
+// view's canonical digest. On error nothing is written to buf.
+//
+// The writer has two ways of writing a nested qualified name (a.B.c) at
+// protocol 4 and above: STACK_GLOBAL, or getattr(a.B, 'c') as below
+// protocol 4. Which global resolutions count as effects (not reachable from
+// the result, docs/canonical-form.md §4.4) depends on it, so the plain form
+// is tried first and the getattr form when the plain one's digest differs.
+// Both attempts depend on the view only, so the choice is canonical too.
+func Stream(v *canon.View, opt Options, buf *bytes.Buffer) error {
+	p := opt.proto()
+	if p < MinProtocol || p > MaxProtocol {
+		return fmt.Errorf("protocol %d: pk canon writes protocols %d to %d", p, MinProtocol, MaxProtocol)
+	}
+	// EffectNodes before Digest: after a v.Digest() its first answer is
+	// empty (the encoder leaves its coverage set behind)
+	effects := v.EffectNodes()
+	want, err := v.Digest()
+	if err != nil {
+		return err
+	}
+	copt := v.Opt
+	var first error
+	for _, getattrForm := range []bool{false, true} {
+		if getattrForm && p < 4 {
+			break // the same output again
+		}
+		uses := map[any]int{}
+		trackers := map[*canon.Node]string{}
+		dry := newEmitter(v, p, true, uses, trackers, &framer{dry: true})
+		dry.effects, dry.getattrForm = effects, getattrForm
+		if err := dry.stream(); err != nil {
+			return err
+		}
+		var out bytes.Buffer
+		real := newEmitter(v, p, false, uses, trackers, &framer{out: &out})
+		real.effects, real.getattrForm = effects, getattrForm
+		if err := real.stream(); err != nil {
+			return err
+		}
+		err := verify(out.Bytes(), want, copt)
+		if err == nil || noVerify {
+			buf.Write(out.Bytes())
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return &refusal{off: v.Stream.Offset, reason: "pk cannot reproduce this stream faithfully: " + first.Error()}
+}
+
+// Error is a refusal: the input cannot be written canonically and
+// faithfully. It reads "FILE: offset N: REASON" (Offset < 0: no offset).
+type Error struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Reason)
+}
+
+// Result is the canonical output of one input.
+type Result struct {
+	Data   []byte // the output file: the canonical pickle, compressed as the input was
+	Input  []byte // the input file's bytes as read (for Canonical), nil when not kept
+	Format string // the input's format (pkg/input)
+}
+
+// Canonical reports whether the input's bytes are already the output.
+func (r *Result) Canonical() bool { return r.Input != nil && bytes.Equal(r.Input, r.Data) }
+
+// noVerify skips the read-back check (tests look at what would be written).
+var noVerify bool
+
+// writable are the whole-file compressions written back, each with fixed
+// settings (docs/pk-canon.md).
+var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "xz": true}
+
+// File canonicalises the input at path ("-": stdin). keep says to keep the
+// input's bytes in Result.Input (for pk canon -l).
+func File(path string, opt Options, keep bool) (*Result, error) {
+	p := opt.proto()
+	if p < MinProtocol || p > MaxProtocol {
+		return nil, fmt.Errorf("protocol %d: pk canon writes protocols %d to %d", p, MinProtocol, MaxProtocol)
+	}
+	copt := opt.CanonOptions()
+	ropt := canon.ReadOptions(copt)
+	// every payload in memory: the writer copies them to the output
+	ropt.BlobThreshold = math.MaxInt64
+	var data []byte // the input's bytes (stdin, -l)
+	var err error
+	if path == "-" || keep {
+		if path == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	release := pickle.QuietGC()
+	defer release()
+	var doc *input.Doc
+	if data != nil {
+		doc, err = input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
+	} else {
+		doc, err = input.Open(path, ropt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := supported(doc, path); err != nil {
+		return nil, err
+	}
+	f := doc.Parts[0].Pickle
+	var out bytes.Buffer
+	for _, s := range f.Streams {
+		v := canon.Normalize(s, copt)
+		if err := Stream(v, opt, &out); err != nil {
+			var r *refusal
+			if errors.As(err, &r) {
+				return nil, &Error{File: path, Offset: r.off, Reason: r.reason}
+			}
+			return nil, &Error{File: path, Offset: s.Offset, Reason: err.Error()}
+		}
+	}
+	if t := f.Trailing; t != nil {
+		if err := trailing(path, data, doc, t, &out); err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Format: doc.Format, Input: data}
+	res.Data, err = compress(doc.Compression, out.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// supported refuses what pk canon does not write, in one line.
+func supported(doc *input.Doc, path string) error {
+	why := ""
+	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
+	switch {
+	case strings.Contains(doc.Format, "torch"):
+		why = fmt.Sprintf("a torch.save checkpoint (%s): pk canon does not write torch files yet (docs/pk-canon.md); pk hash compares them", doc.Format)
+	case strings.Contains(doc.Format, "joblib"):
+		why = fmt.Sprintf("a joblib file (%s): pk canon does not write joblib files yet (their arrays follow the pickle's opcodes; docs/pk-canon.md)", doc.Format)
+	case strings.Contains(doc.Format, "npy"):
+		why = fmt.Sprintf("a NumPy .npy file (%s): pk canon writes pickle files only", doc.Format)
+	case base != "pickle" || len(doc.Parts) != 1 || doc.Parts[0].Pickle == nil:
+		why = fmt.Sprintf("a %s input: pk canon writes bare pickle files only", doc.Format)
+	case !writable[doc.Compression]:
+		why = fmt.Sprintf("%s-compressed: pk canon writes back plain, gzip, zlib and xz files only", doc.Compression)
+	}
+	if why != "" {
+		return &Error{File: path, Offset: -1, Reason: why}
+	}
+	return nil
+}
+
+// verify reads the written stream back and checks that its canonical
+// digest is the input stream's.
+func verify(b []byte, want []byte, copt canon.Options) error {
+	ropt := canon.ReadOptions(copt)
+	f, err := pickle.Parse(bytes.NewReader(b), int64(len(b)), "", ropt)
+	if err != nil {
+		return fmt.Errorf("the output does not read back (%v)", err)
+	}
+	if len(f.Streams) != 1 || f.Trailing != nil {
+		return fmt.Errorf("the output reads back as %d streams", len(f.Streams))
+	}
+	got, err := canon.Normalize(f.Streams[0], copt).Digest()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return errors.New("the output's canonical form differs from the input's")
+	}
+	return nil
+}
+
+// trailing copies the bytes after the last stream verbatim (pk hash covers
+// them by length and content).
+func trailing(path string, data []byte, doc *input.Doc, t *pickle.Trailing, out *bytes.Buffer) error {
+	if data != nil && doc.Compression == "" {
+		if t.Offset+t.Len > int64(len(data)) {
+			return &Error{File: path, Offset: t.Offset, Reason: "trailing bytes past the end of the input"}
+		}
+		out.Write(data[t.Offset : t.Offset+t.Len])
+		return nil
+	}
+	var r io.Reader
+	var finish func() error
+	var err error
+	if data != nil {
+		// stdin or -l of a compressed file: decompress the kept bytes again
+		tmp, terr := os.CreateTemp("", "pk-canon-*")
+		if terr != nil {
+			return terr
+		}
+		defer os.Remove(tmp.Name())
+		tmp.Write(data)
+		tmp.Close()
+		r, _, finish, err = input.OpenBare(tmp.Name(), input.Options{})
+	} else {
+		r, _, finish, err = input.OpenBare(path, input.Options{})
+	}
+	if err != nil {
+		return &Error{File: path, Offset: t.Offset, Reason: fmt.Sprintf("trailing bytes cannot be re-read: %v", err)}
+	}
+	defer finish()
+	if _, err := io.CopyN(io.Discard, r, t.Offset); err != nil {
+		return &Error{File: path, Offset: t.Offset, Reason: fmt.Sprintf("trailing bytes cannot be re-read: %v", err)}
+	}
+	if _, err := io.CopyN(out, r, t.Len); err != nil {
+		return &Error{File: path, Offset: t.Offset, Reason: fmt.Sprintf("trailing bytes cannot be re-read: %v", err)}
+	}
+	return nil
+}
+
+// compress writes b back in the input's compression, with fixed settings:
+// gzip and zlib at level 9 (no file name, no time stamp), xz with the
+// defaults of github.com/ulikunitz/xz.
+func compress(kind string, b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	var err error
+	switch kind {
+	case "":
+		return b, nil
+	case "gzip":
+		w, err = gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	case "zlib":
+		w, err = zlib.NewWriterLevel(&buf, zlib.BestCompression)
+	case "xz":
+		w, err = xz.NewWriter(&buf)
+	default:
+		return nil, fmt.Errorf("%s: compression not written", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
