@@ -1,0 +1,181 @@
+package write
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/scan"
+)
+
+// python is the interpreter the load tests use (Debian's, where .ci/run
+// installs python3-cloudpickle, python3-dill and python3-numpy).
+const python = "/usr/bin/python3"
+
+func needPython(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no Python")
+	}
+	if err := exec.Command(python, "-c", "import cloudpickle").Run(); err != nil {
+		t.Skipf("%s cannot import cloudpickle (%v): the load tests need Debian's python3-cloudpickle", python, err)
+	}
+}
+
+type described struct {
+	File      string          `json:"file"`
+	Desc      json.RawMessage `json:"desc"`
+	Error     string          `json:"error"`
+	Filenames []string        `json:"filenames"`
+}
+
+// describe loads files in one Python process (testdata/write/describe.py).
+func describe(t *testing.T, files []string) map[string]described {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{"../../testdata/write/describe.py"}, files...)...)
+	cmd.Env = append(os.Environ(), "PYTHONHASHSEED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("describe.py: %v\n%s", err, stderr.String())
+	}
+	res := map[string]described{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 256<<20)
+	for sc.Scan() {
+		var d described
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatalf("describe.py: %v", err)
+		}
+		res[d.File] = d
+	}
+	return res
+}
+
+// TestPythonLoadsCorpus: every corpus input pk canon writes, that pk scan
+// finds clean or carrying only producer code, and that this Python loads,
+// loads from its canonical output (in another process) to an equivalent
+// object (describe.py says what that means); code objects carry the
+// placeholder file name.
+func TestPythonLoadsCorpus(t *testing.T) {
+	needPython(t)
+	pol := scan.DefaultPolicy()
+	dir := t.TempDir()
+	var ins, outs []string
+	for i, p := range corpusFiles(t) {
+		rep := scan.ScanFile(p, pol)
+		if rep.Verdict != scan.Clean && rep.Verdict != scan.Code {
+			continue // loading it would run what we cannot vouch for
+		}
+		res, err := File(p, Options{}, false)
+		if err != nil {
+			continue
+		}
+		out := filepath.Join(dir, strings.ReplaceAll(filepath.Base(p), ".", "_")+"_"+strconv.Itoa(i))
+		if err := os.WriteFile(out, res.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, p)
+		outs = append(outs, out)
+	}
+	a, b := describe(t, ins), describe(t, outs)
+	same, unloadable := 0, 0
+	var ordered []string // equal only with --keep-dict-order
+	for i, p := range ins {
+		da, db := a[p], b[outs[i]]
+		switch {
+		case da.Error != "" && db.Error != "":
+			// this Python cannot load it (another version's code objects, a
+			// producer not installed): both sides fail, not always at the
+			// same opcode (pk canon writes effects first)
+			unloadable++
+		case da.Error != "":
+			t.Errorf("%s: original fails to load (%s), canonical loads", p, da.Error)
+		case db.Error != "":
+			t.Errorf("%s: canonical output fails to load (%s)", p, db.Error)
+		case !bytes.Equal(da.Desc, db.Desc):
+			// dict order is not canonical; where the loader keeps it
+			// (cloudpickle enum members) --keep-dict-order must restore it
+			res, err := File(p, Options{KeepDictOrder: true}, false)
+			if err == nil {
+				k := outs[i] + "_kdo"
+				os.WriteFile(k, res.Data, 0o644)
+				if dk := describe(t, []string{k})[k]; dk.Error == "" && bytes.Equal(da.Desc, dk.Desc) {
+					ordered = append(ordered, p)
+					continue
+				}
+			}
+			t.Errorf("%s: the canonical output loads differently:\n  original  %.300s\n  canonical %.300s", p, da.Desc, db.Desc)
+		default:
+			for _, f := range db.Filenames {
+				if f != Placeholder {
+					t.Errorf("%s: a code object of the output has co_filename %q", p, f)
+				}
+			}
+			same++
+		}
+	}
+	t.Logf("%d inputs loaded from their canonical output equal to the original, %d only with --keep-dict-order (dict order is not canonical: %s), %d not loadable by %s (both sides fail), of %d written",
+		same, len(ordered), strings.Join(ordered, " "), unloadable, python, len(ins))
+	if same == 0 {
+		t.Error("nothing was compared")
+	}
+}
+
+// TestPythonTrackerIDsAcrossProcesses: a dynamic class and an instance,
+// pickled by cloudpickle in two processes (two random tracker ids), give
+// one canonical output, and the two outputs loaded in a third process give
+// one class: the instance of each is an instance of the other's class. The
+// originals load as two classes.
+func TestPythonTrackerIDsAcrossProcesses(t *testing.T) {
+	needPython(t)
+	dir := t.TempDir()
+	var files, canon []string
+	for _, name := range []string{"a.pkl", "b.pkl"} {
+		p := filepath.Join(dir, name)
+		cmd := exec.Command(python, "../../testdata/write/make_class.py", p)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("make_class.py: %v\n%s", err, out)
+		}
+		res, err := File(p, Options{}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := filepath.Join(dir, "canon-"+name)
+		if err := os.WriteFile(c, res.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+		canon = append(canon, c)
+	}
+	ra, _ := os.ReadFile(files[0])
+	rb, _ := os.ReadFile(files[1])
+	if bytes.Equal(ra, rb) {
+		t.Fatal("the two processes wrote the same bytes: no random tracker id to test")
+	}
+	ca, _ := os.ReadFile(canon[0])
+	cb, _ := os.ReadFile(canon[1])
+	if !bytes.Equal(ca, cb) {
+		t.Fatal("the canonical outputs of the two processes differ")
+	}
+	run := func(args ...string) string {
+		out, err := exec.Command(python, append([]string{"../../testdata/write/load_same_class.py"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("load_same_class.py: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := run(canon...); got != "one class" {
+		t.Errorf("canonical outputs: %s", got)
+	}
+	if got := run(files...); got != "two classes" {
+		t.Errorf("originals: %s (expected two classes: distinct random ids)", got)
+	}
+}
