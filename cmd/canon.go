@@ -83,7 +83,14 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options) error {
 	if err != nil {
 		return &ExitError{Code: ExitTrouble, Err: err}
 	}
+	mode := os.FileMode(0o644) // as a new file; an existing OUT keeps its mode
+	if fi, err := os.Stat(out); err == nil {
+		mode = fi.Mode().Perm()
+	}
 	_, werr := tmp.Write(res.Data)
+	if werr == nil {
+		werr = tmp.Chmod(mode)
+	}
 	cerr := tmp.Close()
 	if werr == nil {
 		werr = cerr

@@ -65,15 +65,19 @@ type emitter struct {
 	next    int         // next memo index
 	inprog  map[*canon.Node]bool
 	pending map[*canon.Node][]task
-	depth   int
-	work    int64
-	budget  int64
+	// incomplete are the objects whose contents or operations wait for
+	// the object in construction they map to
+	incomplete map[*canon.Node]*canon.Node
+	depth      int
+	work       int64
+	budget     int64
 
 	trackers map[*canon.Node]string // tracker node -> its content id
 	seenIDs  map[string]int         // content digest -> trackers with it so far
 	nbuf     int64                  // out-of-band buffers written
 	globOK   map[[2]string]bool     // protocol 2: names that read back unchanged
 	keys     map[*canon.Node]any    // pure nodes: their value key
+	gkeys    map[gkey]any           // keys of globals by name
 	effects  []*canon.Node          // v.EffectNodes(), computed once for both runs
 	// getattrForm writes nested qualified names as getattr(parent, 'x')
 	// at every protocol (see Stream)
@@ -81,10 +85,37 @@ type emitter struct {
 	plainTop    bool // the global being written is an effect: one STACK_GLOBAL
 }
 
-func newEmitter(v *canon.View, proto int, dry bool, uses map[any]int, trackers map[*canon.Node]string, out *framer) *emitter {
-	e := &emitter{v: v, proto: proto, dry: dry, out: out, uses: uses,
-		memo: map[any]int{}, inprog: map[*canon.Node]bool{}, pending: map[*canon.Node][]task{},
-		trackers: trackers, seenIDs: map[string]int{}, globOK: map[[2]string]bool{}, keys: map[*canon.Node]any{}}
+// shared is what the runs over one stream share: the dry run's counts and
+// tracker ids, and caches of keys.
+type shared struct {
+	uses     map[any]int
+	trackers map[*canon.Node]string
+	keys     map[*canon.Node]any
+	gkeys    map[gkey]any
+	globOK   map[[2]string]bool
+}
+
+func newShared() *shared {
+	return &shared{uses: map[any]int{}, trackers: map[*canon.Node]string{}, keys: map[*canon.Node]any{},
+		gkeys: map[gkey]any{}, globOK: map[[2]string]bool{}}
+}
+
+// vkey is the key of a pure value: a tag and the value's bytes (or its
+// digest).
+type vkey struct {
+	tag byte
+	s   string
+}
+
+type gkey struct {
+	mod, name string
+	dotted    bool
+}
+
+func newEmitter(v *canon.View, proto int, dry bool, sh *shared, out *framer) *emitter {
+	e := &emitter{v: v, proto: proto, dry: dry, out: out, uses: sh.uses,
+		memo: map[any]int{}, inprog: map[*canon.Node]bool{}, pending: map[*canon.Node][]task{}, incomplete: map[*canon.Node]*canon.Node{},
+		trackers: sh.trackers, seenIDs: map[string]int{}, globOK: sh.globOK, keys: sh.keys, gkeys: sh.gkeys}
 	e.budget = 64*int64(len(v.Stream.All)) + 1<<22
 	return e
 }
@@ -93,7 +124,9 @@ func newEmitter(v *canon.View, proto int, dry bool, uses map[any]int, trackers m
 // STOP.
 func (e *emitter) stream() error {
 	e.out.raw([]byte{byte(pickle.PROTO), byte(e.proto)})
-	e.out.start()
+	if e.proto >= 4 {
+		e.out.start()
+	}
 	for _, n := range e.effects {
 		if err := e.effect(n); err != nil {
 			return err
@@ -132,49 +165,54 @@ func (e *emitter) key(n *canon.Node) any {
 	if !n.Pure() || n.Kind() == canon.KindTracker {
 		return n
 	}
+	switch n.Kind() {
+	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindExt:
+		return nil
+	}
 	if k, ok := e.keys[n]; ok {
 		return k
 	}
 	var k any
 	switch n.Kind() {
-	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindExt:
-		k = nil
 	case pickle.KindTuple:
 		if len(n.Items()) == 0 {
 			k = nil
 		} else {
-			k = "H" + string(n.Digest())
+			k = vkey{'H', string(n.Digest())}
 		}
 	case pickle.KindStr, pickle.KindBytes:
-		tag := "s"
+		tag := byte('s')
 		if n.Kind() == pickle.KindBytes {
-			tag = "y"
+			tag = 'y'
 		}
 		if n.Len() > 64 {
-			k = tag + "H" + string(n.Digest())
+			k = vkey{tag - 32, string(n.Digest())}
 		} else {
-			k = tag + n.Str()
+			k = vkey{tag, n.Str()}
 		}
 	case pickle.KindGlobal:
 		if n.Src().Flags&pickle.FlagDynamic != 0 {
-			k = "H" + string(n.Digest())
+			k = vkey{'H', string(n.Digest())}
 		} else {
-			k = globalKey(n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0)
+			k = e.globalKey(n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0)
 		}
 	case canon.KindPlaceholder:
-		k = "P" + n.Str()
+		k = vkey{'P', n.Str()}
 	default:
-		k = "H" + string(n.Digest())
+		k = vkey{'H', string(n.Digest())}
 	}
 	e.keys[n] = k
 	return k
 }
 
-func globalKey(mod, name string, dotted bool) string {
-	if dotted {
-		return "G" + mod + "\x00" + name
+func (e *emitter) globalKey(mod, name string, dotted bool) any {
+	g := gkey{mod, name, dotted}
+	if k, ok := e.gkeys[g]; ok {
+		return k
 	}
-	return "g" + mod + "\x00" + name
+	var k any = g
+	e.gkeys[g] = k
+	return k
 }
 
 // emit pushes n: a memo fetch when it was built already, else its
@@ -263,6 +301,7 @@ func (e *emitter) resume(t task) error {
 	if err := e.fetch(t.target, k, e.memo[k]); err != nil {
 		return err
 	}
+	delete(e.incomplete, t.target) // postponed again if still blocked
 	var err error
 	switch t.what {
 	case 'o':
@@ -294,7 +333,12 @@ func (e *emitter) create(n *canon.Node, k any) error {
 	if err := e.enter(n); err != nil {
 		return err
 	}
-	defer func() { e.depth-- }()
+	err := e.build(n, k)
+	e.depth--
+	return err
+}
+
+func (e *emitter) build(n *canon.Node, k any) error {
 	kind := n.Kind()
 	switch kind {
 	case pickle.KindNone:
@@ -658,7 +702,7 @@ func (e *emitter) bytes(n *canon.Node, s string) error {
 // global pushes a global the writer needs (builtins.getattr, set, ...),
 // shared through the memo like the input's globals.
 func (e *emitter) global(n *canon.Node, mod, name string, dotted bool) error {
-	k := globalKey(mod, name, dotted)
+	k := e.globalKey(mod, name, dotted)
 	if idx, ok := e.memo[k]; ok {
 		return e.fetch(n, k, idx)
 	}
@@ -937,6 +981,7 @@ func (e *emitter) fill(n *canon.Node, what byte, from int) error {
 
 func (e *emitter) postpone(blocker, target *canon.Node, what byte, from int) {
 	if blocker != nil {
+		e.incomplete[target] = blocker
 		e.pending[blocker] = append(e.pending[blocker], task{target: target, what: what, from: from})
 	}
 }
@@ -959,7 +1004,12 @@ func (e *emitter) firstBlocked(n, from int, nodes func(i int) []*canon.Node) (in
 
 // blocked returns an object in construction that building n needs (its
 // construction, not its contents or operations), or nil.
-func (e *emitter) blocked(n *canon.Node) *canon.Node {
+func (e *emitter) blocked(n *canon.Node) *canon.Node { return e.blockedBy(n, false) }
+
+// blockedBy is blocked; deep also counts the contents of the containers
+// reached (not yet written, or written with their contents postponed): an
+// operation (BUILD copies its state's items) must see them complete.
+func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 	if len(e.inprog) == 0 {
 		return nil
 	}
@@ -976,16 +1026,27 @@ func (e *emitter) blocked(n *canon.Node) *canon.Node {
 		if e.inprog[x] {
 			return x
 		}
+		if deep {
+			if b, ok := e.incomplete[x]; ok {
+				return b
+			}
+		}
 		if _, done := e.memo[x]; done {
 			continue
 		}
 		switch x.Kind() {
-		case pickle.KindList, pickle.KindDict:
-			continue
-		case pickle.KindSet:
-			if e.proto >= 4 {
-				continue
+		case pickle.KindList, pickle.KindSet:
+			if deep || (x.Kind() == pickle.KindSet && e.proto < 4) {
+				stack = append(stack, x.Items()...)
 			}
+			continue
+		case pickle.KindDict:
+			if deep {
+				for _, en := range x.Entries() {
+					stack = append(stack, en.Key, en.Value)
+				}
+			}
+			continue
 		case pickle.KindCall:
 			stack = append(stack, x.Func(), x.Args(), x.Kwargs())
 			continue
@@ -1002,7 +1063,7 @@ func (e *emitter) ops(n *canon.Node, from int) error {
 		o := ops[i]
 		if len(e.inprog) > 0 {
 			for _, a := range o.Args {
-				if b := e.blocked(a); b != nil {
+				if b := e.blockedBy(a, true); b != nil {
 					e.postpone(b, n, 'o', i)
 					return nil
 				}

@@ -68,42 +68,72 @@ func Stream(v *canon.View, opt Options, buf *bytes.Buffer) error {
 	if p < MinProtocol || p > MaxProtocol {
 		return fmt.Errorf("protocol %d: pk canon writes protocols %d to %d", p, MinProtocol, MaxProtocol)
 	}
-	// EffectNodes before Digest: after a v.Digest() its first answer is
-	// empty (the encoder leaves its coverage set behind)
-	effects := v.EffectNodes()
-	want, err := v.Digest()
+	w, err := newStreamWriter(v, p)
 	if err != nil {
 		return err
 	}
-	copt := v.Opt
-	var first error
-	for _, getattrForm := range []bool{false, true} {
-		if getattrForm && p < 4 {
-			break // the same output again
-		}
-		uses := map[any]int{}
-		trackers := map[*canon.Node]string{}
-		dry := newEmitter(v, p, true, uses, trackers, &framer{dry: true})
-		dry.effects, dry.getattrForm = effects, getattrForm
-		if err := dry.stream(); err != nil {
+	out, err := w.write(false)
+	if err != nil {
+		return err
+	}
+	if verr := verify(out, w.want, v.Opt); verr != nil && !noVerify {
+		if out, err = w.retry(verr); err != nil {
 			return err
-		}
-		var out bytes.Buffer
-		real := newEmitter(v, p, false, uses, trackers, &framer{out: &out})
-		real.effects, real.getattrForm = effects, getattrForm
-		if err := real.stream(); err != nil {
-			return err
-		}
-		err := verify(out.Bytes(), want, copt)
-		if err == nil || noVerify {
-			buf.Write(out.Bytes())
-			return nil
-		}
-		if first == nil {
-			first = err
 		}
 	}
-	return &refusal{off: v.Stream.Offset, reason: "pk cannot reproduce this stream faithfully: " + first.Error()}
+	buf.Write(out)
+	return nil
+}
+
+// streamWriter writes one view.
+type streamWriter struct {
+	v       *canon.View
+	proto   int
+	effects []*canon.Node
+	want    []byte // the view's digest
+}
+
+func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
+	// EffectNodes before Digest: after a v.Digest() its first answer is
+	// empty (the encoder leaves its coverage set behind)
+	w := &streamWriter{v: v, proto: proto, effects: v.EffectNodes()}
+	var err error
+	if w.want, err = v.Digest(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// write runs the dry run and the real one.
+func (w *streamWriter) write(getattrForm bool) ([]byte, error) {
+	sh := newShared()
+	dry := newEmitter(w.v, w.proto, true, sh, &framer{dry: true})
+	dry.effects, dry.getattrForm = w.effects, getattrForm
+	if err := dry.stream(); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	real := newEmitter(w.v, w.proto, false, sh, &framer{out: &out})
+	real.effects, real.getattrForm = w.effects, getattrForm
+	if err := real.stream(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// retry writes the stream with the getattr form after the plain form
+// failed its check with verr.
+func (w *streamWriter) retry(verr error) ([]byte, error) {
+	if w.proto >= 4 {
+		out, err := w.write(true)
+		if err != nil {
+			return nil, err
+		}
+		if verify(out, w.want, w.v.Opt) == nil {
+			return out, nil
+		}
+	}
+	return nil, &refusal{off: w.v.Stream.Offset, reason: "pk cannot reproduce this stream faithfully: " + verr.Error()}
 }
 
 // Error is a refusal: the input cannot be written canonically and
@@ -147,6 +177,7 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	}
 	copt := opt.CanonOptions()
 	ropt := canon.ReadOptions(copt)
+	_ = p
 	// every payload in memory: the writer copies them to the output
 	ropt.BlobThreshold = math.MaxInt64
 	var data []byte // the input's bytes (stdin, -l)
@@ -176,16 +207,54 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		return nil, err
 	}
 	f := doc.Parts[0].Pickle
-	var out bytes.Buffer
-	for _, s := range f.Streams {
-		v := canon.Normalize(s, copt)
-		if err := Stream(v, opt, &out); err != nil {
-			var r *refusal
-			if errors.As(err, &r) {
-				return nil, &Error{File: path, Offset: r.off, Reason: r.reason}
-			}
-			return nil, &Error{File: path, Offset: s.Offset, Reason: err.Error()}
+	refused := func(err error, s *pickle.Stream) error {
+		var r *refusal
+		if errors.As(err, &r) {
+			return &Error{File: path, Offset: r.off, Reason: r.reason}
 		}
+		return &Error{File: path, Offset: s.Offset, Reason: err.Error()}
+	}
+	// every stream written, then all read back at once (one parse of the
+	// output, not one per stream); a stream whose check fails is written
+	// again (Stream's getattr form) or refused
+	outs := make([][]byte, len(f.Streams))
+	wants := make([][]byte, len(f.Streams))
+	var all bytes.Buffer
+	for i, s := range f.Streams {
+		w, err := newStreamWriter(canon.Normalize(s, copt), p)
+		if err != nil {
+			return nil, pickle.WithFile(err, path)
+		}
+		if outs[i], err = w.write(false); err != nil {
+			return nil, refused(err, s)
+		}
+		wants[i] = w.want
+		all.Write(outs[i])
+	}
+	got, err := digests(all.Bytes(), copt)
+	if err != nil || len(got) != len(f.Streams) {
+		got = nil // check stream by stream
+	}
+	var out bytes.Buffer
+	for i, s := range f.Streams {
+		var verr error
+		if got != nil {
+			if !bytes.Equal(got[i], wants[i]) {
+				verr = errors.New("the output's canonical form differs from the input's")
+			}
+		} else {
+			verr = verify(outs[i], wants[i], copt)
+		}
+		if verr != nil && !noVerify {
+			w, err := newStreamWriter(canon.Normalize(s, copt), p)
+			if err != nil {
+				return nil, pickle.WithFile(err, path)
+			}
+			if outs[i], err = w.retry(verr); err != nil {
+				return nil, refused(err, s)
+			}
+		}
+		out.Write(outs[i])
 	}
 	if t := f.Trailing; t != nil {
 		if err := trailing(path, data, doc, t, &out); err != nil {
@@ -220,6 +289,24 @@ func supported(doc *input.Doc, path string) error {
 		return &Error{File: path, Offset: -1, Reason: why}
 	}
 	return nil
+}
+
+// digests reads written streams back and returns their canonical digests.
+func digests(b []byte, copt canon.Options) ([][]byte, error) {
+	f, err := pickle.Parse(bytes.NewReader(b), int64(len(b)), "", canon.ReadOptions(copt))
+	if err != nil {
+		return nil, err
+	}
+	if f.Trailing != nil {
+		return nil, errors.New("trailing bytes")
+	}
+	out := make([][]byte, len(f.Streams))
+	for i, s := range f.Streams {
+		if out[i], err = canon.Normalize(s, copt).Digest(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // verify reads the written stream back and checks that its canonical
