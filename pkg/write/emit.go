@@ -150,10 +150,31 @@ func (e *emitter) stream() error {
 // value fetch this instance, as they referred to the input's.
 func (e *emitter) effect(n *canon.Node) error {
 	if n.Pure() && n.Kind() != canon.KindTracker {
+		k := e.key(n)
+		switch n.Kind() {
+		case pickle.KindFrozenSet, pickle.KindBytes:
+			// a call the canonical form reads as a value (frozenset-reduce,
+			// codecs-bytes, bytes-reduce): write the call, which loading
+			// performs, not the value
+			if err := e.enter(n); err != nil {
+				return err
+			}
+			var err error
+			if n.Kind() == pickle.KindFrozenSet {
+				err = e.reduceSet(n, nil, "frozenset")
+			} else {
+				err = e.codecsBytes(n, n.Str())
+			}
+			e.depth--
+			if err != nil {
+				return err
+			}
+			return e.built(k)
+		}
 		// a global resolved as an effect stays one resolution
 		e.plainTop = true
 		defer func() { e.plainTop = false }()
-		return e.create(n, e.key(n))
+		return e.create(n, k)
 	}
 	return e.emit(n)
 }
@@ -662,8 +683,23 @@ func (e *emitter) str(n *canon.Node, s string) error {
 func (e *emitter) bytes(n *canon.Node, s string) error {
 	switch {
 	case e.proto < 3:
-		// CPython below protocol 3: _codecs.encode(str, 'latin1'), or
-		// bytes() when empty
+		return e.codecsBytes(n, s)
+	case len(s) < 256:
+		e.payload(n, pickle.SHORT_BINBYTES, 1, s)
+	case len(s) <= 0xffffffff:
+		e.payload(n, pickle.BINBYTES, 4, s)
+	case e.proto >= 4:
+		e.payload(n, pickle.BINBYTES8, 8, s)
+	default:
+		return refuse(n, "bytes of %d bytes need protocol 4", len(s))
+	}
+	return nil
+}
+
+// codecsBytes writes bytes as CPython does below protocol 3:
+// _codecs.encode(str, 'latin1') REDUCE, or bytes() when empty.
+func (e *emitter) codecsBytes(n *canon.Node, s string) error {
+	{
 		if s == "" {
 			if err := e.global(n, "builtins", "bytes", false); err != nil {
 				return err
@@ -687,14 +723,6 @@ func (e *emitter) bytes(n *canon.Node, s string) error {
 		}
 		e.op(pickle.TUPLE2)
 		e.op(pickle.REDUCE)
-	case len(s) < 256:
-		e.payload(n, pickle.SHORT_BINBYTES, 1, s)
-	case len(s) <= 0xffffffff:
-		e.payload(n, pickle.BINBYTES, 4, s)
-	case e.proto >= 4:
-		e.payload(n, pickle.BINBYTES8, 8, s)
-	default:
-		return refuse(n, "bytes of %d bytes need protocol 4", len(s))
 	}
 	return nil
 }
@@ -1163,13 +1191,17 @@ func cloudpickleModule(n *canon.Node) string {
 		return "cloudpickle"
 	}
 	m := x.Str()
-	for _, suf := range []string{".cloudpickle_fast", ".cloudpickle"} {
-		if p, ok := strings.CutSuffix(m, suf); ok && strings.HasSuffix(p, "cloudpickle") {
+	for _, suf := range []string{".cloudpickle_fast", ".cloudpickle", ""} {
+		if p, ok := strings.CutSuffix(m, suf); ok && cloudpicklePackages[p] {
 			return p
 		}
 	}
-	if strings.HasSuffix(m, "cloudpickle") {
-		return m
-	}
 	return "cloudpickle"
+}
+
+// cloudpicklePackages are the cloudpickle packages the canonical form
+// recognises (canonical-form.md §6).
+var cloudpicklePackages = map[string]bool{
+	"cloudpickle": true, "joblib.externals.cloudpickle": true, "ray.cloudpickle": true, "pyspark.cloudpickle": true,
+	"apache_beam.internal.cloudpickle": true, "srsly.cloudpickle": true,
 }
