@@ -60,11 +60,12 @@ type emitter struct {
 	dry   bool
 	out   *framer
 
-	uses    map[any]int // dry run: references of each object (by key)
-	memo    map[any]int // built objects: memo index, or -1 when not memoized
-	next    int         // next memo index
-	inprog  map[*canon.Node]bool
-	pending map[*canon.Node][]task
+	uses    *table // dry run: references of each object (by key)
+	memo    *table // built objects: memo index, or -1 when not memoized
+	next    int    // next memo index
+	inprog  []bool // by node ID: in construction
+	ninprog int
+	pending map[int32][]task // by the ID of the object waited for
 	// incomplete are the objects whose contents or operations wait for
 	// the object in construction they map to
 	incomplete map[*canon.Node]*canon.Node
@@ -75,10 +76,9 @@ type emitter struct {
 	trackers map[*canon.Node]string // tracker node -> its content id
 	seenIDs  map[string]int         // content digest -> trackers with it so far
 	nbuf     int64                  // out-of-band buffers written
-	globOK   map[[2]string]bool     // protocol 2: names that read back unchanged
-	keys     map[*canon.Node]any    // pure nodes: their value key
-	gkeys    map[gkey]any           // keys of globals by name
-	effects  []*canon.Node          // v.EffectNodes(), computed once for both runs
+	keys     *keyCache              // pure nodes: their value key
+	sh       *shared
+	effects  []*canon.Node // v.EffectNodes(), computed once for both runs
 	// getattrForm writes nested qualified names as getattr(parent, 'x')
 	// at every protocol (see Stream)
 	getattrForm bool
@@ -88,16 +88,119 @@ type emitter struct {
 // shared is what the runs over one stream share: the dry run's counts and
 // tracker ids, and caches of keys.
 type shared struct {
-	uses     map[any]int
+	uses     *table
 	trackers map[*canon.Node]string
-	keys     map[*canon.Node]any
-	gkeys    map[gkey]any
+	keys     *keyCache
+	gkeys    map[gkey]key
 	globOK   map[[2]string]bool
 }
 
 func newShared() *shared {
-	return &shared{uses: map[any]int{}, trackers: map[*canon.Node]string{}, keys: map[*canon.Node]any{},
-		gkeys: map[gkey]any{}, globOK: map[[2]string]bool{}}
+	// maps are made on first write: a stream of a few values (one of
+	// many in a file) costs little
+	return &shared{uses: newTable(), keys: &keyCache{}}
+}
+
+// key identifies an object of the output: an identity node (id >= 0), a
+// pure value (id == valueID, v), or nothing (noKey: never memoized).
+type key struct {
+	id int32
+	v  vkey
+}
+
+const (
+	valueID = -1
+	noID    = -2
+)
+
+var noKey = key{id: noID}
+
+func (k key) none() bool { return k.id == noID }
+
+// table maps keys to int32 values: identity nodes by ID in a slice,
+// values in a map.
+type table struct {
+	byID  []int32 // value + 2; 0: absent
+	byVal map[vkey]int32
+}
+
+func newTable() *table { return &table{} }
+
+func (t *table) get(k key) (int32, bool) {
+	if k.id >= 0 {
+		if int(k.id) < len(t.byID) && t.byID[k.id] != 0 {
+			return t.byID[k.id] - 2, true
+		}
+		return 0, false
+	}
+	v, ok := t.byVal[k.v]
+	return v, ok
+}
+
+func (t *table) set(k key, v int32) {
+	if k.id >= 0 {
+		if int(k.id) >= len(t.byID) {
+			t.byID = append(t.byID, make([]int32, int(k.id)+1-len(t.byID)+len(t.byID)/2)...)
+		}
+		t.byID[k.id] = v + 2
+		return
+	}
+	if t.byVal == nil {
+		t.byVal = map[vkey]int32{}
+	}
+	t.byVal[k.v] = v
+}
+
+func (t *table) inc(k key) {
+	v, _ := t.get(k)
+	t.set(k, v+1)
+}
+
+// keyCache holds the value keys of pure nodes, by node ID.
+type keyCache struct {
+	k   []vkey
+	has []bool
+}
+
+func (c *keyCache) get(id int32) (vkey, bool) {
+	if int(id) < len(c.has) && c.has[id] {
+		return c.k[id], true
+	}
+	return vkey{}, false
+}
+
+func (c *keyCache) set(id int32, k vkey) {
+	if int(id) >= len(c.has) {
+		n := int(id) + 1 + len(c.has)/2
+		c.k = append(c.k, make([]vkey, n-len(c.k))...)
+		c.has = append(c.has, make([]bool, n-len(c.has))...)
+	}
+	c.k[id], c.has[id] = k, true
+}
+
+func nodeID(n *canon.Node) int32 { return n.Src().ID }
+
+func (e *emitter) isInprog(n *canon.Node) bool {
+	id := nodeID(n)
+	return int(id) < len(e.inprog) && e.inprog[id]
+}
+
+func (e *emitter) setInprog(n *canon.Node, on bool) {
+	id := nodeID(n)
+	if int(id) >= len(e.inprog) {
+		if !on {
+			return
+		}
+		e.inprog = append(e.inprog, make([]bool, int(id)+1-len(e.inprog)+len(e.inprog)/2)...)
+	}
+	if e.inprog[id] != on {
+		e.inprog[id] = on
+		if on {
+			e.ninprog++
+		} else {
+			e.ninprog--
+		}
+	}
 }
 
 // vkey is the key of a pure value: a tag and the value's bytes (or its
@@ -114,8 +217,7 @@ type gkey struct {
 
 func newEmitter(v *canon.View, proto int, dry bool, sh *shared, out *framer) *emitter {
 	e := &emitter{v: v, proto: proto, dry: dry, out: out, uses: sh.uses,
-		memo: map[any]int{}, inprog: map[*canon.Node]bool{}, pending: map[*canon.Node][]task{}, incomplete: map[*canon.Node]*canon.Node{},
-		trackers: sh.trackers, seenIDs: map[string]int{}, globOK: sh.globOK, keys: sh.keys, gkeys: sh.gkeys}
+		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
 	e.budget = 64*int64(len(v.Stream.All)) + 1<<22
 	return e
 }
@@ -161,7 +263,7 @@ func (e *emitter) effect(n *canon.Node) error {
 			}
 			var err error
 			if n.Kind() == pickle.KindFrozenSet {
-				err = e.reduceSet(n, nil, "frozenset")
+				err = e.reduceSet(n, noKey, "frozenset")
 			} else {
 				err = e.codecsBytes(n, n.Str())
 			}
@@ -182,23 +284,25 @@ func (e *emitter) effect(n *canon.Node) error {
 // key is what identifies an object of the output: the node itself for
 // objects with an identity, the value for pure values (equal values are
 // written once and shared), nil for small scalars that are never memoized.
-func (e *emitter) key(n *canon.Node) any {
+func (e *emitter) key(n *canon.Node) key {
 	if !n.Pure() || n.Kind() == canon.KindTracker {
-		return n
+		return key{id: nodeID(n)}
 	}
 	switch n.Kind() {
 	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindExt:
-		return nil
+		return noKey
 	}
-	if k, ok := e.keys[n]; ok {
-		return k
+	id := nodeID(n)
+	if k, ok := e.keys.get(id); ok {
+		if k.tag == 0 {
+			return noKey
+		}
+		return key{id: valueID, v: k}
 	}
-	var k any
+	var k vkey
 	switch n.Kind() {
 	case pickle.KindTuple:
-		if len(n.Items()) == 0 {
-			k = nil
-		} else {
+		if len(n.Items()) != 0 {
 			k = vkey{'H', string(n.Digest())}
 		}
 	case pickle.KindStr, pickle.KindBytes:
@@ -215,24 +319,34 @@ func (e *emitter) key(n *canon.Node) any {
 		if n.Src().Flags&pickle.FlagDynamic != 0 {
 			k = vkey{'H', string(n.Digest())}
 		} else {
-			k = e.globalKey(n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0)
+			k = e.globalKey(n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0).v
 		}
 	case canon.KindPlaceholder:
 		k = vkey{'P', n.Str()}
 	default:
 		k = vkey{'H', string(n.Digest())}
 	}
-	e.keys[n] = k
-	return k
+	e.keys.set(id, k)
+	if k.tag == 0 {
+		return noKey
+	}
+	return key{id: valueID, v: k}
 }
 
-func (e *emitter) globalKey(mod, name string, dotted bool) any {
+func (e *emitter) globalKey(mod, name string, dotted bool) key {
 	g := gkey{mod, name, dotted}
-	if k, ok := e.gkeys[g]; ok {
+	if k, ok := e.sh.gkeys[g]; ok {
 		return k
 	}
-	var k any = g
-	e.gkeys[g] = k
+	tag := byte('g')
+	if dotted {
+		tag = 'G'
+	}
+	k := key{id: valueID, v: vkey{tag, mod + "\x00" + name}}
+	if e.sh.gkeys == nil {
+		e.sh.gkeys = map[gkey]key{}
+	}
+	e.sh.gkeys[g] = k
 	return k
 }
 
@@ -240,11 +354,11 @@ func (e *emitter) globalKey(mod, name string, dotted bool) any {
 // construction.
 func (e *emitter) emit(n *canon.Node) error {
 	k := e.key(n)
-	if k != nil {
-		if idx, ok := e.memo[k]; ok {
-			return e.fetch(n, k, idx)
+	if !k.none() {
+		if idx, ok := e.memo.get(k); ok {
+			return e.fetch(n, k, int(idx))
 		}
-		if p, ok := k.(*canon.Node); ok && e.inprog[p] {
+		if k.id >= 0 && e.isInprog(n) {
 			return refuse(n, "the object refers to itself through an immutable container or a call's arguments: no pickle can build it")
 		}
 	}
@@ -252,9 +366,9 @@ func (e *emitter) emit(n *canon.Node) error {
 }
 
 // fetch pushes a built object again from the memo.
-func (e *emitter) fetch(n *canon.Node, k any, idx int) error {
+func (e *emitter) fetch(n *canon.Node, k key, idx int) error {
 	if e.dry {
-		e.uses[k]++
+		e.uses.inc(k)
 		return nil
 	}
 	if idx < 0 {
@@ -278,17 +392,17 @@ func (e *emitter) get(idx int) {
 
 // built records that the object of key k is on the stack, memoizing it
 // when it is used more than once, and runs the work waiting for it.
-func (e *emitter) built(k any) error {
-	if k == nil {
+func (e *emitter) built(k key) error {
+	if k.none() {
 		return nil
 	}
 	if e.dry {
-		e.uses[k]++
-		e.memo[k] = -1
-	} else if e.uses[k] >= 2 {
+		e.uses.inc(k)
+		e.memo.set(k, -1)
+	} else if u, _ := e.uses.get(k); u >= 2 {
 		idx := e.next
 		e.next++
-		e.memo[k] = idx
+		e.memo.set(k, int32(idx))
 		if e.proto >= 4 {
 			e.op(pickle.MEMOIZE)
 		} else if idx < 256 {
@@ -300,15 +414,20 @@ func (e *emitter) built(k any) error {
 			e.out.write(b[:]...)
 		}
 	} else {
-		e.memo[k] = -1
+		e.memo.set(k, -1)
 	}
-	if p, ok := k.(*canon.Node); ok {
-		delete(e.inprog, p)
-		if ts := e.pending[p]; len(ts) > 0 {
-			delete(e.pending, p)
-			for _, t := range ts {
-				if err := e.resume(t); err != nil {
-					return err
+	if k.id >= 0 {
+		if e.ninprog > 0 && int(k.id) < len(e.inprog) && e.inprog[k.id] {
+			e.inprog[k.id] = false
+			e.ninprog--
+		}
+		if len(e.pending) > 0 {
+			if ts := e.pending[k.id]; len(ts) > 0 {
+				delete(e.pending, k.id)
+				for _, t := range ts {
+					if err := e.resume(t); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -319,7 +438,8 @@ func (e *emitter) built(k any) error {
 // resume runs postponed work: fetch the target, continue, pop it.
 func (e *emitter) resume(t task) error {
 	k := e.key(t.target)
-	if err := e.fetch(t.target, k, e.memo[k]); err != nil {
+	idx, _ := e.memo.get(k)
+	if err := e.fetch(t.target, k, int(idx)); err != nil {
 		return err
 	}
 	delete(e.incomplete, t.target) // postponed again if still blocked
@@ -350,7 +470,7 @@ func (e *emitter) enter(n *canon.Node) error {
 
 // create builds n (k is its key, nil for one never memoized) and applies
 // its contents and operations.
-func (e *emitter) create(n *canon.Node, k any) error {
+func (e *emitter) create(n *canon.Node, k key) error {
 	if err := e.enter(n); err != nil {
 		return err
 	}
@@ -359,7 +479,7 @@ func (e *emitter) create(n *canon.Node, k any) error {
 	return err
 }
 
-func (e *emitter) build(n *canon.Node, k any) error {
+func (e *emitter) build(n *canon.Node, k key) error {
 	kind := n.Kind()
 	switch kind {
 	case pickle.KindNone:
@@ -575,9 +695,9 @@ func (e *emitter) build(n *canon.Node, k any) error {
 
 // inProgress runs body (which writes the parts of n) with n marked as in
 // construction.
-func (e *emitter) inProgress(n *canon.Node, k any, body func() error) error {
-	if _, ok := k.(*canon.Node); ok {
-		e.inprog[n] = true
+func (e *emitter) inProgress(n *canon.Node, k key, body func() error) error {
+	if k.id >= 0 {
+		e.setInprog(n, true)
 	}
 	return body()
 }
@@ -731,8 +851,8 @@ func (e *emitter) codecsBytes(n *canon.Node, s string) error {
 // shared through the memo like the input's globals.
 func (e *emitter) global(n *canon.Node, mod, name string, dotted bool) error {
 	k := e.globalKey(mod, name, dotted)
-	if idx, ok := e.memo[k]; ok {
-		return e.fetch(n, k, idx)
+	if idx, ok := e.memo.get(k); ok {
+		return e.fetch(n, k, int(idx))
 	}
 	if err := e.globalBody(n, mod, name, dotted); err != nil {
 		return err
@@ -811,10 +931,13 @@ func (e *emitter) py2Name(n *canon.Node, mod, name string) (string, string, erro
 		wm = "__builtin__"
 	}
 	key := [2]string{wm, name}
-	ok, seen := e.globOK[key]
+	ok, seen := e.sh.globOK[key]
 	if !seen {
 		ok = readsBack(wm, name, mod, name)
-		e.globOK[key] = ok
+		if e.sh.globOK == nil {
+			e.sh.globOK = map[[2]string]bool{}
+		}
+		e.sh.globOK[key] = ok
 	}
 	if !ok {
 		return "", "", refuse(n, "global %s.%s: no GLOBAL line reads back as this name at protocol 2 (the Python 2 name mapping changes it)", mod, name)
@@ -835,7 +958,7 @@ func readsBack(wm, wn, mod, name string) bool {
 
 // reduceSet writes a set or frozenset below protocol 4: builtins.set([items])
 // REDUCE, as CPython does.
-func (e *emitter) reduceSet(n *canon.Node, k any, which string) error {
+func (e *emitter) reduceSet(n *canon.Node, k key, which string) error {
 	return e.inProgress(n, k, func() error {
 		if err := e.global(n, "builtins", which, false); err != nil {
 			return err
@@ -876,7 +999,7 @@ func (e *emitter) batches(n int, single, multi pickle.Opcode, item func(i int) e
 
 // call writes a call: callable, arguments, REDUCE / NEWOBJ / NEWOBJ_EX /
 // OBJ.
-func (e *emitter) call(n *canon.Node, k any) error {
+func (e *emitter) call(n *canon.Node, k key) error {
 	form := n.CallForm()
 	fn := n.Func()
 	if fn == nil {
@@ -958,6 +1081,9 @@ func (e *emitter) assignTrackers(n, args *canon.Node) error {
 			continue
 		}
 		d := n.Digest()
+		if e.seenIDs == nil {
+			e.seenIDs = map[string]int{}
+		}
 		rank := e.seenIDs[string(d)]
 		e.seenIDs[string(d)] = rank + 1
 		h := sha256.New()
@@ -965,6 +1091,10 @@ func (e *emitter) assignTrackers(n, args *canon.Node) error {
 		h.Write(d)
 		if rank > 0 {
 			h.Write(binary.AppendUvarint(nil, uint64(rank)))
+		}
+		if e.sh.trackers == nil {
+			e.sh.trackers = map[*canon.Node]string{}
+			e.trackers = e.sh.trackers
 		}
 		e.trackers[a] = hex.EncodeToString(h.Sum(nil)[:16])
 	}
@@ -1009,15 +1139,20 @@ func (e *emitter) fill(n *canon.Node, what byte, from int) error {
 
 func (e *emitter) postpone(blocker, target *canon.Node, what byte, from int) {
 	if blocker != nil {
+		if e.pending == nil {
+			e.pending = map[int32][]task{}
+			e.incomplete = map[*canon.Node]*canon.Node{}
+		}
 		e.incomplete[target] = blocker
-		e.pending[blocker] = append(e.pending[blocker], task{target: target, what: what, from: from})
+		b := nodeID(blocker)
+		e.pending[b] = append(e.pending[b], task{target: target, what: what, from: from})
 	}
 }
 
 // firstBlocked returns the first index from from whose nodes cannot be
 // built now, and the object in construction they wait for (nil: none).
 func (e *emitter) firstBlocked(n, from int, nodes func(i int) []*canon.Node) (int, *canon.Node) {
-	if len(e.inprog) == 0 {
+	if e.ninprog == 0 {
 		return n, nil
 	}
 	for i := from; i < n; i++ {
@@ -1038,7 +1173,7 @@ func (e *emitter) blocked(n *canon.Node) *canon.Node { return e.blockedBy(n, fal
 // reached (not yet written, or written with their contents postponed): an
 // operation (BUILD copies its state's items) must see them complete.
 func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
-	if len(e.inprog) == 0 {
+	if e.ninprog == 0 {
 		return nil
 	}
 	seen := map[*canon.Node]bool{}
@@ -1051,7 +1186,7 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 			continue
 		}
 		seen[x] = true
-		if e.inprog[x] {
+		if e.isInprog(x) {
 			return x
 		}
 		if deep {
@@ -1059,7 +1194,7 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 				return b
 			}
 		}
-		if _, done := e.memo[x]; done {
+		if _, done := e.memo.get(key{id: nodeID(x)}); done {
 			continue
 		}
 		switch x.Kind() {
@@ -1089,7 +1224,7 @@ func (e *emitter) ops(n *canon.Node, from int) error {
 	ops := n.Ops()
 	for i := from; i < len(ops); i++ {
 		o := ops[i]
-		if len(e.inprog) > 0 {
+		if e.ninprog > 0 {
 			for _, a := range o.Args {
 				if b := e.blockedBy(a, true); b != nil {
 					e.postpone(b, n, 'o', i)
@@ -1146,14 +1281,14 @@ func (e *emitter) applyOp(n *canon.Node, o canon.Op) error {
 			return err
 		}
 		k := e.key(n)
-		idx, ok := e.memo[k]
+		idx, ok := e.memo.get(k)
 		if !ok {
 			return refuse(n, "internal: operation target not built")
 		}
 		if len(args)+1 > 3 {
 			e.op(pickle.MARK)
 		}
-		if err := e.fetch(n, k, idx); err != nil {
+		if err := e.fetch(n, k, int(idx)); err != nil {
 			return err
 		}
 		for _, a := range args {

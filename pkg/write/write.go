@@ -192,8 +192,6 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 			return nil, err
 		}
 	}
-	release := pickle.QuietGC()
-	defer release()
 	var doc *input.Doc
 	if data != nil {
 		doc, err = input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
