@@ -69,8 +69,8 @@ func digest(t *testing.T, path string, opt Options) string {
 // hashes as the input does, and canonicalising the output gives it back
 // byte for byte. Refusals are counted and must name the file.
 func TestCorpusRoundTrip(t *testing.T) {
-	for _, proto := range []int{4, 2, 3, 5} {
-		opt := Options{Protocol: proto}
+	for _, opt := range []Options{{Protocol: 4}, {Protocol: 2}, {Protocol: 3}, {Protocol: 5}, {Protocol: 4, KeepDictOrder: true}} {
+		proto := opt.Protocol
 		ok, refused := 0, 0
 		reasons := map[string]int{}
 		byDigest := map[string][]byte{} // input digest -> output
@@ -105,7 +105,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 			// one output per digest, a different output for every other
 			// digest, across the whole corpus (compressed outputs are
 			// compared decompressed: the same pickle under gzip differs)
-			plain, err := File(out, Options{Protocol: proto}, false)
+			plain, err := File(out, opt, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 			outs[raw] = d
 			ok++
 		}
-		t.Logf("protocol %d: %d inputs round-trip (%d distinct digests, as many distinct outputs), %d refused", proto, ok, len(byDigest), refused)
+		t.Logf("protocol %d (keep dict order %v): %d inputs round-trip (%d distinct digests, as many distinct outputs), %d refused", proto, opt.KeepDictOrder, ok, len(byDigest), refused)
 		for r, c := range reasons {
 			t.Logf("  %3d× %s", c, r)
 		}

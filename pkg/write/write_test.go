@@ -209,3 +209,32 @@ func hexIDs(b []byte) []string {
 	}
 	return out
 }
+
+// TestLargePayloadFraming: a payload of 64 KiB or more is written outside
+// frames, after the frame before it is closed; the output reads back and
+// is canonical.
+func TestLargePayloadFraming(t *testing.T) {
+	big := strings.Repeat("x", FrameTarget+5)
+	in := "\x80\x04](\x8c\x01a\x8c\x01b\x8d" + string([]byte{byte(len(big)), byte(len(big) >> 8), byte(len(big) >> 16), 0, 0, 0, 0, 0}) + big + "\x8c\x01ce."
+	out := mustCanon(t, in, Options{})
+	// PROTO, FRAME, ..., BINUNICODE header, payload (unframed), FRAME, ...
+	i := bytes.Index(out, []byte(big))
+	if i < 0 {
+		t.Fatal("payload missing")
+	}
+	hdr := out[i-5 : i]
+	if hdr[0] != byte(pickle.BINUNICODE) {
+		t.Fatalf("header %x", hdr)
+	}
+	if out[2] != byte(pickle.FRAME) {
+		t.Fatalf("no first frame: %x", out[:16])
+	}
+	n := int(out[3]) | int(out[4])<<8
+	if 11+n != i-5 {
+		t.Errorf("first frame of %d bytes ends at %d, the payload's header is at %d", n, 11+n, i-5)
+	}
+	again := mustCanon(t, string(out), Options{})
+	if !bytes.Equal(again, out) {
+		t.Error("not idempotent")
+	}
+}
