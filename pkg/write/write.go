@@ -18,10 +18,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/ulikunitz/xz"
+	"github.com/ulikunitz/xz/lzma"
 )
 
 // DefaultProtocol is the protocol written unless Options say otherwise:
@@ -166,7 +169,7 @@ var noVerify bool
 
 // writable are the whole-file compressions written back, each with fixed
 // settings (docs/pk-canon.md).
-var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "xz": true}
+var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "xz": true, "lzma": true, "zstd": true, "lz4": true}
 
 // File canonicalises the input at path ("-": stdin). keep says to keep the
 // input's bytes in Result.Input (for pk canon -l).
@@ -281,7 +284,7 @@ func supported(doc *input.Doc, path string) error {
 	case base != "pickle" || len(doc.Parts) != 1 || doc.Parts[0].Pickle == nil:
 		why = fmt.Sprintf("a %s input: pk canon writes bare pickle files only", doc.Format)
 	case !writable[doc.Compression]:
-		why = fmt.Sprintf("%s-compressed: pk canon writes back plain, gzip, zlib and xz files only", doc.Compression)
+		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
 	}
 	if why != "" {
 		return &Error{File: path, Offset: -1, Reason: why}
@@ -368,8 +371,10 @@ func trailing(path string, data []byte, doc *input.Doc, t *pickle.Trailing, out 
 }
 
 // compress writes b back in the input's compression, with fixed settings:
-// gzip and zlib at level 9 (no file name, no time stamp), xz with the
-// defaults of github.com/ulikunitz/xz.
+// gzip and zlib at level 9 (no file name, no time stamp), xz and lzma
+// ("alone") with the defaults of github.com/ulikunitz/xz, zstd with
+// github.com/klauspost/compress's default level on one thread, lz4 with
+// github.com/pierrec/lz4's defaults.
 func compress(kind string, b []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	var w io.WriteCloser
@@ -383,6 +388,12 @@ func compress(kind string, b []byte) ([]byte, error) {
 		w, err = zlib.NewWriterLevel(&buf, zlib.BestCompression)
 	case "xz":
 		w, err = xz.NewWriter(&buf)
+	case "lzma":
+		w, err = lzma.NewWriter(&buf)
+	case "zstd":
+		w, err = zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	case "lz4":
+		w = lz4.NewWriter(&buf)
 	default:
 		return nil, fmt.Errorf("%s: compression not written", kind)
 	}

@@ -188,6 +188,8 @@ def load(path):
         data = gzip.decompress(data)
     elif data[:6] == b"\xfd7zXZ\x00":
         data = lzma.decompress(data)
+    elif data[:2] == b"]\x00":
+        data = lzma.decompress(data, format=lzma.FORMAT_ALONE)
     elif data[:1] == b"x":
         data = zlib.decompress(data)
     f = io.BytesIO(data)
