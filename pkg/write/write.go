@@ -180,7 +180,6 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	}
 	copt := opt.CanonOptions()
 	ropt := canon.ReadOptions(copt)
-	_ = p
 	// every payload in memory: the writer copies them to the output
 	ropt.BlobThreshold = math.MaxInt64
 	var data []byte // the input's bytes (stdin, -l)
@@ -195,12 +194,13 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 			return nil, err
 		}
 	}
-	var doc *input.Doc
-	if data != nil {
-		doc, err = input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
-	} else {
-		doc, err = input.Open(path, ropt)
+	open := func() (*input.Doc, error) {
+		if data != nil {
+			return input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
+		}
+		return input.Open(path, ropt)
 	}
+	doc, err := open()
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +208,7 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		return nil, err
 	}
 	f := doc.Parts[0].Pickle
+	format, compression, trail := doc.Format, doc.Compression, f.Trailing
 	refused := func(err error, s *pickle.Stream) error {
 		var r *refusal
 		if errors.As(err, &r) {
@@ -232,12 +233,16 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		wants[i] = w.want
 		all.Write(outs[i])
 	}
+	// the input's graph is no longer needed (a retry opens the input
+	// again): reading the output back does not add to it
+	n := len(f.Streams)
+	doc, f = nil, nil
 	got, err := digests(all.Bytes(), copt)
-	if err != nil || len(got) != len(f.Streams) {
+	if err != nil || len(got) != n {
 		got = nil // check stream by stream
 	}
 	var out bytes.Buffer
-	for i, s := range f.Streams {
+	for i := 0; i < n; i++ {
 		var verr error
 		if got != nil {
 			if !bytes.Equal(got[i], wants[i]) {
@@ -247,6 +252,13 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 			verr = verify(outs[i], wants[i], copt)
 		}
 		if verr != nil && !noVerify {
+			if f == nil {
+				if doc, err = open(); err != nil {
+					return nil, err
+				}
+				f = doc.Parts[0].Pickle
+			}
+			s := f.Streams[i]
 			w, err := newStreamWriter(canon.Normalize(s, copt), p)
 			if err != nil {
 				return nil, pickle.WithFile(err, path)
@@ -257,13 +269,13 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		}
 		out.Write(outs[i])
 	}
-	if t := f.Trailing; t != nil {
-		if err := trailing(path, data, doc, t, &out); err != nil {
+	if trail != nil {
+		if err := trailing(path, data, compression, trail, &out); err != nil {
 			return nil, err
 		}
 	}
-	res := &Result{Format: doc.Format, Input: data}
-	res.Data, err = compress(doc.Compression, out.Bytes())
+	res := &Result{Format: format, Input: data}
+	res.Data, err = compress(compression, out.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -333,8 +345,8 @@ func verify(b []byte, want []byte, copt canon.Options) error {
 
 // trailing copies the bytes after the last stream verbatim (pk hash covers
 // them by length and content).
-func trailing(path string, data []byte, doc *input.Doc, t *pickle.Trailing, out *bytes.Buffer) error {
-	if data != nil && doc.Compression == "" {
+func trailing(path string, data []byte, compression string, t *pickle.Trailing, out *bytes.Buffer) error {
+	if data != nil && compression == "" {
 		if t.Offset+t.Len > int64(len(data)) {
 			return &Error{File: path, Offset: t.Offset, Reason: "trailing bytes past the end of the input"}
 		}
