@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,15 @@ type canonFlags struct {
 	list          bool
 	protocol      int
 	keepDictOrder bool
+	json          bool
+}
+
+type jsonCanon struct {
+	Name      string `json:"name"`
+	Output    string `json:"output,omitempty"`
+	Size      *int   `json:"size,omitempty"`
+	Canonical *bool  `json:"canonical,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 func newCanonCmd() *cobra.Command {
@@ -36,6 +46,10 @@ offset and reason, and nothing is written (exit 2).
 
 -l lists the FILEs that are not canonical already, as gofmt -l does: exit 0
 when none is listed, 1 when some are, 2 when a file cannot be read.
+
+--json: with -l, one line per FILE, {"name","canonical"} or {"name","error"};
+when writing (which then needs -o), {"name","output","size"} or
+{"name","error"}.
 ` + docsLine("pk-canon.md"),
 		Args: stdinOnce,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -50,12 +64,15 @@ when none is listed, 1 when some are, 2 when a file cannot be read.
 				if len(args) == 0 {
 					return usageErr(c, "-l needs at least one FILE")
 				}
-				return runCanonList(c, args, opt)
+				return runCanonList(c, args, opt, f.json)
 			}
 			if len(args) != 1 {
 				return usageErr(c, "needs one input, IN ('-' for stdin; got %d arguments)", len(args))
 			}
-			return runCanon(c, args[0], f.out, opt)
+			if f.json && (f.out == "" || f.out == "-") {
+				return usageErr(c, "--json writes JSON lines: without -l it needs -o OUT (stdout would hold the pickle)")
+			}
+			return runCanon(c, args[0], f.out, opt, f.json)
 		},
 	}
 	fl := c.Flags()
@@ -63,12 +80,16 @@ when none is listed, 1 when some are, 2 when a file cannot be read.
 	fl.BoolVarP(&f.list, "list", "l", false, "list the FILEs that are not canonical already (exit 1 when any is)")
 	intFlag(fl, &f.protocol, "protocol", "", write.DefaultProtocol, write.MinProtocol, write.MaxProtocol, "pickle protocol of the output, 2 to 5")
 	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "plain dicts keep their insertion order (the output then matches pk hash --keep-dict-order)")
+	fl.BoolVar(&f.json, "json", false, `JSON lines: {"name","canonical"} with -l, {"name","output","size"} with -o, {"name","error"}`)
 	return c
 }
 
-func runCanon(c *cobra.Command, in, out string, opt write.Options) error {
+func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) error {
 	res, err := write.File(in, opt, false)
 	if err != nil {
+		if asJSON {
+			json.NewEncoder(c.OutOrStdout()).Encode(jsonCanon{Name: in, Error: explain(err).Error()})
+		}
 		return &ExitError{Code: ExitTrouble, Err: explain(err)}
 	}
 	if out == "" || out == "-" {
@@ -102,23 +123,34 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options) error {
 		os.Remove(tmp.Name())
 		return &ExitError{Code: ExitTrouble, Err: werr}
 	}
+	if asJSON {
+		n := len(res.Data)
+		json.NewEncoder(c.OutOrStdout()).Encode(jsonCanon{Name: in, Output: out, Size: &n})
+	}
 	return nil
 }
 
-func runCanonList(c *cobra.Command, files []string, opt write.Options) error {
+func runCanonList(c *cobra.Command, files []string, opt write.Options, asJSON bool) error {
 	w := c.OutOrStdout()
+	enc := json.NewEncoder(w)
 	listed, trouble := false, false
 	for _, name := range files {
 		res, err := write.File(name, opt, true)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "pk: %v\n", explain(err))
+			if asJSON {
+				enc.Encode(jsonCanon{Name: name, Error: explain(err).Error()})
+			}
 			trouble = true
 			continue
 		}
-		if !res.Canonical() {
+		ok := res.Canonical()
+		if asJSON {
+			enc.Encode(jsonCanon{Name: name, Canonical: &ok})
+		} else if !ok {
 			fmt.Fprintln(w, name)
-			listed = true
 		}
+		listed = listed || !ok
 	}
 	switch {
 	case trouble:
