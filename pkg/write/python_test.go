@@ -208,3 +208,44 @@ func TestPythonTrackerIDsAcrossProcesses(t *testing.T) {
 		t.Errorf("originals: %s (expected two classes: distinct random ids)", got)
 	}
 }
+
+// TestPythonTorch: the torch.save zip files of the corpus, canonicalised,
+// load with torch as the originals do (testdata/write/torch_compare.py:
+// keys in order, tensors' layout, values and storage sharing).
+func TestPythonTorch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no Python")
+	}
+	if err := exec.Command(python, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s cannot import torch (%v): the torch load test needs Debian's python3-torch", python, err)
+	}
+	files, _ := filepath.Glob("../../testdata/fixtures/torch/*.pt")
+	more, _ := filepath.Glob("../../testdata/inputs/torch_zip_*.pt")
+	dir := t.TempDir()
+	n := 0
+	for _, p := range append(files, more...) {
+		res, err := File(p, Options{}, false)
+		if err != nil {
+			t.Logf("%s: %v", p, err)
+			continue
+		}
+		out := filepath.Join(dir, filepath.Base(p))
+		if err := os.WriteFile(out, res.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := exec.Command(python, "../../testdata/write/torch_compare.py", p, out).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: torch_compare.py: %v\n%s", p, err, got)
+			continue
+		}
+		if s := strings.TrimSpace(string(got)); !strings.HasSuffix(s, "same") {
+			t.Errorf("%s: %s", p, s)
+			continue
+		}
+		n++
+	}
+	t.Logf("%d torch.save zip files load from their canonical output as from the original", n)
+	if n == 0 {
+		t.Error("nothing was compared")
+	}
+}

@@ -195,7 +195,7 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		}
 	}
 	open := func() (*input.Doc, error) {
-		if data != nil {
+		if path == "-" { // a zip needs the file; -l keeps the bytes only to compare
 			return input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
 		}
 		return input.Open(path, ropt)
@@ -203,6 +203,13 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	doc, err := open()
 	if err != nil {
 		return nil, err
+	}
+	if doc.Format == "torch-zip" {
+		out, err := torchZip(path, doc, opt, copt)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Data: out, Input: data, Format: doc.Format}, nil
 	}
 	if err := supported(doc, path); err != nil {
 		return nil, err
@@ -288,7 +295,7 @@ func supported(doc *input.Doc, path string) error {
 	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
 	switch {
 	case strings.Contains(doc.Format, "torch"):
-		why = fmt.Sprintf("a torch.save checkpoint (%s): pk canon does not write torch files yet (docs/pk-canon.md); pk hash compares them", doc.Format)
+		why = fmt.Sprintf("a torch.save checkpoint in the legacy format (%s): pk canon writes the zip format only (docs/pk-canon.md); pk hash compares them", doc.Format)
 	case strings.Contains(doc.Format, "joblib"):
 		why = fmt.Sprintf("a joblib file (%s): pk canon does not write joblib files yet (their arrays follow the pickle's opcodes; docs/pk-canon.md)", doc.Format)
 	case strings.Contains(doc.Format, "npy"):
