@@ -40,7 +40,7 @@ inputs with the same pk hash give byte-identical outputs. Its pk hash is
 IN's, and pk canon of it gives it back byte for byte. cloudpickle class
 tracker ids become digests of the class's content.
 
-What pk canon cannot reproduce faithfully (torch and joblib files, and the
+What pk canon cannot reproduce faithfully (legacy torch and joblib files, and the
 cases docs/pk-canon.md lists) is refused with one line naming the file,
 offset and reason, and nothing is written (exit 2).
 
