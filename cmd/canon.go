@@ -40,9 +40,11 @@ inputs with the same pk hash give byte-identical outputs. Its pk hash is
 IN's, and pk canon of it gives it back byte for byte. cloudpickle class
 tracker ids become digests of the class's content.
 
-What pk canon cannot reproduce faithfully (legacy torch and joblib files, and the
-cases docs/pk-canon.md lists) is refused with one line naming the file,
-offset and reason, and nothing is written (exit 2).
+Bare pickles, compressed ones (written back in the same compression with
+fixed settings), torch.save zip files and joblib files are written. What pk
+canon cannot reproduce faithfully (legacy torch files, joblib object arrays,
+bz2, and the cases docs/pk-canon.md lists) is refused with one line naming
+the file, offset and reason, and nothing is written (exit 2).
 
 -l lists the FILEs that are not canonical already, as gofmt -l does: exit 0
 when none is listed, 1 when some are, 2 when a file cannot be read.

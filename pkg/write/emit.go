@@ -83,6 +83,9 @@ type emitter struct {
 	// at every protocol (see Stream)
 	getattrForm bool
 	plainTop    bool // the global being written is an effect: one STACK_GLOBAL
+	// arrays are joblib's arrays, by the offset of their
+	// NumpyArrayWrapper: their bytes follow the wrapper's BUILD
+	arrays map[int64]*arrayData
 }
 
 // shared is what the runs over one stream share: the dry run's counts and
@@ -690,7 +693,15 @@ func (e *emitter) build(n *canon.Node, k key) error {
 			}
 		}
 	}
-	return e.ops(n, 0)
+	if err := e.ops(n, 0); err != nil {
+		return err
+	}
+	if e.arrays != nil && kind == pickle.KindCall {
+		if a, ok := e.arrays[n.Offset()]; ok {
+			return e.array(n, k, a)
+		}
+	}
+	return nil
 }
 
 // inProgress runs body (which writes the parts of n) with n marked as in

@@ -249,3 +249,56 @@ func TestPythonTorch(t *testing.T) {
 		t.Error("nothing was compared")
 	}
 }
+
+// TestPythonJoblib: the joblib files of the corpus, canonicalised (with
+// --keep-dict-order where their arrays sit in a plain dict, see
+// docs/pk-canon.md), load with joblib as the originals do
+// (testdata/write/joblib_compare.py).
+func TestPythonJoblib(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no Python")
+	}
+	if err := exec.Command(python, "-c", "import joblib, numpy").Run(); err != nil {
+		t.Skipf("%s cannot import joblib and numpy (%v): the joblib load test needs Debian's python3-joblib", python, err)
+	}
+	var files []string
+	for _, g := range []string{"../../testdata/fixtures/joblib/*", "../../testdata/inputs/joblib_*"} {
+		m, _ := filepath.Glob(g)
+		for _, p := range m {
+			if !strings.HasSuffix(p, ".txt") && !strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".jsonl") && !strings.HasSuffix(p, ".pkl") {
+				files = append(files, p)
+			}
+		}
+	}
+	dir := t.TempDir()
+	n, kdo := 0, 0
+	for _, p := range files {
+		res, err := File(p, Options{}, false)
+		if err != nil && strings.Contains(err.Error(), "--keep-dict-order keeps it") {
+			res, err = File(p, Options{KeepDictOrder: true}, false)
+			kdo++
+		}
+		if err != nil {
+			t.Logf("%s: %v", p, err)
+			continue
+		}
+		out := filepath.Join(dir, filepath.Base(p))
+		if err := os.WriteFile(out, res.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := exec.Command(python, "../../testdata/write/joblib_compare.py", p, out).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: joblib_compare.py: %v\n%s", p, err, got)
+			continue
+		}
+		if s := strings.TrimSpace(string(got)); !strings.HasSuffix(s, "same") {
+			t.Errorf("%s: %s", p, s)
+			continue
+		}
+		n++
+	}
+	t.Logf("%d joblib files load from their canonical output as from the original (%d written with --keep-dict-order)", n, kdo)
+	if n == 0 {
+		t.Error("nothing was compared")
+	}
+}

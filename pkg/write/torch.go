@@ -99,6 +99,9 @@ func torchZip(path string, doc *input.Doc, opt Options, copt canon.Options) ([]b
 
 // verifyDoc checks that out (a whole output file) has the pk hash of doc.
 func verifyDoc(path string, doc *input.Doc, out []byte, copt canon.Options) error {
+	if noVerify {
+		return nil
+	}
 	want, err := canon.HashDoc(doc, copt)
 	if err != nil {
 		return err

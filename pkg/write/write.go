@@ -94,6 +94,7 @@ type streamWriter struct {
 	proto   int
 	effects []*canon.Node
 	want    []byte // the view's digest
+	arrays  map[int64]*arrayData
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
@@ -111,13 +112,13 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 func (w *streamWriter) write(getattrForm bool) ([]byte, error) {
 	sh := newShared()
 	dry := newEmitter(w.v, w.proto, true, sh, &framer{dry: true})
-	dry.effects, dry.getattrForm = w.effects, getattrForm
+	dry.effects, dry.getattrForm, dry.arrays = w.effects, getattrForm, w.arrays
 	if err := dry.stream(); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
 	real := newEmitter(w.v, w.proto, false, sh, &framer{out: &out})
-	real.effects, real.getattrForm = w.effects, getattrForm
+	real.effects, real.getattrForm, real.arrays = w.effects, getattrForm, w.arrays
 	if err := real.stream(); err != nil {
 		return nil, err
 	}
@@ -203,6 +204,13 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	doc, err := open()
 	if err != nil {
 		return nil, err
+	}
+	if base := strings.TrimPrefix(doc.Format, doc.Compression+"+"); base == "joblib" && writable[doc.Compression] {
+		out, err := joblibFile(path, doc, opt, copt)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Data: out, Input: data, Format: doc.Format}, nil
 	}
 	if doc.Format == "torch-zip" {
 		out, err := torchZip(path, doc, opt, copt)
@@ -296,14 +304,14 @@ func supported(doc *input.Doc, path string) error {
 	switch {
 	case strings.Contains(doc.Format, "torch"):
 		why = fmt.Sprintf("a torch.save checkpoint in the legacy format (%s): pk canon writes the zip format only (docs/pk-canon.md); pk hash compares them", doc.Format)
-	case strings.Contains(doc.Format, "joblib"):
-		why = fmt.Sprintf("a joblib file (%s): pk canon does not write joblib files yet (their arrays follow the pickle's opcodes; docs/pk-canon.md)", doc.Format)
 	case strings.Contains(doc.Format, "npy"):
 		why = fmt.Sprintf("a NumPy .npy file (%s): pk canon writes pickle files only", doc.Format)
-	case base != "pickle" || len(doc.Parts) != 1 || doc.Parts[0].Pickle == nil:
-		why = fmt.Sprintf("a %s input: pk canon writes bare pickle files only", doc.Format)
 	case !writable[doc.Compression]:
 		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
+	case strings.Contains(doc.Format, "joblib"):
+		why = fmt.Sprintf("a joblib file (%s) pk canon does not write (docs/pk-canon.md)", doc.Format)
+	case base != "pickle" || len(doc.Parts) != 1 || doc.Parts[0].Pickle == nil:
+		why = fmt.Sprintf("a %s input: pk canon writes bare pickle files only", doc.Format)
 	}
 	if why != "" {
 		return &Error{File: path, Offset: -1, Reason: why}
