@@ -42,8 +42,8 @@ tracker ids become digests of the class's content.
 
 Bare pickles, compressed ones (written back in the same compression with
 fixed settings), torch.save zip files and joblib files are written. What pk
-canon cannot reproduce faithfully (legacy torch files, joblib object arrays,
-bz2, and the cases docs/pk-canon.md lists) is refused with one line naming
+canon cannot reproduce faithfully (legacy torch files, bz2, and the cases
+docs/pk-canon.md lists) is refused with one line naming
 the file, offset and reason, and nothing is written (exit 2).
 
 -l lists the FILEs that are not canonical already, as gofmt -l does: exit 0

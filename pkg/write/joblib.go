@@ -15,7 +15,8 @@ import (
 // arrayData is one joblib array: its bytes, written right after the BUILD
 // of its NumpyArrayWrapper, as joblib writes them.
 type arrayData struct {
-	data func() ([]byte, error)
+	data   func() ([]byte, error)
+	nested bool // an object array: data is a canonical pickle, without padding
 }
 
 // array writes the bytes of a joblib array after its wrapper n (built and
@@ -36,6 +37,9 @@ func (e *emitter) array(n *canon.Node, k key, a *arrayData) error {
 	}
 	align := int64(0)
 	for _, en := range ops[0].Args[0].Entries() {
+		if a.nested {
+			break // joblib pickles object arrays without padding
+		}
 		if en.Key.Kind() == pickle.KindStr && en.Key.Str() == "numpy_array_alignment_bytes" {
 			switch en.Value.Kind() {
 			case pickle.KindInt:
@@ -80,8 +84,21 @@ func joblibFile(path string, doc *input.Doc, opt Options, copt canon.Options) ([
 	var whole []byte // the decompressed input, for arrays that cannot be re-read in place
 	arrays := map[int64]*arrayData{}
 	for _, p := range doc.Parts[1:] {
-		if p.Role == input.RoleObjects {
-			return nil, &Error{File: path, Offset: p.Gap[0], Reason: "a joblib object array (a nested pickle): pk canon does not write it yet"}
+		if p.Role == input.RoleObjects && p.Pickle != nil && len(p.Pickle.Streams) == 1 && p.Node != nil && p.NodeStream == 0 {
+			// an object array: joblib writes it as a protocol 2 pickle
+			// after the wrapper's BUILD; written canonical, at protocol 2
+			ns := p.Pickle.Streams[0]
+			var nb bytes.Buffer
+			if err := Stream(canon.Normalize(ns, canon.DocOptions(doc, copt)), Options{Protocol: 2, KeepDictOrder: opt.KeepDictOrder}, &nb); err != nil {
+				var r *refusal
+				if errors.As(err, &r) {
+					return nil, &Error{File: path, Offset: r.off, Reason: "in the nested pickle of a joblib object array: " + r.reason}
+				}
+				return nil, &Error{File: path, Offset: ns.Offset, Reason: "in the nested pickle of a joblib object array: " + err.Error()}
+			}
+			b := nb.Bytes()
+			arrays[p.Node.Offset] = &arrayData{data: func() ([]byte, error) { return b, nil }, nested: true}
+			continue
 		}
 		if p.Role != input.RoleArray || p.Raw == nil || p.Node == nil || p.NodeStream != 0 {
 			return nil, &Error{File: path, Offset: -1, Reason: fmt.Sprintf("joblib part %q: pk canon does not write it", p.Name)}
