@@ -41,10 +41,10 @@ IN's, and pk canon of it gives it back byte for byte. cloudpickle class
 tracker ids become digests of the class's content.
 
 Bare pickles, compressed ones (written back in the same compression with
-fixed settings), torch.save zip files and joblib files are written. What pk
-canon cannot reproduce faithfully (legacy torch files, bz2, and the cases
-docs/pk-canon.md lists) is refused with one line naming
-the file, offset and reason, and nothing is written (exit 2).
+fixed settings), torch.save files (zip and legacy) and joblib files are
+written. What pk canon cannot reproduce faithfully (bz2, .npy, and the cases
+docs/pk-canon.md lists) is refused with one line naming the file, offset and
+reason, and nothing is written (exit 2).
 
 -l lists the FILEs that are not canonical already, as gofmt -l does: exit 0
 when none is listed, 1 when some are, 2 when a file cannot be read.

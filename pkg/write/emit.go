@@ -86,6 +86,8 @@ type emitter struct {
 	// arrays are joblib's arrays, by the offset of their
 	// NumpyArrayWrapper: their bytes follow the wrapper's BUILD
 	arrays map[int64]*arrayData
+	// storageKeys writes the legacy torch storage key placeholders
+	storageKeys bool
 }
 
 // shared is what the runs over one stream share: the dry run's counts and
@@ -535,12 +537,16 @@ func (e *emitter) build(n *canon.Node, k key) error {
 			e.op(pickle.REDUCE)
 		}
 	case canon.KindPlaceholder:
-		switch n.Str() {
-		case "co_filename", "__file__":
+		text := Placeholder
+		switch name := n.Str(); {
+		case name == "co_filename" || name == "__file__":
+		case e.storageKeys && strings.HasPrefix(name, "storage #"):
+			// a legacy torch storage key: its ordinal (docs/pk-canon.md)
+			text = strings.TrimPrefix(name, "storage #")
 		default:
 			return refuse(n, "placeholder %q: no value to write back", n.Str())
 		}
-		if err := e.str(n, Placeholder); err != nil {
+		if err := e.str(n, text); err != nil {
 			return err
 		}
 	case canon.KindTracker:

@@ -142,3 +142,84 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// torchLegacy writes the canonical legacy torch.save file of doc: its
+// pickles canonical (the storage keys, memory addresses in the input,
+// written as their ordinals 0, 1, ... as the canonical form numbers them),
+// then each storage record (its 8-byte header and data copied) in ordinal
+// order, which is the order of the key list. The output is read back and
+// must have the input's pk hash.
+func torchLegacy(path string, doc *input.Doc, opt Options, copt canon.Options) ([]byte, error) {
+	pk := doc.Parts[0]
+	if pk.Pickle == nil || pk.Pickle.Trailing != nil {
+		return nil, &Error{File: path, Offset: -1, Reason: "a legacy torch file that is not its pickles then its storages: pk canon does not write it"}
+	}
+	dopt := canon.DocOptions(doc, copt)
+	var out bytes.Buffer
+	for _, s := range pk.Pickle.Streams {
+		w, err := newStreamWriter(canon.Normalize(s, dopt), opt.proto())
+		if err != nil {
+			return nil, err
+		}
+		w.storage = true
+		b, err := w.write(false)
+		if err != nil {
+			var r *refusal
+			if errors.As(err, &r) {
+				return nil, &Error{File: path, Offset: r.off, Reason: r.reason}
+			}
+			return nil, &Error{File: path, Offset: s.Offset, Reason: err.Error()}
+		}
+		out.Write(b)
+	}
+	var whole []byte // the decompressed input, when its parts cannot be re-read in place
+	read := func(off, n int64) ([]byte, error) {
+		if whole == nil {
+			r, _, finish, err := input.OpenBare(path, input.Options{})
+			if err != nil {
+				return nil, err
+			}
+			whole, err = io.ReadAll(r)
+			if ferr := finish(); err == nil {
+				err = ferr
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if off < 0 || off+n > int64(len(whole)) {
+			return nil, errors.New("a storage record past the end of the input")
+		}
+		return whole[off : off+n], nil
+	}
+	for _, ref := range canon.Parts(doc, dopt) {
+		if ref.Index < 0 || ref.Index == 0 {
+			continue
+		}
+		p := doc.Parts[ref.Index]
+		if p.Role != input.RoleStorage || p.Raw == nil || !strings.HasPrefix(ref.Name, "storage #") {
+			return nil, &Error{File: path, Offset: -1, Reason: fmt.Sprintf("legacy torch part %q: pk canon does not write it", p.Name)}
+		}
+		rec, err := read(p.Raw.Offset-8, p.Raw.Len+8) // the record: its 8-byte element count, then the data
+		if err != nil {
+			return nil, &Error{File: path, Offset: p.Raw.Offset, Reason: "storage record: " + err.Error()}
+		}
+		out.Write(rec)
+	}
+	data, err := compress(doc.Compression, out.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyDoc(path, doc, data, copt); err != nil {
+		var we *Error
+		if errors.As(err, &we) && !copt.KeepDictOrder && strings.Contains(we.Reason, "differs") {
+			// the storages are numbered by first appearance in stream
+			// order, which follows the insertion order of a plain dict
+			// holding the tensors, which the canonical order does not keep
+			we.Reason = "pk cannot write this legacy torch file canonically: its storages would be numbered in another order " +
+				"(pk hash numbers them by first appearance in stream order, which follows dict insertion order; --keep-dict-order keeps it)"
+		}
+		return nil, err
+	}
+	return data, nil
+}

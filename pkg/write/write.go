@@ -95,6 +95,7 @@ type streamWriter struct {
 	effects []*canon.Node
 	want    []byte // the view's digest
 	arrays  map[int64]*arrayData
+	storage bool // legacy torch: storage key placeholders written as their ordinal
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
@@ -112,13 +113,13 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 func (w *streamWriter) write(getattrForm bool) ([]byte, error) {
 	sh := newShared()
 	dry := newEmitter(w.v, w.proto, true, sh, &framer{dry: true})
-	dry.effects, dry.getattrForm, dry.arrays = w.effects, getattrForm, w.arrays
+	dry.effects, dry.getattrForm, dry.arrays, dry.storageKeys = w.effects, getattrForm, w.arrays, w.storage
 	if err := dry.stream(); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
 	real := newEmitter(w.v, w.proto, false, sh, &framer{out: &out})
-	real.effects, real.getattrForm, real.arrays = w.effects, getattrForm, w.arrays
+	real.effects, real.getattrForm, real.arrays, real.storageKeys = w.effects, getattrForm, w.arrays, w.storage
 	if err := real.stream(); err != nil {
 		return nil, err
 	}
@@ -207,6 +208,13 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	}
 	if base := strings.TrimPrefix(doc.Format, doc.Compression+"+"); base == "joblib" && writable[doc.Compression] {
 		out, err := joblibFile(path, doc, opt, copt)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Data: out, Input: data, Format: doc.Format}, nil
+	}
+	if base := strings.TrimPrefix(doc.Format, doc.Compression+"+"); base == "torch-legacy" && writable[doc.Compression] {
+		out, err := torchLegacy(path, doc, opt, copt)
 		if err != nil {
 			return nil, err
 		}
@@ -302,8 +310,6 @@ func supported(doc *input.Doc, path string) error {
 	why := ""
 	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
 	switch {
-	case strings.Contains(doc.Format, "torch"):
-		why = fmt.Sprintf("a torch.save checkpoint in the legacy format (%s): pk canon writes the zip format only (docs/pk-canon.md); pk hash compares them", doc.Format)
 	case strings.Contains(doc.Format, "npy"):
 		why = fmt.Sprintf("a NumPy .npy file (%s): pk canon writes pickle files only", doc.Format)
 	case !writable[doc.Compression]:
