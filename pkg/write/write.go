@@ -227,7 +227,16 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return &Result{Data: out, Input: data, Format: doc.Format}, nil
 	}
-	if err := supported(doc, path); err != nil {
+	// a .npy object array: its header copied, then its pickle as a bare
+	// pickle's (docs/pk-canon.md)
+	var header []byte
+	npyObjects := strings.TrimPrefix(doc.Format, doc.Compression+"+") == "npy" && len(doc.Parts) == 1 &&
+		doc.Parts[0].Role == input.RoleObjects && doc.Parts[0].Pickle != nil && len(doc.Parts[0].Pickle.Streams) > 0
+	if npyObjects && writable[doc.Compression] {
+		if header, err = npyHeader(path, data, doc.Compression, doc.Parts[0].Pickle.Streams[0].Offset); err != nil {
+			return nil, err
+		}
+	} else if err := supported(doc, path); err != nil {
 		return nil, err
 	}
 	f := doc.Parts[0].Pickle
@@ -265,6 +274,7 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		got = nil // check stream by stream
 	}
 	var out bytes.Buffer
+	out.Write(header)
 	for i := 0; i < n; i++ {
 		var verr error
 		if got != nil {
@@ -311,7 +321,7 @@ func supported(doc *input.Doc, path string) error {
 	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
 	switch {
 	case strings.Contains(doc.Format, "npy"):
-		why = fmt.Sprintf("a NumPy .npy file (%s): pk canon writes pickle files only", doc.Format)
+		why = fmt.Sprintf("a NumPy .npy file of plain data (%s): it holds no pickle for pk canon to write", doc.Format)
 	case !writable[doc.Compression]:
 		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
 	case strings.Contains(doc.Format, "joblib"):
@@ -362,6 +372,60 @@ func verify(b []byte, want []byte, copt canon.Options) error {
 		return errors.New("the output's canonical form differs from the input's")
 	}
 	return nil
+}
+
+// npyHeader returns the first n bytes of the (decompressed) input: a .npy
+// preamble and header.
+func npyHeader(path string, data []byte, compression string, n int64) ([]byte, error) {
+	if data == nil && compression == "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		b := make([]byte, n)
+		if _, err := io.ReadFull(f, b); err != nil {
+			return nil, &Error{File: path, Offset: 0, Reason: fmt.Sprintf(".npy header cannot be re-read: %v", err)}
+		}
+		return b, nil
+	}
+	if data != nil && compression == "" {
+		if n > int64(len(data)) {
+			return nil, &Error{File: path, Offset: 0, Reason: ".npy header past the end of the input"}
+		}
+		return data[:n], nil
+	}
+	var out bytes.Buffer
+	if err := copyDecompressed(path, data, 0, n, &out); err != nil {
+		return nil, &Error{File: path, Offset: 0, Reason: fmt.Sprintf(".npy header cannot be re-read: %v", err)}
+	}
+	return out.Bytes(), nil
+}
+
+// copyDecompressed copies bytes [off, off+n) of the decompressed input
+// (data, when kept, else the file at path) to out.
+func copyDecompressed(path string, data []byte, off, n int64, out io.Writer) error {
+	p := path
+	if data != nil {
+		tmp, err := os.CreateTemp("", "pk-canon-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		tmp.Write(data)
+		tmp.Close()
+		p = tmp.Name()
+	}
+	r, _, finish, err := input.OpenBare(p, input.Options{})
+	if err != nil {
+		return err
+	}
+	defer finish()
+	if _, err := io.CopyN(io.Discard, r, off); err != nil {
+		return err
+	}
+	_, err = io.CopyN(out, r, n)
+	return err
 }
 
 // trailing copies the bytes after the last stream verbatim (pk hash covers

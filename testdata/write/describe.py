@@ -192,6 +192,10 @@ def load(path):
         data = lzma.decompress(data, format=lzma.FORMAT_ALONE)
     elif data[:1] == b"x":
         data = zlib.decompress(data)
+    if data[:6] == b"\x93NUMPY":  # a .npy file (object arrays hold a pickle)
+        import numpy as np
+        a = np.load(io.BytesIO(data), allow_pickle=True)
+        return ["npy", str(a.dtype), list(a.shape), a.tolist()]
     f = io.BytesIO(data)
     out = [Unpickler(f).load()]
     while f.tell() < len(data):
