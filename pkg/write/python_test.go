@@ -310,3 +310,47 @@ func TestPythonJoblib(t *testing.T) {
 		t.Error("nothing was compared")
 	}
 }
+
+// TestPythonStatesAcrossProcesses: the code-carrying states of
+// testdata/states/gen_states.py (dynamic classes, functions closing over
+// them, instances), written by cloudpickle and dill in two processes
+// (different tracker ids), give byte-identical canonical outputs; the
+// canonical cloudpickle state loads as the original does.
+func TestPythonStatesAcrossProcesses(t *testing.T) {
+	needPython(t)
+	if err := exec.Command(python, "-c", "import dill").Run(); err != nil {
+		t.Skipf("%s cannot import dill: the states test needs Debian's python3-dill", python)
+	}
+	dir := t.TempDir()
+	outs := map[string][][]byte{}
+	for _, run := range []string{"a", "b"} {
+		d := filepath.Join(dir, run)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(python, "../../testdata/states/gen_states.py", d, "60").CombinedOutput(); err != nil {
+			t.Fatalf("gen_states.py: %v\n%s", err, out)
+		}
+		for _, name := range []string{"cloudpickle_state.pkl", "dill_state.pkl"} {
+			res, err := File(filepath.Join(d, name), Options{}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[name] = append(outs[name], res.Data)
+			if run == "a" {
+				os.WriteFile(filepath.Join(d, "canon-"+name), res.Data, 0o644)
+			}
+		}
+	}
+	for name, o := range outs {
+		if !bytes.Equal(o[0], o[1]) {
+			t.Errorf("%s: the canonical outputs of two processes differ", name)
+		}
+	}
+	a := filepath.Join(dir, "a", "cloudpickle_state.pkl")
+	c := filepath.Join(dir, "a", "canon-cloudpickle_state.pkl")
+	da, dc := describe(t, python, []string{a})[a], describe(t, python, []string{c})[c]
+	if da.Error != "" || dc.Error != "" || !bytes.Equal(da.Desc, dc.Desc) {
+		t.Errorf("the canonical cloudpickle state loads differently (errors %q, %q)", da.Error, dc.Error)
+	}
+}
