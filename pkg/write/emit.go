@@ -98,6 +98,24 @@ type shared struct {
 	keys     *keyCache
 	gkeys    map[gkey]key
 	globOK   map[[2]string]bool
+	ents     [][]canon.Entry // by dict node ID: its entries (the real run reuses the dry run's)
+}
+
+// entries returns n.Entries(), computed once per stream.
+func (e *emitter) entries(n *canon.Node) []canon.Entry {
+	id := nodeID(n)
+	if int(id) < len(e.sh.ents) && e.sh.ents[id] != nil {
+		return e.sh.ents[id]
+	}
+	ents := n.Entries()
+	if ents == nil {
+		ents = []canon.Entry{}
+	}
+	if int(id) >= len(e.sh.ents) {
+		e.sh.ents = append(e.sh.ents, make([][]canon.Entry, int(id)+1-len(e.sh.ents)+len(e.sh.ents)/2)...)
+	}
+	e.sh.ents[id] = ents
+	return ents
 }
 
 func newShared() *shared {
@@ -110,7 +128,7 @@ func newShared() *shared {
 // pure value (id == valueID, v), or nothing (noKey: never memoized).
 type key struct {
 	id int32
-	v  vkey
+	v  int32 // the value's index (shared.vals)
 }
 
 const (
@@ -122,11 +140,11 @@ var noKey = key{id: noID}
 
 func (k key) none() bool { return k.id == noID }
 
-// table maps keys to int32 values: identity nodes by ID in a slice,
-// values in a map.
+// table maps keys to int32 values: identity nodes by ID, values by their
+// index, in slices.
 type table struct {
 	byID  []int32 // value + 2; 0: absent
-	byVal map[vkey]int32
+	byVal []int32 // value + 2; 0: absent
 }
 
 func newTable() *table { return &table{} }
@@ -138,8 +156,10 @@ func (t *table) get(k key) (int32, bool) {
 		}
 		return 0, false
 	}
-	v, ok := t.byVal[k.v]
-	return v, ok
+	if int(k.v) < len(t.byVal) && t.byVal[k.v] != 0 {
+		return t.byVal[k.v] - 2, true
+	}
+	return 0, false
 }
 
 func (t *table) set(k key, v int32) {
@@ -150,10 +170,10 @@ func (t *table) set(k key, v int32) {
 		t.byID[k.id] = v + 2
 		return
 	}
-	if t.byVal == nil {
-		t.byVal = map[vkey]int32{}
+	if int(k.v) >= len(t.byVal) {
+		t.byVal = append(t.byVal, make([]int32, int(k.v)+1-len(t.byVal)+len(t.byVal)/2)...)
 	}
-	t.byVal[k.v] = v
+	t.byVal[k.v] = v + 2
 }
 
 func (t *table) inc(k key) {
@@ -161,26 +181,45 @@ func (t *table) inc(k key) {
 	t.set(k, v+1)
 }
 
-// keyCache holds the value keys of pure nodes, by node ID.
+// keyCache holds the keys of pure nodes, by node ID, and the index of
+// every distinct value.
 type keyCache struct {
-	k   []vkey
-	has []bool
+	k    []int32 // value index + 2; 1: noKey; 0: not computed
+	vals map[vkey]int32
 }
 
-func (c *keyCache) get(id int32) (vkey, bool) {
-	if int(id) < len(c.has) && c.has[id] {
-		return c.k[id], true
+func (c *keyCache) get(id int32) (key, bool) {
+	if int(id) < len(c.k) && c.k[id] != 0 {
+		if c.k[id] == 1 {
+			return noKey, true
+		}
+		return key{id: valueID, v: c.k[id] - 2}, true
 	}
-	return vkey{}, false
+	return key{}, false
 }
 
-func (c *keyCache) set(id int32, k vkey) {
-	if int(id) >= len(c.has) {
-		n := int(id) + 1 + len(c.has)/2
-		c.k = append(c.k, make([]vkey, n-len(c.k))...)
-		c.has = append(c.has, make([]bool, n-len(c.has))...)
+func (c *keyCache) set(id int32, k key) {
+	if int(id) >= len(c.k) {
+		c.k = append(c.k, make([]int32, int(id)+1-len(c.k)+len(c.k)/2)...)
 	}
-	c.k[id], c.has[id] = k, true
+	if k.none() {
+		c.k[id] = 1
+	} else {
+		c.k[id] = k.v + 2
+	}
+}
+
+// intern returns the key of a value.
+func (c *keyCache) intern(v vkey) key {
+	if c.vals == nil {
+		c.vals = map[vkey]int32{}
+	}
+	i, ok := c.vals[v]
+	if !ok {
+		i = int32(len(c.vals))
+		c.vals[v] = i
+	}
+	return key{id: valueID, v: i}
 }
 
 func nodeID(n *canon.Node) int32 { return n.Src().ID }
@@ -299,10 +338,7 @@ func (e *emitter) key(n *canon.Node) key {
 	}
 	id := nodeID(n)
 	if k, ok := e.keys.get(id); ok {
-		if k.tag == 0 {
-			return noKey
-		}
-		return key{id: valueID, v: k}
+		return k
 	}
 	var k vkey
 	switch n.Kind() {
@@ -324,18 +360,22 @@ func (e *emitter) key(n *canon.Node) key {
 		if n.Src().Flags&pickle.FlagDynamic != 0 {
 			k = vkey{'H', string(n.Digest())}
 		} else {
-			k = e.globalKey(n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0).v
+			gk := e.globalKey(n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0)
+			e.keys.set(id, gk)
+			return gk
 		}
 	case canon.KindPlaceholder:
 		k = vkey{'P', n.Str()}
 	default:
 		k = vkey{'H', string(n.Digest())}
 	}
-	e.keys.set(id, k)
 	if k.tag == 0 {
+		e.keys.set(id, noKey)
 		return noKey
 	}
-	return key{id: valueID, v: k}
+	kk := e.keys.intern(k)
+	e.keys.set(id, kk)
+	return kk
 }
 
 func (e *emitter) globalKey(mod, name string, dotted bool) key {
@@ -347,7 +387,7 @@ func (e *emitter) globalKey(mod, name string, dotted bool) key {
 	if dotted {
 		tag = 'G'
 	}
-	k := key{id: valueID, v: vkey{tag, mod + "\x00" + name}}
+	k := e.keys.intern(vkey{tag, mod + "\x00" + name})
 	if e.sh.gkeys == nil {
 		e.sh.gkeys = map[gkey]key{}
 	}
@@ -1132,7 +1172,7 @@ func (e *emitter) fill(n *canon.Node, what byte, from int) error {
 		}
 		e.postpone(blocker, n, what, end)
 	case 'd':
-		ents := n.Entries()
+		ents := e.entries(n)
 		end, blocker := e.firstBlocked(len(ents), from, func(i int) []*canon.Node { return []*canon.Node{ents[i].Key, ents[i].Value} })
 		if err := e.batches(end-from, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
 			if err := e.emit(ents[from+i].Key); err != nil {
@@ -1222,7 +1262,7 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 			continue
 		case pickle.KindDict:
 			if deep {
-				for _, en := range x.Entries() {
+				for _, en := range e.entries(x) {
 					stack = append(stack, en.Key, en.Value)
 				}
 			}
