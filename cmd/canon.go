@@ -1,0 +1,164 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pk-tools/pk/pkg/write"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newCanonCmd) }
+
+type canonFlags struct {
+	out           string
+	list          bool
+	protocol      int
+	keepDictOrder bool
+	json          bool
+}
+
+type jsonCanon struct {
+	Name      string `json:"name"`
+	Output    string `json:"output,omitempty"`
+	Size      *int   `json:"size,omitempty"`
+	Canonical *bool  `json:"canonical,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+func newCanonCmd() *cobra.Command {
+	var f canonFlags
+	c := &cobra.Command{
+		Use:   "canon IN [-o OUT] | canon -l FILE...",
+		Short: "Write the canonical pickle of an input: same pk hash, same bytes",
+		Long: `pk canon writes the canonical pickle of IN ("-": stdin) to OUT (-o; default
+stdout): a pickle whose bytes depend only on pk's canonical form of IN
+(docs/canonical-form.md) and on --protocol and --keep-dict-order, so two
+inputs with the same pk hash give byte-identical outputs. Its pk hash is
+IN's, and pk canon of it gives it back byte for byte. cloudpickle class
+tracker ids become digests of the class's content.
+
+Bare pickles, compressed ones (written back in the same compression with
+fixed settings), torch.save files (zip and legacy) and joblib files are
+written. What pk canon cannot reproduce faithfully (bz2, .npy, and the cases
+docs/pk-canon.md lists) is refused with one line naming the file, offset and
+reason, and nothing is written (exit 2).
+
+-l lists the FILEs that are not canonical already, as gofmt -l does: exit 0
+when none is listed, 1 when some are, 2 when a file cannot be read.
+
+--json: with -l, one line per FILE, {"name","canonical"} or {"name","error"};
+when writing (which then needs -o), {"name","output","size"} or
+{"name","error"}.
+` + docsLine("pk-canon.md"),
+		Args: stdinOnce,
+		RunE: func(c *cobra.Command, args []string) error {
+			opt := write.Options{Protocol: f.protocol, KeepDictOrder: f.keepDictOrder}
+			if usesStdin(args) {
+				watchStdin()
+			}
+			if f.list {
+				if c.Flags().Changed("output") {
+					return usageErr(c, "-l lists files; it writes none: -o does not apply")
+				}
+				if len(args) == 0 {
+					return usageErr(c, "-l needs at least one FILE")
+				}
+				return runCanonList(c, args, opt, f.json)
+			}
+			if len(args) != 1 {
+				return usageErr(c, "needs one input, IN ('-' for stdin; got %d arguments)", len(args))
+			}
+			if f.json && (f.out == "" || f.out == "-") {
+				return usageErr(c, "--json writes JSON lines: without -l it needs -o OUT (stdout would hold the pickle)")
+			}
+			return runCanon(c, args[0], f.out, opt, f.json)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&f.out, "output", "o", "", "write to `OUT` (replaced only once the whole output is ready) instead of stdout")
+	fl.BoolVarP(&f.list, "list", "l", false, "list the FILEs that are not canonical already (exit 1 when any is)")
+	intFlag(fl, &f.protocol, "protocol", "", write.DefaultProtocol, write.MinProtocol, write.MaxProtocol, "pickle protocol of the output, 2 to 5")
+	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "plain dicts keep their insertion order (the output then matches pk hash --keep-dict-order)")
+	fl.BoolVar(&f.json, "json", false, `JSON lines: {"name","canonical"} with -l, {"name","output","size"} with -o, {"name","error"}`)
+	return c
+}
+
+func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) error {
+	res, err := write.File(in, opt, false)
+	if err != nil {
+		if asJSON {
+			json.NewEncoder(c.OutOrStdout()).Encode(jsonCanon{Name: in, Error: explain(err).Error()})
+		}
+		return &ExitError{Code: ExitTrouble, Err: explain(err)}
+	}
+	if out == "" || out == "-" {
+		if _, err := c.OutOrStdout().Write(res.Data); err != nil {
+			return &ExitError{Code: ExitTrouble, Err: err}
+		}
+		return nil
+	}
+	// a temporary file next to OUT, renamed over it: OUT is never half
+	// written
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".pk-canon-*")
+	if err != nil {
+		return &ExitError{Code: ExitTrouble, Err: err}
+	}
+	mode := os.FileMode(0o644) // as a new file; an existing OUT keeps its mode
+	if fi, err := os.Stat(out); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	_, werr := tmp.Write(res.Data)
+	if werr == nil {
+		werr = tmp.Chmod(mode)
+	}
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), out)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return &ExitError{Code: ExitTrouble, Err: werr}
+	}
+	if asJSON {
+		n := len(res.Data)
+		json.NewEncoder(c.OutOrStdout()).Encode(jsonCanon{Name: in, Output: out, Size: &n})
+	}
+	return nil
+}
+
+func runCanonList(c *cobra.Command, files []string, opt write.Options, asJSON bool) error {
+	w := c.OutOrStdout()
+	enc := json.NewEncoder(w)
+	listed, trouble := false, false
+	for _, name := range files {
+		res, err := write.File(name, opt, true)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "pk: %v\n", explain(err))
+			if asJSON {
+				enc.Encode(jsonCanon{Name: name, Error: explain(err).Error()})
+			}
+			trouble = true
+			continue
+		}
+		ok := res.Canonical()
+		if asJSON {
+			enc.Encode(jsonCanon{Name: name, Canonical: &ok})
+		} else if !ok {
+			fmt.Fprintln(w, name)
+		}
+		listed = listed || !ok
+	}
+	switch {
+	case trouble:
+		return Exit(ExitTrouble)
+	case listed:
+		return Exit(ExitDiffers)
+	}
+	return nil
+}

@@ -1,0 +1,1399 @@
+package write
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Placeholder is the text written where the view has a placeholder
+// (co_filename, a cloudpickle function's __file__).
+const Placeholder = "<pk-canon>"
+
+// MaxDepth bounds the nesting of the output (objects inside objects): the
+// writer recurses, and Go cannot recover from running out of stack.
+const MaxDepth = 20000
+
+// batch is the number of items per APPENDS / SETITEMS / ADDITEMS, as
+// CPython's picklers batch them.
+const batch = 1000
+
+// refusal is a reason pk cannot write a faithful canonical pickle, at the
+// offset of the input node concerned.
+type refusal struct {
+	off    int64
+	reason string
+}
+
+func (r *refusal) Error() string { return fmt.Sprintf("offset %d: %s", r.off, r.reason) }
+
+func refuse(n *canon.Node, format string, args ...any) error {
+	var off int64
+	if n != nil {
+		off = n.Offset()
+	}
+	return &refusal{off: off, reason: fmt.Sprintf(format, args...)}
+}
+
+// task is work postponed until a node in construction is built: the rest
+// of a container's items, or the rest of an object's operations, from
+// index from.
+type task struct {
+	target *canon.Node
+	what   byte // 'l' list items, 'd' dict entries, 's' set items, 'o' operations
+	from   int
+}
+
+// emitter writes one stream. It runs twice over the same traversal: a dry
+// run that counts how often each object is used (and finds every refusal),
+// then the real run, which memoizes exactly the objects used more than
+// once. Both runs make the same decisions, so the memo is canonical.
+type emitter struct {
+	v     *canon.View
+	proto int
+	dry   bool
+	out   *framer
+
+	uses    *table // dry run: references of each object (by key)
+	memo    *table // built objects: memo index, or -1 when not memoized
+	next    int    // next memo index
+	inprog  []bool // by node ID: in construction
+	ninprog int
+	pending map[int32][]task // by the ID of the object waited for
+	// incomplete are the objects whose contents or operations wait for
+	// the object in construction they map to
+	incomplete map[*canon.Node]*canon.Node
+	depth      int
+	work       int64
+	budget     int64
+
+	trackers map[*canon.Node]string // tracker node -> its content id
+	seenIDs  map[string]int         // content digest -> trackers with it so far
+	nbuf     int64                  // out-of-band buffers written
+	keys     *keyCache              // pure nodes: their value key
+	sh       *shared
+	effects  []*canon.Node // v.EffectNodes(), computed once for both runs
+	// getattrForm writes nested qualified names as getattr(parent, 'x')
+	// at every protocol (see Stream)
+	getattrForm bool
+	plainTop    bool // the global being written is an effect: one STACK_GLOBAL
+	// arrays are joblib's arrays, by the offset of their
+	// NumpyArrayWrapper: their bytes follow the wrapper's BUILD
+	arrays map[int64]*arrayData
+	// storageKeys writes the legacy torch storage key placeholders
+	storageKeys bool
+}
+
+// shared is what the runs over one stream share: the dry run's counts and
+// tracker ids, and caches of keys.
+type shared struct {
+	uses     *table
+	trackers map[*canon.Node]string
+	keys     *keyCache
+	gkeys    map[gkey]key
+	globOK   map[[2]string]bool
+	ents     [][]canon.Entry // by dict node ID: its entries (the real run reuses the dry run's)
+}
+
+// entries returns n.Entries(), computed once per stream.
+func (e *emitter) entries(n *canon.Node) []canon.Entry {
+	id := nodeID(n)
+	if int(id) < len(e.sh.ents) && e.sh.ents[id] != nil {
+		return e.sh.ents[id]
+	}
+	ents := n.Entries()
+	if ents == nil {
+		ents = []canon.Entry{}
+	}
+	if int(id) >= len(e.sh.ents) {
+		e.sh.ents = append(e.sh.ents, make([][]canon.Entry, int(id)+1-len(e.sh.ents)+len(e.sh.ents)/2)...)
+	}
+	e.sh.ents[id] = ents
+	return ents
+}
+
+func newShared() *shared {
+	// maps are made on first write: a stream of a few values (one of
+	// many in a file) costs little
+	return &shared{uses: newTable(), keys: &keyCache{}}
+}
+
+// key identifies an object of the output: an identity node (id >= 0), a
+// pure value (id == valueID, v), or nothing (noKey: never memoized).
+type key struct {
+	id int32
+	v  int32 // the value's index (shared.vals)
+}
+
+const (
+	valueID = -1
+	noID    = -2
+)
+
+var noKey = key{id: noID}
+
+func (k key) none() bool { return k.id == noID }
+
+// table maps keys to int32 values: identity nodes by ID, values by their
+// index, in slices.
+type table struct {
+	byID  []int32 // value + 2; 0: absent
+	byVal []int32 // value + 2; 0: absent
+}
+
+func newTable() *table { return &table{} }
+
+func (t *table) get(k key) (int32, bool) {
+	if k.id >= 0 {
+		if int(k.id) < len(t.byID) && t.byID[k.id] != 0 {
+			return t.byID[k.id] - 2, true
+		}
+		return 0, false
+	}
+	if int(k.v) < len(t.byVal) && t.byVal[k.v] != 0 {
+		return t.byVal[k.v] - 2, true
+	}
+	return 0, false
+}
+
+func (t *table) set(k key, v int32) {
+	if k.id >= 0 {
+		if int(k.id) >= len(t.byID) {
+			t.byID = append(t.byID, make([]int32, int(k.id)+1-len(t.byID)+len(t.byID)/2)...)
+		}
+		t.byID[k.id] = v + 2
+		return
+	}
+	if int(k.v) >= len(t.byVal) {
+		t.byVal = append(t.byVal, make([]int32, int(k.v)+1-len(t.byVal)+len(t.byVal)/2)...)
+	}
+	t.byVal[k.v] = v + 2
+}
+
+func (t *table) inc(k key) {
+	v, _ := t.get(k)
+	t.set(k, v+1)
+}
+
+// keyCache holds the keys of pure nodes, by node ID, and the index of
+// every distinct value.
+type keyCache struct {
+	k    []int32 // value index + 2; 1: noKey; 0: not computed
+	vals map[vkey]int32
+}
+
+func (c *keyCache) get(id int32) (key, bool) {
+	if int(id) < len(c.k) && c.k[id] != 0 {
+		if c.k[id] == 1 {
+			return noKey, true
+		}
+		return key{id: valueID, v: c.k[id] - 2}, true
+	}
+	return key{}, false
+}
+
+func (c *keyCache) set(id int32, k key) {
+	if int(id) >= len(c.k) {
+		c.k = append(c.k, make([]int32, int(id)+1-len(c.k)+len(c.k)/2)...)
+	}
+	if k.none() {
+		c.k[id] = 1
+	} else {
+		c.k[id] = k.v + 2
+	}
+}
+
+// intern returns the key of a value.
+func (c *keyCache) intern(v vkey) key {
+	if c.vals == nil {
+		c.vals = map[vkey]int32{}
+	}
+	i, ok := c.vals[v]
+	if !ok {
+		i = int32(len(c.vals))
+		c.vals[v] = i
+	}
+	return key{id: valueID, v: i}
+}
+
+func nodeID(n *canon.Node) int32 { return n.Src().ID }
+
+func (e *emitter) isInprog(n *canon.Node) bool {
+	id := nodeID(n)
+	return int(id) < len(e.inprog) && e.inprog[id]
+}
+
+func (e *emitter) setInprog(n *canon.Node, on bool) {
+	id := nodeID(n)
+	if int(id) >= len(e.inprog) {
+		if !on {
+			return
+		}
+		e.inprog = append(e.inprog, make([]bool, int(id)+1-len(e.inprog)+len(e.inprog)/2)...)
+	}
+	if e.inprog[id] != on {
+		e.inprog[id] = on
+		if on {
+			e.ninprog++
+		} else {
+			e.ninprog--
+		}
+	}
+}
+
+// vkey is the key of a pure value: a tag and the value's bytes (or its
+// digest).
+type vkey struct {
+	tag byte
+	s   string
+}
+
+type gkey struct {
+	mod, name string
+	dotted    bool
+}
+
+func newEmitter(v *canon.View, proto int, dry bool, sh *shared, out *framer) *emitter {
+	e := &emitter{v: v, proto: proto, dry: dry, out: out, uses: sh.uses,
+		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
+	e.budget = 64*int64(len(v.Stream.All)) + 1<<22
+	return e
+}
+
+// stream writes the whole stream: PROTO, each effect then POP, the root,
+// STOP.
+func (e *emitter) stream() error {
+	e.out.raw([]byte{byte(pickle.PROTO), byte(e.proto)})
+	if e.proto >= 4 {
+		e.out.start()
+	}
+	for _, n := range e.effects {
+		if err := e.effect(n); err != nil {
+			return err
+		}
+		e.op(pickle.POP)
+	}
+	if err := e.emit(e.v.Root()); err != nil {
+		return err
+	}
+	e.op(pickle.STOP)
+	e.out.end()
+	if len(e.pending) > 0 {
+		return refuse(e.v.Root(), "internal: postponed work left at STOP")
+	}
+	return nil
+}
+
+// effect writes an effect. A pure one (a global resolved and dropped, or
+// resolved before the call that uses it) is written afresh, never fetched
+// from the memo, so that it is resolved again; later references to its
+// value fetch this instance, as they referred to the input's.
+func (e *emitter) effect(n *canon.Node) error {
+	if n.Pure() && n.Kind() != canon.KindTracker {
+		k := e.key(n)
+		switch n.Kind() {
+		case pickle.KindFrozenSet, pickle.KindBytes:
+			// a call the canonical form reads as a value (frozenset-reduce,
+			// codecs-bytes, bytes-reduce): write the call, which loading
+			// performs, not the value
+			if err := e.enter(n); err != nil {
+				return err
+			}
+			var err error
+			if n.Kind() == pickle.KindFrozenSet {
+				err = e.reduceSet(n, noKey, "frozenset")
+			} else {
+				err = e.codecsBytes(n, n.Str())
+			}
+			e.depth--
+			if err != nil {
+				return err
+			}
+			return e.built(k)
+		}
+		// a global resolved as an effect stays one resolution
+		e.plainTop = true
+		defer func() { e.plainTop = false }()
+		return e.create(n, k)
+	}
+	return e.emit(n)
+}
+
+// key is what identifies an object of the output: the node itself for
+// objects with an identity, the value for pure values (equal values are
+// written once and shared), nil for small scalars that are never memoized.
+func (e *emitter) key(n *canon.Node) key {
+	if !n.Pure() || n.Kind() == canon.KindTracker {
+		return key{id: nodeID(n)}
+	}
+	switch n.Kind() {
+	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindExt:
+		return noKey
+	}
+	id := nodeID(n)
+	if k, ok := e.keys.get(id); ok {
+		return k
+	}
+	var k vkey
+	switch n.Kind() {
+	case pickle.KindTuple:
+		if len(n.Items()) != 0 {
+			k = vkey{'H', string(n.Digest())}
+		}
+	case pickle.KindStr, pickle.KindBytes:
+		tag := byte('s')
+		if n.Kind() == pickle.KindBytes {
+			tag = 'y'
+		}
+		if n.Len() > 64 {
+			k = vkey{tag - 32, string(n.Digest())}
+		} else {
+			k = vkey{tag, n.Str()}
+		}
+	case pickle.KindGlobal:
+		if n.Src().Flags&pickle.FlagDynamic != 0 {
+			k = vkey{'H', string(n.Digest())}
+		} else {
+			gk := e.globalKey(n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0)
+			e.keys.set(id, gk)
+			return gk
+		}
+	case canon.KindPlaceholder:
+		k = vkey{'P', n.Str()}
+	default:
+		k = vkey{'H', string(n.Digest())}
+	}
+	if k.tag == 0 {
+		e.keys.set(id, noKey)
+		return noKey
+	}
+	kk := e.keys.intern(k)
+	e.keys.set(id, kk)
+	return kk
+}
+
+func (e *emitter) globalKey(mod, name string, dotted bool) key {
+	g := gkey{mod, name, dotted}
+	if k, ok := e.sh.gkeys[g]; ok {
+		return k
+	}
+	tag := byte('g')
+	if dotted {
+		tag = 'G'
+	}
+	k := e.keys.intern(vkey{tag, mod + "\x00" + name})
+	if e.sh.gkeys == nil {
+		e.sh.gkeys = map[gkey]key{}
+	}
+	e.sh.gkeys[g] = k
+	return k
+}
+
+// emit pushes n: a memo fetch when it was built already, else its
+// construction.
+func (e *emitter) emit(n *canon.Node) error {
+	k := e.key(n)
+	if !k.none() {
+		if idx, ok := e.memo.get(k); ok {
+			return e.fetch(n, k, int(idx))
+		}
+		if k.id >= 0 && e.isInprog(n) {
+			return refuse(n, "the object refers to itself through an immutable container or a call's arguments: no pickle can build it")
+		}
+	}
+	return e.create(n, k)
+}
+
+// fetch pushes a built object again from the memo.
+func (e *emitter) fetch(n *canon.Node, k key, idx int) error {
+	if e.dry {
+		e.uses.inc(k)
+		return nil
+	}
+	if idx < 0 {
+		return refuse(n, "internal: object used again but not memoized")
+	}
+	e.out.boundary()
+	e.get(idx)
+	return nil
+}
+
+func (e *emitter) get(idx int) {
+	if idx < 256 {
+		e.out.write(byte(pickle.BINGET), byte(idx))
+	} else {
+		var b [5]byte
+		b[0] = byte(pickle.LONG_BINGET)
+		binary.LittleEndian.PutUint32(b[1:], uint32(idx))
+		e.out.write(b[:]...)
+	}
+}
+
+// built records that the object of key k is on the stack, memoizing it
+// when it is used more than once, and runs the work waiting for it.
+func (e *emitter) built(k key) error {
+	if k.none() {
+		return nil
+	}
+	if e.dry {
+		e.uses.inc(k)
+		e.memo.set(k, -1)
+	} else if u, _ := e.uses.get(k); u >= 2 {
+		idx := e.next
+		e.next++
+		e.memo.set(k, int32(idx))
+		if e.proto >= 4 {
+			e.op(pickle.MEMOIZE)
+		} else if idx < 256 {
+			e.out.write(byte(pickle.BINPUT), byte(idx))
+		} else {
+			var b [5]byte
+			b[0] = byte(pickle.LONG_BINPUT)
+			binary.LittleEndian.PutUint32(b[1:], uint32(idx))
+			e.out.write(b[:]...)
+		}
+	} else {
+		e.memo.set(k, -1)
+	}
+	if k.id >= 0 {
+		if e.ninprog > 0 && int(k.id) < len(e.inprog) && e.inprog[k.id] {
+			e.inprog[k.id] = false
+			e.ninprog--
+		}
+		if len(e.pending) > 0 {
+			if ts := e.pending[k.id]; len(ts) > 0 {
+				delete(e.pending, k.id)
+				for _, t := range ts {
+					if err := e.resume(t); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// resume runs postponed work: fetch the target, continue, pop it.
+func (e *emitter) resume(t task) error {
+	k := e.key(t.target)
+	idx, _ := e.memo.get(k)
+	if err := e.fetch(t.target, k, int(idx)); err != nil {
+		return err
+	}
+	delete(e.incomplete, t.target) // postponed again if still blocked
+	var err error
+	switch t.what {
+	case 'o':
+		err = e.ops(t.target, t.from)
+	default:
+		err = e.fill(t.target, t.what, t.from)
+	}
+	if err != nil {
+		return err
+	}
+	e.op(pickle.POP)
+	return nil
+}
+
+func (e *emitter) op(o pickle.Opcode) { e.out.write(byte(o)) }
+
+func (e *emitter) enter(n *canon.Node) error {
+	e.depth++
+	if e.depth > MaxDepth {
+		return refuse(n, "nested more than %d levels deep: pk canon does not write it", MaxDepth)
+	}
+	e.out.boundary()
+	return nil
+}
+
+// create builds n (k is its key, nil for one never memoized) and applies
+// its contents and operations.
+func (e *emitter) create(n *canon.Node, k key) error {
+	if err := e.enter(n); err != nil {
+		return err
+	}
+	err := e.build(n, k)
+	e.depth--
+	return err
+}
+
+func (e *emitter) build(n *canon.Node, k key) error {
+	kind := n.Kind()
+	switch kind {
+	case pickle.KindNone:
+		e.op(pickle.NONE)
+	case pickle.KindBool:
+		if n.Int().Sign() != 0 {
+			e.op(pickle.NEWTRUE)
+		} else {
+			e.op(pickle.NEWFALSE)
+		}
+	case pickle.KindInt:
+		e.int(n.Int())
+	case pickle.KindFloat:
+		var b [9]byte
+		b[0] = byte(pickle.BINFLOAT)
+		binary.BigEndian.PutUint64(b[1:], uint64(n.Src().Int))
+		e.out.write(b[:]...)
+	case pickle.KindStr:
+		if err := e.checkPayload(n); err != nil {
+			return err
+		}
+		if n.Src().Flags&pickle.FlagPy2Str != 0 && n.Len() >= pickle.DefaultBlobThreshold {
+			return refuse(n, "a Python 2 STRING of %d bytes: pk hash digests its raw bytes (docs/canonical-form.md §8), a str written back would hash differently", n.Len())
+		}
+		if err := e.str(n, n.Str()); err != nil {
+			return err
+		}
+	case pickle.KindBytes:
+		if err := e.checkPayload(n); err != nil {
+			return err
+		}
+		if err := e.bytes(n, n.Str()); err != nil {
+			return err
+		}
+	case pickle.KindByteArray:
+		if err := e.checkPayload(n); err != nil {
+			return err
+		}
+		if e.proto >= 5 {
+			e.payload(n, pickle.BYTEARRAY8, 8, n.Str())
+		} else {
+			// builtins.bytearray(b'...') REDUCE, as CPython writes it below 5
+			if err := e.global(n, "builtins", "bytearray", false); err != nil {
+				return err
+			}
+			if err := e.bytes(n, n.Str()); err != nil {
+				return err
+			}
+			e.op(pickle.TUPLE1)
+			e.op(pickle.REDUCE)
+		}
+	case canon.KindPlaceholder:
+		text := Placeholder
+		switch name := n.Str(); {
+		case name == "co_filename" || name == "__file__":
+		case e.storageKeys && strings.HasPrefix(name, "storage #"):
+			// a legacy torch storage key: its ordinal (docs/pk-canon.md)
+			text = strings.TrimPrefix(name, "storage #")
+		default:
+			return refuse(n, "placeholder %q: no value to write back", n.Str())
+		}
+		if err := e.str(n, text); err != nil {
+			return err
+		}
+	case canon.KindTracker:
+		id, ok := e.trackers[n]
+		if !ok {
+			return refuse(n, "a cloudpickle class tracker id outside a class constructor's arguments")
+		}
+		if err := e.str(n, id); err != nil {
+			return err
+		}
+	case pickle.KindExt:
+		c := n.Src().Int
+		switch {
+		case c < 0 || c > 0x7fffffff:
+			return refuse(n, "extension code %d out of range", c)
+		case c < 256:
+			e.out.write(byte(pickle.EXT1), byte(c))
+		case c < 65536:
+			e.out.write(byte(pickle.EXT2), byte(c), byte(c>>8))
+		default:
+			var b [5]byte
+			b[0] = byte(pickle.EXT4)
+			binary.LittleEndian.PutUint32(b[1:], uint32(c))
+			e.out.write(b[:]...)
+		}
+	case pickle.KindGlobal:
+		if n.Src().Flags&pickle.FlagDynamic != 0 {
+			if e.proto < 4 {
+				return refuse(n, "a STACK_GLOBAL of computed names cannot be written below protocol 4")
+			}
+			if err := e.inProgress(n, k, func() error {
+				for _, c := range n.Items() {
+					if err := e.emit(c); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			e.op(pickle.STACK_GLOBAL)
+		} else if err := e.globalBody(n, n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0); err != nil {
+			return err
+		}
+	case pickle.KindTuple:
+		items := n.Items()
+		if len(items) == 0 {
+			e.op(pickle.EMPTY_TUPLE)
+			break
+		}
+		if err := e.inProgress(n, k, func() error {
+			if len(items) > 3 {
+				e.op(pickle.MARK)
+			}
+			for _, c := range items {
+				if err := e.emit(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		switch len(items) {
+		case 1:
+			e.op(pickle.TUPLE1)
+		case 2:
+			e.op(pickle.TUPLE2)
+		case 3:
+			e.op(pickle.TUPLE3)
+		default:
+			e.op(pickle.TUPLE)
+		}
+	case pickle.KindList:
+		e.op(pickle.EMPTY_LIST)
+	case pickle.KindDict:
+		e.op(pickle.EMPTY_DICT)
+	case pickle.KindSet:
+		if e.proto >= 4 {
+			e.op(pickle.EMPTY_SET)
+		} else if err := e.reduceSet(n, k, "set"); err != nil {
+			return err
+		}
+	case pickle.KindFrozenSet:
+		if e.proto >= 4 {
+			if err := e.inProgress(n, k, func() error {
+				e.op(pickle.MARK)
+				for _, c := range n.Items() {
+					if err := e.emit(c); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			e.op(pickle.FROZENSET)
+		} else if err := e.reduceSet(n, k, "frozenset"); err != nil {
+			return err
+		}
+	case pickle.KindCall:
+		if err := e.call(n, k); err != nil {
+			return err
+		}
+	case pickle.KindPersID:
+		if items := n.Items(); len(items) == 1 {
+			if err := e.inProgress(n, k, func() error { return e.emit(items[0]) }); err != nil {
+				return err
+			}
+			e.op(pickle.BINPERSID)
+		} else {
+			pid := n.Str()
+			if strings.ContainsAny(pid, "\n") || n.Len() > int64(len(pid)) {
+				return refuse(n, "a PERSID whose text holds a newline")
+			}
+			e.out.write(byte(pickle.PERSID))
+			e.out.write([]byte(pid + "\n")...)
+		}
+	case pickle.KindBuffer:
+		if e.proto < 5 {
+			return refuse(n, "an out-of-band buffer (NEXT_BUFFER) needs protocol 5")
+		}
+		if n.Src().Int != e.nbuf {
+			return refuse(n, "out-of-band buffer %d would be written as buffer %d", n.Src().Int, e.nbuf)
+		}
+		e.nbuf++
+		e.op(pickle.NEXT_BUFFER)
+		if n.Src().Flags&pickle.FlagReadOnly != 0 {
+			e.op(pickle.READONLY_BUFFER)
+		}
+	default:
+		return refuse(n, "unknown node kind %s", canon.KindName(kind))
+	}
+	if err := e.built(k); err != nil {
+		return err
+	}
+	switch kind {
+	case pickle.KindList:
+		if err := e.fill(n, 'l', 0); err != nil {
+			return err
+		}
+	case pickle.KindDict:
+		if err := e.fill(n, 'd', 0); err != nil {
+			return err
+		}
+	case pickle.KindSet:
+		if e.proto >= 4 {
+			if err := e.fill(n, 's', 0); err != nil {
+				return err
+			}
+		}
+	}
+	if err := e.ops(n, 0); err != nil {
+		return err
+	}
+	if e.arrays != nil && kind == pickle.KindCall {
+		if a, ok := e.arrays[n.Offset()]; ok {
+			return e.array(n, k, a)
+		}
+	}
+	return nil
+}
+
+// inProgress runs body (which writes the parts of n) with n marked as in
+// construction.
+func (e *emitter) inProgress(n *canon.Node, k key, body func() error) error {
+	if k.id >= 0 {
+		e.setInprog(n, true)
+	}
+	return body()
+}
+
+func (e *emitter) checkPayload(n *canon.Node) error {
+	if n.Len() != int64(len(n.Str())) {
+		return refuse(n, "internal: payload of %d bytes not held in memory", n.Len())
+	}
+	return nil
+}
+
+func (e *emitter) int(x *big.Int) {
+	if x.IsInt64() {
+		i := x.Int64()
+		switch {
+		case i >= 0 && i < 256:
+			e.out.write(byte(pickle.BININT1), byte(i))
+			return
+		case i >= 0 && i < 65536:
+			e.out.write(byte(pickle.BININT2), byte(i), byte(i>>8))
+			return
+		case i >= -1<<31 && i < 1<<31:
+			var b [5]byte
+			b[0] = byte(pickle.BININT)
+			binary.LittleEndian.PutUint32(b[1:], uint32(int32(i)))
+			e.out.write(b[:]...)
+			return
+		}
+	}
+	enc := encodeLong(x)
+	if len(enc) < 256 {
+		e.out.header([]byte{byte(pickle.LONG1), byte(len(enc))}, int64(len(enc)))
+	} else {
+		var b [5]byte
+		b[0] = byte(pickle.LONG4)
+		binary.LittleEndian.PutUint32(b[1:], uint32(len(enc)))
+		e.out.header(b[:], int64(len(enc)))
+	}
+	e.out.payload(enc)
+}
+
+// encodeLong is pickle's encode_long: little-endian two's complement, the
+// fewest bytes that keep the sign.
+func encodeLong(x *big.Int) []byte {
+	if x.Sign() == 0 {
+		return nil
+	}
+	n := (x.BitLen() + 8) / 8 // room for the sign bit
+	var v big.Int
+	if x.Sign() < 0 {
+		v.Lsh(big.NewInt(1), uint(8*n))
+		v.Add(&v, x)
+	} else {
+		v.Set(x)
+	}
+	be := v.FillBytes(make([]byte, n))
+	le := make([]byte, n)
+	for i := range be {
+		le[n-1-i] = be[i]
+	}
+	// drop a redundant sign byte (CPython's minimal form)
+	for len(le) > 1 {
+		last, prev := le[len(le)-1], le[len(le)-2]
+		if (last == 0 && prev&0x80 == 0) || (last == 0xff && prev&0x80 != 0) {
+			le = le[:len(le)-1]
+			continue
+		}
+		break
+	}
+	return le
+}
+
+// payload writes opcode o with a little-endian length of size bytes, then s.
+func (e *emitter) payload(n *canon.Node, o pickle.Opcode, size int, s string) {
+	var b [9]byte
+	b[0] = byte(o)
+	switch size {
+	case 1:
+		b[1] = byte(len(s))
+	case 4:
+		binary.LittleEndian.PutUint32(b[1:], uint32(len(s)))
+	case 8:
+		binary.LittleEndian.PutUint64(b[1:], uint64(len(s)))
+	}
+	e.out.header(b[:1+size], int64(len(s)))
+	e.out.payloadString(s)
+}
+
+func (e *emitter) str(n *canon.Node, s string) error {
+	switch {
+	case e.proto >= 4 && len(s) < 256:
+		e.payload(n, pickle.SHORT_BINUNICODE, 1, s)
+	case len(s) <= 0xffffffff:
+		e.payload(n, pickle.BINUNICODE, 4, s)
+	case e.proto >= 4:
+		e.payload(n, pickle.BINUNICODE8, 8, s)
+	default:
+		return refuse(n, "a str of %d bytes needs protocol 4", len(s))
+	}
+	return nil
+}
+
+func (e *emitter) bytes(n *canon.Node, s string) error {
+	switch {
+	case e.proto < 3:
+		return e.codecsBytes(n, s)
+	case len(s) < 256:
+		e.payload(n, pickle.SHORT_BINBYTES, 1, s)
+	case len(s) <= 0xffffffff:
+		e.payload(n, pickle.BINBYTES, 4, s)
+	case e.proto >= 4:
+		e.payload(n, pickle.BINBYTES8, 8, s)
+	default:
+		return refuse(n, "bytes of %d bytes need protocol 4", len(s))
+	}
+	return nil
+}
+
+// codecsBytes writes bytes as CPython does below protocol 3:
+// _codecs.encode(str, 'latin1') REDUCE, or bytes() when empty.
+func (e *emitter) codecsBytes(n *canon.Node, s string) error {
+	{
+		if s == "" {
+			if err := e.global(n, "builtins", "bytes", false); err != nil {
+				return err
+			}
+			e.op(pickle.EMPTY_TUPLE)
+			e.op(pickle.REDUCE)
+			return nil
+		}
+		if err := e.global(n, "_codecs", "encode", false); err != nil {
+			return err
+		}
+		r := make([]rune, len(s))
+		for i := 0; i < len(s); i++ {
+			r[i] = rune(s[i])
+		}
+		if err := e.str(n, string(r)); err != nil {
+			return err
+		}
+		if err := e.str(n, "latin1"); err != nil {
+			return err
+		}
+		e.op(pickle.TUPLE2)
+		e.op(pickle.REDUCE)
+	}
+	return nil
+}
+
+// global pushes a global the writer needs (builtins.getattr, set, ...),
+// shared through the memo like the input's globals.
+func (e *emitter) global(n *canon.Node, mod, name string, dotted bool) error {
+	k := e.globalKey(mod, name, dotted)
+	if idx, ok := e.memo.get(k); ok {
+		return e.fetch(n, k, int(idx))
+	}
+	if err := e.globalBody(n, mod, name, dotted); err != nil {
+		return err
+	}
+	return e.built(k)
+}
+
+// globalBody writes the opcodes of a global (not its memo write).
+func (e *emitter) globalBody(n *canon.Node, mod, name string, dotted bool) error {
+	plain := e.plainTop
+	e.plainTop = false
+	if plain && e.proto < 4 && !dotted && strings.Contains(name, ".") {
+		return refuse(n, "the nested name %s.%s is resolved as an effect: below protocol 4 it takes a getattr call, which the canonical form counts apart (write it at protocol 4 or 5)", mod, name)
+	}
+	if e.proto >= 4 && (dotted || plain || !e.getattrForm || !strings.Contains(name, ".")) {
+		if dotted {
+			return refuse(n, "a dotted global name %s.%s read below protocol 4 (which CPython does not resolve) cannot be written at protocol %d", mod, name, e.proto)
+		}
+		if err := e.str(n, mod); err != nil {
+			return err
+		}
+		if err := e.str(n, name); err != nil {
+			return err
+		}
+		e.op(pickle.STACK_GLOBAL)
+		return nil
+	}
+	parts := []string{name}
+	if !dotted {
+		parts = strings.Split(name, ".")
+	}
+	for _, p := range append([]string{mod}, parts...) {
+		if p == "" || strings.ContainsAny(p, "\n") {
+			return refuse(n, "global name %q.%q cannot be written as a GLOBAL line", mod, name)
+		}
+	}
+	if len(parts) > 1 {
+		// getattr(getattr(G, 'b'), 'c'): CPython's form of a nested
+		// qualified name below protocol 4
+		if err := e.global(n, "builtins", "getattr", false); err != nil {
+			return err
+		}
+		if err := e.globalBody(n, mod, strings.Join(parts[:len(parts)-1], "."), false); err != nil {
+			return err
+		}
+		if err := e.str(n, parts[len(parts)-1]); err != nil {
+			return err
+		}
+		e.op(pickle.TUPLE2)
+		e.op(pickle.REDUCE)
+		return nil
+	}
+	wm, wn := mod, name
+	if e.proto < 3 {
+		var err error
+		if wm, wn, err = e.py2Name(n, mod, name); err != nil {
+			return err
+		}
+	}
+	e.out.write(byte(pickle.GLOBAL))
+	e.out.write([]byte(wm + "\n" + wn + "\n")...)
+	return nil
+}
+
+// py2Name returns the name to write at protocol 2 for mod.name: the
+// builtins under CPython's Python 2 name, as its pickler writes them, and
+// any name only when the reader's Python 2 mapping reads it back unchanged.
+func (e *emitter) py2Name(n *canon.Node, mod, name string) (string, string, error) {
+	wm := mod
+	if mod == "__builtin__" && name == "__main__" {
+		// dill's raw GLOBAL: read back as builtins.__main__, which the
+		// dill-main rule turns into this name again
+		return mod, name, nil
+	}
+	if mod == "builtins" {
+		wm = "__builtin__"
+	}
+	key := [2]string{wm, name}
+	ok, seen := e.sh.globOK[key]
+	if !seen {
+		ok = readsBack(wm, name, mod, name)
+		if e.sh.globOK == nil {
+			e.sh.globOK = map[[2]string]bool{}
+		}
+		e.sh.globOK[key] = ok
+	}
+	if !ok {
+		return "", "", refuse(n, "global %s.%s: no GLOBAL line reads back as this name at protocol 2 (the Python 2 name mapping changes it)", mod, name)
+	}
+	return wm, name, nil
+}
+
+// readsBack reports whether GLOBAL wm.wn at protocol 2 reads as mod.name.
+func readsBack(wm, wn, mod, name string) bool {
+	b := "\x80\x02c" + wm + "\n" + wn + "\n."
+	f, err := pickle.Parse(strings.NewReader(b), int64(len(b)), "", pickle.Options{})
+	if err != nil || len(f.Streams) != 1 {
+		return false
+	}
+	r := f.Streams[0].Root
+	return r != nil && r.Kind == pickle.KindGlobal && r.Str == mod && r.Name() == name
+}
+
+// reduceSet writes a set or frozenset below protocol 4: builtins.set([items])
+// REDUCE, as CPython does.
+func (e *emitter) reduceSet(n *canon.Node, k key, which string) error {
+	return e.inProgress(n, k, func() error {
+		if err := e.global(n, "builtins", which, false); err != nil {
+			return err
+		}
+		e.op(pickle.EMPTY_LIST)
+		items := n.Items()
+		if err := e.batches(len(items), pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(items[i]) }); err != nil {
+			return err
+		}
+		e.op(pickle.TUPLE1)
+		e.op(pickle.REDUCE)
+		return nil
+	})
+}
+
+// batches writes n items in batches of 1000: one item with single, more
+// between MARK and multi (single 0: always MARK ... multi).
+func (e *emitter) batches(n int, single, multi pickle.Opcode, item func(i int) error) error {
+	for i := 0; i < n; i += batch {
+		j := min(i+batch, n)
+		if j-i == 1 && single != 0 {
+			if err := item(i); err != nil {
+				return err
+			}
+			e.op(single)
+			continue
+		}
+		e.op(pickle.MARK)
+		for x := i; x < j; x++ {
+			if err := item(x); err != nil {
+				return err
+			}
+		}
+		e.op(multi)
+	}
+	return nil
+}
+
+// call writes a call: callable, arguments, REDUCE / NEWOBJ / NEWOBJ_EX /
+// OBJ.
+func (e *emitter) call(n *canon.Node, k key) error {
+	form := n.CallForm()
+	fn := n.Func()
+	if fn == nil {
+		return refuse(n, "a call without a callable")
+	}
+	var args *canon.Node
+	if form != "inst" {
+		args = n.Args()
+		if args == nil || args.Kind() != pickle.KindTuple {
+			return refuse(n, "call arguments that are not a tuple")
+		}
+		if err := e.assignTrackers(n, args); err != nil {
+			return err
+		}
+	}
+	kw := n.Kwargs()
+	return e.inProgress(n, k, func() error {
+		switch form {
+		case "inst":
+			e.op(pickle.MARK)
+			if err := e.emit(fn); err != nil {
+				return err
+			}
+			e.op(pickle.OBJ)
+			return nil
+		case "new":
+			if kw != nil && e.proto < 4 {
+				// copyreg.__newobj_ex__(cls, args, kwargs) REDUCE, which
+				// the newobj-ex-reduce rule reads as NEWOBJ_EX
+				if err := e.global(n, "copyreg", "__newobj_ex__", false); err != nil {
+					return err
+				}
+				if err := e.emit(fn); err != nil {
+					return err
+				}
+				if err := e.emit(args); err != nil {
+					return err
+				}
+				if err := e.emit(kw); err != nil {
+					return err
+				}
+				e.op(pickle.TUPLE3)
+				e.op(pickle.REDUCE)
+				return nil
+			}
+		}
+		if err := e.emit(fn); err != nil {
+			return err
+		}
+		if err := e.emit(args); err != nil {
+			return err
+		}
+		switch {
+		case form == "call":
+			e.op(pickle.REDUCE)
+		case kw != nil:
+			if err := e.emit(kw); err != nil {
+				return err
+			}
+			e.op(pickle.NEWOBJ_EX)
+		default:
+			e.op(pickle.NEWOBJ)
+		}
+		return nil
+	})
+}
+
+// assignTrackers gives each tracker among the arguments of call n (the
+// class it constructs) its id: 32 hex digits of a digest of the class's
+// canonical content, so that the same class canonicalised anywhere gets the
+// same id. Distinct trackers of one stream whose classes have equal content
+// are told apart by their rank in canonical order.
+func (e *emitter) assignTrackers(n, args *canon.Node) error {
+	for _, a := range args.Items() {
+		if a.Kind() != canon.KindTracker {
+			continue
+		}
+		if _, ok := e.trackers[a]; ok {
+			continue
+		}
+		d := n.Digest()
+		if e.seenIDs == nil {
+			e.seenIDs = map[string]int{}
+		}
+		rank := e.seenIDs[string(d)]
+		e.seenIDs[string(d)] = rank + 1
+		h := sha256.New()
+		h.Write([]byte("pk-canon tracker id\x00"))
+		h.Write(d)
+		if rank > 0 {
+			h.Write(binary.AppendUvarint(nil, uint64(rank)))
+		}
+		if e.sh.trackers == nil {
+			e.sh.trackers = map[*canon.Node]string{}
+			e.trackers = e.sh.trackers
+		}
+		e.trackers[a] = hex.EncodeToString(h.Sum(nil)[:16])
+	}
+	return nil
+}
+
+// fill writes the items of a plain list ('l'), dict ('d') or set ('s')
+// from index from; the container is on top of the stack. An item that
+// needs an object still in construction (a cycle through a call's
+// arguments) postpones the rest until that object is built.
+func (e *emitter) fill(n *canon.Node, what byte, from int) error {
+	switch what {
+	case 'l':
+		items := n.Items()
+		end, blocker := e.firstBlocked(len(items), from, func(i int) []*canon.Node { return items[i : i+1] })
+		if err := e.batches(end-from, pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(items[from+i]) }); err != nil {
+			return err
+		}
+		e.postpone(blocker, n, what, end)
+	case 'd':
+		ents := e.entries(n)
+		end, blocker := e.firstBlocked(len(ents), from, func(i int) []*canon.Node { return []*canon.Node{ents[i].Key, ents[i].Value} })
+		if err := e.batches(end-from, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
+			if err := e.emit(ents[from+i].Key); err != nil {
+				return err
+			}
+			return e.emit(ents[from+i].Value)
+		}); err != nil {
+			return err
+		}
+		e.postpone(blocker, n, what, end)
+	case 's':
+		items := n.Items()
+		end, blocker := e.firstBlocked(len(items), from, func(i int) []*canon.Node { return items[i : i+1] })
+		if err := e.batches(end-from, 0, pickle.ADDITEMS, func(i int) error { return e.emit(items[from+i]) }); err != nil {
+			return err
+		}
+		e.postpone(blocker, n, what, end)
+	}
+	return nil
+}
+
+func (e *emitter) postpone(blocker, target *canon.Node, what byte, from int) {
+	if blocker != nil {
+		if e.pending == nil {
+			e.pending = map[int32][]task{}
+			e.incomplete = map[*canon.Node]*canon.Node{}
+		}
+		e.incomplete[target] = blocker
+		b := nodeID(blocker)
+		e.pending[b] = append(e.pending[b], task{target: target, what: what, from: from})
+	}
+}
+
+// firstBlocked returns the first index from from whose nodes cannot be
+// built now, and the object in construction they wait for (nil: none).
+func (e *emitter) firstBlocked(n, from int, nodes func(i int) []*canon.Node) (int, *canon.Node) {
+	if e.ninprog == 0 {
+		return n, nil
+	}
+	for i := from; i < n; i++ {
+		for _, c := range nodes(i) {
+			if b := e.blocked(c); b != nil {
+				return i, b
+			}
+		}
+	}
+	return n, nil
+}
+
+// blocked returns an object in construction that building n needs (its
+// construction, not its contents or operations), or nil.
+func (e *emitter) blocked(n *canon.Node) *canon.Node { return e.blockedBy(n, false) }
+
+// blockedBy is blocked; deep also counts the contents of the containers
+// reached (not yet written, or written with their contents postponed): an
+// operation (BUILD copies its state's items) must see them complete.
+func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
+	if e.ninprog == 0 {
+		return nil
+	}
+	seen := map[*canon.Node]bool{}
+	stack := []*canon.Node{n}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		e.work++
+		if x == nil || seen[x] || (x.Pure() && x.Kind() != canon.KindTracker) {
+			continue
+		}
+		seen[x] = true
+		if e.isInprog(x) {
+			return x
+		}
+		if deep {
+			if b, ok := e.incomplete[x]; ok {
+				return b
+			}
+		}
+		if _, done := e.memo.get(key{id: nodeID(x)}); done {
+			continue
+		}
+		switch x.Kind() {
+		case pickle.KindList, pickle.KindSet:
+			if deep || (x.Kind() == pickle.KindSet && e.proto < 4) {
+				stack = append(stack, x.Items()...)
+			}
+			continue
+		case pickle.KindDict:
+			if deep {
+				for _, en := range e.entries(x) {
+					stack = append(stack, en.Key, en.Value)
+				}
+			}
+			continue
+		case pickle.KindCall:
+			stack = append(stack, x.Func(), x.Args(), x.Kwargs())
+			continue
+		}
+		stack = append(stack, x.Items()...)
+	}
+	return nil
+}
+
+// ops writes the operations of n from index from (n on top of the stack).
+func (e *emitter) ops(n *canon.Node, from int) error {
+	ops := n.Ops()
+	for i := from; i < len(ops); i++ {
+		o := ops[i]
+		if e.ninprog > 0 {
+			for _, a := range o.Args {
+				if b := e.blockedBy(a, true); b != nil {
+					e.postpone(b, n, 'o', i)
+					return nil
+				}
+			}
+		}
+		if err := e.applyOp(n, o); err != nil {
+			return err
+		}
+		if e.work > e.budget {
+			return refuse(n, "too much work ordering a cyclic structure")
+		}
+	}
+	return nil
+}
+
+func (e *emitter) applyOp(n *canon.Node, o canon.Op) error {
+	args := o.Args
+	switch o.Name {
+	case "build":
+		if len(args) != 1 {
+			return refuse(n, "BUILD with %d states", len(args))
+		}
+		if err := e.emit(args[0]); err != nil {
+			return err
+		}
+		e.op(pickle.BUILD)
+	case "append":
+		return e.batches(len(args), pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(args[i]) })
+	case "setitems":
+		if len(args)%2 != 0 {
+			return refuse(n, "SETITEMS with an odd number of arguments")
+		}
+		return e.batches(len(args)/2, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
+			if err := e.emit(args[2*i]); err != nil {
+				return err
+			}
+			return e.emit(args[2*i+1])
+		})
+	case "add":
+		if e.proto < 4 {
+			return refuse(n, "ADDITEMS on an object that is not a set is written only at protocol 4 and above")
+		}
+		return e.batches(len(args), 0, pickle.ADDITEMS, func(i int) error { return e.emit(args[i]) })
+	case "_function_setstate", "_class_setstate", "setattr":
+		// the folded producer call, written back as the producer writes
+		// it: f(obj, ...) REDUCE POP
+		mod, name := "builtins", "setattr"
+		if o.Name != "setattr" {
+			mod, name = cloudpickleModule(n)+".cloudpickle_fast", o.Name
+		}
+		if err := e.global(n, mod, name, false); err != nil {
+			return err
+		}
+		k := e.key(n)
+		idx, ok := e.memo.get(k)
+		if !ok {
+			return refuse(n, "internal: operation target not built")
+		}
+		if len(args)+1 > 3 {
+			e.op(pickle.MARK)
+		}
+		if err := e.fetch(n, k, int(idx)); err != nil {
+			return err
+		}
+		for _, a := range args {
+			if err := e.emit(a); err != nil {
+				return err
+			}
+		}
+		switch len(args) + 1 {
+		case 2:
+			e.op(pickle.TUPLE2)
+		case 3:
+			e.op(pickle.TUPLE3)
+		default:
+			e.op(pickle.TUPLE)
+		}
+		e.op(pickle.REDUCE)
+		e.op(pickle.POP)
+	default:
+		return refuse(n, "operation %q cannot be written back", o.Name)
+	}
+	return nil
+}
+
+// cloudpickleModule returns the cloudpickle package (cloudpickle, or a
+// vendored copy such as joblib.externals.cloudpickle) that built the call
+// n, found from its callable's module; "cloudpickle" when none is seen.
+// cloudpickle_fast under it has the setstate helpers in every cloudpickle
+// release that folds them (≤ 2.2 defines them there, 3.x forwards).
+func cloudpickleModule(n *canon.Node) string {
+	x := n
+	for i := 0; x != nil && i < 8 && x.Kind() == pickle.KindCall; i++ {
+		x = x.Func()
+	}
+	if x == nil || x.Kind() != pickle.KindGlobal || x.Src().Flags&pickle.FlagDynamic != 0 {
+		return "cloudpickle"
+	}
+	m := x.Str()
+	for _, suf := range []string{".cloudpickle_fast", ".cloudpickle", ""} {
+		if p, ok := strings.CutSuffix(m, suf); ok && cloudpicklePackages[p] {
+			return p
+		}
+	}
+	return "cloudpickle"
+}
+
+// cloudpicklePackages are the cloudpickle packages the canonical form
+// recognises (canonical-form.md §6).
+var cloudpicklePackages = map[string]bool{
+	"cloudpickle": true, "joblib.externals.cloudpickle": true, "ray.cloudpickle": true, "pyspark.cloudpickle": true,
+	"apache_beam.internal.cloudpickle": true, "srsly.cloudpickle": true,
+}

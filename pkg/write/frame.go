@@ -1,0 +1,122 @@
+package write
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Framing follows CPython's pickle._Framer (protocol 4 and above): opcodes
+// collect in the current frame; at the start of each object written, a
+// frame of at least FrameTarget bytes is closed; a payload of FrameTarget
+// bytes or more is written outside any frame, after closing the current one;
+// a frame shorter than frameMin bytes is written without its FRAME opcode.
+const (
+	FrameTarget = 64 << 10
+	frameMin    = 4
+)
+
+// framer collects the output of one stream. A dry framer writes nothing.
+type framer struct {
+	dry     bool
+	framing bool
+	out     *bytes.Buffer
+	cur     []byte
+}
+
+func (f *framer) raw(b []byte) {
+	if !f.dry {
+		f.out.Write(b)
+	}
+}
+
+// start begins framing (protocol 4 and above).
+func (f *framer) start() { f.framing = true }
+
+func (f *framer) write(b ...byte) {
+	if f.dry {
+		return
+	}
+	if f.framing {
+		f.cur = append(f.cur, b...)
+	} else {
+		f.out.Write(b)
+	}
+}
+
+func (f *framer) writeString(s string) {
+	if f.dry {
+		return
+	}
+	if f.framing {
+		f.cur = append(f.cur, s...)
+	} else {
+		f.out.WriteString(s)
+	}
+}
+
+// boundary is the start of an object: close a full frame.
+func (f *framer) boundary() {
+	if !f.dry && f.framing && len(f.cur) >= FrameTarget {
+		f.commit()
+	}
+}
+
+func (f *framer) commit() {
+	if len(f.cur) == 0 {
+		return
+	}
+	if len(f.cur) >= frameMin {
+		var h [9]byte
+		h[0] = byte(pickle.FRAME)
+		binary.LittleEndian.PutUint64(h[1:], uint64(len(f.cur)))
+		f.out.Write(h[:])
+	}
+	f.out.Write(f.cur)
+	f.cur = f.cur[:0]
+}
+
+// header writes an opcode with its length argument; a payload of n bytes
+// follows (payload / payloadString). A large payload goes outside frames.
+func (f *framer) header(h []byte, n int64) {
+	if f.dry {
+		return
+	}
+	if f.framing && n >= FrameTarget {
+		f.commit()
+		f.out.Write(h)
+		return
+	}
+	f.write(h...)
+}
+
+func (f *framer) payload(b []byte) {
+	if f.dry {
+		return
+	}
+	if f.framing && len(b) >= FrameTarget {
+		f.out.Write(b) // after header's commit
+		return
+	}
+	f.write(b...)
+}
+
+func (f *framer) payloadString(s string) {
+	if f.dry {
+		return
+	}
+	if f.framing && len(s) >= FrameTarget {
+		f.out.WriteString(s)
+		return
+	}
+	f.writeString(s)
+}
+
+// end closes the last frame.
+func (f *framer) end() {
+	if !f.dry && f.framing {
+		f.commit()
+	}
+	f.framing = false
+}

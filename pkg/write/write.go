@@ -1,0 +1,507 @@
+// Package write owns pk canon: it writes the canonical pickle of a
+// normalised view.
+//
+// The bytes written are a function of the view (docs/canonical-form.md) and
+// of Options only: two inputs with the same pk hash give the same output.
+// docs/pk-canon.md specifies the opcode choices, the memo, framing, class
+// tracker ids and what is refused. Nothing in the input is executed.
+package write
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/ulikunitz/xz"
+	"github.com/ulikunitz/xz/lzma"
+)
+
+// DefaultProtocol is the protocol written unless Options say otherwise:
+// CPython 3.8's default, which every Python 3.4+ loads.
+const DefaultProtocol = 4
+
+// MinProtocol and MaxProtocol bound Options.Protocol.
+const (
+	MinProtocol = 2
+	MaxProtocol = 5
+)
+
+// Options are the output options; the output is a function of the
+// canonical form and of these.
+type Options struct {
+	Protocol      int  // MinProtocol..MaxProtocol; 0 means DefaultProtocol
+	KeepDictOrder bool // plain dicts keep their insertion order (pk hash --keep-dict-order)
+}
+
+func (o Options) proto() int {
+	if o.Protocol == 0 {
+		return DefaultProtocol
+	}
+	return o.Protocol
+}
+
+// CanonOptions are the canon options the view is normalised with.
+func (o Options) CanonOptions() canon.Options {
+	return canon.Options{KeepDictOrder: o.KeepDictOrder}
+}
+
+// Stream writes the canonical pickle of one normalised view (one stream)
+// to buf, and checks it: the written stream, read back, must have the
+// view's canonical digest. On error nothing is written to buf.
+//
+// The writer has two ways of writing a nested qualified name (a.B.c) at
+// protocol 4 and above: STACK_GLOBAL, or getattr(a.B, 'c') as below
+// protocol 4. Which global resolutions count as effects (not reachable from
+// the result, docs/canonical-form.md §4.4) depends on it, so the plain form
+// is tried first and the getattr form when the plain one's digest differs.
+// Both attempts depend on the view only, so the choice is canonical too.
+func Stream(v *canon.View, opt Options, buf *bytes.Buffer) error {
+	p := opt.proto()
+	if p < MinProtocol || p > MaxProtocol {
+		return fmt.Errorf("protocol %d: pk canon writes protocols %d to %d", p, MinProtocol, MaxProtocol)
+	}
+	w, err := newStreamWriter(v, p)
+	if err != nil {
+		return err
+	}
+	out, err := w.write(false)
+	if err != nil {
+		return err
+	}
+	if verr := verify(out, w.want, v.Opt); verr != nil && !noVerify {
+		if out, err = w.retry(verr); err != nil {
+			return err
+		}
+	}
+	buf.Write(out)
+	return nil
+}
+
+// streamWriter writes one view.
+type streamWriter struct {
+	v       *canon.View
+	proto   int
+	effects []*canon.Node
+	want    []byte // the view's digest
+	arrays  map[int64]*arrayData
+	storage bool // legacy torch: storage key placeholders written as their ordinal
+}
+
+func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
+	// EffectNodes before Digest: after a v.Digest() its first answer is
+	// empty (the encoder leaves its coverage set behind)
+	w := &streamWriter{v: v, proto: proto, effects: v.EffectNodes()}
+	var err error
+	if w.want, err = v.Digest(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// write runs the dry run and the real one.
+func (w *streamWriter) write(getattrForm bool) ([]byte, error) {
+	sh := newShared()
+	dry := newEmitter(w.v, w.proto, true, sh, &framer{dry: true})
+	dry.effects, dry.getattrForm, dry.arrays, dry.storageKeys = w.effects, getattrForm, w.arrays, w.storage
+	if err := dry.stream(); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	real := newEmitter(w.v, w.proto, false, sh, &framer{out: &out})
+	real.effects, real.getattrForm, real.arrays, real.storageKeys = w.effects, getattrForm, w.arrays, w.storage
+	if err := real.stream(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// retry writes the stream with the getattr form after the plain form
+// failed its check with verr.
+func (w *streamWriter) retry(verr error) ([]byte, error) {
+	if w.proto >= 4 {
+		out, err := w.write(true)
+		if err != nil {
+			return nil, err
+		}
+		if verify(out, w.want, w.v.Opt) == nil {
+			return out, nil
+		}
+	}
+	return nil, &refusal{off: w.v.Stream.Offset, reason: "pk cannot reproduce this stream faithfully: " + verr.Error()}
+}
+
+// Error is a refusal: the input cannot be written canonically and
+// faithfully. It reads "FILE: offset N: REASON" (Offset < 0: no offset).
+type Error struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Reason)
+}
+
+// Result is the canonical output of one input.
+type Result struct {
+	Data   []byte // the output file: the canonical pickle, compressed as the input was
+	Input  []byte // the input file's bytes as read (for Canonical), nil when not kept
+	Format string // the input's format (pkg/input)
+}
+
+// Canonical reports whether the input's bytes are already the output.
+func (r *Result) Canonical() bool { return r.Input != nil && bytes.Equal(r.Input, r.Data) }
+
+// noVerify skips the read-back check (tests look at what would be written).
+var noVerify bool
+
+// writable are the whole-file compressions written back, each with fixed
+// settings (docs/pk-canon.md).
+var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "xz": true, "lzma": true, "zstd": true, "lz4": true}
+
+// File canonicalises the input at path ("-": stdin). keep says to keep the
+// input's bytes in Result.Input (for pk canon -l).
+func File(path string, opt Options, keep bool) (*Result, error) {
+	p := opt.proto()
+	if p < MinProtocol || p > MaxProtocol {
+		return nil, fmt.Errorf("protocol %d: pk canon writes protocols %d to %d", p, MinProtocol, MaxProtocol)
+	}
+	copt := opt.CanonOptions()
+	ropt := canon.ReadOptions(copt)
+	// every payload in memory: the writer copies them to the output
+	ropt.BlobThreshold = math.MaxInt64
+	var data []byte // the input's bytes (stdin, -l)
+	var err error
+	if path == "-" || keep {
+		if path == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	open := func() (*input.Doc, error) {
+		if path == "-" { // a zip needs the file; -l keeps the bytes only to compare
+			return input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
+		}
+		return input.Open(path, ropt)
+	}
+	doc, err := open()
+	if err != nil {
+		return nil, err
+	}
+	if base := strings.TrimPrefix(doc.Format, doc.Compression+"+"); base == "joblib" && writable[doc.Compression] {
+		out, err := joblibFile(path, doc, opt, copt)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Data: out, Input: data, Format: doc.Format}, nil
+	}
+	if base := strings.TrimPrefix(doc.Format, doc.Compression+"+"); base == "torch-legacy" && writable[doc.Compression] {
+		out, err := torchLegacy(path, doc, opt, copt)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Data: out, Input: data, Format: doc.Format}, nil
+	}
+	if doc.Format == "torch-zip" {
+		out, err := torchZip(path, doc, opt, copt)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Data: out, Input: data, Format: doc.Format}, nil
+	}
+	// a .npy object array: its header copied, then its pickle as a bare
+	// pickle's (docs/pk-canon.md)
+	var header []byte
+	npyObjects := strings.TrimPrefix(doc.Format, doc.Compression+"+") == "npy" && len(doc.Parts) == 1 &&
+		doc.Parts[0].Role == input.RoleObjects && doc.Parts[0].Pickle != nil && len(doc.Parts[0].Pickle.Streams) > 0
+	if npyObjects && writable[doc.Compression] {
+		if header, err = npyHeader(path, data, doc.Compression, doc.Parts[0].Pickle.Streams[0].Offset); err != nil {
+			return nil, err
+		}
+	} else if err := supported(doc, path); err != nil {
+		return nil, err
+	}
+	f := doc.Parts[0].Pickle
+	format, compression, trail := doc.Format, doc.Compression, f.Trailing
+	refused := func(err error, s *pickle.Stream) error {
+		var r *refusal
+		if errors.As(err, &r) {
+			return &Error{File: path, Offset: r.off, Reason: r.reason}
+		}
+		return &Error{File: path, Offset: s.Offset, Reason: err.Error()}
+	}
+	// every stream written, then all read back at once (one parse of the
+	// output, not one per stream); a stream whose check fails is written
+	// again (Stream's getattr form) or refused
+	outs := make([][]byte, len(f.Streams))
+	wants := make([][]byte, len(f.Streams))
+	var all bytes.Buffer
+	for i, s := range f.Streams {
+		w, err := newStreamWriter(canon.Normalize(s, copt), p)
+		if err != nil {
+			return nil, pickle.WithFile(err, path)
+		}
+		if outs[i], err = w.write(false); err != nil {
+			return nil, refused(err, s)
+		}
+		wants[i] = w.want
+		all.Write(outs[i])
+	}
+	// the input's graph is no longer needed (a retry opens the input
+	// again): reading the output back does not add to it
+	n := len(f.Streams)
+	doc, f = nil, nil
+	got, err := digests(all.Bytes(), copt)
+	if err != nil || len(got) != n {
+		got = nil // check stream by stream
+	}
+	var out bytes.Buffer
+	out.Write(header)
+	for i := 0; i < n; i++ {
+		var verr error
+		if got != nil {
+			if !bytes.Equal(got[i], wants[i]) {
+				verr = errors.New("the output's canonical form differs from the input's")
+			}
+		} else {
+			verr = verify(outs[i], wants[i], copt)
+		}
+		if verr != nil && !noVerify {
+			if f == nil {
+				if doc, err = open(); err != nil {
+					return nil, err
+				}
+				f = doc.Parts[0].Pickle
+			}
+			s := f.Streams[i]
+			w, err := newStreamWriter(canon.Normalize(s, copt), p)
+			if err != nil {
+				return nil, pickle.WithFile(err, path)
+			}
+			if outs[i], err = w.retry(verr); err != nil {
+				return nil, refused(err, s)
+			}
+		}
+		out.Write(outs[i])
+	}
+	if trail != nil {
+		if err := trailing(path, data, compression, trail, &out); err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Format: format, Input: data}
+	res.Data, err = compress(compression, out.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// supported refuses what pk canon does not write, in one line.
+func supported(doc *input.Doc, path string) error {
+	why := ""
+	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
+	switch {
+	case strings.Contains(doc.Format, "npy"):
+		why = fmt.Sprintf("a NumPy .npy file of plain data (%s): it holds no pickle for pk canon to write", doc.Format)
+	case !writable[doc.Compression]:
+		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
+	case strings.Contains(doc.Format, "joblib"):
+		why = fmt.Sprintf("a joblib file (%s) pk canon does not write (docs/pk-canon.md)", doc.Format)
+	case base != "pickle" || len(doc.Parts) != 1 || doc.Parts[0].Pickle == nil:
+		why = fmt.Sprintf("a %s input: pk canon writes bare pickle files only", doc.Format)
+	}
+	if why != "" {
+		return &Error{File: path, Offset: -1, Reason: why}
+	}
+	return nil
+}
+
+// digests reads written streams back and returns their canonical digests.
+func digests(b []byte, copt canon.Options) ([][]byte, error) {
+	f, err := pickle.Parse(bytes.NewReader(b), int64(len(b)), "", canon.ReadOptions(copt))
+	if err != nil {
+		return nil, err
+	}
+	if f.Trailing != nil {
+		return nil, errors.New("trailing bytes")
+	}
+	out := make([][]byte, len(f.Streams))
+	for i, s := range f.Streams {
+		if out[i], err = canon.Normalize(s, copt).Digest(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// verify reads the written stream back and checks that its canonical
+// digest is the input stream's.
+func verify(b []byte, want []byte, copt canon.Options) error {
+	ropt := canon.ReadOptions(copt)
+	f, err := pickle.Parse(bytes.NewReader(b), int64(len(b)), "", ropt)
+	if err != nil {
+		return fmt.Errorf("the output does not read back (%v)", err)
+	}
+	if len(f.Streams) != 1 || f.Trailing != nil {
+		return fmt.Errorf("the output reads back as %d streams", len(f.Streams))
+	}
+	got, err := canon.Normalize(f.Streams[0], copt).Digest()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return errors.New("the output's canonical form differs from the input's")
+	}
+	return nil
+}
+
+// npyHeader returns the first n bytes of the (decompressed) input: a .npy
+// preamble and header.
+func npyHeader(path string, data []byte, compression string, n int64) ([]byte, error) {
+	if data == nil && compression == "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		b := make([]byte, n)
+		if _, err := io.ReadFull(f, b); err != nil {
+			return nil, &Error{File: path, Offset: 0, Reason: fmt.Sprintf(".npy header cannot be re-read: %v", err)}
+		}
+		return b, nil
+	}
+	if data != nil && compression == "" {
+		if n > int64(len(data)) {
+			return nil, &Error{File: path, Offset: 0, Reason: ".npy header past the end of the input"}
+		}
+		return data[:n], nil
+	}
+	var out bytes.Buffer
+	if err := copyDecompressed(path, data, 0, n, &out); err != nil {
+		return nil, &Error{File: path, Offset: 0, Reason: fmt.Sprintf(".npy header cannot be re-read: %v", err)}
+	}
+	return out.Bytes(), nil
+}
+
+// copyDecompressed copies bytes [off, off+n) of the decompressed input
+// (data, when kept, else the file at path) to out.
+func copyDecompressed(path string, data []byte, off, n int64, out io.Writer) error {
+	p := path
+	if data != nil {
+		tmp, err := os.CreateTemp("", "pk-canon-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		tmp.Write(data)
+		tmp.Close()
+		p = tmp.Name()
+	}
+	r, _, finish, err := input.OpenBare(p, input.Options{})
+	if err != nil {
+		return err
+	}
+	defer finish()
+	if _, err := io.CopyN(io.Discard, r, off); err != nil {
+		return err
+	}
+	_, err = io.CopyN(out, r, n)
+	return err
+}
+
+// trailing copies the bytes after the last stream verbatim (pk hash covers
+// them by length and content).
+func trailing(path string, data []byte, compression string, t *pickle.Trailing, out *bytes.Buffer) error {
+	if data != nil && compression == "" {
+		if t.Offset+t.Len > int64(len(data)) {
+			return &Error{File: path, Offset: t.Offset, Reason: "trailing bytes past the end of the input"}
+		}
+		out.Write(data[t.Offset : t.Offset+t.Len])
+		return nil
+	}
+	var r io.Reader
+	var finish func() error
+	var err error
+	if data != nil {
+		// stdin or -l of a compressed file: decompress the kept bytes again
+		tmp, terr := os.CreateTemp("", "pk-canon-*")
+		if terr != nil {
+			return terr
+		}
+		defer os.Remove(tmp.Name())
+		tmp.Write(data)
+		tmp.Close()
+		r, _, finish, err = input.OpenBare(tmp.Name(), input.Options{})
+	} else {
+		r, _, finish, err = input.OpenBare(path, input.Options{})
+	}
+	if err != nil {
+		return &Error{File: path, Offset: t.Offset, Reason: fmt.Sprintf("trailing bytes cannot be re-read: %v", err)}
+	}
+	defer finish()
+	if _, err := io.CopyN(io.Discard, r, t.Offset); err != nil {
+		return &Error{File: path, Offset: t.Offset, Reason: fmt.Sprintf("trailing bytes cannot be re-read: %v", err)}
+	}
+	if _, err := io.CopyN(out, r, t.Len); err != nil {
+		return &Error{File: path, Offset: t.Offset, Reason: fmt.Sprintf("trailing bytes cannot be re-read: %v", err)}
+	}
+	return nil
+}
+
+// compress writes b back in the input's compression, with fixed settings:
+// gzip and zlib at level 9 (no file name, no time stamp), xz and lzma
+// ("alone") with the defaults of github.com/ulikunitz/xz, zstd with
+// github.com/klauspost/compress's default level on one thread, lz4 with
+// github.com/pierrec/lz4's defaults.
+func compress(kind string, b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	var err error
+	switch kind {
+	case "":
+		return b, nil
+	case "gzip":
+		w, err = gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	case "zlib":
+		w, err = zlib.NewWriterLevel(&buf, zlib.BestCompression)
+	case "xz":
+		w, err = xz.NewWriter(&buf)
+	case "lzma":
+		w, err = lzma.NewWriter(&buf)
+	case "zstd":
+		w, err = zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	case "lz4":
+		w = lz4.NewWriter(&buf)
+	default:
+		return nil, fmt.Errorf("%s: compression not written", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
