@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 
@@ -222,7 +223,7 @@ func (c *keyCache) intern(v vkey) key {
 	return key{id: valueID, v: i}
 }
 
-func nodeID(n *canon.Node) int32 { return n.Src().ID }
+func nodeID(n *canon.Node) int32 { return int32(n.ID()) }
 
 func (e *emitter) isInprog(n *canon.Node) bool {
 	id := nodeID(n)
@@ -357,10 +358,10 @@ func (e *emitter) key(n *canon.Node) key {
 			k = vkey{tag, n.Str()}
 		}
 	case pickle.KindGlobal:
-		if n.Src().Flags&pickle.FlagDynamic != 0 {
+		if n.Flags()&pickle.FlagDynamic != 0 {
 			k = vkey{'H', string(n.Digest())}
 		} else {
-			gk := e.globalKey(n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0)
+			gk := e.globalKey(n.Str(), n.Name(), n.Flags()&pickle.FlagDotted != 0)
 			e.keys.set(id, gk)
 			return gk
 		}
@@ -540,13 +541,13 @@ func (e *emitter) build(n *canon.Node, k key) error {
 	case pickle.KindFloat:
 		var b [9]byte
 		b[0] = byte(pickle.BINFLOAT)
-		binary.BigEndian.PutUint64(b[1:], uint64(n.Src().Int))
+		binary.BigEndian.PutUint64(b[1:], math.Float64bits(n.Float()))
 		e.out.write(b[:]...)
 	case pickle.KindStr:
 		if err := e.checkPayload(n); err != nil {
 			return err
 		}
-		if n.Src().Flags&pickle.FlagPy2Str != 0 && n.Len() >= pickle.DefaultBlobThreshold {
+		if n.Flags()&pickle.FlagPy2Str != 0 && n.Len() >= pickle.DefaultBlobThreshold {
 			return refuse(n, "a Python 2 STRING of %d bytes: pk hash digests its raw bytes (docs/canonical-form.md §8), a str written back would hash differently", n.Len())
 		}
 		if err := e.str(n, n.Str()); err != nil {
@@ -598,7 +599,7 @@ func (e *emitter) build(n *canon.Node, k key) error {
 			return err
 		}
 	case pickle.KindExt:
-		c := n.Src().Int
+		c := n.Int().Int64()
 		switch {
 		case c < 0 || c > 0x7fffffff:
 			return refuse(n, "extension code %d out of range", c)
@@ -613,7 +614,7 @@ func (e *emitter) build(n *canon.Node, k key) error {
 			e.out.write(b[:]...)
 		}
 	case pickle.KindGlobal:
-		if n.Src().Flags&pickle.FlagDynamic != 0 {
+		if n.Flags()&pickle.FlagDynamic != 0 {
 			if e.proto < 4 {
 				return refuse(n, "a STACK_GLOBAL of computed names cannot be written below protocol 4")
 			}
@@ -628,7 +629,7 @@ func (e *emitter) build(n *canon.Node, k key) error {
 				return err
 			}
 			e.op(pickle.STACK_GLOBAL)
-		} else if err := e.globalBody(n, n.Str(), n.Name(), n.Src().Flags&pickle.FlagDotted != 0); err != nil {
+		} else if err := e.globalBody(n, n.Str(), n.Name(), n.Flags()&pickle.FlagDotted != 0); err != nil {
 			return err
 		}
 	case pickle.KindTuple:
@@ -709,12 +710,12 @@ func (e *emitter) build(n *canon.Node, k key) error {
 		if e.proto < 5 {
 			return refuse(n, "an out-of-band buffer (NEXT_BUFFER) needs protocol 5")
 		}
-		if n.Src().Int != e.nbuf {
-			return refuse(n, "out-of-band buffer %d would be written as buffer %d", n.Src().Int, e.nbuf)
+		if n.Int().Int64() != e.nbuf {
+			return refuse(n, "out-of-band buffer %d would be written as buffer %d", n.Int().Int64(), e.nbuf)
 		}
 		e.nbuf++
 		e.op(pickle.NEXT_BUFFER)
-		if n.Src().Flags&pickle.FlagReadOnly != 0 {
+		if n.Flags()&pickle.FlagReadOnly != 0 {
 			e.op(pickle.READONLY_BUFFER)
 		}
 	default:
@@ -1379,7 +1380,7 @@ func cloudpickleModule(n *canon.Node) string {
 	for i := 0; x != nil && i < 8 && x.Kind() == pickle.KindCall; i++ {
 		x = x.Func()
 	}
-	if x == nil || x.Kind() != pickle.KindGlobal || x.Src().Flags&pickle.FlagDynamic != 0 {
+	if x == nil || x.Kind() != pickle.KindGlobal || x.Flags()&pickle.FlagDynamic != 0 {
 		return "cloudpickle"
 	}
 	m := x.Str()

@@ -83,8 +83,9 @@ func joblibFile(path string, doc *input.Doc, opt Options, copt canon.Options) ([
 	}
 	var whole []byte // the decompressed input, for arrays that cannot be re-read in place
 	arrays := map[int64]*arrayData{}
+	ps := pk.Pickle.Streams[0].Store()
 	for _, p := range doc.Parts[1:] {
-		if p.Role == input.RoleObjects && p.Pickle != nil && len(p.Pickle.Streams) == 1 && p.Node != nil && p.NodeStream == 0 {
+		if p.Role == input.RoleObjects && p.Pickle != nil && len(p.Pickle.Streams) == 1 && p.JoblibArray() && p.NodeStream == 0 {
 			// an object array: joblib writes it as a protocol 2 pickle
 			// after the wrapper's BUILD; written canonical, at protocol 2
 			ns := p.Pickle.Streams[0]
@@ -97,14 +98,14 @@ func joblibFile(path string, doc *input.Doc, opt Options, copt canon.Options) ([
 				return nil, &Error{File: path, Offset: ns.Offset, Reason: "in the nested pickle of a joblib object array: " + err.Error()}
 			}
 			b := nb.Bytes()
-			arrays[p.Node.Offset] = &arrayData{data: func() ([]byte, error) { return b, nil }, nested: true}
+			arrays[ps.Offset(p.NodeID)] = &arrayData{data: func() ([]byte, error) { return b, nil }, nested: true}
 			continue
 		}
-		if p.Role != input.RoleArray || p.Raw == nil || p.Node == nil || p.NodeStream != 0 {
+		if p.Role != input.RoleArray || p.Raw == nil || !p.JoblibArray() || p.NodeStream != 0 {
 			return nil, &Error{File: path, Offset: -1, Reason: fmt.Sprintf("joblib part %q: pk canon does not write it", p.Name)}
 		}
 		raw := p.Raw
-		arrays[p.Node.Offset] = &arrayData{data: func() ([]byte, error) {
+		arrays[ps.Offset(p.NodeID)] = &arrayData{data: func() ([]byte, error) {
 			if rc, err := raw.Open(); err == nil {
 				defer rc.Close()
 				return io.ReadAll(rc)
