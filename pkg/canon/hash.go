@@ -150,6 +150,10 @@ func (v *View) Digest() ([]byte, error) {
 	return d, nil
 }
 
+// stageHook, when set (tests), is called after each stream is normalised
+// and after it is encoded, while its view is live.
+var stageHook func(stage string)
+
 // noScratch makes every stream's view allocate its own tables (tests
 // compare both ways).
 var noScratch bool
@@ -187,7 +191,13 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 			h.Write(buf)
 			for _, s := range f.Streams {
 				v := normalize(s, opt, scr)
+				if stageHook != nil {
+					stageHook("normalized")
+				}
 				d, err := v.Digest()
+				if stageHook != nil {
+					stageHook("encoded")
+				}
 				if err != nil {
 					return nil, pickle.WithFile(fmt.Errorf("stream %d at offset %d: %w", s.Index, s.Offset, err), doc.Path)
 				}
