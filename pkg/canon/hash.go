@@ -202,11 +202,11 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 					return nil, pickle.WithFile(fmt.Errorf("stream %d at offset %d: %w", s.Index, s.Offset, err), doc.Path)
 				}
 				h.Write(d)
-				applied := v.applied
-				if !opt.NoPaths {
-					applied = v.Applied()
+				if opt.NoPaths {
+					res.Applied = v.tally.merge(res.Applied)
+					continue
 				}
-				for _, a := range applied {
+				for _, a := range v.Applied() {
 					a.node = 0
 					if multi {
 						a.Path = where(p.Name, s.Index) + a.Path

@@ -91,8 +91,9 @@ type View struct {
 	trackers map[string]pickle.ID
 	nsyn     int32 // base + the synthetic nodes: the size of the tables by ID
 
-	applied []Normalization
+	applied []Normalization // without NoPaths: per (rule, node)
 	noteIdx map[noteKey]int
+	tally   ruleTally // with NoPaths: per rule
 
 	enc   *encState   // lazily built encoding state
 	scr   *docScratch // buffers shared by the streams of one input (HashDoc), or nil
@@ -205,7 +206,68 @@ func (v *View) extra(n pickle.ID) []op {
 	return v.extraOps[n]
 }
 
+// ruleNames lists every rule, indexed as View.ruleN counts them.
+var ruleNames = [...]string{RuleGetattrGlobal, RuleCodecsBytes, RuleBytesReduce, RuleByteArray, RuleSetReduce,
+	RuleFrozenReduce, RuleNewobj, RuleNewobjEx, RuleReconstructor, RuleTrackerID, RuleCoFilename, RuleGlobalsFile,
+	RuleLineno, RuleSetstate, RuleSetattr, RuleDillMain, RuleStorageKey}
+
+// ruleTally counts the normalisations of a view with NoPaths, per rule:
+// nothing per node (a state of 50,000 functions applies 100,000 of them).
+type ruleTally struct {
+	n     [len(ruleNames)]int
+	off   [len(ruleNames)]int64 // offset of the first application
+	order []uint8               // rules in order of first application
+}
+
+func (t *ruleTally) add(rule string, off func() int64) {
+	i := 0
+	for i < len(ruleNames) && ruleNames[i] != rule {
+		i++
+	}
+	if i == len(ruleNames) {
+		panic("canon: unknown rule " + rule)
+	}
+	if t.n[i] == 0 {
+		t.off[i] = off()
+		t.order = append(t.order, uint8(i))
+	}
+	t.n[i]++
+}
+
+// list returns one Normalization per rule (Count the total, Offset the
+// first application's, no Path), in order of first application.
+func (t *ruleTally) list() []Normalization {
+	if len(t.order) == 0 {
+		return nil
+	}
+	out := make([]Normalization, len(t.order))
+	for j, i := range t.order {
+		out[j] = Normalization{Rule: ruleNames[i], Offset: t.off[i], Count: t.n[i]}
+	}
+	return out
+}
+
+// merge adds the tally to a list of per-rule totals (Result.Applied with
+// NoPaths: one entry per rule over all streams).
+func (t *ruleTally) merge(out []Normalization) []Normalization {
+	for _, i := range t.order {
+		j := 0
+		for j < len(out) && out[j].Rule != ruleNames[i] {
+			j++
+		}
+		if j == len(out) {
+			out = append(out, Normalization{Rule: ruleNames[i], Offset: t.off[i]})
+		}
+		out[j].Count += t.n[i]
+	}
+	return out
+}
+
 func (v *View) note(rule string, n pickle.ID) {
+	if v.Opt.NoPaths {
+		v.tally.add(rule, func() int64 { return v.offset(n) })
+		return
+	}
 	k := noteKey{rule, n}
 	if i, ok := v.noteIdx[k]; ok {
 		v.applied[i].Count++
@@ -756,7 +818,14 @@ func mutTag(o pickle.Opcode) byte {
 
 // Applied returns every normalisation applied, in stream order of the node
 // it applied to, with its path from the root.
+//
+// With Options.NoPaths there is one entry per rule, in order of first
+// application: Count is the rule's total, Offset its first application's,
+// Path empty.
 func (v *View) Applied() []Normalization {
+	if v.Opt.NoPaths {
+		return v.tally.list()
+	}
 	if len(v.applied) == 0 {
 		return nil
 	}
