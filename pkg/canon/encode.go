@@ -19,11 +19,15 @@ import (
 type encState struct {
 	pure    []uint8 // by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided
 	pslot   []int32 // by node ID: 1 + index of the digest in pdig
-	pdig    []byte
+	pdig    digests
 	isoSlot []int32 // by node ID: 1 + index of the isolated digest in isoDig
-	isoDig  []byte
+	isoDig  digests
 	eqSlot  []int32 // by node ID: 1 + index of the equality digest in eqDig (eqKey)
-	eqDig   []byte
+	eqDig   digests
+	// stacks and buffers of the walks above (taken and given back, so that
+	// a nested walk allocates its own instead of sharing them)
+	stk  []pickle.ID
+	body []byte
 	// Ordinals of the outermost isolated encoder, by node ID, valid when
 	// ordGen holds its generation (nested isolated encoders use a map).
 	ordGen  []uint32
@@ -56,7 +60,10 @@ func (v *View) state() *encState {
 		if s := v.scr; s != nil {
 			// the previous stream of the input is done with them
 			s.pure, s.pslot = grown(s.pure, n), grown(s.pslot, n)
-			s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20}
+			prev := &s.st
+			s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20,
+				pdig: prev.pdig.reset(), isoDig: prev.isoDig.reset(), eqDig: prev.eqDig.reset(),
+				stk: prev.stk[:0], body: prev.body[:0]}
 			v.enc = &s.st
 		} else {
 			v.enc = &encState{budget: 32*int64(n) + 1<<20}
@@ -65,6 +72,67 @@ func (v *View) state() *encState {
 	}
 	return v.enc
 }
+
+// digests holds fixed-size digests in chunks that never move: adding one
+// copies nothing (a doubling slice copies each digest about twice and
+// holds the old array while it does), and a digest returned stays valid.
+type digests struct {
+	chunks [][]byte
+	n      int
+}
+
+const digChunk = 2048 // digests per chunk: 64 KiB of SHA-256
+
+// add appends H(data) and returns its slot (1 + index).
+func (d *digests) add(a Algo, data []byte) int32 {
+	return d.put(a.Size(), func(b []byte) []byte { return a.sum(b, data) })
+}
+
+// addSum appends h's sum and returns its slot.
+func (d *digests) addSum(size int, h hash.Hash) int32 { return d.put(size, h.Sum) }
+
+func (d *digests) put(size int, app func([]byte) []byte) int32 {
+	c := d.n / digChunk
+	if c == len(d.chunks) {
+		d.chunks = append(d.chunks, make([]byte, 0, digChunk*size))
+	}
+	d.chunks[c] = app(d.chunks[c])
+	d.n++
+	return int32(d.n)
+}
+
+// reset empties d, keeping its chunks for reuse.
+func (d digests) reset() digests {
+	for i := range d.chunks {
+		d.chunks[i] = d.chunks[i][:0]
+	}
+	return digests{chunks: d.chunks}
+}
+
+// get returns the digest in slot s (1 + index).
+func (d *digests) get(s int32, size int) []byte {
+	i := int(s - 1)
+	o := (i % digChunk) * size
+	return d.chunks[i/digChunk][o : o+size : o+size]
+}
+
+// takeStack returns the shared walk stack, empty (a new one when a walk
+// holds it); putStack gives it back.
+func (st *encState) takeStack() []pickle.ID {
+	s := st.stk[:0]
+	st.stk = nil
+	return s
+}
+
+func (st *encState) putStack(s []pickle.ID) { st.stk = s[:0] }
+
+func (st *encState) takeBody() []byte {
+	b := st.body[:0]
+	st.body = nil
+	return b
+}
+
+func (st *encState) putBody(b []byte) { st.body = b[:0] }
 
 // docScratch holds what the streams of one input hashed one after the
 // other can share (a file of a million small pickles must not pay for a
@@ -125,7 +193,7 @@ func (v *View) isPure(n pickle.ID) bool {
 	if p := st.pure[n]; p == 1 || p == 2 {
 		return p == 1
 	}
-	stack := []pickle.ID{n}
+	stack := append(st.takeStack(), n)
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		if p := st.pure[x]; p == 1 || p == 2 {
@@ -159,6 +227,7 @@ func (v *View) isPure(n pickle.ID) bool {
 		st.pure[x] = res
 		stack = stack[:len(stack)-1]
 	}
+	st.putStack(stack)
 	return st.pure[n] == 1
 }
 
@@ -197,11 +266,11 @@ func (v *View) appendPayload(b []byte, short, long byte, n pickle.ID) []byte {
 	st := v.state()
 	size := v.Opt.Algo.Size()
 	if s := st.pslot[n]; s > 0 {
-		return append(b, st.pdig[int(s-1)*size:][:size]...)
+		return append(b, st.pdig.get(s, size)...)
 	}
-	st.pdig = v.Opt.Algo.sum(st.pdig, unsafe.Slice(unsafe.StringData(text), len(text)))
-	st.pslot[n] = int32(len(st.pdig) / size)
-	return append(b, st.pdig[len(st.pdig)-size:]...)
+	s := st.pdig.add(v.Opt.Algo, unsafe.Slice(unsafe.StringData(text), len(text)))
+	st.pslot[n] = s
+	return append(b, st.pdig.get(s, size)...)
 }
 
 func (v *View) appendInt(b []byte, n pickle.ID) []byte {
@@ -284,10 +353,10 @@ func (v *View) appendScalar(b []byte, n pickle.ID) []byte {
 func (v *View) pureDigest(n pickle.ID) []byte {
 	st := v.state()
 	if s := st.pslot[n]; s > 0 {
-		return st.pdig[int(s-1)*v.Opt.Algo.Size():][:v.Opt.Algo.Size()]
+		return st.pdig.get(s, v.Opt.Algo.Size())
 	}
-	stack := []pickle.ID{n}
-	var buf []byte
+	stack := append(st.takeStack(), n)
+	buf := st.takeBody()
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		if st.pslot[x] > 0 {
@@ -306,11 +375,12 @@ func (v *View) pureDigest(n pickle.ID) []byte {
 			continue
 		}
 		buf = v.pureBody(buf[:0], x)
-		st.pdig = v.Opt.Algo.sum(st.pdig, buf)
-		st.pslot[x] = int32(len(st.pdig) / v.Opt.Algo.Size())
+		st.pslot[x] = st.pdig.add(v.Opt.Algo, buf)
 		stack = stack[:len(stack)-1]
 	}
-	return v.pureDigest(n)
+	st.putStack(stack)
+	st.putBody(buf)
+	return st.pdig.get(st.pslot[n], v.Opt.Algo.Size())
 }
 
 func (v *View) pureBody(b []byte, x pickle.ID) []byte {
@@ -418,10 +488,10 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 		st.eqSlot = make([]int32, v.nsyn)
 	}
 	if s := st.eqSlot[n]; s > 0 {
-		return st.eqDig[int(s-1)*size:][:size]
+		return st.eqDig.get(s, size)
 	}
-	stack := []pickle.ID{n}
-	var buf []byte
+	stack := append(st.takeStack(), n)
+	buf := st.takeBody()
 	var keys [][]byte
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
@@ -445,8 +515,7 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 			c = v.res(c)
 			if v.leaf(c) == 3 {
 				b = append(b, 'Q')
-				s := st.eqSlot[c]
-				return append(b, st.eqDig[int(s-1)*size:][:size]...)
+				return append(b, st.eqDig.get(st.eqSlot[c], size)...)
 			}
 			return v.eqScalar(b, c)
 		}
@@ -476,12 +545,12 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 				buf = item(buf, c)
 			}
 		}
-		st.eqDig = v.Opt.Algo.sum(st.eqDig, buf)
-		st.eqSlot[x] = int32(len(st.eqDig) / size)
+		st.eqSlot[x] = st.eqDig.add(v.Opt.Algo, buf)
 		stack = stack[:len(stack)-1]
 	}
-	s := st.eqSlot[n]
-	return st.eqDig[int(s-1)*size:][:size]
+	st.putStack(stack)
+	st.putBody(buf)
+	return st.eqDig.get(st.eqSlot[n], size)
 }
 
 type keyed struct {
@@ -720,8 +789,8 @@ func (v *View) isoDigest(n pickle.ID) []byte {
 	if st.isoSlot == nil {
 		st.isoSlot = make([]int32, v.nsyn)
 	}
-	if s := int(st.isoSlot[n]); s > 0 {
-		return st.isoDig[(s-1)*size : s*size : s*size]
+	if s := st.isoSlot[n]; s > 0 {
+		return st.isoDig.get(s, size)
 	}
 	if st.active == nil {
 		st.active = map[pickle.ID]bool{}
@@ -741,16 +810,16 @@ func (v *View) isoDigest(n pickle.ID) []byte {
 	e.release()
 	delete(st.active, n)
 	st.depth--
+	var s int32
 	if e.wrote {
 		e.flush()
-		st.isoDig = e.h.Sum(st.isoDig)
+		s = st.isoDig.addSum(size, e.h)
 	} else { // all of it is still in the buffer: hash it in one go
-		st.isoDig = v.Opt.Algo.sum(st.isoDig, e.buf)
+		s = st.isoDig.add(v.Opt.Algo, e.buf)
 	}
-	st.isoSlot[n] = int32(len(st.isoDig) / size)
+	st.isoSlot[n] = s
 	st.encPool = append(st.encPool, e)
-	end := len(st.isoDig)
-	return st.isoDig[end-size : end : end]
+	return st.isoDig.get(s, size)
 }
 
 // ---- the traversal ----

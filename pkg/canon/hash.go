@@ -25,7 +25,7 @@ func (v *View) cover(n pickle.ID) {
 	if st.covered == nil {
 		st.covered = make([]uint64, (int(v.nsyn)+63)/64)
 	}
-	var stack []pickle.ID
+	stack := st.takeStack()
 	push := func(c pickle.ID) {
 		if c < 0 || int(c) >= int(v.nsyn) {
 			return
@@ -67,6 +67,7 @@ func (v *View) cover(n pickle.ID) {
 			}
 		}
 	}
+	st.putStack(stack)
 }
 
 func (v *View) isCovered(n pickle.ID) bool {
