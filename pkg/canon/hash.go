@@ -60,7 +60,8 @@ func (v *View) cover(n pickle.ID) {
 				}
 			}
 		}
-		for _, o := range v.extra(x) {
+		for _, f := range v.extra(x) {
+			o := v.foldOp(f)
 			push(o.folded)
 			for _, c := range o.args {
 				push(c)

@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -85,10 +87,12 @@ type View struct {
 	// bitset by node ID so that the many other nodes cost one bit test.
 	repl     map[pickle.ID]pickle.ID // rewritten node -> its canonical replacement
 	replSet  nodeSet
-	extraOps map[pickle.ID][]op // folded calls, by target
+	folds    []fold // folded calls, sorted by target once normalize is done (each target's in the order they were folded)
 	extraSet nodeSet
-	folded   map[pickle.ID]bool // call nodes folded into their target
+	folded   nodeSet // call nodes folded into their target
 	trackers map[string]pickle.ID
+	names    map[string]string // callable names (intern)
+	nameBuf  []byte
 	nsyn     int32 // base + the synthetic nodes: the size of the tables by ID
 
 	applied []Normalization // without NoPaths: per (rule, node)
@@ -100,6 +104,38 @@ type View struct {
 	pool  []*scratch
 	vn    []*Node  // by node ID: the view's node (see wrap)
 	dperm dictPerm // the last dict ordering computed (see dictEntries)
+}
+
+// fold is a folded call and the object it applies to; its op is built
+// when the encoding reads it (foldOp), so a state of 50,000 functions
+// holds 12 bytes a fold.
+type fold struct {
+	target, call pickle.ID
+	fn           uint8 // foldFunctionSetstate, foldClassSetstate, foldSetattr
+}
+
+const (
+	foldFunctionSetstate = iota
+	foldClassSetstate
+	foldSetattr
+)
+
+// foldOp returns the operation of a folded call.
+func (v *View) foldOp(f fold) op {
+	n := f.call
+	args, _ := v.tuple(v.argsOf(n))
+	o := op{offset: v.offset(n), folded: n}
+	switch f.fn {
+	case foldFunctionSetstate, foldClassSetstate:
+		o.tag, o.args = 'S', v.argsSlice(n, args[1:2])
+		o.name = "_function_setstate"
+		if f.fn == foldClassSetstate {
+			o.name = "_class_setstate"
+		}
+	default:
+		o.tag, o.name, o.args = 'A', "setattr", v.argsSlice(n, args[1:3])
+	}
+	return o
 }
 
 type noteKey struct {
@@ -150,6 +186,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 				v.fold(id)
 			}
 		}
+		v.sortFolds()
 	}
 	return v
 }
@@ -198,12 +235,23 @@ func (v *View) specialOf(n pickle.ID) byte {
 	return v.xspec[n-v.base]
 }
 
-// extra returns the folded calls applied to n.
-func (v *View) extra(n pickle.ID) []op {
+// extra returns the calls folded into n (see foldOp).
+func (v *View) extra(n pickle.ID) []fold {
 	if !v.extraSet.has(n) {
 		return nil
 	}
-	return v.extraOps[n]
+	i, _ := slices.BinarySearchFunc(v.folds, n, func(f fold, n pickle.ID) int { return cmp.Compare(f.target, n) })
+	j := i
+	for j < len(v.folds) && v.folds[j].target == n {
+		j++
+	}
+	return v.folds[i:j:j]
+}
+
+// sortFolds orders the folded calls by target, each target's in the order
+// they were folded.
+func (v *View) sortFolds() {
+	slices.SortStableFunc(v.folds, func(a, b fold) int { return cmp.Compare(a.target, b.target) })
 }
 
 // ruleNames lists every rule, indexed as View.ruleN counts them.
@@ -362,17 +410,33 @@ func (v *View) callableAt(fn pickle.ID, inner bool) string {
 		if in == "dill:_load_type" && !strings.HasSuffix(s, "Type") {
 			// dill's _reverse_typemap: builtin type names ('bytes', 'list') and
 			// the types module's *Type names.
-			return "std:builtins." + s
+			return v.intern("std:builtins.", s, "", "")
 		}
-		return "std:types." + s
+		return v.intern("std:types.", s, "", "")
 	}
 	if cp := cloudpickleName(mod, name); cp != "" {
-		return "cp:" + cp
+		return v.intern("cp:", cp, "", "")
 	}
 	if d := dillName(mod, name); d != "" {
-		return "dill:" + d
+		return v.intern("dill:", d, "", "")
 	}
-	return "std:" + mod + "." + name
+	return v.intern("std:", mod, ".", name)
+}
+
+// intern returns a+b+c+d, allocated once per view for each distinct value
+// (a state calls a few callables tens of thousands of times each).
+func (v *View) intern(a, b, c, d string) string {
+	k := append(append(append(append(v.nameBuf[:0], a...), b...), c...), d...)
+	v.nameBuf = k
+	if s, ok := v.names[string(k)]; ok {
+		return s
+	}
+	if v.names == nil {
+		v.names = map[string]string{}
+	}
+	s := string(k)
+	v.names[s] = s
+	return s
 }
 
 // call applies the rules whose trigger is the callable of call node n.
@@ -701,15 +765,18 @@ func (v *View) fold(n pickle.ID) {
 		return
 	}
 	who := v.callable(v.fn(n))
-	var o op
+	var fn uint8
 	switch who {
 	case "cp:_function_setstate", "cp:_class_setstate":
 		if len(args) != 2 {
 			return
 		}
-		o = op{tag: 'S', name: who[3:], args: []pickle.ID{args[1]}}
-		if who == "cp:_class_setstate" && v.Opt.StripLineno {
-			v.classLineno(args[1])
+		fn = foldFunctionSetstate
+		if who == "cp:_class_setstate" {
+			fn = foldClassSetstate
+			if v.Opt.StripLineno {
+				v.classLineno(args[1])
+			}
 		}
 	case "std:builtins.setattr", "dill:_setattr":
 		if len(args) != 3 {
@@ -718,7 +785,7 @@ func (v *View) fold(n pickle.ID) {
 		if _, ok := v.str(args[1]); !ok {
 			return
 		}
-		o = op{tag: 'A', name: "setattr", args: []pickle.ID{args[1], args[2]}}
+		fn = foldSetattr
 	default:
 		return
 	}
@@ -726,19 +793,25 @@ func (v *View) fold(n pickle.ID) {
 	if v.kind(target) != pickle.KindCall {
 		return
 	}
-	o.offset, o.folded = v.offset(n), n
-	if v.extraOps == nil {
-		v.extraOps = map[pickle.ID][]op{}
-		v.folded = map[pickle.ID]bool{}
-	}
-	v.extraOps[target] = append(v.extraOps[target], o)
+	v.folds = append(v.folds, fold{target, n, fn})
 	v.extraSet.add(target)
-	v.folded[n] = true
-	if o.tag == 'S' {
+	v.folded.add(n)
+	if fn != foldSetattr {
 		v.note(RuleSetstate, n)
 	} else {
 		v.note(RuleSetattr, n)
 	}
+}
+
+// argsSlice returns part of the argument tuple of call n: the stream's
+// store's items, which never change (no copy), or a copy when the tuple is
+// one of the view's (a slice of its item arena would keep an outgrown
+// array alive).
+func (v *View) argsSlice(n pickle.ID, part []pickle.ID) []pickle.ID {
+	if v.res(v.argsOf(n)) < v.base {
+		return part[:len(part):len(part)]
+	}
+	return append([]pickle.ID(nil), part...)
 }
 
 // classLineno applies N4 to the class dict of a _class_setstate state
@@ -770,8 +843,8 @@ func (v *View) ops(n pickle.ID) []op {
 	j := 0
 	for i := 0; i < len(muts); {
 		m := muts[i]
-		for j < len(extra) && extra[j].offset < m.Offset {
-			out = append(out, extra[j])
+		for j < len(extra) && v.offset(extra[j].call) < m.Offset {
+			out = append(out, v.foldOp(extra[j]))
 			j++
 		}
 		tag := mutTag(m.Op)
@@ -779,7 +852,7 @@ func (v *View) ops(n pickle.ID) []op {
 		// call in between
 		k := i + 1
 		if tag != 'b' {
-			for k < len(muts) && mutTag(muts[k].Op) == tag && (j >= len(extra) || extra[j].offset >= muts[k].Offset) {
+			for k < len(muts) && mutTag(muts[k].Op) == tag && (j >= len(extra) || v.offset(extra[j].call) >= muts[k].Offset) {
 				k++
 			}
 		}
@@ -798,7 +871,9 @@ func (v *View) ops(n pickle.ID) []op {
 		}
 		i = k
 	}
-	out = append(out, extra[j:]...)
+	for _, f := range extra[j:] {
+		out = append(out, v.foldOp(f))
+	}
 	return out
 }
 
