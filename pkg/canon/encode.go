@@ -17,9 +17,16 @@ import (
 // pure composites (memoised per node, so shared tuples stay linear),
 // isolated digests (sort keys of mutable set elements and dict keys).
 type encState struct {
-	pure    []uint8 // by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided
-	pslot   []int32 // by node ID: 1 + index of the digest in pdig
+	pure []uint8 // by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided
+	// pslot, by node ID: for a pure node, 1 + index of its digest in pdig
+	// (0: none yet); for an identity node, 1 + its ordinal in the main
+	// encoder (0: not reached yet). The two never share a node, so one
+	// table serves both (4 bytes a node less); the payload digest of an
+	// identity node (a long bytearray, a str with operations) is in idPay.
+	pslot   []int32
+	idPay   map[pickle.ID]int32
 	pdig    digests
+	mains   int // main encoders made on this state
 	isoSlot []int32 // by node ID: 1 + index of the isolated digest in isoDig
 	isoDig  digests
 	eqSlot  []int32 // by node ID: 1 + index of the equality digest in eqDig (eqKey)
@@ -142,7 +149,6 @@ type docScratch struct {
 	h      hash.Hash
 	pure   []uint8
 	pslot  []int32
-	ords   []int32
 	buf    []byte
 	st     encState
 	enc    encoder
@@ -265,6 +271,17 @@ func (v *View) appendPayload(b []byte, short, long byte, n pickle.ID) []byte {
 	// times through the memo is hashed once, not at every reference.
 	st := v.state()
 	size := v.Opt.Algo.Size()
+	if st.pure[n] == 2 { // identity: its pslot is its ordinal
+		if s, ok := st.idPay[n]; ok {
+			return append(b, st.pdig.get(s, size)...)
+		}
+		s := st.pdig.add(v.Opt.Algo, unsafe.Slice(unsafe.StringData(text), len(text)))
+		if st.idPay == nil {
+			st.idPay = map[pickle.ID]int32{}
+		}
+		st.idPay[n] = s
+		return append(b, st.pdig.get(s, size)...)
+	}
 	if s := st.pslot[n]; s > 0 {
 		return append(b, st.pdig.get(s, size)...)
 	}
@@ -835,7 +852,7 @@ type encoder struct {
 	h     hash.Hash
 	buf   []byte
 	iso   bool
-	ordS  []int32 // main encoder: 1 + ordinal, by node ID
+	ordS  []int32 // main encoder: 1 + ordinal, by node ID (identity nodes only: encState.pslot)
 	ordM  map[pickle.ID]int32
 	gen   uint32 // isolated encoder using encState.ordGen/ordVal (0: not)
 	wrote bool   // some of the encoding went to h (else all is in buf)
@@ -882,11 +899,18 @@ func newEncoder(v *View, iso bool) *encoder {
 		} else if e.ordM == nil {
 			e.ordM = map[pickle.ID]int32{}
 		}
-	} else if s := v.scr; s != nil {
-		s.ords = grown(s.ords, int(v.nsyn))
-		e.ordS = s.ords
 	} else {
-		e.ordS = make([]int32, v.nsyn)
+		st := v.state()
+		if st.mains > 0 {
+			// a second encoding of the stream: forget the ordinals
+			for i, p := range st.pure {
+				if p == 2 {
+					st.pslot[i] = 0
+				}
+			}
+		}
+		st.mains++
+		e.ordS = st.pslot
 	}
 	return e
 }
