@@ -16,7 +16,7 @@ import (
 //
 // The synthetic nodes' texts (a placeholder's name, a rewritten global's
 // module, the payload of a rewritten bytes or bytearray) are kept in
-// View.xstr, strings shared with the stream's store where they come from
+// View.xstr (by ID, only for the nodes that have one), strings shared with the stream's store where they come from
 // it, so that a rule never copies a payload; their special role
 // (placeholder, tracker) in View.xspec.
 
@@ -68,7 +68,7 @@ func (v *View) text(id pickle.ID) string {
 	if id < v.base {
 		return v.s.Str(id)
 	}
-	return v.xstr[id-v.base]
+	return v.xstr[id]
 }
 
 // plen is the payload length of a str/bytes/bytearray.
@@ -89,7 +89,6 @@ func (v *View) synth(k pickle.Kind, like pickle.ID) pickle.ID {
 
 func (v *View) synthOp(k pickle.Kind, op pickle.Opcode, off int64) pickle.ID {
 	local := v.x.Add(k, op, off)
-	v.xstr = append(v.xstr, "")
 	v.xspec = append(v.xspec, 0)
 	v.nsyn++
 	return v.base + local
@@ -98,7 +97,12 @@ func (v *View) synthOp(k pickle.Kind, op pickle.Opcode, off int64) pickle.ID {
 func (v *View) setKids(id pickle.ID, items []pickle.ID) { v.x.SetItems(id-v.base, items) }
 func (v *View) setFlags(id pickle.ID, f pickle.Flags)   { v.x.SetFlags(id-v.base, f) }
 func (v *View) setInt(id pickle.ID, i int64)            { v.x.SetInt(id-v.base, i) }
-func (v *View) setText(id pickle.ID, t string)          { v.xstr[id-v.base] = t }
+func (v *View) setText(id pickle.ID, t string) {
+	if v.xstr == nil {
+		v.xstr = map[pickle.ID]string{}
+	}
+	v.xstr[id] = t
+}
 func (v *View) setName(id pickle.ID, n string)          { v.x.SetName(id-v.base, n) }
 func (v *View) setBlob(id pickle.ID, b *pickle.Blob)    { v.x.SetBlob(id-v.base, b) }
 

@@ -80,7 +80,7 @@ type View struct {
 	s     *pickle.Store // the stream's nodes
 	base  pickle.ID     // s.Len(): the first synthetic ID
 	x     pickle.Store  // the synthetic nodes, by ID - base
-	xstr  []string      // their texts, by ID - base
+	xstr  map[pickle.ID]string // their texts (placeholder names, rewritten globals and bytes)
 	xspec []byte        // their role: 'P' placeholder, 't' tracker, by ID - base
 
 	// The few nodes rules touch are found through maps, each guarded by a
@@ -153,7 +153,12 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	var v *View
 	if scr != nil {
 		// the input's previous stream is done with its view
-		scr.view = View{Stream: st, Opt: opt, scr: scr, xstr: scr.view.xstr[:0], xspec: scr.view.xspec[:0]}
+		xstr := scr.view.xstr
+		if len(xstr) > 256 {
+			xstr = nil // clearing a large map costs its size at every stream
+		}
+		clear(xstr)
+		scr.view = View{Stream: st, Opt: opt, scr: scr, xstr: xstr, xspec: scr.view.xspec[:0]}
 		v = &scr.view
 	} else {
 		v = &View{Stream: st, Opt: opt}
