@@ -26,7 +26,7 @@ type encState struct {
 	pslot   []int32
 	idPay   map[pickle.ID]int32
 	pdig    digests
-	mains   int // main encoders made on this state
+	mains   int     // main encoders made on this state
 	isoSlot []int32 // by node ID: 1 + index of the isolated digest in isoDig
 	isoDig  digests
 	eqSlot  []int32 // by node ID: 1 + index of the equality digest in eqDig (eqKey)

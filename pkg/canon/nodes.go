@@ -103,8 +103,8 @@ func (v *View) setText(id pickle.ID, t string) {
 	}
 	v.xstr[id] = t
 }
-func (v *View) setName(id pickle.ID, n string)          { v.x.SetName(id-v.base, n) }
-func (v *View) setBlob(id pickle.ID, b *pickle.Blob)    { v.x.SetBlob(id-v.base, b) }
+func (v *View) setName(id pickle.ID, n string)       { v.x.SetName(id-v.base, n) }
+func (v *View) setBlob(id pickle.ID, b *pickle.Blob) { v.x.SetBlob(id-v.base, b) }
 
 // setCall sets the parts of synthetic call id (kw may be NoID) and copies
 // the operations of call muts (NoID: none) to it.

@@ -77,11 +77,11 @@ type View struct {
 	Stream *pickle.Stream
 	Opt    Options
 
-	s     *pickle.Store // the stream's nodes
-	base  pickle.ID     // s.Len(): the first synthetic ID
-	x     pickle.Store  // the synthetic nodes, by ID - base
+	s     *pickle.Store        // the stream's nodes
+	base  pickle.ID            // s.Len(): the first synthetic ID
+	x     pickle.Store         // the synthetic nodes, by ID - base
 	xstr  map[pickle.ID]string // their texts (placeholder names, rewritten globals and bytes)
-	xspec []byte        // their role: 'P' placeholder, 't' tracker, by ID - base
+	xspec []byte               // their role: 'P' placeholder, 't' tracker, by ID - base
 
 	// The few nodes rules touch are found through maps, each guarded by a
 	// bitset by node ID so that the many other nodes cost one bit test.
