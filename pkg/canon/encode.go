@@ -862,6 +862,9 @@ type encoder struct {
 	// chbuf holds the child lists the encoder builds (sorted dict entries,
 	// call parts, operation arguments), carved and released in stack order.
 	chbuf []pickle.ID
+	// opsBuf is the operations of the node being entered (their arguments
+	// are copied to chbuf before the next node is).
+	opsBuf []op
 }
 
 func newEncoder(v *View, iso bool) *encoder {
@@ -876,7 +879,7 @@ func newEncoder(v *View, iso bool) *encoder {
 			m = nil // clearing a large map costs its size on every reuse
 		}
 		clear(m)
-		*e = encoder{v: v, h: e.h, iso: true, buf: e.buf[:0], stack: e.stack[:0], chbuf: e.chbuf[:0], ordM: m}
+		*e = encoder{v: v, h: e.h, iso: true, buf: e.buf[:0], stack: e.stack[:0], chbuf: e.chbuf[:0], ordM: m, opsBuf: e.opsBuf[:0]}
 	} else if s := v.scr; s != nil && !iso {
 		if s.h == nil {
 			s.h = v.Opt.Algo.New()
@@ -1000,7 +1003,10 @@ func (e *encoder) node(n pickle.ID) {
 		}
 	}
 	e.write('N')
-	ops := v.ops(n)
+	ops := v.appendOps(e.opsBuf, n)
+	if ops != nil {
+		e.opsBuf = ops[:0]
+	}
 	var ch []pickle.ID
 	base := len(e.chbuf)
 	carved := false

@@ -92,6 +92,7 @@ type View struct {
 	folded   nodeSet // call nodes folded into their target
 	trackers map[string]pickle.ID
 	names    map[string]string // callable names (intern)
+	argBuf   []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
 	nameBuf  []byte
 	nsyn     int32 // base + the synthetic nodes: the size of the tables by ID
 
@@ -206,8 +207,8 @@ func (s nodeSet) has(id pickle.ID) bool {
 
 func (s *nodeSet) add(id pickle.ID) {
 	w := int(id) >> 6
-	for len(*s) <= w {
-		*s = append(*s, 0)
+	if len(*s) <= w {
+		*s = append(*s, make([]uint64, max(w+1-len(*s), len(*s)))...) // doubling
 	}
 	(*s)[w] |= 1 << (uint(id) & 63)
 }
@@ -667,7 +668,8 @@ func (v *View) tracker(n pickle.ID, args []pickle.ID, i int) {
 		v.mark(t, 't')
 		v.trackers[id] = t
 	}
-	na := append([]pickle.ID(nil), args...)
+	na := append(v.argBuf[:0], args...) // setKids copies it
+	v.argBuf = na
 	na[i] = t
 	v.withArgs(n, na)
 	v.note(RuleTrackerID, n)
@@ -704,7 +706,8 @@ func (v *View) code(n pickle.ID, args []pickle.ID, dill bool) {
 	default:
 		return
 	}
-	na := append([]pickle.ID(nil), args...)
+	na := append(v.argBuf[:0], args...) // setKids copies it
+	v.argBuf = na
 	changed := false
 	if _, ok := v.str(na[file]); ok {
 		na[file] = v.placeholder(na[file], "co_filename")
@@ -751,7 +754,8 @@ func (v *View) dictPlaceholder(d pickle.ID, key, name, rule string) bool {
 	}
 	c := v.synth(pickle.KindDict, d)
 	v.setFlags(c, v.flags(d))
-	ci := append([]pickle.ID(nil), items...)
+	ci := append(v.argBuf[:0], items...) // setKids copies it
+	v.argBuf = ci
 	ci[idx] = v.placeholder(items[idx], name)
 	v.setKids(c, ci)
 	v.setRepl(d, c)
@@ -838,13 +842,16 @@ func (v *View) classLineno(state pickle.ID) {
 // calls merged in by stream offset. Its cost is linear in the operations
 // and their arguments (a run of 200,000 SETITEMs is one operation, its
 // arguments gathered in one slice).
-func (v *View) ops(n pickle.ID) []op {
+func (v *View) ops(n pickle.ID) []op { return v.appendOps(nil, n) }
+
+// appendOps is ops, appended to out (nil when there is none).
+func (v *View) appendOps(out []op, n pickle.ID) []op {
 	extra := v.extra(n)
 	if v.nmuts(n) == 0 && len(extra) == 0 {
 		return nil
 	}
 	muts := v.muts(n)
-	out := make([]op, 0, len(muts)+len(extra))
+	out = slices.Grow(out[:0], len(muts)+len(extra))
 	j := 0
 	for i := 0; i < len(muts); {
 		m := muts[i]
