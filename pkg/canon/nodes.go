@@ -28,12 +28,24 @@ func (v *View) at(id pickle.ID) (*pickle.Store, pickle.ID) {
 	return &v.x, id - v.base
 }
 
+// mutsAt is at for the operations of id: a synthetic copy of a call
+// reads those of the stream's node it copies (View.xmut), which are not
+// copied.
+func (v *View) mutsAt(id pickle.ID) (*pickle.Store, pickle.ID) {
+	if id >= v.base {
+		if src, ok := v.xmut[id]; ok {
+			return v.s, src
+		}
+	}
+	return v.at(id)
+}
+
 func (v *View) kind(id pickle.ID) pickle.Kind   { s, i := v.at(id); return s.Kind(i) }
 func (v *View) opOf(id pickle.ID) pickle.Opcode { s, i := v.at(id); return s.Op(i) }
 func (v *View) flags(id pickle.ID) pickle.Flags { s, i := v.at(id); return s.Flags(i) }
 func (v *View) offset(id pickle.ID) int64       { s, i := v.at(id); return s.Offset(i) }
-func (v *View) nmuts(id pickle.ID) int          { s, i := v.at(id); return s.NMuts(i) }
-func (v *View) muts(id pickle.ID) []pickle.SMut { s, i := v.at(id); return s.Muts(i) }
+func (v *View) nmuts(id pickle.ID) int          { s, i := v.mutsAt(id); return s.NMuts(i) }
+func (v *View) muts(id pickle.ID) []pickle.SMut { s, i := v.mutsAt(id); return s.Muts(i) }
 func (v *View) items(id pickle.ID) []pickle.ID  { s, i := v.at(id); return s.Items(i) }
 func (v *View) nitems(id pickle.ID) int         { s, i := v.at(id); return s.NItems(i) }
 func (v *View) fn(id pickle.ID) pickle.ID       { s, i := v.at(id); return s.Func(i) }
@@ -114,9 +126,20 @@ func (v *View) setCall(id, f, a, kw, muts pickle.ID) {
 	} else {
 		v.setKids(id, []pickle.ID{f, a})
 	}
-	if muts != pickle.NoID {
-		for _, m := range v.muts(muts) {
-			v.x.AddMut(id-v.base, m.Op, m.Offset, m.Args)
+	if muts == pickle.NoID {
+		return
+	}
+	if muts >= v.base {
+		src, ok := v.xmut[muts]
+		if !ok {
+			return // a synthetic node has operations only as a copy
 		}
+		muts = src
+	}
+	if v.s.NMuts(muts) > 0 {
+		if v.xmut == nil {
+			v.xmut = map[pickle.ID]pickle.ID{}
+		}
+		v.xmut[id] = muts
 	}
 }

@@ -77,11 +77,12 @@ type View struct {
 	Stream *pickle.Stream
 	Opt    Options
 
-	s     *pickle.Store        // the stream's nodes
-	base  pickle.ID            // s.Len(): the first synthetic ID
-	x     pickle.Store         // the synthetic nodes, by ID - base
-	xstr  map[pickle.ID]string // their texts (placeholder names, rewritten globals and bytes)
-	xspec []byte               // their role: 'P' placeholder, 't' tracker, by ID - base
+	s     *pickle.Store           // the stream's nodes
+	base  pickle.ID               // s.Len(): the first synthetic ID
+	x     pickle.Store            // the synthetic nodes, by ID - base
+	xstr  map[pickle.ID]string    // their texts (placeholder names, rewritten globals and bytes)
+	xspec []byte                  // their role: 'P' placeholder, 't' tracker, by ID - base
+	xmut  map[pickle.ID]pickle.ID // a synthetic call -> the stream's node whose operations it has
 
 	// The few nodes rules touch are found through maps, each guarded by a
 	// bitset by node ID so that the many other nodes cost one bit test.
@@ -372,7 +373,7 @@ var cpPrefixes = []string{"cloudpickle", "joblib.externals.cloudpickle", "ray.cl
 // any vendored copy), or "".
 func cloudpickleName(mod, name string) string {
 	for _, p := range cpPrefixes {
-		if mod == p || mod == p+".cloudpickle" || mod == p+".cloudpickle_fast" {
+		if rest, ok := strings.CutPrefix(mod, p); ok && (rest == "" || rest == ".cloudpickle" || rest == ".cloudpickle_fast") {
 			return name
 		}
 	}
