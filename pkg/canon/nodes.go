@@ -67,8 +67,8 @@ func (v *View) hasFlag(id pickle.ID, f pickle.Flags) bool {
 // text kinds, as the graph had it.
 func (v *View) ival(id pickle.ID) int64 {
 	switch v.kind(id) {
-	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray, pickle.KindPersID, pickle.KindGlobal:
-		return 0
+	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray, pickle.KindPersID, pickle.KindGlobal, KindPlaceholder:
+		return 0 // (a placeholder's scalar is its name's index)
 	}
 	s, i := v.at(id)
 	return s.Int(i)
@@ -79,6 +79,10 @@ func (v *View) ival(id pickle.ID) int64 {
 func (v *View) text(id pickle.ID) string {
 	if id < v.base {
 		return v.s.Str(id)
+	}
+	if v.xspec[id-v.base] == 'P' {
+		s, i := v.at(id)
+		return v.pnames[s.Int(i)]
 	}
 	return v.xstr[id]
 }

@@ -77,12 +77,13 @@ type View struct {
 	Stream *pickle.Stream
 	Opt    Options
 
-	s     *pickle.Store           // the stream's nodes
-	base  pickle.ID               // s.Len(): the first synthetic ID
-	x     pickle.Store            // the synthetic nodes, by ID - base
-	xstr  map[pickle.ID]string    // their texts (placeholder names, rewritten globals and bytes)
-	xspec []byte                  // their role: 'P' placeholder, 't' tracker, by ID - base
-	xmut  map[pickle.ID]pickle.ID // a synthetic call -> the stream's node whose operations it has
+	s      *pickle.Store           // the stream's nodes
+	base   pickle.ID               // s.Len(): the first synthetic ID
+	x      pickle.Store            // the synthetic nodes, by ID - base
+	xstr   map[pickle.ID]string    // their texts (placeholder names, rewritten globals and bytes)
+	xspec  []byte                  // their role: 'P' placeholder, 't' tracker, by ID - base
+	pnames []string                // placeholder names
+	xmut   map[pickle.ID]pickle.ID // a synthetic call -> the stream's node whose operations it has
 
 	// The few nodes rules touch are found through maps, each guarded by a
 	// bitset by node ID so that the many other nodes cost one bit test.
@@ -678,9 +679,18 @@ func (v *View) tracker(n pickle.ID, args []pickle.ID, i int) {
 
 func (v *View) mark(n pickle.ID, b byte) { v.xspec[n-v.base] = b }
 
+// placeholder adds a placeholder standing where like stands. Its name is
+// an index in View.pnames, kept as its scalar (a state has one placeholder
+// per code object and a handful of names).
 func (v *View) placeholder(like pickle.ID, name string) pickle.ID {
 	p := v.synth(KindPlaceholder, like)
-	v.setText(p, name)
+	i := slices.Index(v.pnames, name)
+	if i < 0 || len(v.pnames) > 16 {
+		// (many names: torch storage keys, one each; not searched)
+		i = len(v.pnames)
+		v.pnames = append(v.pnames, name)
+	}
+	v.setInt(p, int64(i))
 	v.mark(p, 'P')
 	return p
 }
