@@ -262,59 +262,42 @@ func (v *View) sortFolds() {
 	slices.SortStableFunc(v.folds, func(a, b fold) int { return cmp.Compare(a.target, b.target) })
 }
 
-// ruleNames lists every rule, indexed as View.ruleN counts them.
-var ruleNames = [...]string{RuleGetattrGlobal, RuleCodecsBytes, RuleBytesReduce, RuleByteArray, RuleSetReduce,
-	RuleFrozenReduce, RuleNewobj, RuleNewobjEx, RuleReconstructor, RuleTrackerID, RuleCoFilename, RuleGlobalsFile,
-	RuleLineno, RuleSetstate, RuleSetattr, RuleDillMain, RuleStorageKey}
-
 // ruleTally counts the normalisations of a view with NoPaths, per rule:
 // nothing per node (a state of 50,000 functions applies 100,000 of them).
-type ruleTally struct {
-	n     [len(ruleNames)]int
-	off   [len(ruleNames)]int64 // offset of the first application
-	order []uint8               // rules in order of first application
-}
+// The rules are few: a linear search finds one.
+type ruleTally []Normalization // Rule, Offset of the first application, Count
 
 func (t *ruleTally) add(rule string, off func() int64) {
-	i := 0
-	for i < len(ruleNames) && ruleNames[i] != rule {
-		i++
+	for i := range *t {
+		if (*t)[i].Rule == rule {
+			(*t)[i].Count++
+			return
+		}
 	}
-	if i == len(ruleNames) {
-		panic("canon: unknown rule " + rule)
-	}
-	if t.n[i] == 0 {
-		t.off[i] = off()
-		t.order = append(t.order, uint8(i))
-	}
-	t.n[i]++
+	*t = append(*t, Normalization{Rule: rule, Offset: off(), Count: 1})
 }
 
 // list returns one Normalization per rule (Count the total, Offset the
 // first application's, no Path), in order of first application.
-func (t *ruleTally) list() []Normalization {
-	if len(t.order) == 0 {
+func (t ruleTally) list() []Normalization {
+	if len(t) == 0 {
 		return nil
 	}
-	out := make([]Normalization, len(t.order))
-	for j, i := range t.order {
-		out[j] = Normalization{Rule: ruleNames[i], Offset: t.off[i], Count: t.n[i]}
-	}
-	return out
+	return slices.Clone([]Normalization(t))
 }
 
 // merge adds the tally to a list of per-rule totals (Result.Applied with
 // NoPaths: one entry per rule over all streams).
-func (t *ruleTally) merge(out []Normalization) []Normalization {
-	for _, i := range t.order {
+func (t ruleTally) merge(out []Normalization) []Normalization {
+	for _, a := range t {
 		j := 0
-		for j < len(out) && out[j].Rule != ruleNames[i] {
+		for j < len(out) && out[j].Rule != a.Rule {
 			j++
 		}
 		if j == len(out) {
-			out = append(out, Normalization{Rule: ruleNames[i], Offset: t.off[i]})
+			out = append(out, Normalization{Rule: a.Rule, Offset: a.Offset})
 		}
-		out[j].Count += t.n[i]
+		out[j].Count += a.Count
 	}
 	return out
 }
