@@ -54,7 +54,9 @@ func (v *View) cover(n pickle.ID) {
 			}
 		}
 		if v.nmuts(x) > 0 {
-			for _, m := range v.muts(x) {
+			s, i := v.mutsAt(x)
+			it := s.MutIter(i)
+			for m, ok := it.Next(); ok; m, ok = it.Next() {
 				for _, c := range m.Args {
 					push(c)
 				}

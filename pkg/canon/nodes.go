@@ -40,6 +40,16 @@ func (v *View) mutsAt(id pickle.ID) (*pickle.Store, pickle.ID) {
 	return v.at(id)
 }
 
+// mutsInto appends the operations of id to buf (Store.Muts allocates).
+func (v *View) mutsInto(buf []pickle.SMut, id pickle.ID) []pickle.SMut {
+	s, i := v.mutsAt(id)
+	it := s.MutIter(i)
+	for m, ok := it.Next(); ok; m, ok = it.Next() {
+		buf = append(buf, m)
+	}
+	return buf
+}
+
 func (v *View) kind(id pickle.ID) pickle.Kind   { s, i := v.at(id); return s.Kind(i) }
 func (v *View) opOf(id pickle.ID) pickle.Opcode { s, i := v.at(id); return s.Op(i) }
 func (v *View) flags(id pickle.ID) pickle.Flags { s, i := v.at(id); return s.Flags(i) }

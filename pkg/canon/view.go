@@ -95,6 +95,7 @@ type View struct {
 	trackers map[string]pickle.ID
 	names    map[string]string // callable names (intern)
 	argBuf   []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
+	mutBuf   []pickle.SMut     // the operations appendOps reads
 	nameBuf  []byte
 	nsyn     int32 // base + the synthetic nodes: the size of the tables by ID
 
@@ -844,7 +845,8 @@ func (v *View) appendOps(out []op, n pickle.ID) []op {
 	if v.nmuts(n) == 0 && len(extra) == 0 {
 		return nil
 	}
-	muts := v.muts(n)
+	muts := v.mutsInto(v.mutBuf[:0], n) // (appendOps does not nest)
+	v.mutBuf = muts[:0]
 	out = slices.Grow(out[:0], len(muts)+len(extra))
 	j := 0
 	for i := 0; i < len(muts); {
