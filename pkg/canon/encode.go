@@ -108,12 +108,15 @@ func (d *digests) put(size int, app func([]byte) []byte) int32 {
 	return int32(d.n)
 }
 
-// reset empties d, keeping its chunks for reuse.
+// reset empties d, keeping its first chunk for reuse (the next stream of
+// an input of many small ones allocates nothing; a large stream's chunks
+// are not held for the streams after it).
 func (d digests) reset() digests {
-	for i := range d.chunks {
-		d.chunks[i] = d.chunks[i][:0]
+	if len(d.chunks) == 0 {
+		return digests{}
 	}
-	return digests{chunks: d.chunks}
+	clear(d.chunks[1:])
+	return digests{chunks: append(d.chunks[:0], d.chunks[0][:0])}
 }
 
 // get returns the digest in slot s (1 + index).
