@@ -126,10 +126,13 @@ type Options struct {
 	// StripLineno replaces line numbers of code objects (co_firstlineno) and
 	// Python 3.13 class __firstlineno__ by a placeholder (profiles only).
 	StripLineno bool
-	// NoPaths leaves Normalization.Path empty in Result.Applied (rule,
-	// offset and count stay): finding the paths walks the whole graph
-	// again, which only a listing of the normalisations (pk hash
-	// --explain) needs. Not part of the form: the digest is the same.
+	// NoPaths gives only per-rule totals in Result.Applied (and
+	// View.Applied): one entry per rule, Count its total over the input,
+	// Offset its first application's, Path empty. Finding the paths walks
+	// the whole graph again and listing every application costs memory
+	// per node, which only a listing of the normalisations (pk hash
+	// --explain) needs; pk diff needs the totals. Not part of the form:
+	// the digest is the same.
 	NoPaths bool
 
 	// storageKeys maps legacy torch storage keys to ordinals (DocOptions).

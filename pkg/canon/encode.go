@@ -17,13 +17,24 @@ import (
 // pure composites (memoised per node, so shared tuples stay linear),
 // isolated digests (sort keys of mutable set elements and dict keys).
 type encState struct {
-	pure    []uint8 // by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided
-	pslot   []int32 // by node ID: 1 + index of the digest in pdig
-	pdig    []byte
+	pure []uint8 // by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided
+	// pslot, by node ID: for a pure node, 1 + index of its digest in pdig
+	// (0: none yet); for an identity node, 1 + its ordinal in the main
+	// encoder (0: not reached yet). The two never share a node, so one
+	// table serves both (4 bytes a node less); the payload digest of an
+	// identity node (a long bytearray, a str with operations) is in idPay.
+	pslot   []int32
+	idPay   map[pickle.ID]int32
+	pdig    digests
+	mains   int     // main encoders made on this state
 	isoSlot []int32 // by node ID: 1 + index of the isolated digest in isoDig
-	isoDig  []byte
+	isoDig  digests
 	eqSlot  []int32 // by node ID: 1 + index of the equality digest in eqDig (eqKey)
-	eqDig   []byte
+	eqDig   digests
+	// stacks and buffers of the walks above (taken and given back, so that
+	// a nested walk allocates its own instead of sharing them)
+	stk  []pickle.ID
+	body []byte
 	// Ordinals of the outermost isolated encoder, by node ID, valid when
 	// ordGen holds its generation (nested isolated encoders use a map).
 	ordGen  []uint32
@@ -56,7 +67,10 @@ func (v *View) state() *encState {
 		if s := v.scr; s != nil {
 			// the previous stream of the input is done with them
 			s.pure, s.pslot = grown(s.pure, n), grown(s.pslot, n)
-			s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20}
+			prev := &s.st
+			s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20,
+				pdig: prev.pdig.reset(), isoDig: prev.isoDig.reset(), eqDig: prev.eqDig.reset(),
+				stk: prev.stk[:0], body: prev.body[:0]}
 			v.enc = &s.st
 		} else {
 			v.enc = &encState{budget: 32*int64(n) + 1<<20}
@@ -66,6 +80,70 @@ func (v *View) state() *encState {
 	return v.enc
 }
 
+// digests holds fixed-size digests in chunks that never move: adding one
+// copies nothing (a doubling slice copies each digest about twice and
+// holds the old array while it does), and a digest returned stays valid.
+type digests struct {
+	chunks [][]byte
+	n      int
+}
+
+const digChunk = 2048 // digests per chunk: 64 KiB of SHA-256
+
+// add appends H(data) and returns its slot (1 + index).
+func (d *digests) add(a Algo, data []byte) int32 {
+	return d.put(a.Size(), func(b []byte) []byte { return a.sum(b, data) })
+}
+
+// addSum appends h's sum and returns its slot.
+func (d *digests) addSum(size int, h hash.Hash) int32 { return d.put(size, h.Sum) }
+
+func (d *digests) put(size int, app func([]byte) []byte) int32 {
+	c := d.n / digChunk
+	if c == len(d.chunks) {
+		d.chunks = append(d.chunks, make([]byte, 0, digChunk*size))
+	}
+	d.chunks[c] = app(d.chunks[c])
+	d.n++
+	return int32(d.n)
+}
+
+// reset empties d, keeping its first chunk for reuse (the next stream of
+// an input of many small ones allocates nothing; a large stream's chunks
+// are not held for the streams after it).
+func (d digests) reset() digests {
+	if len(d.chunks) == 0 {
+		return digests{}
+	}
+	clear(d.chunks[1:])
+	return digests{chunks: append(d.chunks[:0], d.chunks[0][:0])}
+}
+
+// get returns the digest in slot s (1 + index).
+func (d *digests) get(s int32, size int) []byte {
+	i := int(s - 1)
+	o := (i % digChunk) * size
+	return d.chunks[i/digChunk][o : o+size : o+size]
+}
+
+// takeStack returns the shared walk stack, empty (a new one when a walk
+// holds it); putStack gives it back.
+func (st *encState) takeStack() []pickle.ID {
+	s := st.stk[:0]
+	st.stk = nil
+	return s
+}
+
+func (st *encState) putStack(s []pickle.ID) { st.stk = s[:0] }
+
+func (st *encState) takeBody() []byte {
+	b := st.body[:0]
+	st.body = nil
+	return b
+}
+
+func (st *encState) putBody(b []byte) { st.body = b[:0] }
+
 // docScratch holds what the streams of one input hashed one after the
 // other can share (a file of a million small pickles must not pay for a
 // fresh set of tables and a hasher each).
@@ -74,7 +152,6 @@ type docScratch struct {
 	h      hash.Hash
 	pure   []uint8
 	pslot  []int32
-	ords   []int32
 	buf    []byte
 	st     encState
 	enc    encoder
@@ -125,7 +202,7 @@ func (v *View) isPure(n pickle.ID) bool {
 	if p := st.pure[n]; p == 1 || p == 2 {
 		return p == 1
 	}
-	stack := []pickle.ID{n}
+	stack := append(st.takeStack(), n)
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		if p := st.pure[x]; p == 1 || p == 2 {
@@ -159,6 +236,7 @@ func (v *View) isPure(n pickle.ID) bool {
 		st.pure[x] = res
 		stack = stack[:len(stack)-1]
 	}
+	st.putStack(stack)
 	return st.pure[n] == 1
 }
 
@@ -196,12 +274,23 @@ func (v *View) appendPayload(b []byte, short, long byte, n pickle.ID) []byte {
 	// times through the memo is hashed once, not at every reference.
 	st := v.state()
 	size := v.Opt.Algo.Size()
-	if s := st.pslot[n]; s > 0 {
-		return append(b, st.pdig[int(s-1)*size:][:size]...)
+	if st.pure[n] == 2 { // identity: its pslot is its ordinal
+		if s, ok := st.idPay[n]; ok {
+			return append(b, st.pdig.get(s, size)...)
+		}
+		s := st.pdig.add(v.Opt.Algo, unsafe.Slice(unsafe.StringData(text), len(text)))
+		if st.idPay == nil {
+			st.idPay = map[pickle.ID]int32{}
+		}
+		st.idPay[n] = s
+		return append(b, st.pdig.get(s, size)...)
 	}
-	st.pdig = v.Opt.Algo.sum(st.pdig, unsafe.Slice(unsafe.StringData(text), len(text)))
-	st.pslot[n] = int32(len(st.pdig) / size)
-	return append(b, st.pdig[len(st.pdig)-size:]...)
+	if s := st.pslot[n]; s > 0 {
+		return append(b, st.pdig.get(s, size)...)
+	}
+	s := st.pdig.add(v.Opt.Algo, unsafe.Slice(unsafe.StringData(text), len(text)))
+	st.pslot[n] = s
+	return append(b, st.pdig.get(s, size)...)
 }
 
 func (v *View) appendInt(b []byte, n pickle.ID) []byte {
@@ -284,10 +373,10 @@ func (v *View) appendScalar(b []byte, n pickle.ID) []byte {
 func (v *View) pureDigest(n pickle.ID) []byte {
 	st := v.state()
 	if s := st.pslot[n]; s > 0 {
-		return st.pdig[int(s-1)*v.Opt.Algo.Size():][:v.Opt.Algo.Size()]
+		return st.pdig.get(s, v.Opt.Algo.Size())
 	}
-	stack := []pickle.ID{n}
-	var buf []byte
+	stack := append(st.takeStack(), n)
+	buf := st.takeBody()
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		if st.pslot[x] > 0 {
@@ -306,11 +395,12 @@ func (v *View) pureDigest(n pickle.ID) []byte {
 			continue
 		}
 		buf = v.pureBody(buf[:0], x)
-		st.pdig = v.Opt.Algo.sum(st.pdig, buf)
-		st.pslot[x] = int32(len(st.pdig) / v.Opt.Algo.Size())
+		st.pslot[x] = st.pdig.add(v.Opt.Algo, buf)
 		stack = stack[:len(stack)-1]
 	}
-	return v.pureDigest(n)
+	st.putStack(stack)
+	st.putBody(buf)
+	return st.pdig.get(st.pslot[n], v.Opt.Algo.Size())
 }
 
 func (v *View) pureBody(b []byte, x pickle.ID) []byte {
@@ -418,10 +508,10 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 		st.eqSlot = make([]int32, v.nsyn)
 	}
 	if s := st.eqSlot[n]; s > 0 {
-		return st.eqDig[int(s-1)*size:][:size]
+		return st.eqDig.get(s, size)
 	}
-	stack := []pickle.ID{n}
-	var buf []byte
+	stack := append(st.takeStack(), n)
+	buf := st.takeBody()
 	var keys [][]byte
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
@@ -445,8 +535,7 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 			c = v.res(c)
 			if v.leaf(c) == 3 {
 				b = append(b, 'Q')
-				s := st.eqSlot[c]
-				return append(b, st.eqDig[int(s-1)*size:][:size]...)
+				return append(b, st.eqDig.get(st.eqSlot[c], size)...)
 			}
 			return v.eqScalar(b, c)
 		}
@@ -476,12 +565,12 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 				buf = item(buf, c)
 			}
 		}
-		st.eqDig = v.Opt.Algo.sum(st.eqDig, buf)
-		st.eqSlot[x] = int32(len(st.eqDig) / size)
+		st.eqSlot[x] = st.eqDig.add(v.Opt.Algo, buf)
 		stack = stack[:len(stack)-1]
 	}
-	s := st.eqSlot[n]
-	return st.eqDig[int(s-1)*size:][:size]
+	st.putStack(stack)
+	st.putBody(buf)
+	return st.eqDig.get(st.eqSlot[n], size)
 }
 
 type keyed struct {
@@ -720,8 +809,8 @@ func (v *View) isoDigest(n pickle.ID) []byte {
 	if st.isoSlot == nil {
 		st.isoSlot = make([]int32, v.nsyn)
 	}
-	if s := int(st.isoSlot[n]); s > 0 {
-		return st.isoDig[(s-1)*size : s*size : s*size]
+	if s := st.isoSlot[n]; s > 0 {
+		return st.isoDig.get(s, size)
 	}
 	if st.active == nil {
 		st.active = map[pickle.ID]bool{}
@@ -741,16 +830,16 @@ func (v *View) isoDigest(n pickle.ID) []byte {
 	e.release()
 	delete(st.active, n)
 	st.depth--
+	var s int32
 	if e.wrote {
 		e.flush()
-		st.isoDig = e.h.Sum(st.isoDig)
+		s = st.isoDig.addSum(size, e.h)
 	} else { // all of it is still in the buffer: hash it in one go
-		st.isoDig = v.Opt.Algo.sum(st.isoDig, e.buf)
+		s = st.isoDig.add(v.Opt.Algo, e.buf)
 	}
-	st.isoSlot[n] = int32(len(st.isoDig) / size)
+	st.isoSlot[n] = s
 	st.encPool = append(st.encPool, e)
-	end := len(st.isoDig)
-	return st.isoDig[end-size : end : end]
+	return st.isoDig.get(s, size)
 }
 
 // ---- the traversal ----
@@ -766,7 +855,7 @@ type encoder struct {
 	h     hash.Hash
 	buf   []byte
 	iso   bool
-	ordS  []int32 // main encoder: 1 + ordinal, by node ID
+	ordS  []int32 // main encoder: 1 + ordinal, by node ID (identity nodes only: encState.pslot)
 	ordM  map[pickle.ID]int32
 	gen   uint32 // isolated encoder using encState.ordGen/ordVal (0: not)
 	wrote bool   // some of the encoding went to h (else all is in buf)
@@ -776,6 +865,9 @@ type encoder struct {
 	// chbuf holds the child lists the encoder builds (sorted dict entries,
 	// call parts, operation arguments), carved and released in stack order.
 	chbuf []pickle.ID
+	// opsBuf is the operations of the node being entered (their arguments
+	// are copied to chbuf before the next node is).
+	opsBuf []op
 }
 
 func newEncoder(v *View, iso bool) *encoder {
@@ -790,7 +882,7 @@ func newEncoder(v *View, iso bool) *encoder {
 			m = nil // clearing a large map costs its size on every reuse
 		}
 		clear(m)
-		*e = encoder{v: v, h: e.h, iso: true, buf: e.buf[:0], stack: e.stack[:0], chbuf: e.chbuf[:0], ordM: m}
+		*e = encoder{v: v, h: e.h, iso: true, buf: e.buf[:0], stack: e.stack[:0], chbuf: e.chbuf[:0], ordM: m, opsBuf: e.opsBuf[:0]}
 	} else if s := v.scr; s != nil && !iso {
 		if s.h == nil {
 			s.h = v.Opt.Algo.New()
@@ -813,11 +905,18 @@ func newEncoder(v *View, iso bool) *encoder {
 		} else if e.ordM == nil {
 			e.ordM = map[pickle.ID]int32{}
 		}
-	} else if s := v.scr; s != nil {
-		s.ords = grown(s.ords, int(v.nsyn))
-		e.ordS = s.ords
 	} else {
-		e.ordS = make([]int32, v.nsyn)
+		st := v.state()
+		if st.mains > 0 {
+			// a second encoding of the stream: forget the ordinals
+			for i, p := range st.pure {
+				if p == 2 {
+					st.pslot[i] = 0
+				}
+			}
+		}
+		st.mains++
+		e.ordS = st.pslot
 	}
 	return e
 }
@@ -907,7 +1006,10 @@ func (e *encoder) node(n pickle.ID) {
 		}
 	}
 	e.write('N')
-	ops := v.ops(n)
+	ops := v.appendOps(e.opsBuf, n)
+	if ops != nil {
+		e.opsBuf = ops[:0]
+	}
 	var ch []pickle.ID
 	base := len(e.chbuf)
 	carved := false

@@ -18,8 +18,16 @@ func BenchmarkStoreFootprint(b *testing.B) {
 	if path == "" {
 		b.Skip("PK_FOOTPRINT names the state to measure")
 	}
-	opt := Options{}
+	opt := Options{NoPaths: true} // as pk hash without --explain
 	var ms runtime.MemStats
+	peak := map[string]uint64{}
+	stageHook = func(stage string) {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		peak[stage] = max(peak[stage], m.HeapAlloc)
+	}
+	defer func() { stageHook = nil }()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		runtime.GC()
@@ -51,6 +59,8 @@ func BenchmarkStoreFootprint(b *testing.B) {
 		b.ReportMetric(float64(store)/1e6, "MB-store")
 		b.ReportMetric(float64(withStore)/1e6, "MB-heap+store")
 		b.ReportMetric(float64(ms.TotalAlloc-before)/1e6, "MB-canon-alloc")
+		b.ReportMetric((float64(peak["normalized"])-float64(withStore))/1e6, "MB-view-live")
+		b.ReportMetric((float64(peak["encoded"])-float64(withStore))/1e6, "MB-encoded-live")
 		runtime.KeepAlive(doc)
 	}
 }

@@ -25,7 +25,7 @@ func (v *View) cover(n pickle.ID) {
 	if st.covered == nil {
 		st.covered = make([]uint64, (int(v.nsyn)+63)/64)
 	}
-	var stack []pickle.ID
+	stack := st.takeStack()
 	push := func(c pickle.ID) {
 		if c < 0 || int(c) >= int(v.nsyn) {
 			return
@@ -54,19 +54,23 @@ func (v *View) cover(n pickle.ID) {
 			}
 		}
 		if v.nmuts(x) > 0 {
-			for _, m := range v.muts(x) {
+			s, i := v.mutsAt(x)
+			it := s.MutIter(i)
+			for m, ok := it.Next(); ok; m, ok = it.Next() {
 				for _, c := range m.Args {
 					push(c)
 				}
 			}
 		}
-		for _, o := range v.extra(x) {
+		for _, f := range v.extra(x) {
+			o := v.foldOp(f)
 			push(o.folded)
 			for _, c := range o.args {
 				push(c)
 			}
 		}
 	}
+	st.putStack(stack)
 }
 
 func (v *View) isCovered(n pickle.ID) bool {
@@ -150,6 +154,10 @@ func (v *View) Digest() ([]byte, error) {
 	return d, nil
 }
 
+// stageHook, when set (tests), is called after each stream is normalised
+// and after it is encoded, while its view is live.
+var stageHook func(stage string)
+
 // noScratch makes every stream's view allocate its own tables (tests
 // compare both ways).
 var noScratch bool
@@ -187,16 +195,22 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 			h.Write(buf)
 			for _, s := range f.Streams {
 				v := normalize(s, opt, scr)
+				if stageHook != nil {
+					stageHook("normalized")
+				}
 				d, err := v.Digest()
+				if stageHook != nil {
+					stageHook("encoded")
+				}
 				if err != nil {
 					return nil, pickle.WithFile(fmt.Errorf("stream %d at offset %d: %w", s.Index, s.Offset, err), doc.Path)
 				}
 				h.Write(d)
-				applied := v.applied
-				if !opt.NoPaths {
-					applied = v.Applied()
+				if opt.NoPaths {
+					res.Applied = v.tally.merge(res.Applied)
+					continue
 				}
-				for _, a := range applied {
+				for _, a := range v.Applied() {
 					a.node = 0
 					if multi {
 						a.Path = where(p.Name, s.Index) + a.Path

@@ -368,7 +368,7 @@ func (v *View) pathsOf() map[pickle.ID]string {
 	left := 0
 	for _, a := range v.applied {
 		n := a.node
-		if v.folded[n] {
+		if v.folded.has(n) {
 			args, _ := v.tuple(v.argsOf(n))
 			if len(args) > 0 {
 				n = args[0]

@@ -16,7 +16,7 @@ import (
 //
 // The synthetic nodes' texts (a placeholder's name, a rewritten global's
 // module, the payload of a rewritten bytes or bytearray) are kept in
-// View.xstr, strings shared with the stream's store where they come from
+// View.xstr (by ID, only for the nodes that have one), strings shared with the stream's store where they come from
 // it, so that a rule never copies a payload; their special role
 // (placeholder, tracker) in View.xspec.
 
@@ -28,12 +28,34 @@ func (v *View) at(id pickle.ID) (*pickle.Store, pickle.ID) {
 	return &v.x, id - v.base
 }
 
+// mutsAt is at for the operations of id: a synthetic copy of a call
+// reads those of the stream's node it copies (View.xmut), which are not
+// copied.
+func (v *View) mutsAt(id pickle.ID) (*pickle.Store, pickle.ID) {
+	if id >= v.base {
+		if src, ok := v.xmut[id]; ok {
+			return v.s, src
+		}
+	}
+	return v.at(id)
+}
+
+// mutsInto appends the operations of id to buf (Store.Muts allocates).
+func (v *View) mutsInto(buf []pickle.SMut, id pickle.ID) []pickle.SMut {
+	s, i := v.mutsAt(id)
+	it := s.MutIter(i)
+	for m, ok := it.Next(); ok; m, ok = it.Next() {
+		buf = append(buf, m)
+	}
+	return buf
+}
+
 func (v *View) kind(id pickle.ID) pickle.Kind   { s, i := v.at(id); return s.Kind(i) }
 func (v *View) opOf(id pickle.ID) pickle.Opcode { s, i := v.at(id); return s.Op(i) }
 func (v *View) flags(id pickle.ID) pickle.Flags { s, i := v.at(id); return s.Flags(i) }
 func (v *View) offset(id pickle.ID) int64       { s, i := v.at(id); return s.Offset(i) }
-func (v *View) nmuts(id pickle.ID) int          { s, i := v.at(id); return s.NMuts(i) }
-func (v *View) muts(id pickle.ID) []pickle.SMut { s, i := v.at(id); return s.Muts(i) }
+func (v *View) nmuts(id pickle.ID) int          { s, i := v.mutsAt(id); return s.NMuts(i) }
+func (v *View) muts(id pickle.ID) []pickle.SMut { s, i := v.mutsAt(id); return s.Muts(i) }
 func (v *View) items(id pickle.ID) []pickle.ID  { s, i := v.at(id); return s.Items(i) }
 func (v *View) nitems(id pickle.ID) int         { s, i := v.at(id); return s.NItems(i) }
 func (v *View) fn(id pickle.ID) pickle.ID       { s, i := v.at(id); return s.Func(i) }
@@ -55,8 +77,8 @@ func (v *View) hasFlag(id pickle.ID, f pickle.Flags) bool {
 // text kinds, as the graph had it.
 func (v *View) ival(id pickle.ID) int64 {
 	switch v.kind(id) {
-	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray, pickle.KindPersID, pickle.KindGlobal:
-		return 0
+	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray, pickle.KindPersID, pickle.KindGlobal, KindPlaceholder:
+		return 0 // (a placeholder's scalar is its name's index)
 	}
 	s, i := v.at(id)
 	return s.Int(i)
@@ -68,7 +90,11 @@ func (v *View) text(id pickle.ID) string {
 	if id < v.base {
 		return v.s.Str(id)
 	}
-	return v.xstr[id-v.base]
+	if v.xspec[id-v.base] == 'P' {
+		s, i := v.at(id)
+		return v.pnames[s.Int(i)]
+	}
+	return v.xstr[id]
 }
 
 // plen is the payload length of a str/bytes/bytearray.
@@ -89,7 +115,6 @@ func (v *View) synth(k pickle.Kind, like pickle.ID) pickle.ID {
 
 func (v *View) synthOp(k pickle.Kind, op pickle.Opcode, off int64) pickle.ID {
 	local := v.x.Add(k, op, off)
-	v.xstr = append(v.xstr, "")
 	v.xspec = append(v.xspec, 0)
 	v.nsyn++
 	return v.base + local
@@ -98,9 +123,14 @@ func (v *View) synthOp(k pickle.Kind, op pickle.Opcode, off int64) pickle.ID {
 func (v *View) setKids(id pickle.ID, items []pickle.ID) { v.x.SetItems(id-v.base, items) }
 func (v *View) setFlags(id pickle.ID, f pickle.Flags)   { v.x.SetFlags(id-v.base, f) }
 func (v *View) setInt(id pickle.ID, i int64)            { v.x.SetInt(id-v.base, i) }
-func (v *View) setText(id pickle.ID, t string)          { v.xstr[id-v.base] = t }
-func (v *View) setName(id pickle.ID, n string)          { v.x.SetName(id-v.base, n) }
-func (v *View) setBlob(id pickle.ID, b *pickle.Blob)    { v.x.SetBlob(id-v.base, b) }
+func (v *View) setText(id pickle.ID, t string) {
+	if v.xstr == nil {
+		v.xstr = map[pickle.ID]string{}
+	}
+	v.xstr[id] = t
+}
+func (v *View) setName(id pickle.ID, n string)       { v.x.SetName(id-v.base, n) }
+func (v *View) setBlob(id pickle.ID, b *pickle.Blob) { v.x.SetBlob(id-v.base, b) }
 
 // setCall sets the parts of synthetic call id (kw may be NoID) and copies
 // the operations of call muts (NoID: none) to it.
@@ -110,9 +140,20 @@ func (v *View) setCall(id, f, a, kw, muts pickle.ID) {
 	} else {
 		v.setKids(id, []pickle.ID{f, a})
 	}
-	if muts != pickle.NoID {
-		for _, m := range v.muts(muts) {
-			v.x.AddMut(id-v.base, m.Op, m.Offset, m.Args)
+	if muts == pickle.NoID {
+		return
+	}
+	if muts >= v.base {
+		src, ok := v.xmut[muts]
+		if !ok {
+			return // a synthetic node has operations only as a copy
 		}
+		muts = src
+	}
+	if v.s.NMuts(muts) > 0 {
+		if v.xmut == nil {
+			v.xmut = map[pickle.ID]pickle.ID{}
+		}
+		v.xmut[id] = muts
 	}
 }

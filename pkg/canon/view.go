@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -75,30 +77,69 @@ type View struct {
 	Stream *pickle.Stream
 	Opt    Options
 
-	s     *pickle.Store // the stream's nodes
-	base  pickle.ID     // s.Len(): the first synthetic ID
-	x     pickle.Store  // the synthetic nodes, by ID - base
-	xstr  []string      // their texts, by ID - base
-	xspec []byte        // their role: 'P' placeholder, 't' tracker, by ID - base
+	s      *pickle.Store           // the stream's nodes
+	base   pickle.ID               // s.Len(): the first synthetic ID
+	x      pickle.Store            // the synthetic nodes, by ID - base
+	xstr   map[pickle.ID]string    // their texts (placeholder names, rewritten globals and bytes)
+	xspec  []byte                  // their role: 'P' placeholder, 't' tracker, by ID - base
+	pnames []string                // placeholder names
+	xmut   map[pickle.ID]pickle.ID // a synthetic call -> the stream's node whose operations it has
 
 	// The few nodes rules touch are found through maps, each guarded by a
 	// bitset by node ID so that the many other nodes cost one bit test.
 	repl     map[pickle.ID]pickle.ID // rewritten node -> its canonical replacement
 	replSet  nodeSet
-	extraOps map[pickle.ID][]op // folded calls, by target
+	folds    []fold // folded calls, sorted by target once normalize is done (each target's in the order they were folded)
 	extraSet nodeSet
-	folded   map[pickle.ID]bool // call nodes folded into their target
+	folded   nodeSet // call nodes folded into their target
 	trackers map[string]pickle.ID
+	names    map[string]string // callable names (intern)
+	argBuf   []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
+	mutBuf   []pickle.SMut     // the operations appendOps reads
+	nameBuf  []byte
 	nsyn     int32 // base + the synthetic nodes: the size of the tables by ID
 
-	applied []Normalization
+	applied []Normalization // without NoPaths: per (rule, node)
 	noteIdx map[noteKey]int
+	tally   ruleTally // with NoPaths: per rule
 
 	enc   *encState   // lazily built encoding state
 	scr   *docScratch // buffers shared by the streams of one input (HashDoc), or nil
 	pool  []*scratch
 	vn    []*Node  // by node ID: the view's node (see wrap)
 	dperm dictPerm // the last dict ordering computed (see dictEntries)
+}
+
+// fold is a folded call and the object it applies to; its op is built
+// when the encoding reads it (foldOp), so a state of 50,000 functions
+// holds 12 bytes a fold.
+type fold struct {
+	target, call pickle.ID
+	fn           uint8 // foldFunctionSetstate, foldClassSetstate, foldSetattr
+}
+
+const (
+	foldFunctionSetstate = iota
+	foldClassSetstate
+	foldSetattr
+)
+
+// foldOp returns the operation of a folded call.
+func (v *View) foldOp(f fold) op {
+	n := f.call
+	args, _ := v.tuple(v.argsOf(n))
+	o := op{offset: v.offset(n), folded: n}
+	switch f.fn {
+	case foldFunctionSetstate, foldClassSetstate:
+		o.tag, o.args = 'S', v.argsSlice(n, args[1:2])
+		o.name = "_function_setstate"
+		if f.fn == foldClassSetstate {
+			o.name = "_class_setstate"
+		}
+	default:
+		o.tag, o.name, o.args = 'A', "setattr", v.argsSlice(n, args[1:3])
+	}
+	return o
 }
 
 type noteKey struct {
@@ -116,7 +157,12 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	var v *View
 	if scr != nil {
 		// the input's previous stream is done with its view
-		scr.view = View{Stream: st, Opt: opt, scr: scr, xstr: scr.view.xstr[:0], xspec: scr.view.xspec[:0]}
+		xstr := scr.view.xstr
+		if len(xstr) > 256 {
+			xstr = nil // clearing a large map costs its size at every stream
+		}
+		clear(xstr)
+		scr.view = View{Stream: st, Opt: opt, scr: scr, xstr: xstr, xspec: scr.view.xspec[:0]}
 		v = &scr.view
 	} else {
 		v = &View{Stream: st, Opt: opt}
@@ -149,6 +195,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 				v.fold(id)
 			}
 		}
+		v.sortFolds()
 	}
 	return v
 }
@@ -163,8 +210,8 @@ func (s nodeSet) has(id pickle.ID) bool {
 
 func (s *nodeSet) add(id pickle.ID) {
 	w := int(id) >> 6
-	for len(*s) <= w {
-		*s = append(*s, 0)
+	if len(*s) <= w {
+		*s = append(*s, make([]uint64, max(w+1-len(*s), len(*s)))...) // doubling
 	}
 	(*s)[w] |= 1 << (uint(id) & 63)
 }
@@ -197,15 +244,70 @@ func (v *View) specialOf(n pickle.ID) byte {
 	return v.xspec[n-v.base]
 }
 
-// extra returns the folded calls applied to n.
-func (v *View) extra(n pickle.ID) []op {
+// extra returns the calls folded into n (see foldOp).
+func (v *View) extra(n pickle.ID) []fold {
 	if !v.extraSet.has(n) {
 		return nil
 	}
-	return v.extraOps[n]
+	i, _ := slices.BinarySearchFunc(v.folds, n, func(f fold, n pickle.ID) int { return cmp.Compare(f.target, n) })
+	j := i
+	for j < len(v.folds) && v.folds[j].target == n {
+		j++
+	}
+	return v.folds[i:j:j]
+}
+
+// sortFolds orders the folded calls by target, each target's in the order
+// they were folded.
+func (v *View) sortFolds() {
+	slices.SortStableFunc(v.folds, func(a, b fold) int { return cmp.Compare(a.target, b.target) })
+}
+
+// ruleTally counts the normalisations of a view with NoPaths, per rule:
+// nothing per node (a state of 50,000 functions applies 100,000 of them).
+// The rules are few: a linear search finds one.
+type ruleTally []Normalization // Rule, Offset of the first application, Count
+
+func (t *ruleTally) add(rule string, off func() int64) {
+	for i := range *t {
+		if (*t)[i].Rule == rule {
+			(*t)[i].Count++
+			return
+		}
+	}
+	*t = append(*t, Normalization{Rule: rule, Offset: off(), Count: 1})
+}
+
+// list returns one Normalization per rule (Count the total, Offset the
+// first application's, no Path), in order of first application.
+func (t ruleTally) list() []Normalization {
+	if len(t) == 0 {
+		return nil
+	}
+	return slices.Clone([]Normalization(t))
+}
+
+// merge adds the tally to a list of per-rule totals (Result.Applied with
+// NoPaths: one entry per rule over all streams).
+func (t ruleTally) merge(out []Normalization) []Normalization {
+	for _, a := range t {
+		j := 0
+		for j < len(out) && out[j].Rule != a.Rule {
+			j++
+		}
+		if j == len(out) {
+			out = append(out, Normalization{Rule: a.Rule, Offset: a.Offset})
+		}
+		out[j].Count += a.Count
+	}
+	return out
 }
 
 func (v *View) note(rule string, n pickle.ID) {
+	if v.Opt.NoPaths {
+		v.tally.add(rule, func() int64 { return v.offset(n) })
+		return
+	}
 	k := noteKey{rule, n}
 	if i, ok := v.noteIdx[k]; ok {
 		v.applied[i].Count++
@@ -256,7 +358,7 @@ var cpPrefixes = []string{"cloudpickle", "joblib.externals.cloudpickle", "ray.cl
 // any vendored copy), or "".
 func cloudpickleName(mod, name string) string {
 	for _, p := range cpPrefixes {
-		if mod == p || mod == p+".cloudpickle" || mod == p+".cloudpickle_fast" {
+		if rest, ok := strings.CutPrefix(mod, p); ok && (rest == "" || rest == ".cloudpickle" || rest == ".cloudpickle_fast") {
 			return name
 		}
 	}
@@ -300,17 +402,33 @@ func (v *View) callableAt(fn pickle.ID, inner bool) string {
 		if in == "dill:_load_type" && !strings.HasSuffix(s, "Type") {
 			// dill's _reverse_typemap: builtin type names ('bytes', 'list') and
 			// the types module's *Type names.
-			return "std:builtins." + s
+			return v.intern("std:builtins.", s, "", "")
 		}
-		return "std:types." + s
+		return v.intern("std:types.", s, "", "")
 	}
 	if cp := cloudpickleName(mod, name); cp != "" {
-		return "cp:" + cp
+		return v.intern("cp:", cp, "", "")
 	}
 	if d := dillName(mod, name); d != "" {
-		return "dill:" + d
+		return v.intern("dill:", d, "", "")
 	}
-	return "std:" + mod + "." + name
+	return v.intern("std:", mod, ".", name)
+}
+
+// intern returns a+b+c+d, allocated once per view for each distinct value
+// (a state calls a few callables tens of thousands of times each).
+func (v *View) intern(a, b, c, d string) string {
+	k := append(append(append(append(v.nameBuf[:0], a...), b...), c...), d...)
+	v.nameBuf = k
+	if s, ok := v.names[string(k)]; ok {
+		return s
+	}
+	if v.names == nil {
+		v.names = map[string]string{}
+	}
+	s := string(k)
+	v.names[s] = s
+	return s
 }
 
 // call applies the rules whose trigger is the callable of call node n.
@@ -536,7 +654,8 @@ func (v *View) tracker(n pickle.ID, args []pickle.ID, i int) {
 		v.mark(t, 't')
 		v.trackers[id] = t
 	}
-	na := append([]pickle.ID(nil), args...)
+	na := append(v.argBuf[:0], args...) // setKids copies it
+	v.argBuf = na
 	na[i] = t
 	v.withArgs(n, na)
 	v.note(RuleTrackerID, n)
@@ -544,9 +663,18 @@ func (v *View) tracker(n pickle.ID, args []pickle.ID, i int) {
 
 func (v *View) mark(n pickle.ID, b byte) { v.xspec[n-v.base] = b }
 
+// placeholder adds a placeholder standing where like stands. Its name is
+// an index in View.pnames, kept as its scalar (a state has one placeholder
+// per code object and a handful of names).
 func (v *View) placeholder(like pickle.ID, name string) pickle.ID {
 	p := v.synth(KindPlaceholder, like)
-	v.setText(p, name)
+	i := slices.Index(v.pnames, name)
+	if i < 0 || len(v.pnames) > 16 {
+		// (many names: torch storage keys, one each; not searched)
+		i = len(v.pnames)
+		v.pnames = append(v.pnames, name)
+	}
+	v.setInt(p, int64(i))
 	v.mark(p, 'P')
 	return p
 }
@@ -573,7 +701,8 @@ func (v *View) code(n pickle.ID, args []pickle.ID, dill bool) {
 	default:
 		return
 	}
-	na := append([]pickle.ID(nil), args...)
+	na := append(v.argBuf[:0], args...) // setKids copies it
+	v.argBuf = na
 	changed := false
 	if _, ok := v.str(na[file]); ok {
 		na[file] = v.placeholder(na[file], "co_filename")
@@ -620,7 +749,8 @@ func (v *View) dictPlaceholder(d pickle.ID, key, name, rule string) bool {
 	}
 	c := v.synth(pickle.KindDict, d)
 	v.setFlags(c, v.flags(d))
-	ci := append([]pickle.ID(nil), items...)
+	ci := append(v.argBuf[:0], items...) // setKids copies it
+	v.argBuf = ci
 	ci[idx] = v.placeholder(items[idx], name)
 	v.setKids(c, ci)
 	v.setRepl(d, c)
@@ -639,15 +769,18 @@ func (v *View) fold(n pickle.ID) {
 		return
 	}
 	who := v.callable(v.fn(n))
-	var o op
+	var fn uint8
 	switch who {
 	case "cp:_function_setstate", "cp:_class_setstate":
 		if len(args) != 2 {
 			return
 		}
-		o = op{tag: 'S', name: who[3:], args: []pickle.ID{args[1]}}
-		if who == "cp:_class_setstate" && v.Opt.StripLineno {
-			v.classLineno(args[1])
+		fn = foldFunctionSetstate
+		if who == "cp:_class_setstate" {
+			fn = foldClassSetstate
+			if v.Opt.StripLineno {
+				v.classLineno(args[1])
+			}
 		}
 	case "std:builtins.setattr", "dill:_setattr":
 		if len(args) != 3 {
@@ -656,7 +789,7 @@ func (v *View) fold(n pickle.ID) {
 		if _, ok := v.str(args[1]); !ok {
 			return
 		}
-		o = op{tag: 'A', name: "setattr", args: []pickle.ID{args[1], args[2]}}
+		fn = foldSetattr
 	default:
 		return
 	}
@@ -664,19 +797,25 @@ func (v *View) fold(n pickle.ID) {
 	if v.kind(target) != pickle.KindCall {
 		return
 	}
-	o.offset, o.folded = v.offset(n), n
-	if v.extraOps == nil {
-		v.extraOps = map[pickle.ID][]op{}
-		v.folded = map[pickle.ID]bool{}
-	}
-	v.extraOps[target] = append(v.extraOps[target], o)
+	v.folds = append(v.folds, fold{target, n, fn})
 	v.extraSet.add(target)
-	v.folded[n] = true
-	if o.tag == 'S' {
+	v.folded.add(n)
+	if fn != foldSetattr {
 		v.note(RuleSetstate, n)
 	} else {
 		v.note(RuleSetattr, n)
 	}
+}
+
+// argsSlice returns part of the argument tuple of call n: the stream's
+// store's items, which never change (no copy), or a copy when the tuple is
+// one of the view's (a slice of its item arena would keep an outgrown
+// array alive).
+func (v *View) argsSlice(n pickle.ID, part []pickle.ID) []pickle.ID {
+	if v.res(v.argsOf(n)) < v.base {
+		return part[:len(part):len(part)]
+	}
+	return append([]pickle.ID(nil), part...)
 }
 
 // classLineno applies N4 to the class dict of a _class_setstate state
@@ -698,18 +837,22 @@ func (v *View) classLineno(state pickle.ID) {
 // calls merged in by stream offset. Its cost is linear in the operations
 // and their arguments (a run of 200,000 SETITEMs is one operation, its
 // arguments gathered in one slice).
-func (v *View) ops(n pickle.ID) []op {
+func (v *View) ops(n pickle.ID) []op { return v.appendOps(nil, n) }
+
+// appendOps is ops, appended to out (nil when there is none).
+func (v *View) appendOps(out []op, n pickle.ID) []op {
 	extra := v.extra(n)
 	if v.nmuts(n) == 0 && len(extra) == 0 {
 		return nil
 	}
-	muts := v.muts(n)
-	out := make([]op, 0, len(muts)+len(extra))
+	muts := v.mutsInto(v.mutBuf[:0], n) // (appendOps does not nest)
+	v.mutBuf = muts[:0]
+	out = slices.Grow(out[:0], len(muts)+len(extra))
 	j := 0
 	for i := 0; i < len(muts); {
 		m := muts[i]
-		for j < len(extra) && extra[j].offset < m.Offset {
-			out = append(out, extra[j])
+		for j < len(extra) && v.offset(extra[j].call) < m.Offset {
+			out = append(out, v.foldOp(extra[j]))
 			j++
 		}
 		tag := mutTag(m.Op)
@@ -717,7 +860,7 @@ func (v *View) ops(n pickle.ID) []op {
 		// call in between
 		k := i + 1
 		if tag != 'b' {
-			for k < len(muts) && mutTag(muts[k].Op) == tag && (j >= len(extra) || extra[j].offset >= muts[k].Offset) {
+			for k < len(muts) && mutTag(muts[k].Op) == tag && (j >= len(extra) || v.offset(extra[j].call) >= muts[k].Offset) {
 				k++
 			}
 		}
@@ -736,7 +879,9 @@ func (v *View) ops(n pickle.ID) []op {
 		}
 		i = k
 	}
-	out = append(out, extra[j:]...)
+	for _, f := range extra[j:] {
+		out = append(out, v.foldOp(f))
+	}
 	return out
 }
 
@@ -756,7 +901,14 @@ func mutTag(o pickle.Opcode) byte {
 
 // Applied returns every normalisation applied, in stream order of the node
 // it applied to, with its path from the root.
+//
+// With Options.NoPaths there is one entry per rule, in order of first
+// application: Count is the rule's total, Offset its first application's,
+// Path empty.
 func (v *View) Applied() []Normalization {
+	if v.Opt.NoPaths {
+		return v.tally.list()
+	}
 	if len(v.applied) == 0 {
 		return nil
 	}
