@@ -263,7 +263,7 @@ type gkey struct {
 func newEmitter(v *canon.View, proto int, dry bool, sh *shared, out *framer) *emitter {
 	e := &emitter{v: v, proto: proto, dry: dry, out: out, uses: sh.uses,
 		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
-	e.budget = 64*int64(len(v.Stream.All)) + 1<<22
+	e.budget = 64*int64(v.Store().Len()) + 1<<22
 	return e
 }
 
@@ -1003,15 +1003,14 @@ func (e *emitter) py2Name(n *canon.Node, mod, name string) (string, string, erro
 	return wm, name, nil
 }
 
-// readsBack reports whether GLOBAL wm.wn at protocol 2 reads as mod.name.
+// readsBack reports whether GLOBAL wm.wn at protocol 2 reads as mod.name
+// (the machine's own name mapping, pickle.MapGlobal).
 func readsBack(wm, wn, mod, name string) bool {
-	b := "\x80\x02c" + wm + "\n" + wn + "\n."
-	f, err := pickle.Parse(strings.NewReader(b), int64(len(b)), "", pickle.Options{})
-	if err != nil || len(f.Streams) != 1 {
+	if strings.ContainsAny(wm+wn, "\n") {
 		return false
 	}
-	r := f.Streams[0].Root
-	return r != nil && r.Kind == pickle.KindGlobal && r.Str == mod && r.Name() == name
+	m, q, _, _ := pickle.MapGlobal(2, wm, wn)
+	return m == mod && q == name
 }
 
 // reduceSet writes a set or frozenset below protocol 4: builtins.set([items])
