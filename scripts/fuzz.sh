@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs each fuzz target for DURATION (a Go duration such as 30s or 10m;
 # default 20s): the reader and the machine (pkg/pickle), and the streaming
-# hash against the graph path (pkg/canon), and pk scan's verdicts (never
-# clean with a call that is not allowlisted: pkg/scan). A failing input is written by Go
+# hash against the store path (pkg/canon), and pk scan's verdicts (never
+# clean with a call that is not allowlisted: pkg/scan), and pk canon (pkg/write:
+# never a panic; an output always reads back to the input's pk hash). A failing input is written by Go
 # under <package>/testdata/fuzz/<Target>/ and the script exits non-zero: fix
 # the bug and commit that file, it then runs as a regression test in
 # `go test`.
@@ -13,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/canon:FuzzFastHash pkg/scan:FuzzScan)
+TARGETS=(pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/canon:FuzzFastHash pkg/scan:FuzzScan pkg/write:FuzzFile)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
