@@ -58,12 +58,14 @@ var subcommands []func() *cobra.Command
 func NewRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "pk",
-		Short: "Read Python pickles without executing them: hash, diff, trace, dis",
+		Short: "Read Python pickles without executing them: hash, diff, trace, scan, canon, dis",
 		Long: `pk reads Python pickle files without importing or running anything in them.
 
   pk hash   a canonical digest that survives re-pickling (also run as pkhash)
   pk diff   a semantic diff of two pickles, exit 0 same / 1 different / 2 trouble (pkdiff)
   pk trace  the object tree with exact byte sizes (pktrace)
+  pk scan   what loading would import, call and change, judged against an allowlist
+  pk canon  the canonical pickle itself: same pk hash, same bytes
   pk dis    a disassembly, opcode by opcode, as pickletools prints it
 
 ` + docsLine(""),
