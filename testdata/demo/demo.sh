@@ -56,6 +56,26 @@ say "Same class? pk hash gives both files the same digest"
 say "pk diff says why they are the same (exit 0 = same)"
 (cd "$D" && run diff scaler_a.pkl scaler_b.pkl)
 
+say "Make them byte-identical: pk canon writes the canonical pickle (class ids from content)"
+if has canon; then
+	T=$(mktemp -d)
+	show "pk canon scaler_a.pkl -o a.canon.pkl; pk canon scaler_b.pkl -o b.canon.pkl; cmp a.canon.pkl b.canon.pkl"
+	"$PK" canon "$A" -o "$T/a.canon.pkl" && "$PK" canon "$B" -o "$T/b.canon.pkl" && cmp "$T/a.canon.pkl" "$T/b.canon.pkl" && echo "identical ($(wc -c <"$T/a.canon.pkl") bytes each), and the same pk hash as the originals:"
+	(cd "$T" && "$PK" hash a.canon.pkl)
+	rm -rf "$T"
+else
+	echo "(pk canon is not in this build yet: skipped)"
+fi
+
+say "What would loading run? pk scan: cloudpickle files carry code (verdict code), clean under its preset"
+if has scan; then
+	show "pk scan scaler_a.pkl | tail -1"
+	(cd "$D" && "$PK" scan scaler_a.pkl | tail -1)
+	(cd "$D" && run scan --allow cloudpickle scaler_a.pkl)
+else
+	echo "(pk scan is not in this build yet: skipped)"
+fi
+
 say "Where do the bytes go? pk trace --top 5 on a model with one fat attribute"
 (cd "$D" && run trace --top 5 model.pkl)
 exit 0
