@@ -11,7 +11,9 @@
 # Targets (issue 13): small dicts >= 20x faster than picklescan with peak RSS
 # below the file's size; bytes no slower than picklescan, peak RSS < 100 MB.
 # Without picklescan (it is on PyPI only) its runs are skipped with a line
-# saying so, and pk's figures are still printed against the RSS targets.
+# saying so, and pk's figures are still printed against the RSS targets. Its
+# public source runs as it is from a checkout:
+#   git clone https://github.com/mmaitre314/picklescan; PYTHONPATH=picklescan/src make bench
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PK=${PK:-$PWD/bin/pk}
