@@ -13,9 +13,10 @@ import (
 )
 
 // ReadOptions returns the pickle options an input must be opened with to be
-// hashed with opt: blobs and trailing bytes digested with opt's algorithm.
+// hashed with opt: blobs and trailing bytes digested with opt's algorithm,
+// and stores only (canon reads no graph).
 func ReadOptions(opt Options) pickle.Options {
-	return pickle.Options{NewHash: opt.Algo.New}
+	return pickle.Options{NewHash: opt.Algo.New, NoGraph: true}
 }
 
 // cover marks n and everything reachable from it (through the stream's

@@ -20,7 +20,59 @@ type Node struct {
 	v      *View
 	src    pickle.ID // the canonical (resolved) node
 	parent *Node
-	edge   string
+	edge   edge
+}
+
+// edge is how a node was first reached from its parent, kept as a few
+// numbers and written out only when Path asks (a view hands out many more
+// nodes than anyone prints paths of).
+type edge struct {
+	kind uint8
+	i, j int32     // item, entry, operation or argument index; j < 0: a single argument
+	key  pickle.ID // edgeKeyOf, edgeValOf: the entry's key
+}
+
+const (
+	edgeRoot uint8 = iota
+	edgeEffect
+	edgeSet    // {i}
+	edgeList   // [i]
+	edgeKeyOf  // .__key__[label]
+	edgeValOf  // [label]
+	edgeCall   // .__reduce__[i]
+	edgeState  // .__state__[j]
+	edgeOpArgs // .__ops__[i][j]
+)
+
+// text writes the edge as Path shows it.
+func (e edge) text(v *View, b *strings.Builder) {
+	switch e.kind {
+	case edgeRoot:
+		b.WriteString("root")
+	case edgeEffect:
+		fmt.Fprintf(b, "effect[%d]", e.i)
+	case edgeSet:
+		fmt.Fprintf(b, "{%d}", e.i)
+	case edgeList:
+		fmt.Fprintf(b, "[%d]", e.i)
+	case edgeKeyOf:
+		b.WriteString(".__key__")
+		b.WriteString(keyLabel(v, e.key, int(e.i)))
+	case edgeValOf:
+		b.WriteString(keyLabel(v, e.key, int(e.i)))
+	case edgeCall:
+		fmt.Fprintf(b, ".__reduce__[%d]", e.i)
+	case edgeState:
+		b.WriteString(".__state__")
+		if e.j >= 0 {
+			fmt.Fprintf(b, "[%d]", e.j)
+		}
+	case edgeOpArgs:
+		fmt.Fprintf(b, ".__ops__[%d]", e.i)
+		if e.j >= 0 {
+			fmt.Fprintf(b, "[%d]", e.j)
+		}
+	}
 }
 
 // Entry is one dict entry, or one key/value argument pair of a setitems
@@ -40,7 +92,7 @@ type Op struct {
 	Args   []*Node
 }
 
-func (v *View) wrap(n pickle.ID, parent *Node, edge string) *Node {
+func (v *View) wrap(n pickle.ID, parent *Node, edge edge) *Node {
 	if n < 0 {
 		return nil
 	}
@@ -57,7 +109,7 @@ func (v *View) wrap(n pickle.ID, parent *Node, edge string) *Node {
 }
 
 // Root returns the node pickle.load returns.
-func (v *View) Root() *Node { return v.wrap(v.s.Root, nil, "root") }
+func (v *View) Root() *Node { return v.wrap(v.s.Root, nil, edge{kind: edgeRoot}) }
 
 // EffectNodes returns the nodes of the effects (see Effects), in order;
 // their paths read "effect[i]".
@@ -65,7 +117,7 @@ func (v *View) EffectNodes() []*Node {
 	v.Root()
 	var out []*Node
 	for i, ev := range v.Effects() {
-		out = append(out, v.wrap(ev.Node, nil, fmt.Sprintf("effect[%d]", i)))
+		out = append(out, v.wrap(ev.Node, nil, edge{kind: edgeEffect, i: int32(i)}))
 	}
 	return out
 }
@@ -150,13 +202,13 @@ func (n *Node) Digest() []byte {
 // for a call's callable/arguments/keyword arguments, .__state__ for a BUILD
 // state, .__ops__[i] for other operations.
 func (n *Node) Path() string {
-	var parts []string
+	var parts []*Node
 	for x := n; x != nil; x = x.parent {
-		parts = append(parts, x.edge)
+		parts = append(parts, x)
 	}
 	var b strings.Builder
 	for i := len(parts) - 1; i >= 0; i-- {
-		b.WriteString(parts[i])
+		parts[i].edge.text(n.v, &b)
 	}
 	return b.String()
 }
@@ -237,7 +289,7 @@ func clipRepr(s string, more bool) string {
 	return s
 }
 
-func (n *Node) child(c pickle.ID, edge string) *Node { return n.v.wrap(c, n, edge) }
+func (n *Node) child(c pickle.ID, e edge) *Node { return n.v.wrap(c, n, e) }
 
 // Items returns the items of a list or tuple (stream order) or of a set or
 // frozenset (deduplicated, in canonical order), and the parts of a dynamic
@@ -250,7 +302,7 @@ func (n *Node) Items() []*Node {
 		items := v.setItems(v.items(s))
 		out := make([]*Node, len(items))
 		for i, c := range items {
-			out[i] = n.child(c, fmt.Sprintf("{%d}", i))
+			out[i] = n.child(c, edge{kind: edgeSet, i: int32(i)})
 		}
 		return out
 	case pickle.KindList, pickle.KindTuple, pickle.KindPersID:
@@ -267,7 +319,7 @@ func (n *Node) list() []*Node {
 	items := n.v.items(n.src)
 	out := make([]*Node, len(items))
 	for i, c := range items {
-		out[i] = n.child(c, fmt.Sprintf("[%d]", i))
+		out[i] = n.child(c, edge{kind: edgeList, i: int32(i)})
 	}
 	return out
 }
@@ -284,8 +336,7 @@ func (n *Node) Entries() []Entry {
 	ents := n.v.dictEntries(n.v.items(n.src), sc)
 	out := make([]Entry, len(ents))
 	for i, k := range ents {
-		label := keyLabel(n.v, k.node, i)
-		out[i] = Entry{Key: n.child(k.node, ".__key__"+label), Value: n.child(k.val, label)}
+		out[i] = Entry{Key: n.child(k.node, edge{kind: edgeKeyOf, i: int32(i), key: k.node}), Value: n.child(k.val, edge{kind: edgeValOf, i: int32(i), key: k.node})}
 	}
 	return out
 }
@@ -314,8 +365,8 @@ func (n *Node) CallForm() string {
 
 // Func, Args and Kwargs return the parts of a call (Kwargs is nil unless
 // non-empty keyword arguments are passed).
-func (n *Node) Func() *Node { return n.child(n.v.fn(n.src), ".__reduce__[0]") }
-func (n *Node) Args() *Node { return n.child(n.v.argsOf(n.src), ".__reduce__[1]") }
+func (n *Node) Func() *Node { return n.child(n.v.fn(n.src), edge{kind: edgeCall, i: 0}) }
+func (n *Node) Args() *Node { return n.child(n.v.argsOf(n.src), edge{kind: edgeCall, i: 1}) }
 func (n *Node) Kwargs() *Node {
 	if n.v.kind(n.src) != pickle.KindCall {
 		return nil
@@ -323,7 +374,7 @@ func (n *Node) Kwargs() *Node {
 	if _, kw := callForm(n.v, n.src); !kw {
 		return nil
 	}
-	return n.child(n.v.kwargsOf(n.src), ".__reduce__[2]")
+	return n.child(n.v.kwargsOf(n.src), edge{kind: edgeCall, i: 2})
 }
 
 var opNames = map[byte]string{'b': "build", 'a': "append", 's': "setitems", 'd': "add", '?': "op"}
@@ -338,15 +389,15 @@ func (n *Node) Ops() []Op {
 		if name == "" {
 			name = opNames[o.tag]
 		}
-		edge := fmt.Sprintf(".__ops__[%d]", i)
+		kind := edgeOpArgs
 		if o.tag == 'b' || o.tag == 'S' {
-			edge = ".__state__"
+			kind = edgeState
 		}
 		args := make([]*Node, len(o.args))
 		for j, a := range o.args {
-			e := edge
+			e := edge{kind: kind, i: int32(i), j: -1}
 			if len(o.args) > 1 {
-				e = fmt.Sprintf("%s[%d]", edge, j)
+				e.j = int32(j)
 			}
 			args[j] = n.child(a, e)
 		}
