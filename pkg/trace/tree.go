@@ -43,6 +43,34 @@ type Tree struct {
 	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
 	// Leaves makes Top list only objects that hold no other (--top --leaves).
 	Leaves bool
+	// kidFree holds lists of kids a walk is done with, for nodeKids to fill
+	// again: a walk of the whole tree makes one list a node, which without
+	// reuse is garbage the size of the stream's items.
+	kidFree [][]kid
+}
+
+// getKids returns an empty list of kids with room for n, reused when the
+// tree has one.
+func (t *Tree) getKids(n int) []kid {
+	if t != nil {
+		for i := len(t.kidFree) - 1; i >= 0 && i >= len(t.kidFree)-4; i-- {
+			if k := t.kidFree[i]; cap(k) >= n {
+				t.kidFree[i] = t.kidFree[len(t.kidFree)-1]
+				t.kidFree = t.kidFree[:len(t.kidFree)-1]
+				return k[:0]
+			}
+		}
+	}
+	return make([]kid, 0, n)
+}
+
+// putKids gives back a list of kids nobody reads any more.
+func (t *Tree) putKids(k []kid) {
+	if t == nil || cap(k) == 0 || len(t.kidFree) >= 64 {
+		return
+	}
+	clear(k[:cap(k)])
+	t.kidFree = append(t.kidFree, k[:0])
 }
 
 // StreamTree holds the sizes of one pickle stream.

@@ -99,7 +99,7 @@ func (st *StreamTree) nodeKids(n pickle.ID) []kid {
 	s := st.Store
 	m := st.marks()
 	m.next(s.Len())
-	out := make([]kid, 0, kidsHint(s, n))
+	out := st.tree.getKids(kidsHint(s, n))
 	eachChild(s, n, func(c pickle.ID, r role, folded bool) bool {
 		own := s.Owner(c) == n && !m.has(c)
 		if own {
@@ -359,17 +359,20 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			if isLast && !keepItem {
 				// nothing more to open here: fold the frame into a tail
 				fr := stack.pop()
+				t.putKids(fr.kids)
 				tails.push(tailFrame{st: fr.st, id: fr.id, n: fr.n})
 				open(k, d, true, fr.tail+1, lvl)
 				continue
 			}
 			if isLast {
+				t.putKids(f.kids)
 				f.kids = nil // let them go
 			}
 			open(k, d, isLast, 0, lvl) // (f is invalid after this)
 			continue
 		}
 		fr := stack.pop()
+		t.putKids(fr.kids)
 		if fr.id >= 0 {
 			fr.st.onPathSet(pickle.ID(fr.id), false)
 		}
