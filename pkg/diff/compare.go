@@ -43,19 +43,37 @@ func Files(a, b string, opt Options) (*Result, error) {
 	if r, ok := fastFiles(a, b, opt); ok {
 		return r, nil
 	}
+	// One input at a time while the digests decide: A is hashed and, when
+	// it can be opened again (not stdin), dropped before B is opened, so
+	// that two equal inputs never hold both stores. Only when they differ
+	// is A opened again for the comparison.
 	ropt := canon.ReadOptions(opt.Canon)
 	da, err := input.OpenWith(a, ropt, opt.Input)
 	if err != nil {
 		return nil, &InputError{'a', err}
 	}
+	ha, err := canon.HashDoc(da, opt.Canon)
+	if err != nil {
+		return nil, &InputError{'a', err}
+	}
+	ca := censusOf(da)
+	if a != "-" {
+		da = nil
+	}
 	db, err := input.OpenWith(b, ropt, opt.Input)
 	if err != nil {
 		return nil, &InputError{'b', err}
 	}
-	r, err := Docs(da, db, opt)
+	hb, err := canon.HashDoc(db, opt.Canon)
 	if err != nil {
-		return nil, err
+		return nil, &InputError{'b', err}
 	}
+	if da == nil && ha.Digest != hb.Digest {
+		if da, err = input.OpenWith(a, ropt, opt.Input); err != nil {
+			return nil, &InputError{'a', err}
+		}
+	}
+	r := compareDocs(a, db, da, ha, hb, ca, censusOf(db), opt)
 	if r.Same {
 		r.BytesEqual = sameBytes(a, b)
 	}
@@ -104,11 +122,17 @@ func Docs(da, db *input.Doc, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, &InputError{'b', err}
 	}
-	r := &Result{A: da.Path, B: db.Path, DigestA: ha.Digest, DigestB: hb.Digest}
+	return compareDocs(da.Path, db, da, ha, hb, censusOf(da), censusOf(db), opt), nil
+}
+
+// compareDocs gives the result of two hashed inputs: the reasons when their
+// digests are equal (da may then be nil), else the entries.
+func compareDocs(pathA string, db, da *input.Doc, ha, hb *canon.Result, ca, cb census, opt Options) *Result {
+	r := &Result{A: pathA, B: db.Path, DigestA: ha.Digest, DigestB: hb.Digest}
 	if ha.Digest == hb.Digest {
 		r.Same = true
-		r.Reasons = reasons(da, db, ha, hb, opt.Canon.KeepDictOrder)
-		return r, nil
+		r.Reasons = reasons(ca, cb, ha, hb, opt.Canon.KeepDictOrder)
+		return r
 	}
 	c := &cmp{opt: opt}
 	c.docs(da, db)
@@ -122,41 +146,56 @@ func Docs(da, db *input.Doc, opt Options) (*Result, error) {
 		r.Same = true
 		r.Reasons = append(r.Reasons, Reason{Rule: "ignored paths", Count: c.ignored})
 	}
-	return r, nil
+	return r
+}
+
+// census is what the reasons of an equal pair need of each input: its sets
+// of more than one item and dicts of more than one entry, its protocols.
+type census struct {
+	sets, dicts int
+	protos      map[int]bool
+}
+
+func censusOf(d *input.Doc) census {
+	c := census{protos: map[int]bool{}}
+	for _, p := range d.Parts {
+		if p.Pickle == nil {
+			continue
+		}
+		for _, s := range p.Pickle.Streams {
+			c.protos[s.Proto] = true
+			ss := s.Store()
+			for i := 0; i < ss.Len(); i++ {
+				switch id := pickle.ID(i); ss.Kind(id) {
+				case pickle.KindSet, pickle.KindFrozenSet:
+					if ss.NItems(id) > 1 {
+						c.sets++
+					}
+				case pickle.KindDict:
+					if ss.NItems(id) > 2 {
+						c.dicts++
+					}
+				}
+			}
+		}
+	}
+	return c
 }
 
 // reasons says which normalisations made two byte-different inputs equal.
-func reasons(da, db *input.Doc, ha, hb *canon.Result, keepDictOrder bool) []Reason {
+func reasons(ca, cb census, ha, hb *canon.Result, keepDictOrder bool) []Reason {
 	count := map[string]int{}
 	for _, res := range []*canon.Result{ha, hb} {
 		for _, a := range res.Applied {
 			count[a.Rule] += a.Count
 		}
 	}
-	sets, dicts := 0, 0
 	protos := map[int]bool{}
-	for _, d := range []*input.Doc{da, db} {
-		for _, p := range d.Parts {
-			if p.Pickle == nil {
-				continue
-			}
-			for _, s := range p.Pickle.Streams {
-				protos[s.Proto] = true
-				ss := s.Store()
-				for i := 0; i < ss.Len(); i++ {
-					switch id := pickle.ID(i); ss.Kind(id) {
-					case pickle.KindSet, pickle.KindFrozenSet:
-						if ss.NItems(id) > 1 {
-							sets++
-						}
-					case pickle.KindDict:
-						if ss.NItems(id) > 2 {
-							dicts++
-						}
-					}
-				}
-			}
-		}
+	for p := range ca.protos {
+		protos[p] = true
+	}
+	for p := range cb.protos {
+		protos[p] = true
 	}
 	var out []Reason
 	keys := make([]string, 0, len(count))
@@ -167,7 +206,7 @@ func reasons(da, db *input.Doc, ha, hb *canon.Result, keepDictOrder bool) []Reas
 	for _, k := range keys {
 		out = append(out, Reason{Rule: k, Count: count[k]})
 	}
-	return formReasons(out, sets, dicts, len(protos), keepDictOrder)
+	return formReasons(out, ca.sets+cb.sets, ca.dicts+cb.dicts, len(protos), keepDictOrder)
 }
 
 // formReasons appends the reasons every pair of equal pickles shares: sets
