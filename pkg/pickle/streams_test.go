@@ -173,7 +173,7 @@ func allocated(fn func()) uint64 {
 // records and its pointer in File.Streams, bound twice what it holds;
 // ParseEach reuses one Stream and one Store, so its bound, 16 bytes a
 // stream, fails as soon as anything is allocated per stream. With the graph
-// (the consumers not yet ported, docs/engine.md §3), a stream also costs
+// (what the tests read; docs/engine.md §3), a stream also costs
 // its graph, built from the store: bound 1600 B.
 func TestPerStreamCost(t *testing.T) {
 	const n = 200_000
