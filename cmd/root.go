@@ -105,10 +105,13 @@ func NewRoot() *cobra.Command {
 // mostly pickle.Store records and arenas, which hold no pointers, so a
 // collection costs little however large they are, while at Go's default
 // (100) the heap grows to twice what is live before one runs. Measured
-// (docs/reader.md, Memory): at 25 the whole-tree pk trace of a 26 MB table
-// peaks at 392 MB instead of 578 MB, pk diff of two 5 MB cloudpickle states
-// at 149 MB instead of 182 MB, for 5-10% more CPU time.
-const gcPercent = 25
+// (docs/reader.md, Memory; peak RSS and CPU at 100 / 50 / 25): the
+// whole-tree pk trace of a 26 MB table 578 / 454 / 395 MB at 1.38 / 1.43 /
+// 1.44 s; pk diff of two equal 5 MB cloudpickle states 131 / 98 / 96 MB.
+// What is not pointer-free pays: a million back-to-back pickles keep a
+// Stream and a Store each, and hash in 0.48 / 0.64 / 1.04 s. 50 takes most
+// of the memory for a third of that CPU.
+const gcPercent = 50
 
 // Main runs pk with argv and returns the exit code.
 func Main(argv []string) int {
