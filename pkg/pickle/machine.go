@@ -381,6 +381,17 @@ func (m *machine) endStream() {
 	m.exts, s.ext = s.ext[len(s.ext):len(s.ext):cap(s.ext)], s.ext[:len(s.ext):len(s.ext)]
 	m.muts, s.muts = s.muts[len(s.muts):len(s.muts):cap(s.muts)], s.muts[:len(s.muts):len(s.muts)]
 	m.evs, s.Log = s.Log[len(s.Log):len(s.Log):cap(s.Log)], s.Log[:len(s.Log):len(s.Log)]
+	// an empty window is nil: one pointer less per slice for the collector
+	// to follow in each kept stream (a million `N.` streams hold no items,
+	// texts, extras, operations or events)
+	s.kids, s.text, s.ext, s.muts, s.Log = nilIfEmpty(s.kids), nilIfEmpty(s.text), nilIfEmpty(s.ext), nilIfEmpty(s.muts), nilIfEmpty(s.Log)
+}
+
+func nilIfEmpty[T any](b []T) []T {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 // dropStore lets the collector take a store whose graph was built: the
