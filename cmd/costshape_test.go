@@ -168,8 +168,6 @@ var knownOver = map[string]string{
 	"globals_discarded diff same":            "0.6 s CPU, 362 MB",
 	"stack_globals_discarded diff changed":   "2.2 s CPU, 954 MB",
 	"globals_discarded diff changed":         "1.1 s CPU, 479 MB",
-	"streams_none hash":                      "0.8 s CPU, 556 MB",
-	"streams_dicts hash":                     "0.5 s CPU, 241 MB (within 10% of the bound)",
 	"streams_none trace":                     "1.9 s CPU, 1369 MB",
 	"streams_dicts trace":                    "0.5 s CPU, 366 MB",
 	"streams_dicts trace --top 20":           "0.4 s CPU, 273 MB",

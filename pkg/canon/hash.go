@@ -1,8 +1,10 @@
 package canon
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -191,9 +193,7 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 		case p.Pickle != nil:
 			f := p.Pickle
 			multi = multi || len(f.Streams) > 1
-			buf = append(buf, 'K')
-			buf = appendUvarint(buf, uint64(len(f.Streams)))
-			h.Write(buf)
+			h.Write(appendStreamCount(buf, len(f.Streams)))
 			for _, s := range f.Streams {
 				v := normalize(s, opt, scr)
 				if stageHook != nil {
@@ -219,15 +219,8 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 					res.Applied = append(res.Applied, a)
 				}
 			}
-			if t := f.Trailing; t != nil {
-				buf = append(buf[:0], 'Z')
-				buf = appendUvarint(buf, uint64(t.Len))
-				h.Write(buf)
-				if err := writeDigest(h, t.Digest, opt, doc.Path, t.Offset); err != nil {
-					return nil, err
-				}
-			} else {
-				h.Write([]byte{'z'})
+			if err := writeTrailing(h, f.Trailing, opt, doc.Path); err != nil {
+				return nil, err
 			}
 		case p.Raw != nil:
 			buf = append(buf, 'W')
@@ -244,6 +237,95 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	res.Sum = h.Sum(nil)
 	res.Digest = opt.Tag() + ":" + hex.EncodeToString(res.Sum)
 	return res, nil
+}
+
+// appendStreamCount appends, after a pickle part's 'P' and name, the count
+// of its streams.
+func appendStreamCount(buf []byte, n int) []byte {
+	buf = append(buf, 'K')
+	return appendUvarint(buf, uint64(n))
+}
+
+// writeTrailing writes what follows a pickle part's streams: 'Z', the length
+// and digest of its trailing bytes, or 'z' when there are none.
+func writeTrailing(h hash.Hash, t *pickle.Trailing, opt Options, path string) error {
+	if t == nil {
+		h.Write([]byte{'z'})
+		return nil
+	}
+	buf := appendUvarint([]byte{'Z'}, uint64(t.Len))
+	h.Write(buf)
+	return writeDigest(h, t.Digest, opt, path, t.Offset)
+}
+
+// errNotBare stops hashEach: the file is not a bare pickle after all.
+var errNotBare = errors.New("not a bare pickle")
+
+// hashEach hashes a bare pickle file stream by stream (pickle.ParseEach),
+// holding one stream at a time instead of all of them: the digest HashDoc
+// gives the same file, which is a single pickle part named "" (the stream
+// digests are kept, 32 bytes each, as the count comes before them). It
+// leaves to the caller (ok false) what Open reads otherwise or reports
+// itself: a container, joblib content (a wrapper's BUILD), legacy torch (its
+// magic number as the first stream), any error, and --explain (paths).
+func hashEach(path string, opt Options) (res *Result, ok bool) {
+	if !opt.NoPaths {
+		return nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	if head, _ := br.Peek(16); !input.PlainPickle(head) {
+		return nil, false
+	}
+	ro := ReadOptions(opt)
+	ro.AfterBuild = func(_ *pickle.Reader, s *pickle.Store, n pickle.ID) error {
+		if input.JoblibWrapper(s, n) {
+			return errNotBare
+		}
+		return nil
+	}
+	rd := pickle.NewReader(br, fi.Size(), path)
+	rd.NewHash = ro.NewHash
+	res = &Result{}
+	var digests []byte
+	n := 0
+	scr := &docScratch{}
+	file, err := pickle.ParseEach(rd, ro, func(st *pickle.Stream) error {
+		if st.Index == 0 && input.TorchLegacyMagic(st.Store()) {
+			return errNotBare
+		}
+		v := normalize(st, opt, scr)
+		d, err := v.Digest()
+		if err != nil {
+			return err
+		}
+		digests = append(digests, d...)
+		n++
+		res.Applied = v.tally.merge(res.Applied)
+		return nil
+	})
+	if err != nil || file.Trailing != nil && n == 0 {
+		return nil, false
+	}
+	h := opt.Algo.New()
+	h.Write([]byte(opt.header()))
+	buf := appendStr([]byte{'P'}, "")
+	h.Write(appendStreamCount(buf, n))
+	h.Write(digests)
+	if err := writeTrailing(h, file.Trailing, opt, path); err != nil {
+		return nil, false
+	}
+	res.Sum = h.Sum(nil)
+	res.Digest = opt.Tag() + ":" + hex.EncodeToString(res.Sum)
+	return res, true
 }
 
 func where(part string, stream int) string {
@@ -267,6 +349,9 @@ func HashFile(path string, opt Options) (*Result, error) {
 		return hashStdin(opt)
 	}
 	if res, ok := fastHashFile(path, opt); ok {
+		return res, nil
+	}
+	if res, ok := hashEach(path, opt); ok {
 		return res, nil
 	}
 	return hashGraph(path, nil, opt)

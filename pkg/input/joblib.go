@@ -324,3 +324,12 @@ func dtypeOf(s *pickle.Store, n pickle.ID) (*dtypeInfo, error) {
 	d.size = size
 	return d, nil
 }
+
+// JoblibWrapper reports whether node n of store s is an instance of one of
+// joblib's array wrappers, whose BUILD joblib follows with array bytes that
+// are not opcodes: a caller that reads a bare pickle without Open (pk hash
+// stream by stream) must leave such a file to Open.
+func JoblibWrapper(s *pickle.Store, n pickle.ID) bool {
+	c := classOf(s, n)
+	return wrapperNames[c] || oldWrapperNames[c]
+}

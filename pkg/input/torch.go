@@ -327,9 +327,7 @@ func isTorchLegacy(br *bufio.Reader) bool {
 	if err != nil || len(f.Streams) != 1 {
 		return false
 	}
-	s := f.Streams[0].Store()
-	r := s.Root
-	return r >= 0 && s.Kind(r) == pickle.KindInt && s.IsBig(r) && s.Big(r).Cmp(torchMagic) == 0
+	return TorchLegacyMagic(f.Streams[0].Store())
 }
 
 // readTorchLegacy reads torch's legacy format: five pickles (magic number,

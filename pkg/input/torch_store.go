@@ -103,3 +103,11 @@ func (d *Doc) attach(r *StorageRef) {
 		}
 	}
 }
+
+// TorchLegacyMagic reports whether a stream's store is the first pickle of a
+// legacy torch.save file (its magic number), which Open reads as torch's
+// five pickles and storage records, not as a bare pickle.
+func TorchLegacyMagic(s *pickle.Store) bool {
+	r := s.Root
+	return r >= 0 && s.Kind(r) == pickle.KindInt && s.IsBig(r) && s.Big(r).Cmp(torchMagic) == 0
+}

@@ -438,14 +438,15 @@ func (m *machine) growRecs() {
 	n := int64(len(s.recs))
 	size := m.rd.Size()
 	start, before := m.start, m.before
-	if m.graph {
-		// the buffers are not shared (each store is dropped once its
-		// graph is built): project this stream's count alone
+	if m.graph || m.reuse {
+		// the buffers are not windows for the streams after this one
+		// (a store dropped once its graph is built, or ParseEach's one
+		// store used again): project this stream's count alone
 		start, before = s.Begin, 0
 	}
 	done := m.rd.Offset() - start
 	total := before + n
-	if size < 0 || done <= 0 || total < 1024 || !m.project || m.reuse {
+	if size < 0 || done <= 0 || total < 1024 || !m.project {
 		return // append doubles
 	}
 	proj := total * (size - start) / done
