@@ -354,22 +354,22 @@ func HashFile(path string, opt Options) (*Result, error) {
 	if res, ok := hashEach(path, opt); ok {
 		return res, nil
 	}
-	return hashGraph(path, nil, opt)
+	return hashOpened(path, nil, opt)
 }
 
 // MaxSpool is how much of standard input HashFile copies to a temporary
 // file for the streaming path (which reads its input twice); a longer input
-// is hashed on the graph path, from the copy and then the rest of stdin.
+// is hashed on the store path, from the copy and then the rest of stdin.
 const MaxSpool = 4 << 30
 
 // hashStdin spools standard input to a temporary file so that the
-// streaming path can take it; the graph path, when it must, reads the
+// streaming path can take it; the store path, when it must, reads the
 // spooled bytes and whatever stdin still holds as it reads stdin, so errors
 // name "-" and give stdin's offsets.
 func hashStdin(opt Options) (*Result, error) {
 	tmp, err := os.CreateTemp("", "pk-stdin-*.pkl")
 	if err != nil {
-		return hashGraph("-", os.Stdin, opt)
+		return hashOpened("-", os.Stdin, opt)
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
@@ -391,7 +391,7 @@ func hashStdin(opt Options) (*Result, error) {
 			break
 		}
 		if rerr != nil {
-			break // the graph path reads stdin again and reports it
+			break // the store path reads stdin again and reports it
 		}
 	}
 	if complete {
@@ -400,14 +400,14 @@ func hashStdin(opt Options) (*Result, error) {
 		}
 	}
 	r := io.MultiReader(io.NewSectionReader(tmp, 0, written), bytes.NewReader(pending), os.Stdin)
-	return hashGraph("-", r, opt)
+	return hashOpened("-", r, opt)
 }
 
-// hashGraph hashes on the store path: the file at path, or r (stdin's
+// hashOpened hashes on the store path: the file at path, or r (stdin's
 // bytes) when it is not nil. The stores hold no pointers, so the collector
 // keeps its default pace (the graph path it replaced ran at
 // pickle.GCPercentWhileParsing).
-func hashGraph(path string, r io.Reader, opt Options) (*Result, error) {
+func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 	var doc *input.Doc
 	var err error
 	if r != nil {

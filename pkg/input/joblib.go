@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -330,6 +331,14 @@ func dtypeOf(s *pickle.Store, n pickle.ID) (*dtypeInfo, error) {
 // are not opcodes: a caller that reads a bare pickle without Open (pk hash
 // stream by stream) must leave such a file to Open.
 func JoblibWrapper(s *pickle.Store, n pickle.ID) bool {
+	if s.Kind(n) != pickle.KindCall || s.Func(n) < 0 {
+		return false
+	}
+	// called on every BUILD: names are joined only for the modules a
+	// wrapper's class comes from (or copyreg._reconstructor's)
+	if mod := s.Str(s.Func(n)); !strings.HasPrefix(mod, "joblib") && !strings.HasPrefix(mod, "sklearn") && mod != "copyreg" {
+		return false
+	}
 	c := classOf(s, n)
 	return wrapperNames[c] || oldWrapperNames[c]
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
@@ -143,20 +142,6 @@ func joblibFile(path string, doc *input.Doc, opt Options, copt canon.Options) ([
 		}
 		return nil, &Error{File: path, Offset: s.Offset, Reason: err.Error()}
 	}
-	data, err := compress(doc.Compression, out)
-	if err != nil {
-		return nil, err
-	}
-	if err := verifyDoc(path, doc, data, copt); err != nil {
-		var we *Error
-		if errors.As(err, &we) && !copt.KeepDictOrder && strings.Contains(we.Reason, "differs") {
-			// pk hash counts the arrays as parts in stream order, and the
-			// stream order of arrays held by a plain dict follows its
-			// insertion order, which the canonical dict order does not keep
-			we.Reason = "pk cannot write this joblib file canonically: its arrays would come out in another order " +
-				"(pk hash counts them in stream order, which follows dict insertion order; --keep-dict-order keeps it)"
-		}
-		return nil, err
-	}
-	return data, nil
+	return finishDoc(path, doc, out, copt, "pk cannot write this joblib file canonically: its arrays would come out in another order "+
+		"(pk hash counts them in stream order, which follows dict insertion order; --keep-dict-order keeps it)")
 }

@@ -97,6 +97,26 @@ func torchZip(path string, doc *input.Doc, opt Options, copt canon.Options) ([]b
 	return buf.Bytes(), nil
 }
 
+// finishDoc compresses out as the input was and checks that the file has
+// the pk hash of doc. When it does not and dict order was not kept, the
+// refusal is orderReason: the layout of a container (joblib's arrays,
+// legacy torch's storage numbers) follows the insertion order of a plain
+// dict, which the canonical order does not keep.
+func finishDoc(path string, doc *input.Doc, out []byte, copt canon.Options, orderReason string) ([]byte, error) {
+	data, err := compress(doc.Compression, out)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyDoc(path, doc, data, copt); err != nil {
+		var we *Error
+		if errors.As(err, &we) && we.differs && !copt.KeepDictOrder {
+			we.Reason = orderReason
+		}
+		return nil, err
+	}
+	return data, nil
+}
+
 // verifyDoc checks that out (a whole output file) has the pk hash of doc.
 func verifyDoc(path string, doc *input.Doc, out []byte, copt canon.Options) error {
 	if noVerify {
@@ -127,7 +147,7 @@ func verifyDoc(path string, doc *input.Doc, out []byte, copt canon.Options) erro
 		return err
 	}
 	if got.Digest != want.Digest {
-		return &Error{File: path, Offset: -1, Reason: "pk cannot reproduce this file faithfully: the output's canonical form differs from the input's"}
+		return &Error{File: path, Offset: -1, Reason: "pk cannot reproduce this file faithfully: the output's canonical form differs from the input's", differs: true}
 	}
 	return nil
 }
@@ -206,20 +226,6 @@ func torchLegacy(path string, doc *input.Doc, opt Options, copt canon.Options) (
 		}
 		out.Write(rec)
 	}
-	data, err := compress(doc.Compression, out.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	if err := verifyDoc(path, doc, data, copt); err != nil {
-		var we *Error
-		if errors.As(err, &we) && !copt.KeepDictOrder && strings.Contains(we.Reason, "differs") {
-			// the storages are numbered by first appearance in stream
-			// order, which follows the insertion order of a plain dict
-			// holding the tensors, which the canonical order does not keep
-			we.Reason = "pk cannot write this legacy torch file canonically: its storages would be numbered in another order " +
-				"(pk hash numbers them by first appearance in stream order, which follows dict insertion order; --keep-dict-order keeps it)"
-		}
-		return nil, err
-	}
-	return data, nil
+	return finishDoc(path, doc, out.Bytes(), copt, "pk cannot write this legacy torch file canonically: its storages would be numbered in another order "+
+		"(pk hash numbers them by first appearance in stream order, which follows dict insertion order; --keep-dict-order keeps it)")
 }

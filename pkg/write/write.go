@@ -147,6 +147,8 @@ type Error struct {
 	File   string
 	Offset int64
 	Reason string
+
+	differs bool // the output was read back with another digest
 }
 
 func (e *Error) Error() string {
