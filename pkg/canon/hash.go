@@ -404,8 +404,8 @@ func hashStdin(opt Options) (*Result, error) {
 }
 
 // hashOpened hashes on the store path: the file at path, or r (stdin's
-// bytes) when it is not nil. The stores hold no pointers, so the collector
-// keeps its default pace (the graph path it replaced ran at
+// bytes) when it is not nil. The stores hold no pointers, so it does not
+// change the collector's pace (the graph path it replaced ran at
 // pickle.GCPercentWhileParsing).
 func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 	var doc *input.Doc
