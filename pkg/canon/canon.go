@@ -1,5 +1,7 @@
-// Package canon owns pk's canonical form of a pickle, "pk-canon/1"
-// (docs/canonical-form.md is its specification):
+// Package canon owns pk's canonical form of a pickle, in two versions:
+// "pk-canon/1" (docs/canonical-form.md) and "pk-canon/2" (docs/canonical-form-2.md:
+// arrays as values, enum member order, dill's indirections); Options.Form
+// selects one, and every rule that differs between them is gated on it:
 //
 //   - Layer 1, the normalised view: Normalize applies the opcode-form
 //     equivalences and the producer profiles (cloudpickle, its vendored
@@ -22,9 +24,51 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// FormVersion names the canonical form this package implements. Every digest
-// string starts with FormTag so that a later form never verifies against a
-// digest stored for this one.
+// Form is a version of the canonical form. The zero value is Form1, so
+// that every caller that does not choose (pk diff, pk canon, the golden
+// tests of pk-canon/1) keeps the first form; pk hash chooses Current.
+// Every digest string starts with the form's Tag, so that a digest stored
+// for one form never verifies against another: pk hash --check computes
+// the form its stored digest names.
+type Form uint8
+
+const (
+	Form1 Form = iota // "pk-canon/1", digests "pk1-..."
+	Form2             // "pk-canon/2", digests "pk2-...": arrays as values (docs/canonical-form-2.md)
+
+	// Current is the form pk hash writes by default.
+	Current = Form2
+)
+
+// Version is the form's name in the encoding's header ("pk-canon/1").
+func (f Form) Version() string {
+	if f == Form2 {
+		return "pk-canon/2"
+	}
+	return "pk-canon/1"
+}
+
+// Tag is the form's name in digest strings ("pk1").
+func (f Form) Tag() string {
+	if f == Form2 {
+		return "pk2"
+	}
+	return "pk1"
+}
+
+// parseForm reads a digest's form tag.
+func parseForm(tag string) (Form, bool) {
+	switch tag {
+	case "pk1":
+		return Form1, true
+	case "pk2":
+		return Form2, true
+	}
+	return 0, false
+}
+
+// FormVersion and FormTag name the first form (kept for callers that
+// print them; Options.Form.Version() and .Tag() name the one in use).
 const (
 	FormVersion = "pk-canon/1"
 	FormTag     = "pk1"
@@ -117,6 +161,8 @@ func (x *xxh128) Sum(b []byte) []byte {
 // Options select the variant of the form. Every option that changes the
 // digest is named in the digest string (see Options.Tag).
 type Options struct {
+	// Form is the version of the form (zero: Form1).
+	Form Form
 	Algo Algo
 	// Strict applies no producer profile (cloudpickle, dill): only the
 	// opcode-form equivalences of the standard library remain.
@@ -137,13 +183,22 @@ type Options struct {
 
 	// storageKeys maps legacy torch storage keys to ordinals (DocOptions).
 	storageKeys map[string]int
+	// arrays is, with Form2, what the input tells about the arrays of its
+	// streams (joblib's raw array parts, by wrapper node); HashDoc sets it
+	// per pickle part.
+	arrays *docArrays
 }
 
-// Tag returns the prefix of a digest string: "pk1" plus the options that
-// change the form, plus the algorithm, e.g. "pk1-sha256", "pk1+strict-xxh3".
+// v2 reports whether the form is pk-canon/2 (or later): the gate of every
+// rule that differs between the versions.
+func (o Options) v2() bool { return o.Form >= Form2 }
+
+// Tag returns the prefix of a digest string: the form ("pk1", "pk2") plus
+// the options that change the form, plus the algorithm, e.g. "pk2-sha256",
+// "pk1+strict-xxh3".
 func (o Options) Tag() string {
 	var b strings.Builder
-	b.WriteString(FormTag)
+	b.WriteString(o.Form.Tag())
 	if o.Strict {
 		b.WriteString("+strict")
 	}
@@ -161,7 +216,7 @@ func (o Options) Tag() string {
 // header is what the encoding starts with: the form and its options.
 func (o Options) header() string {
 	t := o.Tag()
-	return FormVersion + " " + t[:strings.LastIndexByte(t, '-')] + "\n"
+	return o.Form.Version() + " " + t[:strings.LastIndexByte(t, '-')] + "\n"
 }
 
 // ParseDigest splits a digest string into its options and hex digest. A
@@ -178,9 +233,11 @@ func ParseDigest(s string) (Options, string, error) {
 		return o, "", fmt.Errorf("not a pk digest: %q", clip(s))
 	}
 	parts := strings.Split(tag[:j], "+")
-	if parts[0] != FormTag {
+	f, ok := parseForm(parts[0])
+	if !ok {
 		return o, "", &VersionError{Got: parts[0]}
 	}
+	o.Form = f
 	for _, p := range parts[1:] {
 		switch p {
 		case "strict":
@@ -208,7 +265,7 @@ func ParseDigest(s string) (Options, string, error) {
 type VersionError struct{ Got string }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("digest form %q is not %s (%s): computed by another version of pk", e.Got, FormTag, FormVersion)
+	return fmt.Sprintf("digest form %q is not pk1 (pk-canon/1) or pk2 (pk-canon/2): computed by another version of pk", e.Got)
 }
 
 func clip(s string) string {

@@ -296,10 +296,13 @@ func TestParseDigest(t *testing.T) {
 	if err != nil || !o.Strict || !o.KeepDictOrder || o.Algo != XXH3 || len(h) != 32 {
 		t.Errorf("got %+v %q %v", o, h, err)
 	}
-	if _, _, err := ParseDigest("pk2-sha256:" + strings.Repeat("a", 64)); err == nil {
-		t.Error("pk2 accepted")
+	if o, _, err := ParseDigest("pk2+nolineno-sha256:" + strings.Repeat("a", 64)); err != nil || o.Form != Form2 || !o.StripLineno {
+		t.Errorf("pk2: %+v %v", o, err)
+	}
+	if _, _, err := ParseDigest("pk3-sha256:" + strings.Repeat("a", 64)); err == nil {
+		t.Error("pk3 accepted")
 	} else if _, ok := err.(*VersionError); !ok {
-		t.Errorf("pk2: %T %v", err, err)
+		t.Errorf("pk3: %T %v", err, err)
 	}
 	d := digestOf(t, p4().op(']').stop(), Options{Algo: XXH3})
 	if !strings.HasPrefix(d, "pk1-xxh3:") || len(d) != len("pk1-xxh3:")+32 {

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -187,13 +188,31 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	}
 	for _, ref := range Parts(doc, opt) {
 		p := doc.Parts[ref.Index]
+		if opt.arrays != nil && opt.arrays.used[ref.Index] {
+			continue // encoded as the data of its array (Form2)
+		}
 		buf = append(buf[:0], 'P')
+		if a, ok := npyPart(doc, p, opt); ok {
+			// Form2: a .npy file hashes as a pickle whose root is its array
+			buf = appendStr(buf, "")
+			h.Write(appendStreamCount(buf, 1))
+			d, err := npyStreamDigest(a, opt)
+			if err != nil {
+				return nil, pickle.WithFile(err, doc.Path)
+			}
+			h.Write(d)
+			h.Write([]byte{'z'})
+			continue
+		}
 		buf = appendStr(buf, ref.Name)
 		switch {
 		case p.Pickle != nil:
 			f := p.Pickle
 			multi = multi || len(f.Streams) > 1
 			h.Write(appendStreamCount(buf, len(f.Streams)))
+			if opt.arrays != nil {
+				opt.arrays.part = ref.Index
+			}
 			for _, s := range f.Streams {
 				v := normalize(s, opt, scr)
 				if stageHook != nil {
@@ -237,6 +256,15 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	res.Sum = h.Sum(nil)
 	res.Digest = opt.Tag() + ":" + hex.EncodeToString(res.Sum)
 	return res, nil
+}
+
+// npyPart reports whether p is the array of a .npy file read as a value
+// (Form2).
+func npyPart(doc *input.Doc, p input.Part, opt Options) (*Array, bool) {
+	if !opt.v2() || p.Role != input.RoleArray || p.Of >= 0 || p.Raw == nil || !strings.HasSuffix(doc.Format, "npy") {
+		return nil, false
+	}
+	return NpyArray(p.Raw)
 }
 
 // appendStreamCount appends, after a pickle part's 'P' and name, the count

@@ -10,7 +10,7 @@ import (
 // rule whose Count is the sum of the per-place counts without NoPaths and
 // whose Offset is the first application's.
 func TestNoPathsTotals(t *testing.T) {
-	files := goldenFiles(t)
+	files := goldenFiles(t, goldenRoots)
 	if len(files) == 0 {
 		t.Skip("no corpus under ../../testdata")
 	}

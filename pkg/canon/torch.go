@@ -30,6 +30,9 @@ type PartRef struct {
 // its streams (the legacy torch storage keys). Use it for every Normalize
 // of the input's streams.
 func DocOptions(doc *input.Doc, opt Options) Options {
+	if opt.v2() {
+		opt.arrays = newDocArrays(doc)
+	}
 	if opt.Strict || !strings.Contains(doc.Format, "torch-legacy") {
 		return opt
 	}

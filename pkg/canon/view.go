@@ -25,6 +25,8 @@ func KindName(k pickle.Kind) string {
 		return "placeholder"
 	case KindTracker:
 		return "tracker"
+	case KindArray:
+		return "array"
 	}
 	return k.String()
 }
@@ -97,7 +99,9 @@ type View struct {
 	argBuf   []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
 	mutBuf   []pickle.SMut     // the operations appendOps reads
 	nameBuf  []byte
-	nsyn     int32 // base + the synthetic nodes: the size of the tables by ID
+	nsyn     int32                // base + the synthetic nodes: the size of the tables by ID
+	arrCand  []pickle.ID          // calls of numpy callables (Form2, array.go)
+	arr      map[pickle.ID]*Array // the array nodes (Form2)
 
 	applied []Normalization // without NoPaths: per (rule, node)
 	noteIdx map[noteKey]int
@@ -177,6 +181,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 		switch s.Kind(id) {
 		case pickle.KindCall:
 			v.call(id)
+			v.arrayCandidate(id)
 		case pickle.KindGlobal:
 			v.dillMain(id)
 		case pickle.KindPersID:
@@ -187,6 +192,9 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	}
 	if opt.storageKeys != nil {
 		v.storageKeyList()
+	}
+	if opt.v2() {
+		v.arrays()
 	}
 	v.copyKwargs()
 	if !opt.Strict {

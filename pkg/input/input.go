@@ -89,6 +89,9 @@ type Raw struct {
 	DType string
 	Shape []int64
 	Order string
+	// DTypeString is set when DType is a .npy header's own type string
+	// (not the "|V<size>" label of a structured descr).
+	DTypeString bool
 
 	open func() (io.ReadCloser, error)
 }

@@ -131,7 +131,8 @@ func readNpy(doc *Doc, br *bufio.Reader, size int64, where string, opt pickle.Op
 	if size >= 0 && n > size-start {
 		return fail(start, ".npy array of %d bytes (%s, shape %v) exceeds the %d bytes left (truncated)", n, dstr, shape, size-start)
 	}
-	raw := &Raw{Offset: start, Where: where, DType: dstr, Shape: shape, Order: order}
+	_, isStr := descr.(string)
+	raw := &Raw{Offset: start, Where: where, DType: dstr, Shape: shape, Order: order, DTypeString: isStr}
 	if err := readRaw(rd, n, raw, opt.NewHash); err != nil {
 		return fail(start, ".npy array of %d bytes: %v", n, err)
 	}

@@ -1,0 +1,121 @@
+"""Fixtures for pk-canon/2's arrays (issue 11): testdata/arrays/.
+
+Each object of OBJECTS is written in every form its producers offer, each
+file by a separate process: pickle protocols 0-5 (protocol 5 in-band),
+joblib plain and zlib-compressed, np.save (.npy) for plain arrays. The
+"changed" objects differ from their base in one element. Numpy 2 is not
+installed here: the numpy2_* files are the protocol 4 and 5 pickles of
+c_int32 written under numpy 2's names (numpy._core.multiarray._reconstruct,
+numpy._core.numeric._frombuffer), assembled by a reducer that names them.
+
+Run with Debian's python3 (numpy 1.24, joblib 1.2, pandas, sklearn):
+
+    /usr/bin/python3 testdata/gen/gen_arrays.py [OUTDIR]
+
+The Go tests (pkg/canon/array_test.go) read the committed files only.
+"""
+import os
+import subprocess
+import sys
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "arrays")
+
+OBJECTS = {
+    "c_int32": "np.arange(6, dtype='<i4').reshape(2, 3)",
+    "c_int32_changed": "(lambda a: (a.__setitem__((1, 2), 99), a)[1])(np.arange(6, dtype='<i4').reshape(2, 3))",
+    "f_float64": "np.asfortranarray(np.arange(12.0).reshape(3, 4))",
+    "c_float64_same_values": "np.ascontiguousarray(np.arange(12.0).reshape(3, 4))",
+    "structured": "np.array([(1, 2.0), (3, 4.0)], dtype=[('a', '<i4'), ('b', '<f8')])",
+    "objects": "np.array([1, 'x', None, (2, 3)], dtype=object)",
+    "objects_changed": "np.array([1, 'y', None, (2, 3)], dtype=object)",
+    "bools": "np.array([True, False, True])",
+    "dates": "np.array(['2020-01-01', '2021-06-01'], dtype='M8[D]')",
+    "unicode": "np.array(['ab', 'cde'])",
+    "bigendian": "np.arange(4, dtype='>f4')",
+    "scalar0d": "np.array(3.5)",
+    "empty": "np.zeros((0, 3))",
+    "dict_of_arrays": "{'w': np.arange(10.0).reshape(2, 5), 'b': np.ones(3, dtype='<f4'), 'name': 'model'}",
+    "dict_of_arrays_reordered": "{'b': np.ones(3, dtype='<f4'), 'name': 'model', 'w': np.arange(10.0).reshape(2, 5)}",
+    "dict_of_arrays_changed": "{'w': np.arange(10.0).reshape(2, 5), 'b': np.array([1, 1, 2], dtype='<f4'), 'name': 'model'}",
+    "shared": "(lambda a: [a, a])(np.arange(3))",
+    "unshared": "[np.arange(3), np.arange(3)]",
+    "frame": "pd.DataFrame({'x': [1, 2, 3], 'score': [0.5, 0.25, 0.125]})",
+    "linreg": "LinearRegression().fit(np.array([[0.0], [1.0], [2.0]]), np.array([1.0, 3.0, 5.0]))",
+}
+
+PLAIN = {"c_int32", "c_int32_changed", "f_float64", "c_float64_same_values", "structured", "bools", "dates",
+         "unicode", "bigendian", "scalar0d", "empty"}
+
+PRELUDE = """
+import pickle, sys, numpy as np, joblib
+import pandas as pd
+from sklearn.linear_model import LinearRegression
+obj = %s
+form, path = sys.argv[1], sys.argv[2]
+if form.startswith('p'):
+    with open(path, 'wb') as f:
+        pickle.dump(obj, f, protocol=int(form[1:]))
+elif form == 'joblib':
+    joblib.dump(obj, path)
+elif form == 'joblibz':
+    joblib.dump(obj, path, compress=3)
+elif form == 'npy':
+    np.save(path, obj)
+"""
+
+NUMPY2 = """
+import pickle, sys, types, numpy as np
+obj = np.arange(6, dtype='<i4').reshape(2, 3)
+proto, path = int(sys.argv[1]), sys.argv[2]
+def _reconstruct(*a): pass
+def _frombuffer(*a): pass
+for mod, fn in (('numpy._core.multiarray', _reconstruct), ('numpy._core.numeric', _frombuffer)):
+    m = types.ModuleType(mod)
+    setattr(m, fn.__name__, fn)
+    fn.__module__ = mod
+    sys.modules[mod] = m
+class P(pickle.Pickler):
+    def reducer_override(self, o):
+        if type(o) is np.ndarray:
+            r = o.__reduce_ex__(proto)
+            f = r[0]
+            if f is np.core.multiarray._reconstruct:
+                return (_reconstruct,) + r[1:]
+            if f is np.core.numeric._frombuffer:
+                return (_frombuffer,) + r[1:]
+        return NotImplemented
+with open(path, 'wb') as f:
+    P(f, protocol=proto).dump(obj)
+"""
+
+
+def run(code, *args):
+    subprocess.run([sys.executable, "-c", code] + list(args), check=True, env=dict(os.environ, PYTHONHASHSEED="0"))
+
+
+def main():
+    if os.environ.get("PK_ONLY_NUMPY2"):
+        return numpy2()
+    os.makedirs(OUT, exist_ok=True)
+    for name in os.listdir(OUT):
+        if name.endswith((".pkl", ".joblib", ".npy")):
+            os.remove(os.path.join(OUT, name))
+    for name, expr in OBJECTS.items():
+        forms = ["p0", "p1", "p2", "p3", "p4", "p5", "joblib", "joblibz"]
+        if name in PLAIN:
+            forms.append("npy")
+        for form in forms:
+            ext = {"joblib": ".joblib", "joblibz": ".z.joblib", "npy": ".npy"}.get(form, ".pkl")
+            tag = "" if form in ("joblib", "joblibz", "npy") else "_" + form
+            path = os.path.join(OUT, name + tag + ext)
+            run(PRELUDE % expr, form, path)
+    numpy2()
+
+
+def numpy2():
+    for proto in (4, 5):
+        run(NUMPY2, str(proto), os.path.join(OUT, "numpy2_c_int32_p%d.pkl" % proto))
+
+
+if __name__ == "__main__":
+    main()
