@@ -25,6 +25,7 @@ type hashFlags struct {
 	keepDictOrder, noProfile bool
 	jobs                     int
 	algo                     string
+	form                     string
 	strip                    []string
 	zero, tag                bool
 	include, exclude         []string
@@ -44,15 +45,17 @@ func newHashCmd() *cobra.Command {
 		Short: "Canonical digest of pickles that survives re-pickling (also run as pkhash)",
 		Long: `pk hash prints one "DIGEST  NAME" line per input, as sha256sum does ("-", or
 no FILE at all, is stdin). The digest is computed over pk's canonical form
-(docs/canonical-form.md): the same objects pickled by another process,
-protocol or pickler hash the same; anything that changes what loading
-produces or does hashes differently. The digest names the form, its
-options and the algorithm: pk1-sha256:HEX.
+(docs/canonical-form-2.md, pk-canon/2; --form pk1 for docs/canonical-form.md):
+the same objects pickled by another process, protocol or pickler hash the
+same, numpy arrays in every form numpy and joblib write them; anything that
+changes what loading produces or does hashes differently. The digest names
+the form, its options and the algorithm: pk2-sha256:HEX.
 
 --check reads such lines back from the SUMS files (none or "-": stdin;
 --tag lines too) and prints NAME: OK or NAME: FAILED; it exits 1 when a
-digest does not match and 2 when an input cannot be read. The options a
-digest was made with are read from the digest itself.
+digest does not match and 2 when an input cannot be read. The form and
+options a digest was made with are read from the digest itself: a stored
+pk1-... digest is checked against pk-canon/1.
 ` + docsLine("pk-hash.md"),
 		Args: stdinOnce,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -81,7 +84,7 @@ digest was made with are read from the digest itself.
 	fl.BoolVar(&f.json, "json", false, `JSON Lines, one record per input: {"file","digest","explain":[...]} or {"file","error","offset"} (docs/json.md)`)
 	fl.BoolVar(&f.explain, "explain", false, "list what was normalised and where (rule, path, count) after each digest")
 	fl.BoolVarP(&f.zero, "zero", "z", false, "end each output line with NUL, not newline, and do not escape names (with --check: SUMS lines end with NUL too)")
-	fl.BoolVar(&f.tag, "tag", false, "BSD-style lines: pk1-sha256 (NAME) = HEX")
+	fl.BoolVar(&f.tag, "tag", false, "BSD-style lines: pk2-sha256 (NAME) = HEX")
 	fl.BoolVarP(&f.checkMode, "check", "c", false, "read DIGEST  NAME lines from the SUMS arguments ('-' or none: stdin) and verify them")
 	fl.BoolVar(&f.ignoreMissing, "ignore-missing", false, "with --check: say nothing of listed files that do not exist")
 	fl.BoolVar(&f.quiet, "quiet", false, "with --check: do not print OK lines")
@@ -92,6 +95,7 @@ digest was made with are read from the digest itself.
 	enumSliceFlag(fl, &f.strip, "strip", stripWords, "also normalise these (repeatable, comma list): lineno")
 	fl.BoolVar(&f.noProfile, "no-profile", false, "no producer profile (cloudpickle, dill): only the standard equivalences (digest tag +strict)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, progressUsage)
+	enumFlag(fl, &f.form, "form", "pk2", []string{"pk2", "pk1"}, "the canonical form: pk2 (pk-canon/2, arrays as values) or pk1 (pk-canon/1, as pk wrote before)")
 	enumFlag(fl, &f.algo, "algo", "sha256", []string{"sha256", "xxh3"}, "sha256, or xxh3 (fast, non-cryptographic: trusted input only)")
 	return c
 }
@@ -140,7 +144,10 @@ func (f hashFlags) options() (canon.Options, error) {
 	}
 	// paths of the normalisations cost a second walk of the graph: only
 	// --explain prints them
-	o := canon.Options{Algo: a, Strict: f.noProfile, KeepDictOrder: f.keepDictOrder, NoPaths: !f.explain}
+	o := canon.Options{Form: canon.Current, Algo: a, Strict: f.noProfile, KeepDictOrder: f.keepDictOrder, NoPaths: !f.explain}
+	if f.form == "pk1" {
+		o.Form = canon.Form1
+	}
 	for _, s := range f.strip {
 		switch strings.TrimSpace(s) {
 		case "lineno":

@@ -611,6 +611,9 @@ type arrayKey struct {
 
 // newDocArrays collects the joblib raw array parts of doc (nil when none).
 func newDocArrays(doc *input.Doc) *docArrays {
+	if doc == nil {
+		return nil
+	}
 	var d *docArrays
 	for i, p := range doc.Parts {
 		if p.Role != input.RoleArray || p.Raw == nil || p.Of < 0 || p.NodeID < 0 {
@@ -622,6 +625,31 @@ func newDocArrays(doc *input.Doc) *docArrays {
 		d.raws[arrayKey{p.Of, p.NodeStream, p.NodeID}] = i
 	}
 	return d
+}
+
+// decide finds which raw parts the views of the input's streams will
+// encode as arrays (so that Parts leaves them out before any stream is
+// hashed): it normalises the streams that have joblib wrappers once.
+func (d *docArrays) decide(opt Options) {
+	if d == nil {
+		return
+	}
+	opt.arrays = d
+	opt.NoPaths = true
+	seen := map[[2]int]bool{}
+	for k := range d.raws {
+		ps := [2]int{k.part, k.stream}
+		if seen[ps] {
+			continue
+		}
+		seen[ps] = true
+		p := d.parts[k.part]
+		if p.Pickle == nil || k.stream < 0 || k.stream >= len(p.Pickle.Streams) {
+			continue
+		}
+		d.part = k.part
+		normalize(p.Pickle.Streams[k.stream], opt, nil)
+	}
 }
 
 // arrayCandidate notes a call whose callable may make an array, to be read
@@ -773,4 +801,33 @@ func npyStreamDigest(a *Array, opt Options) ([]byte, error) {
 	b = appendUvarint(b, 0)
 	b = append(b, '.')
 	return opt.Algo.sum(nil, b), nil
+}
+
+// String renders the array as pk diff and --explain show it:
+// "array <i4 (2, 3)", "array <f8 (3, 4) order F", "array |O8 (4,) of objects".
+func (a *Array) String() string {
+	var b strings.Builder
+	b.WriteString("array ")
+	b.WriteString(a.Descr)
+	b.WriteString(" (")
+	for i, d := range a.Shape {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatInt(d, 10))
+	}
+	if len(a.Shape) == 1 {
+		b.WriteString(",")
+	}
+	b.WriteString(")")
+	if a.Order == 'F' {
+		b.WriteString(" order F")
+	}
+	switch {
+	case a.Object():
+		b.WriteString(" of objects")
+	case a.Buffer != pickle.NoID:
+		b.WriteString(" in an out-of-band buffer")
+	}
+	return b.String()
 }

@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -142,5 +144,89 @@ func TestArrayForms(t *testing.T) {
 		if digest[p[0]] == "" || digest[p[0]] == digest[p[1]] {
 			t.Errorf("%s and %s hash alike (%s)", p[0], p[1], digest[p[0]])
 		}
+	}
+}
+
+// dtypeF8 assembles numpy.dtype('f8') with its BUILD state.
+func dtypeF8(a *asm) *asm {
+	a.sglobal("numpy", "dtype").str("f8").op(0x89, 0x88, 0x87, 'R')
+	a.mark().op('K', 3).str("<").op('N', 'N', 'N').binint(-1).binint(-1).op('K', 0, 't', 'b')
+	return a
+}
+
+func bytes8(a *asm, op byte, data string) *asm {
+	a.op(op)
+	binary.Write(a, binary.LittleEndian, uint64(len(data)))
+	a.WriteString(data)
+	return a
+}
+
+// reconstructPickle is a protocol 4 _reconstruct + BUILD of a 1-d float64
+// array of len(data)/8 elements (shape given) with data as BINBYTES8.
+func reconstructPickle(n int64, data string) []byte {
+	a := (&asm{}).proto(4)
+	a.sglobal("numpy.core.multiarray", "_reconstruct").sglobal("numpy", "ndarray").op('K', 0, 0x85).bytes("b").op(0x87, 'R')
+	a.mark().op('K', 1)
+	a.op('J')
+	binary.Write(a, binary.LittleEndian, int32(n))
+	a.op(0x85)
+	dtypeF8(a).op(0x89)
+	bytes8(a, 0x8e, data).op('t', 'b')
+	return a.stop()
+}
+
+func frombufferPickle(n int64, data string) []byte {
+	a := (&asm{}).proto(5)
+	a.sglobal("numpy._core.numeric", "_frombuffer")
+	a.mark()
+	bytes8(a, 0x96, data)
+	dtypeF8(a)
+	a.op('J')
+	binary.Write(a, binary.LittleEndian, int32(n))
+	a.op(0x85).str("C").op('t', 'R')
+	return a.stop()
+}
+
+// TestArrayBlob: an array whose data is streamed as a blob (≥ 1 MiB) hashes
+// as the same array written at protocol 5 in-band; a length that does not
+// match the shape leaves the call as it is (no array), without error.
+func TestArrayBlob(t *testing.T) {
+	data := strings.Repeat("\x01\x02\x03\x04\x05\x06\x07\x08", 300000) // 2.4 MB
+	v2 := Options{Form: Form2}
+	a := digestOf(t, reconstructPickle(300000, data), v2)
+	b := digestOf(t, frombufferPickle(300000, data), v2)
+	if a != b {
+		t.Errorf("blob array at protocol 4 %s, in-band at 5 %s", a, b)
+	}
+	changed := []byte(data)
+	changed[len(changed)-1] ^= 1
+	if digestOf(t, reconstructPickle(300000, string(changed)), v2) == a {
+		t.Error("the last byte changed, the digest did not")
+	}
+	// a shape that does not match the data: not an array, hashed as calls
+	bad := digestOf(t, reconstructPickle(299999, data), v2)
+	if bad == a {
+		t.Error("a mismatched shape read as the array")
+	}
+	f := parse(t, reconstructPickle(299999, data))
+	v := Normalize(f.Streams[0], v2)
+	for _, n := range v.Applied() {
+		if n.Rule == RuleNumpyReconstruct {
+			t.Errorf("mismatched shape: %s applied", n.Rule)
+		}
+	}
+	// pk-canon/1: untouched, the two forms differ
+	if digestOf(t, reconstructPickle(300000, data), Options{}) == digestOf(t, frombufferPickle(300000, data), Options{}) {
+		t.Error("pk-canon/1 changed: the forms hash alike")
+	}
+}
+
+// TestArrayHostile: shapes that overflow, negative dims and huge declared
+// sizes never panic and are not read as arrays.
+func TestArrayHostile(t *testing.T) {
+	for _, n := range []int64{-1, 1 << 30, math.MaxInt32} {
+		b := reconstructPickle(n, "\x00\x00\x00\x00\x00\x00\x00\x00")
+		digestOf(t, b, Options{Form: Form2})
+		digestOf(t, frombufferPickle(n, "\x00\x00\x00\x00\x00\x00\x00\x00"), Options{Form: Form2})
 	}
 }

@@ -692,12 +692,18 @@ func (v *View) setItems(items []pickle.ID) []pickle.ID {
 // dictEntries returns the entries of a plain dict: duplicates merged as
 // Python does, sorted by key unless KeepDictOrder. The result is valid
 // until the scratch is returned with putScratch.
-func (v *View) dictEntries(items []pickle.ID, sc *scratch) []keyed {
+func (v *View) dictEntries(n pickle.ID, sc *scratch) []keyed {
+	items := v.items(n)
 	ks := sc.ks[:0]
 	for i := 0; i+1 < len(items); i += 2 {
 		ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: i / 2, vpos: i / 2})
 	}
 	sc.ks = ks
+	if v.ordered.has(n) && !v.Opt.KeepDictOrder {
+		// a dict whose order is part of the value (pk-canon/2: the members
+		// of a dynamic enum): deduplicated, not sorted, not cached
+		return v.dedupe(ks, sc)
+	}
 	if out, ok := v.dperm.apply(ks, items, sc); ok {
 		return out
 	}
@@ -1029,7 +1035,7 @@ func (e *encoder) node(n pickle.ID) {
 		e.buf = appendUvarint(e.buf, uint64(len(ch)))
 	case kind == pickle.KindDict:
 		sc := v.getScratch()
-		ents := v.dictEntries(v.items(n), sc)
+		ents := v.dictEntries(n, sc)
 		e.write('d')
 		e.buf = appendUvarint(e.buf, uint64(len(ents)))
 		for _, k := range ents {

@@ -188,9 +188,6 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	}
 	for _, ref := range Parts(doc, opt) {
 		p := doc.Parts[ref.Index]
-		if opt.arrays != nil && opt.arrays.used[ref.Index] {
-			continue // encoded as the data of its array (Form2)
-		}
 		buf = append(buf[:0], 'P')
 		if a, ok := npyPart(doc, p, opt); ok {
 			// Form2: a .npy file hashes as a pickle whose root is its array

@@ -245,6 +245,8 @@ func (v *View) value(s pickle.ID) string {
 		return "<" + v.text(s) + ">"
 	case 't':
 		return fmt.Sprintf("<tracker %d>", v.ival(s))
+	case 'A':
+		return v.arr[s].String()
 	}
 	switch v.kind(s) {
 	case pickle.KindNone:
@@ -333,7 +335,7 @@ func (n *Node) Entries() []Entry {
 	}
 	sc := n.v.getScratch()
 	defer n.v.putScratch(sc)
-	ents := n.v.dictEntries(n.v.items(n.src), sc)
+	ents := n.v.dictEntries(n.src, sc)
 	out := make([]Entry, len(ents))
 	for i, k := range ents {
 		out[i] = Entry{Key: n.child(k.node, edge{kind: edgeKeyOf, i: int32(i), key: k.node}), Value: n.child(k.val, edge{kind: edgeValOf, i: int32(i), key: k.node})}

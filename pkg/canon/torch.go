@@ -32,6 +32,7 @@ type PartRef struct {
 func DocOptions(doc *input.Doc, opt Options) Options {
 	if opt.v2() {
 		opt.arrays = newDocArrays(doc)
+		opt.arrays.decide(opt)
 	}
 	if opt.Strict || !strings.Contains(doc.Format, "torch-legacy") {
 		return opt
@@ -68,6 +69,9 @@ func Parts(doc *input.Doc, opt Options) []PartRef {
 	var storages []PartRef
 	first := -1
 	for i, p := range doc.Parts {
+		if opt.arrays != nil && opt.arrays.used[i] {
+			continue // the data of an array of a stream (Form2)
+		}
 		if keys != nil && p.Role == input.RoleStorage {
 			if k, ok := keys[p.Key]; ok {
 				if first < 0 {

@@ -33,22 +33,24 @@ func KindName(k pickle.Kind) string {
 
 // Rule names, as they appear in Normalization.Rule and in --explain.
 const (
-	RuleGetattrGlobal = "getattr-global"   // getattr(G, 'x') REDUCE ≡ global G.x (proto < 4 qualnames)
-	RuleCodecsBytes   = "codecs-bytes"     // _codecs.encode(s, 'latin1') ≡ bytes (proto ≤ 2)
-	RuleBytesReduce   = "bytes-reduce"     // builtins.bytes() ≡ b''
-	RuleByteArray     = "bytearray-reduce" // builtins.bytearray(b) ≡ BYTEARRAY8
-	RuleSetReduce     = "set-reduce"       // builtins.set([..]) ≡ EMPTY_SET ADDITEMS
-	RuleFrozenReduce  = "frozenset-reduce" // builtins.frozenset([..]) ≡ FROZENSET
-	RuleNewobj        = "newobj-reduce"    // copyreg.__newobj__ ≡ NEWOBJ
-	RuleNewobjEx      = "newobj-ex-reduce" // copyreg.__newobj_ex__ ≡ NEWOBJ_EX
-	RuleReconstructor = "reconstructor"    // copyreg._reconstructor(cls, object, None) ≡ cls() NEWOBJ
-	RuleTrackerID     = "tracker-id"       // N1
-	RuleCoFilename    = "co_filename"      // N2
-	RuleGlobalsFile   = "globals-__file__" // N3
-	RuleLineno        = "lineno"           // N4 (--strip lineno)
-	RuleSetstate      = "setstate-fold"    // cloudpickle _function_setstate/_class_setstate REDUCE+POP
-	RuleSetattr       = "setattr-fold"     // dill/builtins setattr(obj, name, v) REDUCE+POP
-	RuleDillMain      = "dill-main"        // dill's GLOBAL __builtin__ __main__ at protocol < 3
+	RuleGetattrGlobal = "getattr-global"    // getattr(G, 'x') REDUCE ≡ global G.x (proto < 4 qualnames)
+	RuleCodecsBytes   = "codecs-bytes"      // _codecs.encode(s, 'latin1') ≡ bytes (proto ≤ 2)
+	RuleBytesReduce   = "bytes-reduce"      // builtins.bytes() ≡ b''
+	RuleByteArray     = "bytearray-reduce"  // builtins.bytearray(b) ≡ BYTEARRAY8
+	RuleSetReduce     = "set-reduce"        // builtins.set([..]) ≡ EMPTY_SET ADDITEMS
+	RuleFrozenReduce  = "frozenset-reduce"  // builtins.frozenset([..]) ≡ FROZENSET
+	RuleNewobj        = "newobj-reduce"     // copyreg.__newobj__ ≡ NEWOBJ
+	RuleNewobjEx      = "newobj-ex-reduce"  // copyreg.__newobj_ex__ ≡ NEWOBJ_EX
+	RuleReconstructor = "reconstructor"     // copyreg._reconstructor(cls, object, None) ≡ cls() NEWOBJ
+	RuleTrackerID     = "tracker-id"        // N1
+	RuleCoFilename    = "co_filename"       // N2
+	RuleGlobalsFile   = "globals-__file__"  // N3
+	RuleLineno        = "lineno"            // N4 (--strip lineno)
+	RuleSetstate      = "setstate-fold"     // cloudpickle _function_setstate/_class_setstate REDUCE+POP
+	RuleSetattr       = "setattr-fold"      // dill/builtins setattr(obj, name, v) REDUCE+POP
+	RuleDillMain      = "dill-main"         // dill's GLOBAL __builtin__ __main__ at protocol < 3
+	RuleEnumOrder     = "enum-members"      // pk-canon/2: _make_skeleton_enum's members keep their order
+	RuleDillFile      = "dill-globals-file" // pk-canon/2: __file__/__cached__ of the globals dill writes by value
 )
 
 // Normalization is one rule applied at one place; Count says how often it
@@ -102,6 +104,7 @@ type View struct {
 	nsyn     int32                // base + the synthetic nodes: the size of the tables by ID
 	arrCand  []pickle.ID          // calls of numpy callables (Form2, array.go)
 	arr      map[pickle.ID]*Array // the array nodes (Form2)
+	ordered  nodeSet              // plain dicts encoded in insertion order (Form2: enum members)
 
 	applied []Normalization // without NoPaths: per (rule, node)
 	noteIdx map[noteKey]int
@@ -400,6 +403,9 @@ func (v *View) callableAt(fn pickle.ID, inner bool) string {
 		}
 		in := v.callableAt(v.fn(c), true)
 		args, ok := v.tuple(v.argsOf(c))
+		if ok && in == "std:builtins.getattr" && v.dillSetattr(args) {
+			return "dill:_setattr"
+		}
 		if !ok || len(args) != 1 || (in != "cp:_builtin_type" && in != "dill:_load_type") {
 			return ""
 		}
@@ -564,8 +570,21 @@ func (v *View) call(n pickle.ID) {
 		v.tracker(n, args, 4)
 	case "cp:_make_skeleton_enum", "cp:_make_typevar":
 		v.tracker(n, args, 5)
+		if who == "cp:_make_skeleton_enum" && v.Opt.v2() && len(args) >= 4 {
+			v.enumMembers(n, args[3])
+		}
 	case "std:types.CodeType", "dill:_create_code":
 		v.code(n, args, who == "dill:_create_code")
+	case "dill:_create_function":
+		if v.Opt.v2() && len(args) >= 2 {
+			v.dillGlobalsFile(args[1])
+		}
+	case "dill:_create_type":
+		if v.Opt.v2() && v.Opt.StripLineno && len(args) == 4 {
+			if d := args[3]; v.res(d) == d && v.kind(d) == pickle.KindDict && v.nmuts(d) == 0 {
+				v.dictPlaceholder(d, "__firstlineno__", "lineno", RuleLineno)
+			}
+		}
 	case "cp:_make_function", "std:types.LambdaType", "std:types.FunctionType":
 		if who != "cp:_make_function" && !v.isCloudpickleLambda(v.fn(n)) {
 			return
@@ -573,6 +592,68 @@ func (v *View) call(n pickle.ID) {
 		if len(args) >= 2 {
 			v.globalsFile(args[1])
 		}
+	}
+}
+
+// enumMembers (pk-canon/2): the members dict of cloudpickle's
+// _make_skeleton_enum (argument 3) keeps its order, which is the order of
+// list(EnumClass).
+func (v *View) enumMembers(call, d pickle.ID) {
+	d = v.res(d)
+	if d < 0 || v.kind(d) != pickle.KindDict || v.nmuts(d) > 0 || v.ordered.has(d) {
+		return
+	}
+	v.ordered.add(d)
+	v.note(RuleEnumOrder, call)
+}
+
+// dillSetattr (pk-canon/2) reports whether the arguments of a
+// builtins.getattr call are dill's (dill._dill, '_setattr',
+// builtins.setattr): dill >= 0.3.8 fills closure cells through
+// getattr(dill._dill, '_setattr', setattr)(cell, 'cell_contents', v), which
+// is folded as dill's _setattr.
+func (v *View) dillSetattr(args []pickle.ID) bool {
+	if !v.Opt.v2() || len(args) != 3 {
+		return false
+	}
+	mod, name, ok := v.global(args[0])
+	if !ok || !(mod == "dill" && (name == "_dill" || name == "dill") || mod == "dill._dill" || mod == "dill.dill") {
+		return false
+	}
+	if mod != "dill" && name != "" {
+		return false
+	}
+	if a, ok := v.str(args[1]); !ok || a != "_setattr" {
+		return false
+	}
+	m, n, ok := v.global(args[2])
+	return ok && m == "builtins" && n == "setattr"
+}
+
+// dillGlobalsFile (pk-canon/2) applies N3 to dill: the globals dict that
+// dill writes by value for a function of another module (argument 1 of
+// _create_function; the standard library's reprlib for a dataclass's
+// __repr__) holds the module's __file__ and __cached__ paths, which name
+// the install prefix. Those str objects become the placeholders __file__
+// and __cached__ wherever they are referenced (the module's spec and
+// loader share them through the memo).
+func (v *View) dillGlobalsFile(d pickle.ID) {
+	d = v.res(d)
+	if d < 0 || v.kind(d) != pickle.KindDict {
+		return
+	}
+	items := v.items(d)
+	for i := 0; i+1 < len(items); i += 2 {
+		k, ok := v.str(items[i])
+		if !ok || (k != "__file__" && k != "__cached__") {
+			continue
+		}
+		val := items[i+1]
+		if _, ok := v.str(val); !ok || v.res(val) != val {
+			continue
+		}
+		v.setRepl(val, v.placeholder(val, k))
+		v.note(RuleDillFile, d)
 	}
 }
 
