@@ -23,6 +23,7 @@ type diffFlags struct {
 	max, context          int
 	strip, ignore         []string
 	allowBadCRC           bool
+	form                  string
 }
 
 func newDiffCmd() *cobra.Command {
@@ -51,7 +52,7 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 			if usesStdin(args) {
 				watchStdin()
 			}
-			hf := hashFlags{algo: "sha256", noProfile: f.strict, keepDictOrder: f.keepDictOrder, strip: f.strip}
+			hf := hashFlags{algo: "sha256", form: f.form, noProfile: f.strict, keepDictOrder: f.keepDictOrder, strip: f.strip}
 			copt, err := hf.options()
 			if err != nil {
 				return &ExitError{Code: ExitTrouble, Err: err}
@@ -109,6 +110,7 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 	fl.BoolVar(&f.raw, "raw", false, "an opcode-level unified diff of the two disassemblies, offsets and memo indices taken out")
 	intFlag(fl, &f.context, "context", "U", 3, 0, math.MaxInt, "with --raw: lines of context")
 	fl.BoolVar(&f.keepDictOrder, "keep-dict-order", false, "as pk hash: plain dicts keep insertion order")
+	enumFlag(fl, &f.form, "form", "pk2", []string{"pk2", "pk1"}, "as pk hash: the canonical form that decides \"the same\" (pk2: arrays and tensors as values)")
 	enumSliceFlag(fl, &f.strip, "strip", stripWords, "as pk hash: also normalise these (lineno)")
 	fl.BoolVar(&f.strict, "no-profile", false, "as pk hash: no producer profile (cloudpickle, dill)")
 	fl.BoolVar(&f.strict, "strict", false, "")

@@ -598,6 +598,7 @@ func NpyArray(raw *input.Raw) (*Array, bool) {
 // docArrays is what an input tells the views of its streams about arrays
 // outside them: joblib's raw array parts, by the wrapper node they follow.
 type docArrays struct {
+	doc   *input.Doc       // the input (torch storages)
 	part  int              // the pickle part being normalised (HashDoc sets it)
 	raws  map[arrayKey]int // (pickle part, stream, wrapper node) -> index of the raw part
 	parts []input.Part     // the input's parts
@@ -614,13 +615,10 @@ func newDocArrays(doc *input.Doc) *docArrays {
 	if doc == nil {
 		return nil
 	}
-	var d *docArrays
+	d := &docArrays{doc: doc, raws: map[arrayKey]int{}, parts: doc.Parts, used: map[int]bool{}}
 	for i, p := range doc.Parts {
 		if p.Role != input.RoleArray || p.Raw == nil || p.Of < 0 || p.NodeID < 0 {
 			continue
-		}
-		if d == nil {
-			d = &docArrays{raws: map[arrayKey]int{}, parts: doc.Parts, used: map[int]bool{}}
 		}
 		d.raws[arrayKey{p.Of, p.NodeStream, p.NodeID}] = i
 	}
@@ -637,6 +635,23 @@ func (d *docArrays) decide(opt Options) {
 	opt.arrays = d
 	opt.NoPaths = true
 	seen := map[[2]int]bool{}
+	torch := false
+	for _, p := range d.parts {
+		torch = torch || p.Role == input.RoleStorage
+	}
+	if torch {
+		// the torch storages: every stream of every pickle part
+		for i, p := range d.parts {
+			if p.Pickle == nil {
+				continue
+			}
+			d.part = i
+			for j, st := range p.Pickle.Streams {
+				seen[[2]int{i, j}] = true
+				normalize(st, opt, nil)
+			}
+		}
+	}
 	for k := range d.raws {
 		ps := [2]int{k.part, k.stream}
 		if seen[ps] {
@@ -663,7 +678,7 @@ func (v *View) arrayCandidate(n pickle.ID) {
 	if fn < 0 || v.kind(fn) != pickle.KindGlobal {
 		return
 	}
-	if !strings.HasPrefix(v.text(fn), "numpy") {
+	if mod := v.text(fn); !strings.HasPrefix(mod, "numpy") && !strings.HasPrefix(mod, "torch") {
 		return
 	}
 	v.arrCand = append(v.arrCand, n)
@@ -679,10 +694,15 @@ func (v *View) arrays() {
 			a, ok = v.reconstructArray(n)
 		case numpyFrombuffer(who):
 			a, ok = v.frombufferArray(n)
+		case who == "std:torch.storage._load_from_bytes":
+			v.fromBytes(n)
 		}
 		if ok {
 			v.setArray(n, a)
 		}
+	}
+	if d := v.Opt.arrays; d != nil && d.doc != nil {
+		v.storages()
 	}
 	if d := v.Opt.arrays; d != nil {
 		for k, i := range d.raws {

@@ -176,7 +176,7 @@ func (v *View) leaf(n pickle.ID) uint8 {
 	switch v.specialOf(n) {
 	case 'P':
 		return 1
-	case 't', 'A':
+	case 't', 'A', 'S':
 		return 2
 	}
 	if v.nmuts(n) > 0 || len(v.extra(n)) > 0 {
@@ -1025,6 +1025,8 @@ func (e *encoder) node(n pickle.ID) {
 		e.write('k')
 	case v.specialOf(n) == 'A':
 		ch = e.encodeArray(n)
+	case v.specialOf(n) == 'S':
+		e.encodeStorage(n)
 	case kind == pickle.KindList, kind == pickle.KindTuple:
 		if kind == pickle.KindList {
 			e.write('l')

@@ -811,10 +811,10 @@ func ruleCallable(module, name string) bool {
 	case "builtins", "copyreg", "_codecs", "types", "functools":
 		return true
 	}
-	if strings.HasPrefix(module, "numpy") {
-		// pk-canon/2 reads numpy's arrays (array.go); both forms take
-		// the graph path for them, which gives pk-canon/1 the digest the
-		// streaming path would
+	if strings.HasPrefix(module, "numpy") || strings.HasPrefix(module, "torch") {
+		// pk-canon/2 reads numpy's arrays and torch's storages (array.go,
+		// tensor.go); both forms take the graph path for them, which gives
+		// pk-canon/1 the digest the streaming path would
 		return true
 	}
 	return cloudpickleName(module, name) != "" || dillName(module, name) != ""

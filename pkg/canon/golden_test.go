@@ -56,7 +56,7 @@ var goldenOpts = []Options{
 // golden2Roots and golden2Opts are pk-canon/2's set: the same corpus plus
 // the array fixtures, the same option sets in Form2.
 var (
-	golden2Roots = append(append([]string(nil), goldenRoots...), "../../testdata/arrays", "../../testdata/pk2")
+	golden2Roots = append(append([]string(nil), goldenRoots...), "../../testdata/arrays", "../../testdata/pk2", "../../testdata/tensors")
 	golden2Opts  = []Options{
 		{Form: Form2},
 		{Form: Form2, Strict: true},

@@ -186,6 +186,38 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	if !noScratch {
 		scr = &docScratch{}
 	}
+	if pi, si, ok := torchAsPickle(doc, opt); ok {
+		// Form2: a torch file whose storages are all values hashes as a
+		// bare pickle of its data pickle
+		p := doc.Parts[pi]
+		s := p.Pickle.Streams[si]
+		opt.arrays.part = pi
+		v := normalize(s, opt, scr)
+		d, err := v.Digest()
+		if err != nil {
+			return nil, pickle.WithFile(fmt.Errorf("stream %d at offset %d: %w", s.Index, s.Offset, err), doc.Path)
+		}
+		h.Write(appendStreamCount(appendStr([]byte{'P'}, ""), 1))
+		h.Write(d)
+		tr := p.Pickle.Trailing
+		if si != 0 {
+			tr = nil // (legacy: torchAsPickle saw none)
+		}
+		if err := writeTrailing(h, tr, opt, doc.Path); err != nil {
+			return nil, err
+		}
+		if opt.NoPaths {
+			res.Applied = v.tally.merge(res.Applied)
+		} else {
+			for _, a := range v.Applied() {
+				a.node = 0
+				res.Applied = append(res.Applied, a)
+			}
+		}
+		res.Sum = h.Sum(nil)
+		res.Digest = opt.Tag() + ":" + hex.EncodeToString(res.Sum)
+		return res, nil
+	}
 	for _, ref := range Parts(doc, opt) {
 		p := doc.Parts[ref.Index]
 		buf = append(buf[:0], 'P')

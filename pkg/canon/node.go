@@ -247,6 +247,8 @@ func (v *View) value(s pickle.ID) string {
 		return fmt.Sprintf("<tracker %d>", v.ival(s))
 	case 'A':
 		return v.arr[s].String()
+	case 'S':
+		return v.stor[s].String()
 	}
 	switch v.kind(s) {
 	case pickle.KindNone:

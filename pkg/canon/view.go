@@ -27,6 +27,8 @@ func KindName(k pickle.Kind) string {
 		return "tracker"
 	case KindArray:
 		return "array"
+	case KindStorage:
+		return "storage"
 	}
 	return k.String()
 }
@@ -91,20 +93,23 @@ type View struct {
 
 	// The few nodes rules touch are found through maps, each guarded by a
 	// bitset by node ID so that the many other nodes cost one bit test.
-	repl     map[pickle.ID]pickle.ID // rewritten node -> its canonical replacement
-	replSet  nodeSet
-	folds    []fold // folded calls, sorted by target once normalize is done (each target's in the order they were folded)
-	extraSet nodeSet
-	folded   nodeSet // call nodes folded into their target
-	trackers map[string]pickle.ID
-	names    map[string]string // callable names (intern)
-	argBuf   []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
-	mutBuf   []pickle.SMut     // the operations appendOps reads
-	nameBuf  []byte
-	nsyn     int32                // base + the synthetic nodes: the size of the tables by ID
-	arrCand  []pickle.ID          // calls of numpy callables (Form2, array.go)
-	arr      map[pickle.ID]*Array // the array nodes (Form2)
-	ordered  nodeSet              // plain dicts encoded in insertion order (Form2: enum members)
+	repl      map[pickle.ID]pickle.ID // rewritten node -> its canonical replacement
+	replSet   nodeSet
+	folds     []fold // folded calls, sorted by target once normalize is done (each target's in the order they were folded)
+	extraSet  nodeSet
+	folded    nodeSet // call nodes folded into their target
+	trackers  map[string]pickle.ID
+	names     map[string]string // callable names (intern)
+	argBuf    []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
+	mutBuf    []pickle.SMut     // the operations appendOps reads
+	nameBuf   []byte
+	nsyn      int32                  // base + the synthetic nodes: the size of the tables by ID
+	arrCand   []pickle.ID            // calls of numpy callables (Form2, array.go)
+	arr       map[pickle.ID]*Array   // the array nodes (Form2)
+	pidCand   []pickle.ID            // persistent ids (Form2, tensor.go)
+	storByKey map[string]pickle.ID   // the storage node of each torch storage key
+	stor      map[pickle.ID]*Storage // the storage nodes (Form2)
+	ordered   nodeSet                // plain dicts encoded in insertion order (Form2: enum members)
 
 	applied []Normalization // without NoPaths: per (rule, node)
 	noteIdx map[noteKey]int
@@ -191,6 +196,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 			if opt.storageKeys != nil {
 				v.storageKey(id)
 			}
+			v.storageCandidate(id)
 		}
 	}
 	if opt.storageKeys != nil {

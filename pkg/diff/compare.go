@@ -134,8 +134,19 @@ func compareDocs(pathA string, db, da *input.Doc, ha, hb *canon.Result, ca, cb c
 		r.Reasons = reasons(ca, cb, ha, hb, opt.Canon.KeepDictOrder)
 		return r
 	}
-	c := &cmp{opt: opt}
+	// The digests (pk hash's form, pk-canon/2 by default) decide whether the
+	// inputs are the same; the differences are located on pk-canon/1's view,
+	// whose parts, tensors and arrays pk diff names in its users' terms
+	// (element counts of storages and arrays), unless it finds none there
+	// (a difference only pk-canon/2 sees, such as the order of enum members).
+	detail := opt
+	detail.Canon.Form = canon.Form1
+	c := &cmp{opt: detail}
 	c.docs(da, db)
+	if len(c.entries) == 0 && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
+		c = &cmp{opt: opt}
+		c.docs(da, db)
+	}
 	r.Entries = c.entries
 	if len(r.Entries) == 0 && c.ignored == 0 {
 		// The digests differ but no entry located it (an object-sharing

@@ -1,0 +1,260 @@
+package canon
+
+// Torch storages as values (pk-canon/2, docs/canonical-form-2.md §2.3): a
+// tensor is torch._utils._rebuild_tensor_v2(storage, storage_offset, size,
+// stride, requires_grad, backward_hooks[, metadata]), a call every form
+// writes alike; what differs is the storage argument:
+//
+//   - torch.save zip: a persistent id ('storage', StorageType, key,
+//     location, numel) whose bytes are the archive member data/<key>;
+//   - torch.save legacy: the same persistent id, the key a memory address,
+//     the bytes a storage record after the pickles;
+//   - pickle.dump (or any pickler) of a tensor: torch.storage._load_from_bytes(b)
+//     with b a whole legacy torch.save file of that one storage.
+//
+// Each becomes a storage node: its type, location, element count and the
+// digest of its bytes. One node per key in a stream (torch writes a
+// persistent id at every reference; a pickler memoises the storage once),
+// so storages shared by several tensors stay shared. The raw parts read so
+// are then not hashed as parts of their own, and a torch file whose every
+// storage was read hashes as a bare pickle of its data pickle (the archive's
+// version member and the legacy file's magic number, protocol version,
+// system information and key list are container metadata).
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// KindStorage is a torch storage read as a value (pk-canon/2).
+const KindStorage = KindArray + 1
+
+// Rule names of the storage reader.
+const (
+	RuleTorchStorage   = "torch-storage"    // a persistent id of torch.save (zip or legacy) and its bytes
+	RuleTorchFromBytes = "torch-from-bytes" // _load_from_bytes(legacy torch.save bytes)
+)
+
+// MaxNestedTorch bounds the nested torch.save bytes of _load_from_bytes that
+// are read (they are in memory already: payloads from 1 MiB on are streamed
+// blobs, whose bytes are not kept).
+const MaxNestedTorch = 1 << 20
+
+// Storage is a torch storage read as a value.
+type Storage struct {
+	Type     string // "torch.FloatStorage"
+	Location string // "cpu"
+	Numel    int64
+	Raw      *input.Raw // its bytes (length and digest)
+	Rule     string
+}
+
+// storageCandidate notes a persistent id node (Form2).
+func (v *View) storageCandidate(n pickle.ID) {
+	if v.Opt.v2() && v.Opt.arrays != nil && v.Opt.arrays.doc != nil {
+		v.pidCand = append(v.pidCand, n)
+	}
+}
+
+// storages replaces the persistent ids and _load_from_bytes calls that
+// name a torch storage by storage nodes.
+func (v *View) storages() {
+	d := v.Opt.arrays
+	for _, n := range v.pidCand {
+		r, ok := d.doc.StorageAt(v.s, n)
+		if !ok || r.Part == nil || r.Part.Raw == nil || r.Type == "" || r.ElemSize == 0 {
+			continue
+		}
+		if want, ok := nbytes([]int64{r.Numel}, r.ElemSize); !ok || want != r.Part.Raw.Len {
+			continue
+		}
+		if v.nitems(n) != 1 {
+			continue
+		}
+		if !plainPID(v.s, n) {
+			continue // view metadata (torch < 1.0 legacy views): not read
+		}
+		idx := d.partIndex(r.Part)
+		if idx < 0 {
+			continue
+		}
+		x, ok := v.storByKey[r.Key]
+		if !ok {
+			x = v.newStorage(n, &Storage{Type: r.Type, Location: r.Location, Numel: r.Numel, Raw: r.Part.Raw, Rule: RuleTorchStorage})
+			if v.storByKey == nil {
+				v.storByKey = map[string]pickle.ID{}
+			}
+			v.storByKey[r.Key] = x
+		}
+		v.replace(n, x, RuleTorchStorage)
+		d.used[idx] = true
+	}
+}
+
+// fromBytes reads torch.storage._load_from_bytes(b): b a legacy torch.save
+// file of one storage, read with pk's own reader.
+func (v *View) fromBytes(n pickle.ID) {
+	if v.opOf(n) != pickle.REDUCE || v.kwargsOf(n) != pickle.NoID || v.nmuts(n) > 0 || len(v.extra(n)) > 0 || v.res(n) != n {
+		return
+	}
+	args, ok := v.tuple(v.argsOf(n))
+	if !ok || len(args) != 1 {
+		return
+	}
+	b := v.res(args[0])
+	if b < 0 || v.kind(b) != pickle.KindBytes || v.nmuts(b) > 0 || v.blob(b) != nil || v.specialOf(b) != 0 || len(v.text(b)) > MaxNestedTorch {
+		return
+	}
+	st, ok := nestedStorage(v.text(b), v.Opt)
+	if !ok {
+		return
+	}
+	v.replace(n, v.newStorage(n, st), RuleTorchFromBytes)
+}
+
+// nestedStorage reads a legacy torch.save file holding one storage.
+func nestedStorage(data string, opt Options) (*Storage, bool) {
+	doc, err := input.OpenReader(bytes.NewReader([]byte(data)), "_load_from_bytes", ReadOptions(opt), input.Options{})
+	if err != nil || doc.Format != "torch-legacy" || len(doc.Parts) != 2 {
+		return nil, false
+	}
+	p := doc.Parts[0].Pickle
+	if p == nil || len(p.Streams) != 5 || p.Trailing != nil {
+		return nil, false
+	}
+	s := p.Streams[3].Store()
+	if s.Root < 0 || s.Kind(s.Root) != pickle.KindPersID || len(s.Popped)+len(s.Leftover) > 0 || s.LeftoverMarks > 0 {
+		return nil, false
+	}
+	for _, e := range s.Log {
+		// the root must be the persistent id, and nothing else happen
+		// than the resolution of its storage type
+		if e.Node != s.Root && (s.Kind(e.Node) != pickle.KindGlobal || e.Kind == pickle.EvMut) {
+			return nil, false
+		}
+	}
+	r, ok := doc.StorageAt(s, s.Root)
+	if !ok || r.Part == nil || r.Part.Raw == nil || r.Type == "" || r.ElemSize == 0 || !plainPID(s, s.Root) {
+		return nil, false
+	}
+	if want, ok := nbytes([]int64{r.Numel}, r.ElemSize); !ok || want != r.Part.Raw.Len {
+		return nil, false
+	}
+	return &Storage{Type: r.Type, Location: r.Location, Numel: r.Numel, Raw: r.Part.Raw, Rule: RuleTorchFromBytes}, true
+}
+
+func (v *View) newStorage(like pickle.ID, st *Storage) pickle.ID {
+	x := v.synth(KindStorage, like)
+	v.mark(x, 'S')
+	if v.stor == nil {
+		v.stor = map[pickle.ID]*Storage{}
+	}
+	v.stor[x] = st
+	return x
+}
+
+// encodeStorage writes the body of a storage node (after 'N'):
+//
+//	'S' str(type) str(location) uvarint(numel) 'y' uvarint(nbytes) H(bytes)
+func (e *encoder) encodeStorage(n pickle.ID) {
+	v := e.v
+	st := v.stor[n]
+	e.buf = st.appendBody(e.buf, v, v.offset(n))
+}
+
+func (st *Storage) appendBody(b []byte, v *View, off int64) []byte {
+	b = append(b, 'S')
+	b = appendStr(b, st.Type)
+	b = appendStr(b, st.Location)
+	b = appendUvarint(b, uint64(st.Numel))
+	b = append(b, 'y')
+	b = appendUvarint(b, uint64(st.Raw.Len))
+	return v.appendDigest(b, st.Raw.Digest, off)
+}
+
+// String renders the storage for pk diff.
+func (st *Storage) String() string {
+	return "storage " + strings.TrimPrefix(st.Type, "torch.") + " of " + itoa(st.Numel) + " elements on " + st.Location
+}
+
+func itoa(n int64) string {
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// partIndex returns the index of part p in the input's parts, or -1.
+func (d *docArrays) partIndex(p *input.Part) int {
+	for i := range d.doc.Parts {
+		if &d.doc.Parts[i] == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// torchAsPickle reports whether a torch file is hashed as a bare pickle of
+// its data pickle (Form2): every storage part was read as a storage node,
+// and the other parts are the data pickle and metadata torch.load needs
+// only to find and read the storages (the archive's version, a byteorder
+// of "little"). It returns the data pickle's part and stream.
+func torchAsPickle(doc *input.Doc, opt Options) (part, stream int, ok bool) {
+	if !opt.v2() || opt.arrays == nil || !strings.Contains(doc.Format, "torch") {
+		return 0, 0, false
+	}
+	part = -1
+	for i, p := range doc.Parts {
+		switch {
+		case p.Role == input.RolePickle && p.Pickle != nil && part < 0:
+			part = i
+		case p.Role == input.RoleStorage && opt.arrays.used[i]:
+		case p.Role == input.RoleMeta && p.Raw != nil && strings.HasSuffix(p.Name, "version"):
+		case p.Role == input.RoleMeta && p.Raw != nil && strings.HasSuffix(p.Name, "byteorder") && string(p.Raw.Prefix) == "little":
+		default:
+			return 0, 0, false
+		}
+	}
+	if part < 0 {
+		return 0, 0, false
+	}
+	f := doc.Parts[part].Pickle
+	switch {
+	case strings.Contains(doc.Format, "torch-legacy") && len(f.Streams) == 5 && f.Trailing == nil:
+		return part, 3, true
+	case strings.Contains(doc.Format, "torch-zip") && len(f.Streams) == 1:
+		return part, 0, true
+	}
+	return 0, 0, false
+}
+
+// plainPID reports whether a torch persistent id is ('storage', type, key,
+// location, numel), or with a sixth item None (legacy files: no view).
+func plainPID(s *pickle.Store, n pickle.ID) bool {
+	t := s.Items(n)[0]
+	switch s.NItems(t) {
+	case 5:
+		return true
+	case 6:
+		return s.Kind(s.Items(t)[5]) == pickle.KindNone
+	}
+	return false
+}
