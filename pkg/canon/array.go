@@ -313,6 +313,87 @@ func npyDescr(s string) (dtype, bool) {
 	return dtype{descr: bo + kind + strconv.FormatInt(num, 10) + unit, size: size}, true
 }
 
+// npyFields reads a .npy header's structured descr, a list of (name,
+// descr[, shape]) fields laid out one after the other (numpy writes the
+// padding of other layouts as fields named ”), into the canonical descr of
+// §2.1: the same as the pickled packed dtype.
+func npyFields(v any, depth int) (dtype, bool) {
+	var no dtype
+	fields, ok := v.([]any)
+	if !ok || depth > maxDtypeDepth || len(fields) == 0 {
+		return no, false
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	off := int64(0)
+	n := 0
+	for _, f := range fields {
+		t, ok := f.([]any)
+		if !ok || len(t) < 2 || len(t) > 3 {
+			return no, false
+		}
+		name, ok := t[0].(string)
+		if !ok {
+			return no, false // (title, name) pairs: not read
+		}
+		var sub dtype
+		switch x := t[1].(type) {
+		case string:
+			sub, ok = npyDescr(x)
+		case []any:
+			sub, ok = npyFields(x, depth+1)
+		default:
+			ok = false
+		}
+		if !ok {
+			return no, false
+		}
+		size := sub.size
+		if len(t) == 3 {
+			var shape []int64
+			switch s := t[2].(type) {
+			case int64:
+				shape = []int64{s}
+			case []any:
+				for _, d := range s {
+					k, ok := d.(int64)
+					if !ok || k < 0 {
+						return no, false
+					}
+					shape = append(shape, k)
+				}
+			default:
+				return no, false
+			}
+			total, ok := nbytes(shape, sub.size)
+			if !ok {
+				return no, false
+			}
+			sub.descr, size = "("+sub.descr+")"+shapeText(shape), total
+		}
+		if name == "" && strings.HasPrefix(sub.descr, "|V") && len(t) == 2 {
+			off += size // padding
+			continue
+		}
+		if n > 0 {
+			b.WriteString(",")
+		}
+		n++
+		b.WriteString(strconv.Quote(name))
+		b.WriteString(":")
+		b.WriteString(sub.descr)
+		b.WriteString("@")
+		b.WriteString(strconv.FormatInt(off, 10))
+		off += size
+		if off > math.MaxInt32 {
+			return no, false
+		}
+	}
+	b.WriteString("}")
+	b.WriteString(strconv.FormatInt(off, 10))
+	return dtype{descr: b.String(), size: off}, true
+}
+
 // small returns the value of an int (or bool) node that fits an int64.
 func (v *View) small(n pickle.ID) (int64, bool) {
 	n = v.res(n)
@@ -579,11 +660,18 @@ func (v *View) joblibArray(n pickle.ID, raw *input.Raw) (*Array, bool) {
 // NpyArray reads the array of a .npy file's raw part (doc.Format "npy"),
 // when its dtype is a type string.
 func NpyArray(raw *input.Raw) (*Array, bool) {
-	if raw == nil || !raw.DTypeString {
+	if raw == nil {
 		return nil, false
 	}
-	d, ok := npyDescr(raw.DType)
-	if !ok {
+	var d dtype
+	var ok bool
+	switch {
+	case raw.DTypeString:
+		d, ok = npyDescr(raw.DType)
+	case raw.Descr != nil:
+		d, ok = npyFields(raw.Descr, 0)
+	}
+	if !ok || d.object {
 		return nil, false
 	}
 	if want, ok := nbytes(raw.Shape, d.size); !ok || want != raw.Len {

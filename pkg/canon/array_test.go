@@ -75,7 +75,6 @@ func errString(err error) string {
 // arrayForms: files of one object that are known not to hash like the
 // others under pk-canon/2 (docs/canonical-form-2.md, known limits).
 var arrayFormExceptions = map[string]bool{
-	"structured.npy":           true, // a structured .npy descr is not read as an array
 	"shared.joblib":            true, // joblib writes [a, a] as two arrays: it loads two
 	"shared.z.joblib":          true,
 	"objects.joblib":           true, // joblib's object arrays are nested pickles, not read as values

@@ -92,6 +92,9 @@ type Raw struct {
 	// DTypeString is set when DType is a .npy header's own type string
 	// (not the "|V<size>" label of a structured descr).
 	DTypeString bool
+	// Descr is a .npy header's descr as parsed: a string, or a list of
+	// fields ([]any of []any{name, descr[, shape]}).
+	Descr any
 
 	open func() (io.ReadCloser, error)
 }

@@ -132,7 +132,7 @@ func readNpy(doc *Doc, br *bufio.Reader, size int64, where string, opt pickle.Op
 		return fail(start, ".npy array of %d bytes (%s, shape %v) exceeds the %d bytes left (truncated)", n, dstr, shape, size-start)
 	}
 	_, isStr := descr.(string)
-	raw := &Raw{Offset: start, Where: where, DType: dstr, Shape: shape, Order: order, DTypeString: isStr}
+	raw := &Raw{Offset: start, Where: where, DType: dstr, Shape: shape, Order: order, DTypeString: isStr, Descr: descr}
 	if err := readRaw(rd, n, raw, opt.NewHash); err != nil {
 		return fail(start, ".npy array of %d bytes: %v", n, err)
 	}

@@ -12,6 +12,8 @@ Run with Debian's python3 (numpy 1.24, joblib 1.2, pandas, sklearn):
 
     /usr/bin/python3 testdata/gen/gen_arrays.py [OUTDIR]
 
+PK_ONLY=name,name rewrites only those objects (the others are left alone).
+
 The Go tests (pkg/canon/array_test.go) read the committed files only.
 """
 import os
@@ -26,6 +28,8 @@ OBJECTS = {
     "f_float64": "np.asfortranarray(np.arange(12.0).reshape(3, 4))",
     "c_float64_same_values": "np.ascontiguousarray(np.arange(12.0).reshape(3, 4))",
     "structured": "np.array([(1, 2.0), (3, 4.0)], dtype=[('a', '<i4'), ('b', '<f8')])",
+    "structured_nested": "np.zeros(2, dtype=[('a', '<i4'), ('p', '<f4', (2,)), ('s', [('x', 'u1'), ('y', 'S3')])])",
+    "structured_offsets": "np.zeros(3, dtype={'names': ['a', 'b'], 'formats': ['<i2', '<f8'], 'offsets': [0, 8], 'itemsize': 16})",
     "objects": "np.array([1, 'x', None, (2, 3)], dtype=object)",
     "objects_changed": "np.array([1, 'y', None, (2, 3)], dtype=object)",
     "bools": "np.array([True, False, True])",
@@ -43,7 +47,8 @@ OBJECTS = {
     "linreg": "LinearRegression().fit(np.array([[0.0], [1.0], [2.0]]), np.array([1.0, 3.0, 5.0]))",
 }
 
-PLAIN = {"c_int32", "c_int32_changed", "f_float64", "c_float64_same_values", "structured", "bools", "dates",
+PLAIN = {"c_int32", "c_int32_changed", "f_float64", "c_float64_same_values", "structured", "structured_nested",
+         "structured_offsets", "bools", "dates",
          "unicode", "bigendian", "scalar0d", "empty"}
 
 PRELUDE = """
@@ -97,10 +102,14 @@ def main():
     if os.environ.get("PK_ONLY_NUMPY2"):
         return numpy2()
     os.makedirs(OUT, exist_ok=True)
-    for name in os.listdir(OUT):
-        if name.endswith((".pkl", ".joblib", ".npy")):
-            os.remove(os.path.join(OUT, name))
+    only = [n for n in os.environ.get("PK_ONLY", "").split(",") if n]  # rewrite these objects only
+    if not only:
+        for name in os.listdir(OUT):
+            if name.endswith((".pkl", ".joblib", ".npy")):
+                os.remove(os.path.join(OUT, name))
     for name, expr in OBJECTS.items():
+        if only and name not in only:
+            continue
         forms = ["p0", "p1", "p2", "p3", "p4", "p5", "joblib", "joblibz"]
         if name in PLAIN:
             forms.append("npy")
@@ -109,7 +118,8 @@ def main():
             tag = "" if form in ("joblib", "joblibz", "npy") else "_" + form
             path = os.path.join(OUT, name + tag + ext)
             run(PRELUDE % expr, form, path)
-    numpy2()
+    if not only:
+        numpy2()
 
 
 def numpy2():
