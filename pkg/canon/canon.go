@@ -187,6 +187,10 @@ type Options struct {
 	// streams (joblib's raw array parts, by wrapper node); HashDoc sets it
 	// per pickle part.
 	arrays *docArrays
+	// src is, with Form2, the path of the input when it is a plain
+	// uncompressed pickle file whose offsets are the reader's: streamed
+	// payloads can be read again from it (reread.go).
+	src string
 }
 
 // v2 reports whether the form is pk-canon/2 (or later): the gate of every

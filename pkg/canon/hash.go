@@ -182,6 +182,9 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	res := &Result{}
 	multi := len(doc.Parts) > 1
 	opt = DocOptions(doc, opt)
+	if opt.v2() {
+		opt.src = srcOf(doc)
+	}
 	var scr *docScratch
 	if !noScratch {
 		scr = &docScratch{}
@@ -351,6 +354,9 @@ func hashEach(path string, opt Options) (res *Result, ok bool) {
 	}
 	rd := pickle.NewReader(br, fi.Size(), path)
 	rd.NewHash = ro.NewHash
+	if opt.v2() {
+		opt.src = path // a plain pickle read from its first byte
+	}
 	res = &Result{}
 	var digests []byte
 	n := 0

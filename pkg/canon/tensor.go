@@ -22,7 +22,7 @@ package canon
 // system information and key list are container metadata).
 
 import (
-	"bytes"
+	"io"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -105,19 +105,36 @@ func (v *View) fromBytes(n pickle.ID) {
 		return
 	}
 	b := v.res(args[0])
-	if b < 0 || v.kind(b) != pickle.KindBytes || v.nmuts(b) > 0 || v.blob(b) != nil || v.specialOf(b) != 0 || len(v.text(b)) > MaxNestedTorch {
+	if b < 0 || v.kind(b) != pickle.KindBytes || v.nmuts(b) > 0 || v.specialOf(b) != 0 {
 		return
 	}
-	st, ok := nestedStorage(v.text(b), v.Opt)
-	if !ok {
-		return
+	var st *Storage
+	if v.blob(b) != nil {
+		// a storage of 1 MiB or more: its bytes read again from the file
+		r, done, ok := v.bytesReader(b)
+		if !ok {
+			return
+		}
+		st, ok = nestedStorage(r, v.Opt)
+		done()
+		if !ok {
+			return
+		}
+	} else {
+		if len(v.text(b)) > MaxNestedTorch {
+			return
+		}
+		var ok bool
+		if st, ok = nestedStorage(strings.NewReader(v.text(b)), v.Opt); !ok {
+			return
+		}
 	}
 	v.replace(n, v.newStorage(n, st), RuleTorchFromBytes)
 }
 
 // nestedStorage reads a legacy torch.save file holding one storage.
-func nestedStorage(data string, opt Options) (*Storage, bool) {
-	doc, err := input.OpenReader(bytes.NewReader([]byte(data)), "_load_from_bytes", ReadOptions(opt), input.Options{})
+func nestedStorage(data io.Reader, opt Options) (*Storage, bool) {
+	doc, err := input.OpenReader(data, "_load_from_bytes", ReadOptions(opt), input.Options{})
 	if err != nil || doc.Format != "torch-legacy" || len(doc.Parts) != 2 {
 		return nil, false
 	}

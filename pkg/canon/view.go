@@ -103,13 +103,14 @@ type View struct {
 	argBuf    []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
 	mutBuf    []pickle.SMut     // the operations appendOps reads
 	nameBuf   []byte
-	nsyn      int32                  // base + the synthetic nodes: the size of the tables by ID
-	arrCand   []pickle.ID            // calls of numpy callables (Form2, array.go)
-	arr       map[pickle.ID]*Array   // the array nodes (Form2)
-	pidCand   []pickle.ID            // persistent ids (Form2, tensor.go)
-	storByKey map[string]pickle.ID   // the storage node of each torch storage key
-	stor      map[pickle.ID]*Storage // the storage nodes (Form2)
-	ordered   nodeSet                // plain dicts encoded in insertion order (Form2: enum members)
+	nsyn      int32                      // base + the synthetic nodes: the size of the tables by ID
+	arrCand   []pickle.ID                // calls of numpy callables (Form2, array.go)
+	arr       map[pickle.ID]*Array       // the array nodes (Form2)
+	pidCand   []pickle.ID                // persistent ids (Form2, tensor.go)
+	storByKey map[string]pickle.ID       // the storage node of each torch storage key
+	stor      map[pickle.ID]*Storage     // the storage nodes (Form2)
+	latin1Src map[pickle.ID]*pickle.Blob // codecsBlob's bytes -> the str blob they were read from
+	ordered   nodeSet                    // plain dicts encoded in insertion order (Form2: enum members)
 
 	applied []Normalization // without NoPaths: per (rule, node)
 	noteIdx map[noteKey]int
@@ -485,6 +486,10 @@ func (v *View) call(n pickle.ID) {
 		}
 		s, ok1 := v.str(args[0])
 		enc, ok2 := v.str(args[1])
+		if !ok1 && ok2 && (enc == "latin1" || enc == "latin-1") && v.Opt.v2() {
+			v.codecsBlob(n, args[0])
+			return
+		}
 		if !ok1 || !ok2 || (enc != "latin1" && enc != "latin-1") {
 			return
 		}
@@ -661,6 +666,28 @@ func (v *View) dillGlobalsFile(d pickle.ID) {
 		v.setRepl(val, v.placeholder(val, k))
 		v.note(RuleDillFile, d)
 	}
+}
+
+// codecsBlob is codecs-bytes for a str streamed as a blob (pk-canon/2):
+// its latin-1 bytes are read again from the file (reread.go).
+func (v *View) codecsBlob(n, s pickle.ID) {
+	s = v.res(s)
+	bl := v.blob(s)
+	if bl == nil || v.kind(s) != pickle.KindStr || v.nmuts(s) > 0 || v.specialOf(s) != 0 || v.flags(s)&pickle.FlagPy2Str != 0 {
+		return
+	}
+	lb, ok := v.latin1Blob(bl)
+	if !ok {
+		return
+	}
+	y := v.synth(pickle.KindBytes, n)
+	v.setText(y, lb.Prefix)
+	v.setBlob(y, lb)
+	if v.latin1Src == nil {
+		v.latin1Src = map[pickle.ID]*pickle.Blob{}
+	}
+	v.latin1Src[y] = bl
+	v.replace(n, y, RuleCodecsBytes)
 }
 
 // dillMain: dill writes a raw GLOBAL "__builtin__ __main__" for the main
