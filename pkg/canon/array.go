@@ -90,10 +90,26 @@ type dtype struct {
 	object bool
 }
 
-// dtypeOf reads a pickled numpy.dtype node.
+// dtypeOf reads a pickled numpy.dtype node, once per node (many arrays
+// share one dtype object through the memo).
 func (v *View) dtypeOf(n pickle.ID, depth int) (dtype, bool) {
-	var no dtype
 	n = v.res(n)
+	if d, ok := v.dtypes[n]; ok {
+		return d, d.size >= 0
+	}
+	d, ok := v.readDtype(n, depth)
+	if !ok {
+		d = dtype{size: -1}
+	}
+	if v.dtypes == nil {
+		v.dtypes = map[pickle.ID]dtype{}
+	}
+	v.dtypes[n] = d
+	return d, ok
+}
+
+func (v *View) readDtype(n pickle.ID, depth int) (dtype, bool) {
+	var no dtype
 	if depth > maxDtypeDepth || n < 0 || v.kind(n) != pickle.KindCall || v.opOf(n) != pickle.REDUCE || len(v.extra(n)) > 0 {
 		return no, false
 	}
@@ -207,6 +223,12 @@ func (v *View) dtypeOf(n pickle.ID, depth int) (dtype, bool) {
 			return no, false
 		}
 		ents := v.items(fields)
+		byName := make(map[string]pickle.ID, len(ents)/2)
+		for j := 0; j+1 < len(ents); j += 2 {
+			if s, ok := v.str(ents[j]); ok {
+				byName[s] = ents[j+1] // the last value of a key, as in Python
+			}
+		}
 		var b strings.Builder
 		b.WriteString("{")
 		for k, x := range nm {
@@ -214,11 +236,9 @@ func (v *View) dtypeOf(n pickle.ID, depth int) (dtype, bool) {
 			if !ok {
 				return no, false
 			}
-			var f pickle.ID = pickle.NoID
-			for j := 0; j+1 < len(ents); j += 2 {
-				if s, ok := v.str(ents[j]); ok && s == name {
-					f = ents[j+1]
-				}
+			f, ok := byName[name]
+			if !ok {
+				return no, false
 			}
 			ft, ok := v.tuple(f)
 			if !ok || len(ft) < 2 || len(ft) > 3 {
@@ -863,9 +883,18 @@ func (e *encoder) encodeArray(n pickle.ID) []pickle.ID {
 		e.buf = appendUvarint(e.buf, uint64(v.plen(a.Data)))
 		if bl := v.blob(a.Data); bl != nil {
 			e.buf = v.appendDigest(e.buf, bl.Digest, v.offset(a.Data))
+		} else if d, ok := v.dataDig[a.Data]; ok {
+			e.buf = append(e.buf, d...)
 		} else {
+			// digested once per data node: many arrays may share one
+			// bytes object through the memo
 			t := v.text(a.Data)
-			e.buf = v.Opt.Algo.sum(e.buf, unsafe.Slice(unsafe.StringData(t), len(t)))
+			d := v.Opt.Algo.sum(nil, unsafe.Slice(unsafe.StringData(t), len(t)))
+			if v.dataDig == nil {
+				v.dataDig = map[pickle.ID][]byte{}
+			}
+			v.dataDig[a.Data] = d
+			e.buf = append(e.buf, d...)
 		}
 	}
 	return nil

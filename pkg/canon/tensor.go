@@ -108,6 +108,18 @@ func (v *View) fromBytes(n pickle.ID) {
 	if b < 0 || v.kind(b) != pickle.KindBytes || v.nmuts(b) > 0 || v.specialOf(b) != 0 {
 		return
 	}
+	// read once per bytes node: many calls may share one bytes object
+	// through the memo (each call still makes a storage of its own)
+	if st, ok := v.nested[b]; ok {
+		if st != nil {
+			v.replace(n, v.newStorage(n, st), RuleTorchFromBytes)
+		}
+		return
+	}
+	if v.nested == nil {
+		v.nested = map[pickle.ID]*Storage{}
+	}
+	v.nested[b] = nil
 	var st *Storage
 	if v.blob(b) != nil {
 		// a storage of 1 MiB or more: its bytes read again from the file
@@ -129,6 +141,7 @@ func (v *View) fromBytes(n pickle.ID) {
 			return
 		}
 	}
+	v.nested[b] = st
 	v.replace(n, v.newStorage(n, st), RuleTorchFromBytes)
 }
 

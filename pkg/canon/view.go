@@ -110,6 +110,10 @@ type View struct {
 	storByKey map[string]pickle.ID       // the storage node of each torch storage key
 	stor      map[pickle.ID]*Storage     // the storage nodes (Form2)
 	latin1Src map[pickle.ID]*pickle.Blob // codecsBlob's bytes -> the str blob they were read from
+	latin1Of  map[pickle.ID]*pickle.Blob // a streamed str -> its latin-1 blob (nil: not latin-1)
+	nested    map[pickle.ID]*Storage     // _load_from_bytes: a bytes node -> its storage (nil: not one)
+	dataDig   map[pickle.ID][]byte       // an array's data node -> the digest of its bytes
+	dtypes    map[pickle.ID]dtype        // dtype nodes read (size -1: not a dtype)
 	ordered   nodeSet                    // plain dicts encoded in insertion order (Form2: enum members)
 
 	applied []Normalization // without NoPaths: per (rule, node)
@@ -676,8 +680,16 @@ func (v *View) codecsBlob(n, s pickle.ID) {
 	if bl == nil || v.kind(s) != pickle.KindStr || v.nmuts(s) > 0 || v.specialOf(s) != 0 || v.flags(s)&pickle.FlagPy2Str != 0 {
 		return
 	}
-	lb, ok := v.latin1Blob(bl)
-	if !ok {
+	// read once per str node (the memo may share it between calls)
+	lb, seen := v.latin1Of[s]
+	if !seen {
+		lb, _ = v.latin1Blob(bl)
+		if v.latin1Of == nil {
+			v.latin1Of = map[pickle.ID]*pickle.Blob{}
+		}
+		v.latin1Of[s] = lb
+	}
+	if lb == nil {
 		return
 	}
 	y := v.synth(pickle.KindBytes, n)
