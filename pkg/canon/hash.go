@@ -183,7 +183,7 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	multi := len(doc.Parts) > 1
 	opt = DocOptions(doc, opt)
 	if opt.v2() {
-		opt.src = srcOf(doc)
+		opt.src = srcOf(doc, opt.src)
 	}
 	var scr *docScratch
 	if !noScratch {
@@ -463,6 +463,9 @@ func hashStdin(opt Options) (*Result, error) {
 		}
 	}
 	r := io.MultiReader(io.NewSectionReader(tmp, 0, written), bytes.NewReader(pending), os.Stdin)
+	if complete {
+		opt.src = tmp.Name() // all of stdin is in the spool: payloads can be read again from it
+	}
 	return hashOpened("-", r, opt)
 }
 

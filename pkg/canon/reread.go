@@ -21,10 +21,14 @@ import (
 )
 
 // srcOf returns the path whose offsets are the reader's, for doc: a plain
-// uncompressed pickle file (not stdin), else "".
-func srcOf(doc *input.Doc) string {
-	if doc == nil || doc.Path == "" || doc.Path == "-" || doc.Compression != "" || doc.Format != "pickle" {
+// uncompressed pickle file, else "". Standard input ("-") has one when
+// HashFile spooled all of it to a temporary file (spool).
+func srcOf(doc *input.Doc, spool string) string {
+	if doc == nil || doc.Path == "" || doc.Compression != "" || doc.Format != "pickle" {
 		return ""
+	}
+	if doc.Path == "-" {
+		return spool
 	}
 	return doc.Path
 }
