@@ -677,6 +677,96 @@ func (v *View) joblibArray(n pickle.ID, raw *input.Raw) (*Array, bool) {
 		Data: pickle.NoID, Buffer: pickle.NoID, Items: pickle.NoID, Raw: raw, Rule: RuleJoblibArray}, true
 }
 
+// joblibObjects reads joblib's object array: wrapper node n (a
+// NumpyArrayWrapper of an object dtype) followed by a nested pickle whose
+// result is that array (numpy-reconstruct) and which does nothing else. The
+// nested stream's view is returned: the encoding embeds its array where the
+// wrapper is (encoder.foreign).
+func (v *View) joblibObjects(n pickle.ID, f *pickle.File) (*View, bool) {
+	if f == nil || len(f.Streams) != 1 || f.Trailing != nil {
+		return nil, false
+	}
+	state := map[string]pickle.ID{}
+	for _, m := range v.muts(n) {
+		if m.Op != pickle.BUILD || len(m.Args) != 1 {
+			return nil, false
+		}
+		st := v.res(m.Args[0])
+		if v.kind(st) != pickle.KindDict || v.nmuts(st) > 0 {
+			return nil, false
+		}
+		it := v.items(st)
+		for i := 0; i+1 < len(it); i += 2 {
+			k, ok := v.str(it[i])
+			if !ok {
+				return nil, false
+			}
+			state[k] = it[i+1]
+		}
+	}
+	if mod, name, ok := v.global(state["subclass"]); !ok || mod != "numpy" || name != "ndarray" {
+		return nil, false
+	}
+	shape, ok := v.shape(state["shape"])
+	if !ok {
+		return nil, false
+	}
+	if d, ok := v.dtypeOf(state["dtype"], 0); !ok || !d.object {
+		return nil, false
+	}
+	o := v.Opt
+	o.arrays, o.src, o.NoPaths = nil, "", true
+	vb := normalize(f.Streams[0], o, nil)
+	root := vb.res(vb.s.Root)
+	a := vb.arr[root]
+	if root < 0 || vb.specialOf(root) != 'A' || a == nil || !a.Object() || !slicesEqual(a.Shape, shape) {
+		return nil, false
+	}
+	if len(vb.Effects()) > 0 || len(vb.s.Leftover) > 0 || vb.s.LeftoverMarks > 0 {
+		return nil, false // the nested pickle does more than make the array
+	}
+	return vb, true
+}
+
+func slicesEqual(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// foreign embeds the array of a joblib object array's nested pickle where
+// its wrapper n stands, as if the array were written in this stream: its
+// nodes get the next ordinals of this encoding (the nested pickle cannot
+// refer to this stream's objects, nor they to its), so the encoding is that
+// of pickle.dump of the same objects when nothing is shared across.
+func (e *encoder) foreign(n pickle.ID) {
+	vb := e.v.foreigns[n]
+	start := e.next
+	sub := &encoder{v: vb, h: e.h, buf: e.buf, iso: true, ordM: map[pickle.ID]int32{}, next: start}
+	sub.node(vb.s.Root)
+	sub.run()
+	e.buf, e.next = sub.buf, sub.next
+	e.wrote = e.wrote || sub.wrote
+	if err := vb.state().err; err != nil && e.v.state().err == nil {
+		e.v.state().err = err
+	}
+	// a second reference to the wrapper refers to the array
+	if e.gen != 0 {
+		st := e.v.enc
+		st.ordGen[n], st.ordVal[n] = e.gen, start
+	} else if e.iso {
+		e.ordM[n] = start
+	} else {
+		e.ordS[n] = start + 1
+	}
+}
+
 // NpyArray reads the array of a .npy file's raw part (doc.Format "npy"),
 // when its dtype is a type string.
 func NpyArray(raw *input.Raw) (*Array, bool) {
@@ -709,6 +799,7 @@ type docArrays struct {
 	doc   *input.Doc       // the input (torch storages)
 	part  int              // the pickle part being normalised (HashDoc sets it)
 	raws  map[arrayKey]int // (pickle part, stream, wrapper node) -> index of the raw part
+	objs  map[arrayKey]int // the same for the nested pickles of object arrays
 	parts []input.Part     // the input's parts
 	used  map[int]bool     // raw parts a view encoded as an array's data
 }
@@ -723,8 +814,11 @@ func newDocArrays(doc *input.Doc) *docArrays {
 	if doc == nil {
 		return nil
 	}
-	d := &docArrays{doc: doc, raws: map[arrayKey]int{}, parts: doc.Parts, used: map[int]bool{}}
+	d := &docArrays{doc: doc, raws: map[arrayKey]int{}, objs: map[arrayKey]int{}, parts: doc.Parts, used: map[int]bool{}}
 	for i, p := range doc.Parts {
+		if p.Role == input.RoleObjects && p.Pickle != nil && p.Of >= 0 && p.NodeID >= 0 {
+			d.objs[arrayKey{p.Of, p.NodeStream, p.NodeID}] = i
+		}
 		if p.Role != input.RoleArray || p.Raw == nil || p.Of < 0 || p.NodeID < 0 {
 			continue
 		}
@@ -760,7 +854,14 @@ func (d *docArrays) decide(opt Options) {
 			}
 		}
 	}
+	keys := make([]arrayKey, 0, len(d.raws)+len(d.objs))
 	for k := range d.raws {
+		keys = append(keys, k)
+	}
+	for k := range d.objs {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
 		ps := [2]int{k.part, k.stream}
 		if seen[ps] {
 			continue
@@ -819,6 +920,21 @@ func (v *View) arrays() {
 			}
 			if a, ok := v.joblibArray(k.node, d.parts[i].Raw); ok {
 				v.setArray(k.node, a)
+				d.used[i] = true
+			}
+		}
+		for k, i := range d.objs {
+			if k.part != d.part || k.stream != v.Stream.Index || k.node < 0 || k.node >= v.base {
+				continue
+			}
+			if vb, ok := v.joblibObjects(k.node, d.parts[i].Pickle); ok {
+				x := v.synth(KindArray, k.node)
+				v.mark(x, 'J')
+				if v.foreigns == nil {
+					v.foreigns = map[pickle.ID]*View{}
+				}
+				v.foreigns[x] = vb
+				v.replace(k.node, x, RuleJoblibArray)
 				d.used[i] = true
 			}
 		}

@@ -176,7 +176,7 @@ func (v *View) leaf(n pickle.ID) uint8 {
 	switch v.specialOf(n) {
 	case 'P':
 		return 1
-	case 't', 'A', 'S':
+	case 't', 'A', 'S', 'J':
 		return 2
 	}
 	if v.nmuts(n) > 0 || len(v.extra(n)) > 0 {
@@ -1000,6 +1000,10 @@ func (e *encoder) node(n pickle.ID) {
 	if o, ok := e.ordinal(n); ok {
 		e.write('R')
 		e.buf = appendUvarint(e.buf, uint64(o))
+		return
+	}
+	if v.specialOf(n) == 'J' {
+		e.foreign(n) // a joblib object array: the nested pickle's array, inline
 		return
 	}
 	e.assign(n)

@@ -249,6 +249,8 @@ func (v *View) value(s pickle.ID) string {
 		return v.arr[s].String()
 	case 'S':
 		return v.stor[s].String()
+	case 'J':
+		return "<joblib object array>"
 	}
 	switch v.kind(s) {
 	case pickle.KindNone:

@@ -114,6 +114,7 @@ type View struct {
 	nested    map[pickle.ID]*Storage     // _load_from_bytes: a bytes node -> its storage (nil: not one)
 	dataDig   map[pickle.ID][]byte       // an array's data node -> the digest of its bytes
 	dtypes    map[pickle.ID]dtype        // dtype nodes read (size -1: not a dtype)
+	foreigns  map[pickle.ID]*View        // joblib object arrays: the view of the nested pickle
 	ordered   nodeSet                    // plain dicts encoded in insertion order (Form2: enum members)
 
 	applied []Normalization // without NoPaths: per (rule, node)

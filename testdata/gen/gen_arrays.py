@@ -32,6 +32,7 @@ OBJECTS = {
     "structured_offsets": "np.zeros(3, dtype={'names': ['a', 'b'], 'formats': ['<i2', '<f8'], 'offsets': [0, 8], 'itemsize': 16})",
     "objects": "np.array([1, 'x', None, (2, 3)], dtype=object)",
     "objects_changed": "np.array([1, 'y', None, (2, 3)], dtype=object)",
+    "objects_alias": "(lambda x: {'a': np.array([x, 1], dtype=object), 'x': x})([1, 2])",
     "bools": "np.array([True, False, True])",
     "dates": "np.array(['2020-01-01', '2021-06-01'], dtype='M8[D]')",
     "unicode": "np.array(['ab', 'cde'])",
