@@ -632,11 +632,10 @@ func (v *View) dillSetattr(args []pickle.ID) bool {
 	if !v.Opt.v2() || len(args) != 3 {
 		return false
 	}
+	// dill._dill is written as the global "dill _dill" (the submodule as an
+	// attribute of its package); dill.dill is its older name
 	mod, name, ok := v.global(args[0])
-	if !ok || !(mod == "dill" && (name == "_dill" || name == "dill") || mod == "dill._dill" || mod == "dill.dill") {
-		return false
-	}
-	if mod != "dill" && name != "" {
+	if !ok || mod != "dill" || (name != "_dill" && name != "dill") {
 		return false
 	}
 	if a, ok := v.str(args[1]); !ok || a != "_setattr" {

@@ -49,7 +49,7 @@ OBJECTS = {
 }
 
 PLAIN = {"c_int32", "c_int32_changed", "f_float64", "c_float64_same_values", "structured", "structured_nested",
-         "structured_offsets", "bools", "dates",
+         "structured_offsets", "bools", "dates", "objects", "objects_changed",
          "unicode", "bigendian", "scalar0d", "empty"}
 
 PRELUDE = """
