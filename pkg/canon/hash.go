@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -95,6 +96,11 @@ func (v *View) Effects() []pickle.SEvent {
 		v.cover(v.s.Root)
 	}
 	var out []pickle.SEvent
+	if v.Opt.v2() {
+		out = v.topEffects()
+		st.covered = nil
+		return out
+	}
 	for _, ev := range v.s.Log {
 		if v.isCovered(ev.Node) {
 			continue
@@ -123,6 +129,15 @@ func (v *View) encodeStream(e *encoder) {
 		return
 	}
 	v.cover(v.s.Root)
+	if v.Opt.v2() {
+		for _, ev := range v.topEffects() {
+			e.write('E')
+			e.node(ev.Node)
+			e.run()
+		}
+		e.write('.')
+		return
+	}
 	for _, ev := range v.s.Log {
 		if v.isCovered(ev.Node) {
 			continue
@@ -133,6 +148,28 @@ func (v *View) encodeStream(e *encoder) {
 		v.cover(ev.Node)
 	}
 	e.write('.')
+}
+
+// topEffects (pk-canon/2) returns the call-log entries not covered by the
+// result nor by a later such entry, in stream order, each node once: what
+// loading does outside the result, each effect whole. A global resolved,
+// or a call made, only as part of a discarded call (dill's _create_type(...)
+// POP holding getattr(enum.Enum, '_generate_next_value_'), which protocol 4
+// writes as one global) is part of that call's encoding, not an effect of
+// its own, so its place in the stream does not count. The result must be
+// covered already.
+func (v *View) topEffects() []pickle.SEvent {
+	var out []pickle.SEvent
+	for i := len(v.s.Log) - 1; i >= 0; i-- {
+		ev := v.s.Log[i]
+		if v.isCovered(ev.Node) {
+			continue
+		}
+		out = append(out, ev)
+		v.cover(ev.Node)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // Digest returns the digest of this stream's canonical form (the bytes of

@@ -40,6 +40,23 @@ func TestDillPk2(t *testing.T) {
 	}
 }
 
+// TestDillEnumPk2: dill's enums of __main__ (written as a discarded
+// _create_type call and a global) hash alike at protocols 2 and 4 under
+// pk-canon/2: the globals that protocol 2's form resolves inside the
+// discarded call are part of it, not effects of their own.
+func TestDillEnumPk2(t *testing.T) {
+	for _, tag := range []string{"dill039_py312", "dill041_py313"} {
+		a := pk2Digest(t, "dill_enum_"+tag+"_p2.pkl", Options{Form: Form2})
+		b := pk2Digest(t, "dill_enum_"+tag+"_p4.pkl", Options{Form: Form2})
+		if a != b {
+			t.Errorf("%s: protocol 2 %s, protocol 4 %s", tag, a, b)
+		}
+		if pk2Digest(t, "dill_enum_"+tag+"_p2.pkl", Options{}) == pk2Digest(t, "dill_enum_"+tag+"_p4.pkl", Options{}) {
+			t.Errorf("%s: pk-canon/1 changed", tag)
+		}
+	}
+}
+
 // TestDillStdlibPath: the same dataclass under another install prefix (the
 // standard library's reprlib path in the globals dill writes by value)
 // hashes alike under pk-canon/2, not under pk-canon/1.

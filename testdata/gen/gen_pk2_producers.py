@@ -10,6 +10,10 @@ testdata/pk2/.
   dill_dataclass_changed_...                the same with another default value.
   cp_enum_<order>_p<N>.pkl                  a dynamic Enum by cloudpickle 3.1.2
       (Python 3.11): members RED, GREEN, and GREEN, RED.
+  dill_enum_<dill>_py<ver>_p<N>.pkl         [Color.RED, Color] for an Enum of __main__ by
+      dill 0.3.9 (Python 3.12) and 0.4.1 (3.13): dill cannot pickle the class by value and
+      writes a discarded _create_type(...) call whose protocol 2 form resolves globals of
+      its own (getattr(enum.Enum, ...)).
 
 Every file is written by a separate process. The producers come from
 ../shared/producers (relative to the repository), copied to a staging
@@ -65,6 +69,15 @@ class Point:
 sys.stdout.buffer.write(dill.dumps(Point(1, 2), protocol=int(sys.argv[1])))
 """
 
+DILL_ENUM = """
+import sys, enum, warnings, dill
+warnings.simplefilter("ignore")
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+sys.stdout.buffer.write(dill.dumps([Color.RED, Color], protocol=int(sys.argv[1])))
+"""
+
 ENUM = """
 import sys, enum, cloudpickle
 class Color(enum.Enum):
@@ -95,6 +108,11 @@ def main():
             for tag, default in (("", "0"), ("_changed", "5")):
                 write(python(ver), path, DATACLASS % default, proto,
                       "dill_dataclass%s_dill%s_py%s_p%d.pkl" % (tag, dill.replace(".", ""), ver.replace(".", ""), proto))
+    for dill, ver in (("0.3.9", "3.12"), ("0.4.1", "3.13")):
+        path = stage("dill-" + dill, dill)
+        for proto in (2, 4):
+            write(python(ver), path, DILL_ENUM, proto,
+                  "dill_enum_dill%s_py%s_p%d.pkl" % (dill.replace(".", ""), ver.replace(".", ""), proto))
     path = stage("cloudpickle-3.1.2")
     for order, body in (("rg", "    RED = 1\n    GREEN = 2\n"), ("gr", "    GREEN = 2\n    RED = 1\n")):
         for proto in (2, 4):
