@@ -108,6 +108,11 @@ func (v *View) fromBytes(n pickle.ID) {
 	if b < 0 || v.kind(b) != pickle.KindBytes || v.nmuts(b) > 0 || v.specialOf(b) != 0 {
 		return
 	}
+	if !strings.HasPrefix(v.text(b), legacyMagic) {
+		// only torch's own nested file is read (never a compressed or
+		// other container pkg/input would open: no decompression here)
+		return
+	}
 	// read once per bytes node: many calls may share one bytes object
 	// through the memo (each call still makes a storage of its own)
 	if st, ok := v.nested[b]; ok {
@@ -144,6 +149,11 @@ func (v *View) fromBytes(n pickle.ID) {
 	v.nested[b] = st
 	v.replace(n, v.newStorage(n, st), RuleTorchFromBytes)
 }
+
+// legacyMagic is how the nested torch.save file of _load_from_bytes starts:
+// its first pickle, torch's magic number at protocol 2 (the text of a
+// streamed blob is its first bytes).
+const legacyMagic = "\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19."
 
 // nestedStorage reads a legacy torch.save file holding one storage.
 func nestedStorage(data io.Reader, opt Options) (*Storage, bool) {

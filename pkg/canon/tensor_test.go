@@ -1,7 +1,10 @@
 package canon
 
 import (
+	"bytes"
+	"compress/gzip"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +49,33 @@ func TestTensorForms(t *testing.T) {
 	}
 	if zip == p2 {
 		t.Error("views: shared storage hashes like unshared storages")
+	}
+}
+
+// TestFromBytesOnlyTorch: _load_from_bytes of bytes that are not torch's
+// own nested file (here gzip of one) is left as a call: pk never
+// decompresses what a rule reads.
+func TestFromBytesOnlyTorch(t *testing.T) {
+	nested := nestedTorch("1", strings.Repeat("\x00\x00\x80?", 16))
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write([]byte(nested))
+	w.Close()
+	for _, c := range []struct {
+		data string
+		want bool
+	}{{nested, true}, {z.String(), false}, {"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.junk", false}} {
+		f := parse(t, tensorPickle(4, c.data, 16))
+		v := Normalize(f.Streams[0], Options{Form: Form2})
+		got := false
+		for _, n := range v.Applied() {
+			got = got || n.Rule == RuleTorchFromBytes
+		}
+		if got != c.want {
+			t.Errorf("%q...: torch-from-bytes applied %v, want %v", c.data[:8], got, c.want)
+		}
+		if _, err := v.Digest(); err != nil {
+			t.Error(err)
+		}
 	}
 }
