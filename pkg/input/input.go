@@ -285,7 +285,17 @@ func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt
 	jb := &joblibHook{doc: doc, where: where, opt: opt, ra: ra}
 	o := opt
 	o.AfterBuild = jb.afterBuild
+	if o.Keep != nil && ra != nil && ra.r != nil && where == "" {
+		o.Replay = ra.r // the file itself: pass 1 reads it again (pickle.Keep)
+	}
 	f, err := pickle.ParseReader(rd, o)
+	if pe, ok := pickle.AsError(err); ok && pe.Released && o.Replay != nil {
+		// pass 1 did not see what pass 2 read (joblib's array data is not
+		// opcodes): read the file again, holding every node
+		opt.Keep = nil
+		br := bufio.NewReaderSize(io.NewSectionReader(ra.r, 0, ra.size), 256<<10)
+		return readPickleContent(doc, br, size, where, opt, lim, ra)
+	}
 	if err != nil {
 		return located(doc.Path, where, lim, err)
 	}

@@ -58,6 +58,7 @@ const (
 	FlagMapped                     // global renamed by the Python 2 → 3 mapping (protocol < 3)
 	FlagMemo                       // stored in the memo at least once
 	FlagShared                     // referenced again after it was built (GET or DUP): one object, several places
+	FlagReleased                   // stands for what the machine released (Options.Keep): a stub, or a node whose items were cut
 )
 
 // Node is one object of the graph. Shared objects are one node with several

@@ -116,8 +116,12 @@ type Report struct {
 }
 
 // ScanFile scans the file at path ("-" for stdin).
-func ScanFile(path string, pol *Policy) *Report {
-	doc, err := input.Open(path, pickle.Options{})
+func ScanFile(path string, pol *Policy) *Report { return scanFile(path, pol, &Keep) }
+
+// scanFile is ScanFile with what the machine keeps (nil: everything; the
+// tests compare both).
+func scanFile(path string, pol *Policy, keep *pickle.Keep) *Report {
+	doc, err := input.Open(path, pickle.Options{Keep: keep})
 	if err != nil {
 		return invalid(path, err)
 	}
@@ -126,12 +130,19 @@ func ScanFile(path string, pol *Policy) *Report {
 
 // ScanReader scans r (its size unknown, as stdin), naming it name.
 func ScanReader(r io.Reader, name string, pol *Policy) *Report {
-	doc, err := input.OpenReader(r, name, pickle.Options{}, input.Options{})
+	doc, err := input.OpenReader(r, name, pickle.Options{Keep: &Keep}, input.Options{})
 	if err != nil {
 		return invalid(name, err)
 	}
 	return ScanDoc(doc, pol)
 }
+
+// Keep is what the machine keeps of values for scan (pickle.Keep): the
+// call log whole, and of everything else what brief and the joblib hook
+// read (argument descriptions are three levels deep and show the first
+// items; a NumpyArrayWrapper's state dict has seven entries). The store of
+// a plain table then stays small however long the table is.
+var Keep = pickle.Keep{Depth: 3, Items: 64}
 
 func invalid(name string, err error) *Report {
 	return &Report{File: name, Verdict: Invalid, Findings: []Finding{}, Error: err.Error(), Err: err}
