@@ -227,7 +227,7 @@ func openStream(r io.Reader, size int64, path string, ra *readerAtSize, opt pick
 	head, _ := br.Peek(16)
 	doc := &Doc{Path: path, Size: size}
 	if c := sniffCompression(head); c != "" {
-		return openCompressed(doc, br, c, opt, iopt)
+		return openCompressed(doc, br, c, opt, iopt, ra)
 	}
 	switch {
 	case hasPrefix(head, zipMagic):
@@ -289,7 +289,7 @@ func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt
 		o.Replay = ra.r // the file itself: pass 1 reads it again (pickle.Keep)
 	}
 	f, err := pickle.ParseReader(rd, o)
-	if pe, ok := pickle.AsError(err); ok && pe.Released && o.Replay != nil {
+	if pe, ok := pickle.AsError(err); ok && pe.Released && where == "" && ra != nil && ra.r != nil {
 		// pass 1 did not see what pass 2 read (joblib's array data is not
 		// opcodes): read the file again, holding every node
 		opt.Keep = nil

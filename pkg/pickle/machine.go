@@ -27,7 +27,7 @@ type Options struct {
 	NoGraph bool
 	// Keep lets the machine release what the consumer will never read
 	// (see Keep); nil holds every node until the stream's STOP. It takes
-	// effect only with Replay and a known input size.
+	// effect only with Replay.
 	Keep *Keep
 	// Replay is the input again, for pass 1 (PlanStream) of a stream whose
 	// store grows past MinCompact records: offsets are the reader's.
@@ -152,7 +152,7 @@ func parseStreams(rd *Reader, opt Options, each func(*Stream) error) (*File, err
 		rd.AfterBuild = opt.AfterBuild
 	}
 	m := newMachine(rd, each != nil, !opt.NoGraph)
-	if opt.Keep != nil && opt.Replay != nil && rd.Size() >= 0 {
+	if opt.Keep != nil && opt.Replay != nil {
 		m.keep, m.replay, m.project = opt.Keep, opt.Replay, false
 	}
 	var tee prefixTee

@@ -77,12 +77,15 @@ type spareSet struct {
 // again from Options.Replay); nil when it cannot (the main pass then reports
 // whatever is wrong with the bytes, and the stream is held whole).
 func (m *machine) planStream() *Plan {
-	if m.replay == nil || m.rd.Size() < 0 {
+	if m.replay == nil {
 		return nil
 	}
 	rd := NewReaderAt(m.replay, m.rd.Size(), m.rd.Name(), m.s.Begin)
 	rd.BlobThreshold = m.rd.BlobThreshold
 	p, err := PlanStream(rd)
+	if r, ok := m.replay.(interface{ Release() }); ok {
+		r.Release() // a decompressor read again: not held while pass 2 goes on
+	}
 	if err != nil {
 		return nil
 	}

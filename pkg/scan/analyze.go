@@ -81,6 +81,9 @@ func (s *scanner) addf(f Finding, reason func() string) {
 }
 
 func (s *scanner) add(f Finding) {
+	// a finding outlives its stream's store, whose memory the next
+	// stream may reuse (scanEach): no string of it may point there
+	f.Global, f.Reason = strings.Clone(f.Global), strings.Clone(f.Reason)
 	f.Part = s.part.Name
 	f.Stream = s.ps.Index
 	k := sameKey{s.partIdx, f.Severity, f.Global, f.Opcode, f.Role}
@@ -548,7 +551,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 		return reason + because(why) + s.fate(n)
 	})
 	if name == (Name{"copyreg", "add_extension"}) && len(args) == 3 && s.isStr(args[0]) && s.isStr(args[1]) && ps.Kind(args[2]) == pickle.KindInt {
-		s.ext[ps.Int(args[2])] = extEntry{Name{ps.Str(args[0]), ps.Str(args[1])}, ev.Offset}
+		s.ext[ps.Int(args[2])] = extEntry{Name{strings.Clone(ps.Str(args[0])), strings.Clone(ps.Str(args[1]))}, ev.Offset}
 	}
 }
 
@@ -794,7 +797,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 		for i := 0; i+1 < len(m.Args); i += 2 {
 			k, v := m.Args[i], m.Args[i+1]
 			if ki := ps.Items(k); ps.Kind(k) == pickle.KindTuple && len(ki) == 2 && s.isStr(ki[0]) && s.isStr(ki[1]) && ps.Kind(v) == pickle.KindInt {
-				s.ext[ps.Int(v)] = extEntry{Name{ps.Str(ki[0]), ps.Str(ki[1])}, m.Offset}
+				s.ext[ps.Int(v)] = extEntry{Name{strings.Clone(ps.Str(ki[0])), strings.Clone(ps.Str(ki[1]))}, m.Offset}
 			}
 		}
 	}

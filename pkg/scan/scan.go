@@ -14,8 +14,11 @@
 package scan
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -121,11 +124,71 @@ func ScanFile(path string, pol *Policy) *Report { return scanFile(path, pol, &Ke
 // scanFile is ScanFile with what the machine keeps (nil: everything; the
 // tests compare both).
 func scanFile(path string, pol *Policy, keep *pickle.Keep) *Report {
+	if keep != nil {
+		if rep, ok := scanEach(path, pol, keep); ok {
+			return rep
+		}
+	}
 	doc, err := input.Open(path, pickle.Options{Keep: keep})
 	if err != nil {
 		return invalid(path, err)
 	}
 	return ScanDoc(doc, pol)
+}
+
+// errNotBare stops scanEach on content that is not a bare pickle.
+var errNotBare = errors.New("not a bare pickle")
+
+// scanEach scans a bare pickle file stream by stream (pickle.ParseEach):
+// one stream's store is held at a time, so a million pickles back to back
+// cost one. It gives the report ScanDoc gives for the same file, and leaves
+// to the caller (ok false) what input.Open reads otherwise: a container,
+// joblib content (a wrapper's BUILD), legacy torch (its magic number as the
+// first stream), and any error, which the caller reports with input's
+// words.
+func scanEach(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
+	if pol == nil {
+		pol = DefaultPolicy()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	if head, _ := br.Peek(16); len(head) == 0 || !input.PlainPickle(head) {
+		return nil, false
+	}
+	opt := pickle.Options{NoGraph: true, Keep: keep, Replay: f}
+	opt.AfterBuild = func(_ *pickle.Reader, st *pickle.Store, n pickle.ID) error {
+		if input.JoblibWrapper(st, n) {
+			return errNotBare
+		}
+		return nil
+	}
+	doc := &input.Doc{Path: path, Size: fi.Size(), Format: "pickle", Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
+	rep := &Report{File: path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}}
+	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, same: map[sameKey]int{}, omit: map[sameKey]*omitted{}}
+	rd := pickle.NewReader(br, fi.Size(), path)
+	file, err := pickle.ParseEach(rd, opt, func(st *pickle.Stream) error {
+		if st.Index == 0 && input.TorchLegacyMagic(st.Store()) {
+			return errNotBare
+		}
+		s.stream(st, &doc.Parts[0])
+		return nil
+	})
+	if err != nil {
+		return nil, false
+	}
+	p := &doc.Parts[0]
+	p.Pickle = file
+	s.trailing(rep, p)
+	s.finish(rep)
+	return rep, true
 }
 
 // ScanReader scans r (its size unknown, as stdin), naming it name.
@@ -166,24 +229,36 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 		for _, st := range p.Pickle.Streams {
 			s.stream(st, p)
 		}
-		if t := p.Pickle.Trailing; t != nil {
-			msg := fmt.Sprintf("offset %d: %d bytes after the last complete pickle do not form one (%s): a load-until-EOF loop would read them, and pk could not scan them", t.Offset, t.Len, t.Reason)
-			if strings.HasPrefix(t.Reason, fmt.Sprintf("offset %d: ", t.Offset)) && !strings.Contains(t.Reason, "stricter than CPython") {
-				// the first opcode fails: a load-until-EOF loop stops there
-				// without running anything
-				rep.Notes = append(rep.Notes, partPrefix(p)+fmt.Sprintf("offset %d: %d bytes after the last complete pickle are not one (%s): a load-until-EOF loop fails on their first opcode, before anything runs", t.Offset, t.Len, t.Reason))
-				continue
-			}
-			if isTorchLegacy(doc) {
-				// torch.load reads its five pickles and the records, then stops
-				rep.Notes = append(rep.Notes, partPrefix(p)+msg+" (torch.load ignores them)")
-				continue
-			}
-			if rep.Error == "" {
-				rep.Error = doc.Path + ": " + partPrefix(p) + msg
-			}
+		s.trailing(rep, p)
+	}
+	s.finish(rep)
+	return rep
+}
+
+// trailing adds what a part's bytes after its last complete pickle mean.
+func (s *scanner) trailing(rep *Report, p *input.Part) {
+	doc := s.doc
+	if t := p.Pickle.Trailing; t != nil {
+		msg := fmt.Sprintf("offset %d: %d bytes after the last complete pickle do not form one (%s): a load-until-EOF loop would read them, and pk could not scan them", t.Offset, t.Len, t.Reason)
+		if strings.HasPrefix(t.Reason, fmt.Sprintf("offset %d: ", t.Offset)) && !strings.Contains(t.Reason, "stricter than CPython") {
+			// the first opcode fails: a load-until-EOF loop stops there
+			// without running anything
+			rep.Notes = append(rep.Notes, partPrefix(p)+fmt.Sprintf("offset %d: %d bytes after the last complete pickle are not one (%s): a load-until-EOF loop fails on their first opcode, before anything runs", t.Offset, t.Len, t.Reason))
+			return
+		}
+		if isTorchLegacy(doc) {
+			// torch.load reads its five pickles and the records, then stops
+			rep.Notes = append(rep.Notes, partPrefix(p)+msg+" (torch.load ignores them)")
+			return
+		}
+		if rep.Error == "" {
+			rep.Error = doc.Path + ": " + partPrefix(p) + msg
 		}
 	}
+}
+
+// finish orders the findings and gives the verdict.
+func (s *scanner) finish(rep *Report) {
 	s.summarize()
 	sort.SliceStable(s.out, func(i, j int) bool {
 		a, b := s.out[i], s.out[j]
@@ -204,7 +279,6 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 	if rep.Error != "" {
 		rep.Verdict = Invalid
 	}
-	return rep
 }
 
 func partName(p *input.Part) string {
