@@ -293,6 +293,10 @@ type machine struct {
 	replay      io.ReaderAt
 	nextCompact int     // store size (records) at which to compact next
 	lvl         []int32 // scratch of compact
+	taint       []uint8
+	namedSet    []bool
+	frames      []walkFrame
+	walkKids    []ID
 	work        []ID
 	ids         []ID
 	released    int64 // records released, over every stream

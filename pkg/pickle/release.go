@@ -27,6 +27,24 @@ import "math"
 type Keep struct {
 	Depth int // levels kept below a node that only the stack or the memo holds
 	Items int // kid positions kept of each such container
+
+	// Final, when set, is given at each compaction, in log order, the
+	// events of the call log (calls, mutations, persistent ids, buffers;
+	// not global resolutions or EXT lookups, which stay until STOP) whose
+	// node is final with everything it reaches: nothing a later opcode can
+	// name is reachable from it, so what a consumer reads of it now is what
+	// it would read at STOP. When Final returns true the events leave the
+	// log, and their nodes are kept only as far as other nodes need them;
+	// the lists of popped and left nodes then drop what is released. A
+	// consumer that reads the log as it goes (pk scan) so holds what is
+	// live, not every call. Its node IDs are valid until Final returns.
+	Final func(s *Store, evs []SEvent) bool
+	// Taints, when set, says which named nodes make what reaches them not
+	// final for Final's consumer: those whose later changes (items added,
+	// operations applied) it would read through another event. Nil: every
+	// named node. An event whose own node is named is never final (its
+	// fate, popped or kept, is still open).
+	Taints func(k Kind) bool
 }
 
 // MinCompact is the store size (records) below which the machine never
@@ -137,34 +155,41 @@ func (m *machine) compact() {
 	}
 	named := int32(m.keep.Depth) + 1
 	items := int32(max(m.keep.Items, 1))
+	t := &m.memo
+	for i, v := range t.dense {
+		if v > 0 && !t.plan.ReadAfter(int64(i), now) {
+			t.dense[i] = memoDead
+		}
+	}
+	for i, id := range t.sparse {
+		if id >= 0 && !t.plan.ReadAfter(i, now) {
+			t.sparse[i] = deadID
+		}
+	}
+	if m.keep.Final != nil {
+		m.finalEvents()
+	}
 	for _, ev := range s.Log {
 		raise(ev.Node, keepFull)
 	}
 	for _, sl := range m.stack {
 		raise(sl.n, named)
 	}
-	for _, l := range [][]ID{s.Tops, s.Popped, s.Leftover} {
-		for _, id := range l {
-			raise(id, named)
-		}
-	}
-	t := &m.memo
-	for i, v := range t.dense {
-		if v > 0 {
-			if t.plan.ReadAfter(int64(i), now) {
-				raise(ID(v-1), named)
-			} else {
-				t.dense[i] = memoDead
-			}
-		}
-	}
-	for i, id := range t.sparse {
-		if id >= 0 {
-			if t.plan.ReadAfter(i, now) {
+	if m.keep.Final == nil {
+		for _, l := range [][]ID{s.Tops, s.Popped, s.Leftover} {
+			for _, id := range l {
 				raise(id, named)
-			} else {
-				t.sparse[i] = deadID
 			}
+		}
+	}
+	for _, v := range t.dense {
+		if v > 0 {
+			raise(ID(v-1), named)
+		}
+	}
+	for _, id := range t.sparse {
+		if id >= 0 {
+			raise(id, named)
 		}
 	}
 	for len(work) > 0 {
@@ -310,6 +335,11 @@ func (m *machine) compact() {
 	for i := range m.stack {
 		m.stack[i].n = mapID(m.stack[i].n)
 	}
+	if m.keep.Final != nil {
+		// without a consumer of finals these lists are roots; with one,
+		// what they name may have gone
+		s.Tops, s.Popped, s.Leftover = keptOnly(s.Tops, newID), keptOnly(s.Popped, newID), keptOnly(s.Leftover, newID)
+	}
 	for _, l := range [][]ID{s.Tops, s.Popped, s.Leftover} {
 		for i := range l {
 			l[i] = mapID(l[i])
@@ -337,4 +367,127 @@ func (m *machine) newIDs(n int) []ID {
 		m.ids = make([]ID, n)
 	}
 	return m.ids[:n]
+}
+
+// keptOnly drops from l, in place, the nodes that compact released.
+func keptOnly(l []ID, newID []ID) []ID {
+	out := l[:0]
+	for _, id := range l {
+		if id >= 0 && newID[id] != NoID {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// finalEvents hands Keep.Final the events whose nodes are final with all
+// they reach, and drops them from the log when it takes them. A node is
+// tainted when it is named (on the stack or the metastack, or in a memo
+// entry read later) or reaches a tainted node; the rest cannot change.
+func (m *machine) finalEvents() {
+	s := m.s
+	n := len(s.recs)
+	// taint, children before parents, with an explicit stack: 1 named or
+	// reaching a named node, 2 not, 0 not yet known
+	if cap(m.taint) < n {
+		m.taint = make([]uint8, n)
+	}
+	taint := m.taint[:n]
+	clear(taint)
+	if cap(m.namedSet) < n {
+		m.namedSet = make([]bool, n)
+	}
+	isNamed := m.namedSet[:n]
+	clear(isNamed)
+	name := func(id ID) {
+		isNamed[id] = true
+		if m.keep.Taints == nil || m.keep.Taints(s.recs[id].kind) {
+			taint[id] = 1
+		}
+	}
+	for _, sl := range m.stack {
+		name(sl.n)
+	}
+	t := &m.memo
+	for _, v := range t.dense {
+		if v > 0 {
+			name(ID(v - 1))
+		}
+	}
+	for _, id := range t.sparse {
+		if id >= 0 {
+			name(id)
+		}
+	}
+	// each frame's children sit in kids[from:to], pushed with the frame
+	// and popped with it: every edge is looked at once
+	st := m.frames[:0]
+	kids := m.walkKids[:0]
+	for root := range taint {
+		if taint[root] != 0 {
+			continue
+		}
+		taint[root] = 3 // on the walk
+		kids = s.Children(ID(root), kids[:0])
+		st = append(st[:0], walkFrame{ID(root), 0, len(kids)})
+		for len(st) > 0 {
+			f := &st[len(st)-1]
+			if f.next < f.to {
+				c := kids[f.next]
+				f.next++
+				switch taint[c] {
+				case 0:
+					taint[c] = 3
+					from := len(kids)
+					kids = s.Children(c, kids)
+					st = append(st, walkFrame{c, from, len(kids)})
+				case 1, 3:
+					// named, or a cycle back to a node on the walk: a
+					// cycle that reaches nothing named is final, but one
+					// node of it cannot tell yet; counting it as tainted
+					// only defers its events to STOP
+					taint[f.id] = 1
+				}
+				continue
+			}
+			if taint[f.id] == 3 {
+				taint[f.id] = 2
+			}
+			done := f.id
+			st = st[:len(st)-1]
+			if len(st) > 0 {
+				kids = kids[:st[len(st)-1].to]
+				if taint[done] == 1 {
+					taint[st[len(st)-1].id] = 1
+				}
+			}
+		}
+	}
+	m.frames, m.walkKids = st[:0], kids[:0]
+	final := func(ev SEvent) bool {
+		return ev.Kind != EvGlobal && ev.Kind != EvExt && ev.Node >= 0 && taint[ev.Node] == 2 && !isNamed[ev.Node]
+	}
+	var batch []SEvent
+	for _, ev := range s.Log {
+		if final(ev) {
+			batch = append(batch, ev)
+		}
+	}
+	if len(batch) == 0 || !m.keep.Final(s, batch) {
+		return
+	}
+	keep := s.Log[:0]
+	for _, ev := range s.Log {
+		if !final(ev) {
+			keep = append(keep, ev)
+		}
+	}
+	s.Log = keep
+}
+
+// walkFrame is one node on finalEvents' walk: its children are
+// walkKids[next:to].
+type walkFrame struct {
+	id       ID
+	next, to int
 }

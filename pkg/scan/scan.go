@@ -163,16 +163,24 @@ func scanEach(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
 	if head, _ := br.Peek(16); len(head) == 0 || !input.PlainPickle(head) {
 		return nil, false
 	}
-	opt := pickle.Options{NoGraph: true, Keep: keep, Replay: f}
+	doc := &input.Doc{Path: path, Size: fi.Size(), Format: "pickle", Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
+	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
+	k := *keep
+	k.Final = s.final
+	k.Taints = func(k pickle.Kind) bool {
+		// what an analysis reads of another node that may still change:
+		// the items of a list, dict or set (argument descriptions); a
+		// global's or an object's later operations are events of their own
+		return k == pickle.KindList || k == pickle.KindDict || k == pickle.KindSet
+	}
+	opt := pickle.Options{NoGraph: true, Keep: &k, Replay: f}
 	opt.AfterBuild = func(_ *pickle.Reader, st *pickle.Store, n pickle.ID) error {
 		if input.JoblibWrapper(st, n) {
 			return errNotBare
 		}
 		return nil
 	}
-	doc := &input.Doc{Path: path, Size: fi.Size(), Format: "pickle", Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
 	rep := &Report{File: path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}}
-	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, same: map[sameKey]int{}, omit: map[sameKey]*omitted{}}
 	rd := pickle.NewReader(br, fi.Size(), path)
 	file, err := pickle.ParseEach(rd, opt, func(st *pickle.Stream) error {
 		if st.Index == 0 && input.TorchLegacyMagic(st.Store()) {
@@ -217,7 +225,7 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 		pol = DefaultPolicy()
 	}
 	rep := &Report{File: doc.Path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}, Notes: doc.Notes}
-	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, same: map[sameKey]int{}, omit: map[sameKey]*omitted{}}
+	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
 	for i := range doc.Parts {
 		p := &doc.Parts[i]
 		if p.Pickle == nil {
@@ -268,9 +276,15 @@ func (s *scanner) finish(rep *Report) {
 		if a.f.Stream != b.f.Stream {
 			return a.f.Stream < b.f.Stream
 		}
-		return a.f.Offset < b.f.Offset
+		if a.f.Offset != b.f.Offset {
+			return a.f.Offset < b.f.Offset
+		}
+		return a.seq.less(b.seq)
 	})
 	for _, o := range s.out {
+		if o.dropped {
+			continue
+		}
 		rep.Findings = append(rep.Findings, o.f)
 		if v := sevVerdict(o.f.Severity); v.Worse(rep.Verdict) {
 			rep.Verdict = v
