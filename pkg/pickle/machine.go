@@ -1063,16 +1063,28 @@ func (t *memoTable) reset() {
 // the plan: a write nothing reads after now is dead at once).
 func (t *memoTable) put(i int64, id ID, now int64) {
 	if t.plan != nil && i >= int64(len(t.dense)) && i < planDense {
-		w := (i - int64(len(t.dense))) >> 6
-		for int64(len(t.seen)) <= w {
-			t.seen = append(t.seen, 0)
+		j := i - int64(len(t.dense))
+		w, bit := j>>6, uint64(1)<<(j&63)
+		if !t.plan.ReadAfter(i, now) {
+			for int64(len(t.seen)) <= w {
+				t.seen = append(t.seen, 0)
+			}
+			if t.seen[w]&bit == 0 {
+				t.seen[w] |= bit
+				t.count++
+			}
+			if _, ok := t.sparse[i]; ok {
+				delete(t.sparse, i) // overwritten by a write nothing reads
+				t.count--
+			}
+			return
 		}
-		bit := uint64(1) << ((i - int64(len(t.dense))) & 63)
-		if t.seen[w]&bit == 0 {
-			t.seen[w] |= bit
-			t.count++
+		if w < int64(len(t.seen)) && t.seen[w]&bit != 0 {
+			// set before by a write nothing read: the map entry below
+			// counts it
+			t.seen[w] &^= bit
+			t.count--
 		}
-		return
 	}
 	v := int32(id) + 1
 	if t.plan != nil && !t.plan.ReadAfter(i, now) {
@@ -1084,7 +1096,9 @@ func (t *memoTable) put(i int64, id ID, now int64) {
 			t.count++
 		}
 		t.dense[i] = v
-	case i == int64(len(t.dense)):
+	case i == int64(len(t.dense)) && t.plan == nil:
+		// (with a plan the dense part keeps its length: the bits of seen
+		// are counted from its end)
 		if _, ok := t.sparse[i]; ok {
 			delete(t.sparse, i)
 			t.count--

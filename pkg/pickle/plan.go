@@ -12,9 +12,10 @@ import (
 // dead memo entries is final once it is off the stack.
 //
 // A plan costs 8 bytes per memo index up to the highest index read (dense,
-// as picklers number their writes 0, 1, 2, ...) and a map entry for each
-// index read beyond that range; indices that are written and never read
-// cost nothing.
+// as picklers number their writes 0, 1, 2, ...; an index read far beyond
+// the ones before goes to a map, so the dense part is at most about twice
+// the reads plus 4096) and a map entry for each other index read; indices
+// that are written and never read cost nothing.
 type Plan struct {
 	dense  []int64 // 1 + offset of the last read of index i; 0: never read
 	sparse map[int64]int64
@@ -56,7 +57,10 @@ func (p *Plan) read(i, off int64) {
 	if i < 0 {
 		return
 	}
-	if i < planDense {
+	if i < planDense && i <= 2*int64(len(p.dense))+4096 {
+		// dense while the indices read stay near the ones before: a
+		// hostile LONG_BINGET of index 2^24-1 in a tiny file costs a map
+		// entry, not 128 MB
 		if i >= int64(len(p.dense)) {
 			if i >= int64(cap(p.dense)) {
 				d := make([]int64, i+1, max(2*cap(p.dense), int(i)+1, 64))

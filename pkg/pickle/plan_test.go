@@ -114,3 +114,52 @@ func TestKeepReleasesRows(t *testing.T) {
 		t.Fatalf("without Keep the store holds %d nodes", n)
 	}
 }
+
+// TestPlanHostileIndex: a read of a huge index in a tiny stream costs a map
+// entry, not a dense table up to it.
+func TestPlanHostileIndex(t *testing.T) {
+	// PROTO 4, EMPTY_LIST, LONG_BINPUT 2^24-1, LONG_BINGET 2^24-1, STOP
+	data := []byte("\x80\x04]r\xff\xff\xff\x00j\xff\xff\xff\x00.")
+	p, err := PlanStream(NewReader(bytes.NewReader(data), int64(len(data)), "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.dense) > 4096 || p.LastRead(1<<24-1) != 8 {
+		t.Fatalf("dense %d, LastRead %d", len(p.dense), p.LastRead(1<<24-1))
+	}
+}
+
+// TestKeepMemoSemantics: with a plan, the memo still counts every write
+// (MEMOIZE stores at len(memo)) and finds every index read later, whether
+// it is in the plan's dense part or its map, written once or overwritten.
+func TestKeepMemoSemantics(t *testing.T) {
+	defer func(v int) { MinCompact = v }(MinCompact)
+	MinCompact = 4
+	var b bytes.Buffer
+	b.WriteString("\x80\x04]\x94") // memo[0] = the list
+	for i := 0; i < 40; i++ {
+		b.WriteString("K\x05\x94") // MEMOIZE: memo[1..40], never read
+	}
+	b.WriteString("0000000000000000000000000000000000000000") // POP them
+	b.WriteString("N")
+	b.WriteString("r\x00\x00\x00\x01") // LONG_BINPUT 2^24: memo[2^24] = None (read below: map)
+	b.WriteString("0")
+	b.WriteString("K\x07r\x05\x00\x00\x00") // memo[5] = 7, overwriting a write nothing read
+	b.WriteString("0")
+	b.WriteString("K\x09\x94") // MEMOIZE: memo[len(memo)] = memo[42] = 9
+	b.WriteString("0")
+	b.WriteString("h\x00") // the list
+	b.WriteString("(j\x00\x00\x00\x01h\x05h\x2aK\x2ae") // APPENDS None, 7, 9, 42
+	b.WriteString("0h\x00.")
+	data := b.Bytes()
+	keep := &Keep{Depth: 3, Items: 64}
+	f, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: keep, Replay: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Streams[0].Store()
+	items := s.Items(s.Root)
+	if len(items) != 4 || s.Kind(items[0]) != KindNone || s.Int(items[1]) != 7 || s.Int(items[2]) != 9 || s.Int(items[3]) != 42 {
+		t.Fatalf("root items: %d", len(items))
+	}
+}
