@@ -148,7 +148,7 @@ func TestKeepMemoSemantics(t *testing.T) {
 	b.WriteString("0")
 	b.WriteString("K\x09\x94") // MEMOIZE: memo[len(memo)] = memo[42] = 9
 	b.WriteString("0")
-	b.WriteString("h\x00") // the list
+	b.WriteString("h\x00")                              // the list
 	b.WriteString("(j\x00\x00\x00\x01h\x05h\x2aK\x2ae") // APPENDS None, 7, 9, 42
 	b.WriteString("0h\x00.")
 	data := b.Bytes()
