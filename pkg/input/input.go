@@ -277,6 +277,8 @@ func hasPrefix(b, p []byte) bool { return len(b) >= len(p) && string(b[:len(p)])
 // file itself); lim, when set, reports a decompression limit error.
 func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt pickle.Options, lim *limitReader, ra *readerAtSize) error {
 	if isTorchLegacy(br) {
+		// its pickles are read whole: the key list names every storage
+		opt.Keep, opt.Replay = nil, nil
 		return readTorchLegacy(doc, br, size, where, opt, lim, ra)
 	}
 	rd := pickle.NewReader(br, size, doc.Path)
