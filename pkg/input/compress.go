@@ -198,7 +198,7 @@ func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options,
 			o.Replay = &replay{file: ra, kind: kind, limit: limit}
 		}
 		if err := readPickleContent(doc, inner, -1, layer, o, lim, nil); err != nil {
-			if pe, ok := pickle.AsError(err); ok && pe.Released {
+			if pe, ok := pickle.AsError(err); ok && pe.Released && o.Keep.Final == nil {
 				// pass 1 did not see what pass 2 read: decompress again,
 				// holding every node
 				opt.Keep = nil

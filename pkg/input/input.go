@@ -291,9 +291,11 @@ func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt
 		o.Replay = ra.r // the file itself: pass 1 reads it again (pickle.Keep)
 	}
 	f, err := pickle.ParseReader(rd, o)
-	if pe, ok := pickle.AsError(err); ok && pe.Released && where == "" && ra != nil && ra.r != nil {
+	if pe, ok := pickle.AsError(err); ok && pe.Released && where == "" && ra != nil && ra.r != nil && o.Keep.Final == nil {
 		// pass 1 did not see what pass 2 read (joblib's array data is not
-		// opcodes): read the file again, holding every node
+		// opcodes): read the file again, holding every node (a consumer
+		// of Keep.Final has taken events already: it gets the error and
+		// starts again itself)
 		opt.Keep = nil
 		br := bufio.NewReaderSize(io.NewSectionReader(ra.r, 0, ra.size), 256<<10)
 		return readPickleContent(doc, br, size, where, opt, lim, ra)

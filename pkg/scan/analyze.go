@@ -67,6 +67,7 @@ type scanner struct {
 	ext   map[int64]extEntry
 	out   []outFinding
 	kinds map[sameKey]*kindState
+	took  int    // batches of final events analysed (scanOpened)
 	cur   seqKey // of the event being analysed; sub counts its findings
 
 	// the stream being scanned, as a store (docs/engine.md): every node

@@ -128,12 +128,55 @@ func scanFile(path string, pol *Policy, keep *pickle.Keep) *Report {
 		if rep, ok := scanEach(path, pol, keep); ok {
 			return rep
 		}
+		if rep, ok := scanOpened(path, pol, keep); ok {
+			return rep
+		}
 	}
 	doc, err := input.Open(path, pickle.Options{Keep: keep})
 	if err != nil {
 		return invalid(path, err)
 	}
 	return ScanDoc(doc, pol)
+}
+
+// scanOpened scans what scanEach leaves (a compressed layer, joblib content)
+// through input.Open, analysing the events of the first part's pickle as
+// they become final (Keep.Final; pkg/input gives the file's or the
+// decompressed layer's bytes again for the plan). ok is false when it cannot
+// vouch for the result: the open failed (the caller reports it in input's
+// words), the machine released what a later opcode read (Error.Released:
+// the events taken so far would count twice), or events were taken from a
+// pickle that is not the input's first part.
+func scanOpened(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
+	if pol == nil {
+		pol = DefaultPolicy()
+	}
+	first := &input.Doc{Path: path, Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
+	s := &scanner{pol: pol, doc: first, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
+	k := *keep
+	k.Final = func(ps *pickle.Store, evs []pickle.SEvent) bool {
+		if !s.final(ps, evs) {
+			return false
+		}
+		s.took++
+		return true
+	}
+	k.Taints = scanTaints
+	doc, err := input.Open(path, pickle.Options{Keep: &k})
+	if err != nil {
+		return nil, false
+	}
+	if s.took > 0 && (len(doc.Parts) == 0 || doc.Parts[0].Name != "" || doc.Parts[0].Role != input.RolePickle || doc.Parts[0].Pickle == nil) {
+		return nil, false
+	}
+	return scanDoc(s, doc), true
+}
+
+// scanTaints: what an analysis reads of another node that may still change
+// is the items of a list, dict or set (argument descriptions); a global's
+// or an object's later operations are events of their own (pickle.Keep).
+func scanTaints(k pickle.Kind) bool {
+	return k == pickle.KindList || k == pickle.KindDict || k == pickle.KindSet
 }
 
 // errNotBare stops scanEach on content that is not a bare pickle.
@@ -167,12 +210,7 @@ func scanEach(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
 	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
 	k := *keep
 	k.Final = s.final
-	k.Taints = func(k pickle.Kind) bool {
-		// what an analysis reads of another node that may still change:
-		// the items of a list, dict or set (argument descriptions); a
-		// global's or an object's later operations are events of their own
-		return k == pickle.KindList || k == pickle.KindDict || k == pickle.KindSet
-	}
+	k.Taints = scanTaints
 	opt := pickle.Options{NoGraph: true, Keep: &k, Replay: f}
 	opt.AfterBuild = func(_ *pickle.Reader, st *pickle.Store, n pickle.ID) error {
 		if input.JoblibWrapper(st, n) {
@@ -224,8 +262,14 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 	if pol == nil {
 		pol = DefaultPolicy()
 	}
+	return scanDoc(&scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}, doc)
+}
+
+// scanDoc scans an opened input with s (which may have analysed events of
+// its first part already: scanOpened).
+func scanDoc(s *scanner, doc *input.Doc) *Report {
+	s.doc = doc
 	rep := &Report{File: doc.Path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}, Notes: doc.Notes}
-	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
 	for i := range doc.Parts {
 		p := &doc.Parts[i]
 		if p.Pickle == nil {
