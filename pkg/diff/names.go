@@ -1,10 +1,10 @@
 package diff
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -14,7 +14,7 @@ var codeNames18 = []string{"co_argcount", "co_posonlyargcount", "co_kwonlyargcou
 
 var funcNames = []string{"__code__", "__globals__", "__name__", "__defaults__", "__closure__", "__dict__", "__kwdefaults__"}
 
-var skeletonClassNames = []string{"<type constructor>", "__name__", "__bases__", "<type kwargs>", "<class tracker id>", "<extra>"}
+var skeletonClassNames = []string{"<type-constructor>", "__name__", "__bases__", "<type-kwargs>", "<class-tracker-id>", "<extra>"}
 
 // qualified returns "module.name" for a global node, or for cloudpickle's
 // _builtin_type('X') / dill's _load_type('X') calls "types.X".
@@ -58,12 +58,15 @@ func argNames(f, args *canon.Node) func(int) string {
 		return func(i int) string {
 			j := i - shift
 			if j >= 0 && j < len(names) {
-				return "." + names[j]
+				if strings.HasPrefix(names[j], "<") {
+					return ppath.Pseudo(strings.Trim(names[j], "<>"), -1)
+				}
+				return ppath.Attr(names[j])
 			}
 			if i == 0 && shift == 1 {
-				return ".co_lnotab"
+				return ppath.Attr("co_lnotab")
 			}
-			return fmt.Sprintf(".__reduce__[1][%d]", i)
+			return ppath.Args + ppath.Index(i)
 		}
 	}
 	last := q[strings.LastIndexByte(q, '.')+1:]
@@ -84,7 +87,7 @@ func argNames(f, args *canon.Node) func(int) string {
 	case last == "_make_skeleton_class":
 		return named(skeletonClassNames, 0)
 	case last == "_create_type":
-		return named([]string{"<type constructor>", "__name__", "__bases__", "__dict__"}, 0)
+		return named([]string{"<type-constructor>", "__name__", "__bases__", "__dict__"}, 0)
 	case last == "_make_cell" || last == "_create_cell":
 		return named([]string{"cell_contents"}, 0)
 	}

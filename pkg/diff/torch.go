@@ -1,8 +1,6 @@
 package diff
 
 import (
-	"fmt"
-
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -77,33 +75,9 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 						continue
 					}
 				}
-				add := func(c *canon.Node, edge string) {
-					if c != nil && !seen[c] {
-						queue = append(queue, item{c, it.path + edge})
-					}
-				}
-				for i, c := range n.Items() {
-					add(c, fmt.Sprintf("[%d]", i))
-				}
-				for _, e := range n.Entries() {
-					add(e.Value, keyEdge(e.Key))
-				}
-				if n.Kind() == pickle.KindCall {
-					add(n.Args(), ".__reduce__[1]")
-				}
-				attrs, items, app, rest := splitOps(n.Ops())
-				for _, e := range attrs {
-					add(e.Value, attrEdge(e.Key))
-				}
-				for _, e := range items {
-					add(e.Value, keyEdge(e.Key))
-				}
-				for i, c := range app {
-					add(c, fmt.Sprintf("[%d]", i))
-				}
-				for i, o := range rest {
-					for j, c := range o.Args {
-						add(c, fmt.Sprintf(".<%s %d>[%d]", o.Name, i, j))
+				for _, k := range viewKids(n) {
+					if !seen[k.n] {
+						queue = append(queue, item{k.n, it.path + k.edge})
 					}
 				}
 			}

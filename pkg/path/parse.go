@@ -13,14 +13,15 @@ import (
 type StepKind uint8
 
 const (
-	SHead   StepKind = iota // root, stream[i], part['name'], trailing (Name; I for a stream)
-	SAttr                   // .name (Name)
-	SKey                    // [key] (Value; a tuple for [1, 2])
-	SSlice                  // [i:j] (I, J)
-	SSet                    // {v} (Value)
-	SSetPos                 // {#i} (I)
-	SCall                   // ()
-	SPseudo                 // <word> or <word i> (Name; I, -1 when none)
+	SHead       StepKind = iota // root, stream[i], part['name'], trailing (Name; I for a stream)
+	SAttr                       // .name (Name)
+	SKey                        // [key] (Value; a tuple for [1, 2])
+	SSlice                      // [i:j] (I, J)
+	SSet                        // {v} (Value)
+	SSetPos                     // {#i} (I)
+	SCall                       // ()
+	SPseudo                     // <word> or <word i> (Name; I, -1 when none)
+	SPseudoSpan                 // <word i:j> (Name, I, J)
 )
 
 // Step is one step of a parsed path.
@@ -56,6 +57,8 @@ func (s Step) String() string {
 		return "()"
 	case SPseudo:
 		return Pseudo(s.Name, s.I)
+	case SPseudoSpan:
+		return PseudoSpan(s.Name, s.I, s.J)
 	}
 	return ""
 }
@@ -281,6 +284,13 @@ func (p *parser) step() (Step, error) {
 				return Step{}, err
 			}
 			st.I = n
+			if p.lit(":") {
+				m, err := p.int()
+				if err != nil {
+					return Step{}, err
+				}
+				st.Kind, st.J = SPseudoSpan, m
+			}
 		}
 		if err := p.expect(">"); err != nil {
 			return Step{}, err

@@ -15,7 +15,7 @@
 //	      | "[" INT ":" INT "]"      a run of items
 //	      | "{" key "}" | "{#" INT "}"      a set element, by value or by position
 //	      | "()"                     a call of the attribute before it: .__getstate__()
-//	      | "<" WORD [ " " INT ] ">" a place that is no Python value: <popped 0>, <key 1>, <data>
+//	      | "<" WORD [ " " INT [ ":" INT ] ] ">"   no Python value: <popped 0>, <key 1>, <data>
 //	key   = INT | FLOAT | STR | BYTES | None | True | False | "(" [ key { "," key } [","] ] ")"
 //	      | "<key" INT ">"           a dict key that is no literal (the value under it)
 //
@@ -109,10 +109,18 @@ func Pseudo(word string, i int) string {
 	return "<" + word + " " + strconv.Itoa(i) + ">"
 }
 
+// PseudoSpan is the step <word i:j>: a run of places that are no Python
+// values (effects i to j-1).
+func PseudoSpan(word string, i, j int) string {
+	return "<" + word + " " + strconv.Itoa(i) + ":" + strconv.Itoa(j) + ">"
+}
+
 // The names pk gives the parts of a call and of an object's state, in
 // every command.
 const (
-	Callable = ".__reduce__[0]"          // the callable of a call, the class of NEWOBJ
+	Callable = ".__reduce__[0]"          // the callable of a call (REDUCE)
+	Class    = ".__class__"              // the class NEWOBJ and NEWOBJ_EX create an instance of
+	NewArgs  = ".__getnewargs__()"       // their positional arguments
 	Args     = ".__reduce__[1]"          // its positional arguments (a tuple)
 	Kwargs   = ".__getnewargs_ex__()[1]" // NEWOBJ_EX's keyword arguments
 	State    = ".__getstate__()"         // the (first) BUILD state

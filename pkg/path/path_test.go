@@ -70,7 +70,7 @@ func TestSteps(t *testing.T) {
 	for _, f := range []string{
 		"root", "trailing", "stream[1]", "stream[0]['a']", "part['archive/data/0']", "part[\"a'b\"]",
 		"root.coef_", "root.__dict__['not an ident']", "root[3][1, 2]", "root[1,]", "root[200000:600000]",
-		"root{#3}", "root{'a'}", "root<popped 0>", "stream[2]<effect 1>.x", "root<key 2>", "root[<key 2>]",
+		"root{#3}", "root{'a'}", "root<popped 0>", "root<effect 3:10>", "stream[2]<effect 1>.x", "root<key 2>", "root[<key 2>]",
 		"root.__reduce__[1][0]", "root.__getstate__()", "root.__getnewargs_ex__()[1]", "root['objects']<data>",
 		"root[-1]", "root[None]", "root[True][False]", "root[float('nan')]", "root[b'\\x00']",
 	} {
