@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -807,7 +808,7 @@ func (m *fastMachine) tree() (*Tree, error) {
 	h := m.heap
 	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
 	out := &pickle.Store{Index: 0, Begin: 0, End: m.size, Proto: m.proto, Root: pickle.NoID}
-	st := &StreamTree{Store: out, num: make([]int32, 0, len(h)), upNode: pickle.NoID}
+	st := &StreamTree{Store: out, num: make([]int32, 0, len(h)), upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root}
 	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
 	st.tree = t
 	links := map[*fastRec]*pathLink{}

@@ -333,7 +333,7 @@ func TestMultiStream(t *testing.T) {
 	if len(tr.Streams) != 2 || tr.Root().Kind != ItemFile {
 		t.Fatalf("streams %d root %v", len(tr.Streams), tr.Root().Kind)
 	}
-	if _, err := tr.Find("s1:root['a']"); err != nil {
+	if _, err := tr.Find("stream[1]['a']"); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,0 +1,205 @@
+package trace
+
+import (
+	"fmt"
+
+	ppath "github.com/pk-tools/pk/pkg/path"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The paths pk trace prints and --path reads, spelled and parsed by
+// pkg/path (docs/paths.md): the same as pk diff's and pk hash --explain's.
+
+// str spells the role; s is the store of its key (rKey, rAttr).
+func (r role) str(s *pickle.Store) string {
+	switch r.kind {
+	case rIndex:
+		return ppath.Index(r.i)
+	case rKey:
+		if v, ok := storeLiteral(s, r.k); ok {
+			return ppath.Key(v)
+		}
+		return ppath.KeyAt(r.i)
+	case rAttr:
+		return ppath.Attr(s.Str(r.k))
+	case rKeyObj:
+		return ppath.Pseudo("key", r.i)
+	case rKeyVal:
+		return ppath.KeyAt(r.i)
+	case rSet:
+		return ppath.SetPos(r.i)
+	case rFunc:
+		if r.i == 1 {
+			return ppath.Class
+		}
+		return ppath.Callable
+	case rArgs:
+		if r.i == 1 {
+			return ppath.NewArgs
+		}
+		return ppath.Args
+	case rKwargs:
+		return ppath.Kwargs
+	case rState:
+		if r.i == 0 {
+			return ppath.State
+		}
+		return ppath.Pseudo("build", r.i)
+	case rName:
+		return ppath.Parts + ppath.Index(r.i)
+	case rPid:
+		return ppath.PID
+	case rRoot:
+		return ""
+	case rPopped:
+		return ppath.Pseudo("popped", r.i)
+	case rLeftover:
+		return ppath.Pseudo("leftover", r.i)
+	case rOrphan:
+		return ppath.Pseudo("orphan", r.i)
+	}
+	return ppath.Pseudo("owned", r.i)
+}
+
+// link is the path link of a child with this role under the item whose
+// link is up: an attribute (rAttr) is a step from the object whose state
+// holds it, not from the state dict (root.coef_, not
+// root.__getstate__()['coef_']).
+func (r role) link(up *pathLink, rs string) *pathLink {
+	if r.kind == rAttr && up != nil && up.up != nil {
+		return link(up.up, rs)
+	}
+	return link(up, rs)
+}
+
+// isTop: the roles of a stream's tops, whose paths start with the
+// stream's head.
+func (r role) isTop() bool {
+	return r.kind == rRoot || r.kind == rPopped || r.kind == rLeftover || r.kind == rOrphan
+}
+
+// attrState reports whether dict n is the state of the first BUILD of the
+// object that owns it and all its keys are str: its entries are then
+// that object's attributes, as pk diff reads them.
+func attrState(s *pickle.Store, n pickle.ID) bool {
+	o := s.Owner(n)
+	if o == pickle.NoID || s.NMuts(o) == 0 || s.NMuts(n) > 0 {
+		return false
+	}
+	first := true
+	for mi := s.MutIter(o); ; {
+		m, ok := mi.Next()
+		if !ok {
+			return false
+		}
+		if m.Op != pickle.BUILD {
+			continue
+		}
+		if !first || len(m.Args) != 1 || m.Args[0] != n {
+			return false
+		}
+		break
+	}
+	items := s.Items(n)
+	for i := 0; i+1 < len(items); i += 2 {
+		if s.Kind(items[i]) != pickle.KindStr || s.PayloadLen(items[i]) != int64(len(s.Str(items[i]))) {
+			return false
+		}
+	}
+	return len(items) > 0
+}
+
+// storeLiteral returns scalar k of store s as a path literal; false for a
+// payload kept only in part.
+func storeLiteral(s *pickle.Store, k pickle.ID) (ppath.Value, bool) {
+	switch s.Kind(k) {
+	case pickle.KindNone:
+		return ppath.None(), true
+	case pickle.KindBool:
+		return ppath.Bool(s.Int(k) != 0), true
+	case pickle.KindInt:
+		if s.IsBig(k) {
+			b := s.Big(k)
+			if b.BitLen() > bigExact {
+				return ppath.Value{}, false
+			}
+			return ppath.BigInt(b), true
+		}
+		return ppath.Int(s.Int(k)), true
+	case pickle.KindFloat:
+		return ppath.Float(s.Float(k)), true
+	case pickle.KindStr, pickle.KindBytes:
+		if s.PayloadLen(k) != int64(len(s.Str(k))) {
+			return ppath.Value{}, false
+		}
+		if s.Kind(k) == pickle.KindStr {
+			return ppath.Str(s.Str(k)), true
+		}
+		return ppath.Bytes(s.Str(k)), true
+	}
+	return ppath.Value{}, false
+}
+
+// setHead names the paths of stream i of a pickle part whose main stream
+// is main: head (root, or part['name']) for the main one, stream[i] (or
+// head<stream i> in a part that is not the main one) for the others.
+func (st *StreamTree) setHead(head string, i, main int) {
+	switch {
+	case i == main:
+		st.prefix, st.rootRole = head, head
+	case head == ppath.Root:
+		st.prefix, st.rootRole = ppath.Stream(i), ppath.Stream(i)
+	default:
+		st.prefix, st.rootRole = head+ppath.Pseudo("stream", i), head+ppath.Pseudo("stream", i)
+	}
+}
+
+// Find returns the item at path (pkg/path's grammar; as printed in the
+// tree or by --top, or any spelling of it that parses the same). A
+// malformed path is a *path.Error.
+func (t *Tree) Find(p string) (Item, error) {
+	parsed, err := ppath.Parse(p)
+	if err != nil {
+		return Item{}, err
+	}
+	target := parsed.String()
+	// depth first along the items whose path the target is at or below;
+	// items without a path of their own (the file, a pickle part, a
+	// stream, an attribute state) are passed through
+	stack := []Item{t.Root()}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kids := t.Children(it)
+		for i := len(kids) - 1; i >= 0; i-- {
+			k := kids[i]
+			if k.Kind == ItemElided {
+				continue
+			}
+			kp := k.Path()
+			switch {
+			case k.pl == nil || k.Kind == ItemStream || k.Kind == ItemPart && k.part != nil && k.part.pickle != nil:
+				stack = append(stack, k) // no path of its own
+			case kp == target:
+				return k, nil
+			case ppath.Under(target, kp):
+				if k.Kind == ItemRef {
+					return Item{}, fmt.Errorf("%s is a reference to #%d, built at %s: use that path", kp, k.Stream.numOf(k.Node), t.PathOf(k.Stream, k.Node))
+				}
+				stack = append(stack, k)
+			case k.Kind == ItemNode && k.Role == ppath.State && k.Stream.Store.Kind(k.Node) == pickle.KindDict && attrState(k.Stream.Store, k.Node):
+				stack = append(stack, k) // its entries are its owner's attributes
+			}
+		}
+	}
+	return Item{}, &NotFoundError{Path: target}
+}
+
+// NotFoundError says that a well-formed path names nothing in the tree.
+type NotFoundError struct {
+	Path string // as pkg/path spells it
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no object at path %s (see --top for paths, docs/paths.md for their grammar)", e.Path)
+}
