@@ -443,23 +443,17 @@ func changedElements(a, b *input.Raw) (int64, bool) {
 	}
 }
 
-// streamHeads names the streams of pickle part f of d, whose path is at:
-// root and stream[i] in the main part, at and at<stream i> in another.
-func streamHeads(d *input.Doc, f *pickle.File, at string, main bool) []string {
-	m := 0
-	if main {
-		m = d.MainStream(d.MainPart())
-	}
-	out := make([]string, len(f.Streams))
-	for i := range out {
-		switch {
-		case i == m:
-			out[i] = at
-		case main:
-			out[i] = ppath.Stream(i)
-		default:
-			out[i] = at + ppath.Pseudo("stream", i)
+// streamHeads names the streams of pickle part p of d (Doc.StreamHead).
+func streamHeads(d *input.Doc, p *input.Part) []string {
+	pi := 0
+	for i := range d.Parts {
+		if &d.Parts[i] == p {
+			pi = i
 		}
+	}
+	out := make([]string, len(p.Pickle.Streams))
+	for i := range out {
+		out[i] = ppath.StreamHead(pi == d.MainPart(), d.Key(pi), i, d.MainStream(pi))
 	}
 	return out
 }
@@ -469,7 +463,7 @@ func streamHeads(d *input.Doc, f *pickle.File, at string, main bool) []string {
 // part['name'] and part['name']<stream i>), then their trailing bytes.
 func (c *cmp) file(pa, pb *input.Part, at string, main bool) {
 	fa, fb := pa.Pickle, pb.Pickle
-	ha, hb := streamHeads(c.docA, fa, at, main), streamHeads(c.docB, fb, at, main)
+	ha, hb := streamHeads(c.docA, pa), streamHeads(c.docB, pb)
 	removed := func(i int) {
 		s := fa.Streams[i]
 		c.addPart(Entry{Path: ha[i], Kind: Removed, A: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeA: s.Len(), OffA: s.Offset, Note: c.crossNote(c.docA, nil, i)})

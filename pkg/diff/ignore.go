@@ -62,7 +62,7 @@ func unmatched(opt Options, hit []bool, docs ...*input.Doc) []string {
 			if p.Pickle == nil {
 				continue
 			}
-			heads := streamHeads(d, p.Pickle, at, r.Index == main)
+			heads := streamHeads(d, p)
 			for si, st := range p.Pickle.Streams {
 				var want []int
 				for _, i := range left {

@@ -45,6 +45,22 @@ const (
 // Stream is the head of pickle stream i that is not the main one.
 func Stream(i int) string { return "stream[" + strconv.Itoa(i) + "]" }
 
+// StreamHead is the head of the paths of stream i of a pickle part: root
+// for what loading returns (stream mainStream of the main part), stream[i]
+// for the other streams of that part, part['key'] and part['key']<stream
+// i> in another pickle part (key: the part's name, input.Doc.Key).
+func StreamHead(mainPart bool, key string, i, mainStream int) string {
+	switch {
+	case mainPart && i == mainStream:
+		return Root
+	case mainPart:
+		return Stream(i)
+	case i == 0:
+		return Part(key)
+	}
+	return Part(key) + Pseudo("stream", i)
+}
+
 // Part is the head of a container part.
 func Part(name string) string { return "part[" + dis.StrRepr(name) + "]" }
 

@@ -157,7 +157,6 @@ func NewDoc(d *input.Doc) *Tree {
 		return st
 	}
 	pickles := make([][]*StreamTree, len(d.Parts))
-	mainPart := d.MainPart()
 	for pi, p := range d.Parts {
 		if p.Pickle == nil || (p.Of >= 0 && attached[pi]) {
 			continue
@@ -165,13 +164,10 @@ func NewDoc(d *input.Doc) *Tree {
 		// root for what loading returns (the fourth pickle of a legacy
 		// torch file), stream[i] for the others, part['name'] in a pickle
 		// part that is not the main one
-		head, main := ppath.Root, d.MainStream(pi)
-		if pi != mainPart {
-			head, main = ppath.Part(d.Key(pi)), 0
-		}
 		for i, s := range p.Pickle.Streams {
 			st := mk(s.Store(), "")
-			st.setHead(head, i, main)
+			st.prefix = ppath.StreamHead(pi == d.MainPart(), d.Key(pi), i, d.MainStream(pi))
+			st.rootRole = st.prefix
 			pickles[pi] = append(pickles[pi], st)
 		}
 	}

@@ -140,18 +140,14 @@ func storeLiteral(s *pickle.Store, k pickle.ID) (ppath.Value, bool) {
 	return ppath.Value{}, false
 }
 
-// setHead names the paths of stream i of a pickle part whose main stream
-// is main: head (root, or part['name']) for the main one, stream[i] (or
-// head<stream i> in a part that is not the main one) for the others.
-func (st *StreamTree) setHead(head string, i, main int) {
-	switch {
-	case i == main:
-		st.prefix, st.rootRole = head, head
-	case head == ppath.Root:
-		st.prefix, st.rootRole = ppath.Stream(i), ppath.Stream(i)
-	default:
-		st.prefix, st.rootRole = head+ppath.Pseudo("stream", i), head+ppath.Pseudo("stream", i)
+// setHead names the paths of stream i of a bare pickle file: root for the
+// first, stream[i] for the others (Doc.StreamHead for containers).
+func (st *StreamTree) setHead(i int) {
+	st.prefix = ppath.Root
+	if i > 0 {
+		st.prefix = ppath.Stream(i)
 	}
+	st.rootRole = st.prefix
 }
 
 // Find returns the item at path (pkg/path's grammar; as printed in the

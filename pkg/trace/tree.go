@@ -131,7 +131,7 @@ func New(f *pickle.File) *Tree {
 	t := &Tree{File: f, Total: f.Size}
 	for i, s := range f.Streams {
 		st := newStream(s.Store(), nil)
-		st.setHead(ppath.Root, i, 0)
+		st.setHead(i)
 		st.tree = t
 		t.Streams = append(t.Streams, st)
 	}
