@@ -241,13 +241,24 @@ type cmp struct {
 	paths          pathTable
 	ta, tb         *fpTable // the fingerprints of the walk's two views
 	docA, docB     *input.Doc
-	cross          bool          // a torch zip against a legacy torch file (crossStorage)
-	storeA, storeB *pickle.Store // the stores of the two streams walked
-	optA, optB     canon.Options // with what each whole input tells (canon.DocOptions)
-	tensorsA       map[string]string
+	cross          bool              // a torch zip against a legacy torch file (crossStorage)
+	storeA, storeB *pickle.Store     // the stores of the two streams walked
+	optA, optB     canon.Options     // with what each whole input tells (canon.DocOptions)
+	tensorsA       map[string]string // tensorPaths of each side, made when first needed
+	tensorsB       map[string]string
 }
 
-func (c *cmp) add(e Entry) { c.entries = append(c.entries, e) }
+// add adds an entry unless an --ignore path covers it.
+func (c *cmp) add(e Entry) {
+	for i, ig := range c.opt.Ignore {
+		if ppath.Under(e.Path, ig) {
+			c.hit[i] = true
+			c.ignored++
+			return
+		}
+	}
+	c.entries = append(c.entries, e)
+}
 
 func (c *cmp) docs(da, db *input.Doc) {
 	c.docA, c.docB = da, db
@@ -285,10 +296,18 @@ func (c *cmp) docs(da, db *input.Doc) {
 			c.part(&da.Parts[ra[o.A].Index], &db.Parts[rb[o.B].Index], pp(ra[o.A], mainA), ra[o.A].Index == mainA)
 		case '-':
 			p := &da.Parts[ra[o.A].Index]
-			c.addPart(Entry{NoOffset: true, Path: pp(ra[o.A], mainA), Kind: Removed, A: partShort(p), ArrA: partArray(p), SizeA: partSize(p), Note: c.crossNote(da, p, -1)})
+			at := pp(ra[o.A], mainA)
+			if h := c.heldPath('a', p); h != "" {
+				at = h
+			}
+			c.addPart(Entry{NoOffset: true, Path: at, Kind: Removed, A: partShort(p), ArrA: partArray(p), SizeA: partSize(p), Note: c.crossNote(da, p, -1)})
 		case '+':
 			p := &db.Parts[rb[o.B].Index]
-			c.addPart(Entry{NoOffset: true, Path: pp(rb[o.B], mainB), Kind: Added, B: partShort(p), ArrB: partArray(p), SizeB: partSize(p), Note: c.crossNote(db, p, -1)})
+			at := pp(rb[o.B], mainB)
+			if h := c.heldPath('b', p); h != "" {
+				at = h
+			}
+			c.addPart(Entry{NoOffset: true, Path: at, Kind: Added, B: partShort(p), ArrB: partArray(p), SizeB: partSize(p), Note: c.crossNote(db, p, -1)})
 		case '~':
 			pa, pb := &da.Parts[ra[o.A].Index], &db.Parts[rb[o.B].Index]
 			c.addPart(Entry{NoOffset: true, Path: pp(ra[o.A], mainA), Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), Note: partsNote(pa, pb)})
@@ -306,16 +325,28 @@ func partPath(r canon.PartRef, main bool) string {
 }
 
 // addPart adds an entry made outside the walk (a part, a stream, a
-// storage at its tensor's path) unless an --ignore path covers it.
-func (c *cmp) addPart(e Entry) {
-	for i, ig := range c.opt.Ignore {
-		if ppath.Under(e.Path, ig) {
-			c.hit[i] = true
-			c.ignored++
-			return
-		}
+// storage at its tensor's path).
+func (c *cmp) addPart(e Entry) { c.add(e) }
+
+// heldPath is the path of the tensor or joblib array that holds raw part
+// p of doc d (side 'a' or 'b'), or "" (tensorPaths).
+func (c *cmp) heldPath(side byte, p *input.Part) string {
+	if p.Raw == nil || !(p.Role == input.RoleStorage || p.Role == input.RoleArray || p.Role == input.RoleObjects) {
+		return ""
 	}
-	c.add(e)
+	m := &c.tensorsA
+	d, opt := c.docA, c.optA
+	if side == 'b' {
+		m, d, opt = &c.tensorsB, c.docB, c.optB
+	}
+	if *m == nil {
+		*m = tensorPaths(d, opt)
+	}
+	key := p.Key
+	if p.Role != input.RoleStorage {
+		key = "array:" + p.Name
+	}
+	return (*m)[key]
 }
 
 // partLabel names a part in a note: its name, or, for a bare pickle or
@@ -375,22 +406,13 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 			if n, ok := changedElements(pa.Raw, pb.Raw); ok {
 				e.Note = fmt.Sprintf("%d element(s) differ", n)
 			}
-			if pa.Role == input.RoleStorage || pa.Role == input.RoleArray || pa.Role == input.RoleObjects {
-				if c.tensorsA == nil {
-					c.tensorsA = tensorPaths(c.docA, c.optA)
+			if tp := c.heldPath('a', pa); tp != "" {
+				e.Path = tp
+				note := string(pa.Role) + " " + partLabel(pa)
+				if e.Note != "" {
+					note = e.Note + " in " + note
 				}
-				key := pa.Key
-				if pa.Role != input.RoleStorage {
-					key = "array:" + pa.Name
-				}
-				if tp, ok := c.tensorsA[key]; ok {
-					e.Path = tp
-					note := string(pa.Role) + " " + partLabel(pa)
-					if e.Note != "" {
-						note = e.Note + " in " + note
-					}
-					e.Note = note
-				}
+				e.Note = note
 			}
 			c.addPart(e)
 		}

@@ -188,7 +188,34 @@ func (t *Tree) Find(p string) (Item, error) {
 			}
 		}
 	}
+	if len(parsed) == 1 && parsed[0].Kind == ppath.SHead && parsed[0].Name == "part" && t.Doc != nil {
+		// a part that is shown under the object that holds it (a storage,
+		// a joblib array): found by its name
+		if it, ok := t.findPart(parsed[0].Value.Str); ok {
+			return it, nil
+		}
+	}
 	return Item{}, &NotFoundError{Path: target}
+}
+
+// findPart returns the line of the part whose name (Doc.Key) is key, where
+// it is counted (not a reference to it).
+func (t *Tree) findPart(key string) (Item, bool) {
+	stack := []Item{t.Root()}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.Kind == ItemPart && it.part != nil && it.part.idx >= 0 && !it.part.ref && t.Doc.Key(it.part.idx) == key {
+			return it, true
+		}
+		kids := t.Children(it)
+		for i := len(kids) - 1; i >= 0; i-- {
+			if kids[i].Kind != ItemElided && kids[i].Kind != ItemRef {
+				stack = append(stack, kids[i])
+			}
+		}
+	}
+	return Item{}, false
 }
 
 // NotFoundError says that a well-formed path names nothing in the tree.
