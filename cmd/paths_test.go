@@ -12,6 +12,7 @@ import (
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/pk-tools/pk/pkg/trace"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // The paths each command prints are read by the others (docs/paths.md):
@@ -196,4 +197,11 @@ func TestExplainPathsRoundTrip(t *testing.T) {
 		t.Fatal("no --explain paths")
 	}
 	t.Logf("%d of %d --explain paths found by trace --path; not found (rewritten by a rule, or an effect): %d", found, total, len(missing))
+}
+
+// TestPathScripts runs cmd/testdata/script/paths_*.txtar: the paths every
+// command prints are read by --path and --ignore; malformed ones are
+// errors, ones that match nothing warnings.
+func TestPathScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{Files: globScripts(t, "paths_"), Setup: inputsEnv(t), Cmds: fileCmds})
 }

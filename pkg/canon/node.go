@@ -76,7 +76,7 @@ func (e edge) text(v *View, parent *Node, b *strings.Builder) {
 			if j < 0 {
 				j = 0
 			}
-			b.WriteString(opStep(v.ops(parent.src), int(e.i), j))
+			b.WriteString(opStep(v, v.ops(parent.src), int(e.i), j))
 		}
 	}
 }
@@ -536,7 +536,7 @@ func (v *View) stepPath(walk []pathStep, i int32) string {
 				b.WriteString(attrStep(v, s.id, int(walk[idx[k]].a)))
 				continue
 			}
-			b.WriteString(opStep(ops, int(s.a), int(s.b)))
+			b.WriteString(opStep(v, ops, int(s.a), int(s.b)))
 		}
 	}
 	return b.String()

@@ -83,17 +83,31 @@ func callStep(v *View, n pickle.ID, a int) string {
 	return ppath.Kwargs
 }
 
-// opStep is the step to argument j of operation i (of ops) of a node:
-// .__getstate__() for the state of a BUILD or a folded setstate,
-// <name i>[j] for the others.
-func opStep(ops []op, i, j int) string {
+// opStep is the step to argument j of operation i (of ops) of a node, as
+// pk diff and pk trace name it: [key] for a value a __setitem__ sets (<key
+// k> for its key), [j] for an appended item, {#j} for an added element,
+// .__getstate__() for the state of a BUILD or a folded setstate, <name
+// i>[j] for the others.
+func opStep(v *View, ops []op, i, j int) string {
 	o := ops[i]
+	switch o.tag {
+	case 's':
+		if j%2 == 1 {
+			return keyLabel(v, o.args[j-1], j/2)
+		}
+		return ppath.Pseudo("key", j/2)
+	case 'a':
+		return ppath.Index(j)
+	case 'd':
+		return ppath.SetPos(j)
+	case 'b', 'S':
+		if len(o.args) == 1 {
+			return ppath.State
+		}
+	}
 	name := o.name
 	if name == "" {
 		name = opNames[o.tag]
-	}
-	if (o.tag == 'b' || o.tag == 'S') && len(o.args) == 1 {
-		return ppath.State
 	}
 	return ppath.Pseudo(name, i) + ppath.Index(j)
 }

@@ -39,8 +39,13 @@ func starRole(r string) string {
 		return "{#*}"
 	case strings.HasPrefix(r, "[<key "):
 		return "[<key *>]"
-	case strings.HasPrefix(r, "<") && strings.HasSuffix(r, ">") && strings.IndexByte(r, ' ') > 0:
-		return r[:strings.IndexByte(r, ' ')] + " *>"
+	case strings.HasSuffix(r, ">"):
+		// <popped 3>, also after a stream's head: root<popped 3>
+		if i := strings.LastIndexByte(r, '<'); i >= 0 {
+			if sp := strings.IndexByte(r[i:], ' '); sp > 0 {
+				return r[:i+sp] + " *>"
+			}
+		}
 	}
 	return r
 }

@@ -16,7 +16,7 @@ func (r role) str(s *pickle.Store) string {
 	case rIndex:
 		return ppath.Index(r.i)
 	case rKey:
-		if v, ok := storeLiteral(s, r.k); ok {
+		if v, ok := storeLiteral(s, r.k); s != nil && ok {
 			return ppath.Key(v)
 		}
 		return ppath.KeyAt(r.i)
@@ -25,6 +25,12 @@ func (r role) str(s *pickle.Store) string {
 	case rKeyObj:
 		return ppath.Pseudo("key", r.i)
 	case rKeyVal:
+		// a tuple key of literals: root[1, 2], as Python and pk diff read it
+		if s != nil {
+			if v, ok := storeLiteral(s, r.k); ok {
+				return ppath.Key(v)
+			}
+		}
 		return ppath.KeyAt(r.i)
 	case rSet:
 		return ppath.SetPos(r.i)
@@ -109,10 +115,30 @@ func attrState(s *pickle.Store, n pickle.ID) bool {
 	return len(items) > 0
 }
 
-// storeLiteral returns scalar k of store s as a path literal; false for a
-// payload kept only in part.
+// storeLiteral returns scalar k of store s (or a tuple of them) as a path
+// literal; false for a payload kept only in part, or anything else.
 func storeLiteral(s *pickle.Store, k pickle.ID) (ppath.Value, bool) {
+	return storeLiteralDepth(s, k, 0)
+}
+
+func storeLiteralDepth(s *pickle.Store, k pickle.ID, depth int) (ppath.Value, bool) {
+	if s == nil || k < 0 || int(k) >= s.Len() || depth > 8 {
+		return ppath.Value{}, false
+	}
 	switch s.Kind(k) {
+	case pickle.KindTuple:
+		if s.NMuts(k) > 0 || s.NItems(k) > 16 {
+			return ppath.Value{}, false
+		}
+		var items []ppath.Value
+		for _, it := range s.Items(k) {
+			v, ok := storeLiteralDepth(s, it, depth+1)
+			if !ok {
+				return ppath.Value{}, false
+			}
+			items = append(items, v)
+		}
+		return ppath.Tuple(items...), true
 	case pickle.KindNone:
 		return ppath.None(), true
 	case pickle.KindBool:

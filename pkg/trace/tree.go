@@ -462,7 +462,7 @@ func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded
 				continue
 			}
 			j := base + i/2
-			if !fn(k, role{kind: rKeyObj, i: j}, false) || !fn(v, role{kind: rKeyVal, i: j}, false) {
+			if !fn(k, role{kind: rKeyObj, i: j, k: k}, false) || !fn(v, role{kind: rKeyVal, i: j, k: k}, false) {
 				return false
 			}
 		}
