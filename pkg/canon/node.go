@@ -527,14 +527,30 @@ func (v *View) stepPath(walk []pathStep, i int32) string {
 		case edgeValue:
 			b.WriteString(keyLabel(v, v.items(parent)[2*s.a], int(s.a)))
 		case edgeReduce:
+			if s.a == 1 && k > 0 && walk[idx[k-1]].kind == edgeItem {
+				if name := v.namedArg(parent, int(walk[idx[k-1]].a)); name != "" {
+					k-- // an argument named from the call: .__code__
+					b.WriteString(name)
+					continue
+				}
+			}
 			b.WriteString(callStep(v, parent, int(s.a)))
 		case edgeOp:
 			ops := v.ops(parent)
-			if k > 0 && walk[idx[k-1]].kind == edgeValue && v.attrOp(ops, int(s.a), int(s.b)) {
-				// the state dict's entry: an attribute of parent
-				k--
-				b.WriteString(attrStep(v, s.id, int(walk[idx[k]].a)))
-				continue
+			if ok, pair := v.attrOp(ops, int(s.a), int(s.b)); ok {
+				// the state dict's entry (or one of a (dict, slots) pair's):
+				// an attribute of parent
+				switch {
+				case !pair && k > 0 && walk[idx[k-1]].kind == edgeValue:
+					k--
+					b.WriteString(attrStep(v, s.id, int(walk[idx[k]].a)))
+					continue
+				case pair && k > 1 && walk[idx[k-1]].kind == edgeItem && walk[idx[k-2]].kind == edgeValue:
+					d := walk[idx[k-1]].id
+					k -= 2
+					b.WriteString(attrStep(v, d, int(walk[idx[k]].a)))
+					continue
+				}
 			}
 			b.WriteString(opStep(v, ops, int(s.a), int(s.b)))
 		}

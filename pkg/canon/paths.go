@@ -114,13 +114,32 @@ func opStep(v *View, ops []op, i, j int) string {
 
 // attrOp reports whether argument j of operation i of ops is a state dict
 // whose str-keyed entries are attributes (root.coef_, as pk diff and pk
-// trace spell them, not root.__getstate__()['coef_']).
-func (v *View) attrOp(ops []op, i, j int) bool {
+// trace spell them, not root.__getstate__()['coef_']); pair is set when it
+// is a (dict, slots dict) pair of them, as cloudpickle and __slots__
+// objects write it.
+func (v *View) attrOp(ops []op, i, j int) (ok, pair bool) {
 	o := ops[i]
 	if !(o.tag == 'b' || o.tag == 'S' || strings.HasSuffix(o.name, "setstate")) || len(o.args) != 1 || j != 0 {
-		return false
+		return false, false
 	}
-	d := v.res(o.args[0])
+	st := v.res(o.args[0])
+	if st >= 0 && v.kind(st) == pickle.KindTuple {
+		items := v.items(st)
+		if len(items) != 2 {
+			return false, false
+		}
+		for _, it := range items {
+			if it = v.res(it); v.kind(it) != pickle.KindNone && !v.strDict(it) {
+				return false, false
+			}
+		}
+		return true, true
+	}
+	return v.strDict(st), false
+}
+
+// strDict: a dict whose keys are all str (kept whole).
+func (v *View) strDict(d pickle.ID) bool {
 	if d < 0 || v.kind(d) != pickle.KindDict {
 		return false
 	}
@@ -147,4 +166,50 @@ var unreachablePath = ppath.Root + ppath.Pseudo("unreachable", -1)
 func streamPath(doc *input.Doc, pi, i int, p string) string {
 	head := ppath.StreamHead(pi == doc.MainPart(), doc.Key(pi), i, doc.MainStream(pi))
 	return head + strings.TrimPrefix(p, ppath.Root)
+}
+
+// qualifiedOf is "module.name" of a global of the view, "types.X" of
+// cloudpickle's _builtin_type('X') and dill's _load_type('X'), else "" (as
+// pk diff reads a callable to name its arguments).
+func (v *View) qualifiedOf(f pickle.ID) string {
+	f = v.res(f)
+	if f < 0 {
+		return ""
+	}
+	switch v.kind(f) {
+	case pickle.KindGlobal:
+		if v.flags(f)&pickle.FlagDynamic != 0 {
+			return ""
+		}
+		return v.text(f) + "." + v.name(f)
+	case pickle.KindCall:
+		g := v.res(v.fn(f))
+		if g < 0 || v.kind(g) != pickle.KindGlobal || v.flags(g)&pickle.FlagDynamic != 0 {
+			return ""
+		}
+		inner := v.text(g) + "." + v.name(g)
+		if !strings.HasSuffix(inner, "._builtin_type") && !strings.HasSuffix(inner, "._load_type") {
+			return ""
+		}
+		if a := v.res(v.argsOf(f)); a >= 0 && v.kind(a) == pickle.KindTuple {
+			if it := v.items(a); len(it) == 1 && v.kind(v.res(it[0])) == pickle.KindStr {
+				return "types." + v.text(v.res(it[0]))
+			}
+		}
+	}
+	return ""
+}
+
+// namedArg is the step from call n to item i of its argument tuple when
+// pkg/path names its arguments (.__code__, .co_consts), else "".
+func (v *View) namedArg(n pickle.ID, i int) string {
+	args := v.res(v.argsOf(n))
+	if args < 0 || v.kind(args) != pickle.KindTuple {
+		return ""
+	}
+	q, k := v.qualifiedOf(v.fn(n)), len(v.items(args))
+	if !ppath.NamesArgs(q, k) {
+		return ""
+	}
+	return ppath.ArgName(q, k, i)
 }

@@ -15,7 +15,7 @@ func TestTopPath(t *testing.T) {
 		{"root[3]['name']", "root[*]"},
 		{"root<effect 2>", "root<effect *>"},
 		{"root<effect 2:12>", "root<effect *>"},
-		{"root.__dict__['x'].y", "root.x"},
+		{"root.__dict__['a b'].y", "root.__dict__['a b']"},
 		{"stream[1]['k'][0]", "stream[1]['k']"},
 		{"part['a.pkl']['w'][3]", "part['a.pkl']['w']"},
 		{"part['data/0']", "part['data/0']"},

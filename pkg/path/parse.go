@@ -69,14 +69,7 @@ type Path []Step
 // String spells the path in the one form every command prints.
 func (p Path) String() string {
 	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		s := p[i]
-		// .__dict__['name'] of an identifier is .name, as Attr spells it
-		if s.Kind == SAttr && s.Name == "__dict__" && i+1 < len(p) && p[i+1].Kind == SKey && p[i+1].Value.Kind == KStr && IsIdent(p[i+1].Value.Str) {
-			b.WriteString("." + p[i+1].Value.Str)
-			i++
-			continue
-		}
+	for _, s := range p {
 		b.WriteString(s.String())
 	}
 	return b.String()

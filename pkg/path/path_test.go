@@ -88,7 +88,6 @@ func TestSteps(t *testing.T) {
 		`root["key"]`:         `root['key']`,
 		`root[ 'a' , 2 ]`:     `root['a', 2]`,
 		`root[('a', 2)]`:      `root['a', 2]`,
-		`root.__dict__['x']`:  `root.x`,
 		`root['\u00e9']`:      `root['é']`,
 		`root[0x10]`:          `root[16]`,
 		`root[1_000]`:         `root[1000]`,

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"strings"
 
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -20,8 +21,11 @@ func (r role) str(s *pickle.Store) string {
 			return ppath.Key(v)
 		}
 		return ppath.KeyAt(r.i)
-	case rAttr:
+	case rAttr, rAttr2:
 		return ppath.Attr(s.Str(r.k))
+	case rNamed:
+		q, n, _ := namedArgs(s, r.k)
+		return ppath.ArgName(q, n, r.i)
 	case rKeyObj:
 		return ppath.Pseudo("key", r.i)
 	case rKeyVal:
@@ -72,7 +76,10 @@ func (r role) str(s *pickle.Store) string {
 // holds it, not from the state dict (root.coef_, not
 // root.__getstate__()['coef_']).
 func (r role) link(up *pathLink, rs string) *pathLink {
-	if r.kind == rAttr && up != nil && up.up != nil {
+	switch {
+	case r.kind == rAttr2 && up != nil && up.up != nil && up.up.up != nil:
+		return link(up.up.up, rs) // past the pair and its dict
+	case (r.kind == rAttr || r.kind == rNamed) && up != nil && up.up != nil:
 		return link(up.up, rs)
 	}
 	return link(up, rs)
@@ -84,27 +91,123 @@ func (r role) isTop() bool {
 	return r.kind == rRoot || r.kind == rPopped || r.kind == rLeftover || r.kind == rOrphan
 }
 
-// attrState reports whether dict n is the state of the first BUILD of the
-// object that owns it and all its keys are str: its entries are then
-// that object's attributes, as pk diff reads them.
+// namedArgs returns, for a tuple that is the arguments of the call that
+// owns it, the call's callable (qualified, as pk diff reads it) and its
+// length, when pkg/path names those arguments (.__code__, .co_consts):
+// the items are then steps from the call, as pk diff prints them.
+func namedArgs(s *pickle.Store, t pickle.ID) (string, int, bool) {
+	if s == nil || t < 0 || s.Kind(t) != pickle.KindTuple {
+		return "", 0, false
+	}
+	o := s.Owner(t)
+	if o == pickle.NoID || s.Kind(o) != pickle.KindCall || s.Args(o) != t {
+		return "", 0, false
+	}
+	q := storeQualified(s, s.Func(o))
+	n := s.NItems(t)
+	return q, n, ppath.NamesArgs(q, n)
+}
+
+// storeQualified is "module.name" of a global, "types.X" of cloudpickle's
+// _builtin_type('X') and dill's _load_type('X'), else "".
+func storeQualified(s *pickle.Store, f pickle.ID) string {
+	if f < 0 {
+		return ""
+	}
+	switch s.Kind(f) {
+	case pickle.KindGlobal:
+		return s.Qualified(f)
+	case pickle.KindCall:
+		g := s.Func(f)
+		if g < 0 || s.Kind(g) != pickle.KindGlobal {
+			return ""
+		}
+		inner := s.Qualified(g)
+		if !strings.HasSuffix(inner, "._builtin_type") && !strings.HasSuffix(inner, "._load_type") {
+			return ""
+		}
+		a := s.Args(f)
+		if a >= 0 && s.Kind(a) == pickle.KindTuple && s.NItems(a) == 1 {
+			if x := s.Items(a)[0]; s.Kind(x) == pickle.KindStr {
+				return "types." + s.Str(x)
+			}
+		}
+	}
+	return ""
+}
+
+// attrState reports whether dict n holds attributes of an object, as pk
+// diff reads them: the state of the first BUILD of the object that owns it,
+// or one of a (dict, slots dict) pair that is (as cloudpickle and
+// __slots__ objects write it), with str keys. pair says which.
 func attrState(s *pickle.Store, n pickle.ID) bool {
+	ok, _ := attrStateOf(s, n)
+	return ok
+}
+
+func attrStateOf(s *pickle.Store, n pickle.ID) (ok, pair bool) {
+	if !strDict(s, n) {
+		return false, false
+	}
 	o := s.Owner(n)
-	if o == pickle.NoID || s.NMuts(o) == 0 || s.NMuts(n) > 0 {
+	if o == pickle.NoID {
+		return false, false
+	}
+	if buildState(s, o) == n {
+		return true, false
+	}
+	if s.Kind(o) != pickle.KindTuple || s.NItems(o) != 2 || s.NMuts(o) > 0 {
+		return false, false
+	}
+	for _, it := range s.Items(o) {
+		if s.Kind(it) != pickle.KindNone && !strDict(s, it) {
+			return false, false
+		}
+	}
+	if oo := s.Owner(o); oo != pickle.NoID && buildState(s, oo) == o {
+		return true, true
+	}
+	return false, false
+}
+
+// pairState reports whether tuple t is a (dict, slots dict) state whose
+// dicts hold attributes (attrStateOf).
+func pairState(s *pickle.Store, t pickle.ID) bool {
+	if s.Kind(t) != pickle.KindTuple || s.NItems(t) != 2 {
 		return false
 	}
-	first := true
+	for _, it := range s.Items(t) {
+		if ok, pair := attrStateOf(s, it); ok && pair && s.Owner(it) == t {
+			return true
+		}
+	}
+	return false
+}
+
+// buildState is the state of the first BUILD of o, if it has one (and only
+// one argument).
+func buildState(s *pickle.Store, o pickle.ID) pickle.ID {
+	if s.NMuts(o) == 0 {
+		return pickle.NoID
+	}
 	for mi := s.MutIter(o); ; {
 		m, ok := mi.Next()
 		if !ok {
-			return false
+			return pickle.NoID
 		}
-		if m.Op != pickle.BUILD {
-			continue
+		if m.Op == pickle.BUILD {
+			if len(m.Args) != 1 {
+				return pickle.NoID
+			}
+			return m.Args[0]
 		}
-		if !first || len(m.Args) != 1 || m.Args[0] != n {
-			return false
-		}
-		break
+	}
+}
+
+// strDict: a dict of entries with str keys (kept whole), and no mutation.
+func strDict(s *pickle.Store, n pickle.ID) bool {
+	if n < 0 || s.Kind(n) != pickle.KindDict || s.NMuts(n) > 0 {
+		return false
 	}
 	items := s.Items(n)
 	for i := 0; i+1 < len(items); i += 2 {
@@ -209,8 +312,12 @@ func (t *Tree) Find(p string) (Item, error) {
 					return Item{}, fmt.Errorf("%s is a reference to #%d, built at %s: use that path", kp, k.Stream.numOf(k.Node), t.PathOf(k.Stream, k.Node))
 				}
 				stack = append(stack, k)
-			case k.Kind == ItemNode && k.Role == ppath.State && k.Stream.Store.Kind(k.Node) == pickle.KindDict && attrState(k.Stream.Store, k.Node):
+			case k.Kind == ItemNode && k.Stream.Store.Kind(k.Node) == pickle.KindDict && attrState(k.Stream.Store, k.Node):
 				stack = append(stack, k) // its entries are its owner's attributes
+			case k.Kind == ItemNode && k.Role == ppath.State && pairState(k.Stream.Store, k.Node):
+				stack = append(stack, k) // a (dict, slots) pair of them
+			case k.Kind == ItemNode && (k.Role == ppath.Args || k.Role == ppath.NewArgs) && isNamedArgs(k.Stream.Store, k.Node):
+				stack = append(stack, k) // its items are named from the call
 			}
 		}
 	}
@@ -242,6 +349,11 @@ func (t *Tree) findPart(key string) (Item, bool) {
 		}
 	}
 	return Item{}, false
+}
+
+func isNamedArgs(s *pickle.Store, t pickle.ID) bool {
+	_, _, ok := namedArgs(s, t)
+	return ok
 }
 
 // NotFoundError says that a well-formed path names nothing in the tree.

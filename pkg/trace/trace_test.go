@@ -125,7 +125,7 @@ func TestLabels(t *testing.T) {
 		{"cp_closure.pkl", "F1 root function make_scorer.<locals>.score"},
 		{"cp_closure.pkl", "Ce1 [0] cell"},
 		{"cp_closure.pkl", "L ['TABLE'] list[25600]"},
-		{"cp_closure.pkl", "Co [0] code make_scorer.<locals>.score"},
+		{"cp_closure.pkl", "Co .__code__ code make_scorer.<locals>.score"},
 		{"cp_class.pkl", "T2 ['cls'] class Point (by value)"},
 		{"dill_func.pkl", "F1 root function make_scorer.<locals>.score"},
 		{"dill_class.pkl", "T2 ['cls'] class Point (by value)"},

@@ -419,6 +419,8 @@ const (
 	rIndex  roleKind = iota // [i] (paths.go spells each role)
 	rKey                    // [key] (k is the scalar key, i the entry's index)
 	rAttr                   // .name: an entry of a BUILD state dict (attrState), k the key
+	rAttr2                  // .name: an entry of a dict of a (dict, slots dict) state pair
+	rNamed                  // .__code__, .co_consts: an argument of a well-known constructor (namedArgs), k the tuple
 	rKeyObj                 // <key i>: a key that is not a scalar, shown as a child
 	rKeyVal                 // [<key i>]
 	rSet                    // {#i}
@@ -448,8 +450,13 @@ type role struct {
 // line when n owns them (they are skipped otherwise). fn returns false to stop.
 func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded bool) bool) bool {
 	keyKind := rKey
-	if s.Kind(n) == pickle.KindDict && attrState(s, n) {
-		keyKind = rAttr // the attributes of the object whose BUILD state n is
+	if s.Kind(n) == pickle.KindDict {
+		if ok, pair := attrStateOf(s, n); ok {
+			keyKind = rAttr // the attributes of the object whose BUILD state n is
+			if pair {
+				keyKind = rAttr2
+			}
+		}
 	}
 	pairs := func(items []pickle.ID, base int) bool {
 		for i := 0; i+1 < len(items); i += 2 {
@@ -507,8 +514,12 @@ func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded
 			return false
 		}
 	default:
+		ik := rIndex
+		if isNamedArgs(s, n) {
+			ik = rNamed
+		}
 		for i, c := range items {
-			if !fn(c, role{kind: rIndex, i: i}, false) {
+			if !fn(c, role{kind: ik, i: i, k: n}, false) {
 				return false
 			}
 		}
@@ -646,20 +657,27 @@ func (st *StreamTree) roleIn(owner, c pickle.ID) (string, roleKind) {
 func (t *Tree) PathOf(st *StreamTree, n pickle.ID) string {
 	s := st.Store
 	var parts []string
-	skip := false // under an attribute: the state dict's own role is not in the path
+	skip := 0 // under an attribute or a named argument: the roles of the state (or arguments) are not in the path
 	for x := n; x != pickle.NoID; x = s.Owner(x) {
 		o := s.Owner(x)
 		if o == pickle.NoID {
-			if !skip {
+			if skip == 0 {
 				parts = append(parts, st.topRole(x))
 			}
 			break
 		}
 		r, k := st.roleIn(o, x)
-		if !skip {
+		if skip > 0 {
+			skip--
+		} else {
 			parts = append(parts, r)
+			switch k {
+			case rAttr, rNamed:
+				skip = 1
+			case rAttr2:
+				skip = 2
+			}
 		}
-		skip = k == rAttr
 		if len(parts) > s.Len() { // malformed ownership: stop
 			break
 		}
