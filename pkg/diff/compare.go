@@ -145,7 +145,7 @@ func compareDocs(pathA string, db, da *input.Doc, ha, hb *canon.Result, ca, cb c
 	if len(r.Entries) == 0 && c.ignored == 0 {
 		// The digests differ but no entry located it (an object-sharing
 		// pattern inside equal subtrees, say): never report "0 differences".
-		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: "root", Kind: Changed, A: ha.Digest, B: hb.Digest, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: ppath.Root, Kind: Changed, A: ha.Digest, B: hb.Digest, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
 	}
 	if len(opt.Ignore) > 0 && len(r.Entries) == 0 {
 		r.Same = true

@@ -75,7 +75,7 @@ func attrEdge(i int, k *canon.Node) string {
 	if k.Kind() == pickle.KindStr && k.Len() == int64(len(k.Str())) {
 		return path.Attr(k.Str())
 	}
-	return ".__dict__" + keyEdge(i, k)
+	return path.Attr("__dict__") + keyEdge(i, k)
 }
 
 // setEdge is the edge of set element n at position i (canonical order):

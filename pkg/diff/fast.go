@@ -44,6 +44,7 @@ import (
 	"sync"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -82,13 +83,13 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 	}
 	x := &fastCmp{c: &cmp{opt: opt}}
 	x.c.reset()
-	if err := x.level(fa, fb, "root", 0); err != nil {
+	if err := x.level(fa, fb, ppath.Root, 0); err != nil {
 		return nil, false
 	}
 	r.Entries = x.c.entries
 	if len(r.Entries) == 0 {
 		// as Docs
-		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: "root", Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: ppath.Root, Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
 	}
 	return r, true
 }

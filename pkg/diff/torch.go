@@ -3,6 +3,7 @@ package diff
 import (
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -48,7 +49,7 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 				path string
 			}
 			seen := map[*canon.Node]bool{}
-			queue := []item{{v.Root(), "root"}}
+			queue := []item{{v.Root(), ppath.Root}}
 			visited := 0
 			for len(queue) > 0 && visited < MaxTensorScan {
 				it := queue[0]

@@ -378,7 +378,7 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 			if up = of[r.up]; up == nil {
 				return nil, fallback("an ancestor is not in the heap")
 			}
-		} else if r.role != "root" {
+		} else if r.role != ppath.Root {
 			return nil, fallback("a record without an owner is not the root")
 		}
 		n := need(up)

@@ -326,7 +326,7 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		}
 		m.offer(r)
 		if r.rec != nil {
-			r.rec.role = "root"
+			r.rec.role = ppath.Root
 		}
 		return true, nil
 	case pickle.MARK:
