@@ -146,7 +146,8 @@ func attrState(s *pickle.Store, n pickle.ID) bool {
 }
 
 func attrStateOf(s *pickle.Store, n pickle.ID) (ok, pair bool) {
-	if !strDict(s, n) {
+	// (the cheap tests first: a large dict is seldom a state)
+	if n < 0 || s.Kind(n) != pickle.KindDict {
 		return false, false
 	}
 	o := s.Owner(n)
@@ -154,9 +155,12 @@ func attrStateOf(s *pickle.Store, n pickle.ID) (ok, pair bool) {
 		return false, false
 	}
 	if buildState(s, o) == n {
-		return true, false
+		return strDict(s, n), false
 	}
 	if s.Kind(o) != pickle.KindTuple || s.NItems(o) != 2 || s.NMuts(o) > 0 {
+		return false, false
+	}
+	if oo := s.Owner(o); oo == pickle.NoID || buildState(s, oo) != o {
 		return false, false
 	}
 	for _, it := range s.Items(o) {
@@ -164,10 +168,7 @@ func attrStateOf(s *pickle.Store, n pickle.ID) (ok, pair bool) {
 			return false, false
 		}
 	}
-	if oo := s.Owner(o); oo != pickle.NoID && buildState(s, oo) == o {
-		return true, true
-	}
-	return false, false
+	return true, true
 }
 
 // pairState reports whether tuple t is a (dict, slots dict) state whose
