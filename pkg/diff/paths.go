@@ -1,8 +1,6 @@
 package diff
 
-import (
-	"strings"
-)
+import ppath "github.com/pk-tools/pk/pkg/path"
 
 // Paths of the walk, held as a tree: each is its parent and one edge
 // ("[3]", "['key']", ".attr"), so a task a million levels down costs one
@@ -59,7 +57,7 @@ func advanceIgnore(m int32, ig, edge string) int32 {
 		switch {
 		case edge[:len(rest)] != rest:
 			return ignDiverged
-		case len(rest) == len(edge), strings.IndexByte(".[{(<", edge[len(rest)]) >= 0:
+		case len(rest) == len(edge), ppath.StepStart(edge[len(rest)]):
 			return ignMatched
 		}
 		return ignDiverged

@@ -81,8 +81,12 @@ func Under(s, canon string) bool {
 	if !strings.HasPrefix(s, canon) {
 		return false
 	}
-	return len(s) == len(canon) || strings.IndexByte(".[{(<", s[len(canon)]) >= 0
+	return len(s) == len(canon) || StepStart(s[len(canon)])
 }
+
+// StepStart reports whether a step of a printed path can start with c:
+// a path continues another at a step, never inside one.
+func StepStart(c byte) bool { return strings.IndexByte(".[{(<", c) >= 0 }
 
 // Error is a malformed path: the position (0-based byte offset) where it
 // stops being a path, and why.
