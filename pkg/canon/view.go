@@ -917,7 +917,7 @@ func (v *View) Applied() []Normalization {
 	for i, a := range v.applied {
 		a.Path = paths[a.node]
 		if a.Path == "" {
-			a.Path = "<not reachable from the result>"
+			a.Path = unreachablePath
 		}
 		out[i] = a
 	}

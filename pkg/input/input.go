@@ -387,3 +387,25 @@ func PlainPickle(head []byte) bool { return Container(head) == "" }
 func OpenReader(r io.Reader, name string, opt pickle.Options, iopt Options) (*Doc, error) {
 	return openStream(r, -1, name, nil, opt, iopt)
 }
+
+// MainStream returns the index of the stream of pickle part pi whose
+// result loading returns: the fourth of the five pickles of a legacy torch
+// file, the first otherwise. Its result is what paths call root.
+func (d *Doc) MainStream(pi int) int {
+	p := &d.Parts[pi]
+	if strings.HasSuffix(d.Format, "torch-legacy") && pi == 0 && p.Pickle != nil && len(p.Pickle.Streams) == 5 {
+		return 3
+	}
+	return 0
+}
+
+// MainPart returns the index of the pickle part whose main stream gives
+// what loading returns (the first that is not a joblib object array), or -1.
+func (d *Doc) MainPart() int {
+	for i := range d.Parts {
+		if p := &d.Parts[i]; p.Pickle != nil && !p.JoblibArray() {
+			return i
+		}
+	}
+	return -1
+}
