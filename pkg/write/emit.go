@@ -51,19 +51,16 @@ type task struct {
 	from   int
 }
 
-// emitter writes one stream. It runs twice over the same traversal: a dry
-// run that counts how often each object is used (and finds every refusal),
-// then the real run, which memoizes exactly the objects used more than
-// once. Both runs make the same decisions, so the memo is canonical.
+// emitter writes one stream: it traverses it once, onto a tape (tape.go)
+// that records every object built and every memo fetch; replaying the tape
+// memoizes exactly the objects used more than once, so the memo is
+// canonical.
 type emitter struct {
 	v     *canon.View
 	proto int
-	dry   bool
-	out   *framer
+	out   *tape
 
-	uses    *table // dry run: references of each object (by key)
-	memo    *table // built objects: memo index, or -1 when not memoized
-	next    int    // next memo index
+	memo    *table // built objects: provisional memo index (tape.go)
 	inprog  []bool // by node ID: in construction
 	ninprog int
 	pending map[int32][]task // by the ID of the object waited for
@@ -91,15 +88,14 @@ type emitter struct {
 	storageKeys bool
 }
 
-// shared is what the runs over one stream share: the dry run's counts and
-// tracker ids, and caches of keys.
+// shared is what the writer keeps over one stream: tracker ids and caches
+// of keys.
 type shared struct {
-	uses     *table
 	trackers map[*canon.Node]string
 	keys     *keyCache
 	gkeys    map[gkey]key
 	globOK   map[[2]string]bool
-	ents     [][]canon.Entry // by dict node ID: its entries (the real run reuses the dry run's)
+	ents     [][]canon.Entry // by dict node ID: its entries (fill and blockedBy reuse them)
 }
 
 // entries returns n.Entries(), computed once per stream.
@@ -122,7 +118,7 @@ func (e *emitter) entries(n *canon.Node) []canon.Entry {
 func newShared() *shared {
 	// maps are made on first write: a stream of a few values (one of
 	// many in a file) costs little
-	return &shared{uses: newTable(), keys: &keyCache{}}
+	return &shared{keys: &keyCache{}}
 }
 
 // key identifies an object of the output: an identity node (id >= 0), a
@@ -260,8 +256,8 @@ type gkey struct {
 	dotted    bool
 }
 
-func newEmitter(v *canon.View, proto int, dry bool, sh *shared, out *framer) *emitter {
-	e := &emitter{v: v, proto: proto, dry: dry, out: out, uses: sh.uses,
+func newEmitter(v *canon.View, proto int, sh *shared, out *tape) *emitter {
+	e := &emitter{v: v, proto: proto, out: out,
 		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
 	e.budget = 64*int64(v.Store().Len()) + 1<<22
 	return e
@@ -411,57 +407,25 @@ func (e *emitter) emit(n *canon.Node) error {
 	return e.create(n, k)
 }
 
-// fetch pushes a built object again from the memo.
+// fetch pushes a built object again from the memo (idx: its provisional
+// index).
 func (e *emitter) fetch(n *canon.Node, k key, idx int) error {
-	if e.dry {
-		e.uses.inc(k)
-		return nil
-	}
 	if idx < 0 {
 		return refuse(n, "internal: object used again but not memoized")
 	}
 	e.out.boundary()
-	e.get(idx)
+	e.out.fetch(int32(idx))
 	return nil
 }
 
-func (e *emitter) get(idx int) {
-	if idx < 256 {
-		e.out.write(byte(pickle.BINGET), byte(idx))
-	} else {
-		var b [5]byte
-		b[0] = byte(pickle.LONG_BINGET)
-		binary.LittleEndian.PutUint32(b[1:], uint32(idx))
-		e.out.write(b[:]...)
-	}
-}
-
-// built records that the object of key k is on the stack, memoizing it
-// when it is used more than once, and runs the work waiting for it.
+// built records that the object of key k is on the stack (the tape
+// memoizes it when it is used more than once), and runs the work waiting
+// for it.
 func (e *emitter) built(k key) error {
 	if k.none() {
 		return nil
 	}
-	if e.dry {
-		e.uses.inc(k)
-		e.memo.set(k, -1)
-	} else if u, _ := e.uses.get(k); u >= 2 {
-		idx := e.next
-		e.next++
-		e.memo.set(k, int32(idx))
-		if e.proto >= 4 {
-			e.op(pickle.MEMOIZE)
-		} else if idx < 256 {
-			e.out.write(byte(pickle.BINPUT), byte(idx))
-		} else {
-			var b [5]byte
-			b[0] = byte(pickle.LONG_BINPUT)
-			binary.LittleEndian.PutUint32(b[1:], uint32(idx))
-			e.out.write(b[:]...)
-		}
-	} else {
-		e.memo.set(k, -1)
-	}
+	e.memo.set(k, e.out.built())
 	if k.id >= 0 {
 		if e.ninprog > 0 && int(k.id) < len(e.inprog) && e.inprog[k.id] {
 			e.inprog[k.id] = false

@@ -109,21 +109,15 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 	return w, nil
 }
 
-// write runs the dry run and the real one.
+// write traverses the view once onto a tape and replays it (tape.go).
 func (w *streamWriter) write(getattrForm bool) ([]byte, error) {
-	sh := newShared()
-	dry := newEmitter(w.v, w.proto, true, sh, &framer{dry: true})
-	dry.effects, dry.getattrForm, dry.arrays, dry.storageKeys = w.effects, getattrForm, w.arrays, w.storage
-	if err := dry.stream(); err != nil {
+	t := &tape{}
+	e := newEmitter(w.v, w.proto, newShared(), t)
+	e.effects, e.getattrForm, e.arrays, e.storageKeys = w.effects, getattrForm, w.arrays, w.storage
+	if err := e.stream(); err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	real := newEmitter(w.v, w.proto, false, sh, &framer{out: &out})
-	real.effects, real.getattrForm, real.arrays, real.storageKeys = w.effects, getattrForm, w.arrays, w.storage
-	if err := real.stream(); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return t.replay(w.proto)
 }
 
 // retry writes the stream with the getattr form after the plain form

@@ -188,7 +188,7 @@ func TestTrackerIDs(t *testing.T) {
 		t.Fatal("no skeleton class call in the output")
 	}
 	sh := newShared()
-	e := newEmitter(v, 4, true, sh, &framer{dry: true})
+	e := newEmitter(v, 4, sh, &tape{})
 	e.assignTrackers(skel, skel.Args())
 	for _, id := range sh.trackers {
 		if id != ids[0] {
