@@ -95,25 +95,29 @@ type shared struct {
 	keys     *keyCache
 	gkeys    map[gkey]key
 	globOK   map[[2]string]bool
-	ents     [][]canon.Entry // by dict node ID: its entries (fill and blockedBy reuse them)
+	// ents are the entries of the dicts whose entries were asked for and
+	// that are not filled yet (by node ID): fill and blockedBy share them
+	ents map[int32][]canon.Entry
 }
 
-// entries returns n.Entries(), computed once per stream.
+// entries returns n.Entries(), computed once per stream: kept until the
+// dict is filled (doneEntries).
 func (e *emitter) entries(n *canon.Node) []canon.Entry {
 	id := nodeID(n)
-	if int(id) < len(e.sh.ents) && e.sh.ents[id] != nil {
-		return e.sh.ents[id]
+	if ents, ok := e.sh.ents[id]; ok {
+		return ents
 	}
 	ents := n.Entries()
-	if ents == nil {
-		ents = []canon.Entry{}
-	}
-	if int(id) >= len(e.sh.ents) {
-		e.sh.ents = append(e.sh.ents, make([][]canon.Entry, int(id)+1-len(e.sh.ents)+len(e.sh.ents)/2)...)
+	if e.sh.ents == nil {
+		e.sh.ents = map[int32][]canon.Entry{}
 	}
 	e.sh.ents[id] = ents
 	return ents
 }
+
+// doneEntries drops the entries of a dict that is filled: nothing asks for
+// them again (blockedBy looks only into dicts not built yet).
+func (e *emitter) doneEntries(n *canon.Node) { delete(e.sh.ents, nodeID(n)) }
 
 func newShared() *shared {
 	// maps are made on first write: a stream of a few values (one of
@@ -281,6 +285,9 @@ func (e *emitter) stream() error {
 	}
 	e.op(pickle.STOP)
 	e.out.end()
+	if heapHook != nil {
+		heapHook()
+	}
 	if len(e.pending) > 0 {
 		return refuse(e.v.Root(), "internal: postponed work left at STOP")
 	}
@@ -1145,6 +1152,9 @@ func (e *emitter) fill(n *canon.Node, what byte, from int) error {
 			return e.emit(ents[from+i].Value)
 		}); err != nil {
 			return err
+		}
+		if blocker == nil {
+			e.doneEntries(n)
 		}
 		e.postpone(blocker, n, what, end)
 	case 's':

@@ -126,7 +126,7 @@ func joblibFile(path string, doc *input.Doc, opt Options, copt canon.Options) ([
 		return nil, pickle.WithFile(err, path)
 	}
 	w.arrays = arrays
-	out, err := w.write(false)
+	out, err := w.write(false, nil)
 	if err != nil {
 		var r *refusal
 		if errors.As(err, &r) {

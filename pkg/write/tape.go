@@ -140,12 +140,22 @@ func (t *tape) array(a arrayEvent) {
 	t.arrays = append(t.arrays, a)
 }
 
-// replay writes the stream the tape recorded, framed at protocol 4 and
-// above, memoizing the objects used more than once.
-func (t *tape) replay(proto int) ([]byte, error) {
-	var out bytes.Buffer
+// replay appends the stream the tape recorded to out, framed at protocol 4
+// and above, memoizing the objects used more than once, and returns its
+// bytes (a window of out). On error out is as it was.
+func (t *tape) replay(proto int, out *bytes.Buffer) ([]byte, error) {
+	start := out.Len()
+	b, err := t.replayTo(proto, out, start)
+	if err != nil {
+		out.Truncate(start)
+		return nil, err
+	}
+	return b, nil
+}
+
+func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error) {
 	out.Grow(len(t.buf) + len(t.buf)/FrameTarget*9 + 16)
-	f := &framer{out: &out}
+	f := &framer{out: out}
 	pos := 0
 	next := int32(0)  // the next memo index
 	prov := uint64(0) // the next provisional index
@@ -229,7 +239,7 @@ func (t *tape) replay(proto int) ([]byte, error) {
 			}
 			f.commit()
 			if a.align > 0 {
-				p := int64(out.Len()) + 1 // the data follows the padding byte
+				p := int64(out.Len()-start) + 1 // the data follows the padding byte
 				pad := a.align - p%a.align
 				out.WriteByte(byte(pad))
 				out.Write(bytes.Repeat([]byte{0xff}, int(pad)))
@@ -240,5 +250,5 @@ func (t *tape) replay(proto int) ([]byte, error) {
 	if pos < len(t.buf) {
 		f.write(t.buf[pos:]...)
 	}
-	return out.Bytes(), nil
+	return out.Bytes()[start:], nil
 }
