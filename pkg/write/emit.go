@@ -69,7 +69,12 @@ type emitter struct {
 	incomplete map[*canon.Node]*canon.Node
 	depth      int
 	work       int64
-	budget     int64
+	// blockedBy's walks: a node is seen by the current walk when its
+	// seenAt is stamp
+	seenAt []uint32
+	stamp  uint32
+	bstack []*canon.Node
+	budget int64
 
 	trackers map[*canon.Node]string // tracker node -> its content id
 	seenIDs  map[string]int         // content digest -> trackers with it so far
@@ -1207,16 +1212,29 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 	if e.ninprog == 0 {
 		return nil
 	}
-	seen := map[*canon.Node]bool{}
-	stack := []*canon.Node{n}
+	// seen: the nodes whose seenAt is this walk's stamp
+	e.stamp++
+	if e.stamp == 0 { // wrapped: forget every stamp
+		clear(e.seenAt)
+		e.stamp = 1
+	}
+	stack := append(e.bstack[:0], n)
+	defer func() { e.bstack = stack[:0] }()
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		e.work++
-		if x == nil || seen[x] || (x.Pure() && x.Kind() != canon.KindTracker) {
+		if x == nil {
 			continue
 		}
-		seen[x] = true
+		id := nodeID(x)
+		if int(id) < len(e.seenAt) && e.seenAt[id] == e.stamp || (x.Pure() && x.Kind() != canon.KindTracker) {
+			continue
+		}
+		if int(id) >= len(e.seenAt) {
+			e.seenAt = append(e.seenAt, make([]uint32, int(id)+1-len(e.seenAt)+len(e.seenAt)/2)...)
+		}
+		e.seenAt[id] = e.stamp
 		if e.isInprog(x) {
 			return x
 		}
