@@ -66,7 +66,7 @@ type emitter struct {
 	pending map[int32][]task // by the ID of the object waited for
 	// incomplete are the objects whose contents or operations wait for
 	// the object in construction they map to
-	incomplete map[*canon.Node]*canon.Node
+	incomplete map[int32]*canon.Node // by node ID
 	depth      int
 	work       int64
 	// blockedBy's walks: a node is seen by the current walk when its
@@ -76,10 +76,10 @@ type emitter struct {
 	bstack []*canon.Node
 	budget int64
 
-	trackers map[*canon.Node]string // tracker node -> its content id
-	seenIDs  map[string]int         // content digest -> trackers with it so far
-	nbuf     int64                  // out-of-band buffers written
-	keys     *keyCache              // pure nodes: their value key
+	trackers map[int32]string // tracker node ID -> its content id
+	seenIDs  map[string]int   // content digest -> trackers with it so far
+	nbuf     int64            // out-of-band buffers written
+	keys     *keyCache        // pure nodes: their value key
 	sh       *shared
 	effects  []*canon.Node // v.EffectNodes(), computed once for both runs
 	// getattrForm writes nested qualified names as getattr(parent, 'x')
@@ -96,7 +96,7 @@ type emitter struct {
 // shared is what the writer keeps over one stream: tracker ids and caches
 // of keys.
 type shared struct {
-	trackers map[*canon.Node]string
+	trackers map[int32]string
 	keys     *keyCache
 	gkeys    map[gkey]key
 	globOK   map[[2]string]bool
@@ -290,9 +290,6 @@ func (e *emitter) stream() error {
 	}
 	e.op(pickle.STOP)
 	e.out.end()
-	if heapHook != nil {
-		heapHook()
-	}
 	if len(e.pending) > 0 {
 		return refuse(e.v.Root(), "internal: postponed work left at STOP")
 	}
@@ -464,7 +461,7 @@ func (e *emitter) resume(t task) error {
 	if err := e.fetch(t.target, k, int(idx)); err != nil {
 		return err
 	}
-	delete(e.incomplete, t.target) // postponed again if still blocked
+	delete(e.incomplete, nodeID(t.target)) // postponed again if still blocked
 	var err error
 	switch t.what {
 	case 'o':
@@ -567,7 +564,7 @@ func (e *emitter) build(n *canon.Node, k key) error {
 			return err
 		}
 	case canon.KindTracker:
-		id, ok := e.trackers[n]
+		id, ok := e.trackers[nodeID(n)]
 		if !ok {
 			return refuse(n, "a cloudpickle class tracker id outside a class constructor's arguments")
 		}
@@ -1110,7 +1107,7 @@ func (e *emitter) assignTrackers(n, args *canon.Node) error {
 		if a.Kind() != canon.KindTracker {
 			continue
 		}
-		if _, ok := e.trackers[a]; ok {
+		if _, ok := e.trackers[nodeID(a)]; ok {
 			continue
 		}
 		d := n.Digest()
@@ -1126,10 +1123,10 @@ func (e *emitter) assignTrackers(n, args *canon.Node) error {
 			h.Write(binary.AppendUvarint(nil, uint64(rank)))
 		}
 		if e.sh.trackers == nil {
-			e.sh.trackers = map[*canon.Node]string{}
+			e.sh.trackers = map[int32]string{}
 			e.trackers = e.sh.trackers
 		}
-		e.trackers[a] = hex.EncodeToString(h.Sum(nil)[:16])
+		e.trackers[nodeID(a)] = hex.EncodeToString(h.Sum(nil)[:16])
 	}
 	return nil
 }
@@ -1177,9 +1174,9 @@ func (e *emitter) postpone(blocker, target *canon.Node, what byte, from int) {
 	if blocker != nil {
 		if e.pending == nil {
 			e.pending = map[int32][]task{}
-			e.incomplete = map[*canon.Node]*canon.Node{}
+			e.incomplete = map[int32]*canon.Node{}
 		}
-		e.incomplete[target] = blocker
+		e.incomplete[nodeID(target)] = blocker
 		b := nodeID(blocker)
 		e.pending[b] = append(e.pending[b], task{target: target, what: what, from: from})
 	}
@@ -1239,7 +1236,7 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 			return x
 		}
 		if deep {
-			if b, ok := e.incomplete[x]; ok {
+			if b, ok := e.incomplete[id]; ok {
 				return b
 			}
 		}

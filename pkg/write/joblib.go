@@ -28,7 +28,7 @@ func (e *emitter) array(n *canon.Node, k key, a *arrayData) error {
 	if len(ops) != 1 || ops[0].Name != "build" || len(ops[0].Args) != 1 {
 		return refuse(n, "a joblib NumpyArrayWrapper without exactly one BUILD: joblib would not read its array")
 	}
-	if _, waits := e.incomplete[n]; waits {
+	if _, waits := e.incomplete[nodeID(n)]; waits {
 		return refuse(n, "a joblib NumpyArrayWrapper whose BUILD waits for a cycle: its array cannot follow it")
 	}
 	twice := refuse(n, "a joblib NumpyArrayWrapper used twice: joblib replaces it by its array where it is built").(*refusal)

@@ -101,6 +101,9 @@ type streamWriter struct {
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
+	// the writer keys what it keeps by node ID: the view need not keep a
+	// Node for every node it hands out
+	v.FreshNodes()
 	// EffectNodes before Digest: after a v.Digest() its first answer is
 	// empty (the encoder leaves its coverage set behind)
 	w := &streamWriter{v: v, proto: proto, effects: v.EffectNodes()}
@@ -168,8 +171,6 @@ type Result struct {
 
 // Canonical reports whether the input's bytes are already the output.
 func (r *Result) Canonical() bool { return r.Input != nil && bytes.Equal(r.Input, r.Data) }
-
-var heapHook func()
 
 // noVerify skips the read-back check (tests look at what would be written).
 var noVerify bool
