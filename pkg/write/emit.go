@@ -349,7 +349,7 @@ func (e *emitter) key(n *canon.Node) key {
 	var k vkey
 	switch n.Kind() {
 	case pickle.KindTuple:
-		if len(n.Items()) != 0 {
+		if n.NItems() != 0 {
 			k = vkey{'H', string(n.Digest())}
 		}
 	case pickle.KindStr, pickle.KindBytes:
@@ -1103,6 +1103,16 @@ func (e *emitter) call(n *canon.Node, k key) error {
 // same id. Distinct trackers of one stream whose classes have equal content
 // are told apart by their rank in canonical order.
 func (e *emitter) assignTrackers(n, args *canon.Node) error {
+	has := false
+	for i := range args.NItems() {
+		if args.ItemKind(i) == canon.KindTracker {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return nil
+	}
 	for _, a := range args.Items() {
 		if a.Kind() != canon.KindTracker {
 			continue
