@@ -191,7 +191,7 @@ func (t *table) inc(k key) {
 // every distinct value.
 type keyCache struct {
 	k    []int32 // value index + 2; 1: noKey; 0: not computed
-	vals map[vkey]int32
+	vals values
 }
 
 func (c *keyCache) get(id int32) (key, bool) {
@@ -217,15 +217,7 @@ func (c *keyCache) set(id int32, k key) {
 
 // intern returns the key of a value.
 func (c *keyCache) intern(v vkey) key {
-	if c.vals == nil {
-		c.vals = map[vkey]int32{}
-	}
-	i, ok := c.vals[v]
-	if !ok {
-		i = int32(len(c.vals))
-		c.vals[v] = i
-	}
-	return key{id: valueID, v: i}
+	return key{id: valueID, v: c.vals.index(v)}
 }
 
 func nodeID(n *canon.Node) int32 { return int32(n.ID()) }
