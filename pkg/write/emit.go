@@ -426,7 +426,11 @@ func (e *emitter) built(k key) error {
 	if k.none() {
 		return nil
 	}
-	e.memo.set(k, e.out.built())
+	prev, ok := e.memo.get(k)
+	if !ok {
+		prev = -1
+	}
+	e.memo.set(k, e.out.built(prev))
 	if k.id >= 0 {
 		if e.ninprog > 0 && int(k.id) < len(e.inprog) && e.inprog[k.id] {
 			e.inprog[k.id] = false

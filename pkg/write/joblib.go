@@ -35,7 +35,7 @@ func (e *emitter) array(n *canon.Node, k key, a *arrayData) error {
 	prov := int32(-1)
 	if p, ok := e.memo.get(k); ok {
 		prov = p
-		if e.out.uses[p] > 1 {
+		if e.out.used(p) > 1 {
 			return twice
 		}
 	}

@@ -16,9 +16,13 @@ import (
 // payload, the start and end of framing), where an object was built (a
 // provisional memo index, one per object with a key, in build order) and
 // where one was fetched again (its provisional index). replay then writes
-// the stream through a framer, memoizing exactly the objects fetched again,
-// numbered 0, 1, 2 ... in build order: the bytes a dry run that counts uses
-// and a second run that writes would give, for one traversal instead of two.
+// the stream through a framer, memoizing the objects whose key is used more
+// than once, numbered 0, 1, 2 ... in build order: the bytes a dry run that
+// counts uses and a second run that writes would give, for one traversal
+// instead of two. Uses are counted by key, as that dry run counted them: a
+// value built afresh several times (a global resolved as several effects)
+// is memoized at each build once its key is used twice, and a fetch reads
+// the latest build.
 
 // Tape events: a byte holding the kind (low 4 bits) and the number of
 // bytes written since the previous event (high 4 bits; 15: a uvarint
@@ -44,7 +48,8 @@ type tape struct {
 	lastEv byte   // the last event's kind
 	bigs   []string
 	arrays []arrayEvent
-	uses   []int32 // by provisional index: 1 + times fetched again
+	group  []int32 // by provisional index: its key's group (replay: its memo index, -1: none)
+	uses   []int32 // by group: builds and fetches of the key
 }
 
 // arrayEvent is a joblib array written after its wrapper's BUILD.
@@ -120,17 +125,29 @@ func (t *tape) payloadString(s string) {
 }
 
 // built records that an object with a key is built and returns its
-// provisional index.
-func (t *tape) built() int32 {
-	p := int32(len(t.uses))
-	t.uses = append(t.uses, 1)
+// provisional index; prev is the provisional index of the key's previous
+// build (-1: none), whose group it joins.
+func (t *tape) built(prev int32) int32 {
+	p := int32(len(t.group))
+	g := int32(len(t.uses))
+	if prev >= 0 {
+		g = t.group[prev]
+		t.uses[g]++
+	} else {
+		t.uses = append(t.uses, 1)
+	}
+	t.group = append(t.group, g)
 	t.event(evMemo, 0, false)
 	return p
 }
 
+// used returns how often the key of provisional index p was built and
+// fetched so far.
+func (t *tape) used(p int32) int32 { return t.uses[t.group[p]] }
+
 // fetch records a memo fetch of the object of provisional index p.
 func (t *tape) fetch(p int32) {
-	t.uses[p]++
+	t.uses[t.group[p]]++
 	t.event(evGet, uint64(p), true)
 }
 
@@ -186,13 +203,13 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 		case evBoundary:
 			f.boundary()
 		case evMemo:
-			if t.uses[arg] < 2 {
-				t.uses[arg] = -1
+			if t.uses[t.group[arg]] < 2 {
+				t.group[arg] = -1
 				continue
 			}
 			idx := next
 			next++
-			t.uses[arg] = idx
+			t.group[arg] = idx
 			if proto >= 4 {
 				f.write(byte(pickle.MEMOIZE))
 			} else if idx < 256 {
@@ -204,7 +221,7 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 				f.write(b[:]...)
 			}
 		case evGet:
-			idx := t.uses[arg]
+			idx := t.group[arg]
 			if idx < 0 {
 				return nil, &refusal{reason: "internal: object used again but not memoized"}
 			}
@@ -230,7 +247,7 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 			f.end()
 		case evArray:
 			a := t.arrays[arg]
-			if a.prov >= 0 && t.uses[a.prov] >= 0 { // memoized: used again
+			if a.prov >= 0 && t.group[a.prov] >= 0 { // memoized: used again
 				return nil, a.ref
 			}
 			data, err := a.a.data()
