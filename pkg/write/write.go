@@ -262,8 +262,9 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	ends := make([]int, n) // where each stream ends in out
 	var out bytes.Buffer
 	out.Write(header)
+	var scr canon.Scratch // each stream's view is done with before the next
 	for i, s := range f.Streams {
-		w, err := newStreamWriter(canon.Normalize(s, copt), p)
+		w, err := newStreamWriter(canon.NormalizeScratch(s, copt, &scr), p)
 		if err != nil {
 			return nil, pickle.WithFile(err, path)
 		}
@@ -364,11 +365,12 @@ func readBack(b []byte, wants [][]byte, copt canon.Options) (bad map[int]error, 
 	rd := pickle.NewReader(bytes.NewReader(b), int64(len(b)), "")
 	rd.NewHash = ropt.NewHash
 	i := 0
+	var scr canon.Scratch // one view at a time, as pk hash reads stream by stream
 	file, err := pickle.ParseEach(rd, ropt, func(st *pickle.Stream) error {
 		if i >= len(wants) {
 			return errors.New("more streams than written")
 		}
-		got, err := canon.Normalize(st, copt).Digest()
+		got, err := canon.NormalizeScratch(st, copt, &scr).Digest()
 		if err != nil {
 			return err
 		}
