@@ -103,6 +103,9 @@ func (v *View) wrap(n pickle.ID, parent *Node, edge edge) *Node {
 		return nil
 	}
 	n = v.res(n)
+	if v.fresh {
+		return &Node{v: v, src: n, parent: parent, edge: edge}
+	}
 	if v.vn == nil {
 		v.vn = make([]*Node, v.nsyn)
 	}

@@ -107,6 +107,7 @@ type View struct {
 	scr   *docScratch // buffers shared by the streams of one input (HashDoc), or nil
 	pool  []*scratch
 	vn    []*Node  // by node ID: the view's node (see wrap)
+	fresh bool     // wrap keeps no node (FreshNodes)
 	dperm dictPerm // the last dict ordering computed (see dictEntries)
 }
 
