@@ -14,11 +14,8 @@
 package scan
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -179,9 +176,6 @@ func scanTaints(k pickle.Kind) bool {
 	return k == pickle.KindList || k == pickle.KindDict || k == pickle.KindSet
 }
 
-// errNotBare stops scanEach on content that is not a bare pickle.
-var errNotBare = errors.New("not a bare pickle")
-
 // scanEach scans a bare pickle file stream by stream (pickle.ParseEach):
 // one stream's store is held at a time, so a million pickles back to back
 // cost one. It gives the report ScanDoc gives for the same file, and leaves
@@ -193,43 +187,19 @@ func scanEach(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
 	if pol == nil {
 		pol = DefaultPolicy()
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false
-	}
-	br := bufio.NewReaderSize(f, 256<<10)
-	if head, _ := br.Peek(16); len(head) == 0 || !input.PlainPickle(head) {
-		return nil, false
-	}
-	doc := &input.Doc{Path: path, Size: fi.Size(), Format: "pickle", Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
+	doc := &input.Doc{Path: path, Format: "pickle", Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
 	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
 	k := *keep
 	k.Final = s.final
 	k.Taints = scanTaints
-	opt := pickle.Options{NoGraph: true, Keep: &k, Replay: f}
-	opt.AfterBuild = func(_ *pickle.Reader, st *pickle.Store, n pickle.ID) error {
-		if input.JoblibWrapper(st, n) {
-			return errNotBare
-		}
-		return nil
-	}
-	rep := &Report{File: path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}}
-	rd := pickle.NewReader(br, fi.Size(), path)
-	file, err := pickle.ParseEach(rd, opt, func(st *pickle.Stream) error {
-		if st.Index == 0 && input.TorchLegacyMagic(st.Store()) {
-			return errNotBare
-		}
+	file, ok := input.EachStream(path, pickle.Options{NoGraph: true, Keep: &k}, func(st *pickle.Stream) error {
 		s.stream(st, &doc.Parts[0])
 		return nil
 	})
-	if err != nil {
+	if !ok {
 		return nil, false
 	}
+	rep := &Report{File: path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}}
 	p := &doc.Parts[0]
 	p.Pickle = file
 	s.trailing(rep, p)
