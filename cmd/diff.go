@@ -49,6 +49,10 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 			if f.raw && f.json {
 				return usageErr(c, "--raw is an opcode listing in text: --json does not apply")
 			}
+			ignore, err := diff.ParseIgnore(f.ignore)
+			if err != nil {
+				return usageErr(c, "--ignore: %v", err)
+			}
 			if usesStdin(args) {
 				watchStdin()
 			}
@@ -61,7 +65,7 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 			if f.raw {
 				return runRawDiff(c, args[0], args[1], f)
 			}
-			res, err := diff.Files(args[0], args[1], diff.Options{Canon: copt, Ignore: f.ignore, Input: input.Options{AllowBadCRC: f.allowBadCRC}})
+			res, err := diff.Files(args[0], args[1], diff.Options{Canon: copt, Ignore: ignore, Input: input.Options{AllowBadCRC: f.allowBadCRC}})
 			if err != nil {
 				var ie *diff.InputError
 				name := ""
@@ -79,6 +83,9 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 				return &ExitError{Code: ExitTrouble, Err: err}
 			}
 			res.A, res.B = args[0], args[1]
+			for _, p := range res.Unmatched {
+				fmt.Fprintf(c.ErrOrStderr(), "%s: warning: --ignore %s matches nothing in %s or %s\n", displayName(c), p, args[0], args[1])
+			}
 			if f.brief || f.quiet {
 				return briefVerdict(c, f, args[0], args[1], !res.Same)
 			}
@@ -115,7 +122,7 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 	fl.BoolVar(&f.strict, "no-profile", false, "as pk hash: no producer profile (cloudpickle, dill)")
 	fl.BoolVar(&f.strict, "strict", false, "")
 	fl.MarkDeprecated("strict", "use --no-profile (pk hash's --strict now means what sha256sum's does)")
-	fl.StringArrayVar(&f.ignore, "ignore", nil, "leave out the subtree at PATH (repeatable), e.g. \"root['timestamp']\"")
+	fl.StringArrayVar(&f.ignore, "ignore", nil, "leave out the subtree at PATH (repeatable), e.g. \"root['timestamp']\" (docs/paths.md); a malformed PATH is an error, one that matches nothing a warning")
 	fl.BoolVar(&f.allowBadCRC, "allow-bad-crc", false, "read zip members whose CRC does not match, as torch.load does")
 	return c
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/jsonl"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/pk-tools/pk/pkg/trace"
 	"github.com/spf13/cobra"
@@ -32,7 +34,8 @@ type traceFlags struct {
 	group      bool
 	leaves     bool
 
-	boundedView bool // set by bounded
+	boundedView bool   // set by bounded
+	cmdName     string // for the warning of a --path that matches nothing
 }
 
 // bounded says whether the default view applies: the largest lines of the
@@ -84,7 +87,7 @@ inputs are sized decompressed.
 	fl.Lookup("depth").DefValue = "" // -1 stands for all levels; it cannot be given
 	fl.StringVar(&f.minSize, "min-size", "", "fold children smaller than SIZE (e.g. 10K, 1MiB) into one line")
 	enumFlag(fl, &f.sort, "sort", "stream", []string{"stream", "size"}, "order of children in the whole tree: stream or size (the default view is largest first)")
-	fl.StringVar(&f.path, "path", "", "start at the object at PATH (as printed, e.g. root['a'][0])")
+	fl.StringVar(&f.path, "path", "", "start at the object at PATH (as pk trace, pk diff and pk hash --explain print paths, e.g. root['a'][0]; docs/paths.md): a malformed PATH is an error, one that matches nothing a warning")
 	fl.StringVar(&f.svg, "svg", "", "write an icicle chart of the bytes to FILE ('-': stdout)")
 	fl.StringVar(&f.html, "html", "", "write a self-contained interactive page to FILE ('-': stdout)")
 	fl.BoolVar(&f.bytes, "bytes", false, "exact byte counts instead of KiB/MiB")
@@ -97,6 +100,12 @@ inputs are sized decompressed.
 }
 
 func runTrace(c *cobra.Command, path string, f *traceFlags) error {
+	if f.path != "" {
+		if _, err := ppath.Parse(f.path); err != nil {
+			return usageErr(c, "--path: %v", err)
+		}
+		f.cmdName = displayName(c)
+	}
 	trouble := func(err error) error {
 		err = explain(err)
 		if f.json {
@@ -155,6 +164,12 @@ func traceOne(out, errOut io.Writer, t *trace.Tree, f *traceFlags, opt trace.Opt
 	t.Leaves = f.leaves
 	if f.path != "" {
 		it, err := t.Find(f.path)
+		var nf *trace.NotFoundError
+		if errors.As(err, &nf) {
+			// not an error: a warning, nothing printed, the exit status unchanged
+			fmt.Fprintf(errOut, "%s: warning: --path %s matches nothing in %s (see --top for paths, docs/paths.md for their grammar)\n", f.cmdName, nf.Path, t.File.Name)
+			return nil
+		}
 		if err != nil {
 			return trouble(err)
 		}

@@ -3,7 +3,8 @@
 # default 20s): the reader and the machine (pkg/pickle), and the streaming
 # hash against the store path (pkg/canon), and pk scan's verdicts (never
 # clean with a call that is not allowlisted: pkg/scan), and pk canon (pkg/write:
-# never a panic; an output always reads back to the input's pk hash). A failing input is written by Go
+# never a panic; an output always reads back to the input's pk hash), and the
+# path parser (pkg/path: what it prints reads back). A failing input is written by Go
 # under <package>/testdata/fuzz/<Target>/ and the script exits non-zero: fix
 # the bug and commit that file, it then runs as a regression test in
 # `go test`.
@@ -14,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/canon:FuzzFastHash pkg/scan:FuzzScan pkg/write:FuzzFile)
+TARGETS=(pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/canon:FuzzFastHash pkg/scan:FuzzScan pkg/write:FuzzFile pkg/path:FuzzParse)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

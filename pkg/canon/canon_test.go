@@ -283,7 +283,7 @@ func TestViewAPI(t *testing.T) {
 	if es[0].Value != es[1].Value {
 		t.Error("aliasing lost in the view")
 	}
-	if p := es[1].Value.Path(); p != "root[\"a\"]" {
+	if p := es[1].Value.Path(); p != "root['a']" {
 		t.Errorf("path = %q", p)
 	}
 	if string(es[0].Value.Digest()) != string(Normalize(parse(t, p4().op(']').stop()).Streams[0], Options{}).Root().Digest()) {

@@ -207,7 +207,7 @@ var noScratch bool
 type Result struct {
 	Digest  string // "pk1-sha256:<hex>"
 	Sum     []byte
-	Applied []Normalization // Path is prefixed with the part and stream when the input has several
+	Applied []Normalization // Path starts with its stream's head (root, stream[i], part['name']; pkg/path)
 }
 
 // HashDoc computes the canonical digest of an opened input: every part in
@@ -217,7 +217,6 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	h.Write([]byte(opt.header()))
 	var buf []byte
 	res := &Result{}
-	multi := len(doc.Parts) > 1
 	opt = DocOptions(doc, opt)
 	if opt.v2() {
 		opt.src = srcOf(doc, opt.src)
@@ -283,7 +282,6 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 		switch {
 		case p.Pickle != nil:
 			f := p.Pickle
-			multi = multi || len(f.Streams) > 1
 			h.Write(appendStreamCount(buf, len(f.Streams)))
 			if opt.arrays != nil {
 				opt.arrays.part = ref.Index
@@ -307,9 +305,7 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 				}
 				for _, a := range v.Applied() {
 					a.node = 0
-					if multi {
-						a.Path = where(p.Name, s.Index) + a.Path
-					}
+					a.Path = streamPath(doc, ref.Index, s.Index, a.Path)
 					res.Applied = append(res.Applied, a)
 				}
 			}
@@ -432,13 +428,6 @@ func hashEach(path string, opt Options) (res *Result, ok bool) {
 	res.Sum = h.Sum(nil)
 	res.Digest = opt.Tag() + ":" + hex.EncodeToString(res.Sum)
 	return res, true
-}
-
-func where(part string, stream int) string {
-	if part == "" {
-		return fmt.Sprintf("stream %d: ", stream)
-	}
-	return fmt.Sprintf("%s stream %d: ", part, stream)
 }
 
 func writeDigest(h hash.Hash, d []byte, opt Options, file string, off int64) error {

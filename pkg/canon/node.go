@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -44,33 +45,38 @@ const (
 	edgeOpArgs // .__ops__[i][j]
 )
 
-// text writes the edge as Path shows it.
-func (e edge) text(v *View, b *strings.Builder) {
+// text writes the edge as Path shows it (pkg/path's spelling); parent is
+// the node it leads from.
+func (e edge) text(v *View, parent *Node, b *strings.Builder) {
 	switch e.kind {
 	case edgeRoot:
-		b.WriteString("root")
+		b.WriteString(ppath.Root)
 	case edgeEffect:
-		fmt.Fprintf(b, "effect[%d]", e.i)
+		b.WriteString(ppath.Root + ppath.Pseudo("effect", int(e.i)))
 	case edgeSet:
-		fmt.Fprintf(b, "{%d}", e.i)
+		b.WriteString(ppath.SetPos(int(e.i)))
 	case edgeList:
-		fmt.Fprintf(b, "[%d]", e.i)
+		b.WriteString(ppath.Index(int(e.i)))
 	case edgeKeyOf:
-		b.WriteString(".__key__")
-		b.WriteString(keyLabel(v, e.key, int(e.i)))
+		b.WriteString(ppath.Pseudo("key", int(e.i)))
 	case edgeValOf:
 		b.WriteString(keyLabel(v, e.key, int(e.i)))
 	case edgeCall:
-		fmt.Fprintf(b, ".__reduce__[%d]", e.i)
+		if parent != nil {
+			b.WriteString(callStep(v, parent.src, int(e.i)))
+		}
 	case edgeState:
-		b.WriteString(".__state__")
+		b.WriteString(ppath.State)
 		if e.j >= 0 {
-			fmt.Fprintf(b, "[%d]", e.j)
+			b.WriteString(ppath.Index(int(e.j)))
 		}
 	case edgeOpArgs:
-		fmt.Fprintf(b, ".__ops__[%d]", e.i)
-		if e.j >= 0 {
-			fmt.Fprintf(b, "[%d]", e.j)
+		if parent != nil {
+			j := int(e.j)
+			if j < 0 {
+				j = 0
+			}
+			b.WriteString(opStep(v, v.ops(parent.src), int(e.i), j))
 		}
 	}
 }
@@ -97,6 +103,9 @@ func (v *View) wrap(n pickle.ID, parent *Node, edge edge) *Node {
 		return nil
 	}
 	n = v.res(n)
+	if v.fresh {
+		return &Node{v: v, src: n, parent: parent, edge: edge}
+	}
 	if v.vn == nil {
 		v.vn = make([]*Node, v.nsyn)
 	}
@@ -208,7 +217,7 @@ func (n *Node) Path() string {
 	}
 	var b strings.Builder
 	for i := len(parts) - 1; i >= 0; i-- {
-		parts[i].edge.text(n.v, &b)
+		parts[i].edge.text(n.v, parts[i].parent, &b)
 	}
 	return b.String()
 }
@@ -345,13 +354,6 @@ func (n *Node) Entries() []Entry {
 		out[i] = Entry{Key: n.child(k.node, edge{kind: edgeKeyOf, i: int32(i), key: k.node}), Value: n.child(k.val, edge{kind: edgeValOf, i: int32(i), key: k.node})}
 	}
 	return out
-}
-
-func keyLabel(v *View, k pickle.ID, i int) string {
-	if v.isPure(k) && v.leaf(k) != 3 {
-		return "[" + v.value(k) + "]"
-	}
-	return fmt.Sprintf("[<key %d>]", i)
 }
 
 // CallForm says how a call node calls: "call" func(*args), "new"
@@ -511,31 +513,55 @@ const (
 	edgeOp                   // .__ops__[a][b]
 )
 
-// stepPath builds the path string of walk[i].
+// stepPath builds the path string of walk[i] (pkg/path's spelling): the
+// value under a state dict of attributes is .name from the object, as pk
+// diff and pk trace print it.
 func (v *View) stepPath(walk []pathStep, i int32) string {
 	var idx []int32
 	for ; i > 0; i = walk[i].parent {
 		idx = append(idx, i)
 	}
 	var b strings.Builder
-	b.WriteString("root")
+	b.WriteString(ppath.Root)
 	for k := len(idx) - 1; k >= 0; k-- {
 		s := walk[idx[k]]
+		parent := walk[s.parent].id
 		switch s.kind {
 		case edgeItem:
-			fmt.Fprintf(&b, "[%d]", s.a)
+			b.WriteString(ppath.Index(int(s.a)))
 		case edgeSetItem:
-			fmt.Fprintf(&b, "{#%d}", s.a)
-		case edgeKey, edgeValue:
-			d := walk[s.parent].id
-			if s.kind == edgeKey {
-				b.WriteString(".__key__")
-			}
-			b.WriteString(keyLabel(v, v.res(v.items(d)[2*s.a]), int(s.a)))
+			b.WriteString(ppath.SetPos(int(s.a)))
+		case edgeKey:
+			b.WriteString(ppath.Pseudo("key", int(s.a)))
+		case edgeValue:
+			b.WriteString(keyLabel(v, v.items(parent)[2*s.a], int(s.a)))
 		case edgeReduce:
-			fmt.Fprintf(&b, ".__reduce__[%d]", s.a)
+			if s.a == 1 && k > 0 && walk[idx[k-1]].kind == edgeItem {
+				if name := v.namedArg(parent, int(walk[idx[k-1]].a)); name != "" {
+					k-- // an argument named from the call: .__code__
+					b.WriteString(name)
+					continue
+				}
+			}
+			b.WriteString(callStep(v, parent, int(s.a)))
 		case edgeOp:
-			fmt.Fprintf(&b, ".__ops__[%d][%d]", s.a, s.b)
+			ops := v.ops(parent)
+			if ok, pair := v.attrOp(ops, int(s.a), int(s.b)); ok {
+				// the state dict's entry (or one of a (dict, slots) pair's):
+				// an attribute of parent
+				switch {
+				case !pair && k > 0 && walk[idx[k-1]].kind == edgeValue:
+					k--
+					b.WriteString(attrStep(v, s.id, int(walk[idx[k]].a)))
+					continue
+				case pair && k > 1 && walk[idx[k-1]].kind == edgeItem && walk[idx[k-2]].kind == edgeValue:
+					d := walk[idx[k-1]].id
+					k -= 2
+					b.WriteString(attrStep(v, d, int(walk[idx[k]].a)))
+					continue
+				}
+			}
+			b.WriteString(opStep(v, ops, int(s.a), int(s.b)))
 		}
 	}
 	return b.String()

@@ -125,6 +125,7 @@ type View struct {
 	scr   *docScratch // buffers shared by the streams of one input (HashDoc), or nil
 	pool  []*scratch
 	vn    []*Node  // by node ID: the view's node (see wrap)
+	fresh bool     // wrap keeps no node (FreshNodes)
 	dperm dictPerm // the last dict ordering computed (see dictEntries)
 }
 
@@ -1051,7 +1052,7 @@ func (v *View) Applied() []Normalization {
 	for i, a := range v.applied {
 		a.Path = paths[a.node]
 		if a.Path == "" {
-			a.Path = "<not reachable from the result>"
+			a.Path = unreachablePath
 		}
 		out[i] = a
 	}

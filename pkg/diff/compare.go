@@ -16,14 +16,16 @@ import (
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/dis"
 	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // Options tune a diff.
 type Options struct {
 	Canon canon.Options
-	// Ignore leaves out subtrees whose path equals or starts with one of
-	// these (e.g. "root['timestamp']").
+	// Ignore leaves out the subtrees at these paths and below them
+	// (pkg/path's grammar, e.g. "root['timestamp']"; ParseIgnore checks
+	// them).
 	Ignore []string
 	// Input tunes how containers are opened.
 	Input input.Options
@@ -128,10 +130,12 @@ func Docs(da, db *input.Doc, opt Options) (*Result, error) {
 // compareDocs gives the result of two hashed inputs: the reasons when their
 // digests are equal (da may then be nil), else the entries.
 func compareDocs(pathA string, db, da *input.Doc, ha, hb *canon.Result, ca, cb census, opt Options) *Result {
+	opt.Ignore = CanonicalIgnores(opt.Ignore)
 	r := &Result{A: pathA, B: db.Path, DigestA: ha.Digest, DigestB: hb.Digest}
 	if ha.Digest == hb.Digest {
 		r.Same = true
 		r.Reasons = reasons(ca, cb, ha, hb, opt.Canon.KeepDictOrder)
+		r.Unmatched = unmatched(opt, make([]bool, len(opt.Ignore)), db)
 		return r
 	}
 	// The digests (pk hash's form, pk-canon/2 by default) decide whether the
@@ -141,17 +145,18 @@ func compareDocs(pathA string, db, da *input.Doc, ha, hb *canon.Result, ca, cb c
 	// (a difference only pk-canon/2 sees, such as the order of enum members).
 	detail := opt
 	detail.Canon.Form = canon.Form1
-	c := &cmp{opt: detail}
+	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore))}
 	c.docs(da, db)
 	if len(c.entries) == 0 && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
-		c = &cmp{opt: opt}
+		c = &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
 		c.docs(da, db)
 	}
 	r.Entries = c.entries
+	r.Unmatched = unmatched(opt, c.hit, da, db)
 	if len(r.Entries) == 0 && c.ignored == 0 {
 		// The digests differ but no entry located it (an object-sharing
 		// pattern inside equal subtrees, say): never report "0 differences".
-		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: "root", Kind: Changed, A: ha.Digest, B: hb.Digest, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: ppath.Root, Kind: Changed, A: ha.Digest, B: hb.Digest, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
 	}
 	if len(opt.Ignore) > 0 && len(r.Entries) == 0 {
 		r.Same = true
@@ -240,53 +245,119 @@ type cmp struct {
 	opt     Options
 	entries []Entry
 	ignored int
+	hit     []bool // which of opt.Ignore matched something
 	// first paths of identity nodes, per side
-	seenA, seenB map[*canon.Node]pathRef
-	pairs        map[[2]*canon.Node]bool
-	paths        pathTable
-	ta, tb       *fpTable // the fingerprints of the walk's two views
-	docA         *input.Doc
-	optA, optB   canon.Options // with what each whole input tells (canon.DocOptions)
-	tensorsA     map[string]string
+	seenA, seenB   map[*canon.Node]pathRef
+	pairs          map[[2]*canon.Node]bool
+	paths          pathTable
+	ta, tb         *fpTable // the fingerprints of the walk's two views
+	docA, docB     *input.Doc
+	cross          bool              // a torch zip against a legacy torch file (crossStorage)
+	storeA, storeB *pickle.Store     // the stores of the two streams walked
+	optA, optB     canon.Options     // with what each whole input tells (canon.DocOptions)
+	tensorsA       map[string]string // tensorPaths of each side, made when first needed
+	tensorsB       map[string]string
 }
 
-func (c *cmp) add(e Entry) { c.entries = append(c.entries, e) }
+// add adds an entry unless an --ignore path covers it.
+func (c *cmp) add(e Entry) {
+	for i, ig := range c.opt.Ignore {
+		if ppath.Under(e.Path, ig) {
+			c.hit[i] = true
+			c.ignored++
+			return
+		}
+	}
+	c.entries = append(c.entries, e)
+}
 
 func (c *cmp) docs(da, db *input.Doc) {
-	c.docA = da
-	// parts aligned by name (order kept)
-	names := func(refs []canon.PartRef) []string {
-		out := make([]string, len(refs))
-		for i, r := range refs {
-			out[i] = r.Name
-		}
-		return out
-	}
+	c.docA, c.docB = da, db
 	c.optA, c.optB = canon.DocOptions(da, c.opt.Canon), canon.DocOptions(db, c.opt.Canon)
 	ra, rb := canon.Parts(da, c.optA), canon.Parts(db, c.optB)
-	ops := Align(names(ra), names(rb))
-	for _, o := range ops {
+	mainA, mainB := da.MainPart(), db.MainPart()
+	c.cross = torchCross(da, db)
+	// parts aligned by name (order kept); the pickle parts whose result
+	// loading returns are paired whatever their members are called; a torch
+	// zip against a legacy file pairs storages through the tensors that use
+	// them (crossStorage), not by name
+	names := func(d *input.Doc, refs []canon.PartRef, main int) ([]canon.PartRef, []string) {
+		var keep []canon.PartRef
+		var out []string
+		for _, r := range refs {
+			p := &d.Parts[r.Index]
+			switch {
+			case r.Index == main:
+				out = append(out, "\x00root")
+			case c.cross && p.Role == input.RoleStorage:
+				continue
+			default:
+				out = append(out, r.Name)
+			}
+			keep = append(keep, r)
+		}
+		return keep, out
+	}
+	ra, na := names(da, ra, mainA)
+	rb, nb := names(db, rb, mainB)
+	pp := func(r canon.PartRef, main int) string { return partPath(r, r.Index == main) }
+	for _, o := range Align(na, nb) {
 		switch o.Kind {
 		case '=':
-			c.part(&da.Parts[ra[o.A].Index], &db.Parts[rb[o.B].Index])
+			c.part(&da.Parts[ra[o.A].Index], &db.Parts[rb[o.B].Index], pp(ra[o.A], mainA), ra[o.A].Index == mainA)
 		case '-':
 			p := &da.Parts[ra[o.A].Index]
-			c.add(Entry{NoOffset: true, Path: partPath(p), Kind: Removed, A: partShort(p), ArrA: partArray(p), SizeA: partSize(p)})
+			at := pp(ra[o.A], mainA)
+			if h := c.heldPath('a', p); h != "" {
+				at = h
+			}
+			c.addPart(Entry{NoOffset: true, Path: at, Kind: Removed, A: partShort(p), ArrA: partArray(p), SizeA: partSize(p), Note: c.crossNote(da, p, -1)})
 		case '+':
 			p := &db.Parts[rb[o.B].Index]
-			c.add(Entry{NoOffset: true, Path: partPath(p), Kind: Added, B: partShort(p), ArrB: partArray(p), SizeB: partSize(p)})
+			at := pp(rb[o.B], mainB)
+			if h := c.heldPath('b', p); h != "" {
+				at = h
+			}
+			c.addPart(Entry{NoOffset: true, Path: at, Kind: Added, B: partShort(p), ArrB: partArray(p), SizeB: partSize(p), Note: c.crossNote(db, p, -1)})
 		case '~':
 			pa, pb := &da.Parts[ra[o.A].Index], &db.Parts[rb[o.B].Index]
-			c.add(Entry{NoOffset: true, Path: partPath(pa), Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), Note: partsNote(pa, pb)})
+			c.addPart(Entry{NoOffset: true, Path: pp(ra[o.A], mainA), Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), Note: partsNote(pa, pb)})
 		}
 	}
 }
 
-func partPath(p *input.Part) string {
-	if p.Name == "" {
-		return "<file>"
+// partPath is the path of a part: root for the pickle whose result
+// loading returns, part['name'] (its canonical name) for the others.
+func partPath(r canon.PartRef, main bool) string {
+	if main {
+		return ppath.Root
 	}
-	return "<" + p.Name + ">"
+	return ppath.Part(r.Name)
+}
+
+// addPart adds an entry made outside the walk (a part, a stream, a
+// storage at its tensor's path).
+func (c *cmp) addPart(e Entry) { c.add(e) }
+
+// heldPath is the path of the tensor or joblib array that holds raw part
+// p of doc d (side 'a' or 'b'), or "" (tensorPaths).
+func (c *cmp) heldPath(side byte, p *input.Part) string {
+	if p.Raw == nil || !(p.Role == input.RoleStorage || p.Role == input.RoleArray || p.Role == input.RoleObjects) {
+		return ""
+	}
+	m := &c.tensorsA
+	d, opt := c.docA, c.optA
+	if side == 'b' {
+		m, d, opt = &c.tensorsB, c.docB, c.optB
+	}
+	if *m == nil {
+		*m = tensorPaths(d, opt)
+	}
+	key := p.Key
+	if p.Role != input.RoleStorage {
+		key = "array:" + p.Name
+	}
+	return (*m)[key]
 }
 
 // partLabel names a part in a note: its name, or, for a bare pickle or
@@ -338,37 +409,28 @@ func partSize(p *input.Part) int64 {
 	return 0
 }
 
-func (c *cmp) part(pa, pb *input.Part) {
+func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 	switch {
 	case pa.Raw != nil && pb.Raw != nil:
 		if !bytes.Equal(pa.Raw.Digest, pb.Raw.Digest) {
-			e := Entry{NoOffset: true, Path: partPath(pa), Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), SizeA: pa.Raw.Len, SizeB: pb.Raw.Len}
+			e := Entry{NoOffset: true, Path: at, Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), SizeA: pa.Raw.Len, SizeB: pb.Raw.Len}
 			if n, ok := changedElements(pa.Raw, pb.Raw); ok {
 				e.Note = fmt.Sprintf("%d element(s) differ", n)
 			}
-			if pa.Role == input.RoleStorage || pa.Role == input.RoleArray || pa.Role == input.RoleObjects {
-				if c.tensorsA == nil {
-					c.tensorsA = tensorPaths(c.docA, c.optA)
+			if tp := c.heldPath('a', pa); tp != "" {
+				e.Path = tp
+				note := string(pa.Role) + " " + partLabel(pa)
+				if e.Note != "" {
+					note = e.Note + " in " + note
 				}
-				key := pa.Key
-				if pa.Role != input.RoleStorage {
-					key = "array:" + pa.Name
-				}
-				if tp, ok := c.tensorsA[key]; ok {
-					e.Path = tp
-					note := string(pa.Role) + " " + partLabel(pa)
-					if e.Note != "" {
-						note = e.Note + " in " + note
-					}
-					e.Note = note
-				}
+				e.Note = note
 			}
-			c.add(e)
+			c.addPart(e)
 		}
 	case pa.Pickle != nil && pb.Pickle != nil:
-		c.file(pa, pb)
+		c.file(pa, pb, at, main)
 	default:
-		c.add(Entry{NoOffset: true, Path: partPath(pa), Kind: TypeChanged, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb)})
+		c.addPart(Entry{NoOffset: true, Path: at, Kind: TypeChanged, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb)})
 	}
 }
 
@@ -414,43 +476,67 @@ func changedElements(a, b *input.Raw) (int64, bool) {
 	}
 }
 
-func (c *cmp) file(pa, pb *input.Part) {
-	fa, fb := pa.Pickle, pb.Pickle
-	prefix := ""
-	if pa.Name != "" {
-		prefix = "<" + pa.Name + ">"
+// streamHeads names the streams of pickle part p of d (Doc.StreamHead).
+func streamHeads(d *input.Doc, p *input.Part) []string {
+	pi := 0
+	for i := range d.Parts {
+		if &d.Parts[i] == p {
+			pi = i
+		}
 	}
-	multi := len(fa.Streams) > 1 || len(fb.Streams) > 1
-	for i := 0; i < len(fa.Streams) || i < len(fb.Streams); i++ {
-		root := prefix + "root"
-		if multi {
-			root = fmt.Sprintf("%sstream[%d]", prefix, i)
+	out := make([]string, len(p.Pickle.Streams))
+	for i := range out {
+		out[i] = ppath.StreamHead(pi == d.MainPart(), d.Key(pi), i, d.MainStream(pi))
+	}
+	return out
+}
+
+// file compares two pickle parts: their streams paired by what their
+// paths call them (root, stream[i]; in a part that is not the main one,
+// part['name'] and part['name']<stream i>), then their trailing bytes.
+func (c *cmp) file(pa, pb *input.Part, at string, main bool) {
+	fa, fb := pa.Pickle, pb.Pickle
+	ha, hb := streamHeads(c.docA, pa), streamHeads(c.docB, pb)
+	removed := func(i int) {
+		s := fa.Streams[i]
+		c.addPart(Entry{Path: ha[i], Kind: Removed, A: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeA: s.Len(), OffA: s.Offset, Note: c.crossNote(c.docA, nil, i)})
+	}
+	added := func(i int) {
+		s := fb.Streams[i]
+		c.addPart(Entry{Path: hb[i], Kind: Added, B: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeB: s.Len(), OffB: s.Offset, Note: c.crossNote(c.docB, nil, i)})
+	}
+	for _, o := range Align(ha, hb) {
+		switch o.Kind {
+		case '=':
+			c.stream(fa.Streams[o.A], fb.Streams[o.B], ha[o.A])
+		case '-':
+			removed(o.A)
+		case '+':
+			added(o.B)
+		case '~':
+			removed(o.A)
+			added(o.B)
 		}
-		switch {
-		case i >= len(fb.Streams):
-			s := fa.Streams[i]
-			c.add(Entry{Path: root, Kind: Removed, A: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeA: s.Len(), OffA: s.Offset})
-		case i >= len(fa.Streams):
-			s := fb.Streams[i]
-			c.add(Entry{Path: root, Kind: Added, B: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeB: s.Len(), OffB: s.Offset})
-		default:
-			c.stream(fa.Streams[i], fb.Streams[i], root)
-		}
+	}
+	tr := ppath.Trailing
+	if !main {
+		tr = at + ppath.Pseudo("trailing", -1)
 	}
 	ta, tb := fa.Trailing, fb.Trailing
 	switch {
 	case ta == nil && tb == nil:
 	case ta == nil:
-		c.add(Entry{Path: prefix + "<trailing bytes>", Kind: Added, B: fmt.Sprintf("%d bytes after the last STOP", tb.Len), SizeB: tb.Len, OffB: tb.Offset})
+		c.addPart(Entry{Path: tr, Kind: Added, B: fmt.Sprintf("%d bytes after the last STOP", tb.Len), SizeB: tb.Len, OffB: tb.Offset})
 	case tb == nil:
-		c.add(Entry{Path: prefix + "<trailing bytes>", Kind: Removed, A: fmt.Sprintf("%d bytes after the last STOP", ta.Len), SizeA: ta.Len, OffA: ta.Offset})
+		c.addPart(Entry{Path: tr, Kind: Removed, A: fmt.Sprintf("%d bytes after the last STOP", ta.Len), SizeA: ta.Len, OffA: ta.Offset})
 	case !bytes.Equal(ta.Digest, tb.Digest):
-		c.add(Entry{Path: prefix + "<trailing bytes>", Kind: Changed, A: fmt.Sprintf("%d bytes", ta.Len), B: fmt.Sprintf("%d bytes", tb.Len), SizeA: ta.Len, SizeB: tb.Len, OffA: ta.Offset, OffB: tb.Offset})
+		c.addPart(Entry{Path: tr, Kind: Changed, A: fmt.Sprintf("%d bytes", ta.Len), B: fmt.Sprintf("%d bytes", tb.Len), SizeA: ta.Len, SizeB: tb.Len, OffA: ta.Offset, OffB: tb.Offset})
 	}
 }
 
 func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
+	c.storeA, c.storeB = va.Store(), vb.Store()
 	c.reset()
 	ra, rb := va.Root(), vb.Root()
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
@@ -460,14 +546,14 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	if len(ea) == 0 && len(eb) == 0 {
 		return
 	}
-	effect := func(i int) pathRef { return c.paths.root(fmt.Sprintf("%s<effect %d>", root, i)) }
+	effect := func(i int) pathRef { return c.paths.root(root + effectsForm.item(i)) }
 	for _, r := range AlignRuns(len(ea), len(eb), func(i, j int) bool { return c.same(ea[i], eb[j]) }, true) {
 		if r.N > 1 {
 			if r.Kind == '~' {
 				c.walk(ea[r.A], eb[r.B], effect(r.B), true)
 				r = restRun(r)
 			}
-			e := c.runEntry(root, "<effect %d>", r, ea, eb)
+			e := c.runEntry(root, effectsForm, r, ea, eb)
 			e.Note = "calls or global resolutions not reachable from the result"
 			c.add(e)
 			continue
@@ -476,10 +562,10 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 		switch o.Kind {
 		case '-':
 			n := ea[o.A]
-			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.A), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset(), Note: "a call or global resolution not reachable from the result"})
+			c.add(Entry{Path: root + effectsForm.item(o.A), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '+':
 			n := eb[o.B]
-			c.add(Entry{Path: fmt.Sprintf("%s<effect %d>", root, o.B), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
+			c.add(Entry{Path: root + effectsForm.item(o.B), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '~':
 			c.walk(ea[o.A], eb[o.B], effect(o.B), true)
 		}
@@ -554,13 +640,21 @@ func (c *cmp) differs(a, b *canon.Node) bool {
 // pathOf renders path and one more edge.
 func (c *cmp) pathOf(path pathRef, edge string) string { return c.paths.String(path) + edge }
 
-// edgeOf is the edge of item i in a sequence whose items format names.
-func edgeOf(format string, i int) string {
-	if format == "[%d]" {
-		return index(i)
-	}
-	return fmt.Sprintf(format, i)
+// seqForm names the items of a sequence and its runs: [i] and [i:j] for
+// the items of a list or tuple, <effect i> and <effect i:j> for effects.
+type seqForm struct {
+	item func(int) string
+	span func(i, j int) string
 }
+
+var (
+	itemsForm   = seqForm{ppath.Index, ppath.Slice}
+	partsForm   = seqForm{func(i int) string { return ppath.Parts + ppath.Index(i) }, func(i, j int) string { return ppath.Parts + ppath.Slice(i, j) }}
+	effectsForm = seqForm{func(i int) string { return ppath.Pseudo("effect", i) }, func(i, j int) string { return ppath.PseudoSpan("effect", i, j) }}
+)
+
+// edgeOf is the edge of item i in a sequence whose items format names.
+func edgeOf(format seqForm, i int) string { return format.item(i) }
 
 func (c *cmp) compare(t task) []task {
 	if t.entry != nil {
@@ -579,7 +673,7 @@ func (c *cmp) compare(t task) []task {
 		}
 		return nil
 	}
-	if c.paths.ignored(path) {
+	if c.paths.ignored(path, c.hit) {
 		c.ignored++
 		return nil
 	}
@@ -625,13 +719,18 @@ func (c *cmp) compare(t task) []task {
 	if (!t.differ || a.Pure() && b.Pure()) && !c.differs(a, b) {
 		return nil
 	}
+	if c.cross && a.Kind() == pickle.KindPersID && b.Kind() == pickle.KindPersID {
+		if done := c.crossStorage(a, b, path); done {
+			return nil
+		}
+	}
 	if a.Kind() != b.Kind() {
 		c.add(Entry{Path: c.paths.String(path), Kind: TypeChanged, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
 		return nil
 	}
 	switch a.Kind() {
 	case pickle.KindList, pickle.KindTuple:
-		return c.seq(a.Items(), b.Items(), path, "[%d]", a, b)
+		return c.seq(a.Items(), b.Items(), path, itemsForm, a, b)
 	case pickle.KindSet, pickle.KindFrozenSet:
 		return c.set(a, b, path)
 	case pickle.KindDict:
@@ -640,7 +739,7 @@ func (c *cmp) compare(t task) []task {
 		return c.call(a, b, path)
 	case pickle.KindGlobal:
 		if a.Flags()&pickle.FlagDynamic != 0 && b.Flags()&pickle.FlagDynamic != 0 {
-			return c.seq(a.Items(), b.Items(), path, ".__parts__[%d]", a, b)
+			return c.seq(a.Items(), b.Items(), path, partsForm, a, b)
 		}
 	}
 	c.add(Entry{Path: c.paths.String(path), Kind: Changed, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
@@ -653,7 +752,7 @@ func shared(n *canon.Node) bool {
 	return !n.Pure() && n.Flags()&pickle.FlagShared != 0
 }
 
-func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format string, a, b *canon.Node) []task {
+func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format seqForm, a, b *canon.Node) []task {
 	var kids []task
 	key := func(side byte, i int) ([16]byte, bool) {
 		if side == 'a' {
@@ -711,7 +810,7 @@ func restRun(r Run) Run {
 // of each side it has, shown short, at the first one's offset. Both paths
 // build run entries here, from nodes of the run's first and last items
 // only (the fast path parses no other).
-func (c *cmp) runEntry(path, format string, r Run, ia, ib []*canon.Node) Entry {
+func (c *cmp) runEntry(path string, format seqForm, r Run, ia, ib []*canon.Node) Entry {
 	return c.runEntryOf(path, format, r, func(side byte, i int) *canon.Node {
 		if side == 'a' {
 			return ia[i]
@@ -723,10 +822,8 @@ func (c *cmp) runEntry(path, format string, r Run, ia, ib []*canon.Node) Entry {
 // runEntryOf is runEntry with the items given by item (side 'a' or 'b',
 // index): only the first and last of the run on each side it has are
 // asked for.
-func (c *cmp) runEntryOf(path, format string, r Run, item func(side byte, i int) *canon.Node) Entry {
-	span := func(i int) string {
-		return path + fmt.Sprintf(strings.Replace(format, "%d", "%d:%d", 1), i, i+r.N)
-	}
+func (c *cmp) runEntryOf(path string, format seqForm, r Run, item func(side byte, i int) *canon.Node) Entry {
+	span := func(i int) string { return path + format.span(i, i+r.N) }
 	ends := func(side byte, i int) (string, int64) {
 		first := item(side, i)
 		return c.short(first) + " ... " + c.short(item(side, i+r.N-1)), first.Offset()
@@ -757,46 +854,42 @@ func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
 	for _, n := range ib {
 		inB[exactKey(c.tb, n)] = true
 	}
-	for _, n := range ia {
+	for i, n := range ia {
 		if !inB[exactKey(c.ta, n)] {
-			c.add(Entry{Path: c.pathOf(path, "{"+c.short(n)+"}"), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, setEdge(i, n)), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset()})
 		}
 	}
-	for _, n := range ib {
+	for i, n := range ib {
 		if !inA[exactKey(c.tb, n)] {
-			c.add(Entry{Path: c.pathOf(path, "{"+c.short(n)+"}"), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, setEdge(i, n)), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset()})
 		}
 	}
 	return c.opsDiff(a, b, path)
-}
-
-func keyEdge(k *canon.Node) string {
-	return "[" + leafValue(k) + "]"
 }
 
 func (c *cmp) dict(a, b *canon.Node, path pathRef) []task {
 	return c.entries2(a.Entries(), b.Entries(), path, keyEdge, a, b)
 }
 
-func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(*canon.Node) string, a, b *canon.Node) []task {
+func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon.Node) string, a, b *canon.Node) []task {
 	var kids []task
 	ib := map[string]int{}
 	for i, e := range eb {
 		ib[exactKey(c.tb, e.Key)] = i
 	}
 	matched := make([]bool, len(eb))
-	for _, e := range ea {
+	for i, e := range ea {
 		j, ok := ib[exactKey(c.ta, e.Key)]
 		if !ok {
-			c.add(Entry{Path: c.pathOf(path, edge(e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edge(i, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
 			continue
 		}
 		matched[j] = true
-		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: c.paths.child(path, edge(e.Key))})
+		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: c.paths.child(path, edge(j, e.Key))})
 	}
 	for j, e := range eb {
 		if !matched[j] {
-			c.add(Entry{Path: c.pathOf(path, edge(e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edge(j, e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
 		}
 	}
 	if a != nil {
@@ -811,10 +904,7 @@ func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 	var kids []task
 	fa, fb := a.Func(), b.Func()
 	if fa != nil && fb != nil && c.differs(fa, fb) {
-		edge := ".__reduce__[0]"
-		if a.CallForm() == "new" {
-			edge = ".__class__"
-		}
+		edge := callEdges(a.CallForm()).callable
 		kids = append(kids, task{a: fa, b: fb, path: c.paths.child(path, edge), differ: true})
 	}
 	aa, ab := a.Args(), b.Args()
@@ -826,16 +916,13 @@ func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 				kids = append(kids, task{a: xa[i], b: xb[i], path: c.paths.child(path, names(i))})
 			}
 		} else {
-			edge := ".__reduce__[1]"
-			if a.CallForm() == "new" {
-				edge = ".__getnewargs__()"
-			}
+			edge := callEdges(a.CallForm()).args
 			kids = append(kids, task{a: aa, b: ab, path: c.paths.child(path, edge), differ: true})
 		}
 	}
 	ka, kb := a.Kwargs(), b.Kwargs()
 	if ka != nil || kb != nil {
-		kids = append(kids, task{a: ka, b: kb, path: c.paths.child(path, ".__getnewargs_ex__()[1]")})
+		kids = append(kids, task{a: ka, b: kb, path: c.paths.child(path, ppath.Kwargs)})
 	}
 	return append(kids, c.opsDiff(a, b, path)...)
 }
@@ -860,7 +947,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		kids = append(kids, c.entries2(itemsA, itemsB, path, keyEdge, nil, nil)...)
 	}
 	if len(appA) > 0 || len(appB) > 0 {
-		kids = append(kids, c.seq(appA, appB, path, "[%d]", nil, nil)...)
+		kids = append(kids, c.seq(appA, appB, path, itemsForm, nil, nil)...)
 	}
 	sameOp := func(i, j int) bool {
 		x, y := restA[i], restB[j]
@@ -879,21 +966,21 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: c.pathOf(path, fmt.Sprintf(".<%s %d>", restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, restA[o.A]), OffA: restA[o.A].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, restA[o.A]), OffA: restA[o.A].Offset})
 		case '+':
-			c.add(Entry{Path: c.pathOf(path, fmt.Sprintf(".<%s %d>", restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, restB[o.B]), OffB: restB[o.B].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, restB[o.B]), OffB: restB[o.B].Offset})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
 			if xa.Name == xb.Name && len(xa.Args) == len(xb.Args) {
 				for i := range xa.Args {
-					edge := fmt.Sprintf(".<%s %d>[%d]", xa.Name, o.B, i)
+					edge := opEdge(xa.Name, o.B) + ppath.Index(i)
 					if xa.Name == "build" && len(xa.Args) == 1 {
-						edge = ".__setstate__()"
+						edge = ppath.State
 					}
 					kids = append(kids, task{a: xa.Args[i], b: xb.Args[i], path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: c.pathOf(path, fmt.Sprintf(".<%s %d>", xb.Name, o.B)), Kind: Changed, A: opShort(c, xa), B: opShort(c, xb), OffA: xa.Offset, OffB: xb.Offset})
+				c.add(Entry{Path: c.pathOf(path, opEdge(xb.Name, o.B)), Kind: Changed, A: opShort(c, xa), B: opShort(c, xb), OffA: xa.Offset, OffB: xb.Offset})
 			}
 		}
 	}
@@ -906,26 +993,6 @@ func opShort(c *cmp, o canon.Op) string {
 		parts = append(parts, c.short(a))
 	}
 	return o.Name + "(" + strings.Join(parts, ", ") + ")"
-}
-
-func attrEdge(k *canon.Node) string {
-	if k.Kind() == pickle.KindStr && isIdent(k.Str()) {
-		return "." + k.Str()
-	}
-	return ".__dict__[" + leafValue(k) + "]"
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
 }
 
 // splitOps pulls attribute-style states out of the operations: a BUILD or

@@ -44,6 +44,7 @@ import (
 	"sync"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -82,13 +83,13 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 	}
 	x := &fastCmp{c: &cmp{opt: opt}}
 	x.c.reset()
-	if err := x.level(fa, fb, "root", 0); err != nil {
+	if err := x.level(fa, fb, ppath.Root, 0); err != nil {
 		return nil, false
 	}
 	r.Entries = x.c.entries
 	if len(r.Entries) == 0 {
 		// as Docs
-		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: "root", Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: ppath.Root, Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
 	}
 	return r, true
 }
@@ -324,17 +325,17 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 				return nodesB[i][0]
 			}
 			if r.Kind != '~' {
-				c.add(c.runEntryOf(path, "[%d]", r, item))
+				c.add(c.runEntryOf(path, itemsForm, r, item))
 				continue
 			}
 			// as seq: the first pair compared, then the rest as one entry
-			kp := path + fmt.Sprintf("[%d]", r.B)
+			kp := path + index(r.B)
 			if ba, bb, big := descend(fa, fb, r.A, r.B, depth); big {
 				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
 			} else {
 				kids = append(kids, kid{t: task{a: nodesA[r.A][0], b: nodesB[r.B][0], path: x.c.paths.root(kp), differ: true, depth: depth + 1}, ta: tabA, tb: tabB})
 			}
-			e := c.runEntryOf(path, "[%d]", restRun(r), item)
+			e := c.runEntryOf(path, itemsForm, restRun(r), item)
 			kids = append(kids, kid{t: task{entry: &e}})
 			continue
 		}
@@ -342,12 +343,12 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 		switch o.Kind {
 		case '-':
 			n := nodesA[o.A][0]
-			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.A), Kind: Removed, A: c.short(n), ValA: typed(n), SizeA: c.size(n, true), OffA: n.Offset()})
+			c.add(Entry{Path: path + index(o.A), Kind: Removed, A: c.short(n), ValA: typed(n), SizeA: c.size(n, true), OffA: n.Offset()})
 		case '+':
 			n := nodesB[o.B][0]
-			c.add(Entry{Path: path + fmt.Sprintf("[%d]", o.B), Kind: Added, B: c.short(n), ValB: typed(n), SizeB: c.size(n, false), OffB: n.Offset()})
+			c.add(Entry{Path: path + index(o.B), Kind: Added, B: c.short(n), ValB: typed(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
-			kp := path + fmt.Sprintf("[%d]", o.B)
+			kp := path + index(o.B)
 			if ba, bb, big := descend(fa, fb, o.A, o.B, depth); big {
 				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
 				continue
@@ -373,7 +374,7 @@ func strKeys(f *canon.FastItems) bool {
 // order (removed, or compared when the values differ), then B's entries A
 // does not have; edge names an entry by its key (keyEdge, or attrEdge for
 // the attributes of an object).
-func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge func(*canon.Node) string) ([]kid, error) {
+func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge func(int, *canon.Node) string) ([]kid, error) {
 	keep := x.c.opt.Canon.KeepDictOrder
 	byKey := func(f *canon.FastItems) []int32 {
 		out := make([]int32, len(f.Items))
@@ -459,6 +460,15 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 	for k, i := range bigA {
 		keysA[i] = keys[k][0]
 	}
+	// the entries' ranks in canonical order (the graph path's index of an
+	// entry whose key is no literal)
+	rankA, rankB := make([]int, len(orderA)), make([]int, len(orderB))
+	for r, i := range orderA {
+		rankA[i] = r
+	}
+	for r, j := range orderB {
+		rankB[j] = r
+	}
 	c := x.c
 	var kids []kid
 	for _, i := range orderA {
@@ -466,20 +476,20 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 		switch {
 		case j < 0:
 			e := nodesA[int(i)]
-			c.add(Entry{Path: path + edge(e[0]), Kind: Removed, A: c.short(e[1]), ValA: typed(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
+			c.add(Entry{Path: path + edge(rankA[i], e[0]), Kind: Removed, A: c.short(e[1]), ValA: typed(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
 		case fa.Items[i].Sum != fb.Items[j].Sum:
 			if ba, bb, big := descend(fa, fb, int(i), int(j), depth); big {
-				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + edge(keysA[int(i)]), depth: depth + 1})
+				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + edge(rankB[j], keysA[int(i)]), depth: depth + 1})
 				continue
 			}
 			e := nodesA[int(i)]
-			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: x.c.paths.root(path + edge(e[0])), depth: depth + 1}, ta: tabA, tb: tabB})
+			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: x.c.paths.root(path + edge(rankB[j], e[0])), depth: depth + 1}, ta: tabA, tb: tabB})
 		}
 	}
 	for _, j := range orderB {
 		if !matchedB[j] {
 			e := nodesB[int(j)]
-			c.add(Entry{Path: path + edge(e[0]), Kind: Added, B: c.short(e[1]), ValB: typed(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
+			c.add(Entry{Path: path + edge(rankB[j], e[0]), Kind: Added, B: c.short(e[1]), ValB: typed(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
 		}
 	}
 	return kids, nil

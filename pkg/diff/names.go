@@ -1,20 +1,12 @@
 package diff
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
-
-var codeNames16 = []string{"co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_flags", "co_code", "co_consts", "co_names", "co_varnames", "co_filename", "co_name", "co_firstlineno", "co_linetable", "co_freevars", "co_cellvars"}
-
-var codeNames18 = []string{"co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_flags", "co_code", "co_consts", "co_names", "co_varnames", "co_filename", "co_name", "co_qualname", "co_firstlineno", "co_linetable", "co_exceptiontable", "co_freevars", "co_cellvars"}
-
-var funcNames = []string{"__code__", "__globals__", "__name__", "__defaults__", "__closure__", "__dict__", "__kwdefaults__"}
-
-var skeletonClassNames = []string{"<type constructor>", "__name__", "__bases__", "<type kwargs>", "<class tracker id>", "<extra>"}
 
 // qualified returns "module.name" for a global node, or for cloudpickle's
 // _builtin_type('X') / dill's _load_type('X') calls "types.X".
@@ -46,47 +38,18 @@ func qualified(f *canon.Node) string {
 	return ""
 }
 
-// argNames names the arguments of well-known constructors, so a path reads
-// .__code__.co_consts[2] instead of .__reduce__[1][0].__reduce__[1][7][2].
+// argNames names the arguments of well-known constructors (pkg/path's
+// ArgName), so a path reads .__code__.co_consts[2] instead of
+// .__reduce__[1][0].__reduce__[1][7][2]; nil when they are named by
+// position.
 func argNames(f, args *canon.Node) func(int) string {
 	q := qualified(f)
 	if q == "" || args == nil || args.Kind() != pickle.KindTuple {
 		return nil
 	}
 	n := len(args.Items())
-	named := func(names []string, shift int) func(int) string {
-		return func(i int) string {
-			j := i - shift
-			if j >= 0 && j < len(names) {
-				return "." + names[j]
-			}
-			if i == 0 && shift == 1 {
-				return ".co_lnotab"
-			}
-			return fmt.Sprintf(".__reduce__[1][%d]", i)
-		}
+	if !ppath.NamesArgs(q, n) {
+		return nil
 	}
-	last := q[strings.LastIndexByte(q, '.')+1:]
-	switch {
-	case q == "types.CodeType" || last == "_create_code":
-		switch {
-		case n == 16:
-			return named(codeNames16, 0)
-		case n == 18:
-			return named(codeNames18, 0)
-		case n == 17 && last == "_create_code":
-			return named(codeNames16, 1)
-		case n == 19 && last == "_create_code":
-			return named(codeNames18, 1)
-		}
-	case last == "_make_function" || last == "_create_function" || q == "types.FunctionType":
-		return named(funcNames, 0)
-	case last == "_make_skeleton_class":
-		return named(skeletonClassNames, 0)
-	case last == "_create_type":
-		return named([]string{"<type constructor>", "__name__", "__bases__", "__dict__"}, 0)
-	case last == "_make_cell" || last == "_create_cell":
-		return named([]string{"cell_contents"}, 0)
-	}
-	return nil
+	return func(i int) string { return ppath.ArgName(q, n, i) }
 }

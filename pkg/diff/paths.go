@@ -1,9 +1,6 @@
 package diff
 
-import (
-	"strconv"
-	"strings"
-)
+import ppath "github.com/pk-tools/pk/pkg/path"
 
 // Paths of the walk, held as a tree: each is its parent and one edge
 // ("[3]", "['key']", ".attr"), so a task a million levels down costs one
@@ -33,22 +30,6 @@ func (p *pathTable) root(s string) pathRef { return p.push(-1, s) }
 
 func (p *pathTable) child(parent pathRef, edge string) pathRef { return p.push(parent, edge) }
 
-// index returns the edge [i].
-func index(i int) string {
-	if i >= 0 && i < len(smallIndex) {
-		return smallIndex[i]
-	}
-	return "[" + strconv.Itoa(i) + "]"
-}
-
-var smallIndex = func() []string {
-	out := make([]string, 1024)
-	for i := range out {
-		out[i] = "[" + strconv.Itoa(i) + "]"
-	}
-	return out
-}()
-
 func (p *pathTable) push(parent pathRef, edge string) pathRef {
 	p.nodes = append(p.nodes, pathNode{parent: parent, edge: edge})
 	if len(p.ignore) > 0 {
@@ -63,10 +44,10 @@ func (p *pathTable) push(parent pathRef, edge string) pathRef {
 	return pathRef(len(p.nodes) - 1)
 }
 
-// advanceIgnore is how much of the ignored path ig a path matches after
-// one more edge, when it matched m bytes before: ignMatched when the path
-// equals ig or continues it at an edge ("[", ".", "{", "<"), as
-// ignoredPath decided on whole strings.
+// advanceIgnore is how much of the ignored path ig (as pkg/path spells it)
+// a path matches after one more edge, when it matched m bytes before:
+// ignMatched when the path equals ig or continues it at a step ("[", ".",
+// "{", "(", "<"), as path.Under decides on whole strings.
 func advanceIgnore(m int32, ig, edge string) int32 {
 	if m < 0 {
 		return m
@@ -76,7 +57,7 @@ func advanceIgnore(m int32, ig, edge string) int32 {
 		switch {
 		case edge[:len(rest)] != rest:
 			return ignDiverged
-		case len(rest) == len(edge), strings.ContainsRune("[.{<", rune(edge[len(rest)])):
+		case len(rest) == len(edge), ppath.StepStart(edge[len(rest)]):
 			return ignMatched
 		}
 		return ignDiverged
@@ -87,15 +68,20 @@ func advanceIgnore(m int32, ig, edge string) int32 {
 	return ignDiverged
 }
 
-// ignored reports whether the path is under an ignored path.
-func (p *pathTable) ignored(r pathRef) bool {
+// ignored reports whether the path is under an ignored path, and marks
+// in hit (indexed as p.ignore) the ignored paths it is under.
+func (p *pathTable) ignored(r pathRef, hit []bool) bool {
 	k := len(p.ignore)
-	for _, m := range p.ign[int(r)*k : int(r)*k+k] {
+	found := false
+	for i, m := range p.ign[int(r)*k : int(r)*k+k] {
 		if m == ignMatched {
-			return true
+			found = true
+			if hit != nil {
+				hit[i] = true
+			}
 		}
 	}
-	return false
+	return found
 }
 
 // String renders a path.

@@ -74,6 +74,9 @@ type Result struct {
 	Reasons    []Reason `json:"reasons,omitempty"`
 	Entries    []Entry  `json:"differences"`
 	Omitted    int      `json:"omitted"`
+	// Unmatched are the --ignore paths that name nothing in either input
+	// (pk diff warns of each on stderr).
+	Unmatched []string `json:"-"`
 }
 
 // LargeValue is the size from which both sides show their byte sizes.

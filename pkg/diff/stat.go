@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"github.com/pk-tools/pk/pkg/jsonl"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -91,95 +92,33 @@ func known(k string) bool {
 	return false
 }
 
-// TopPath cuts an entry's path after its first edge below the root:
-// root['key'], root.attr, stream[1]['key'], <part>root['key']; the items of
-// a list or tuple (root[3], a run root[10:400]) are one row, root[*], and
-// so are the effects, root<effect *>.
+// TopPath cuts an entry's path after its first step below the head (read
+// by pkg/path): root['key'], root.attr, stream[1]['key'], part['name'];
+// the items of a list or tuple (root[3], a run root[10:400]) are one row,
+// root[*], and so are the effects, root<effect *>.
 func TopPath(p string) string {
-	prefix := ""
-	if strings.HasPrefix(p, "<") {
-		end := strings.IndexByte(p, '>')
-		if end < 0 {
-			return p
-		}
-		prefix, p = p[:end+1], p[end+1:]
+	ps, err := ppath.Parse(p)
+	if err != nil || len(ps) < 2 {
+		return p
 	}
-	var head string
-	switch {
-	case strings.HasPrefix(p, "root"):
-		head = "root"
-	case strings.HasPrefix(p, "stream["):
-		end := strings.IndexByte(p, ']')
-		if end < 0 {
-			return prefix + p
+	head, first := ps[0].String(), ps[1]
+	switch first.Kind {
+	case ppath.SKey:
+		if first.Value.Kind == ppath.KInt {
+			return head + "[*]"
 		}
-		head = p[:end+1]
-	default:
-		return prefix + p
-	}
-	rest := p[len(head):]
-	if rest == "" {
-		return prefix + head
-	}
-	switch rest[0] {
-	case '.':
-		end := 1
-		for end < len(rest) && rest[end] != '.' && rest[end] != '[' && rest[end] != '<' {
-			end++
+	case ppath.SSlice:
+		return head + "[*]"
+	case ppath.SPseudo, ppath.SPseudoSpan:
+		if first.Name == "effect" {
+			return head + "<effect *>"
 		}
-		return prefix + head + rest[:end]
-	case '<':
-		if strings.HasPrefix(rest, "<effect ") {
-			return prefix + head + "<effect *>"
-		}
-		end := strings.IndexByte(rest, '>')
-		if end < 0 {
-			return prefix + p
-		}
-		return prefix + head + rest[:end+1]
-	case '[':
-		end := bracketEnd(rest)
-		if end < 0 {
-			return prefix + p
-		}
-		inner := rest[1:end]
-		if inner != "" && (inner[0] >= '0' && inner[0] <= '9' || inner[0] == '-') {
-			return prefix + head + "[*]"
-		}
-		return prefix + head + rest[:end+1]
-	}
-	return prefix + p
-}
-
-// bracketEnd is the index of the ']' closing s[0] == '[', past quoted
-// strings (with backslash escapes) and nested brackets; -1 if none.
-func bracketEnd(s string) int {
-	depth := 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if quote != 0 {
-			switch c {
-			case '\\':
-				i++
-			case quote:
-				quote = 0
-			}
-			continue
-		}
-		switch c {
-		case '\'', '"':
-			quote = c
-		case '[', '(', '{':
-			depth++
-		case ']', ')', '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
+	case ppath.SAttr:
+		if first.Name == "__dict__" && len(ps) > 2 && ps[2].Kind == ppath.SKey {
+			return ps[:3].String() // .__dict__['not an identifier']
 		}
 	}
-	return -1
+	return ps[:2].String()
 }
 
 // WriteStat writes the --stat table: one row per top-level path with its

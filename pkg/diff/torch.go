@@ -1,10 +1,9 @@
 package diff
 
 import (
-	"fmt"
-
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -50,7 +49,7 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 				path string
 			}
 			seen := map[*canon.Node]bool{}
-			queue := []item{{v.Root(), "root"}}
+			queue := []item{{v.Root(), ppath.Root}}
 			visited := 0
 			for len(queue) > 0 && visited < MaxTensorScan {
 				it := queue[0]
@@ -77,33 +76,9 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 						continue
 					}
 				}
-				add := func(c *canon.Node, edge string) {
-					if c != nil && !seen[c] {
-						queue = append(queue, item{c, it.path + edge})
-					}
-				}
-				for i, c := range n.Items() {
-					add(c, fmt.Sprintf("[%d]", i))
-				}
-				for _, e := range n.Entries() {
-					add(e.Value, keyEdge(e.Key))
-				}
-				if n.Kind() == pickle.KindCall {
-					add(n.Args(), ".__reduce__[1]")
-				}
-				attrs, items, app, rest := splitOps(n.Ops())
-				for _, e := range attrs {
-					add(e.Value, attrEdge(e.Key))
-				}
-				for _, e := range items {
-					add(e.Value, keyEdge(e.Key))
-				}
-				for i, c := range app {
-					add(c, fmt.Sprintf("[%d]", i))
-				}
-				for i, o := range rest {
-					for j, c := range o.Args {
-						add(c, fmt.Sprintf(".<%s %d>[%d]", o.Name, i, j))
+				for _, k := range viewKids(n) {
+					if !seen[k.n] {
+						queue = append(queue, item{k.n, it.path + k.edge})
 					}
 				}
 			}

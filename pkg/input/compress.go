@@ -163,7 +163,9 @@ func decompressor(kind string, r io.Reader, limit int64) (io.Reader, func(), err
 }
 
 // openCompressed decompresses br as a stream and reads what it holds.
-func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options, iopt Options) (*Doc, error) {
+// ra, when set, is the file itself: pass 1 of the machine (pickle.Keep)
+// decompresses it again (replay).
+func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options, iopt Options, ra *readerAtSize) (*Doc, error) {
 	doc.Compression = kind
 	layer := kind + "-decompressed stream"
 	limit := iopt.limit(doc.Size)
@@ -172,9 +174,9 @@ func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options,
 		return nil, &Error{File: doc.Path, Member: layer, Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
 	}
 	defer closer()
-	ra := newReadAhead(dec)
-	defer ra.Close() // before closer: the goroutine stops reading dec first
-	lim := &limitReader{r: ra, limit: limit, file: doc.Path, layer: layer}
+	ahead := newReadAhead(dec)
+	defer ahead.Close() // before closer: the goroutine stops reading dec first
+	lim := &limitReader{r: ahead, limit: limit, file: doc.Path, layer: layer}
 	inner := bufio.NewReaderSize(lim, 256<<10)
 	head, _ := inner.Peek(16)
 	if err := lim.failure(); err != nil && len(head) == 0 {
@@ -191,7 +193,17 @@ func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options,
 			return nil, err
 		}
 	default:
-		if err := readPickleContent(doc, inner, -1, layer, opt, lim, nil); err != nil {
+		o := opt
+		if o.Keep != nil && ra != nil && ra.r != nil {
+			o.Replay = &replay{file: ra, kind: kind, limit: limit}
+		}
+		if err := readPickleContent(doc, inner, -1, layer, o, lim, nil); err != nil {
+			if pe, ok := pickle.AsError(err); ok && pe.Released && o.Keep.Final == nil {
+				// pass 1 did not see what pass 2 read: decompress again,
+				// holding every node
+				opt.Keep = nil
+				return openCompressed(doc, bufio.NewReaderSize(io.NewSectionReader(ra.r, 0, ra.size), 256<<10), kind, opt, iopt, nil)
+			}
 			return nil, err
 		}
 	}

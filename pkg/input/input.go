@@ -233,7 +233,7 @@ func openStream(r io.Reader, size int64, path string, ra *readerAtSize, opt pick
 	head, _ := br.Peek(16)
 	doc := &Doc{Path: path, Size: size}
 	if c := sniffCompression(head); c != "" {
-		return openCompressed(doc, br, c, opt, iopt)
+		return openCompressed(doc, br, c, opt, iopt, ra)
 	}
 	switch {
 	case hasPrefix(head, zipMagic):
@@ -283,6 +283,8 @@ func hasPrefix(b, p []byte) bool { return len(b) >= len(p) && string(b[:len(p)])
 // file itself); lim, when set, reports a decompression limit error.
 func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt pickle.Options, lim *limitReader, ra *readerAtSize) error {
 	if isTorchLegacy(br) {
+		// its pickles are read whole: the key list names every storage
+		opt.Keep, opt.Replay = nil, nil
 		return readTorchLegacy(doc, br, size, where, opt, lim, ra)
 	}
 	rd := pickle.NewReader(br, size, doc.Path)
@@ -291,7 +293,19 @@ func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt
 	jb := &joblibHook{doc: doc, where: where, opt: opt, ra: ra}
 	o := opt
 	o.AfterBuild = jb.afterBuild
+	if o.Keep != nil && ra != nil && ra.r != nil && where == "" {
+		o.Replay = ra.r // the file itself: pass 1 reads it again (pickle.Keep)
+	}
 	f, err := pickle.ParseReader(rd, o)
+	if pe, ok := pickle.AsError(err); ok && pe.Released && where == "" && ra != nil && ra.r != nil && o.Keep.Final == nil {
+		// pass 1 did not see what pass 2 read (joblib's array data is not
+		// opcodes): read the file again, holding every node (a consumer
+		// of Keep.Final has taken events already: it gets the error and
+		// starts again itself)
+		opt.Keep = nil
+		br := bufio.NewReaderSize(io.NewSectionReader(ra.r, 0, ra.size), 256<<10)
+		return readPickleContent(doc, br, size, where, opt, lim, ra)
+	}
 	if err != nil {
 		return located(doc.Path, where, lim, err)
 	}
@@ -378,4 +392,26 @@ func PlainPickle(head []byte) bool { return Container(head) == "" }
 // archive), naming it name in errors.
 func OpenReader(r io.Reader, name string, opt pickle.Options, iopt Options) (*Doc, error) {
 	return openStream(r, -1, name, nil, opt, iopt)
+}
+
+// MainStream returns the index of the stream of pickle part pi whose
+// result loading returns: the fourth of the five pickles of a legacy torch
+// file, the first otherwise. Its result is what paths call root.
+func (d *Doc) MainStream(pi int) int {
+	p := &d.Parts[pi]
+	if strings.HasSuffix(d.Format, "torch-legacy") && pi == 0 && p.Pickle != nil && len(p.Pickle.Streams) == 5 {
+		return 3
+	}
+	return 0
+}
+
+// MainPart returns the index of the pickle part whose main stream gives
+// what loading returns (the first that is not a joblib object array), or -1.
+func (d *Doc) MainPart() int {
+	for i := range d.Parts {
+		if p := &d.Parts[i]; p.Pickle != nil && !p.JoblibArray() {
+			return i
+		}
+	}
+	return -1
 }

@@ -17,6 +17,12 @@ type Error struct {
 	// Stricter is true when CPython would accept the input and pk refuses it
 	// on purpose (see docs/reader.md).
 	Stricter bool
+	// Released is true when the machine released a memo entry that a later
+	// opcode reads (Options.Keep): pass 1 read other bytes than pass 2 (the
+	// input changed, or a reader hook consumed bytes that are not opcodes,
+	// as joblib's array data). The input is sound; read it again without
+	// Keep.
+	Released bool
 }
 
 func (e *Error) Error() string {

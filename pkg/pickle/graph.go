@@ -58,6 +58,9 @@ const (
 	FlagMapped                     // global renamed by the Python 2 → 3 mapping (protocol < 3)
 	FlagMemo                       // stored in the memo at least once
 	FlagShared                     // referenced again after it was built (GET or DUP): one object, several places
+	FlagReleased                   // stands for what the machine released (Options.Keep): a stub, or a node whose items were cut
+	FlagUser1                      // free for the store's consumer (pk scan marks what it explained); kept through compaction
+	FlagUser2                      // as FlagUser1
 )
 
 // Node is one object of the graph. Shared objects are one node with several

@@ -25,6 +25,13 @@ type Options struct {
 	// NoGraph leaves out the *Node graph: the streams hold their Store
 	// only (Stream.Store), and Root, All, Tops, Log ... are empty.
 	NoGraph bool
+	// Keep lets the machine release what the consumer will never read
+	// (see Keep); nil holds every node until the stream's STOP. It takes
+	// effect only with Replay.
+	Keep *Keep
+	// Replay is the input again, for pass 1 (PlanStream) of a stream whose
+	// store grows past MinCompact records: offsets are the reader's.
+	Replay io.ReaderAt
 }
 
 // ParseFile reads the named file ("-" is stdin).
@@ -145,6 +152,9 @@ func parseStreams(rd *Reader, opt Options, each func(*Stream) error) (*File, err
 		rd.AfterBuild = opt.AfterBuild
 	}
 	m := newMachine(rd, each != nil, !opt.NoGraph)
+	if opt.Keep != nil && opt.Replay != nil {
+		m.keep, m.replay, m.project = opt.Keep, opt.Replay, false
+	}
 	var tee prefixTee
 	count := 0
 	for {
@@ -170,7 +180,7 @@ func parseStreams(rd *Reader, opt Options, each func(*Stream) error) (*File, err
 		}
 		st, err := m.run(count)
 		if err != nil {
-			if count == 0 {
+			if pe, ok := AsError(err); count == 0 || ok && pe.Released {
 				return nil, err
 			}
 			reason := err.Error()
@@ -277,6 +287,20 @@ type machine struct {
 	project bool   // may project record counts from the input's size (not for RunStream)
 	one     Store  // with reuse, the Store every stream is built in
 	oneSt   Stream // with reuse and NoGraph, the Stream every stream is handed out in
+
+	// release (Options.Keep, release.go)
+	keep        *Keep
+	replay      io.ReaderAt
+	nextCompact int     // store size (records) at which to compact next
+	lvl         []int32 // scratch of compact
+	taint       []uint8
+	namedSet    []bool
+	frames      []walkFrame
+	walkKids    []ID
+	work        []ID
+	ids         []ID
+	released    int64 // records released, over every stream
+	spare       spareSet
 }
 
 // newMachine returns a machine for the streams read from rd.
@@ -320,6 +344,8 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.marks = m.marks[:0]
 	m.memo.reset()
 	m.nbuf = 0
+	m.nextCompact = MinCompact
+	m.spare = spareSet{} // the last stream's store owns what it was compacted into
 	rd := m.rd
 	for {
 		err := rd.next(&m.cur)
@@ -338,6 +364,10 @@ func (m *machine) run(index int) (*Stream, error) {
 		if err != nil {
 			m.endStream()
 			return nil, err
+		}
+		if m.keep != nil && !done && len(s.recs) >= m.nextCompact {
+			m.maybeCompact()
+			s = m.s
 		}
 		if done {
 			s.End = rd.Offset()
@@ -768,9 +798,14 @@ func (m *machine) step(o *Op) (bool, error) {
 		top := m.stack[len(m.stack)-1].n
 		s.AddSelf(top, o.Len)
 		s.recs[top].flags |= FlagMemo
-		m.memo.put(idx, top)
+		m.memo.put(idx, top, o.Offset)
 	case GET, BINGET, LONG_BINGET:
 		id, ok := m.memo.get(o.Int)
+		if !ok && m.memo.released(o.Int) {
+			err := m.fail("memo value at index %d was released, as the first pass found no later read of it (the input changed while it was read, or holds bytes that are not opcodes)", o.Int)
+			err.(*Error).Released = true
+			return false, err
+		}
 		if !ok {
 			return false, m.fail("memo value not found at index %d", o.Int)
 		}
@@ -992,12 +1027,27 @@ func maybeStr(k Kind) bool {
 
 // memoTable is the memo: dense for the indices picklers write (0, 1, 2, ...),
 // a map for the rest, so a huge LONG_BINPUT index costs one map entry. The
-// dense part holds 1 + the node's ID (0: unset).
+// dense part holds 1 + the node's ID (0: unset; memoDead: set, and released
+// because the plan says no later opcode reads it).
+//
+// With a plan (Options.Keep, see release.go), only the indices the plan says
+// are read keep a dense slot; a write of any other index in the dense range
+// is a bit in seen (CPython's len(memo), which MEMOIZE uses, still counts
+// it), so the memo of a table whose every string is memoised costs a bit per
+// write, not four bytes.
 type memoTable struct {
 	dense  []int32
 	sparse map[int64]ID
 	count  int // entries set, as len(memo) in CPython (MEMOIZE stores there)
+	plan   *Plan
+	seen   []uint64 // with a plan: indices from len(dense) to planDense that were set
 }
+
+// memoDead marks a dense entry released as never read again.
+const memoDead = -1
+
+// deadID marks a sparse entry released as never read again.
+const deadID ID = -2
 
 // reset empties the memo for the next stream, keeping the dense part's
 // capacity.
@@ -1005,21 +1055,55 @@ func (t *memoTable) reset() {
 	t.dense = t.dense[:0]
 	t.sparse = nil
 	t.count = 0
+	t.plan = nil
+	t.seen = t.seen[:0]
 }
 
-func (t *memoTable) put(i int64, id ID) {
+// put stores id at index i; now is the offset of the writing opcode (for
+// the plan: a write nothing reads after now is dead at once).
+func (t *memoTable) put(i int64, id ID, now int64) {
+	if t.plan != nil && i >= int64(len(t.dense)) && i < planDense {
+		j := i - int64(len(t.dense))
+		w, bit := j>>6, uint64(1)<<(j&63)
+		if !t.plan.ReadAfter(i, now) {
+			for int64(len(t.seen)) <= w {
+				t.seen = append(t.seen, 0)
+			}
+			if t.seen[w]&bit == 0 {
+				t.seen[w] |= bit
+				t.count++
+			}
+			if _, ok := t.sparse[i]; ok {
+				delete(t.sparse, i) // overwritten by a write nothing reads
+				t.count--
+			}
+			return
+		}
+		if w < int64(len(t.seen)) && t.seen[w]&bit != 0 {
+			// set before by a write nothing read: the map entry below
+			// counts it
+			t.seen[w] &^= bit
+			t.count--
+		}
+	}
+	v := int32(id) + 1
+	if t.plan != nil && !t.plan.ReadAfter(i, now) {
+		v, id = memoDead, deadID
+	}
 	switch {
 	case i >= 0 && i < int64(len(t.dense)):
 		if t.dense[i] == 0 {
 			t.count++
 		}
-		t.dense[i] = int32(id) + 1
-	case i == int64(len(t.dense)):
+		t.dense[i] = v
+	case i == int64(len(t.dense)) && t.plan == nil:
+		// (with a plan the dense part keeps its length: the bits of seen
+		// are counted from its end)
 		if _, ok := t.sparse[i]; ok {
 			delete(t.sparse, i)
 			t.count--
 		}
-		t.dense = append(t.dense, int32(id)+1)
+		t.dense = append(t.dense, v)
 		t.count++
 	default:
 		if t.sparse == nil {
@@ -1036,11 +1120,28 @@ func (t *memoTable) put(i int64, id ID) {
 func (t *memoTable) get(i int64) (ID, bool) {
 	if i >= 0 && i < int64(len(t.dense)) {
 		id := t.dense[i]
-		if id == 0 {
+		if id <= 0 {
 			return NoID, false
 		}
 		return ID(id - 1), true
 	}
 	id, ok := t.sparse[i]
+	if id == deadID {
+		return NoID, false
+	}
 	return id, ok
+}
+
+// released reports whether index i was set and released as never read
+// again: a GET of it means the plan was wrong (the input changed between
+// the two passes).
+func (t *memoTable) released(i int64) bool {
+	if i >= 0 && i < int64(len(t.dense)) {
+		return t.dense[i] == memoDead
+	}
+	if t.plan != nil && i >= int64(len(t.dense)) && i < planDense {
+		w := (i - int64(len(t.dense))) >> 6
+		return w < int64(len(t.seen)) && t.seen[w]&(uint64(1)<<((i-int64(len(t.dense)))&63)) != 0
+	}
+	return t.sparse[i] == deadID
 }

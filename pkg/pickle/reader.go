@@ -815,8 +815,13 @@ func (r *Reader) NextInto(o *Op) error { return r.next(o) }
 // NewReaderAt returns a reader of the input in ra (size bytes) from offset
 // start, with the offsets and bounds of the whole input: for reading again a
 // range of a stream already read once.
+// A size of -1 (unknown, a decompressed layer) reads up to ra's end.
 func NewReaderAt(ra io.ReaderAt, size int64, name string, start int64) *Reader {
-	r := NewReader(io.NewSectionReader(ra, start, size-start), size, name)
+	n := size - start
+	if size < 0 {
+		n = math.MaxInt64 - start
+	}
+	r := NewReader(io.NewSectionReader(ra, start, n), size, name)
 	r.off = start
 	return r
 }

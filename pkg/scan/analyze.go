@@ -2,6 +2,7 @@ package scan
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,8 +21,40 @@ type extEntry struct {
 }
 
 type outFinding struct {
-	part int
-	f    Finding
+	part    int
+	f       Finding
+	seq     seqKey
+	dropped bool // listed, then displaced by one earlier in order (add)
+}
+
+// seqKey orders findings as a scan of a whole stream at once produces
+// them: streams in order, each stream's calls, mutations and persistent
+// ids in log order (phase 0), then its globals looked up and kept (phase
+// 1), then the findings of one event in the order it adds them. Which
+// findings of a kind are listed (the first MaxSame) is decided by it, not
+// by when an event was analysed, so a scan that analyses events as they
+// become final (scanEach with pickle.Keep.Final) lists the same ones.
+type seqKey struct {
+	part, stream, phase int
+	off                 int64
+	kind                pickle.EventKind
+	sub                 int
+}
+
+func (a seqKey) less(b seqKey) bool {
+	switch {
+	case a.part != b.part:
+		return a.part < b.part
+	case a.stream != b.stream:
+		return a.stream < b.stream
+	case a.phase != b.phase:
+		return a.phase < b.phase
+	case a.off != b.off:
+		return a.off < b.off
+	case a.kind != b.kind:
+		return a.kind < b.kind
+	}
+	return a.sub < b.sub
 }
 
 // scanner walks the streams of one input.
@@ -31,22 +64,23 @@ type scanner struct {
 	// ext holds the EXT codes registered by copyreg.add_extension calls
 	// seen so far (the registry is the loading process's, shared by the
 	// streams a load-until-EOF loop reads).
-	ext       map[int64]extEntry
-	out       []outFinding
-	same      map[sameKey]int
-	omit      map[sameKey]*omitted
-	omitOrder []sameKey
+	ext   map[int64]extEntry
+	out   []outFinding
+	kinds map[sameKey]*kindState
+	took  int    // batches of final events analysed (scanOpened)
+	cur   seqKey // of the event being analysed; sub counts its findings
 
 	// the stream being scanned, as a store (docs/engine.md): every node
 	// is a pickle.ID into it
-	ps        *pickle.Store
-	part      *input.Part
-	partIdx   int
-	explained idSet // globals and EXT codes a finding or an allowed operation accounts for
-	flagged   idSet // calls reported as findings
-	popped    idSet
-	leftover  idSet
-	refs      map[pickle.ID]ref // resolve's answers for calls: each is resolved once
+	ps      *pickle.Store
+	part    *input.Part
+	partIdx int
+	// globals and EXT codes a finding or an allowed operation accounts for
+	// carry flagExplained, calls reported as findings flagFlagged (flags
+	// of the store: they stay with their nodes when the machine compacts)
+	popped   idSet
+	leftover idSet
+	refs     map[pickle.ID]ref // resolve's answers for calls: each is resolved once
 	// muts holds Store.Muts of the targets mutated more than once whose
 	// later operations the call log has still to reach (Store.Muts makes a
 	// new slice, and an event reads one operation of it)
@@ -63,9 +97,33 @@ type sameKey struct {
 	role            Role
 }
 
-type omitted struct {
-	n           int
-	first, last Finding
+// kindState is what is kept of one kind of finding: the indices in out of
+// the MaxSame listed (first in seqKey order), and of the rest their count
+// and the first and last.
+type kindState struct {
+	listed            []int
+	n                 int
+	first, last       Finding
+	firstSeq, lastSeq seqKey
+}
+
+// event starts the findings of one event (see seqKey).
+func (s *scanner) event(phase int, ev pickle.SEvent) {
+	s.cur = seqKey{part: s.partIdx, stream: s.ps.Index, phase: phase, off: ev.Offset, kind: ev.Kind}
+}
+
+// lists reports whether a finding of kind k at seq q is listed now.
+func (s *scanner) lists(k sameKey, q seqKey) bool {
+	ks := s.kinds[k]
+	if ks == nil || len(ks.listed) < MaxSame {
+		return true
+	}
+	for _, j := range ks.listed {
+		if q.less(s.out[j].seq) {
+			return true
+		}
+	}
+	return false
 }
 
 // addf adds a finding whose reason is worded by reason, called only when
@@ -74,55 +132,110 @@ type omitted struct {
 // rendering) was most of what scanning a code-carrying state allocated.
 func (s *scanner) addf(f Finding, reason func() string) {
 	k := sameKey{s.partIdx, f.Severity, f.Global, f.Opcode, f.Role}
-	if s.same[k] < MaxSame {
+	if s.lists(k, s.cur) {
 		f.Reason = reason()
 	}
 	s.add(f)
 }
 
 func (s *scanner) add(f Finding) {
+	// a finding outlives its stream's store, whose memory the next
+	// stream may reuse (scanEach): no string of it may point there
+	f.Global, f.Reason = strings.Clone(f.Global), strings.Clone(f.Reason)
 	f.Part = s.part.Name
 	f.Stream = s.ps.Index
+	q := s.cur
+	s.cur.sub++
 	k := sameKey{s.partIdx, f.Severity, f.Global, f.Opcode, f.Role}
-	if s.same[k] >= MaxSame {
-		o := s.omit[k]
-		if o == nil {
-			o = &omitted{first: f}
-			s.omit[k] = o
-			s.omitOrder = append(s.omitOrder, k)
-		}
-		o.n++
-		o.last = f
+	ks := s.kinds[k]
+	if ks == nil {
+		ks = &kindState{}
+		s.kinds[k] = ks
+	}
+	if len(ks.listed) < MaxSame {
+		ks.listed = append(ks.listed, len(s.out))
+		s.out = append(s.out, outFinding{part: s.partIdx, f: f, seq: q})
 		return
 	}
-	s.same[k]++
-	s.out = append(s.out, outFinding{part: s.partIdx, f: f})
+	// the listed one last in order gives way to an earlier one
+	mi := 0
+	for i, j := range ks.listed {
+		if s.out[ks.listed[mi]].seq.less(s.out[j].seq) {
+			mi = i
+		}
+	}
+	if at := ks.listed[mi]; q.less(s.out[at].seq) {
+		s.out[at].dropped = true
+		ks.omit(s.out[at].f, s.out[at].seq)
+		ks.listed[mi] = len(s.out)
+		s.out = append(s.out, outFinding{part: s.partIdx, f: f, seq: q})
+		return
+	}
+	ks.omit(f, q)
 }
 
-// summarize adds one finding for each run of findings left out.
+func (ks *kindState) omit(f Finding, q seqKey) {
+	if ks.n == 0 || q.less(ks.firstSeq) {
+		ks.first, ks.firstSeq = f, q
+	}
+	if ks.n == 0 || ks.lastSeq.less(q) {
+		ks.last, ks.lastSeq = f, q
+	}
+	ks.n++
+}
+
+// summarize adds one finding for each run of findings left out, in the
+// order of their first.
 func (s *scanner) summarize() {
-	for _, k := range s.omitOrder {
-		o := s.omit[k]
+	var keys []sameKey
+	for k, ks := range s.kinds {
+		if ks.n > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return s.kinds[keys[i]].firstSeq.less(s.kinds[keys[j]].firstSeq) })
+	for _, k := range keys {
+		o := s.kinds[k]
 		f := o.first
 		g := f.Global
 		if g == "" {
 			g = "(no name)"
 		}
 		f.Reason = fmt.Sprintf("and %d more %s %s findings on %s by %s like those above, from offset %d (stream %d) to offset %d (stream %d): not listed", o.n, f.Severity, f.Role, g, f.Opcode, o.first.Offset, o.first.Stream, o.last.Offset, o.last.Stream)
-		s.out = append(s.out, outFinding{part: k.part, f: f})
+		s.out = append(s.out, outFinding{part: k.part, f: f, seq: o.firstSeq})
 	}
 }
 
 func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
-	ps := st.Store()
+	s.begin(st.Store(), p)
+	s.events(s.ps.Log)
+	// globals and EXT codes that no call, construction or mutation
+	// explained: looked up and kept as values
+	for _, ev := range s.ps.Log {
+		if (ev.Kind != pickle.EvGlobal && ev.Kind != pickle.EvExt) || s.ps.Has(ev.Node, flagExplained) {
+			continue
+		}
+		s.event(1, ev)
+		s.resolveOnly(ev)
+	}
+}
+
+// flagExplained and flagFlagged are the scanner's marks on the store.
+const (
+	flagExplained = pickle.FlagUser1
+	flagFlagged   = pickle.FlagUser2
+)
+
+// begin makes ps (a stream's store, complete or as compacted so far) the
+// one analysed: the sets over its IDs are made anew (the machine renumbers
+// nodes when it compacts).
+func (s *scanner) begin(ps *pickle.Store, p *input.Part) {
 	s.ps, s.part = ps, p
 	for i := range s.doc.Parts {
 		if &s.doc.Parts[i] == p {
 			s.partIdx = i
 		}
 	}
-	s.explained = newIDSet(ps)
-	s.flagged = newIDSet(ps)
 	s.popped = newIDSet(ps)
 	s.leftover = newIDSet(ps)
 	s.refs = map[pickle.ID]ref{}
@@ -133,28 +246,44 @@ func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
 	for _, n := range ps.Leftover {
 		s.leftover.add(n)
 	}
-	for _, ev := range ps.Log {
+}
+
+// events analyses calls, mutations, persistent ids and buffers.
+func (s *scanner) events(log []pickle.SEvent) {
+	ps := s.ps
+	for _, ev := range log {
 		switch ev.Kind {
 		case pickle.EvCall:
+			s.event(0, ev)
 			s.call(ev)
 		case pickle.EvMut:
+			s.event(0, ev)
 			s.mutation(ev)
 		case pickle.EvPersID:
+			s.event(0, ev)
 			s.persid(ev)
 		case pickle.EvBuffer:
+			s.event(0, ev)
 			s.addf(Finding{Role: RoleBuffer, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevNote}, func() string {
 				return fmt.Sprintf("out-of-band buffer %d: supplied by the caller's buffers= argument (pickle.load without it refuses the file)", ps.Int(ev.Node))
 			})
 		}
 	}
-	// globals and EXT codes that no call, construction or mutation
-	// explained: looked up and kept as values
+}
+
+// final analyses the events the machine says are final (pickle.Keep.Final,
+// scanEach): the stream's part is the file's only one. With an EXT code in
+// the log it declines: which code names what depends on the
+// copyreg.add_extension calls before it, analysed in log order at STOP.
+func (s *scanner) final(ps *pickle.Store, evs []pickle.SEvent) bool {
 	for _, ev := range ps.Log {
-		if (ev.Kind != pickle.EvGlobal && ev.Kind != pickle.EvExt) || s.explained.has(ev.Node) {
-			continue
+		if ev.Kind == pickle.EvExt {
+			return false
 		}
-		s.resolveOnly(ev)
 	}
+	s.begin(ps, &s.doc.Parts[0])
+	s.events(evs)
+	return true
 }
 
 // ref is what a node that is called, instantiated or mutated stands for.
@@ -219,13 +348,13 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 	}
 	switch ps.Kind(n) {
 	case pickle.KindGlobal:
-		s.explained.add(n)
+		s.mark(flagExplained, n)
 		if ps.Has(n, pickle.FlagDynamic) {
 			return ref{sev: SevDangerous, why: fmt.Sprintf("a global whose names are computed at load time (STACK_GLOBAL at %d, %s)", ps.Offset(n), s.operands(n))}
 		}
 		return ref{ok: true, name: Name{ps.Str(n), ps.Name(n)}, g: int32(n) + 1}
 	case pickle.KindExt:
-		s.explained.add(n)
+		s.mark(flagExplained, n)
 		if e, ok := s.ext[ps.Int(n)]; ok {
 			return ref{ok: true, name: e.name, via: fmt.Sprintf("%s at %d: code %d, registered by copyreg.add_extension at %d", ps.Op(n), ps.Offset(n), ps.Int(n), e.offset)}
 		}
@@ -440,14 +569,14 @@ func (s *scanner) call(ev pickle.SEvent) {
 		if s.pol.Allowed(RoleCall, fn.maker) {
 			return
 		}
-		s.flagged.add(n)
+		s.mark(flagFlagged, n)
 		s.addf(Finding{Global: fn.maker.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
 			return fmt.Sprintf("loading calls %s%s (%s): this runs code the file carries%s", s.whyOf(fn), s.argsText(n), at, s.fate(n))
 		})
 		return
 	}
 	if !fn.ok {
-		s.flagged.add(n)
+		s.mark(flagFlagged, n)
 		verb := "calls"
 		if role == RoleConstruct {
 			verb = "instantiates"
@@ -462,7 +591,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 	// the arguments that are classes to instantiate, or callables to call
 	for _, i := range classArgs[name] {
 		if i < len(args) && !s.classArg(n, args[i], name, i) {
-			s.flagged.add(n)
+			s.mark(flagFlagged, n)
 		}
 	}
 	// C.__new__ fetched by getattr and called through functools.partial:
@@ -479,7 +608,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 	if fetchers[name] == fetchGetattr && len(args) == 3 && s.isStr(args[1]) && ps.Str(args[1]) == "_setattr" &&
 		ps.Kind(args[2]) == pickle.KindGlobal && ps.Qualified(args[2]) == "builtins.setattr" {
 		if base := s.resolve(args[0], 0); base.ok && isDill(base.name) {
-			s.explained.add(args[2])
+			s.mark(flagExplained, args[2])
 		}
 	}
 	if fetchers[name] != 0 && !s.pol.Allowed(RoleCall, name) {
@@ -492,7 +621,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 			if s.pol.Allowed(RoleCall, r.maker) {
 				return
 			}
-			s.flagged.add(n)
+			s.mark(flagFlagged, n)
 			s.addf(Finding{Global: r.maker.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
 				return fmt.Sprintf("loading calls %s%s (%s) to get %s: code the file carries%s", name, s.argsText(n), at, s.whyOf(r), s.fate(n))
 			})
@@ -509,7 +638,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 				}
 			}
 		}
-		s.flagged.add(n)
+		s.mark(flagFlagged, n)
 		sev, why := classify(name)
 		what := "something that cannot be named statically"
 		if r.ok {
@@ -529,14 +658,14 @@ func (s *scanner) call(ev pickle.SEvent) {
 	}
 	if s.pol.Allowed(role, name) {
 		if msg := s.guard(n, name, args); msg != "" {
-			s.flagged.add(n)
+			s.mark(flagFlagged, n)
 			s.addf(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevUnknown}, func() string {
 				return fmt.Sprintf("loading calls %s%s (%s): allowed only %s", name, s.argsText(n), at, msg)
 			})
 		}
 		return
 	}
-	s.flagged.add(n)
+	s.mark(flagFlagged, n)
 	sev, why := classify(name)
 	s.addf(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
 		var reason string
@@ -548,7 +677,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 		return reason + because(why) + s.fate(n)
 	})
 	if name == (Name{"copyreg", "add_extension"}) && len(args) == 3 && s.isStr(args[0]) && s.isStr(args[1]) && ps.Kind(args[2]) == pickle.KindInt {
-		s.ext[ps.Int(args[2])] = extEntry{Name{ps.Str(args[0]), ps.Str(args[1])}, ev.Offset}
+		s.ext[ps.Int(args[2])] = extEntry{Name{strings.Clone(ps.Str(args[0])), strings.Clone(ps.Str(args[1]))}, ev.Offset}
 	}
 }
 
@@ -572,7 +701,7 @@ func (s *scanner) newCall(ev pickle.SEvent, n pickle.ID, name, cls Name, fn ref)
 	if s.pol.Allowed(RoleConstruct, cls) {
 		return
 	}
-	s.flagged.add(n)
+	s.mark(flagFlagged, n)
 	sev, why := classify(cls)
 	s.addf(Finding{Global: cls.String(), Role: RoleConstruct, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
 		return fmt.Sprintf("loading creates a %s object with %s%s (%s at %d; %s)%s%s", cls, name, s.argsText(n), ev.Op, ev.Offset, s.viaOf(fn), because(why), s.fate(n))
@@ -719,7 +848,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 		}
 		r := s.resolve(t, 0)
 		if r.made {
-			if s.pol.Allowed(RoleCall, r.maker) || s.flagged.has(t) {
+			if s.pol.Allowed(RoleCall, r.maker) || s.ps.Has(t, flagFlagged) {
 				return
 			}
 			f.Role, f.Global, f.Severity = RoleBuild, r.maker.String(), SevCode
@@ -737,7 +866,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 			}
 			break
 		}
-		if s.flagged.has(t) {
+		if s.ps.Has(t, flagFlagged) {
 			return // the call that made it is reported already
 		}
 		cls := s.instClass(t)
@@ -794,7 +923,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 		for i := 0; i+1 < len(m.Args); i += 2 {
 			k, v := m.Args[i], m.Args[i+1]
 			if ki := ps.Items(k); ps.Kind(k) == pickle.KindTuple && len(ki) == 2 && s.isStr(ki[0]) && s.isStr(ki[1]) && ps.Kind(v) == pickle.KindInt {
-				s.ext[ps.Int(v)] = extEntry{Name{ps.Str(ki[0]), ps.Str(ki[1])}, m.Offset}
+				s.ext[ps.Int(v)] = extEntry{Name{strings.Clone(ps.Str(ki[0])), strings.Clone(ps.Str(ki[1]))}, m.Offset}
 			}
 		}
 	}
@@ -1072,4 +1201,11 @@ func (ns idSet) add(n pickle.ID) {
 
 func (ns idSet) has(n pickle.ID) bool {
 	return n >= 0 && int(n>>6) < len(ns) && ns[n>>6]&(1<<(n&63)) != 0
+}
+
+// mark sets a scanner flag on a node.
+func (s *scanner) mark(f pickle.Flags, n pickle.ID) {
+	if n >= 0 {
+		s.ps.SetFlags(n, f)
+	}
 }

@@ -23,7 +23,12 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte("cos\nsystem\n(S'x'\ntR."))
 	f.Add([]byte("\x80\x04]\x94."))
 	pol := DefaultPolicy()
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	pickle.MinCompact = 4 // every stream of a few opcodes is compacted (Keep)
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if kr, fr := keepBytes(t, b, pol); kr.Verdict != fr.Verdict || len(kr.Findings) != len(fr.Findings) || kr.Error != fr.Error {
+			t.Fatalf("Keep changes the report: %s %d findings %q, without: %s %d findings %q", kr.Verdict, len(kr.Findings), kr.Error, fr.Verdict, len(fr.Findings), fr.Error)
+		}
 		rep := ScanReader(bytes.NewReader(b), "fuzz", pol)
 		if rep.Verdict == Invalid {
 			if rep.Error == "" {

@@ -116,22 +116,112 @@ type Report struct {
 }
 
 // ScanFile scans the file at path ("-" for stdin).
-func ScanFile(path string, pol *Policy) *Report {
-	doc, err := input.Open(path, pickle.Options{})
+func ScanFile(path string, pol *Policy) *Report { return scanFile(path, pol, &Keep) }
+
+// scanFile is ScanFile with what the machine keeps (nil: everything; the
+// tests compare both).
+func scanFile(path string, pol *Policy, keep *pickle.Keep) *Report {
+	if keep != nil {
+		if rep, ok := scanEach(path, pol, keep); ok {
+			return rep
+		}
+		if rep, ok := scanOpened(path, pol, keep); ok {
+			return rep
+		}
+	}
+	doc, err := input.Open(path, pickle.Options{Keep: keep})
 	if err != nil {
 		return invalid(path, err)
 	}
 	return ScanDoc(doc, pol)
 }
 
+// scanOpened scans what scanEach leaves (a compressed layer, joblib content)
+// through input.Open, analysing the events of the first part's pickle as
+// they become final (Keep.Final; pkg/input gives the file's or the
+// decompressed layer's bytes again for the plan). ok is false when it cannot
+// vouch for the result: the open failed (the caller reports it in input's
+// words), the machine released what a later opcode read (Error.Released:
+// the events taken so far would count twice), or events were taken from a
+// pickle that is not the input's first part.
+func scanOpened(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
+	if pol == nil {
+		pol = DefaultPolicy()
+	}
+	first := &input.Doc{Path: path, Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
+	s := &scanner{pol: pol, doc: first, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
+	k := *keep
+	k.Final = func(ps *pickle.Store, evs []pickle.SEvent) bool {
+		if !s.final(ps, evs) {
+			return false
+		}
+		s.took++
+		return true
+	}
+	k.Taints = scanTaints
+	doc, err := input.Open(path, pickle.Options{Keep: &k})
+	if err != nil {
+		return nil, false
+	}
+	if s.took > 0 && (len(doc.Parts) == 0 || doc.Parts[0].Name != "" || doc.Parts[0].Role != input.RolePickle || doc.Parts[0].Pickle == nil) {
+		return nil, false
+	}
+	return scanDoc(s, doc), true
+}
+
+// scanTaints: what an analysis reads of another node that may still change
+// is the items of a list, dict or set (argument descriptions); a global's
+// or an object's later operations are events of their own (pickle.Keep).
+func scanTaints(k pickle.Kind) bool {
+	return k == pickle.KindList || k == pickle.KindDict || k == pickle.KindSet
+}
+
+// scanEach scans a bare pickle file stream by stream (pickle.ParseEach):
+// one stream's store is held at a time, so a million pickles back to back
+// cost one. It gives the report ScanDoc gives for the same file, and leaves
+// to the caller (ok false) what input.Open reads otherwise: a container,
+// joblib content (a wrapper's BUILD), legacy torch (its magic number as the
+// first stream), and any error, which the caller reports with input's
+// words.
+func scanEach(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
+	if pol == nil {
+		pol = DefaultPolicy()
+	}
+	doc := &input.Doc{Path: path, Format: "pickle", Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
+	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
+	k := *keep
+	k.Final = s.final
+	k.Taints = scanTaints
+	file, ok := input.EachStream(path, pickle.Options{NoGraph: true, Keep: &k}, func(st *pickle.Stream) error {
+		s.stream(st, &doc.Parts[0])
+		return nil
+	})
+	if !ok {
+		return nil, false
+	}
+	rep := &Report{File: path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}}
+	p := &doc.Parts[0]
+	p.Pickle = file
+	s.trailing(rep, p)
+	s.finish(rep)
+	return rep, true
+}
+
 // ScanReader scans r (its size unknown, as stdin), naming it name.
 func ScanReader(r io.Reader, name string, pol *Policy) *Report {
-	doc, err := input.OpenReader(r, name, pickle.Options{}, input.Options{})
+	doc, err := input.OpenReader(r, name, pickle.Options{Keep: &Keep}, input.Options{})
 	if err != nil {
 		return invalid(name, err)
 	}
 	return ScanDoc(doc, pol)
 }
+
+// Keep is what the machine keeps of values for scan (pickle.Keep): the
+// call log whole, and of everything else what brief and the joblib hook
+// read (argument descriptions are three levels deep and show the first
+// items; a NumpyArrayWrapper's state dict has seven entries). The store of
+// a plain table then stays small however long the table is.
+var Keep = pickle.Keep{Depth: 3, Items: 64}
 
 func invalid(name string, err error) *Report {
 	return &Report{File: name, Verdict: Invalid, Findings: []Finding{}, Error: err.Error(), Err: err}
@@ -142,8 +232,14 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 	if pol == nil {
 		pol = DefaultPolicy()
 	}
+	return scanDoc(&scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}, doc)
+}
+
+// scanDoc scans an opened input with s (which may have analysed events of
+// its first part already: scanOpened).
+func scanDoc(s *scanner, doc *input.Doc) *Report {
+	s.doc = doc
 	rep := &Report{File: doc.Path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}, Notes: doc.Notes}
-	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, same: map[sameKey]int{}, omit: map[sameKey]*omitted{}}
 	for i := range doc.Parts {
 		p := &doc.Parts[i]
 		if p.Pickle == nil {
@@ -155,24 +251,36 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 		for _, st := range p.Pickle.Streams {
 			s.stream(st, p)
 		}
-		if t := p.Pickle.Trailing; t != nil {
-			msg := fmt.Sprintf("offset %d: %d bytes after the last complete pickle do not form one (%s): a load-until-EOF loop would read them, and pk could not scan them", t.Offset, t.Len, t.Reason)
-			if strings.HasPrefix(t.Reason, fmt.Sprintf("offset %d: ", t.Offset)) && !strings.Contains(t.Reason, "stricter than CPython") {
-				// the first opcode fails: a load-until-EOF loop stops there
-				// without running anything
-				rep.Notes = append(rep.Notes, partPrefix(p)+fmt.Sprintf("offset %d: %d bytes after the last complete pickle are not one (%s): a load-until-EOF loop fails on their first opcode, before anything runs", t.Offset, t.Len, t.Reason))
-				continue
-			}
-			if isTorchLegacy(doc) {
-				// torch.load reads its five pickles and the records, then stops
-				rep.Notes = append(rep.Notes, partPrefix(p)+msg+" (torch.load ignores them)")
-				continue
-			}
-			if rep.Error == "" {
-				rep.Error = doc.Path + ": " + partPrefix(p) + msg
-			}
+		s.trailing(rep, p)
+	}
+	s.finish(rep)
+	return rep
+}
+
+// trailing adds what a part's bytes after its last complete pickle mean.
+func (s *scanner) trailing(rep *Report, p *input.Part) {
+	doc := s.doc
+	if t := p.Pickle.Trailing; t != nil {
+		msg := fmt.Sprintf("offset %d: %d bytes after the last complete pickle do not form one (%s): a load-until-EOF loop would read them, and pk could not scan them", t.Offset, t.Len, t.Reason)
+		if strings.HasPrefix(t.Reason, fmt.Sprintf("offset %d: ", t.Offset)) && !strings.Contains(t.Reason, "stricter than CPython") {
+			// the first opcode fails: a load-until-EOF loop stops there
+			// without running anything
+			rep.Notes = append(rep.Notes, partPrefix(p)+fmt.Sprintf("offset %d: %d bytes after the last complete pickle are not one (%s): a load-until-EOF loop fails on their first opcode, before anything runs", t.Offset, t.Len, t.Reason))
+			return
+		}
+		if isTorchLegacy(doc) {
+			// torch.load reads its five pickles and the records, then stops
+			rep.Notes = append(rep.Notes, partPrefix(p)+msg+" (torch.load ignores them)")
+			return
+		}
+		if rep.Error == "" {
+			rep.Error = doc.Path + ": " + partPrefix(p) + msg
 		}
 	}
+}
+
+// finish orders the findings and gives the verdict.
+func (s *scanner) finish(rep *Report) {
 	s.summarize()
 	sort.SliceStable(s.out, func(i, j int) bool {
 		a, b := s.out[i], s.out[j]
@@ -182,9 +290,15 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 		if a.f.Stream != b.f.Stream {
 			return a.f.Stream < b.f.Stream
 		}
-		return a.f.Offset < b.f.Offset
+		if a.f.Offset != b.f.Offset {
+			return a.f.Offset < b.f.Offset
+		}
+		return a.seq.less(b.seq)
 	})
 	for _, o := range s.out {
+		if o.dropped {
+			continue
+		}
 		rep.Findings = append(rep.Findings, o.f)
 		if v := sevVerdict(o.f.Severity); v.Worse(rep.Verdict) {
 			rep.Verdict = v
@@ -193,7 +307,6 @@ func ScanDoc(doc *input.Doc, pol *Policy) *Report {
 	if rep.Error != "" {
 		rep.Verdict = Invalid
 	}
-	return rep
 }
 
 func partName(p *input.Part) string {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -358,7 +359,7 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 	h := m.heap
 	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
 	out := &pickle.Store{Index: 0, Begin: 0, End: m.size, Proto: m.proto, Root: pickle.NoID, StreamSelf: m.sself}
-	st := &StreamTree{Store: out, upNode: pickle.NoID}
+	st := &StreamTree{Store: out, upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root}
 	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
 	st.tree = t
 	start := t.streamItem(0)
@@ -377,7 +378,7 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 			if up = of[r.up]; up == nil {
 				return nil, fallback("an ancestor is not in the heap")
 			}
-		} else if r.role != "root" {
+		} else if r.role != ppath.Root {
 			return nil, fallback("a record without an owner is not the root")
 		}
 		n := need(up)

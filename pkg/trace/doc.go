@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -35,7 +36,7 @@ import (
 // the size on disk.
 
 // attachRole is the role of a part shown under the node it belongs to.
-const attachRole = ".data"
+const attachRole = ppath.Data
 
 // Codes of container lines.
 const (
@@ -155,27 +156,23 @@ func NewDoc(d *input.Doc) *Tree {
 		t.stOf[s] = st
 		return st
 	}
-	legacy := strings.HasSuffix(d.Format, "torch-legacy")
 	pickles := make([][]*StreamTree, len(d.Parts))
 	for pi, p := range d.Parts {
 		if p.Pickle == nil || (p.Of >= 0 && attached[pi]) {
 			continue
 		}
+		// root for what loading returns (the fourth pickle of a legacy
+		// torch file), stream[i] for the others, part['name'] in a pickle
+		// part that is not the main one
 		for i, s := range p.Pickle.Streams {
-			prefix := ""
-			switch {
-			case legacy && pi == 0 && len(p.Pickle.Streams) == 5:
-				// the fourth pickle is what torch.load returns
-				if i != 3 {
-					prefix = streamPrefix(i)
-				}
-			case i > 0:
-				prefix = streamPrefix(i)
-			}
-			pickles[pi] = append(pickles[pi], mk(s.Store(), prefix))
+			st := mk(s.Store(), "")
+			st.prefix = ppath.StreamHead(pi == d.MainPart(), d.Key(pi), i, d.MainStream(pi))
+			st.rootRole = st.prefix
+			pickles[pi] = append(pickles[pi], st)
 		}
 	}
-	// nested pickles (joblib object arrays) below their wrapper
+	// nested pickles (joblib object arrays) below their wrapper: the result
+	// of the first is the wrapper's <data>
 	for pi, p := range d.Parts {
 		if p.Pickle == nil || p.Of < 0 || !attached[pi] {
 			continue
@@ -183,11 +180,12 @@ func NewDoc(d *input.Doc) *Tree {
 		us, uid := partNode(d, &p)
 		up := t.stOf[us]
 		for i, s := range p.Pickle.Streams {
-			prefix := ":"
+			st := mk(s.Store(), "")
+			st.rootRole = ppath.Root
 			if i > 0 {
-				prefix = ":" + streamPrefix(i)
+				st.prefix = ppath.Pseudo("stream", i)
+				st.rootRole = st.prefix
 			}
-			st := mk(s.Store(), prefix)
 			st.up, st.upNode = up, uid
 			pickles[pi] = append(pickles[pi], st)
 		}
@@ -266,9 +264,12 @@ func (t *Tree) partLine(pi int, up *pathLink) Item {
 	p := &d.Parts[pi]
 	pt := &partItem{idx: pi}
 	it := Item{Kind: ItemPart, part: pt, Role: p.Name}
-	if up != nil {
+	switch {
+	case up != nil:
 		it.Role = attachRole
 		it.pl = link(up, attachRole)
+	case p.Pickle == nil:
+		it.pl = link(nil, ppath.Part(d.Key(pi)))
 	}
 	switch {
 	case p.Pickle != nil:
@@ -369,10 +370,14 @@ func (t *Tree) partChildren(it Item) []Item {
 	pt := it.part
 	var out []Item
 	for _, st := range pt.pickle {
-		out = append(out, Item{Kind: ItemStream, Stream: st, Index: st.Store.Index, Size: st.Bytes(), Self: st.Store.StreamSelf, pl: link(it.pl, st.prefix), Role: st.prefix})
+		out = append(out, Item{Kind: ItemStream, Stream: st, Index: st.Store.Index, Size: st.Bytes(), Self: st.Store.StreamSelf, pl: link(it.pl, "")})
 	}
 	if tr := pt.trailing; tr != nil {
-		out = append(out, Item{Kind: ItemPart, Size: tr.Len, Self: tr.Len, Role: "trailing", part: &partItem{idx: -1, code: CodeTrailing, label: "trailing bytes: " + tr.Reason}})
+		tit := Item{Kind: ItemPart, Size: tr.Len, Self: tr.Len, Role: ppath.Trailing, part: &partItem{idx: -1, code: CodeTrailing, label: "trailing bytes: " + tr.Reason}}
+		if it.pl == nil && pt.idx == t.Doc.MainPart() {
+			tit.pl = link(nil, ppath.Trailing)
+		}
+		out = append(out, tit)
 	}
 	return out
 }

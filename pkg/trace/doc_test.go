@@ -134,7 +134,7 @@ func TestContainerExactNumbers(t *testing.T) {
 
 // A tensor is labelled with dtype and shape and sized with its storage:
 // its size is its pickle bytes plus the storage's, and the storage is a
-// ".data" child of its persistent id.
+// "<data>" child of its persistent id.
 func TestTensorSizedWithStorage(t *testing.T) {
 	for _, name := range []string{"torch_zip_a.pt", "torch_legacy_a.pt"} {
 		tr := loadDoc(t, name)
@@ -158,7 +158,7 @@ func TestTensorSizedWithStorage(t *testing.T) {
 			}
 			pp := path
 			if strings.HasSuffix(tr.Doc.Format, "torch-legacy") {
-				pp = "s3:" + path
+				pp = "stream[3]" + strings.TrimPrefix(path, "root") // the fourth stream, read as a bare pickle
 			}
 			b, err := bare.Find(pp)
 			if err != nil {
@@ -167,14 +167,14 @@ func TestTensorSizedWithStorage(t *testing.T) {
 			if it.Size != b.Size+want.storage {
 				t.Errorf("%s %s: size %d, want pickle %d + storage %d", name, path, it.Size, b.Size, want.storage)
 			}
-			data, err := tr.Find(path + ".args[0].data")
+			data, err := tr.Find(path + ".__reduce__[1][0]<data>")
 			if err != nil {
 				t.Fatalf("%s %s: storage line: %v", name, path, err)
 			}
 			if data.Kind != ItemPart || data.Size != want.storage {
 				t.Errorf("%s %s: storage line %s size %d, want %d", name, path, tr.Label(data), data.Size, want.storage)
 			}
-			if want.storage == 0 && !strings.Contains(tr.Label(data), "counted at root['layer.weight'].args[0]") {
+			if want.storage == 0 && !strings.Contains(tr.Label(data), "counted at root['layer.weight'].__reduce__[1][0]") {
 				t.Errorf("%s %s: shared storage line %q", name, path, tr.Label(data))
 			}
 		}
@@ -215,7 +215,7 @@ func TestJoblibArraysSized(t *testing.T) {
 			if got := tr.Label(it); got != want.label {
 				t.Errorf("%s %s: label %q, want %q", name, path, got, want.label)
 			}
-			data, err := tr.Find(path + ".data")
+			data, err := tr.Find(path + "<data>")
 			if err != nil || data.Size != want.data || it.Size <= want.data {
 				t.Errorf("%s %s: data %d (%v), want %d inside %d", name, path, data.Size, err, want.data, it.Size)
 			}
@@ -226,11 +226,11 @@ func TestJoblibArraysSized(t *testing.T) {
 	}
 	// an object array: its nested pickle is a stream below the wrapper
 	tr := loadDoc(t, "joblib_objarray.joblib")
-	it, err := tr.Find("root['objects'].data:root")
+	it, err := tr.Find("root['objects']<data>")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if it.Kind != ItemNode || it.Path() != "root['objects'].data:root" {
+	if it.Kind != ItemNode || it.Path() != "root['objects']<data>" {
 		t.Errorf("nested root: %+v", it)
 	}
 	found := false

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -188,23 +189,25 @@ func (a fastEnt) worse(b fastEnt) bool {
 }
 
 type fastMachine struct {
-	ra    io.ReaderAt
-	size  int64
-	name  string
-	n     int
-	rd    *pickle.Reader
-	stack []fastSlot
-	marks []fastMark
-	memo  fastMemo
-	ids   int64
-	heap  []fastEnt
-	proto int
-	root  *fastRec
-	op    pickle.Op
-	sself int64         // the stream's own bytes (PROTO, FRAME, STOP)
-	bview bool          // the heap keeps the lines of a bounded view: no small scalars
-	dv    *depthView    // set for a depth view (fast_depth.go); nil for --top
-	keys  *pickle.Store // scratch for keyRole
+	// objKey: a dict key that is not a scalar was met (objKeyReason)
+	objKey bool
+	ra     io.ReaderAt
+	size   int64
+	name   string
+	n      int
+	rd     *pickle.Reader
+	stack  []fastSlot
+	marks  []fastMark
+	memo   fastMemo
+	ids    int64
+	heap   []fastEnt
+	proto  int
+	root   *fastRec
+	op     pickle.Op
+	sself  int64         // the stream's own bytes (PROTO, FRAME, STOP)
+	bview  bool          // the heap keeps the lines of a bounded view: no small scalars
+	dv     *depthView    // set for a depth view (fast_depth.go); nil for --top
+	keys   *pickle.Store // scratch for keyRole
 }
 
 func (m *fastMachine) run() error {
@@ -232,6 +235,9 @@ func (m *fastMachine) run() error {
 	}
 	if m.rd.Offset() != m.size {
 		return fallback("bytes after STOP")
+	}
+	if m.objKey {
+		return fallback(objKeyReason)
 	}
 	return nil
 }
@@ -320,7 +326,7 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		}
 		m.offer(r)
 		if r.rec != nil {
-			r.rec.role = "root"
+			r.rec.role = ppath.Root
 		}
 		return true, nil
 	case pickle.MARK:
@@ -514,8 +520,21 @@ func (m *fastMachine) into(x int, bytes int64, k pickle.Kind) error {
 	return m.takeAll(x, t)
 }
 
+// objKeyReason is why the fast paths give up on a dict with a key that is
+// not a scalar (a tuple, a frozenset): the path of its value is the key's
+// literal when it has one (root[1, 2]), which the graph path spells from
+// the key's items (pkg/path) and the fast views do not keep.
+const objKeyReason = "a dict key that is not a scalar"
+
 // takeAll consumes stack[from:] into by, as the machine's takeAll/take do.
 func (m *fastMachine) takeAll(from int, by *fastSlot) error {
+	if by.kind == pickle.KindDict {
+		for i := from; i < len(m.stack); i++ {
+			if (by.count+int64(i-from))%2 == 0 && !isScalarKind(m.stack[i].kind) {
+				m.objKey = true // (every fast view gives up alike)
+			}
+		}
+	}
 	if m.dv != nil {
 		return m.dv.takeAll(m, from, by)
 	}
@@ -734,7 +753,7 @@ func (m *fastMachine) role(r *fastRec, by *fastSlot, pos int64, i int) {
 		case !isScalarKind(key.kind) && pos%2 == 0:
 			r.role = role{kind: rKeyObj, i: j}.str(nil)
 		case !isScalarKind(key.kind):
-			r.role = role{kind: rKeyVal, i: j}.str(nil)
+			r.role = role{kind: rKeyVal, i: j}.str(nil) // (not printed: objKey)
 		case key.origin:
 			r.role = m.keyRole(valOf(key))
 		default:
@@ -807,7 +826,7 @@ func (m *fastMachine) tree() (*Tree, error) {
 	h := m.heap
 	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
 	out := &pickle.Store{Index: 0, Begin: 0, End: m.size, Proto: m.proto, Root: pickle.NoID}
-	st := &StreamTree{Store: out, num: make([]int32, 0, len(h)), upNode: pickle.NoID}
+	st := &StreamTree{Store: out, num: make([]int32, 0, len(h)), upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root}
 	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
 	st.tree = t
 	links := map[*fastRec]*pathLink{}

@@ -28,22 +28,24 @@ type Group struct {
 	Self    int64
 }
 
-// starRole generalises a role: [3] -> [*], {3} -> {*}, <key 3> -> <key *>,
-// [<key 3>] -> [<key *>], popped[3] -> popped[*]; dict keys stay.
+// starRole generalises a path step: [3] -> [*], {#3} -> {#*}, <key 3> ->
+// <key *>, [<key 3>] -> [<key *>], <popped 3> -> <popped *>; dict keys
+// and attributes stay.
 func starRole(r string) string {
 	switch {
-	case len(r) > 1 && r[0] == '[' && r[1] >= '0' && r[1] <= '9':
+	case len(r) > 1 && r[0] == '[' && (r[1] >= '0' && r[1] <= '9' || r[1] == '-') && strings.IndexByte(r, ',') < 0:
 		return "[*]"
-	case len(r) > 1 && r[0] == '{' && r[1] >= '0' && r[1] <= '9':
-		return "{*}"
-	case strings.HasPrefix(r, "<key "):
-		return "<key *>"
+	case strings.HasPrefix(r, "{#"):
+		return "{#*}"
 	case strings.HasPrefix(r, "[<key "):
 		return "[<key *>]"
-	case strings.HasPrefix(r, "popped["):
-		return "popped[*]"
-	case strings.HasPrefix(r, "leftover["):
-		return "leftover[*]"
+	case strings.HasSuffix(r, ">"):
+		// <popped 3>, also after a stream's head: root<popped 3>
+		if i := strings.LastIndexByte(r, '<'); i >= 0 {
+			if sp := strings.IndexByte(r[i:], ' '); sp > 0 {
+				return r[:i+sp] + " *>"
+			}
+		}
 	}
 	return r
 }
@@ -66,21 +68,28 @@ func (t *Tree) isLeaf(it Item) bool {
 func (t *Tree) Groups(n int, leaves bool) []Group {
 	idx := map[string]int{}
 	var gs []Group
-	var pats []string // pattern of the open item at each depth
+	// the pattern and path link of the open item at each depth: an item's
+	// pattern is its path's with every step starred, made from the
+	// pattern of the item its path link extends (its parent's, or for an
+	// attribute its grandparent's)
+	type open struct {
+		pat string
+		pl  *pathLink
+	}
+	var pats []open
 	t.Walk(t.Root(), Options{Depth: -1, All: true}, func(v *Visit) {
-		p := ""
+		base := open{}
 		if v.Depth > 0 && v.Depth-1 < len(pats) {
-			p = pats[v.Depth-1]
-		}
-		switch v.Kind {
-		case ItemNode:
-			p += starRole(v.Role)
-		case ItemStream, ItemPart, ItemTrailing:
-			if v.pl != nil {
-				p += starRole(v.Role)
+			base = pats[v.Depth-1]
+			if v.pl != nil && v.pl != base.pl && v.pl.up != base.pl && v.Depth > 1 && pats[v.Depth-2].pl == v.pl.up {
+				base = pats[v.Depth-2]
 			}
 		}
-		pats = append(pats[:min(v.Depth, len(pats))], p)
+		p := base.pat
+		if v.pl != nil && v.pl != base.pl {
+			p += starRole(v.pl.role)
+		}
+		pats = append(pats[:min(v.Depth, len(pats))], open{p, v.pl})
 		if v.Kind != ItemNode && (v.Kind != ItemPart || v.part.ref || v.part.pickle != nil) {
 			return
 		}

@@ -617,19 +617,6 @@ func quote(s string, full int64) string {
 	return q
 }
 
-// keyRepr is the key k (a scalar of store s) of a dict entry as it appears
-// in a path.
-func keyRepr(s *pickle.Store, k pickle.ID) string {
-	switch s.Kind(k) {
-	case pickle.KindStr:
-		return quote(s.Str(k), s.PayloadLen(k))
-	case pickle.KindBytes, pickle.KindByteArray:
-		return "b" + quote(s.Str(k), s.PayloadLen(k))
-	}
-	_, l := (&StreamTree{Store: s}).describe(k)
-	return l
-}
-
 // bigExact is the bit length up to which a big int's label is its decimal
 // text (about 1,200 digits: converting that is a few microseconds).
 const bigExact = 4096

@@ -287,8 +287,8 @@ func TestTopManyTops(t *testing.T) {
 			if d := cpuNow() - c0; d < best {
 				best = d
 			}
-			if !strings.Contains(out.String(), "popped[49]") {
-				t.Fatalf("n=%d: --top 50 does not list popped[49]:\n%s", n, out.String())
+			if !strings.Contains(out.String(), "root<popped 49>") {
+				t.Fatalf("n=%d: --top 50 does not list root<popped 49>:\n%s", n, out.String())
 			}
 		}
 		return best

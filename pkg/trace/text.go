@@ -175,7 +175,7 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 		}
 	default:
 		line.WriteString(cCode.Sprint(t.Code(v.Item)))
-		if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil)) && v.Role != "" {
+		if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil && v.pl.up != nil)) && v.Role != "" {
 			line.WriteByte(' ')
 			line.WriteString(cPath.Sprint(v.Role))
 		}

@@ -125,7 +125,7 @@ func TestLabels(t *testing.T) {
 		{"cp_closure.pkl", "F1 root function make_scorer.<locals>.score"},
 		{"cp_closure.pkl", "Ce1 [0] cell"},
 		{"cp_closure.pkl", "L ['TABLE'] list[25600]"},
-		{"cp_closure.pkl", "Co [0] code make_scorer.<locals>.score"},
+		{"cp_closure.pkl", "Co .__code__ code make_scorer.<locals>.score"},
 		{"cp_class.pkl", "T2 ['cls'] class Point (by value)"},
 		{"dill_func.pkl", "F1 root function make_scorer.<locals>.score"},
 		{"dill_class.pkl", "T2 ['cls'] class Point (by value)"},
@@ -333,7 +333,7 @@ func TestMultiStream(t *testing.T) {
 	if len(tr.Streams) != 2 || tr.Root().Kind != ItemFile {
 		t.Fatalf("streams %d root %v", len(tr.Streams), tr.Root().Kind)
 	}
-	if _, err := tr.Find("s1:root['a']"); err != nil {
+	if _, err := tr.Find("stream[1]['a']"); err != nil {
 		t.Error(err)
 	}
 }

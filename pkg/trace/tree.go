@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -101,15 +102,16 @@ type StreamTree struct {
 	extra   map[pickle.ID]pickle.ID // cloudpickle setstate states by target
 
 	// Container views (doc.go); zero for a bare pickle.
-	prefix  string                     // path prefix of the stream's tops ("", "s1:")
-	add     map[pickle.ID]int64        // bytes outside the stream counted in a node (torch storages)
-	outside int64                      // the sum of add
-	inSelf  map[pickle.ID]int64        // bytes of a node's Self shown as attached parts (joblib arrays)
-	attach  map[pickle.ID][]attachment // parts shown under a node
-	up      *StreamTree                // for a pickle nested in another stream: where
-	upNode  pickle.ID
-	doc     *input.Doc
-	tree    *Tree
+	prefix   string                     // the head of the stream's paths: "root", "stream[1]", "" or "<stream 1>" under a node's <data>
+	rootRole string                     // the role the text shows for the stream's result ("root", "stream[1]")
+	add      map[pickle.ID]int64        // bytes outside the stream counted in a node (torch storages)
+	outside  int64                      // the sum of add
+	inSelf   map[pickle.ID]int64        // bytes of a node's Self shown as attached parts (joblib arrays)
+	attach   map[pickle.ID][]attachment // parts shown under a node
+	up       *StreamTree                // for a pickle nested in another stream: where
+	upNode   pickle.ID
+	doc      *input.Doc
+	tree     *Tree
 }
 
 // numOf returns the number node id has in its stream (see num).
@@ -129,9 +131,7 @@ func New(f *pickle.File) *Tree {
 	t := &Tree{File: f, Total: f.Size}
 	for i, s := range f.Streams {
 		st := newStream(s.Store(), nil)
-		if i > 0 {
-			st.prefix = streamPrefix(i)
-		}
+		st.setHead(i)
 		st.tree = t
 		t.Streams = append(t.Streams, st)
 	}
@@ -142,7 +142,7 @@ func New(f *pickle.File) *Tree {
 // that count in a node (nil: none).
 func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 	n := s.Len()
-	st := &StreamTree{Store: s, Incl: make([]int64, n), ownStart: make([]int32, n+1), add: add, upNode: pickle.NoID}
+	st := &StreamTree{Store: s, Incl: make([]int64, n), ownStart: make([]int32, n+1), add: add, upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root}
 	// Counting sort of the ownership edges into a CSR array.
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
@@ -239,7 +239,7 @@ type Item struct {
 	Kind    ItemKind
 	Stream  *StreamTree
 	Node    pickle.ID // ItemNode, ItemRef: the node in Stream.Store
-	Role    string    // the path segment under its parent: "root", "['key']", "[3]", ".args", ...
+	Role    string    // the path segment under its parent: "root", "['key']", "[3]", ".__reduce__[1]", ... (pkg/path)
 	pl      *pathLink // the Python-style path from the stream's tops, built on demand by Path()
 	Size    int64     // inclusive bytes (0 for references)
 	Self    int64     // bytes on this line that are in no shown child (the node's own bytes plus folded dict keys and name parts)
@@ -311,11 +311,7 @@ func (t *Tree) Root() Item {
 
 func (t *Tree) streamItem(i int) Item {
 	s := t.Streams[i]
-	return Item{Kind: ItemStream, Stream: s, Index: s.Store.Index, Size: s.Store.Length(), Self: s.Store.StreamSelf, pl: link(nil, s.prefix), Role: s.prefix}
-}
-
-func streamPrefix(i int) string {
-	return "s" + itoa(int64(i)) + ":"
+	return Item{Kind: ItemStream, Stream: s, Index: s.Store.Index, Size: s.Store.Length(), Self: s.Store.StreamSelf, pl: link(nil, "")}
 }
 
 // Children returns the display children of it, in stream order.
@@ -330,7 +326,7 @@ func (t *Tree) Children(it Item) []Item {
 			out = append(out, t.streamItem(i))
 		}
 		if tr := t.File.Trailing; tr != nil {
-			out = append(out, Item{Kind: ItemTrailing, Size: tr.Len, Self: tr.Len, Role: "trailing", pl: link(nil, "trailing")})
+			out = append(out, Item{Kind: ItemTrailing, Size: tr.Len, Self: tr.Len, Role: ppath.Trailing, pl: link(nil, ppath.Trailing)})
 		}
 		return out
 	case ItemStream:
@@ -420,23 +416,26 @@ func (st *StreamTree) folded(n pickle.ID) int64 {
 type roleKind uint8
 
 const (
-	rIndex  roleKind = iota // [i]
-	rKey                    // [key] (k is the scalar key)
+	rIndex  roleKind = iota // [i] (paths.go spells each role)
+	rKey                    // [key] (k is the scalar key, i the entry's index)
+	rAttr                   // .name: an entry of a BUILD state dict (attrState), k the key
+	rAttr2                  // .name: an entry of a dict of a (dict, slots dict) state pair
+	rNamed                  // .__code__, .co_consts: an argument of a well-known constructor (namedArgs), k the tuple
 	rKeyObj                 // <key i>: a key that is not a scalar, shown as a child
 	rKeyVal                 // [<key i>]
-	rSet                    // {i}
-	rFunc                   // .func
-	rArgs                   // .args
-	rKwargs                 // .kwargs
-	rState                  // .state, .state2, ...
-	rName                   // .name[i]
-	rPid                    // .pid
-	rOwned                  // .owned#id
+	rSet                    // {#i}
+	rFunc                   // .__reduce__[0] (.__class__ for NEWOBJ: i 1)
+	rArgs                   // .__reduce__[1] (.__getnewargs__())
+	rKwargs                 // .__getnewargs_ex__()[1]
+	rState                  // .__getstate__(), <build 1>, ...
+	rName                   // .__parts__[i]
+	rPid                    // <pid>
+	rOwned                  // <owned id>
 	// the roles of a stream's tops (topKids)
-	rRoot     // root
-	rPopped   // popped[i]
-	rLeftover // leftover[i]
-	rOrphan   // orphan[i]
+	rRoot     // the stream's head: root, stream[1]
+	rPopped   // <popped i>
+	rLeftover // <leftover i>
+	rOrphan   // <orphan i>
 )
 
 type role struct {
@@ -445,62 +444,32 @@ type role struct {
 	k    pickle.ID // rKey: the key, in the store str is given
 }
 
-// str spells the role; s is the store of its key (rKey).
-func (r role) str(s *pickle.Store) string {
-	switch r.kind {
-	case rIndex:
-		return "[" + itoa(int64(r.i)) + "]"
-	case rKey:
-		return "[" + keyRepr(s, r.k) + "]"
-	case rKeyObj:
-		return "<key " + itoa(int64(r.i)) + ">"
-	case rKeyVal:
-		return "[<key " + itoa(int64(r.i)) + ">]"
-	case rSet:
-		return "{" + itoa(int64(r.i)) + "}"
-	case rFunc:
-		return ".func"
-	case rArgs:
-		return ".args"
-	case rKwargs:
-		return ".kwargs"
-	case rState:
-		if r.i == 0 {
-			return ".state"
-		}
-		return ".state" + itoa(int64(r.i+1))
-	case rName:
-		return ".name[" + itoa(int64(r.i)) + "]"
-	case rPid:
-		return ".pid"
-	case rRoot:
-		return "root"
-	case rPopped:
-		return "popped[" + itoa(int64(r.i)) + "]"
-	case rLeftover:
-		return "leftover[" + itoa(int64(r.i)) + "]"
-	case rOrphan:
-		return "orphan[" + itoa(int64(r.i)) + "]"
-	}
-	return ".owned#" + itoa(int64(r.i))
-}
-
 // eachChild calls fn for every logical child of n in order (items, call
 // parts, mutation arguments), with its role; folded is true for the scalar
 // dict keys and global name parts that n owns and that are shown on n's
 // line when n owns them (they are skipped otherwise). fn returns false to stop.
 func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded bool) bool) bool {
+	keyKind := rKey
+	if s.Kind(n) == pickle.KindDict {
+		if ok, pair := attrStateOf(s, n); ok {
+			keyKind = rAttr // the attributes of the object whose BUILD state n is
+			if pair {
+				keyKind = rAttr2
+			}
+		}
+	}
 	pairs := func(items []pickle.ID, base int) bool {
 		for i := 0; i+1 < len(items); i += 2 {
 			k, v := items[i], items[i+1]
 			if isScalar(s, k) {
-				if !fn(k, role{kind: rKey, k: k}, true) || !fn(v, role{kind: rKey, k: k}, false) {
+				r := role{kind: keyKind, k: k, i: base + i/2}
+				if !fn(k, r, true) || !fn(v, r, false) {
 					return false
 				}
 				continue
 			}
 			j := base + i/2
-			if !fn(k, role{kind: rKeyObj, i: j}, false) || !fn(v, role{kind: rKeyVal, i: j}, false) {
+			if !fn(k, role{kind: rKeyObj, i: j, k: k}, false) || !fn(v, role{kind: rKeyVal, i: j, k: k}, false) {
 				return false
 			}
 		}
@@ -531,18 +500,26 @@ func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded
 			}
 		}
 	case pickle.KindCall:
-		if f := s.Func(n); f != pickle.NoID && !fn(f, role{kind: rFunc}, false) {
+		form := 0
+		if op := s.Op(n); op == pickle.NEWOBJ || op == pickle.NEWOBJ_EX {
+			form = 1 // .__class__ and .__getnewargs__(), as pk diff names them
+		}
+		if f := s.Func(n); f != pickle.NoID && !fn(f, role{kind: rFunc, i: form}, false) {
 			return false
 		}
-		if a := s.Args(n); a != pickle.NoID && !fn(a, role{kind: rArgs}, false) {
+		if a := s.Args(n); a != pickle.NoID && !fn(a, role{kind: rArgs, i: form}, false) {
 			return false
 		}
 		if kw := s.Kwargs(n); kw != pickle.NoID && !fn(kw, role{kind: rKwargs}, false) {
 			return false
 		}
 	default:
+		ik := rIndex
+		if isNamedArgs(s, n) {
+			ik = rNamed
+		}
 		for i, c := range items {
-			if !fn(c, role{kind: rIndex, i: i}, false) {
+			if !fn(c, role{kind: ik, i: i, k: n}, false) {
 				return false
 			}
 		}
@@ -640,10 +617,11 @@ func (st *StreamTree) children(it Item) []Item {
 			return true
 		}
 		rs := r.str(s)
+		pl := r.link(it.pl, rs)
 		if own {
-			out = append(out, st.nodeItem(c, rs, link(it.pl, rs)))
+			out = append(out, st.nodeItem(c, rs, pl))
 		} else {
-			out = append(out, Item{Kind: ItemRef, Stream: st, Node: c, Role: rs, pl: link(it.pl, rs)})
+			out = append(out, Item{Kind: ItemRef, Stream: st, Node: c, Role: rs, pl: pl})
 		}
 		return true
 	})
@@ -659,12 +637,12 @@ func (st *StreamTree) children(it Item) []Item {
 }
 
 // roleIn returns the role under which owner expands c.
-func (st *StreamTree) roleIn(owner, c pickle.ID) string {
+func (st *StreamTree) roleIn(owner, c pickle.ID) (string, roleKind) {
 	s := st.Store
-	found := ""
+	found, kind := "", rOwned
 	eachChild(s, owner, func(x pickle.ID, r role, folded bool) bool {
 		if x == c {
-			found = r.str(s)
+			found, kind = r.str(s), r.kind
 			return false
 		}
 		return true
@@ -672,20 +650,34 @@ func (st *StreamTree) roleIn(owner, c pickle.ID) string {
 	if found == "" {
 		found = role{kind: rOwned, i: int(c)}.str(s)
 	}
-	return found
+	return found, kind
 }
 
 // PathOf returns the Python-style path of a node (where it was built).
 func (t *Tree) PathOf(st *StreamTree, n pickle.ID) string {
 	s := st.Store
 	var parts []string
+	skip := 0 // under an attribute or a named argument: the roles of the state (or arguments) are not in the path
 	for x := n; x != pickle.NoID; x = s.Owner(x) {
 		o := s.Owner(x)
 		if o == pickle.NoID {
-			parts = append(parts, st.topRole(x))
+			if skip == 0 {
+				parts = append(parts, st.topRole(x))
+			}
 			break
 		}
-		parts = append(parts, st.roleIn(o, x))
+		r, k := st.roleIn(o, x)
+		if skip > 0 {
+			skip--
+		} else {
+			parts = append(parts, r)
+			switch k {
+			case rAttr, rNamed:
+				skip = 1
+			case rAttr2:
+				skip = 2
+			}
+		}
 		if len(parts) > s.Len() { // malformed ownership: stop
 			break
 		}
@@ -701,7 +693,8 @@ func (t *Tree) PathOf(st *StreamTree, n pickle.ID) string {
 	return b.String()
 }
 
-// topRole is the role topItems gives x ("root", "popped[3]", ...), or "?"
+// topRole is the path step topItems gives x after the stream's head (""
+// for the result, "<popped 3>", ...), or "<unknown>"
 // when x is not one of the stream's tops. The roles of all tops are indexed
 // once, sorted by ID (12 bytes a top), so that a path per --top line does
 // not list every top again (a million discarded calls made --top 20 take
@@ -712,7 +705,7 @@ func (st *StreamTree) topRole(x pickle.ID) string {
 	}
 	i := sort.Search(len(st.tops), func(i int) bool { return st.tops[i].id >= x })
 	if i == len(st.tops) || st.tops[i].id != x {
-		return "?"
+		return ppath.Pseudo("unknown", -1)
 	}
 	return role{kind: st.tops[i].rk, i: int(st.tops[i].i)}.str(nil)
 }

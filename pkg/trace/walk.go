@@ -82,11 +82,23 @@ func (k *kid) open(st *StreamTree, pl *pathLink) Item {
 	if k.item != nil {
 		return *k.item
 	}
-	rs := k.role().str(st.Store)
-	if k.kind == ItemNode {
-		return st.nodeItem(k.node, rs, link(pl, rs))
+	r := k.role()
+	rs := r.str(st.Store)
+	var npl *pathLink
+	switch {
+	case r.isTop():
+		// root, root<popped 0>, stream[1], ...: the stream's head first
+		npl = link(pl, st.prefix+rs)
+		if r.kind == rRoot {
+			rs = st.rootRole
+		}
+	default:
+		npl = r.link(pl, rs)
 	}
-	return Item{Kind: ItemRef, Stream: st, Node: k.node, Role: rs, pl: link(pl, rs)}
+	if k.kind == ItemNode {
+		return st.nodeItem(k.node, rs, npl)
+	}
+	return Item{Kind: ItemRef, Stream: st, Node: k.node, Role: rs, pl: npl}
 }
 
 func readyKid(x Item) kid {
@@ -436,38 +448,6 @@ func (t *Tree) hasChildren(it Item) bool {
 		return it.part.pickle != nil
 	}
 	return false
-}
-
-// Find returns the item at path (as printed in the tree or by --top).
-func (t *Tree) Find(path string) (Item, error) {
-	path = strings.TrimSpace(path)
-	it := t.Root()
-	for {
-		if it.Kind != ItemFile && it.Path() == path {
-			return it, nil
-		}
-		var best *Item
-		kids := t.Children(it)
-		for i := range kids {
-			k := &kids[i]
-			if k.Kind == ItemElided || (k.Kind == ItemPart && k.pl == nil && k.part.pickle == nil) || k.PathLen() > len(path) || !strings.HasPrefix(path, k.Path()) {
-				continue
-			}
-			if best == nil || k.PathLen() > best.PathLen() {
-				best = k
-			}
-		}
-		if best == nil || (best.PathLen() == it.PathLen() && it.Kind != ItemFile && it.Kind != ItemPart) {
-			return Item{}, fmt.Errorf("no object at path %q (paths look like root['key'][3].args[0]; see --top)", path)
-		}
-		if best.Kind == ItemRef {
-			if best.Path() == path {
-				return *best, nil
-			}
-			return Item{}, fmt.Errorf("%s is a reference to #%d, built at %s: use that path", best.Path(), best.Stream.numOf(best.Node), t.PathOf(best.Stream, best.Node))
-		}
-		it = *best
-	}
 }
 
 // Top returns the n largest objects (inclusive size), largest first, ties in

@@ -51,33 +51,35 @@ type task struct {
 	from   int
 }
 
-// emitter writes one stream. It runs twice over the same traversal: a dry
-// run that counts how often each object is used (and finds every refusal),
-// then the real run, which memoizes exactly the objects used more than
-// once. Both runs make the same decisions, so the memo is canonical.
+// emitter writes one stream: it traverses it once, onto a tape (tape.go)
+// that records every object built and every memo fetch; replaying the tape
+// memoizes exactly the objects used more than once, so the memo is
+// canonical.
 type emitter struct {
 	v     *canon.View
 	proto int
-	dry   bool
-	out   *framer
+	out   *tape
 
-	uses    *table // dry run: references of each object (by key)
-	memo    *table // built objects: memo index, or -1 when not memoized
-	next    int    // next memo index
+	memo    *table // built objects: provisional memo index (tape.go)
 	inprog  []bool // by node ID: in construction
 	ninprog int
 	pending map[int32][]task // by the ID of the object waited for
 	// incomplete are the objects whose contents or operations wait for
 	// the object in construction they map to
-	incomplete map[*canon.Node]*canon.Node
+	incomplete map[int32]*canon.Node // by node ID
 	depth      int
 	work       int64
-	budget     int64
+	// blockedBy's walks: a node is seen by the current walk when its
+	// seenAt is stamp
+	seenAt []uint32
+	stamp  uint32
+	bstack []*canon.Node
+	budget int64
 
-	trackers map[*canon.Node]string // tracker node -> its content id
-	seenIDs  map[string]int         // content digest -> trackers with it so far
-	nbuf     int64                  // out-of-band buffers written
-	keys     *keyCache              // pure nodes: their value key
+	trackers map[int32]string // tracker node ID -> its content id
+	seenIDs  map[string]int   // content digest -> trackers with it so far
+	nbuf     int64            // out-of-band buffers written
+	keys     *keyCache        // pure nodes: their value key
 	sh       *shared
 	effects  []*canon.Node // v.EffectNodes(), computed once for both runs
 	// getattrForm writes nested qualified names as getattr(parent, 'x')
@@ -91,38 +93,41 @@ type emitter struct {
 	storageKeys bool
 }
 
-// shared is what the runs over one stream share: the dry run's counts and
-// tracker ids, and caches of keys.
+// shared is what the writer keeps over one stream: tracker ids and caches
+// of keys.
 type shared struct {
-	uses     *table
-	trackers map[*canon.Node]string
+	trackers map[int32]string
 	keys     *keyCache
 	gkeys    map[gkey]key
 	globOK   map[[2]string]bool
-	ents     [][]canon.Entry // by dict node ID: its entries (the real run reuses the dry run's)
+	// ents are the entries of the dicts whose entries were asked for and
+	// that are not filled yet (by node ID): fill and blockedBy share them
+	ents map[int32][]canon.Entry
 }
 
-// entries returns n.Entries(), computed once per stream.
+// entries returns n.Entries(), computed once per stream: kept until the
+// dict is filled (doneEntries).
 func (e *emitter) entries(n *canon.Node) []canon.Entry {
 	id := nodeID(n)
-	if int(id) < len(e.sh.ents) && e.sh.ents[id] != nil {
-		return e.sh.ents[id]
+	if ents, ok := e.sh.ents[id]; ok {
+		return ents
 	}
 	ents := n.Entries()
-	if ents == nil {
-		ents = []canon.Entry{}
-	}
-	if int(id) >= len(e.sh.ents) {
-		e.sh.ents = append(e.sh.ents, make([][]canon.Entry, int(id)+1-len(e.sh.ents)+len(e.sh.ents)/2)...)
+	if e.sh.ents == nil {
+		e.sh.ents = map[int32][]canon.Entry{}
 	}
 	e.sh.ents[id] = ents
 	return ents
 }
 
+// doneEntries drops the entries of a dict that is filled: nothing asks for
+// them again (blockedBy looks only into dicts not built yet).
+func (e *emitter) doneEntries(n *canon.Node) { delete(e.sh.ents, nodeID(n)) }
+
 func newShared() *shared {
 	// maps are made on first write: a stream of a few values (one of
 	// many in a file) costs little
-	return &shared{uses: newTable(), keys: &keyCache{}}
+	return &shared{keys: &keyCache{}}
 }
 
 // key identifies an object of the output: an identity node (id >= 0), a
@@ -186,7 +191,7 @@ func (t *table) inc(k key) {
 // every distinct value.
 type keyCache struct {
 	k    []int32 // value index + 2; 1: noKey; 0: not computed
-	vals map[vkey]int32
+	vals values
 }
 
 func (c *keyCache) get(id int32) (key, bool) {
@@ -212,15 +217,7 @@ func (c *keyCache) set(id int32, k key) {
 
 // intern returns the key of a value.
 func (c *keyCache) intern(v vkey) key {
-	if c.vals == nil {
-		c.vals = map[vkey]int32{}
-	}
-	i, ok := c.vals[v]
-	if !ok {
-		i = int32(len(c.vals))
-		c.vals[v] = i
-	}
-	return key{id: valueID, v: i}
+	return key{id: valueID, v: c.vals.index(v)}
 }
 
 func nodeID(n *canon.Node) int32 { return int32(n.ID()) }
@@ -260,8 +257,8 @@ type gkey struct {
 	dotted    bool
 }
 
-func newEmitter(v *canon.View, proto int, dry bool, sh *shared, out *framer) *emitter {
-	e := &emitter{v: v, proto: proto, dry: dry, out: out, uses: sh.uses,
+func newEmitter(v *canon.View, proto int, sh *shared, out *tape) *emitter {
+	e := &emitter{v: v, proto: proto, out: out,
 		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
 	e.budget = 64*int64(v.Store().Len()) + 1<<22
 	return e
@@ -344,7 +341,7 @@ func (e *emitter) key(n *canon.Node) key {
 	var k vkey
 	switch n.Kind() {
 	case pickle.KindTuple:
-		if len(n.Items()) != 0 {
+		if n.NItems() != 0 {
 			k = vkey{'H', string(n.Digest())}
 		}
 	case pickle.KindStr, pickle.KindBytes:
@@ -411,57 +408,29 @@ func (e *emitter) emit(n *canon.Node) error {
 	return e.create(n, k)
 }
 
-// fetch pushes a built object again from the memo.
+// fetch pushes a built object again from the memo (idx: its provisional
+// index).
 func (e *emitter) fetch(n *canon.Node, k key, idx int) error {
-	if e.dry {
-		e.uses.inc(k)
-		return nil
-	}
 	if idx < 0 {
 		return refuse(n, "internal: object used again but not memoized")
 	}
 	e.out.boundary()
-	e.get(idx)
+	e.out.fetch(int32(idx))
 	return nil
 }
 
-func (e *emitter) get(idx int) {
-	if idx < 256 {
-		e.out.write(byte(pickle.BINGET), byte(idx))
-	} else {
-		var b [5]byte
-		b[0] = byte(pickle.LONG_BINGET)
-		binary.LittleEndian.PutUint32(b[1:], uint32(idx))
-		e.out.write(b[:]...)
-	}
-}
-
-// built records that the object of key k is on the stack, memoizing it
-// when it is used more than once, and runs the work waiting for it.
+// built records that the object of key k is on the stack (the tape
+// memoizes it when it is used more than once), and runs the work waiting
+// for it.
 func (e *emitter) built(k key) error {
 	if k.none() {
 		return nil
 	}
-	if e.dry {
-		e.uses.inc(k)
-		e.memo.set(k, -1)
-	} else if u, _ := e.uses.get(k); u >= 2 {
-		idx := e.next
-		e.next++
-		e.memo.set(k, int32(idx))
-		if e.proto >= 4 {
-			e.op(pickle.MEMOIZE)
-		} else if idx < 256 {
-			e.out.write(byte(pickle.BINPUT), byte(idx))
-		} else {
-			var b [5]byte
-			b[0] = byte(pickle.LONG_BINPUT)
-			binary.LittleEndian.PutUint32(b[1:], uint32(idx))
-			e.out.write(b[:]...)
-		}
-	} else {
-		e.memo.set(k, -1)
+	prev, ok := e.memo.get(k)
+	if !ok {
+		prev = -1
 	}
+	e.memo.set(k, e.out.built(prev))
 	if k.id >= 0 {
 		if e.ninprog > 0 && int(k.id) < len(e.inprog) && e.inprog[k.id] {
 			e.inprog[k.id] = false
@@ -488,7 +457,7 @@ func (e *emitter) resume(t task) error {
 	if err := e.fetch(t.target, k, int(idx)); err != nil {
 		return err
 	}
-	delete(e.incomplete, t.target) // postponed again if still blocked
+	delete(e.incomplete, nodeID(t.target)) // postponed again if still blocked
 	var err error
 	switch t.what {
 	case 'o':
@@ -591,7 +560,7 @@ func (e *emitter) build(n *canon.Node, k key) error {
 			return err
 		}
 	case canon.KindTracker:
-		id, ok := e.trackers[n]
+		id, ok := e.trackers[nodeID(n)]
 		if !ok {
 			return refuse(n, "a cloudpickle class tracker id outside a class constructor's arguments")
 		}
@@ -1130,11 +1099,21 @@ func (e *emitter) call(n *canon.Node, k key) error {
 // same id. Distinct trackers of one stream whose classes have equal content
 // are told apart by their rank in canonical order.
 func (e *emitter) assignTrackers(n, args *canon.Node) error {
+	has := false
+	for i := range args.NItems() {
+		if args.ItemKind(i) == canon.KindTracker {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return nil
+	}
 	for _, a := range args.Items() {
 		if a.Kind() != canon.KindTracker {
 			continue
 		}
-		if _, ok := e.trackers[a]; ok {
+		if _, ok := e.trackers[nodeID(a)]; ok {
 			continue
 		}
 		d := n.Digest()
@@ -1150,10 +1129,10 @@ func (e *emitter) assignTrackers(n, args *canon.Node) error {
 			h.Write(binary.AppendUvarint(nil, uint64(rank)))
 		}
 		if e.sh.trackers == nil {
-			e.sh.trackers = map[*canon.Node]string{}
+			e.sh.trackers = map[int32]string{}
 			e.trackers = e.sh.trackers
 		}
-		e.trackers[a] = hex.EncodeToString(h.Sum(nil)[:16])
+		e.trackers[nodeID(a)] = hex.EncodeToString(h.Sum(nil)[:16])
 	}
 	return nil
 }
@@ -1182,6 +1161,9 @@ func (e *emitter) fill(n *canon.Node, what byte, from int) error {
 		}); err != nil {
 			return err
 		}
+		if blocker == nil {
+			e.doneEntries(n)
+		}
 		e.postpone(blocker, n, what, end)
 	case 's':
 		items := n.Items()
@@ -1198,9 +1180,9 @@ func (e *emitter) postpone(blocker, target *canon.Node, what byte, from int) {
 	if blocker != nil {
 		if e.pending == nil {
 			e.pending = map[int32][]task{}
-			e.incomplete = map[*canon.Node]*canon.Node{}
+			e.incomplete = map[int32]*canon.Node{}
 		}
-		e.incomplete[target] = blocker
+		e.incomplete[nodeID(target)] = blocker
 		b := nodeID(blocker)
 		e.pending[b] = append(e.pending[b], task{target: target, what: what, from: from})
 	}
@@ -1233,21 +1215,34 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 	if e.ninprog == 0 {
 		return nil
 	}
-	seen := map[*canon.Node]bool{}
-	stack := []*canon.Node{n}
+	// seen: the nodes whose seenAt is this walk's stamp
+	e.stamp++
+	if e.stamp == 0 { // wrapped: forget every stamp
+		clear(e.seenAt)
+		e.stamp = 1
+	}
+	stack := append(e.bstack[:0], n)
+	defer func() { e.bstack = stack[:0] }()
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		e.work++
-		if x == nil || seen[x] || (x.Pure() && x.Kind() != canon.KindTracker) {
+		if x == nil {
 			continue
 		}
-		seen[x] = true
+		id := nodeID(x)
+		if int(id) < len(e.seenAt) && e.seenAt[id] == e.stamp || (x.Pure() && x.Kind() != canon.KindTracker) {
+			continue
+		}
+		if int(id) >= len(e.seenAt) {
+			e.seenAt = append(e.seenAt, make([]uint32, int(id)+1-len(e.seenAt)+len(e.seenAt)/2)...)
+		}
+		e.seenAt[id] = e.stamp
 		if e.isInprog(x) {
 			return x
 		}
 		if deep {
-			if b, ok := e.incomplete[x]; ok {
+			if b, ok := e.incomplete[id]; ok {
 				return b
 			}
 		}

@@ -17,27 +17,22 @@ const (
 	frameMin    = 4
 )
 
-// framer collects the output of one stream. A dry framer writes nothing.
+// framer collects the output of one stream (the tape's replay writes
+// through it).
 type framer struct {
-	dry     bool
 	framing bool
 	out     *bytes.Buffer
 	cur     []byte
 }
 
 func (f *framer) raw(b []byte) {
-	if !f.dry {
-		f.out.Write(b)
-	}
+	f.out.Write(b)
 }
 
 // start begins framing (protocol 4 and above).
 func (f *framer) start() { f.framing = true }
 
 func (f *framer) write(b ...byte) {
-	if f.dry {
-		return
-	}
 	if f.framing {
 		f.cur = append(f.cur, b...)
 	} else {
@@ -46,9 +41,6 @@ func (f *framer) write(b ...byte) {
 }
 
 func (f *framer) writeString(s string) {
-	if f.dry {
-		return
-	}
 	if f.framing {
 		f.cur = append(f.cur, s...)
 	} else {
@@ -58,7 +50,7 @@ func (f *framer) writeString(s string) {
 
 // boundary is the start of an object: close a full frame.
 func (f *framer) boundary() {
-	if !f.dry && f.framing && len(f.cur) >= FrameTarget {
+	if f.framing && len(f.cur) >= FrameTarget {
 		f.commit()
 	}
 }
@@ -80,9 +72,6 @@ func (f *framer) commit() {
 // header writes an opcode with its length argument; a payload of n bytes
 // follows (payload / payloadString). A large payload goes outside frames.
 func (f *framer) header(h []byte, n int64) {
-	if f.dry {
-		return
-	}
 	if f.framing && n >= FrameTarget {
 		f.commit()
 		f.out.Write(h)
@@ -92,9 +81,6 @@ func (f *framer) header(h []byte, n int64) {
 }
 
 func (f *framer) payload(b []byte) {
-	if f.dry {
-		return
-	}
 	if f.framing && len(b) >= FrameTarget {
 		f.out.Write(b) // after header's commit
 		return
@@ -103,9 +89,6 @@ func (f *framer) payload(b []byte) {
 }
 
 func (f *framer) payloadString(s string) {
-	if f.dry {
-		return
-	}
 	if f.framing && len(s) >= FrameTarget {
 		f.out.WriteString(s)
 		return
@@ -115,7 +98,7 @@ func (f *framer) payloadString(s string) {
 
 // end closes the last frame.
 func (f *framer) end() {
-	if !f.dry && f.framing {
+	if f.framing {
 		f.commit()
 	}
 	f.framing = false

@@ -28,11 +28,16 @@ func (e *emitter) array(n *canon.Node, k key, a *arrayData) error {
 	if len(ops) != 1 || ops[0].Name != "build" || len(ops[0].Args) != 1 {
 		return refuse(n, "a joblib NumpyArrayWrapper without exactly one BUILD: joblib would not read its array")
 	}
-	if _, waits := e.incomplete[n]; waits {
+	if _, waits := e.incomplete[nodeID(n)]; waits {
 		return refuse(n, "a joblib NumpyArrayWrapper whose BUILD waits for a cycle: its array cannot follow it")
 	}
-	if u, _ := e.uses.get(k); u > 1 {
-		return refuse(n, "a joblib NumpyArrayWrapper used twice: joblib replaces it by its array where it is built")
+	twice := refuse(n, "a joblib NumpyArrayWrapper used twice: joblib replaces it by its array where it is built").(*refusal)
+	prov := int32(-1)
+	if p, ok := e.memo.get(k); ok {
+		prov = p
+		if e.out.used(p) > 1 {
+			return twice
+		}
 	}
 	align := int64(0)
 	for _, en := range ops[0].Args[0].Entries() {
@@ -53,22 +58,9 @@ func (e *emitter) array(n *canon.Node, k key, a *arrayData) error {
 			}
 		}
 	}
-	if e.dry {
-		return nil
-	}
-	data, err := a.data()
-	if err != nil {
-		return refuse(n, "joblib array bytes: %v", err)
-	}
-	f := e.out
-	f.commit()
-	if align > 0 {
-		pos := int64(f.out.Len()) + 1 // the data follows the padding byte
-		pad := align - pos%align
-		f.out.WriteByte(byte(pad))
-		f.out.Write(bytes.Repeat([]byte{0xff}, int(pad)))
-	}
-	f.out.Write(data)
+	// the bytes, and the check that the wrapper is not used again later,
+	// when the tape is replayed
+	e.out.array(arrayEvent{a: a, align: align, prov: prov, ref: twice})
 	return nil
 }
 
@@ -134,7 +126,7 @@ func joblibFile(path string, doc *input.Doc, opt Options, copt canon.Options) ([
 		return nil, pickle.WithFile(err, path)
 	}
 	w.arrays = arrays
-	out, err := w.write(false)
+	out, err := w.write(false, nil)
 	if err != nil {
 		var r *refusal
 		if errors.As(err, &r) {

@@ -182,7 +182,7 @@ func torchLegacy(path string, doc *input.Doc, opt Options, copt canon.Options) (
 			return nil, err
 		}
 		w.storage = true
-		b, err := w.write(false)
+		b, err := w.write(false, nil)
 		if err != nil {
 			var r *refusal
 			if errors.As(err, &r) {

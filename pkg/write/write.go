@@ -16,6 +16,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -51,9 +52,10 @@ func (o Options) proto() int {
 	return o.Protocol
 }
 
-// CanonOptions are the canon options the view is normalised with.
+// CanonOptions are the canon options the view is normalised with (NoPaths:
+// the writer lists no normalisation, and the digest is the same).
 func (o Options) CanonOptions() canon.Options {
-	return canon.Options{KeepDictOrder: o.KeepDictOrder}
+	return canon.Options{KeepDictOrder: o.KeepDictOrder, NoPaths: true}
 }
 
 // Stream writes the canonical pickle of one normalised view (one stream)
@@ -75,7 +77,7 @@ func Stream(v *canon.View, opt Options, buf *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
-	out, err := w.write(false)
+	out, err := w.write(false, nil)
 	if err != nil {
 		return err
 	}
@@ -99,6 +101,9 @@ type streamWriter struct {
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
+	// the writer keys what it keeps by node ID: the view need not keep a
+	// Node for every node it hands out
+	v.FreshNodes()
 	// EffectNodes before Digest: after a v.Digest() its first answer is
 	// empty (the encoder leaves its coverage set behind)
 	w := &streamWriter{v: v, proto: proto, effects: v.EffectNodes()}
@@ -109,28 +114,27 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 	return w, nil
 }
 
-// write runs the dry run and the real one.
-func (w *streamWriter) write(getattrForm bool) ([]byte, error) {
-	sh := newShared()
-	dry := newEmitter(w.v, w.proto, true, sh, &framer{dry: true})
-	dry.effects, dry.getattrForm, dry.arrays, dry.storageKeys = w.effects, getattrForm, w.arrays, w.storage
-	if err := dry.stream(); err != nil {
+// write traverses the view once onto a tape and replays it (tape.go),
+// appending the stream to out (nil: a buffer of its own) and returning its
+// bytes. On error out is as it was.
+func (w *streamWriter) write(getattrForm bool, out *bytes.Buffer) ([]byte, error) {
+	t := &tape{}
+	e := newEmitter(w.v, w.proto, newShared(), t)
+	e.effects, e.getattrForm, e.arrays, e.storageKeys = w.effects, getattrForm, w.arrays, w.storage
+	if err := e.stream(); err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	real := newEmitter(w.v, w.proto, false, sh, &framer{out: &out})
-	real.effects, real.getattrForm, real.arrays, real.storageKeys = w.effects, getattrForm, w.arrays, w.storage
-	if err := real.stream(); err != nil {
-		return nil, err
+	if out == nil {
+		out = &bytes.Buffer{}
 	}
-	return out.Bytes(), nil
+	return t.replay(w.proto, out)
 }
 
 // retry writes the stream with the getattr form after the plain form
 // failed its check with verr.
 func (w *streamWriter) retry(verr error) ([]byte, error) {
 	if w.proto >= 4 {
-		out, err := w.write(true)
+		out, err := w.write(true, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -250,59 +254,72 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return &Error{File: path, Offset: s.Offset, Reason: err.Error()}
 	}
-	// every stream written, then all read back at once (one parse of the
-	// output, not one per stream); a stream whose check fails is written
-	// again (Stream's getattr form) or refused
-	outs := make([][]byte, len(f.Streams))
-	wants := make([][]byte, len(f.Streams))
-	var all bytes.Buffer
+	// every stream written into one buffer (after the .npy header), then
+	// all read back stream by stream once the input is released; a stream
+	// whose check fails is written again (Stream's getattr form) or refused
+	n := len(f.Streams)
+	wants := make([][]byte, n)
+	ends := make([]int, n) // where each stream ends in out
+	var out bytes.Buffer
+	out.Write(header)
+	var scr canon.Scratch // each stream's view is done with before the next
 	for i, s := range f.Streams {
-		w, err := newStreamWriter(canon.Normalize(s, copt), p)
+		w, err := newStreamWriter(canon.NormalizeScratch(s, copt, &scr), p)
 		if err != nil {
 			return nil, pickle.WithFile(err, path)
 		}
-		if outs[i], err = w.write(false); err != nil {
+		if _, err = w.write(false, &out); err != nil {
 			return nil, refused(err, s)
 		}
 		wants[i] = w.want
-		all.Write(outs[i])
+		ends[i] = out.Len()
+		f.Streams[i] = nil // its store is no longer needed
 	}
-	// the input's graph is no longer needed (a retry opens the input
-	// again): reading the output back does not add to it
-	n := len(f.Streams)
+	// the input's stores are no longer needed (a retry opens the input
+	// again): collect them before the output is read back, whose store
+	// takes their place
 	doc, f = nil, nil
-	got, err := digests(all.Bytes(), copt)
-	if err != nil || len(got) != n {
-		got = nil // check stream by stream
+	runtime.GC()
+	span := func(i int) []byte {
+		start := len(header)
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return out.Bytes()[start:ends[i]]
 	}
-	var out bytes.Buffer
-	out.Write(header)
-	for i := 0; i < n; i++ {
-		var verr error
-		if got != nil {
-			if !bytes.Equal(got[i], wants[i]) {
-				verr = errors.New("the output's canonical form differs from the input's")
+	bad, ok := readBack(out.Bytes()[len(header):], wants, copt)
+	if !ok {
+		// check stream by stream
+		for i := range n {
+			if verr := verify(span(i), wants[i], copt); verr != nil {
+				bad[i] = verr
 			}
-		} else {
-			verr = verify(outs[i], wants[i], copt)
 		}
-		if verr != nil && !noVerify {
-			if f == nil {
-				if doc, err = open(); err != nil {
-					return nil, err
+	}
+	if len(bad) > 0 && !noVerify {
+		var fixed bytes.Buffer
+		fixed.Write(header)
+		for i := 0; i < n; i++ {
+			b := span(i)
+			if verr, ok := bad[i]; ok {
+				if f == nil {
+					if doc, err = open(); err != nil {
+						return nil, err
+					}
+					f = doc.Parts[0].Pickle
 				}
-				f = doc.Parts[0].Pickle
+				s := f.Streams[i]
+				w, err := newStreamWriter(canon.Normalize(s, copt), p)
+				if err != nil {
+					return nil, pickle.WithFile(err, path)
+				}
+				if b, err = w.retry(verr); err != nil {
+					return nil, refused(err, s)
+				}
 			}
-			s := f.Streams[i]
-			w, err := newStreamWriter(canon.Normalize(s, copt), p)
-			if err != nil {
-				return nil, pickle.WithFile(err, path)
-			}
-			if outs[i], err = w.retry(verr); err != nil {
-				return nil, refused(err, s)
-			}
+			fixed.Write(b)
 		}
-		out.Write(outs[i])
+		out = fixed
 	}
 	if trail != nil {
 		if err := trailing(path, data, compression, trail, &out); err != nil {
@@ -337,22 +354,36 @@ func supported(doc *input.Doc, path string) error {
 	return nil
 }
 
-// digests reads written streams back and returns their canonical digests.
-func digests(b []byte, copt canon.Options) ([][]byte, error) {
-	f, err := pickle.Parse(bytes.NewReader(b), int64(len(b)), "", canon.ReadOptions(copt))
-	if err != nil {
-		return nil, err
-	}
-	if f.Trailing != nil {
-		return nil, errors.New("trailing bytes")
-	}
-	out := make([][]byte, len(f.Streams))
-	for i, s := range f.Streams {
-		if out[i], err = canon.Normalize(s, copt).Digest(); err != nil {
-			return nil, err
+// readBack reads the written streams b back one at a time
+// (pickle.ParseEach, one stream's store held at a time) and returns the
+// streams whose canonical digest is not wants' (by index), with the reason.
+// ok is false when b does not read back as len(wants) streams (the caller
+// then reads each back on its own).
+func readBack(b []byte, wants [][]byte, copt canon.Options) (bad map[int]error, ok bool) {
+	bad = map[int]error{}
+	ropt := canon.ReadOptions(copt)
+	rd := pickle.NewReader(bytes.NewReader(b), int64(len(b)), "")
+	rd.NewHash = ropt.NewHash
+	i := 0
+	var scr canon.Scratch // one view at a time, as pk hash reads stream by stream
+	file, err := pickle.ParseEach(rd, ropt, func(st *pickle.Stream) error {
+		if i >= len(wants) {
+			return errors.New("more streams than written")
 		}
+		got, err := canon.NormalizeScratch(st, copt, &scr).Digest()
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got, wants[i]) {
+			bad[i] = errors.New("the output's canonical form differs from the input's")
+		}
+		i++
+		return nil
+	})
+	if err == nil && file.Trailing == nil && i == len(wants) {
+		return bad, true
 	}
-	return out, nil
+	return map[int]error{}, false
 }
 
 // verify reads the written stream back and checks that its canonical

@@ -50,6 +50,13 @@ func TestGolden(t *testing.T) {
 		// BUILD is postponed until the tuple exists
 		{"build-cycle", "\x80\x04\x8c\x05types\x8c\x0fSimpleNamespace\x93)\x81\x94}\x94\x8c\x01th\x00\x85\x94sb0h\x02.", 4,
 			"8004952a00000000000000" + "8c0574797065738c0f53696d706c654e616d65737061636593" + "298194" + "8594" + "6800" + "7d8c0174680173" + "62302e"},
+		// builtins.id resolved twice as an effect: written afresh each
+		// time, and memoized at each build, its key being used twice (the
+		// memo counts uses by key)
+		{"effect-twice", "\x80\x04\x8c\x08builtins\x8c\x02id\x930\x8c\x08builtins\x8c\x02id\x930N.", 4,
+			"8004952400000000000000" + "8c086275696c74696e738c02696493" + "9430" + "8c086275696c74696e738c02696493" + "9430" + "4e2e"},
+		{"effect-twice-p2", "\x80\x04\x8c\x08builtins\x8c\x02id\x930\x8c\x08builtins\x8c\x02id\x930N.", 2,
+			"8002" + "635f5f6275696c74696e5f5f0a69640a" + "710030" + "635f5f6275696c74696e5f5f0a69640a" + "710130" + "4e2e"},
 		// {'b': 1, 'a': 2} at protocol 2: keys sorted, no frame, no memo
 		{"dict-p2", "\x80\x02}q\x00(X\x01\x00\x00\x00bK\x01X\x01\x00\x00\x00aK\x02u.", 2,
 			"80027d" + "28" + "5801000000614b02" + "5801000000624b01" + "752e"},
@@ -188,7 +195,7 @@ func TestTrackerIDs(t *testing.T) {
 		t.Fatal("no skeleton class call in the output")
 	}
 	sh := newShared()
-	e := newEmitter(v, 4, true, sh, &framer{dry: true})
+	e := newEmitter(v, 4, sh, &tape{})
 	e.assignTrackers(skel, skel.Args())
 	for _, id := range sh.trackers {
 		if id != ids[0] {

@@ -1,0 +1,217 @@
+package cmd
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/diff"
+	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
+	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/pk-tools/pk/pkg/trace"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The paths each command prints are read by the others (docs/paths.md):
+// every path pk diff prints for a fixture pair parses, is spelled as
+// pkg/path spells it, is found by pk trace --path in the file(s) that have
+// it, and is ignorable by pk diff --ignore (the entry goes, and the path is
+// not reported as matching nothing); every path pk trace prints is found by
+// pk trace --path; every pk hash --explain path parses and is found by pk
+// trace --path.
+
+func openTree(t *testing.T, name string) *trace.Tree {
+	t.Helper()
+	doc, err := input.OpenWith(name, pickle.Options{}, input.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return trace.NewDoc(doc)
+}
+
+// diffPairs are the fixture pairs whose entries are checked.
+func diffPairs(t *testing.T) [][2]string {
+	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "differ", "*"))
+	var out [][2]string
+	for _, d := range dirs {
+		out = append(out, [2]string{filepath.Join(d, "a.pkl"), filepath.Join(d, "b.pkl")})
+	}
+	in := filepath.Join("..", "testdata", "inputs")
+	for _, p := range [][2]string{
+		{"torch_zip_a.pt", "torch_zip_b.pt"}, {"torch_legacy_a.pt", "torch_legacy_b.pt"},
+		{"torch_zip_a.pt", "torch_legacy_b.pt"}, {"torch_legacy_a.pt", "torch_zip_b.pt"},
+		{"joblib_a.joblib", "joblib_b.joblib"}, {"plain.pkl", "joblib_a.joblib"},
+	} {
+		out = append(out, [2]string{filepath.Join(in, p[0]), filepath.Join(in, p[1])})
+	}
+	if len(out) < 10 {
+		t.Fatalf("only %d fixture pairs", len(out))
+	}
+	return out
+}
+
+// folds reports whether pk hash folds a producer's setstate call into
+// the object it sets in file f (cloudpickle's _function_setstate and
+// _class_setstate): pk diff compares the canonical form, where the state's
+// entries are the object's attributes (root.predict), while pk trace shows
+// the call where the pickle makes it (root<popped 2>.__reduce__[1][1][0]['predict']).
+func folds(t *testing.T, f string) bool {
+	res, err := canon.HashFile(f, canon.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res.Applied {
+		if a.Rule == "setstate-fold" {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDiffPathsRoundTrip(t *testing.T) {
+	trees := map[string]*trace.Tree{}
+	tree := func(name string) *trace.Tree {
+		if trees[name] == nil {
+			trees[name] = openTree(t, name)
+		}
+		return trees[name]
+	}
+	checked, skipped, folded := 0, 0, 0
+	for _, pair := range diffPairs(t) {
+		a, b := pair[0], pair[1]
+		res, err := diff.Files(a, b, diff.Options{})
+		if err != nil {
+			t.Fatalf("%s %s: %v", a, b, err)
+		}
+		for _, e := range res.Entries {
+			c, err := ppath.Canonical(e.Path)
+			if err != nil || c != e.Path {
+				t.Errorf("%s: diff printed %q, which reads back as %q (%v)", a, e.Path, c, err)
+				continue
+			}
+			if strings.HasSuffix(e.Path, "]") && strings.Contains(e.Path[strings.LastIndexByte(e.Path, '['):], ":") || strings.Contains(e.Path, "<effect ") {
+				skipped++ // a run, a named argument, an effect: no one object of the raw tree
+			} else {
+				var sides []string
+				switch e.Kind {
+				case diff.Removed:
+					sides = []string{a}
+				case diff.Added:
+					sides = []string{b}
+				default:
+					sides = []string{a, b}
+				}
+				for _, f := range sides {
+					if _, err := tree(f).Find(e.Path); err != nil {
+						if folds(t, f) {
+							folded++
+							continue
+						}
+						t.Errorf("diff %s %s printed %s (%s), which pk trace --path does not find in %s: %v", a, b, e.Path, e.Kind, f, err)
+					}
+				}
+				checked++
+			}
+			// --ignore of the path removes the entry and matches
+			r2, err := diff.Files(a, b, diff.Options{Ignore: []string{e.Path}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e2 := range r2.Entries {
+				if e2.Path == e.Path {
+					t.Errorf("diff %s %s --ignore %s still gives that entry", a, b, e.Path)
+				}
+			}
+			if len(r2.Unmatched) > 0 {
+				t.Errorf("diff %s %s --ignore %s: reported as matching nothing", a, b, e.Path)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d diff paths looked up in trace (%d skipped)", checked, skipped)
+	}
+	t.Logf("%d diff paths looked up by trace --path (%d of them through a folded setstate call: not in the raw tree), %d runs and effects only parsed and ignored", checked, folded, skipped)
+}
+
+func TestTracePathsRoundTrip(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "inputs", "*"))
+	more, _ := filepath.Glob(filepath.Join("..", "testdata", "differ", "*", "*.pkl"))
+	files = append(files, more...)
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".py") || strings.HasSuffix(f, ".json") || strings.Contains(f, "hostile") {
+			continue
+		}
+		tr := openTree(t, f)
+		seen := map[string]bool{}
+		tr.Walk(tr.Root(), trace.Options{Depth: -1, All: true}, func(v *trace.Visit) {
+			p := v.Path()
+			if p == "" || v.Kind == trace.ItemElided || seen[p] {
+				return
+			}
+			seen[p] = true
+			if c, err := ppath.Canonical(p); err != nil || c != p {
+				t.Errorf("%s: trace printed %q, which reads back as %q (%v)", f, p, c, err)
+				return
+			}
+			it, err := tr.Find(p)
+			if err != nil {
+				t.Errorf("%s: trace printed %s, which --path does not find: %v", f, p, err)
+				return
+			}
+			if it.Path() != p {
+				t.Errorf("%s: --path %s found %s", f, p, it.Path())
+			}
+			n++
+		}, nil)
+	}
+	if n < 500 {
+		t.Errorf("only %d paths checked", n)
+	}
+}
+
+func TestExplainPathsRoundTrip(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "fixtures", "*", "*.pkl"))
+	in, _ := filepath.Glob(filepath.Join("..", "testdata", "inputs", "torch_*.pt"))
+	files = append(files, in...)
+	found, total := 0, 0
+	var missing []string
+	for _, f := range files {
+		res, err := canon.HashFile(f, canon.Options{})
+		if err != nil {
+			continue
+		}
+		var tr *trace.Tree
+		for _, a := range res.Applied {
+			c, err := ppath.Canonical(a.Path)
+			if err != nil || c != a.Path {
+				t.Errorf("%s: --explain printed %q, which reads back as %q (%v)", f, a.Path, c, err)
+				continue
+			}
+			if tr == nil {
+				tr = openTree(t, f)
+			}
+			total++
+			if _, err := tr.Find(a.Path); err == nil {
+				found++
+			} else {
+				missing = append(missing, a.Rule+" "+a.Path)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if total == 0 {
+		t.Fatal("no --explain paths")
+	}
+	t.Logf("%d of %d --explain paths found by trace --path; not found (rewritten by a rule, or an effect): %d", found, total, len(missing))
+}
+
+// TestPathScripts runs cmd/testdata/script/paths_*.txtar: the paths every
+// command prints are read by --path and --ignore; malformed ones are
+// errors, ones that match nothing warnings.
+func TestPathScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{Files: globScripts(t, "paths_"), Setup: inputsEnv(t), Cmds: fileCmds})
+}

@@ -1,0 +1,165 @@
+package pickle
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPlanLastRead: the plan gives, for every memo index, the offset of the
+// last GET that reads it, as a walk over Next's opcodes finds it, for every
+// first stream of the fixtures.
+func TestPlanLastRead(t *testing.T) {
+	n := 0
+	filepath.WalkDir("../../testdata/fixtures", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".pkl" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		want := map[int64]int64{}
+		rd := NewReader(bytes.NewReader(data), int64(len(data)), p)
+		for {
+			o, err := rd.Next()
+			if err != nil {
+				return nil // not a pickle the reader reads whole
+			}
+			if (o.Code == GET || o.Code == BINGET || o.Code == LONG_BINGET) && o.Big == nil {
+				want[o.Int] = o.Offset
+			}
+			if o.Code == STOP {
+				break
+			}
+		}
+		plan, err := PlanStream(NewReader(bytes.NewReader(data), int64(len(data)), p))
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			return nil
+		}
+		if plan.Reads() != len(want) {
+			t.Errorf("%s: plan has %d read indices, Next finds %d", p, plan.Reads(), len(want))
+		}
+		for i, off := range want {
+			if got := plan.LastRead(i); got != off {
+				t.Errorf("%s: last read of memo %d at %d, plan says %d", p, i, off, got)
+			}
+		}
+		n++
+		return nil
+	})
+	if n < 100 {
+		t.Fatalf("only %d fixtures planned", n)
+	}
+}
+
+// TestPlanSparse: indices read beyond the dense range are in the map.
+func TestPlanSparse(t *testing.T) {
+	// PROTO 4, EMPTY_LIST, LONG_BINPUT 2^30, POP, LONG_BINGET 2^30, STOP
+	data := []byte("\x80\x04]r\x00\x00\x00\x400j\x00\x00\x00\x40.")
+	p, err := PlanStream(NewReader(bytes.NewReader(data), int64(len(data)), "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.LastRead(1 << 30); got != 9 {
+		t.Fatalf("LastRead(2^30) = %d, want 9", got)
+	}
+	if p.LastRead(0) != -1 || p.ReadAfter(1<<30, 9) {
+		t.Fatal("index 0 is never read, and nothing reads 2^30 after offset 9")
+	}
+}
+
+// TestKeepReleasesRows: with Keep, the store of a long list of small dicts
+// holds what is live (the list, the first items), not every row, and the
+// machine's memo holds bits for the writes nothing reads.
+func TestKeepReleasesRows(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("\x80\x04]\x94")
+	const batches, rows = 200, 1000
+	for i := 0; i < batches; i++ {
+		b.WriteByte('(')
+		for j := 0; j < rows; j++ {
+			b.WriteString("}\x94(K\x01\x8c\x01a\x94u")
+		}
+		b.WriteByte('e')
+	}
+	b.WriteByte('.')
+	data := b.Bytes()
+	keep := &Keep{Depth: 3, Items: 64}
+	f, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: keep, Replay: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Streams[0].Store()
+	if s.Len() > 3*MinCompact {
+		t.Fatalf("store holds %d nodes of %d rows: nothing released", s.Len(), batches*rows)
+	}
+	root := s.Root
+	// cut to 64 items at the last compaction, then grown by the rows after it
+	if s.Kind(root) != KindList || s.NItems(root) >= batches*rows/4 || !s.Has(root, FlagReleased) {
+		t.Fatalf("root: %s with %d items, released %v; want a list cut short", s.Kind(root), s.NItems(root), s.Has(root, FlagReleased))
+	}
+	first := s.Items(root)[0]
+	if s.Kind(first) != KindDict || s.NItems(first) != 2 || s.Str(s.Items(first)[1]) != "a" {
+		t.Fatalf("first row not kept whole: %s %d", s.Kind(first), s.NItems(first))
+	}
+	full, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := full.Streams[0].Store().Len(); n < 3*batches*rows {
+		t.Fatalf("without Keep the store holds %d nodes", n)
+	}
+}
+
+// TestPlanHostileIndex: a read of a huge index in a tiny stream costs a map
+// entry, not a dense table up to it.
+func TestPlanHostileIndex(t *testing.T) {
+	// PROTO 4, EMPTY_LIST, LONG_BINPUT 2^24-1, LONG_BINGET 2^24-1, STOP
+	data := []byte("\x80\x04]r\xff\xff\xff\x00j\xff\xff\xff\x00.")
+	p, err := PlanStream(NewReader(bytes.NewReader(data), int64(len(data)), "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.dense) > 4096 || p.LastRead(1<<24-1) != 8 {
+		t.Fatalf("dense %d, LastRead %d", len(p.dense), p.LastRead(1<<24-1))
+	}
+}
+
+// TestKeepMemoSemantics: with a plan, the memo still counts every write
+// (MEMOIZE stores at len(memo)) and finds every index read later, whether
+// it is in the plan's dense part or its map, written once or overwritten.
+func TestKeepMemoSemantics(t *testing.T) {
+	defer func(v int) { MinCompact = v }(MinCompact)
+	MinCompact = 4
+	var b bytes.Buffer
+	b.WriteString("\x80\x04]\x94") // memo[0] = the list
+	for i := 0; i < 40; i++ {
+		b.WriteString("K\x05\x94") // MEMOIZE: memo[1..40], never read
+	}
+	b.WriteString("0000000000000000000000000000000000000000") // POP them
+	b.WriteString("N")
+	b.WriteString("r\x00\x00\x00\x01") // LONG_BINPUT 2^24: memo[2^24] = None (read below: map)
+	b.WriteString("0")
+	b.WriteString("K\x07r\x05\x00\x00\x00") // memo[5] = 7, overwriting a write nothing read
+	b.WriteString("0")
+	b.WriteString("K\x09\x94") // MEMOIZE: memo[len(memo)] = memo[42] = 9
+	b.WriteString("0")
+	b.WriteString("h\x00")                              // the list
+	b.WriteString("(j\x00\x00\x00\x01h\x05h\x2aK\x2ae") // APPENDS None, 7, 9, 42
+	b.WriteString("0h\x00.")
+	data := b.Bytes()
+	keep := &Keep{Depth: 3, Items: 64}
+	f, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: keep, Replay: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Streams[0].Store()
+	items := s.Items(s.Root)
+	if len(items) != 4 || s.Kind(items[0]) != KindNone || s.Int(items[1]) != 7 || s.Int(items[2]) != 9 || s.Int(items[3]) != 42 {
+		t.Fatalf("root items: %d", len(items))
+	}
+}

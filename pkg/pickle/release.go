@@ -1,0 +1,493 @@
+package pickle
+
+import "math"
+
+// Keep lets the machine release what its consumer will never read
+// (docs/engine.md §2.1, finality). A consumer that reads the call log and,
+// of every other value, only a bounded view (pk scan describes a call's
+// arguments a few levels deep) sets it; the store then holds what is
+// still live, not the whole stream.
+//
+// What is kept, at each compaction (see machine.compact):
+//   - in full, everything reachable from the call log (calls, globals,
+//     mutated objects, persistent ids, EXT codes, buffers: their parts,
+//     arguments and operations);
+//   - of every node still named by the stack, the metastack or a memo
+//     entry that the plan (pass 1, PlanStream) says a later opcode reads,
+//     and of the nodes dropped by POP or left at STOP, the node and Depth
+//     levels below it, the first Items kid positions of each container
+//     (dict: key and value count as two);
+//   - the owner of each kept node, as a stub when the owner itself is not
+//     kept.
+//
+// Everything else is final (no later opcode can name it) and is released.
+// A container whose items were cut, and the one stub that stands for every
+// released node a kept node still refers to, carry FlagReleased. Node IDs
+// are renumbered at each compaction, in creation order.
+type Keep struct {
+	Depth int // levels kept below a node that only the stack or the memo holds
+	Items int // kid positions kept of each such container
+
+	// Final, when set, is given at each compaction, in log order, the
+	// events of the call log (calls, mutations, persistent ids, buffers;
+	// not global resolutions or EXT lookups, which stay until STOP) whose
+	// node is final with everything it reaches: nothing a later opcode can
+	// name is reachable from it, so what a consumer reads of it now is what
+	// it would read at STOP. When Final returns true the events leave the
+	// log, and their nodes are kept only as far as other nodes need them;
+	// the lists of popped and left nodes then drop what is released. A
+	// consumer that reads the log as it goes (pk scan) so holds what is
+	// live, not every call. Its node IDs are valid until Final returns.
+	Final func(s *Store, evs []SEvent) bool
+	// Taints, when set, says which named nodes make what reaches them not
+	// final for Final's consumer: those whose later changes (items added,
+	// operations applied) it would read through another event. Nil: every
+	// named node. An event whose own node is named is never final (its
+	// fate, popped or kept, is still open).
+	Taints func(k Kind) bool
+}
+
+// MinCompact is the store size (records) below which the machine never
+// compacts: a small stream costs no plan and no pass. Tests lower it to
+// make every fixture compact.
+var MinCompact = 1 << 14
+
+// keepFull is the level of a node kept with everything it reaches.
+const keepFull = math.MaxInt32
+
+// maybeCompact compacts the store when it has doubled since the last
+// compaction (amortised linear: each pass costs what it keeps and drops).
+func (m *machine) maybeCompact() {
+	if len(m.s.recs) < m.nextCompact {
+		return
+	}
+	if m.memo.plan == nil {
+		p := m.planStream()
+		if p == nil {
+			m.nextCompact = math.MaxInt
+			return
+		}
+		m.memo.adopt(p)
+	}
+	before := len(m.s.recs)
+	m.compact()
+	m.nextCompact = max(MinCompact, 2*len(m.s.recs))
+	if len(m.s.recs) > before-before/4 {
+		// most of the stream is still live (a cloudpickle state, a graph
+		// of calls): compacting it again would copy it again for little;
+		// it is held whole from here, as without Keep
+		m.nextCompact = math.MaxInt
+		m.spare = spareSet{}
+		m.project = true
+	}
+}
+
+// spareSet is the set of arrays a compaction writes into.
+type spareSet struct {
+	recs []rec
+	kids []ID
+	text []byte
+	ext  []ext
+	muts []smut
+}
+
+// planStream runs pass 1 over the current stream (from its first byte, read
+// again from Options.Replay); nil when it cannot (the main pass then reports
+// whatever is wrong with the bytes, and the stream is held whole).
+func (m *machine) planStream() *Plan {
+	if m.replay == nil {
+		return nil
+	}
+	rd := NewReaderAt(m.replay, m.rd.Size(), m.rd.Name(), m.s.Begin)
+	rd.BlobThreshold = m.rd.BlobThreshold
+	p, err := PlanStream(rd)
+	if r, ok := m.replay.(interface{ Release() }); ok {
+		r.Release() // a decompressor read again: not held while pass 2 goes on
+	}
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// adopt switches the memo to the plan: only the indices the plan reads keep
+// a dense slot; the others become bits.
+func (t *memoTable) adopt(p *Plan) {
+	t.plan = p
+	n := len(p.dense)
+	nd := make([]int32, n)
+	copy(nd, t.dense)
+	for i := n; i < len(t.dense); i++ {
+		if t.dense[i] != 0 {
+			j := i - n
+			for len(t.seen) <= j>>6 {
+				t.seen = append(t.seen, 0)
+			}
+			t.seen[j>>6] |= 1 << (j & 63)
+		}
+	}
+	t.dense = nd
+	for i, id := range t.sparse {
+		if i >= 0 && i < int64(n) {
+			// a Python 2 pickler numbers from 1: its writes went to the map
+			nd[i] = int32(id) + 1
+			delete(t.sparse, i)
+		}
+	}
+}
+
+// compact releases what is final and renumbers what is kept (see Keep).
+func (m *machine) compact() {
+	s := m.s
+	now := m.op.Offset
+	n := len(s.recs)
+	if cap(m.lvl) < n {
+		m.lvl = make([]int32, n)
+	}
+	lvl := m.lvl[:n]
+	clear(lvl)
+	work := m.work[:0]
+	raise := func(id ID, l int32) {
+		if id >= 0 && int(id) < n && lvl[id] < l {
+			lvl[id] = l
+			work = append(work, id)
+		}
+	}
+	named := int32(m.keep.Depth) + 1
+	items := int32(max(m.keep.Items, 1))
+	t := &m.memo
+	for i, v := range t.dense {
+		if v > 0 && !t.plan.ReadAfter(int64(i), now) {
+			t.dense[i] = memoDead
+		}
+	}
+	for i, id := range t.sparse {
+		if id >= 0 && !t.plan.ReadAfter(i, now) {
+			t.sparse[i] = deadID
+		}
+	}
+	if m.keep.Final != nil {
+		m.finalEvents()
+	}
+	for _, ev := range s.Log {
+		raise(ev.Node, keepFull)
+	}
+	for _, sl := range m.stack {
+		raise(sl.n, named)
+	}
+	if m.keep.Final == nil {
+		for _, l := range [][]ID{s.Tops, s.Popped, s.Leftover} {
+			for _, id := range l {
+				raise(id, named)
+			}
+		}
+	}
+	for _, v := range t.dense {
+		if v > 0 {
+			raise(ID(v-1), named)
+		}
+	}
+	for _, id := range t.sparse {
+		if id >= 0 {
+			raise(id, named)
+		}
+	}
+	for len(work) > 0 {
+		id := work[len(work)-1]
+		work = work[:len(work)-1]
+		r := &s.recs[id]
+		l := lvl[id]
+		if l != keepFull && (r.kind == KindCall || r.kind == KindGlobal || r.kind == KindPersID || (r.x != 0 && s.ext[r.x-1].nmut > 0)) {
+			// parts, operands and operations are not cut: what such a
+			// node holds is kept whole
+			l = keepFull
+			lvl[id] = l
+		}
+		if l == keepFull {
+			if r.hasItems() {
+				for _, c := range s.kids[r.kid : r.kid+r.nkid] {
+					raise(c, keepFull)
+				}
+			}
+			if r.x != 0 {
+				x := &s.ext[r.x-1]
+				for i := x.mut; i != 0; i = s.muts[i-1].next {
+					mu := &s.muts[i-1]
+					for _, c := range s.kids[mu.kid : mu.kid+mu.nkid] {
+						raise(c, keepFull)
+					}
+				}
+			}
+			continue
+		}
+		if l > 1 && r.hasItems() {
+			k := min(r.nkid, items)
+			for _, c := range s.kids[r.kid : r.kid+k] {
+				raise(c, l-1)
+			}
+		}
+	}
+	m.work = work[:0]
+
+	// renumber in creation order; the stub comes last
+	newID := m.newIDs(n)
+	kept := 0
+	for i, l := range lvl {
+		if l > 0 {
+			newID[i] = ID(kept)
+			kept++
+		} else {
+			newID[i] = NoID
+		}
+	}
+	stub := ID(kept) // always added: cut item lists and released owners point to it
+	mapID := func(id ID) ID {
+		if id < 0 {
+			return id
+		}
+		if nid := newID[id]; nid != NoID {
+			return nid
+		}
+		return stub
+	}
+	// the arrays of the compaction before this one are used again (the
+	// store's are, at the next): two sets per stream, no allocation per pass
+	next := max(MinCompact, 2*(kept+1))
+	recs, kids, text, exts, muts := m.spare.recs[:0], m.spare.kids[:0], m.spare.text[:0], m.spare.ext[:0], m.spare.muts[:0]
+	if cap(recs) < next+1024 {
+		recs = make([]rec, 0, next+1024)
+	}
+	for i, l := range lvl {
+		if l == 0 {
+			continue
+		}
+		r := s.recs[i]
+		id := ID(i)
+		if r.owner >= 0 {
+			r.owner = mapID(r.owner)
+		}
+		if !r.hasItems() {
+			// the text of a str, bytes, bytearray or PERSID
+			off, tl := s.textOf(id)
+			r.val = int64(len(text))
+			text = append(text, s.text[off:off+tl]...)
+		}
+		if r.x != 0 {
+			x := s.ext[r.x-1]
+			if r.kind == KindGlobal {
+				mo := int64(len(text))
+				text = append(text, s.text[x.modOff:x.modOff+x.modLen]...)
+				no := int64(len(text))
+				text = append(text, s.text[x.nameOff:x.nameOff+x.nameLen]...)
+				x.modOff, x.nameOff = mo, no
+			}
+			x.kcap = 0
+			if x.nmut > 0 {
+				first, prev := int32(0), int32(0)
+				for j := s.ext[r.x-1].mut; j != 0; j = s.muts[j-1].next {
+					mu := s.muts[j-1]
+					start := int32(len(kids))
+					for _, c := range s.kids[mu.kid : mu.kid+mu.nkid] {
+						kids = append(kids, mapID(c))
+					}
+					muts = append(muts, smut{op: mu.op, off: mu.off, kid: start, nkid: mu.nkid})
+					k := int32(len(muts))
+					if prev != 0 {
+						muts[prev-1].next = k
+					} else {
+						first = k
+					}
+					prev = k
+				}
+				x.mut, x.end = first, prev
+			}
+			exts = append(exts, x)
+			r.x = int32(len(exts))
+		}
+		if r.hasItems() {
+			keep := r.nkid
+			if l != keepFull {
+				if l > 1 {
+					keep = min(keep, items)
+				} else {
+					keep = min(keep, 1)
+				}
+			}
+			start := int32(len(kids))
+			for j, c := range s.kids[r.kid : r.kid+keep] {
+				if l == 1 || int32(j) >= items {
+					kids = append(kids, stub)
+				} else {
+					kids = append(kids, mapID(c))
+				}
+			}
+			if keep < r.nkid || l == 1 && keep > 0 {
+				r.flags |= FlagReleased
+			}
+			r.kid, r.nkid = start, keep
+		}
+		recs = append(recs, r)
+	}
+	recs = append(recs, rec{kind: KindNone, op: NONE, off: s.Begin, owner: NoID, flags: FlagReleased})
+	for i := range s.Log {
+		s.Log[i].Node = mapID(s.Log[i].Node)
+	}
+	for i := range m.stack {
+		m.stack[i].n = mapID(m.stack[i].n)
+	}
+	if m.keep.Final != nil {
+		// without a consumer of finals these lists are roots; with one,
+		// what they name may have gone
+		s.Tops, s.Popped, s.Leftover = keptOnly(s.Tops, newID), keptOnly(s.Popped, newID), keptOnly(s.Leftover, newID)
+	}
+	for _, l := range [][]ID{s.Tops, s.Popped, s.Leftover} {
+		for i := range l {
+			l[i] = mapID(l[i])
+		}
+	}
+	for i, v := range t.dense {
+		if v > 0 {
+			t.dense[i] = int32(mapID(ID(v-1))) + 1
+		}
+	}
+	for i, id := range t.sparse {
+		if id >= 0 {
+			t.sparse[i] = mapID(id)
+		}
+	}
+	clear(s.ext) // no pointers (big ints, blobs) kept alive from the spare set
+	m.spare = spareSet{s.recs, s.kids, s.text, s.ext, s.muts}
+	s.recs, s.kids, s.text, s.ext, s.muts = recs, kids, text, exts, muts
+	m.released += int64(n - kept)
+}
+
+// newIDs returns a scratch slice of n IDs.
+func (m *machine) newIDs(n int) []ID {
+	if cap(m.ids) < n {
+		m.ids = make([]ID, n)
+	}
+	return m.ids[:n]
+}
+
+// keptOnly drops from l, in place, the nodes that compact released.
+func keptOnly(l []ID, newID []ID) []ID {
+	out := l[:0]
+	for _, id := range l {
+		if id >= 0 && newID[id] != NoID {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// finalEvents hands Keep.Final the events whose nodes are final with all
+// they reach, and drops them from the log when it takes them. A node is
+// tainted when it is named (on the stack or the metastack, or in a memo
+// entry read later) or reaches a tainted node; the rest cannot change.
+func (m *machine) finalEvents() {
+	s := m.s
+	n := len(s.recs)
+	// taint, children before parents, with an explicit stack: 1 named or
+	// reaching a named node, 2 not, 0 not yet known
+	if cap(m.taint) < n {
+		m.taint = make([]uint8, n)
+	}
+	taint := m.taint[:n]
+	clear(taint)
+	if cap(m.namedSet) < n {
+		m.namedSet = make([]bool, n)
+	}
+	isNamed := m.namedSet[:n]
+	clear(isNamed)
+	name := func(id ID) {
+		isNamed[id] = true
+		if m.keep.Taints == nil || m.keep.Taints(s.recs[id].kind) {
+			taint[id] = 1
+		}
+	}
+	for _, sl := range m.stack {
+		name(sl.n)
+	}
+	t := &m.memo
+	for _, v := range t.dense {
+		if v > 0 {
+			name(ID(v - 1))
+		}
+	}
+	for _, id := range t.sparse {
+		if id >= 0 {
+			name(id)
+		}
+	}
+	// each frame's children sit in kids[from:to], pushed with the frame
+	// and popped with it: every edge is looked at once
+	st := m.frames[:0]
+	kids := m.walkKids[:0]
+	for root := range taint {
+		if taint[root] != 0 {
+			continue
+		}
+		taint[root] = 3 // on the walk
+		kids = s.Children(ID(root), kids[:0])
+		st = append(st[:0], walkFrame{ID(root), 0, len(kids)})
+		for len(st) > 0 {
+			f := &st[len(st)-1]
+			if f.next < f.to {
+				c := kids[f.next]
+				f.next++
+				switch taint[c] {
+				case 0:
+					taint[c] = 3
+					from := len(kids)
+					kids = s.Children(c, kids)
+					st = append(st, walkFrame{c, from, len(kids)})
+				case 1, 3:
+					// named, or a cycle back to a node on the walk: a
+					// cycle that reaches nothing named is final, but one
+					// node of it cannot tell yet; counting it as tainted
+					// only defers its events to STOP
+					taint[f.id] = 1
+				}
+				continue
+			}
+			if taint[f.id] == 3 {
+				taint[f.id] = 2
+			}
+			done := f.id
+			st = st[:len(st)-1]
+			if len(st) > 0 {
+				kids = kids[:st[len(st)-1].to]
+				if taint[done] == 1 {
+					taint[st[len(st)-1].id] = 1
+				}
+			}
+		}
+	}
+	m.frames, m.walkKids = st[:0], kids[:0]
+	final := func(ev SEvent) bool {
+		return ev.Kind != EvGlobal && ev.Kind != EvExt && ev.Node >= 0 && taint[ev.Node] == 2 && !isNamed[ev.Node]
+	}
+	var batch []SEvent
+	for _, ev := range s.Log {
+		if final(ev) {
+			batch = append(batch, ev)
+		}
+	}
+	if len(batch) == 0 || !m.keep.Final(s, batch) {
+		return
+	}
+	keep := s.Log[:0]
+	for _, ev := range s.Log {
+		if !final(ev) {
+			keep = append(keep, ev)
+		}
+	}
+	s.Log = keep
+}
+
+// walkFrame is one node on finalEvents' walk: its children are
+// walkKids[next:to].
+type walkFrame struct {
+	id       ID
+	next, to int
+}

@@ -1,0 +1,367 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+
+	ppath "github.com/pk-tools/pk/pkg/path"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The paths pk trace prints and --path reads, spelled and parsed by
+// pkg/path (docs/paths.md): the same as pk diff's and pk hash --explain's.
+
+// str spells the role; s is the store of its key (rKey, rAttr).
+func (r role) str(s *pickle.Store) string {
+	switch r.kind {
+	case rIndex:
+		return ppath.Index(r.i)
+	case rKey:
+		if v, ok := storeLiteral(s, r.k); s != nil && ok {
+			return ppath.Key(v)
+		}
+		return ppath.KeyAt(r.i)
+	case rAttr, rAttr2:
+		return ppath.Attr(s.Str(r.k))
+	case rNamed:
+		q, n, _ := namedArgs(s, r.k)
+		return ppath.ArgName(q, n, r.i)
+	case rKeyObj:
+		return ppath.Pseudo("key", r.i)
+	case rKeyVal:
+		// a tuple key of literals: root[1, 2], as Python and pk diff read it
+		if s != nil {
+			if v, ok := storeLiteral(s, r.k); ok {
+				return ppath.Key(v)
+			}
+		}
+		return ppath.KeyAt(r.i)
+	case rSet:
+		return ppath.SetPos(r.i)
+	case rFunc:
+		if r.i == 1 {
+			return ppath.Class
+		}
+		return ppath.Callable
+	case rArgs:
+		if r.i == 1 {
+			return ppath.NewArgs
+		}
+		return ppath.Args
+	case rKwargs:
+		return ppath.Kwargs
+	case rState:
+		if r.i == 0 {
+			return ppath.State
+		}
+		return ppath.Pseudo("build", r.i)
+	case rName:
+		return ppath.Parts + ppath.Index(r.i)
+	case rPid:
+		return ppath.PID
+	case rRoot:
+		return ""
+	case rPopped:
+		return ppath.Pseudo("popped", r.i)
+	case rLeftover:
+		return ppath.Pseudo("leftover", r.i)
+	case rOrphan:
+		return ppath.Pseudo("orphan", r.i)
+	}
+	return ppath.Pseudo("owned", r.i)
+}
+
+// link is the path link of a child with this role under the item whose
+// link is up: an attribute (rAttr) is a step from the object whose state
+// holds it, not from the state dict (root.coef_, not
+// root.__getstate__()['coef_']).
+func (r role) link(up *pathLink, rs string) *pathLink {
+	switch {
+	case r.kind == rAttr2 && up != nil && up.up != nil && up.up.up != nil:
+		return link(up.up.up, rs) // past the pair and its dict
+	case (r.kind == rAttr || r.kind == rNamed) && up != nil && up.up != nil:
+		return link(up.up, rs)
+	}
+	return link(up, rs)
+}
+
+// isTop: the roles of a stream's tops, whose paths start with the
+// stream's head.
+func (r role) isTop() bool {
+	return r.kind == rRoot || r.kind == rPopped || r.kind == rLeftover || r.kind == rOrphan
+}
+
+// namedArgs returns, for a tuple that is the arguments of the call that
+// owns it, the call's callable (qualified, as pk diff reads it) and its
+// length, when pkg/path names those arguments (.__code__, .co_consts):
+// the items are then steps from the call, as pk diff prints them.
+func namedArgs(s *pickle.Store, t pickle.ID) (string, int, bool) {
+	if s == nil || t < 0 || s.Kind(t) != pickle.KindTuple {
+		return "", 0, false
+	}
+	o := s.Owner(t)
+	if o == pickle.NoID || s.Kind(o) != pickle.KindCall || s.Args(o) != t {
+		return "", 0, false
+	}
+	q := storeQualified(s, s.Func(o))
+	n := s.NItems(t)
+	return q, n, ppath.NamesArgs(q, n)
+}
+
+// storeQualified is "module.name" of a global, "types.X" of cloudpickle's
+// _builtin_type('X') and dill's _load_type('X'), else "".
+func storeQualified(s *pickle.Store, f pickle.ID) string {
+	if f < 0 {
+		return ""
+	}
+	switch s.Kind(f) {
+	case pickle.KindGlobal:
+		return s.Qualified(f)
+	case pickle.KindCall:
+		g := s.Func(f)
+		if g < 0 || s.Kind(g) != pickle.KindGlobal {
+			return ""
+		}
+		inner := s.Qualified(g)
+		if !strings.HasSuffix(inner, "._builtin_type") && !strings.HasSuffix(inner, "._load_type") {
+			return ""
+		}
+		a := s.Args(f)
+		if a >= 0 && s.Kind(a) == pickle.KindTuple && s.NItems(a) == 1 {
+			if x := s.Items(a)[0]; s.Kind(x) == pickle.KindStr {
+				return "types." + s.Str(x)
+			}
+		}
+	}
+	return ""
+}
+
+// attrState reports whether dict n holds attributes of an object, as pk
+// diff reads them: the state of the first BUILD of the object that owns it,
+// or one of a (dict, slots dict) pair that is (as cloudpickle and
+// __slots__ objects write it), with str keys. pair says which.
+func attrState(s *pickle.Store, n pickle.ID) bool {
+	ok, _ := attrStateOf(s, n)
+	return ok
+}
+
+func attrStateOf(s *pickle.Store, n pickle.ID) (ok, pair bool) {
+	// (the cheap tests first: a large dict is seldom a state)
+	if n < 0 || s.Kind(n) != pickle.KindDict {
+		return false, false
+	}
+	o := s.Owner(n)
+	if o == pickle.NoID {
+		return false, false
+	}
+	if buildState(s, o) == n {
+		return strDict(s, n), false
+	}
+	if s.Kind(o) != pickle.KindTuple || s.NItems(o) != 2 || s.NMuts(o) > 0 {
+		return false, false
+	}
+	if oo := s.Owner(o); oo == pickle.NoID || buildState(s, oo) != o {
+		return false, false
+	}
+	for _, it := range s.Items(o) {
+		if s.Kind(it) != pickle.KindNone && !strDict(s, it) {
+			return false, false
+		}
+	}
+	return true, true
+}
+
+// pairState reports whether tuple t is a (dict, slots dict) state whose
+// dicts hold attributes (attrStateOf).
+func pairState(s *pickle.Store, t pickle.ID) bool {
+	if s.Kind(t) != pickle.KindTuple || s.NItems(t) != 2 {
+		return false
+	}
+	for _, it := range s.Items(t) {
+		if ok, pair := attrStateOf(s, it); ok && pair && s.Owner(it) == t {
+			return true
+		}
+	}
+	return false
+}
+
+// buildState is the state of the first BUILD of o, if it has one (and only
+// one argument).
+func buildState(s *pickle.Store, o pickle.ID) pickle.ID {
+	if s.NMuts(o) == 0 {
+		return pickle.NoID
+	}
+	for mi := s.MutIter(o); ; {
+		m, ok := mi.Next()
+		if !ok {
+			return pickle.NoID
+		}
+		if m.Op == pickle.BUILD {
+			if len(m.Args) != 1 {
+				return pickle.NoID
+			}
+			return m.Args[0]
+		}
+	}
+}
+
+// strDict: a dict of entries with str keys (kept whole), and no mutation.
+func strDict(s *pickle.Store, n pickle.ID) bool {
+	if n < 0 || s.Kind(n) != pickle.KindDict || s.NMuts(n) > 0 {
+		return false
+	}
+	items := s.Items(n)
+	for i := 0; i+1 < len(items); i += 2 {
+		if s.Kind(items[i]) != pickle.KindStr || s.PayloadLen(items[i]) != int64(len(s.Str(items[i]))) {
+			return false
+		}
+	}
+	return len(items) > 0
+}
+
+// storeLiteral returns scalar k of store s (or a tuple of them) as a path
+// literal; false for a payload kept only in part, or anything else.
+func storeLiteral(s *pickle.Store, k pickle.ID) (ppath.Value, bool) {
+	return storeLiteralDepth(s, k, 0)
+}
+
+func storeLiteralDepth(s *pickle.Store, k pickle.ID, depth int) (ppath.Value, bool) {
+	if s == nil || k < 0 || int(k) >= s.Len() || depth > 8 {
+		return ppath.Value{}, false
+	}
+	switch s.Kind(k) {
+	case pickle.KindTuple:
+		if s.NMuts(k) > 0 || s.NItems(k) > 16 {
+			return ppath.Value{}, false
+		}
+		var items []ppath.Value
+		for _, it := range s.Items(k) {
+			v, ok := storeLiteralDepth(s, it, depth+1)
+			if !ok {
+				return ppath.Value{}, false
+			}
+			items = append(items, v)
+		}
+		return ppath.Tuple(items...), true
+	case pickle.KindNone:
+		return ppath.None(), true
+	case pickle.KindBool:
+		return ppath.Bool(s.Int(k) != 0), true
+	case pickle.KindInt:
+		if s.IsBig(k) {
+			b := s.Big(k)
+			if b.BitLen() > bigExact {
+				return ppath.Value{}, false
+			}
+			return ppath.BigInt(b), true
+		}
+		return ppath.Int(s.Int(k)), true
+	case pickle.KindFloat:
+		return ppath.Float(s.Float(k)), true
+	case pickle.KindStr, pickle.KindBytes:
+		if s.PayloadLen(k) != int64(len(s.Str(k))) {
+			return ppath.Value{}, false
+		}
+		if s.Kind(k) == pickle.KindStr {
+			return ppath.Str(s.Str(k)), true
+		}
+		return ppath.Bytes(s.Str(k)), true
+	}
+	return ppath.Value{}, false
+}
+
+// setHead names the paths of stream i of a bare pickle file: root for the
+// first, stream[i] for the others (Doc.StreamHead for containers).
+func (st *StreamTree) setHead(i int) {
+	st.prefix = ppath.Root
+	if i > 0 {
+		st.prefix = ppath.Stream(i)
+	}
+	st.rootRole = st.prefix
+}
+
+// Find returns the item at path (pkg/path's grammar; as printed in the
+// tree or by --top, or any spelling of it that parses the same). A
+// malformed path is a *path.Error.
+func (t *Tree) Find(p string) (Item, error) {
+	parsed, err := ppath.Parse(p)
+	if err != nil {
+		return Item{}, err
+	}
+	target := parsed.String()
+	// depth first along the items whose path the target is at or below;
+	// items without a path of their own (the file, a pickle part, a
+	// stream, an attribute state) are passed through
+	stack := []Item{t.Root()}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kids := t.Children(it)
+		for i := len(kids) - 1; i >= 0; i-- {
+			k := kids[i]
+			if k.Kind == ItemElided {
+				continue
+			}
+			kp := k.Path()
+			switch {
+			case k.pl == nil || k.Kind == ItemStream || k.Kind == ItemPart && k.part != nil && k.part.pickle != nil:
+				stack = append(stack, k) // no path of its own
+			case kp == target:
+				return k, nil
+			case ppath.Under(target, kp):
+				if k.Kind == ItemRef {
+					return Item{}, fmt.Errorf("%s is a reference to #%d, built at %s: use that path", kp, k.Stream.numOf(k.Node), t.PathOf(k.Stream, k.Node))
+				}
+				stack = append(stack, k)
+			case k.Kind == ItemNode && k.Stream.Store.Kind(k.Node) == pickle.KindDict && attrState(k.Stream.Store, k.Node):
+				stack = append(stack, k) // its entries are its owner's attributes
+			case k.Kind == ItemNode && k.Role == ppath.State && pairState(k.Stream.Store, k.Node):
+				stack = append(stack, k) // a (dict, slots) pair of them
+			case k.Kind == ItemNode && (k.Role == ppath.Args || k.Role == ppath.NewArgs) && isNamedArgs(k.Stream.Store, k.Node):
+				stack = append(stack, k) // its items are named from the call
+			}
+		}
+	}
+	if len(parsed) == 1 && parsed[0].Kind == ppath.SHead && parsed[0].Name == "part" && t.Doc != nil {
+		// a part that is shown under the object that holds it (a storage,
+		// a joblib array): found by its name
+		if it, ok := t.findPart(parsed[0].Value.Str); ok {
+			return it, nil
+		}
+	}
+	return Item{}, &NotFoundError{Path: target}
+}
+
+// findPart returns the line of the part whose name (Doc.Key) is key, where
+// it is counted (not a reference to it).
+func (t *Tree) findPart(key string) (Item, bool) {
+	stack := []Item{t.Root()}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.Kind == ItemPart && it.part != nil && it.part.idx >= 0 && !it.part.ref && t.Doc.Key(it.part.idx) == key {
+			return it, true
+		}
+		kids := t.Children(it)
+		for i := len(kids) - 1; i >= 0; i-- {
+			if kids[i].Kind != ItemElided && kids[i].Kind != ItemRef {
+				stack = append(stack, kids[i])
+			}
+		}
+	}
+	return Item{}, false
+}
+
+func isNamedArgs(s *pickle.Store, t pickle.ID) bool {
+	_, _, ok := namedArgs(s, t)
+	return ok
+}
+
+// NotFoundError says that a well-formed path names nothing in the tree.
+type NotFoundError struct {
+	Path string // as pkg/path spells it
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no object at path %s (see --top for paths, docs/paths.md for their grammar)", e.Path)
+}

@@ -1,0 +1,20 @@
+package write
+
+import (
+	"os"
+	"testing"
+)
+
+// BenchmarkFile writes the canonical pickle of $PK_BENCH_FILE (default: the
+// cloudpickle state of testdata/states/gen_states.py under /work/states).
+func BenchmarkFile(b *testing.B) {
+	p := os.Getenv("PK_BENCH_FILE")
+	if p == "" {
+		b.Skip("PK_BENCH_FILE not set")
+	}
+	for i := 0; i < b.N; i++ {
+		if _, err := File(p, Options{}, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

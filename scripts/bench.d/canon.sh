@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# pk canon against pk hash of the same file (issue 14's target: pk canon of the
+# 103 MB table of small dicts and of a 4 MB+ cloudpickle state takes at most
+# twice the time of pk hash, with peak memory within the hash's). Runs
+# standalone or from scripts/bench.sh. One line per file:
+#   canon dicts.pkl (98 MB): canon 9.1s cpu 9.0s 1890 MB | hash 1.3s cpu 1.3s 15 MB | time 6.9x (cpu 6.9x), memory 126x (target <= 2x, <= 1x)
+# then the slowest file by CPU ratio. Files: the code-carrying states of
+# testdata/states/gen_states.py ($BENCH_DIR/states/a, made here when missing and
+# a python3 with cloudpickle and dill is at hand), the tables of
+# scripts/bench-gen.py (dicts.pkl, dicts.pkl.gz) and of scripts/bench.d/hash.sh
+# (dicts_1m.pkl, rows_dict.pkl, dataset.pkl, objects.pkl), those that exist.
+# CANON_FILES="a.pkl b.pkl" replaces the list.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PK=${PK:-$PWD/bin/pk}
+BENCH_DIR=${BENCH_DIR:-testdata/bench}
+RUNS=${BENCH_RUNS:-3}
+[ -x "$PK" ] || go build -o "$PK" .
+if ! declare -F measure >/dev/null; then
+	# standalone: as scripts/bench.sh's measure, with /usr/bin/time only:
+	# "<best wall s> <user+sys s of that run> <peak RSS KB over the runs>"
+	measure() {
+		local runs=$1 tf w u s m best="" cpu="" rss=0 i
+		shift
+		tf=$(mktemp)
+		for ((i = 0; i < runs; i++)); do
+			/usr/bin/time -o "$tf" -f '%e %U %S %M' "$@" >/dev/null 2>/dev/null || true
+			read -r w u s m < <(tail -n 1 "$tf")
+			if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then
+				best=$w
+				cpu=$(awk "BEGIN{printf \"%.2f\", $u + $s}")
+			fi
+			if [ "$m" -gt "$rss" ]; then rss=$m; fi
+		done
+		rm -f "$tf"
+		echo "$best $cpu $rss"
+	}
+fi
+ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.1f\", $1 / $2; else print \"inf\" }"; }
+
+if [ -n "${CANON_FILES:-}" ]; then
+	read -r -a files <<<"$CANON_FILES"
+else
+	S=$BENCH_DIR/states/a
+	PY=${PYTHON:-python3}
+	"$PY" -c 'import cloudpickle, dill' 2>/dev/null || PY=/usr/bin/python3
+	if [ ! -s "$S/cloudpickle_state.pkl" ] && "$PY" -c 'import cloudpickle, dill' 2>/dev/null; then
+		"$PY" testdata/states/gen_states.py "$S" "${STATE_SCALE:-3200}" >/dev/null
+	fi
+	files=()
+	for f in "$S/cloudpickle_state.pkl" "$S/dill_state.pkl" "$BENCH_DIR/dicts.pkl" "$BENCH_DIR/dicts.pkl.gz" \
+		"$BENCH_DIR/dicts_1m.pkl" "$BENCH_DIR/rows_dict.pkl" "$BENCH_DIR/dataset.pkl" "$BENCH_DIR/objects.pkl"; do
+		[ -s "$f" ] && files+=("$f")
+	done
+fi
+if [ ${#files[@]} -eq 0 ]; then
+	echo "canon: SKIP: no input (run scripts/bench.sh, or set CANON_FILES)"
+	exit 0
+fi
+worst="" worst_r=0
+for f in "${files[@]}"; do
+	read -r ct cc cm < <(measure "$RUNS" "$PK" canon "$f")
+	read -r ht hc hm < <(measure "$RUNS" "$PK" hash "$f")
+	rt=$(ratio "$ct" "$ht") rc=$(ratio "$cc" "$hc") rm=$(ratio "$cm" "$hm")
+	echo "canon $(basename "$f") ($(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$f") / 1048576}") MB): canon ${ct}s cpu ${cc}s $((cm / 1024)) MB | hash ${ht}s cpu ${hc}s $((hm / 1024)) MB | time ${rt}x (cpu ${rc}x), memory ${rm}x (target <= 2x, <= 1x)"
+	if awk "BEGIN{exit !($rc > $worst_r)}"; then worst=$(basename "$f") worst_r=$rc; fi
+done
+echo "canon: slowest against pk hash: $worst, ${worst_r}x the CPU (target <= 2x)"
