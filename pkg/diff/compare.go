@@ -139,17 +139,23 @@ func compareDocs(pathA string, db, da *input.Doc, ha, hb *canon.Result, ca, cb c
 		return r
 	}
 	// The digests (pk hash's form, pk-canon/2 by default) decide whether the
-	// inputs are the same; the differences are located on pk-canon/1's view,
+	// inputs are the same. The differences are located on pk-canon/1's view,
 	// whose parts, tensors and arrays pk diff names in its users' terms
-	// (element counts of storages and arrays), unless it finds none there
-	// (a difference only pk-canon/2 sees, such as the order of enum members).
+	// (element counts of storages and arrays), unless pk-canon/2's view
+	// locates them in at most half as many entries: a difference only it
+	// sees (the order of enum members), or one array changed between two
+	// forms of writing arrays, which pk-canon/1 lists as the forms'
+	// differences.
 	detail := opt
 	detail.Canon.Form = canon.Form1
 	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore))}
 	c.docs(da, db)
-	if len(c.entries) == 0 && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
-		c = &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
-		c.docs(da, db)
+	if len(c.entries) != 1 && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
+		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
+		c2.docs(da, db)
+		if len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) {
+			c = c2
+		}
 	}
 	r.Entries = c.entries
 	r.Unmatched = unmatched(opt, c.hit, da, db)
