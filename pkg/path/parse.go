@@ -590,6 +590,13 @@ func (p *parser) str(bytes bool) (string, error) {
 			p.i += n
 			b = p.appendCode(b, rune(v), bytes)
 		default:
+			if e >= 0x80 {
+				// a backslash before a non-ASCII character: kept, and the
+				// character read (and checked as UTF-8) as any other
+				b = append(b, '\\')
+				p.i--
+				continue
+			}
 			b = append(b, '\\', e) // Python keeps unknown escapes
 		}
 	}
