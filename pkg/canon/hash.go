@@ -1,10 +1,8 @@
 package canon
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -357,9 +355,6 @@ func writeTrailing(h hash.Hash, t *pickle.Trailing, opt Options, path string) er
 	return writeDigest(h, t.Digest, opt, path, t.Offset)
 }
 
-// errNotBare stops hashEach: the file is not a bare pickle after all.
-var errNotBare = errors.New("not a bare pickle")
-
 // hashEach hashes a bare pickle file stream by stream (pickle.ParseEach),
 // holding one stream at a time instead of all of them: the digest HashDoc
 // gives the same file, which is a single pickle part named "" (the stream
@@ -371,28 +366,6 @@ func hashEach(path string, opt Options) (res *Result, ok bool) {
 	if !opt.NoPaths {
 		return nil, false
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false
-	}
-	br := bufio.NewReaderSize(f, 256<<10)
-	if head, _ := br.Peek(16); !input.PlainPickle(head) {
-		return nil, false
-	}
-	ro := ReadOptions(opt)
-	ro.AfterBuild = func(_ *pickle.Reader, s *pickle.Store, n pickle.ID) error {
-		if input.JoblibWrapper(s, n) {
-			return errNotBare
-		}
-		return nil
-	}
-	rd := pickle.NewReader(br, fi.Size(), path)
-	rd.NewHash = ro.NewHash
 	if opt.v2() {
 		opt.src = path // a plain pickle read from its first byte
 	}
@@ -400,10 +373,7 @@ func hashEach(path string, opt Options) (res *Result, ok bool) {
 	var digests []byte
 	n := 0
 	scr := &docScratch{}
-	file, err := pickle.ParseEach(rd, ro, func(st *pickle.Stream) error {
-		if st.Index == 0 && input.TorchLegacyMagic(st.Store()) {
-			return errNotBare
-		}
+	file, ok := input.EachStream(path, ReadOptions(opt), func(st *pickle.Stream) error {
 		v := normalize(st, opt, scr)
 		d, err := v.Digest()
 		if err != nil {
@@ -414,7 +384,7 @@ func hashEach(path string, opt Options) (res *Result, ok bool) {
 		res.Applied = v.tally.merge(res.Applied)
 		return nil
 	})
-	if err != nil || file.Trailing != nil && n == 0 {
+	if !ok || file.Trailing != nil && n == 0 {
 		return nil, false
 	}
 	h := opt.Algo.New()
