@@ -626,10 +626,10 @@ func (v *View) frombufferArray(n pickle.ID) (*Array, bool) {
 	return a, true
 }
 
-// joblibArray reads joblib's form: wrapper node n (a NumpyArrayWrapper
-// whose BUILD state gives subclass, shape, order and dtype) and the raw
-// part of its bytes.
-func (v *View) joblibArray(n pickle.ID, raw *input.Raw) (*Array, bool) {
+// wrapperState returns the BUILD state of joblib's NumpyArrayWrapper n by
+// key (a dict of str keys, its only operations BUILDs), when its subclass
+// is numpy.ndarray.
+func (v *View) wrapperState(n pickle.ID) (map[string]pickle.ID, bool) {
 	state := map[string]pickle.ID{}
 	for _, m := range v.muts(n) {
 		if m.Op != pickle.BUILD || len(m.Args) != 1 {
@@ -649,6 +649,17 @@ func (v *View) joblibArray(n pickle.ID, raw *input.Raw) (*Array, bool) {
 		}
 	}
 	if mod, name, ok := v.global(state["subclass"]); !ok || mod != "numpy" || name != "ndarray" {
+		return nil, false
+	}
+	return state, true
+}
+
+// joblibArray reads joblib's form: wrapper node n (a NumpyArrayWrapper
+// whose BUILD state gives subclass, shape, order and dtype) and the raw
+// part of its bytes.
+func (v *View) joblibArray(n pickle.ID, raw *input.Raw) (*Array, bool) {
+	state, ok := v.wrapperState(n)
+	if !ok {
 		return nil, false
 	}
 	sh, ok1 := state["shape"]
@@ -686,25 +697,8 @@ func (v *View) joblibObjects(n pickle.ID, f *pickle.File) (*View, bool) {
 	if f == nil || len(f.Streams) != 1 || f.Trailing != nil {
 		return nil, false
 	}
-	state := map[string]pickle.ID{}
-	for _, m := range v.muts(n) {
-		if m.Op != pickle.BUILD || len(m.Args) != 1 {
-			return nil, false
-		}
-		st := v.res(m.Args[0])
-		if v.kind(st) != pickle.KindDict || v.nmuts(st) > 0 {
-			return nil, false
-		}
-		it := v.items(st)
-		for i := 0; i+1 < len(it); i += 2 {
-			k, ok := v.str(it[i])
-			if !ok {
-				return nil, false
-			}
-			state[k] = it[i+1]
-		}
-	}
-	if mod, name, ok := v.global(state["subclass"]); !ok || mod != "numpy" || name != "ndarray" {
+	state, ok := v.wrapperState(n)
+	if !ok {
 		return nil, false
 	}
 	shape, ok := v.shape(state["shape"])
