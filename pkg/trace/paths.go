@@ -288,6 +288,71 @@ func (t *Tree) Find(p string) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
+	it, err := t.find(parsed)
+	if err == nil {
+		return it, nil
+	}
+	if alt, ok := t.unfold(parsed, 0); ok {
+		return alt, nil
+	}
+	return Item{}, err
+}
+
+// unfold finds a path that goes through a state cloudpickle sets with
+// _function_setstate or _class_setstate, a call of its own in the pickle
+// (trace shows it where the pickle makes it, as <popped i>), which pk diff
+// and pk hash fold into the object (`root.predict` for a method of a class
+// pickled by value, `root.__defaults__` of a function): the longest prefix
+// found whose next step is an attribute that the object's setstate state
+// holds continues at that entry's own path.
+func (t *Tree) unfold(parsed ppath.Path, depth int) (Item, bool) {
+	if depth > 8 {
+		return Item{}, false
+	}
+	for k := len(parsed) - 1; k >= 1; k-- {
+		if parsed[k].Kind != ppath.SAttr {
+			continue
+		}
+		x, err := t.find(parsed[:k])
+		if err != nil || x.Kind != ItemNode {
+			continue
+		}
+		st := x.Stream
+		v := stateEntry(st.Store, st.setstate(x.Node), parsed[k].Name)
+		if v == pickle.NoID {
+			continue
+		}
+		rest, err := ppath.Parse(t.PathOf(st, v) + parsed[k+1:].String())
+		if err != nil {
+			return Item{}, false
+		}
+		if it, err := t.find(rest); err == nil {
+			return it, true
+		}
+		return t.unfold(rest, depth+1)
+	}
+	return Item{}, false
+}
+
+// stateEntry returns the value of key name in a setstate state: a dict, or
+// a (dict, slotstate) tuple of them (NoID: none).
+func stateEntry(s *pickle.Store, x pickle.ID, name string) pickle.ID {
+	if x == pickle.NoID {
+		return pickle.NoID
+	}
+	if s.Kind(x) == pickle.KindTuple {
+		for _, c := range s.Items(x) {
+			if v := dictGet(s, c, name); v != pickle.NoID {
+				return v
+			}
+		}
+		return pickle.NoID
+	}
+	return dictGet(s, x, name)
+}
+
+// find is Find of a parsed path, without unfold.
+func (t *Tree) find(parsed ppath.Path) (Item, error) {
 	target := parsed.String()
 	// depth first along the items whose path the target is at or below;
 	// items without a path of their own (the file, a pickle part, a
