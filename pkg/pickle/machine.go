@@ -299,7 +299,6 @@ type machine struct {
 	walkKids    []ID
 	work        []ID
 	ids         []ID
-	released    int64 // records released, over every stream
 	spare       spareSet
 }
 

@@ -19,7 +19,6 @@ import (
 type Plan struct {
 	dense  []int64 // 1 + offset of the last read of index i; 0: never read
 	sparse map[int64]int64
-	End    int64 // offset just after the stream's STOP
 }
 
 // planDense bounds the dense part: indices read above it go to the map.
@@ -40,7 +39,6 @@ func PlanStream(rd *Reader) (*Plan, error) {
 					p.read(o.Int, o.Offset)
 				}
 			case STOP:
-				p.End = o.Offset + 1
 				return p, nil
 			}
 		}

@@ -358,7 +358,6 @@ func (m *machine) compact() {
 	clear(s.ext) // no pointers (big ints, blobs) kept alive from the spare set
 	m.spare = spareSet{s.recs, s.kids, s.text, s.ext, s.muts}
 	s.recs, s.kids, s.text, s.ext, s.muts = recs, kids, text, exts, muts
-	m.released += int64(n - kept)
 }
 
 // newIDs returns a scratch slice of n IDs.

@@ -154,13 +154,13 @@ func attrStateOf(s *pickle.Store, n pickle.ID) (ok, pair bool) {
 	if o == pickle.NoID {
 		return false, false
 	}
-	if buildState(s, o) == n {
+	if state(s, o) == n {
 		return strDict(s, n), false
 	}
 	if s.Kind(o) != pickle.KindTuple || s.NItems(o) != 2 || s.NMuts(o) > 0 {
 		return false, false
 	}
-	if oo := s.Owner(o); oo == pickle.NoID || buildState(s, oo) != o {
+	if oo := s.Owner(o); oo == pickle.NoID || state(s, oo) != o {
 		return false, false
 	}
 	for _, it := range s.Items(o) {
@@ -183,26 +183,6 @@ func pairState(s *pickle.Store, t pickle.ID) bool {
 		}
 	}
 	return false
-}
-
-// buildState is the state of the first BUILD of o, if it has one (and only
-// one argument).
-func buildState(s *pickle.Store, o pickle.ID) pickle.ID {
-	if s.NMuts(o) == 0 {
-		return pickle.NoID
-	}
-	for mi := s.MutIter(o); ; {
-		m, ok := mi.Next()
-		if !ok {
-			return pickle.NoID
-		}
-		if m.Op == pickle.BUILD {
-			if len(m.Args) != 1 {
-				return pickle.NoID
-			}
-			return m.Args[0]
-		}
-	}
 }
 
 // strDict: a dict of entries with str keys (kept whole), and no mutation.
