@@ -66,6 +66,10 @@ type fpTable struct {
 	info []fpInfo
 	buf  []byte
 	hdrs []byte // headers of the nodes on the pass's stack
+	// stack is the pass's stack, kept between passes: get builds from
+	// every node the first pass did not reach (a million effects are a
+	// million passes of one node each)
+	stack []fpFrame
 }
 
 func newFPTable(algo canon.Algo, roots ...*canon.Node) *fpTable {
@@ -219,7 +223,8 @@ func (t *fpTable) build(root *canon.Node) {
 		return
 	}
 	first := len(t.info)
-	var stack []fpFrame
+	stack := t.stack[:0]
+	defer func() { t.stack = stack[:0] }()
 	// visit gives n a slot, and a frame when it is an object with children
 	visit := func(n *canon.Node, parent int32) {
 		i := t.add(n, parent)
