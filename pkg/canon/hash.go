@@ -355,37 +355,54 @@ func writeTrailing(h hash.Hash, t *pickle.Trailing, opt Options, path string) er
 	return writeDigest(h, t.Digest, opt, path, t.Offset)
 }
 
-// hashEach hashes a bare pickle file stream by stream (pickle.ParseEach),
+// hashEach hashes a bare pickle file stream by stream (EachStream),
 // holding one stream at a time instead of all of them: the digest HashDoc
-// gives the same file, which is a single pickle part named "" (the stream
-// digests are kept, 32 bytes each, as the count comes before them). It
-// leaves to the caller (ok false) what Open reads otherwise or reports
-// itself: a container, joblib content (a wrapper's BUILD), legacy torch (its
-// magic number as the first stream), any error, and --explain (paths).
+// gives the same file. It leaves to the caller (ok false) what Open reads
+// otherwise or reports itself: a container, joblib content (a wrapper's
+// BUILD), legacy torch (its magic number as the first stream), any error,
+// and --explain (paths).
 func hashEach(path string, opt Options) (res *Result, ok bool) {
 	if !opt.NoPaths {
 		return nil, false
 	}
-	if opt.v2() {
-		opt.src = path // a plain pickle read from its first byte
-	}
+	res, _, _, ok = EachStream(path, opt, nil)
+	return res, ok
+}
+
+// EachStream hashes a bare pickle file stream by stream, holding one
+// stream at a time, and gives fn each stream with its digest (the digest
+// is fn's only until it returns; the stream as pickle.ParseEach says). The
+// Result is the one HashDoc gives the same file, which is a single pickle
+// part named "" (the stream digests are kept, one digest's size each, as
+// the count comes before them in the form); file has the input's Trailing.
+// ok is false for what hashEach leaves to Open, and when fn returns an
+// error. digests are the streams' digests one after the other, of the
+// form opt names.
+func EachStream(path string, opt Options, fn func(st *pickle.Stream, digest []byte) error) (res *Result, file *pickle.File, digests []byte, ok bool) {
+	opt = BareOptions(path, opt)
+	opt.NoPaths = true
 	res = &Result{}
-	var digests []byte
 	n := 0
 	scr := &docScratch{}
-	file, ok := input.EachStream(path, ReadOptions(opt), func(st *pickle.Stream) error {
+	file, ok = input.EachStream(path, ReadOptions(opt), func(st *pickle.Stream) error {
 		v := normalize(st, opt, scr)
 		d, err := v.Digest()
 		if err != nil {
 			return err
 		}
+		if len(digests)+len(d) > cap(digests) {
+			digests = slices.Grow(digests, len(digests)+len(d)) // doubling: a million streams
+		}
 		digests = append(digests, d...)
 		n++
 		res.Applied = v.tally.merge(res.Applied)
+		if fn != nil {
+			return fn(st, d)
+		}
 		return nil
 	})
 	if !ok || file.Trailing != nil && n == 0 {
-		return nil, false
+		return nil, nil, nil, false
 	}
 	h := opt.Algo.New()
 	h.Write([]byte(opt.header()))
@@ -393,11 +410,11 @@ func hashEach(path string, opt Options) (res *Result, ok bool) {
 	h.Write(appendStreamCount(buf, n))
 	h.Write(digests)
 	if err := writeTrailing(h, file.Trailing, opt, path); err != nil {
-		return nil, false
+		return nil, nil, nil, false
 	}
 	res.Sum = h.Sum(nil)
 	res.Digest = opt.Tag() + ":" + hex.EncodeToString(res.Sum)
-	return res, true
+	return res, file, digests, true
 }
 
 func writeDigest(h hash.Hash, d []byte, opt Options, file string, off int64) error {

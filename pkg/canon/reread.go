@@ -33,6 +33,16 @@ func srcOf(doc *input.Doc, spool string) string {
 	return doc.Path
 }
 
+// BareOptions is opt for the streams of the bare pickle file at path, as
+// EachStream reads them: pk-canon/2 reads a large array payload again from
+// the file, from its first byte.
+func BareOptions(path string, opt Options) Options {
+	if opt.v2() {
+		opt.src = path
+	}
+	return opt
+}
+
 // reread opens the bytes of blob bl again, or reports false.
 func (v *View) reread(bl *pickle.Blob) (io.Reader, func(), bool) {
 	if !v.Opt.v2() || v.Opt.src == "" || bl == nil || bl.Offset < 0 {

@@ -45,6 +45,9 @@ func Files(a, b string, opt Options) (*Result, error) {
 	if r, ok := fastFiles(a, b, opt); ok {
 		return r, nil
 	}
+	if r, ok := eachFiles(a, b, opt); ok {
+		return r, nil
+	}
 	// One input at a time while the digests decide: A is hashed and, when
 	// it can be opened again (not stdin), dropped before B is opened, so
 	// that two equal inputs never hold both stores. Only when they differ
@@ -138,37 +141,48 @@ func compareDocs(pathA string, db, da *input.Doc, ha, hb *canon.Result, ca, cb c
 		r.Unmatched = unmatched(opt, make([]bool, len(opt.Ignore)), db)
 		return r
 	}
-	// The digests (pk hash's form, pk-canon/2 by default) decide whether the
-	// inputs are the same. The differences are located on pk-canon/1's view,
-	// whose parts, tensors and arrays pk diff names in its users' terms
-	// (element counts of storages and arrays), unless pk-canon/2's view
-	// locates them in at most half as many entries: a difference only it
-	// sees (the order of enum members), or one array changed between two
-	// forms of writing arrays, which pk-canon/1 lists as the forms'
-	// differences.
-	detail := opt
-	detail.Canon.Form = canon.Form1
-	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore))}
-	c.docs(da, db)
-	if len(c.entries) != 1 && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
-		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
-		c2.docs(da, db)
-		if len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) {
-			c = c2
-		}
-	}
+	c := locate(opt, func(c *cmp) { c.docs(da, db) })
 	r.Entries = c.entries
 	r.Unmatched = unmatched(opt, c.hit, da, db)
 	if len(r.Entries) == 0 && c.ignored == 0 {
-		// The digests differ but no entry located it (an object-sharing
-		// pattern inside equal subtrees, say): never report "0 differences".
-		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: ppath.Root, Kind: Changed, A: ha.Digest, B: hb.Digest, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+		r.Entries = append(r.Entries, unplaced(ha.Digest, hb.Digest))
 	}
 	if len(opt.Ignore) > 0 && len(r.Entries) == 0 {
 		r.Same = true
 		r.Reasons = append(r.Reasons, Reason{Rule: "ignored paths", Count: c.ignored})
 	}
 	return r
+}
+
+// unplaced is the entry of two inputs whose digests differ where no entry
+// located it (an object-sharing pattern inside equal subtrees, say): pk
+// diff never reports "0 differences".
+func unplaced(digestA, digestB string) Entry {
+	return Entry{NoOffset: true, Path: ppath.Root, Kind: Changed, A: digestA, B: digestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"}
+}
+
+// locate runs walk, the comparison of two inputs whose digests differ,
+// and returns what it found. The digests (pk hash's form, pk-canon/2 by
+// default) decide whether the inputs are the same. The differences are
+// located on pk-canon/1's view, whose parts, tensors and arrays pk diff
+// names in its users' terms (element counts of storages and arrays), unless
+// pk-canon/2's view locates them in at most half as many entries: a
+// difference only it sees (the order of enum members), or one array
+// changed between two forms of writing arrays, which pk-canon/1 lists as
+// the forms' differences.
+func locate(opt Options, walk func(c *cmp)) *cmp {
+	detail := opt
+	detail.Canon.Form = canon.Form1
+	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore))}
+	walk(c)
+	if c.err == nil && len(c.entries) != 1 && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
+		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
+		walk(c2)
+		if c2.err != nil || len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) {
+			c = c2
+		}
+	}
+	return c
 }
 
 // census is what the reasons of an equal pair need of each input: its sets
@@ -185,23 +199,28 @@ func censusOf(d *input.Doc) census {
 			continue
 		}
 		for _, s := range p.Pickle.Streams {
-			c.protos[s.Proto] = true
-			ss := s.Store()
-			for i := 0; i < ss.Len(); i++ {
-				switch id := pickle.ID(i); ss.Kind(id) {
-				case pickle.KindSet, pickle.KindFrozenSet:
-					if ss.NItems(id) > 1 {
-						c.sets++
-					}
-				case pickle.KindDict:
-					if ss.NItems(id) > 2 {
-						c.dicts++
-					}
-				}
-			}
+			c.add(s)
 		}
 	}
 	return c
+}
+
+// add counts stream s.
+func (c *census) add(s *pickle.Stream) {
+	c.protos[s.Proto] = true
+	ss := s.Store()
+	for i := 0; i < ss.Len(); i++ {
+		switch id := pickle.ID(i); ss.Kind(id) {
+		case pickle.KindSet, pickle.KindFrozenSet:
+			if ss.NItems(id) > 1 {
+				c.sets++
+			}
+		case pickle.KindDict:
+			if ss.NItems(id) > 2 {
+				c.dicts++
+			}
+		}
+	}
 }
 
 // reasons says which normalisations made two byte-different inputs equal.
@@ -263,6 +282,7 @@ type cmp struct {
 	optA, optB     canon.Options     // with what each whole input tells (canon.DocOptions)
 	tensorsA       map[string]string // tensorPaths of each side, made when first needed
 	tensorsB       map[string]string
+	err            error // a stream that could not be read again (eachFiles)
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -497,24 +517,71 @@ func streamHeads(d *input.Doc, p *input.Part) []string {
 	return out
 }
 
-// file compares two pickle parts: their streams paired by what their
-// paths call them (root, stream[i]; in a part that is not the main one,
-// part['name'] and part['name']<stream i>), then their trailing bytes.
+// file compares two pickle parts of the opened inputs (c.streams).
 func (c *cmp) file(pa, pb *input.Part, at string, main bool) {
-	fa, fb := pa.Pickle, pb.Pickle
-	ha, hb := streamHeads(c.docA, pa), streamHeads(c.docB, pb)
+	c.streams(docStreams(c.docA, pa), docStreams(c.docB, pb), at, main)
+}
+
+// streamSet is one side's streams as c.streams compares them: held in an
+// opened input (docStreams), or read one at a time (eachFiles).
+type streamSet struct {
+	n        int                                 // how many
+	head     func(i int) string                  // the head of stream i's paths (streamHeads)
+	offset   func(i int) int64                   // where stream i starts
+	length   func(i int) int64                   // its length in bytes
+	load     func(i int) (*pickle.Stream, error) // stream i, held until the next call
+	digest   func(i int) []byte                  // its canonical digest; nil when not known
+	trailing *pickle.Trailing
+}
+
+// docStreams is the streamSet of pickle part p of d.
+func docStreams(d *input.Doc, p *input.Part) streamSet {
+	f := p.Pickle
+	heads := streamHeads(d, p)
+	return streamSet{
+		n:        len(heads),
+		head:     func(i int) string { return heads[i] },
+		offset:   func(i int) int64 { return f.Streams[i].Offset },
+		length:   func(i int) int64 { return f.Streams[i].Len() },
+		load:     func(i int) (*pickle.Stream, error) { return f.Streams[i], nil },
+		digest:   func(int) []byte { return nil },
+		trailing: f.Trailing,
+	}
+}
+
+// streams compares two pickles' streams, paired by what their paths call
+// them (root, stream[i]; in a part that is not the main one, part['name']
+// and part['name']<stream i>), then their trailing bytes. A pair whose
+// digests are known and equal is not read.
+func (c *cmp) streams(xa, xb streamSet, at string, main bool) {
 	removed := func(i int) {
-		s := fa.Streams[i]
-		c.addPart(Entry{Path: ha[i], Kind: Removed, A: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeA: s.Len(), OffA: s.Offset, Note: c.crossNote(c.docA, nil, i)})
+		n := xa.length(i)
+		c.addPart(Entry{Path: xa.head(i), Kind: Removed, A: fmt.Sprintf("pickle stream of %d bytes", n), SizeA: n, OffA: xa.offset(i), Note: c.crossNote(c.docA, nil, i)})
 	}
 	added := func(i int) {
-		s := fb.Streams[i]
-		c.addPart(Entry{Path: hb[i], Kind: Added, B: fmt.Sprintf("pickle stream of %d bytes", s.Len()), SizeB: s.Len(), OffB: s.Offset, Note: c.crossNote(c.docB, nil, i)})
+		n := xb.length(i)
+		c.addPart(Entry{Path: xb.head(i), Kind: Added, B: fmt.Sprintf("pickle stream of %d bytes", n), SizeB: n, OffB: xb.offset(i), Note: c.crossNote(c.docB, nil, i)})
 	}
-	for _, o := range Align(ha, hb) {
+	alignEachKeyed(xa.n, xb.n, func(i, j int) bool { return xa.head(i) == xb.head(j) }, nil, true, func(o EditOp) {
+		if c.err != nil {
+			return
+		}
 		switch o.Kind {
 		case '=':
-			c.stream(fa.Streams[o.A], fb.Streams[o.B], ha[o.A])
+			if da, db := xa.digest(o.A), xb.digest(o.B); da != nil && bytes.Equal(da, db) {
+				return
+			}
+			sa, err := xa.load(o.A)
+			if err != nil {
+				c.err = err
+				return
+			}
+			sb, err := xb.load(o.B)
+			if err != nil {
+				c.err = err
+				return
+			}
+			c.stream(sa, sb, xa.head(o.A))
 		case '-':
 			removed(o.A)
 		case '+':
@@ -523,12 +590,12 @@ func (c *cmp) file(pa, pb *input.Part, at string, main bool) {
 			removed(o.A)
 			added(o.B)
 		}
-	}
+	})
 	tr := ppath.Trailing
 	if !main {
 		tr = at + ppath.Pseudo("trailing", -1)
 	}
-	ta, tb := fa.Trailing, fb.Trailing
+	ta, tb := xa.trailing, xb.trailing
 	switch {
 	case ta == nil && tb == nil:
 	case ta == nil:

@@ -58,7 +58,7 @@ const maxFastDepth = 4
 // descends into; past it the graph path does the diff.
 const maxFastItems = 10000
 
-// noFast turns the fast path off (tests compare both ways).
+// noFast turns the fast path and eachFiles off (tests compare both ways).
 var noFast bool
 
 // fastDescents counts the passes over a large item (tests).
@@ -88,8 +88,7 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 	}
 	r.Entries = x.c.entries
 	if len(r.Entries) == 0 {
-		// as Docs
-		r.Entries = append(r.Entries, Entry{NoOffset: true, Path: ppath.Root, Kind: Changed, A: r.DigestA, B: r.DigestB, Note: "the canonical forms differ (object sharing or an order pk diff could not place)"})
+		r.Entries = append(r.Entries, unplaced(r.DigestA, r.DigestB))
 	}
 	return r, true
 }

@@ -1,0 +1,118 @@
+package diff
+
+import (
+	"os"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	ppath "github.com/pk-tools/pk/pkg/path"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// eachFiles compares two bare pickle files of several streams (a log of
+// pickles written one after the other, a million `N.`) one stream at a
+// time: each file is hashed stream by stream (canon.EachStream), keeping
+// of each stream its offset, length and digest; then only the pairs whose
+// digests differ are read again, one pair at a time, and walked as Docs
+// walks them. Memory is then that of the largest stream and the digests,
+// not of every stream of both files (a Stream and its Store are about
+// 1 KB even for `N.`). ok is false for what it leaves to Docs: stdin,
+// --ignore, a single stream on both sides, anything but a bare pickle, an
+// error (Docs reports it).
+func eachFiles(a, b string, opt Options) (*Result, bool) {
+	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
+		return nil, false
+	}
+	sa, ok := sumStreams(a, opt)
+	if !ok {
+		return nil, false
+	}
+	sb, ok := sumStreams(b, opt)
+	if !ok || len(sa.off) < 2 && len(sb.off) < 2 {
+		return nil, false
+	}
+	r := &Result{A: a, B: b, DigestA: sa.res.Digest, DigestB: sb.res.Digest}
+	if r.DigestA == r.DigestB {
+		r.Same = true
+		r.Reasons = reasons(sa.census, sb.census, sa.res, sb.res, opt.Canon.KeepDictOrder)
+		r.BytesEqual = sameBytes(a, b)
+		return r, true
+	}
+	fa, err := os.Open(a)
+	if err != nil {
+		return nil, false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return nil, false
+	}
+	defer fb.Close()
+	c := locate(opt, func(c *cmp) {
+		c.optA, c.optB = canon.BareOptions(a, c.opt.Canon), canon.BareOptions(b, c.opt.Canon)
+		c.reset()
+		c.streams(sa.set(fa, c.opt), sb.set(fb, c.opt), ppath.Root, true)
+	})
+	if c.err != nil {
+		return nil, false
+	}
+	r.Entries = c.entries
+	if len(r.Entries) == 0 {
+		r.Entries = append(r.Entries, unplaced(r.DigestA, r.DigestB))
+	}
+	return r, true
+}
+
+// streamSums is what eachFiles keeps of one file's streams.
+type streamSums struct {
+	path     string
+	res      *canon.Result
+	off      []int64    // where each stream starts; the next starts where it ends
+	end      int64      // where the last ends
+	fps      [][16]byte // of each stream, its digest (of opt's form) cut to 16 bytes
+	census   census
+	trailing *pickle.Trailing
+}
+
+func sumStreams(path string, opt Options) (*streamSums, bool) {
+	s := &streamSums{path: path, census: census{protos: map[int]bool{}}}
+	res, file, _, ok := canon.EachStream(path, opt.Canon, func(st *pickle.Stream, d []byte) error {
+		s.off, s.fps = grow(s.off), grow(s.fps)
+		s.off = append(s.off, st.Offset)
+		s.fps = append(s.fps, [16]byte(d[:16]))
+		s.end = st.Offset + st.Len()
+		s.census.add(st)
+		return nil
+	})
+	if !ok {
+		return nil, false
+	}
+	s.res, s.trailing = res, file.Trailing
+	return s, true
+}
+
+// set is the streamSet of s, read again from f. The digests are known only
+// for the form they were computed in: a walk in another form (locate's
+// pk-canon/1 pass) reads every pair whose pk-canon/2 digests differ.
+func (s *streamSums) set(f *os.File, walk Options) streamSet {
+	fi, _ := f.Stat()
+	size := fi.Size()
+	ropt := canon.ReadOptions(walk.Canon)
+	return streamSet{
+		n:      len(s.off),
+		head:   func(i int) string { return ppath.StreamHead(true, "", i, 0) },
+		offset: func(i int) int64 { return s.off[i] },
+		length: func(i int) int64 {
+			if i+1 < len(s.off) {
+				return s.off[i+1] - s.off[i]
+			}
+			return s.end - s.off[i]
+		},
+		load: func(i int) (*pickle.Stream, error) {
+			rd := pickle.NewReaderAt(f, size, s.path, s.off[i])
+			rd.BlobThreshold, rd.NewHash = ropt.BlobThreshold, ropt.NewHash
+			return pickle.RunStream(rd, i)
+		},
+		digest:   func(i int) []byte { return s.fps[i][:] },
+		trailing: s.trailing,
+	}
+}

@@ -1,0 +1,138 @@
+package diff
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// agreeEach checks that eachFiles, when it takes the pair, gives the
+// Result of the path that holds both inputs whole; it reports whether it
+// took it.
+func agreeEach(t *testing.T, a, b string, opt Options) bool {
+	t.Helper()
+	each, ok := eachFiles(a, b, opt)
+	whole, err := slowFiles(a, b, opt)
+	if !ok {
+		return false
+	}
+	if err != nil {
+		t.Errorf("%s vs %s: eachFiles took a pair Docs refuses: %v", a, b, err)
+		return true
+	}
+	if e, w := renderAll(t, each), renderAll(t, whole); e != w {
+		t.Errorf("%s vs %s %+v: eachFiles\n%s\nDocs\n%s", a, b, opt.Canon, e, w)
+	}
+	return true
+}
+
+// TestEachDiffGenerated: files of several streams, changed in a stream,
+// with streams added or removed, trailing bytes added or changed, at every
+// protocol; eachFiles must give what Docs gives.
+func TestEachDiffGenerated(t *testing.T) {
+	dir := t.TempDir()
+	taken, total := 0, 0
+	for seed := int64(0); seed < 12; seed++ {
+		for proto := 0; proto <= 5; proto++ {
+			g := &vgen{r: rand.New(rand.NewSource(seed*11 + int64(proto))), proto: proto, words: words}
+			n := 2 + g.r.Intn(6)
+			var va, vb []*pv
+			for i := 0; i < n; i++ {
+				v := g.dict(2, 1+g.r.Intn(5))
+				if i%2 == 1 {
+					v = g.list(2, 1+g.r.Intn(5))
+				}
+				va = append(va, v)
+				vb = append(vb, v.clone())
+			}
+			switch seed % 4 {
+			case 0:
+				g.mutate(vb[g.r.Intn(n)], false)
+			case 1:
+				vb = append(vb, g.list(1, 3)) // a stream added
+			case 2:
+				vb = vb[:n-1] // one removed
+				g.mutate(vb[0], true)
+			case 3:
+				g.mutate(vb[n-1], false)
+				g.mutate(vb[0], false)
+			}
+			file := func(vs []*pv, trailing string) []byte {
+				var b bytes.Buffer
+				for _, v := range vs {
+					b.Write(dump(v, proto, 64+g.r.Intn(200)))
+				}
+				b.WriteString(trailing)
+				return b.Bytes()
+			}
+			tr := []string{"", "", "junk", "more junk"}[g.r.Intn(4)]
+			pa := writeFile(t, dir, fmt.Sprintf("a%d_%d.pkl", seed, proto), file(va, tr))
+			pb := writeFile(t, dir, fmt.Sprintf("b%d_%d.pkl", seed, proto), file(vb, []string{"", tr, "other"}[g.r.Intn(3)]))
+			same := writeFile(t, dir, fmt.Sprintf("s%d_%d.pkl", seed, proto), file(va, tr))
+			for _, opt := range fastOpts {
+				for _, pair := range [][2]string{{pa, pb}, {pb, pa}, {pa, same}} {
+					total++
+					if agreeEach(t, pair[0], pair[1], opt) {
+						taken++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("eachFiles took %d of %d pairs", taken, total)
+	if taken < total*9/10 {
+		t.Errorf("eachFiles took only %d of %d pairs", taken, total)
+	}
+}
+
+// TestEachDiffCorpus: every bare pickle of testdata with several streams,
+// against itself and against a copy whose middle stream is replaced by
+// another file's first stream.
+func TestEachDiffCorpus(t *testing.T) {
+	var multi []string
+	filepath.Walk(corpus, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || fi.Size() > 256<<10 {
+			return nil
+		}
+		if head, _ := os.ReadFile(p); !input.PlainPickle(head[:min(16, len(head))]) {
+			return nil // compressed (the cost shapes decompress to megabytes), or no pickle
+		}
+		d, err := input.Open(p, pickle.Options{NoGraph: true})
+		if err != nil || d.Format != "pickle" || d.Compression != "" || len(d.Parts) != 1 || d.Parts[0].Pickle == nil || len(d.Parts[0].Pickle.Streams) < 2 {
+			return nil
+		}
+		multi = append(multi, p)
+		return nil
+	})
+	if len(multi) < 3 {
+		t.Fatalf("only %d files of several streams in testdata", len(multi))
+	}
+	dir := t.TempDir()
+	taken := 0
+	for i, p := range multi {
+		b, _ := os.ReadFile(p)
+		d, _ := input.Open(p, pickle.Options{NoGraph: true})
+		st := d.Parts[0].Pickle.Streams
+		other, _ := os.ReadFile(multi[(i+1)%len(multi)])
+		od, _ := input.Open(multi[(i+1)%len(multi)], pickle.Options{NoGraph: true})
+		os0 := od.Parts[0].Pickle.Streams[0]
+		m := st[len(st)/2]
+		changed := append(append(append([]byte{}, b[:m.Offset]...), other[os0.Offset:os0.Offset+os0.Len()]...), b[m.Offset+m.Len():]...)
+		pc := writeFile(t, dir, fmt.Sprintf("c%d.pkl", i), changed)
+		for _, pair := range [][2]string{{p, p}, {p, pc}, {pc, p}} {
+			if agreeEach(t, pair[0], pair[1], Options{}) {
+				taken++
+			}
+		}
+	}
+	t.Logf("%d files of several streams; eachFiles took %d pairs", len(multi), taken)
+	if taken < len(multi) {
+		t.Errorf("eachFiles took only %d pairs", taken)
+	}
+}
