@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -1034,6 +1035,14 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		}
 		return true
 	}
+	var offs []int64 // of B's BUILDs, made when first needed
+	buildAt := func(off int64) int {
+		if offs == nil {
+			offs = buildOffsets(ob)
+		}
+		k, _ := slices.BinarySearch(offs, off)
+		return k
+	}
 	var ops []EditOp
 	alignEach(len(restA), len(restB), sameOp, true, func(o EditOp) { ops = append(ops, o) })
 	for _, o := range ops {
@@ -1048,7 +1057,11 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 				for i := range xa.Args {
 					edge := opEdge(xa.Name, o.B) + ppath.Index(i)
 					if xa.Name == "build" && len(xa.Args) == 1 {
+						// the first BUILD's state, then <build 1>, ... as pk trace names them
 						edge = ppath.State
+						if k := buildAt(xb.Offset); k > 0 {
+							edge = ppath.Pseudo("build", k)
+						}
 					}
 					kids = append(kids, task{a: xa.Args[i], b: xb.Args[i], path: c.paths.child(path, edge)})
 				}
@@ -1058,6 +1071,18 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		}
 	}
 	return kids
+}
+
+// buildOffsets lists the offsets of the BUILDs among ops, in order.
+func buildOffsets(ops []canon.Op) []int64 {
+	out := []int64{}
+	for _, o := range ops {
+		if o.Name == "build" {
+			out = append(out, o.Offset)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func opShort(c *cmp, o canon.Op) string {
@@ -1070,8 +1095,26 @@ func opShort(c *cmp, o canon.Op) string {
 
 // splitOps pulls attribute-style states out of the operations: a BUILD or
 // folded setstate whose state is a dict with str keys, or a pair (dict,
-// dict) as cloudpickle and __slots__ objects write it.
+// dict) as cloudpickle and __slots__ objects write it. When two such
+// states set one attribute (700,000 BUILDs of {'a': k}), the states stay
+// operations, compared as a sequence: as attributes they would pair the
+// wrong values (the later state replaces the earlier), an entry each.
 func splitOps(ops []canon.Op) (attrs, items []canon.Entry, appended []*canon.Node, rest []canon.Op) {
+	attrs, items, appended, rest = splitOpsAll(ops)
+	seen := make(map[string]bool, len(attrs))
+	for _, e := range attrs {
+		k := e.Key.Str()
+		if seen[k] {
+			_, items, appended, rest = splitOpsAll(ops, true)
+			return nil, items, appended, rest
+		}
+		seen[k] = true
+	}
+	return attrs, items, appended, rest
+}
+
+// splitOpsAll is splitOps; with noAttrs, states stay operations.
+func splitOpsAll(ops []canon.Op, noAttrs ...bool) (attrs, items []canon.Entry, appended []*canon.Node, rest []canon.Op) {
 	for _, o := range ops {
 		switch o.Name {
 		case "setitems":
@@ -1085,7 +1128,7 @@ func splitOps(ops []canon.Op) (attrs, items []canon.Entry, appended []*canon.Nod
 			appended = append(appended, o.Args...)
 			continue
 		}
-		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(o.Args) == 1 {
+		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(o.Args) == 1 && len(noAttrs) == 0 {
 			st := o.Args[0]
 			if es, ok := attrDict(st); ok {
 				attrs = append(attrs, es...)
