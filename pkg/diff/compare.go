@@ -663,8 +663,8 @@ type seqForm struct {
 }
 
 var (
-	itemsForm   = seqForm{ppath.Index, ppath.Slice}
-	partsForm   = seqForm{func(i int) string { return ppath.Parts + ppath.Index(i) }, func(i, j int) string { return ppath.Parts + ppath.Slice(i, j) }}
+	itemsForm = seqForm{ppath.Index, ppath.Slice}
+	partsForm = seqForm{func(i int) string { return ppath.Parts + ppath.Index(i) }, func(i, j int) string { return ppath.Parts + ppath.Slice(i, j) }}
 )
 
 // effectsForm names effects es (canon.View.EffectNodes) by their places in
