@@ -21,7 +21,10 @@ import (
 // it, and is ignorable by pk diff --ignore (the entry goes, and the path is
 // not reported as matching nothing); every path pk trace prints is found by
 // pk trace --path; every pk hash --explain path parses and is found by pk
-// trace --path.
+// trace --path. That includes the places docs/paths.md numbers: effects
+// (<effect i>, by their place in the call log) and dict keys and set
+// elements that are no literal (<key i>, {#i}, in pickle order); only runs
+// ([i:j], <effect i:j>) are not one object of pk trace's.
 
 func openTree(t *testing.T, name string) *trace.Tree {
 	t.Helper()
@@ -35,6 +38,10 @@ func openTree(t *testing.T, name string) *trace.Tree {
 // diffPairs are the fixture pairs whose entries are checked.
 func diffPairs(t *testing.T) [][2]string {
 	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "differ", "*"))
+	// testdata/paths: object keys, object set elements, effects
+	// (testdata/gen/gen_paths.py)
+	more, _ := filepath.Glob(filepath.Join("..", "testdata", "paths", "*"))
+	dirs = append(dirs, more...)
 	var out [][2]string
 	for _, d := range dirs {
 		out = append(out, [2]string{filepath.Join(d, "a.pkl"), filepath.Join(d, "b.pkl")})
@@ -93,6 +100,7 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 		return trees[name]
 	}
 	checked, skipped, folded := 0, 0, 0
+	numbered := map[string]int{} // paths through <effect i>, <key i>, {#i} found by trace
 	for _, pair := range diffPairs(t) {
 		a, b := pair[0], pair[1]
 		res, err := diff.Files(a, b, diff.Options{})
@@ -123,6 +131,12 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 					}
 					if _, err := tree(f).Find(e.Path); err != nil {
 						t.Errorf("diff %s %s printed %s (%s), which pk trace --path does not find in %s: %v", a, b, e.Path, e.Kind, f, err)
+					} else {
+						for _, w := range []string{"<effect ", "<key ", "{#"} {
+							if strings.Contains(e.Path, w) {
+								numbered[w]++
+							}
+						}
 					}
 				}
 				checked++
@@ -145,10 +159,15 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 	if checked < 20 {
 		t.Errorf("only %d diff paths looked up in trace (%d skipped)", checked, skipped)
 	}
+	for _, w := range []string{"<effect ", "<key ", "{#"} {
+		if numbered[w] < 2 {
+			t.Errorf("only %d diff paths through %s...> found by trace: the fixtures no longer test that numbering", numbered[w], w)
+		}
+	}
 	if folded == 0 {
 		t.Errorf("no diff path went through a folded setstate call: the fixtures no longer test unfold")
 	}
-	t.Logf("%d diff paths looked up by trace --path (%d lookups in files where pk hash folds setstate calls), %d runs and effects only parsed and ignored", checked, folded, skipped)
+	t.Logf("%d diff paths looked up by trace --path (%d lookups in files where pk hash folds setstate calls), %d runs only parsed and ignored; through numbered places: %v", checked, folded, skipped, numbered)
 }
 
 func TestTracePathsRoundTrip(t *testing.T) {
@@ -191,7 +210,9 @@ func TestTracePathsRoundTrip(t *testing.T) {
 func TestExplainPathsRoundTrip(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "fixtures", "*", "*.pkl"))
 	in, _ := filepath.Glob(filepath.Join("..", "testdata", "inputs", "torch_*.pt"))
-	files = append(files, in...)
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "paths", "*", "*.pkl"))
+	files = append(append(files, in...), paths...)
+	effects := 0
 	found, total := 0, 0
 	var missing []string
 	for _, f := range files {
@@ -212,8 +233,11 @@ func TestExplainPathsRoundTrip(t *testing.T) {
 			total++
 			if _, err := tr.Find(a.Path); err == nil {
 				found++
+				if strings.Contains(a.Path, "<effect ") {
+					effects++
+				}
 			} else {
-				missing = append(missing, a.Rule+" "+a.Path)
+				missing = append(missing, f+": "+a.Rule+" "+a.Path)
 			}
 		}
 	}
@@ -222,9 +246,12 @@ func TestExplainPathsRoundTrip(t *testing.T) {
 		t.Fatal("no --explain paths")
 	}
 	for _, m := range missing {
-		t.Log(m)
+		t.Errorf("--explain printed a path pk trace --path does not find: %s", m)
 	}
-	t.Logf("%d of %d --explain paths found by trace --path; not found (rewritten by a rule, or an effect): %d", found, total, len(missing))
+	if effects == 0 {
+		t.Errorf("no --explain path under an effect: the fixtures no longer test root<effect i>")
+	}
+	t.Logf("%d of %d --explain paths found by trace --path (%d under an effect)", found, total, effects)
 }
 
 // TestPathScripts runs cmd/testdata/script/paths_*.txtar: the paths every

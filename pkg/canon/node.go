@@ -452,9 +452,7 @@ func (n *Node) HexDigest() string { return hex.EncodeToString(n.Digest()) }
 // and the edge's kind and indices; path strings are built only for the
 // nodes wanted, from those records.
 func (v *View) pathsOf() map[pickle.ID]string {
-	want := map[pickle.ID][]pickle.ID{} // resolved node -> noted nodes
-	var wset nodeSet
-	left := 0
+	var nodes, at []pickle.ID
 	for _, a := range v.applied {
 		n := a.node
 		if v.folded.has(n) {
@@ -463,9 +461,53 @@ func (v *View) pathsOf() map[pickle.ID]string {
 				n = args[0]
 			}
 		}
+		nodes, at = append(nodes, a.node), append(at, n)
+	}
+	out := v.pathsAt(nodes, at)
+	// a node that a rule rewrote away (the _codecs.encode call inside a
+	// bytearray(...) that became a value) has no path of its own: the
+	// normalisation is named at the nearest object of the pickle that
+	// holds it and has one (root[0], which pk trace finds too)
+	nodes, at = nodes[:0], at[:0]
+	for _, a := range v.applied {
+		if _, ok := out[a.node]; ok || a.node < 0 || a.node >= v.base {
+			continue
+		}
+		for x, k := v.s.Owner(a.node), 0; x != pickle.NoID && k < 64; x, k = v.s.Owner(x), k+1 {
+			nodes, at = append(nodes, x), append(at, x)
+		}
+	}
+	if len(nodes) == 0 {
+		return out
+	}
+	up := v.pathsAt(nodes, at)
+	for _, a := range v.applied {
+		if _, ok := out[a.node]; ok || a.node < 0 || a.node >= v.base {
+			continue
+		}
+		for x, k := v.s.Owner(a.node), 0; x != pickle.NoID && k < 64; x, k = v.s.Owner(x), k+1 {
+			if p, ok := up[x]; ok {
+				out[a.node] = p
+				break
+			}
+		}
+	}
+	return out
+}
+
+// pathsAt returns the path of at[i] under key nodes[i], for the ones the
+// result or an effect reaches.
+func (v *View) pathsAt(nodes, at []pickle.ID) map[pickle.ID]string {
+	want := map[pickle.ID][]pickle.ID{} // resolved node -> noted nodes
+	var wset nodeSet
+	left := 0
+	for i, n := range at {
 		r := v.res(n)
-		if !slices.Contains(want[r], a.node) {
-			want[r] = append(want[r], a.node)
+		if r < 0 {
+			continue
+		}
+		if !slices.Contains(want[r], nodes[i]) {
+			want[r] = append(want[r], nodes[i])
 			left++
 		}
 		wset.add(r)
