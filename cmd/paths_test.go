@@ -21,7 +21,10 @@ import (
 // it, and is ignorable by pk diff --ignore (the entry goes, and the path is
 // not reported as matching nothing); every path pk trace prints is found by
 // pk trace --path; every pk hash --explain path parses and is found by pk
-// trace --path.
+// trace --path. That includes the places docs/paths.md numbers: effects
+// (<effect i>, by their place in the call log) and dict keys and set
+// elements that are no literal (<key i>, {#i}, in pickle order); only runs
+// ([i:j], <effect i:j>) are not one object of pk trace's.
 
 func openTree(t *testing.T, name string) *trace.Tree {
 	t.Helper()
@@ -35,6 +38,10 @@ func openTree(t *testing.T, name string) *trace.Tree {
 // diffPairs are the fixture pairs whose entries are checked.
 func diffPairs(t *testing.T) [][2]string {
 	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "differ", "*"))
+	// testdata/paths: object keys, object set elements, effects
+	// (testdata/gen/gen_paths.py)
+	more, _ := filepath.Glob(filepath.Join("..", "testdata", "paths", "*"))
+	dirs = append(dirs, more...)
 	var out [][2]string
 	for _, d := range dirs {
 		out = append(out, [2]string{filepath.Join(d, "a.pkl"), filepath.Join(d, "b.pkl")})
@@ -72,6 +79,18 @@ func folds(t *testing.T, f string) bool {
 	return false
 }
 
+// isRun reports whether p ends in a run of items ([i:j]) or effects
+// (<effect i:j>): several objects, which pk trace --path does not name
+// as one (pk diff --ignore reads them).
+func isRun(p string) bool {
+	parsed, err := ppath.Parse(p)
+	if err != nil || len(parsed) == 0 {
+		return false
+	}
+	k := parsed[len(parsed)-1].Kind
+	return k == ppath.SSlice || k == ppath.SPseudoSpan
+}
+
 func TestDiffPathsRoundTrip(t *testing.T) {
 	trees := map[string]*trace.Tree{}
 	tree := func(name string) *trace.Tree {
@@ -81,6 +100,7 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 		return trees[name]
 	}
 	checked, skipped, folded := 0, 0, 0
+	numbered := map[string]int{} // paths through <effect i>, <key i>, {#i} found by trace
 	for _, pair := range diffPairs(t) {
 		a, b := pair[0], pair[1]
 		res, err := diff.Files(a, b, diff.Options{})
@@ -93,8 +113,8 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 				t.Errorf("%s: diff printed %q, which reads back as %q (%v)", a, e.Path, c, err)
 				continue
 			}
-			if strings.HasSuffix(e.Path, "]") && strings.Contains(e.Path[strings.LastIndexByte(e.Path, '['):], ":") || strings.Contains(e.Path, "<effect ") {
-				skipped++ // a run, a named argument, an effect: no one object of the raw tree
+			if isRun(e.Path) {
+				skipped++ // a run of items or effects: no one object of the tree
 			} else {
 				var sides []string
 				switch e.Kind {
@@ -111,6 +131,12 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 					}
 					if _, err := tree(f).Find(e.Path); err != nil {
 						t.Errorf("diff %s %s printed %s (%s), which pk trace --path does not find in %s: %v", a, b, e.Path, e.Kind, f, err)
+					} else {
+						for _, w := range []string{"<effect ", "<key ", "{#"} {
+							if strings.Contains(e.Path, w) {
+								numbered[w]++
+							}
+						}
 					}
 				}
 				checked++
@@ -133,10 +159,15 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 	if checked < 20 {
 		t.Errorf("only %d diff paths looked up in trace (%d skipped)", checked, skipped)
 	}
+	for _, w := range []string{"<effect ", "<key ", "{#"} {
+		if numbered[w] < 2 {
+			t.Errorf("only %d diff paths through %s...> found by trace: the fixtures no longer test that numbering", numbered[w], w)
+		}
+	}
 	if folded == 0 {
 		t.Errorf("no diff path went through a folded setstate call: the fixtures no longer test unfold")
 	}
-	t.Logf("%d diff paths looked up by trace --path (%d lookups in files where pk hash folds setstate calls), %d runs and effects only parsed and ignored", checked, folded, skipped)
+	t.Logf("%d diff paths looked up by trace --path (%d lookups in files where pk hash folds setstate calls), %d runs only parsed and ignored; through numbered places: %v", checked, folded, skipped, numbered)
 }
 
 func TestTracePathsRoundTrip(t *testing.T) {
@@ -179,7 +210,9 @@ func TestTracePathsRoundTrip(t *testing.T) {
 func TestExplainPathsRoundTrip(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "fixtures", "*", "*.pkl"))
 	in, _ := filepath.Glob(filepath.Join("..", "testdata", "inputs", "torch_*.pt"))
-	files = append(files, in...)
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "paths", "*", "*.pkl"))
+	files = append(append(files, in...), paths...)
+	effects := 0
 	found, total := 0, 0
 	var missing []string
 	for _, f := range files {
@@ -200,8 +233,11 @@ func TestExplainPathsRoundTrip(t *testing.T) {
 			total++
 			if _, err := tr.Find(a.Path); err == nil {
 				found++
+				if strings.Contains(a.Path, "<effect ") {
+					effects++
+				}
 			} else {
-				missing = append(missing, a.Rule+" "+a.Path)
+				missing = append(missing, f+": "+a.Rule+" "+a.Path)
 			}
 		}
 	}
@@ -209,7 +245,13 @@ func TestExplainPathsRoundTrip(t *testing.T) {
 	if total == 0 {
 		t.Fatal("no --explain paths")
 	}
-	t.Logf("%d of %d --explain paths found by trace --path; not found (rewritten by a rule, or an effect): %d", found, total, len(missing))
+	for _, m := range missing {
+		t.Errorf("--explain printed a path pk trace --path does not find: %s", m)
+	}
+	if effects == 0 {
+		t.Errorf("no --explain path under an effect: the fixtures no longer test root<effect i>")
+	}
+	t.Logf("%d of %d --explain paths found by trace --path (%d under an effect)", found, total, effects)
 }
 
 // TestPathScripts runs cmd/testdata/script/paths_*.txtar: the paths every

@@ -673,6 +673,13 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 
 // setItems returns the items of a set or frozenset, deduplicated and sorted.
 func (v *View) setItems(items []pickle.ID) []pickle.ID {
+	out, _ := v.setItemsPos(items, false)
+	return out
+}
+
+// setItemsPos is setItems, with (when pos is set) the place of each kept
+// element among items: the number of its path {#i} (pk trace's).
+func (v *View) setItemsPos(items []pickle.ID, pos bool) ([]pickle.ID, []int) {
 	sc := v.getScratch()
 	defer v.putScratch(sc)
 	ks := sc.ks[:0]
@@ -683,10 +690,17 @@ func (v *View) setItems(items []pickle.ID) []pickle.ID {
 	ks = v.dedupe(ks, sc)
 	v.sortKeyed(ks, sc)
 	out := make([]pickle.ID, len(ks))
+	var at []int
+	if pos {
+		at = make([]int, len(ks))
+	}
 	for i, k := range ks {
 		out[i] = k.node
+		if pos {
+			at[i] = k.pos
+		}
 	}
-	return out
+	return out, at
 }
 
 // dictEntries returns the entries of a plain dict: duplicates merged as

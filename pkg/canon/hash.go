@@ -86,24 +86,40 @@ func (v *View) isCovered(n pickle.ID) bool {
 // root (discarded by POP, left on the stack, kept only in the memo), in
 // stream order, each once. Their Node is an ID of the view's Store.
 func (v *View) Effects() []pickle.SEvent {
+	idx := v.effectIndexes()
+	if idx == nil {
+		return nil
+	}
+	out := make([]pickle.SEvent, len(idx))
+	for k, i := range idx {
+		out[k] = v.s.Log[i]
+	}
+	return out
+}
+
+// effectIndexes returns the index in the stream's call log (Store.Log) of
+// each of Effects: the number <effect i> paths give an effect, the same in
+// every form and every command (pk trace finds it in the log alone).
+func (v *View) effectIndexes() []int {
 	if len(v.s.Log) == 0 {
 		return nil // nothing to cover: skip walking the graph
 	}
+	// from the result alone (an encoding leaves its coverage behind, which
+	// covers the effects too)
 	st := v.state()
-	if st.covered == nil {
-		v.cover(v.s.Root)
-	}
-	var out []pickle.SEvent
+	st.covered = nil
+	v.cover(v.s.Root)
+	var out []int
 	if v.Opt.v2() {
 		out = v.topEffects()
 		st.covered = nil
 		return out
 	}
-	for _, ev := range v.s.Log {
+	for i, ev := range v.s.Log {
 		if v.isCovered(ev.Node) {
 			continue
 		}
-		out = append(out, ev)
+		out = append(out, i)
 		v.cover(ev.Node)
 	}
 	// Effects may be computed before an encoding: reset so the encoder
@@ -128,9 +144,9 @@ func (v *View) encodeStream(e *encoder) {
 	}
 	v.cover(v.s.Root)
 	if v.Opt.v2() {
-		for _, ev := range v.topEffects() {
+		for _, i := range v.topEffects() {
 			e.write('E')
-			e.node(ev.Node)
+			e.node(v.s.Log[i].Node)
 			e.run()
 		}
 		e.write('.')
@@ -155,15 +171,15 @@ func (v *View) encodeStream(e *encoder) {
 // POP holding getattr(enum.Enum, '_generate_next_value_'), which protocol 4
 // writes as one global) is part of that call's encoding, not an effect of
 // its own, so its place in the stream does not count. The result must be
-// covered already.
-func (v *View) topEffects() []pickle.SEvent {
-	var out []pickle.SEvent
+// covered already. It returns their indexes in the log.
+func (v *View) topEffects() []int {
+	var out []int
 	for i := len(v.s.Log) - 1; i >= 0; i-- {
 		ev := v.s.Log[i]
 		if v.isCovered(ev.Node) {
 			continue
 		}
-		out = append(out, ev)
+		out = append(out, i)
 		v.cover(ev.Node)
 	}
 	slices.Reverse(out)

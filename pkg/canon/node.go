@@ -82,9 +82,13 @@ func (e edge) text(v *View, parent *Node, b *strings.Builder) {
 }
 
 // Entry is one dict entry, or one key/value argument pair of a setitems
-// operation.
+// operation. Pos is the entry's place in the pickle (the pair index among
+// the dict's items, or among the merged setitems' pairs; of the pair whose
+// value is kept when keys repeat): the number of its path [<key i>] when
+// the key is no literal, in every command.
 type Entry struct {
 	Key, Value *Node
+	Pos        int
 }
 
 // Op is one operation applied to an object after its creation, in the
@@ -121,14 +125,28 @@ func (v *View) wrap(n pickle.ID, parent *Node, edge edge) *Node {
 func (v *View) Root() *Node { return v.wrap(v.s.Root, nil, edge{kind: edgeRoot}) }
 
 // EffectNodes returns the nodes of the effects (see Effects), in order;
-// their paths read "effect[i]".
+// their paths read root<effect i>, i the effect's index in the stream's
+// call log (EffectIndex).
 func (v *View) EffectNodes() []*Node {
 	v.Root()
 	var out []*Node
-	for i, ev := range v.Effects() {
-		out = append(out, v.wrap(ev.Node, nil, edge{kind: edgeEffect, i: int32(i)}))
+	for _, i := range v.effectIndexes() {
+		out = append(out, v.wrap(v.s.Log[i].Node, nil, edge{kind: edgeEffect, i: int32(i)}))
 	}
 	return out
+}
+
+// EffectIndex returns the number of effect n (one of EffectNodes) in its
+// path root<effect i>: the index of the effect in the stream's call log
+// (pickle.Store.Log: every call, global resolution, persistent load and
+// mutation loading performs, in stream order), so that the number is the
+// same in every form and pk trace finds it without a canonical view; -1
+// for a node that is no effect.
+func (n *Node) EffectIndex() int {
+	if n.edge.kind != edgeEffect {
+		return -1
+	}
+	return int(n.edge.i)
 }
 
 // Store returns the stream's store: the nodes a Node's StreamID names.
@@ -308,17 +326,14 @@ func (n *Node) child(c pickle.ID, e edge) *Node { return n.v.wrap(c, n, e) }
 
 // Items returns the items of a list or tuple (stream order) or of a set or
 // frozenset (deduplicated, in canonical order), and the parts of a dynamic
-// global.
+// global. A set element's path {#i} numbers it by its place in the
+// pickle (Elements), as every command does.
 func (n *Node) Items() []*Node {
 	v := n.v
 	s := n.src
 	switch v.kind(s) {
 	case pickle.KindSet, pickle.KindFrozenSet:
-		items := v.setItems(v.items(s))
-		out := make([]*Node, len(items))
-		for i, c := range items {
-			out[i] = n.child(c, edge{kind: edgeSet, i: int32(i)})
-		}
+		out, _ := n.Elements()
 		return out
 	case pickle.KindList, pickle.KindTuple, pickle.KindPersID:
 		return n.list()
@@ -328,6 +343,21 @@ func (n *Node) Items() []*Node {
 		}
 	}
 	return nil
+}
+
+// Elements returns the elements of a set or frozenset as Items does, and
+// the place of each in the pickle (among the set's items, the first of
+// equal ones): the number of its path {#i} when it is no literal.
+func (n *Node) Elements() ([]*Node, []int) {
+	if k := n.v.kind(n.src); k != pickle.KindSet && k != pickle.KindFrozenSet {
+		return nil, nil
+	}
+	items, at := n.v.setItemsPos(n.v.items(n.src), true)
+	out := make([]*Node, len(items))
+	for i, c := range items {
+		out[i] = n.child(c, edge{kind: edgeSet, i: int32(at[i])})
+	}
+	return out, at
 }
 
 func (n *Node) list() []*Node {
@@ -351,7 +381,7 @@ func (n *Node) Entries() []Entry {
 	ents := n.v.dictEntries(n.src, sc)
 	out := make([]Entry, len(ents))
 	for i, k := range ents {
-		out[i] = Entry{Key: n.child(k.node, edge{kind: edgeKeyOf, i: int32(i), key: k.node}), Value: n.child(k.val, edge{kind: edgeValOf, i: int32(i), key: k.node})}
+		out[i] = Entry{Key: n.child(k.node, edge{kind: edgeKeyOf, i: int32(k.pos), key: k.node}), Value: n.child(k.val, edge{kind: edgeValOf, i: int32(k.vpos), key: k.node}), Pos: k.vpos}
 	}
 	return out
 }
@@ -422,9 +452,7 @@ func (n *Node) HexDigest() string { return hex.EncodeToString(n.Digest()) }
 // and the edge's kind and indices; path strings are built only for the
 // nodes wanted, from those records.
 func (v *View) pathsOf() map[pickle.ID]string {
-	want := map[pickle.ID][]pickle.ID{} // resolved node -> noted nodes
-	var wset nodeSet
-	left := 0
+	var nodes, at []pickle.ID
 	for _, a := range v.applied {
 		n := a.node
 		if v.folded.has(n) {
@@ -433,9 +461,53 @@ func (v *View) pathsOf() map[pickle.ID]string {
 				n = args[0]
 			}
 		}
+		nodes, at = append(nodes, a.node), append(at, n)
+	}
+	out := v.pathsAt(nodes, at)
+	// a node that a rule rewrote away (the _codecs.encode call inside a
+	// bytearray(...) that became a value) has no path of its own: the
+	// normalisation is named at the nearest object of the pickle that
+	// holds it and has one (root[0], which pk trace finds too)
+	nodes, at = nodes[:0], at[:0]
+	for _, a := range v.applied {
+		if _, ok := out[a.node]; ok || a.node < 0 || a.node >= v.base {
+			continue
+		}
+		for x, k := v.s.Owner(a.node), 0; x != pickle.NoID && k < 64; x, k = v.s.Owner(x), k+1 {
+			nodes, at = append(nodes, x), append(at, x)
+		}
+	}
+	if len(nodes) == 0 {
+		return out
+	}
+	up := v.pathsAt(nodes, at)
+	for _, a := range v.applied {
+		if _, ok := out[a.node]; ok || a.node < 0 || a.node >= v.base {
+			continue
+		}
+		for x, k := v.s.Owner(a.node), 0; x != pickle.NoID && k < 64; x, k = v.s.Owner(x), k+1 {
+			if p, ok := up[x]; ok {
+				out[a.node] = p
+				break
+			}
+		}
+	}
+	return out
+}
+
+// pathsAt returns the path of at[i] under key nodes[i], for the ones the
+// result or an effect reaches.
+func (v *View) pathsAt(nodes, at []pickle.ID) map[pickle.ID]string {
+	want := map[pickle.ID][]pickle.ID{} // resolved node -> noted nodes
+	var wset nodeSet
+	left := 0
+	for i, n := range at {
 		r := v.res(n)
-		if !slices.Contains(want[r], a.node) {
-			want[r] = append(want[r], a.node)
+		if r < 0 {
+			continue
+		}
+		if !slices.Contains(want[r], nodes[i]) {
+			want[r] = append(want[r], nodes[i])
 			left++
 		}
 		wset.add(r)
@@ -449,9 +521,29 @@ func (v *View) pathsOf() map[pickle.ID]string {
 	// walk[i] is the i-th node reached (resolved), with the edge it was
 	// reached by; the slice is also the queue.
 	walk := make([]pathStep, 1, v.nsyn) // each node once at most
-	walk[0] = pathStep{id: root, parent: -1}
+	walk[0] = pathStep{id: root, parent: -1, a: -1}
 	seen.add(root)
-	for i := 0; i < len(walk) && left > 0; i++ {
+	var effects []int // the effects' log places, walked after the result's nodes
+	for i := 0; left > 0; i++ {
+		if i == len(walk) {
+			// the rest is not reachable from the result: an effect's
+			// (root<effect i>, i its place in the call log, as pk diff
+			// and pk trace number it), or nowhere (root<unreachable>)
+			if effects == nil {
+				effects = append(v.effectIndexes(), -1)
+			}
+			for ; effects[0] >= 0; effects = effects[1:] {
+				if e := v.res(v.s.Log[effects[0]].Node); e >= 0 && !seen.has(e) && int32(e) < v.nsyn {
+					seen.add(e)
+					walk = append(walk, pathStep{id: e, parent: -1, a: int32(effects[0])})
+					effects = effects[1:]
+					break
+				}
+			}
+			if i == len(walk) {
+				break
+			}
+		}
 		n := walk[i].id
 		if wset.has(n) {
 			for _, a := range want[n] {
@@ -518,11 +610,14 @@ const (
 // diff and pk trace print it.
 func (v *View) stepPath(walk []pathStep, i int32) string {
 	var idx []int32
-	for ; i > 0; i = walk[i].parent {
+	for ; walk[i].parent >= 0; i = walk[i].parent {
 		idx = append(idx, i)
 	}
 	var b strings.Builder
 	b.WriteString(ppath.Root)
+	if walk[i].a >= 0 {
+		b.WriteString(ppath.Pseudo("effect", int(walk[i].a))) // an effect's node
+	}
 	for k := len(idx) - 1; k >= 0; k-- {
 		s := walk[idx[k]]
 		parent := walk[s.parent].id

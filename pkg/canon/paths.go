@@ -9,13 +9,13 @@ import (
 )
 
 // The paths of --explain and Node.Path, spelled by pkg/path as pk trace
-// and pk diff spell them.
+// and pk diff spell them (pk diff names keys with Node.Literal).
 
 // pathLiteral returns node k as a path literal (a dict key); false when it
 // is none (a placeholder, a payload kept in part, an object).
 func (v *View) pathLiteral(k pickle.ID, depth int) (ppath.Value, bool) {
 	k = v.res(k)
-	if k < 0 || depth > 8 || v.specialOf(k) != 0 {
+	if k < 0 || depth > ppath.MaxTupleDepth || v.specialOf(k) != 0 {
 		return ppath.Value{}, false
 	}
 	switch v.kind(k) {
@@ -25,7 +25,11 @@ func (v *View) pathLiteral(k pickle.ID, depth int) (ppath.Value, bool) {
 		return ppath.Bool(v.ival(k) != 0), true
 	case pickle.KindInt:
 		if v.isBig(k) {
-			return ppath.BigInt(v.bigOf(k)), true
+			b := v.bigOf(k)
+			if b.BitLen() > ppath.MaxIntBits {
+				return ppath.Value{}, false
+			}
+			return ppath.BigInt(b), true
 		}
 		return ppath.Int(v.ival(k)), true
 	case pickle.KindFloat:
@@ -40,7 +44,7 @@ func (v *View) pathLiteral(k pickle.ID, depth int) (ppath.Value, bool) {
 		}
 		return ppath.Bytes(t), true
 	case pickle.KindTuple:
-		if v.nmuts(k) > 0 {
+		if v.nmuts(k) > 0 || len(v.items(k)) > ppath.MaxTupleItems {
 			return ppath.Value{}, false
 		}
 		var items []ppath.Value
@@ -56,8 +60,14 @@ func (v *View) pathLiteral(k pickle.ID, depth int) (ppath.Value, bool) {
 	return ppath.Value{}, false
 }
 
+// Literal returns the node as a path literal (a dict key, a set element,
+// as pkg/path spells it); false when it is none: an object, a payload kept
+// only in part, an int or tuple larger than pkg/path spells out.
+func (n *Node) Literal() (ppath.Value, bool) { return n.v.pathLiteral(n.src, 0) }
+
 // keyLabel is the step to the value of entry i (key k) of a dict: [key],
-// or [<key i>] when the key is no literal.
+// or [<key i>] when the key is no literal (i the entry's place in the
+// pickle, Entry.Pos: the same in every command).
 func keyLabel(v *View, k pickle.ID, i int) string {
 	if lit, ok := v.pathLiteral(k, 0); ok {
 		return ppath.Key(lit)
@@ -85,17 +95,25 @@ func callStep(v *View, n pickle.ID, a int) string {
 
 // opStep is the step to argument j of operation i (of ops) of a node, as
 // pk diff and pk trace name it: [key] for a value a __setitem__ sets (<key
-// k> for its key), [j] for an appended item, {#j} for an added element,
+// k> for its key, k its entry's place among the object's setitems pairs), [j] for an appended item, {#j} for an added element,
 // .__getstate__() for the state of a BUILD or a folded setstate, <name
 // i>[j] for the others.
 func opStep(v *View, ops []op, i, j int) string {
 	o := ops[i]
 	switch o.tag {
 	case 's':
-		if j%2 == 1 {
-			return keyLabel(v, o.args[j-1], j/2)
+		// entries are numbered across the object's setitems operations, in
+		// pickle order, as pk trace numbers them
+		n := j / 2
+		for _, p := range ops[:i] {
+			if p.tag == 's' {
+				n += len(p.args) / 2
+			}
 		}
-		return ppath.Pseudo("key", j/2)
+		if j%2 == 1 {
+			return keyLabel(v, o.args[j-1], n)
+		}
+		return ppath.Pseudo("key", n)
 	case 'a':
 		return ppath.Index(j)
 	case 'd':

@@ -620,14 +620,22 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	if len(ea) == 0 && len(eb) == 0 {
 		return
 	}
-	effect := func(i int) pathRef { return c.paths.root(root + effectsForm.item(i)) }
+	// an effect's number is its place in the stream's call log
+	// (canon.Node.EffectIndex), the same in A's and B's forms and in pk
+	// trace; a run names the places of its first and last effects
+	formA, formB := effectsForm(ea), effectsForm(eb)
+	effect := func(i int) pathRef { return c.paths.root(root + formB.item(i)) }
 	for _, r := range AlignRuns(len(ea), len(eb), func(i, j int) bool { return c.same(ea[i], eb[j]) }, true) {
 		if r.N > 1 {
 			if r.Kind == '~' {
 				c.walk(ea[r.A], eb[r.B], effect(r.B), true)
 				r = restRun(r)
 			}
-			e := c.runEntry(root, effectsForm, r, ea, eb)
+			form := formB
+			if r.Kind == '-' {
+				form = formA
+			}
+			e := c.runEntry(root, form, r, ea, eb)
 			e.Note = "calls or global resolutions not reachable from the result"
 			c.add(e)
 			continue
@@ -636,10 +644,10 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 		switch o.Kind {
 		case '-':
 			n := ea[o.A]
-			c.add(Entry{Path: root + effectsForm.item(o.A), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset(), Note: "a call or global resolution not reachable from the result"})
+			c.add(Entry{Path: root + formA.item(o.A), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '+':
 			n := eb[o.B]
-			c.add(Entry{Path: root + effectsForm.item(o.B), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
+			c.add(Entry{Path: root + formB.item(o.B), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '~':
 			c.walk(ea[o.A], eb[o.B], effect(o.B), true)
 		}
@@ -715,17 +723,27 @@ func (c *cmp) differs(a, b *canon.Node) bool {
 func (c *cmp) pathOf(path pathRef, edge string) string { return c.paths.String(path) + edge }
 
 // seqForm names the items of a sequence and its runs: [i] and [i:j] for
-// the items of a list or tuple, <effect i> and <effect i:j> for effects.
+// the items of a list or tuple, <effect i> and <effect i:j> for effects
+// (effectsForm).
 type seqForm struct {
 	item func(int) string
 	span func(i, j int) string
 }
 
 var (
-	itemsForm   = seqForm{ppath.Index, ppath.Slice}
-	partsForm   = seqForm{func(i int) string { return ppath.Parts + ppath.Index(i) }, func(i, j int) string { return ppath.Parts + ppath.Slice(i, j) }}
-	effectsForm = seqForm{func(i int) string { return ppath.Pseudo("effect", i) }, func(i, j int) string { return ppath.PseudoSpan("effect", i, j) }}
+	itemsForm = seqForm{ppath.Index, ppath.Slice}
+	partsForm = seqForm{func(i int) string { return ppath.Parts + ppath.Index(i) }, func(i, j int) string { return ppath.Parts + ppath.Slice(i, j) }}
 )
+
+// effectsForm names effects es (canon.View.EffectNodes) by their places in
+// the call log: <effect i>, and <effect i:j> for the run of es[a:b] (i the
+// place of es[a], j one past that of es[b-1]).
+func effectsForm(es []*canon.Node) seqForm {
+	return seqForm{
+		func(i int) string { return ppath.Pseudo("effect", es[i].EffectIndex()) },
+		func(a, b int) string { return ppath.PseudoSpan("effect", es[a].EffectIndex(), es[b-1].EffectIndex()+1) },
+	}
+}
 
 // edgeOf is the edge of item i in a sequence whose items format names.
 func edgeOf(format seqForm, i int) string { return format.item(i) }
@@ -919,7 +937,8 @@ func (c *cmp) runEntryOf(path string, format seqForm, r Run, item func(side byte
 }
 
 func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
-	ia, ib := a.Items(), b.Items()
+	ia, pa := a.Elements()
+	ib, pb := b.Elements()
 	inA := map[string]bool{}
 	for _, n := range ia {
 		inA[exactKey(c.ta, n)] = true
@@ -930,12 +949,12 @@ func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
 	}
 	for i, n := range ia {
 		if !inB[exactKey(c.ta, n)] {
-			c.add(Entry{Path: c.pathOf(path, setEdge(i, n)), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, setEdge(pa[i], n)), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset()})
 		}
 	}
 	for i, n := range ib {
 		if !inA[exactKey(c.tb, n)] {
-			c.add(Entry{Path: c.pathOf(path, setEdge(i, n)), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset()})
+			c.add(Entry{Path: c.pathOf(path, setEdge(pb[i], n)), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset()})
 		}
 	}
 	return c.opsDiff(a, b, path)
@@ -952,18 +971,18 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 		ib[exactKey(c.tb, e.Key)] = i
 	}
 	matched := make([]bool, len(eb))
-	for i, e := range ea {
+	for _, e := range ea {
 		j, ok := ib[exactKey(c.ta, e.Key)]
 		if !ok {
-			c.add(Entry{Path: c.pathOf(path, edge(i, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edge(e.Pos, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
 			continue
 		}
 		matched[j] = true
-		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: c.paths.child(path, edge(j, e.Key))})
+		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: c.paths.child(path, edge(eb[j].Pos, e.Key))})
 	}
 	for j, e := range eb {
 		if !matched[j] {
-			c.add(Entry{Path: c.pathOf(path, edge(j, e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+			c.add(Entry{Path: c.pathOf(path, edge(e.Pos, e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
 		}
 	}
 	if a != nil {
@@ -1119,8 +1138,9 @@ func splitOpsAll(ops []canon.Op, noAttrs ...bool) (attrs, items []canon.Entry, a
 		switch o.Name {
 		case "setitems":
 			if len(o.Args)%2 == 0 {
+				// numbered across the setitems, in pickle order (as pk trace)
 				for i := 0; i+1 < len(o.Args); i += 2 {
-					items = append(items, canon.Entry{Key: o.Args[i], Value: o.Args[i+1]})
+					items = append(items, canon.Entry{Key: o.Args[i], Value: o.Args[i+1], Pos: len(items)})
 				}
 				continue
 			}

@@ -372,3 +372,28 @@ func TestManySetitems(t *testing.T) {
 		t.Fatalf("%+v", r.Entries)
 	}
 }
+
+// An effect is numbered by its place in the stream's call log, so the same
+// call has the same path whichever form locates the differences: in
+// discarded_call, pk-canon/1 lists the global builtins.print (log entry 0)
+// and the call (entry 1) as effects, pk-canon/2 the call alone; both name
+// the call root<effect 1> (a count of the effects gave it <effect 1> in
+// one and <effect 0> in the other).
+func TestEffectNumberSameInEveryForm(t *testing.T) {
+	d := filepath.Join(corpus, "differ", "discarded_call")
+	for _, f := range []canon.Form{canon.Form1, canon.Form2} {
+		r, err := Files(filepath.Join(d, "a.pkl"), filepath.Join(d, "b.pkl"), Options{Canon: canon.Options{Form: f}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := ""
+		for _, e := range r.Entries {
+			if strings.HasSuffix(e.B, "(...)") {
+				call = e.Path
+			}
+		}
+		if call != "root<effect 1>" {
+			t.Errorf("form %v: the discarded call is %q, want root<effect 1> (entries %+v)", f, call, r.Entries)
+		}
+	}
+}

@@ -14,55 +14,18 @@ import (
 // index returns the edge [i].
 func index(i int) string { return path.Index(i) }
 
-// literal returns a key or set element as a path literal; false when it is
-// none (a container of objects, a global, a payload pk kept only the start
-// of) or deeper than a few levels of tuples.
-func literal(n *canon.Node) (path.Value, bool) { return literalDepth(n, 0) }
-
-func literalDepth(n *canon.Node, depth int) (path.Value, bool) {
-	if n == nil || depth > 8 {
+// literal returns a key or set element as a path literal (canon's, the
+// rule pk hash --explain spells keys by); false when it is none.
+func literal(n *canon.Node) (path.Value, bool) {
+	if n == nil {
 		return path.Value{}, false
 	}
-	switch n.Kind() {
-	case pickle.KindNone:
-		return path.None(), true
-	case pickle.KindBool:
-		return path.Bool(n.Int().Sign() != 0), true
-	case pickle.KindInt:
-		if n.IsBig() && n.Int().BitLen() > hugeIntBits {
-			return path.Value{}, false
-		}
-		return path.BigInt(n.Int()), true
-	case pickle.KindFloat:
-		return path.Float(n.Float()), true
-	case pickle.KindStr, pickle.KindBytes:
-		if n.Len() != int64(len(n.Str())) || len(n.Str()) > 1024 {
-			return path.Value{}, false
-		}
-		if n.Kind() == pickle.KindStr {
-			return path.Str(n.Str()), true
-		}
-		return path.Bytes(n.Str()), true
-	case pickle.KindTuple:
-		items := n.Items()
-		if len(items) > 16 {
-			return path.Value{}, false
-		}
-		vs := make([]path.Value, len(items))
-		for i, it := range items {
-			v, ok := literalDepth(it, depth+1)
-			if !ok {
-				return path.Value{}, false
-			}
-			vs[i] = v
-		}
-		return path.Tuple(vs...), true
-	}
-	return path.Value{}, false
+	return n.Literal()
 }
 
 // keyEdge is the edge of entry i of a dict (or a __setitem__), with key k:
-// [key] for a literal key, [<key i>] for another (i in canonical order).
+// [key] for a literal key, [<key i>] for another (i the entry's place in
+// the pickle, canon.Entry.Pos).
 func keyEdge(i int, k *canon.Node) string {
 	if v, ok := literal(k); ok {
 		return path.Key(v)
@@ -78,8 +41,8 @@ func attrEdge(i int, k *canon.Node) string {
 	return path.Attr("__dict__") + keyEdge(i, k)
 }
 
-// setEdge is the edge of set element n at position i (canonical order):
-// {value} for a literal, {#i} for another.
+// setEdge is the edge of set element n at place i in the pickle
+// (canon.Node.Elements): {value} for a literal, {#i} for another.
 func setEdge(i int, n *canon.Node) string {
 	if v, ok := literal(n); ok {
 		return path.SetElem(v)
@@ -128,12 +91,13 @@ func viewKids(n *canon.Node) []viewKid {
 			add(index(i), c)
 		}
 	case pickle.KindSet, pickle.KindFrozenSet:
-		for i, c := range n.Items() {
-			add(setEdge(i, c), c)
+		items, at := n.Elements()
+		for i, c := range items {
+			add(setEdge(at[i], c), c)
 		}
 	case pickle.KindDict:
-		for i, e := range n.Entries() {
-			add(keyEdge(i, e.Key), e.Value)
+		for _, e := range n.Entries() {
+			add(keyEdge(e.Pos, e.Key), e.Value)
 		}
 	case pickle.KindGlobal:
 		if n.Flags()&pickle.FlagDynamic != 0 {
@@ -155,11 +119,11 @@ func viewKids(n *canon.Node) []viewKid {
 		add(path.Kwargs, n.Kwargs())
 	}
 	attrs, items, app, rest := splitOps(n.Ops())
-	for i, e := range attrs {
-		add(attrEdge(i, e.Key), e.Value)
+	for _, e := range attrs {
+		add(attrEdge(e.Pos, e.Key), e.Value)
 	}
-	for i, e := range items {
-		add(keyEdge(i, e.Key), e.Value)
+	for _, e := range items {
+		add(keyEdge(e.Pos, e.Key), e.Value)
 	}
 	for i, c := range app {
 		add(index(i), c)

@@ -459,15 +459,8 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 	for k, i := range bigA {
 		keysA[i] = keys[k][0]
 	}
-	// the entries' ranks in canonical order (the graph path's index of an
-	// entry whose key is no literal)
-	rankA, rankB := make([]int, len(orderA)), make([]int, len(orderB))
-	for r, i := range orderA {
-		rankA[i] = r
-	}
-	for r, j := range orderB {
-		rankB[j] = r
-	}
+	// an entry whose key is no literal is numbered by its place in the
+	// pickle (canon.Entry.Pos), i and j here
 	c := x.c
 	var kids []kid
 	for _, i := range orderA {
@@ -475,20 +468,20 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 		switch {
 		case j < 0:
 			e := nodesA[int(i)]
-			c.add(Entry{Path: path + edge(rankA[i], e[0]), Kind: Removed, A: c.short(e[1]), ValA: typed(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
+			c.add(Entry{Path: path + edge(int(i), e[0]), Kind: Removed, A: c.short(e[1]), ValA: typed(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
 		case fa.Items[i].Sum != fb.Items[j].Sum:
 			if ba, bb, big := descend(fa, fb, int(i), int(j), depth); big {
-				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + edge(rankB[j], keysA[int(i)]), depth: depth + 1})
+				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + edge(int(j), keysA[int(i)]), depth: depth + 1})
 				continue
 			}
 			e := nodesA[int(i)]
-			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: x.c.paths.root(path + edge(rankB[j], e[0])), depth: depth + 1}, ta: tabA, tb: tabB})
+			kids = append(kids, kid{t: task{a: e[1], b: nodesB[int(j)][1], path: x.c.paths.root(path + edge(int(j), e[0])), depth: depth + 1}, ta: tabA, tb: tabB})
 		}
 	}
 	for _, j := range orderB {
 		if !matchedB[j] {
 			e := nodesB[int(j)]
-			c.add(Entry{Path: path + edge(rankB[j], e[0]), Kind: Added, B: c.short(e[1]), ValB: typed(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
+			c.add(Entry{Path: path + edge(int(j), e[0]), Kind: Added, B: c.short(e[1]), ValB: typed(e[1]), SizeB: c.size(e[1], false), OffB: e[1].Offset()})
 		}
 	}
 	return kids, nil

@@ -79,8 +79,8 @@ func unmatched(opt Options, hit []bool, docs ...*input.Doc) []string {
 						hit[i] = true
 						continue
 					}
-					for k, e := range v.EffectNodes() {
-						if reaches(e, heads[si]+effectsForm.item(k), opt.Ignore[i]) {
+					for _, e := range v.EffectNodes() {
+						if reaches(e, heads[si]+ppath.Pseudo("effect", e.EffectIndex()), opt.Ignore[i]) {
 							hit[i] = true
 							break
 						}

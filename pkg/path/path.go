@@ -161,6 +161,17 @@ func IsIdent(s string) bool {
 	return true
 }
 
+// The literals a path spells out: a dict key or set element that is an int
+// of more than MaxIntBits bits, a tuple of more than MaxTupleItems items,
+// or a str or bytes kept only in part, is numbered (<key i>, {#i})
+// instead. pk trace, pk diff and pk hash --explain apply these to their
+// own nodes (a pickle.Store's, a canon.View's).
+const (
+	MaxIntBits    = 4096
+	MaxTupleItems = 16
+	MaxTupleDepth = 8
+)
+
 // ValueKind is the type of a key literal.
 type ValueKind uint8
 

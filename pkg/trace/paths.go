@@ -206,12 +206,12 @@ func storeLiteral(s *pickle.Store, k pickle.ID) (ppath.Value, bool) {
 }
 
 func storeLiteralDepth(s *pickle.Store, k pickle.ID, depth int) (ppath.Value, bool) {
-	if s == nil || k < 0 || int(k) >= s.Len() || depth > 8 {
+	if s == nil || k < 0 || int(k) >= s.Len() || depth > ppath.MaxTupleDepth {
 		return ppath.Value{}, false
 	}
 	switch s.Kind(k) {
 	case pickle.KindTuple:
-		if s.NMuts(k) > 0 || s.NItems(k) > 16 {
+		if s.NMuts(k) > 0 || s.NItems(k) > ppath.MaxTupleItems {
 			return ppath.Value{}, false
 		}
 		var items []ppath.Value
@@ -230,7 +230,7 @@ func storeLiteralDepth(s *pickle.Store, k pickle.ID, depth int) (ppath.Value, bo
 	case pickle.KindInt:
 		if s.IsBig(k) {
 			b := s.Big(k)
-			if b.BitLen() > bigExact {
+			if b.BitLen() > ppath.MaxIntBits {
 				return ppath.Value{}, false
 			}
 			return ppath.BigInt(b), true
@@ -268,6 +268,12 @@ func (t *Tree) Find(p string) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
+	if alt, ok, err := t.effect(parsed); ok || err != nil {
+		if err != nil {
+			return Item{}, err
+		}
+		parsed = alt
+	}
 	it, err := t.find(parsed)
 	if err == nil {
 		return it, nil
@@ -276,6 +282,46 @@ func (t *Tree) Find(p string) (Item, error) {
 		return alt, nil
 	}
 	return Item{}, err
+}
+
+// effect rewrites a path through an effect, head<effect i> (what pk diff
+// and pk hash --explain print for a call, global resolution or mutation
+// that loading performs but the result does not reach), to the path pk
+// trace shows its node at (root<popped 0>, <leftover 1>, ...): i is the
+// place of the effect in its stream's call log (pickle.Store.Log, in
+// stream order; canon.Node.EffectIndex), so the number is the log's, not a
+// count of the effects. ok is false when the path has no effect step.
+func (t *Tree) effect(parsed ppath.Path) (ppath.Path, bool, error) {
+	k := -1
+	for i, st := range parsed {
+		if st.Kind == ppath.SPseudo && st.Name == "effect" {
+			k = i
+			break
+		}
+	}
+	if k < 1 {
+		return nil, false, nil
+	}
+	nf := &NotFoundError{Path: parsed.String()}
+	if parsed[k].I < 0 {
+		return nil, false, nf
+	}
+	// the stream: the tree's item at the head (root, stream[i], part[...]
+	// <stream i>) is one of its nodes
+	head, err := t.find(parsed[:k])
+	if err != nil || head.Stream == nil || head.Stream.num != nil {
+		return nil, false, nf // (a fast path's synthetic store has no log)
+	}
+	st := head.Stream
+	log := st.Store.Log
+	if parsed[k].I >= len(log) {
+		return nil, false, nf
+	}
+	alt, err := ppath.Parse(t.PathOf(st, log[parsed[k].I].Node) + parsed[k+1:].String())
+	if err != nil {
+		return nil, false, nf
+	}
+	return alt, true, nil
 }
 
 // unfold finds a path that goes through a state cloudpickle sets with

@@ -128,6 +128,11 @@ if [ -n "$PY311" ]; then
     PK_CLOUDPICKLE_PYS="$CP_PYS" "$PY311" "$SRC/gen_differ.py" "$TESTDATA/differ"
 else skip "no Python 3.11"; fi
 
+say "paths (object keys, effects; stdlib pickler, hand-assembled opcodes)"
+if [ -n "$PYDEB" ]; then
+    "$PYDEB" "$SRC/gen_paths.py" "$TESTDATA/paths"
+else skip "no Debian python3"; fi
+
 say "oracle (pickletools)"
 ORACLE_PY=${PY313:-$PY311}
 if [ -n "$ORACLE_PY" ]; then
