@@ -24,12 +24,11 @@ package canon
 
 import (
 	"fmt"
-	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -39,9 +38,9 @@ const KindArray = KindTracker + 1
 
 // Rule names of the array recognizer (pk-canon/2).
 const (
-	RuleNumpyReconstruct = "numpy-reconstruct" // _reconstruct + BUILD, protocols 0-4
-	RuleNumpyFrombuffer  = "numpy-frombuffer"  // _frombuffer, protocol 5
-	RuleJoblibArray      = "joblib-array"      // joblib NumpyArrayWrapper + raw bytes
+	RuleNumpyReconstruct = array.RuleNumpyReconstruct // _reconstruct + BUILD, protocols 0-4
+	RuleNumpyFrombuffer  = array.RuleNumpyFrombuffer  // _frombuffer, protocol 5
+	RuleJoblibArray      = array.RuleJoblibArray      // joblib NumpyArrayWrapper + raw bytes
 )
 
 // Array is a recognised numpy array: what pk-canon/2 encodes.
@@ -67,353 +66,6 @@ func (a *Array) Count() int64 {
 // Object reports whether the array holds Python objects (its Items).
 func (a *Array) Object() bool { return a.Items != pickle.NoID }
 
-// numpy's names under numpy 1 (numpy.core) and numpy 2 (numpy._core).
-func numpyReconstruct(who string) bool {
-	return who == "std:numpy.core.multiarray._reconstruct" || who == "std:numpy._core.multiarray._reconstruct"
-}
-
-func numpyFrombuffer(who string) bool {
-	return who == "std:numpy.core.numeric._frombuffer" || who == "std:numpy._core.numeric._frombuffer"
-}
-
-func numpyDtype(who string) bool {
-	return who == "std:numpy.dtype" || who == "std:numpy.core.multiarray.dtype" || who == "std:numpy._core.multiarray.dtype"
-}
-
-// maxDtypeDepth bounds the nesting of structured and subarray dtypes.
-const maxDtypeDepth = 32
-
-// dtype is a recognised dtype.
-type dtype struct {
-	descr  string
-	size   int64
-	object bool
-}
-
-// dtypeOf reads a pickled numpy.dtype node, once per node (many arrays
-// share one dtype object through the memo).
-func (v *View) dtypeOf(n pickle.ID, depth int) (dtype, bool) {
-	n = v.res(n)
-	if d, ok := v.dtypes[n]; ok {
-		return d, d.size >= 0
-	}
-	d, ok := v.readDtype(n, depth)
-	if !ok {
-		d = dtype{size: -1}
-	}
-	if v.dtypes == nil {
-		v.dtypes = map[pickle.ID]dtype{}
-	}
-	v.dtypes[n] = d
-	return d, ok
-}
-
-func (v *View) readDtype(n pickle.ID, depth int) (dtype, bool) {
-	var no dtype
-	if depth > maxDtypeDepth || n < 0 || v.kind(n) != pickle.KindCall || v.opOf(n) != pickle.REDUCE || len(v.extra(n)) > 0 {
-		return no, false
-	}
-	if !numpyDtype(v.callable(v.fn(n))) {
-		return no, false
-	}
-	args, ok := v.tuple(v.argsOf(n))
-	if !ok || len(args) < 1 || len(args) > 3 {
-		return no, false
-	}
-	ts, ok := v.str(args[0])
-	if !ok || ts == "" {
-		return no, false
-	}
-	muts := v.muts(n)
-	if len(muts) != 1 || muts[0].Op != pickle.BUILD || len(muts[0].Args) != 1 {
-		return no, false
-	}
-	st, ok := v.tuple(muts[0].Args[0])
-	if !ok || len(st) < 8 || len(st) > 9 {
-		return no, false
-	}
-	ver, ok1 := v.small(st[0])
-	bo, ok2 := v.str(st[1])
-	elsize, ok3 := v.small(st[5])
-	flags, ok4 := v.small(st[7])
-	if !ok1 || !ok2 || !ok3 || !ok4 || (ver != 3 && ver != 4) || (bo != "<" && bo != ">" && bo != "|") {
-		return no, false
-	}
-	// the type string: letters, then the item size
-	i := 0
-	for i < len(ts) && (ts[i] < '0' || ts[i] > '9') {
-		i++
-	}
-	kind := ts[:i]
-	if len(kind) != 1 {
-		return no, false
-	}
-	size := int64(-1)
-	if i < len(ts) {
-		x, err := strconv.ParseInt(ts[i:], 10, 32)
-		if err != nil || x < 0 {
-			return no, false
-		}
-		size = x
-		if kind == "U" {
-			size *= 4
-		}
-	}
-	if elsize > 0 {
-		size = elsize
-	}
-	if size < 0 || size > math.MaxInt32 {
-		return no, false
-	}
-	d := dtype{size: size}
-	var unit string
-	if len(st) == 9 {
-		// version 4: metadata; datetimes: (metadata, (unit, num, den, events))
-		meta := st[8]
-		if kind == "M" || kind == "m" {
-			t, ok := v.tuple(meta)
-			if !ok || len(t) != 2 {
-				return no, false
-			}
-			meta = t[0]
-			dt, ok := v.tuple(t[1])
-			if !ok || len(dt) != 4 {
-				return no, false
-			}
-			u := v.res(dt[0])
-			num, ok1 := v.small(dt[1])
-			den, ok2 := v.small(dt[2])
-			ev, ok3 := v.small(dt[3])
-			if v.kind(u) != pickle.KindBytes || v.nmuts(u) > 0 || v.blob(u) != nil || !ok1 || !ok2 || !ok3 || den != 1 || ev != 1 || num < 1 {
-				return no, false
-			}
-			unit = v.text(u)
-			if unit != "generic" {
-				if num != 1 {
-					unit = strconv.FormatInt(num, 10) + unit
-				}
-				unit = "[" + unit + "]"
-			} else {
-				unit = ""
-			}
-		}
-		if m := v.res(meta); v.kind(m) != pickle.KindDict || v.nitems(m) != 0 || v.nmuts(m) > 0 {
-			return no, false // dtype metadata: not canonicalised
-		}
-	} else if kind == "M" || kind == "m" {
-		return no, false
-	}
-	names, fields := v.res(st[3]), v.res(st[4])
-	switch {
-	case !v.isNone(st[2]): // subarray (base, shape)
-		sub, ok := v.tuple(st[2])
-		if !ok || len(sub) != 2 || !v.isNone(st[3]) {
-			return no, false
-		}
-		base, ok := v.dtypeOf(sub[0], depth+1)
-		shape, ok2 := v.shape(sub[1])
-		if !ok || !ok2 {
-			return no, false
-		}
-		d.descr = "(" + base.descr + ")" + shapeText(shape)
-		d.object = base.object
-	case !v.isNone(names):
-		nm, ok := v.tuple(names)
-		if !ok || v.kind(fields) != pickle.KindDict || v.nmuts(fields) > 0 || kind != "V" {
-			return no, false
-		}
-		ents := v.items(fields)
-		byName := make(map[string]pickle.ID, len(ents)/2)
-		for j := 0; j+1 < len(ents); j += 2 {
-			if s, ok := v.str(ents[j]); ok {
-				byName[s] = ents[j+1] // the last value of a key, as in Python
-			}
-		}
-		var b strings.Builder
-		b.WriteString("{")
-		for k, x := range nm {
-			name, ok := v.str(x)
-			if !ok {
-				return no, false
-			}
-			f, ok := byName[name]
-			if !ok {
-				return no, false
-			}
-			ft, ok := v.tuple(f)
-			if !ok || len(ft) < 2 || len(ft) > 3 {
-				return no, false
-			}
-			sub, ok := v.dtypeOf(ft[0], depth+1)
-			off, ok2 := v.small(ft[1])
-			if !ok || !ok2 || off < 0 {
-				return no, false
-			}
-			d.object = d.object || sub.object
-			if k > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString(strconv.Quote(name))
-			b.WriteString(":")
-			b.WriteString(sub.descr)
-			b.WriteString("@")
-			b.WriteString(strconv.FormatInt(off, 10))
-			if len(ft) == 3 {
-				title, ok := v.str(ft[2])
-				if !ok {
-					return no, false
-				}
-				b.WriteString("#")
-				b.WriteString(strconv.Quote(title))
-			}
-		}
-		b.WriteString("}")
-		b.WriteString(strconv.FormatInt(size, 10))
-		if flags&0x80 != 0 { // NPY_ALIGNED_STRUCT
-			b.WriteString("a")
-		}
-		d.descr = b.String()
-	default:
-		if !v.isNone(fields) {
-			return no, false
-		}
-		if kind == "O" {
-			d.object = true
-		}
-		num := size
-		if kind == "U" {
-			num = size / 4
-		}
-		d.descr = bo + kind + strconv.FormatInt(num, 10) + unit
-	}
-	if !d.object && flags&0x03 != 0 { // NPY_ITEM_REFCOUNT | NPY_ITEM_HASOBJECT without an object field
-		return no, false
-	}
-	return d, true
-}
-
-// npyDescr reads a .npy header's type string ("<f8", "|b1", "<U5",
-// "<M8[ns]") into the canonical descr and item size; structured descrs
-// (lists) are not read.
-func npyDescr(s string) (dtype, bool) {
-	var no dtype
-	if len(s) < 2 {
-		return no, false
-	}
-	bo := s[:1]
-	if bo != "<" && bo != ">" && bo != "|" {
-		return no, false
-	}
-	rest := s[1:]
-	unit := ""
-	if j := strings.IndexByte(rest, '['); j >= 0 {
-		unit, rest = rest[j:], rest[:j]
-		if !strings.HasSuffix(unit, "]") || len(unit) < 3 {
-			return no, false
-		}
-	}
-	if len(rest) < 2 || rest[0] < 'A' || rest[0] > 'z' {
-		return no, false
-	}
-	kind := rest[:1]
-	num, err := strconv.ParseInt(rest[1:], 10, 32)
-	if err != nil || num < 0 || kind == "O" || kind == "V" && unit != "" {
-		return no, false
-	}
-	if (unit != "") != (kind == "M" || kind == "m") {
-		return no, false
-	}
-	size := num
-	if kind == "U" {
-		size *= 4
-	}
-	if unit == "[generic]" {
-		unit = ""
-	}
-	return dtype{descr: bo + kind + strconv.FormatInt(num, 10) + unit, size: size}, true
-}
-
-// npyFields reads a .npy header's structured descr, a list of (name,
-// descr[, shape]) fields laid out one after the other (numpy writes the
-// padding of other layouts as fields named ”), into the canonical descr of
-// §2.1: the same as the pickled packed dtype.
-func npyFields(v any, depth int) (dtype, bool) {
-	var no dtype
-	fields, ok := v.([]any)
-	if !ok || depth > maxDtypeDepth || len(fields) == 0 {
-		return no, false
-	}
-	var b strings.Builder
-	b.WriteString("{")
-	off := int64(0)
-	n := 0
-	for _, f := range fields {
-		t, ok := f.([]any)
-		if !ok || len(t) < 2 || len(t) > 3 {
-			return no, false
-		}
-		name, ok := t[0].(string)
-		if !ok {
-			return no, false // (title, name) pairs: not read
-		}
-		var sub dtype
-		switch x := t[1].(type) {
-		case string:
-			sub, ok = npyDescr(x)
-		case []any:
-			sub, ok = npyFields(x, depth+1)
-		default:
-			ok = false
-		}
-		if !ok {
-			return no, false
-		}
-		size := sub.size
-		if len(t) == 3 {
-			var shape []int64
-			switch s := t[2].(type) {
-			case int64:
-				shape = []int64{s}
-			case []any:
-				for _, d := range s {
-					k, ok := d.(int64)
-					if !ok || k < 0 {
-						return no, false
-					}
-					shape = append(shape, k)
-				}
-			default:
-				return no, false
-			}
-			total, ok := nbytes(shape, sub.size)
-			if !ok {
-				return no, false
-			}
-			sub.descr, size = "("+sub.descr+")"+shapeText(shape), total
-		}
-		if name == "" && strings.HasPrefix(sub.descr, "|V") && len(t) == 2 {
-			off += size // padding
-			continue
-		}
-		if n > 0 {
-			b.WriteString(",")
-		}
-		n++
-		b.WriteString(strconv.Quote(name))
-		b.WriteString(":")
-		b.WriteString(sub.descr)
-		b.WriteString("@")
-		b.WriteString(strconv.FormatInt(off, 10))
-		off += size
-		if off > math.MaxInt32 {
-			return no, false
-		}
-	}
-	b.WriteString("}")
-	b.WriteString(strconv.FormatInt(off, 10))
-	return dtype{descr: b.String(), size: off}, true
-}
-
 // small returns the value of an int (or bool) node that fits an int64.
 func (v *View) small(n pickle.ID) (int64, bool) {
 	n = v.res(n)
@@ -423,162 +75,77 @@ func (v *View) small(n pickle.ID) (int64, bool) {
 	return v.ival(n), true
 }
 
-// shape reads a tuple of non-negative ints whose product fits an int64.
-func (v *View) shape(n pickle.ID) ([]int64, bool) {
-	items, ok := v.tuple(n)
-	if !ok || len(items) > 64 {
-		return nil, false
-	}
-	out := make([]int64, len(items))
-	for i, it := range items {
-		x, ok := v.small(it)
-		if !ok || x < 0 || v.kind(v.res(it)) != pickle.KindInt {
-			return nil, false
-		}
-		out[i] = x
-	}
-	if _, ok := count(out); !ok {
-		return nil, false
-	}
-	return out, true
-}
-
 // count is the product of the dimensions.
-func count(shape []int64) (int64, bool) {
-	n := int64(1)
-	for _, d := range shape {
-		hi, lo := bits.Mul64(uint64(n), uint64(d))
-		if hi != 0 || lo > math.MaxInt64 {
-			return 0, false
-		}
-		n = int64(lo)
-	}
-	return n, true
-}
+func count(shape []int64) (int64, bool) { return array.Count(shape) }
 
-func shapeText(shape []int64) string {
-	var b strings.Builder
-	b.WriteString("[")
-	for i, d := range shape {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString(strconv.FormatInt(d, 10))
-	}
-	b.WriteString("]")
-	return b.String()
-}
-
-// memOrder is the order of an array's data: 'F' only when it differs from
-// 'C' (more than one dimension longer than 1).
-func memOrder(fortran bool, shape []int64) byte {
-	if !fortran {
-		return 'C'
-	}
-	long := 0
-	for _, d := range shape {
-		if d > 1 {
-			long++
-		}
-	}
-	if long > 1 {
-		return 'F'
-	}
-	return 'C'
-}
+func shapeText(shape []int64) string { return array.DescrShape(shape) }
 
 // nbytes is count × item size, or false on overflow.
-func nbytes(shape []int64, item int64) (int64, bool) {
-	c, ok := count(shape)
-	if !ok {
-		return 0, false
+func nbytes(shape []int64, item int64) (int64, bool) { return array.NBytes(shape, item) }
+
+// viewGraph is a view as pkg/array's recognizer reads it.
+type viewGraph struct{ v *View }
+
+func (g viewGraph) Res(n pickle.ID) pickle.ID                 { return g.v.res(n) }
+func (g viewGraph) Kind(n pickle.ID) pickle.Kind              { return g.v.kind(n) }
+func (g viewGraph) Op(n pickle.ID) pickle.Opcode              { return g.v.opOf(n) }
+func (g viewGraph) Func(n pickle.ID) pickle.ID                { return g.v.fn(n) }
+func (g viewGraph) Args(n pickle.ID) pickle.ID                { return g.v.argsOf(n) }
+func (g viewGraph) Kwargs(n pickle.ID) pickle.ID              { return g.v.kwargsOf(n) }
+func (g viewGraph) Folded(n pickle.ID) bool                   { return len(g.v.extra(n)) > 0 }
+func (g viewGraph) Callable(fn pickle.ID) string              { return g.v.callable(fn) }
+func (g viewGraph) Tuple(n pickle.ID) ([]pickle.ID, bool)     { return g.v.tuple(n) }
+func (g viewGraph) Str(n pickle.ID) (string, bool)            { return g.v.str(n) }
+func (g viewGraph) Small(n pickle.ID) (int64, bool)           { return g.v.small(n) }
+func (g viewGraph) Global(n pickle.ID) (string, string, bool) { return g.v.global(n) }
+func (g viewGraph) IsNone(n pickle.ID) bool                   { return g.v.isNone(n) }
+func (g viewGraph) Muts(n pickle.ID) []pickle.SMut            { return g.v.muts(n) }
+func (g viewGraph) NMuts(n pickle.ID) int                     { return g.v.nmuts(n) }
+func (g viewGraph) Items(n pickle.ID) []pickle.ID             { return g.v.items(n) }
+func (g viewGraph) NItems(n pickle.ID) int                    { return g.v.nitems(n) }
+func (g viewGraph) Special(n pickle.ID) byte                  { return g.v.specialOf(n) }
+func (g viewGraph) Blob(n pickle.ID) *pickle.Blob             { return g.v.blob(n) }
+func (g viewGraph) Text(n pickle.ID) string                   { return g.v.text(n) }
+func (g viewGraph) PayloadLen(n pickle.ID) int64              { return g.v.plen(n) }
+
+// arrays is the view's array recognizer (pkg/array), made when first
+// needed: it reads each dtype node once.
+func (v *View) arrayReader() *array.Reader {
+	if v.arrR == nil {
+		v.arrR = array.NewReader(viewGraph{v})
 	}
-	hi, lo := bits.Mul64(uint64(c), uint64(item))
-	if hi != 0 || lo > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(lo), true
+	return v.arrR
 }
 
-// byteData returns a bytes/bytearray node without operations holding
-// exactly want bytes.
-func (v *View) byteData(n pickle.ID, want int64) (pickle.ID, bool) {
-	n = v.res(n)
-	if n < 0 || v.specialOf(n) != 0 || v.nmuts(n) > 0 || len(v.extra(n)) > 0 {
-		return pickle.NoID, false
-	}
-	if k := v.kind(n); k != pickle.KindBytes && k != pickle.KindByteArray {
-		return pickle.NoID, false
-	}
-	return n, v.plen(n) == want
+func newArray(h *array.Header) *Array {
+	return &Array{Descr: h.Descr.Descr, Item: h.Descr.Size, Shape: h.Shape, Order: h.Order,
+		Data: pickle.NoID, Buffer: pickle.NoID, Items: pickle.NoID, Rule: h.Rule}
 }
 
-// reconstructArray reads numpy's protocol 0-4 form: call n is
-// _reconstruct(ndarray, shape0, typecode) with one BUILD of
-// (version, shape, dtype, is_fortran, data) (or the 4 items without version).
+// reconstructArray reads numpy's protocol 0-4 form (array.Reader.Reconstruct)
+// with its data: the bytes of the elements, or the list of an object array's
+// items.
 func (v *View) reconstructArray(n pickle.ID) (*Array, bool) {
-	if v.opOf(n) != pickle.REDUCE || v.kwargsOf(n) != pickle.NoID || len(v.extra(n)) > 0 || v.res(n) != n {
-		return nil, false
-	}
-	args, ok := v.tuple(v.argsOf(n))
-	if !ok || len(args) != 3 {
-		return nil, false
-	}
-	if mod, name, ok := v.global(args[0]); !ok || mod != "numpy" || name != "ndarray" {
-		return nil, false
-	}
-	if _, ok := v.tuple(args[1]); !ok {
-		return nil, false
-	}
-	if b := v.res(args[2]); v.kind(b) != pickle.KindBytes {
-		return nil, false
-	}
-	muts := v.muts(n)
-	if len(muts) != 1 || muts[0].Op != pickle.BUILD || len(muts[0].Args) != 1 {
-		return nil, false
-	}
-	st, ok := v.tuple(muts[0].Args[0])
-	if !ok || (len(st) != 5 && len(st) != 4) {
-		return nil, false
-	}
-	if len(st) == 5 {
-		if ver, ok := v.small(st[0]); !ok || ver != 1 {
-			return nil, false
-		}
-		st = st[1:]
-	}
-	shape, ok := v.shape(st[0])
+	r := v.arrayReader()
+	h, ok := r.Reconstruct(n)
 	if !ok {
 		return nil, false
 	}
-	d, ok := v.dtypeOf(st[1], 0)
-	if !ok {
-		return nil, false
-	}
-	fort := v.res(st[2])
-	if v.kind(fort) != pickle.KindBool && v.kind(fort) != pickle.KindInt {
-		return nil, false
-	}
-	f, ok := v.small(fort)
-	if !ok {
-		return nil, false
-	}
-	a := &Array{Descr: d.descr, Item: d.size, Shape: shape, Order: memOrder(f != 0, shape),
-		Data: pickle.NoID, Buffer: pickle.NoID, Items: pickle.NoID, Rule: RuleNumpyReconstruct}
-	if d.object {
-		l := v.res(st[3])
-		c, _ := count(shape)
+	a := newArray(h)
+	if h.Descr.Object {
+		l := v.res(h.Data)
+		c, _ := count(h.Shape)
 		if v.kind(l) != pickle.KindList || v.nmuts(l) > 0 || int64(v.nitems(l)) != c {
 			return nil, false
 		}
 		a.Items = l
 		return a, true
 	}
-	want, ok := nbytes(shape, d.size)
+	want, ok := nbytes(h.Shape, h.Descr.Size)
 	if !ok {
 		return nil, false
 	}
-	data, ok := v.byteData(st[3], want)
+	data, ok := r.Bytes(h.Data, want)
 	if !ok || v.kind(data) != pickle.KindBytes {
 		return nil, false
 	}
@@ -586,39 +153,24 @@ func (v *View) reconstructArray(n pickle.ID) (*Array, bool) {
 	return a, true
 }
 
-// frombufferArray reads numpy's protocol 5 form: call n is
-// _frombuffer(buf, dtype, shape, order).
+// frombufferArray reads numpy's protocol 5 form (array.Reader.Frombuffer)
+// with its buffer: in-band bytes or bytearray, or an out-of-band buffer.
 func (v *View) frombufferArray(n pickle.ID) (*Array, bool) {
-	if v.opOf(n) != pickle.REDUCE || v.kwargsOf(n) != pickle.NoID || v.nmuts(n) > 0 || len(v.extra(n)) > 0 || v.res(n) != n {
-		return nil, false
-	}
-	args, ok := v.tuple(v.argsOf(n))
-	if !ok || len(args) != 4 {
-		return nil, false
-	}
-	d, ok := v.dtypeOf(args[1], 0)
-	if !ok || d.object {
-		return nil, false
-	}
-	shape, ok := v.shape(args[2])
+	r := v.arrayReader()
+	h, ok := r.Frombuffer(n)
 	if !ok {
 		return nil, false
 	}
-	o, ok := v.str(args[3])
-	if !ok || (o != "C" && o != "F") {
-		return nil, false
-	}
-	a := &Array{Descr: d.descr, Item: d.size, Shape: shape, Order: memOrder(o == "F", shape),
-		Data: pickle.NoID, Buffer: pickle.NoID, Items: pickle.NoID, Rule: RuleNumpyFrombuffer}
-	if b := v.res(args[0]); b >= 0 && v.kind(b) == pickle.KindBuffer && v.nmuts(b) == 0 {
+	a := newArray(h)
+	if b := v.res(h.Data); b >= 0 && v.kind(b) == pickle.KindBuffer && v.nmuts(b) == 0 {
 		a.Buffer = b
 		return a, true
 	}
-	want, ok := nbytes(shape, d.size)
+	want, ok := nbytes(h.Shape, h.Descr.Size)
 	if !ok {
 		return nil, false
 	}
-	data, ok := v.byteData(args[0], want)
+	data, ok := r.Bytes(h.Data, want)
 	if !ok {
 		return nil, false
 	}
@@ -626,66 +178,19 @@ func (v *View) frombufferArray(n pickle.ID) (*Array, bool) {
 	return a, true
 }
 
-// wrapperState returns the BUILD state of joblib's NumpyArrayWrapper n by
-// key (a dict of str keys, its only operations BUILDs), when its subclass
-// is numpy.ndarray.
-func (v *View) wrapperState(n pickle.ID) (map[string]pickle.ID, bool) {
-	state := map[string]pickle.ID{}
-	for _, m := range v.muts(n) {
-		if m.Op != pickle.BUILD || len(m.Args) != 1 {
-			return nil, false
-		}
-		st := v.res(m.Args[0])
-		if v.kind(st) != pickle.KindDict || v.nmuts(st) > 0 {
-			return nil, false
-		}
-		it := v.items(st)
-		for i := 0; i+1 < len(it); i += 2 {
-			k, ok := v.str(it[i])
-			if !ok {
-				return nil, false
-			}
-			state[k] = it[i+1]
-		}
-	}
-	if mod, name, ok := v.global(state["subclass"]); !ok || mod != "numpy" || name != "ndarray" {
-		return nil, false
-	}
-	return state, true
-}
-
-// joblibArray reads joblib's form: wrapper node n (a NumpyArrayWrapper
-// whose BUILD state gives subclass, shape, order and dtype) and the raw
-// part of its bytes.
+// joblibArray reads joblib's form: wrapper node n (array.Reader.Joblib)
+// and the raw part of its bytes.
 func (v *View) joblibArray(n pickle.ID, raw *input.Raw) (*Array, bool) {
-	state, ok := v.wrapperState(n)
-	if !ok {
+	h, ok := v.arrayReader().Joblib(n)
+	if !ok || h.Descr.Object {
 		return nil, false
 	}
-	sh, ok1 := state["shape"]
-	dt, ok2 := state["dtype"]
-	if !ok1 || !ok2 {
+	if want, ok := nbytes(h.Shape, h.Descr.Size); !ok || want != raw.Len {
 		return nil, false
 	}
-	shape, ok := v.shape(sh)
-	if !ok {
-		return nil, false
-	}
-	d, ok := v.dtypeOf(dt, 0)
-	if !ok || d.object {
-		return nil, false
-	}
-	order := "C"
-	if o, ok := state["order"]; ok {
-		if order, ok = v.str(o); !ok || (order != "C" && order != "F") {
-			return nil, false
-		}
-	}
-	if want, ok := nbytes(shape, d.size); !ok || want != raw.Len {
-		return nil, false
-	}
-	return &Array{Descr: d.descr, Item: d.size, Shape: shape, Order: memOrder(order == "F", shape),
-		Data: pickle.NoID, Buffer: pickle.NoID, Items: pickle.NoID, Raw: raw, Rule: RuleJoblibArray}, true
+	a := newArray(h)
+	a.Raw = raw
+	return a, true
 }
 
 // joblibObjects reads joblib's object array: wrapper node n (a
@@ -697,15 +202,16 @@ func (v *View) joblibObjects(n pickle.ID, f *pickle.File) (*View, bool) {
 	if f == nil || len(f.Streams) != 1 || f.Trailing != nil {
 		return nil, false
 	}
-	state, ok := v.wrapperState(n)
+	r := v.arrayReader()
+	state, ok := r.WrapperState(n)
 	if !ok {
 		return nil, false
 	}
-	shape, ok := v.shape(state["shape"])
+	shape, ok := r.Shape(state["shape"])
 	if !ok {
 		return nil, false
 	}
-	if d, ok := v.dtypeOf(state["dtype"], 0); !ok || !d.object {
+	if d, ok := r.DTypeOf(state["dtype"], 0); !ok || !d.Object {
 		return nil, false
 	}
 	o := v.Opt
@@ -767,21 +273,21 @@ func NpyArray(raw *input.Raw) (*Array, bool) {
 	if raw == nil {
 		return nil, false
 	}
-	var d dtype
+	var d array.Descr
 	var ok bool
 	switch {
 	case raw.DTypeString:
-		d, ok = npyDescr(raw.DType)
+		d, ok = array.NpyDescr(raw.DType)
 	case raw.Descr != nil:
-		d, ok = npyFields(raw.Descr, 0)
+		d, ok = array.NpyFields(raw.Descr, 0)
 	}
-	if !ok || d.object {
+	if !ok || d.Object {
 		return nil, false
 	}
-	if want, ok := nbytes(raw.Shape, d.size); !ok || want != raw.Len {
+	if want, ok := nbytes(raw.Shape, d.Size); !ok || want != raw.Len {
 		return nil, false
 	}
-	return &Array{Descr: d.descr, Item: d.size, Shape: raw.Shape, Order: memOrder(raw.Order == "F", raw.Shape),
+	return &Array{Descr: d.Descr, Item: d.Size, Shape: raw.Shape, Order: array.MemOrder(raw.Order == "F", raw.Shape),
 		Data: pickle.NoID, Buffer: pickle.NoID, Items: pickle.NoID, Raw: raw, Rule: "npy-array"}, true
 }
 
@@ -893,9 +399,9 @@ func (v *View) arrays() {
 		var a *Array
 		var ok bool
 		switch who := v.callable(v.fn(n)); {
-		case numpyReconstruct(who):
+		case array.IsReconstruct(who):
 			a, ok = v.reconstructArray(n)
-		case numpyFrombuffer(who):
+		case array.IsFrombuffer(who):
 			a, ok = v.frombufferArray(n)
 		case who == "std:torch.storage._load_from_bytes":
 			v.fromBytes(n)

@@ -661,3 +661,27 @@ func (v *View) stepPath(walk []pathStep, i int32) string {
 	}
 	return b.String()
 }
+
+// Blob is the streamed payload of a str/bytes node (its length, prefix,
+// digest and file offset; the bytes are not kept), or nil.
+func (n *Node) Blob() *pickle.Blob { return n.v.blob(n.src) }
+
+// Storage returns the torch storage a node of the view stands for
+// (Form2), or nil.
+func (n *Node) Storage() *Storage { return n.v.stor[n.src] }
+
+// ArrayData returns the node holding an array node's elements (Form2): its
+// data bytes, out-of-band buffer or, for objects, the list of its items;
+// nil when they are outside the stream (a raw part: Array().Raw).
+func (n *Node) ArrayData() *Node {
+	a := n.Array()
+	if a == nil {
+		return nil
+	}
+	for _, c := range []pickle.ID{a.Items, a.Data, a.Buffer} {
+		if c != pickle.NoID {
+			return n.child(c, edge{kind: edgeList, i: 0})
+		}
+	}
+	return nil
+}

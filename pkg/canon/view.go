@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -113,7 +114,7 @@ type View struct {
 	latin1Of  map[pickle.ID]*pickle.Blob // a streamed str -> its latin-1 blob (nil: not latin-1)
 	nested    map[pickle.ID]*Storage     // _load_from_bytes: a bytes node -> its storage (nil: not one)
 	dataDig   map[pickle.ID][]byte       // an array's data node -> the digest of its bytes
-	dtypes    map[pickle.ID]dtype        // dtype nodes read (size -1: not a dtype)
+	arrR      *array.Reader              // the array recognizer (arrayReader)
 	foreigns  map[pickle.ID]*View        // joblib object arrays: the view of the nested pickle
 	ordered   nodeSet                    // plain dicts encoded in insertion order (Form2: enum members)
 

@@ -32,3 +32,39 @@ func TestArraysPk2(t *testing.T) {
 		t.Fatalf("pk-canon/1: %v, same %v", err, r != nil && r.Same)
 	}
 }
+
+// TestArrayElements: one changed element is named with both values and the
+// count, in every form and across forms.
+func TestArrayElements(t *testing.T) {
+	const dir = "../../testdata/arrays/"
+	for _, c := range []struct{ a, b, path, va, vb, note string }{
+		{"c_int32_p2.pkl", "c_int32_changed_p2.pkl", "root[1, 2]", "5", "99", "1 of 6 elements differ"},
+		{"c_int32_p0.pkl", "c_int32_changed_p0.pkl", "root[1, 2]", "5", "99", "1 of 6 elements differ"},
+		{"c_int32_p5.pkl", "c_int32_changed_p5.pkl", "root[1, 2]", "5", "99", "1 of 6 elements differ"},
+		{"c_int32_p5.pkl", "c_int32_changed_p2.pkl", "root[1, 2]", "5", "99", "1 of 6 elements differ"},
+		{"c_int32.joblib", "c_int32_changed.joblib", "root[1, 2]", "5", "99", "1 of 6 elements differ"},
+		{"c_int32.npy", "c_int32_changed.npy", "root[1, 2]", "5", "99", "1 of 6 elements differ"},
+		{"dict_of_arrays_p4.pkl", "dict_of_arrays_changed_p4.pkl", "root['b'][2]", "1.0", "2.0", "1 of 3 elements differ"},
+		{"dict_of_arrays_p5.pkl", "dict_of_arrays_changed.joblib", "root['b'][2]", "1.0", "2.0", "1 of 3 elements differ"},
+		{"../tensors/sd.pt", "../tensors/sd_changed.pt", "root['b'][2]", "1.0", "2.0", "1 of 3 elements differ"},
+		{"../tensors/sd.legacy.pt", "../tensors/sd_changed.legacy.pt", "root['b'][2]", "1.0", "2.0", "1 of 3 elements differ"},
+	} {
+		r, err := Files(dir+c.a, dir+c.b, Options{Canon: canon.Options{Form: canon.Form2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Entries) != 1 {
+			t.Errorf("%s %s: %+v", c.a, c.b, r.Entries)
+			continue
+		}
+		e := r.Entries[0]
+		if e.Path != c.path || e.A != c.va || e.B != c.vb || e.Note != c.note || e.Elem == nil || e.Elem.Differ != 1 {
+			t.Errorf("%s %s: %s %q -> %q (%s)", c.a, c.b, e.Path, e.A, e.B, e.Note)
+		}
+	}
+	// another shape: said so
+	r, err := Files(dir+"c_int32_p4.pkl", dir+"f_float64_p4.pkl", Options{Canon: canon.Options{Form: canon.Form2}})
+	if err != nil || len(r.Entries) != 1 || r.Entries[0].Note != "dtype <i4 → <f8, shape (2, 3) → (3, 4)" {
+		t.Fatalf("%v %+v", err, r.Entries)
+	}
+}

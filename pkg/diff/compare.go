@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/dis"
 	"github.com/pk-tools/pk/pkg/input"
@@ -142,7 +143,7 @@ func compareDocs(pathA string, db, da *input.Doc, ha, hb *canon.Result, ca, cb c
 		r.Unmatched = unmatched(opt, make([]bool, len(opt.Ignore)), db)
 		return r
 	}
-	c := locate(opt, func(c *cmp) { c.docs(da, db) })
+	c := locate(opt, hasArrays(ha) || hasArrays(hb), func(c *cmp) { c.docs(da, db) })
 	r.Entries = c.entries
 	r.Unmatched = unmatched(opt, c.hit, da, db)
 	if len(r.Entries) == 0 && c.ignored == 0 {
@@ -171,19 +172,47 @@ func unplaced(digestA, digestB string) Entry {
 // difference only it sees (the order of enum members), or one array
 // changed between two forms of writing arrays, which pk-canon/1 lists as
 // the forms' differences.
-func locate(opt Options, walk func(c *cmp)) *cmp {
+//
+// arrays says pk-canon/2 read numpy arrays in an input (hasArrays): its view
+// then names their elements (root['w'][3, 7]) where pk-canon/1's sees the
+// bytes of their state, and is taken when it gives no more entries.
+func locate(opt Options, arrays bool, walk func(c *cmp)) *cmp {
 	detail := opt
 	detail.Canon.Form = canon.Form1
 	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore))}
 	walk(c)
-	if c.err == nil && len(c.entries) != 1 && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
+	withArrays := opt.Canon.Form != canon.Form1 && arrays && !hasElems(c.entries)
+	if c.err == nil && (len(c.entries) != 1 || withArrays) && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
 		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
 		walk(c2)
-		if c2.err != nil || len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) {
+		if c2.err == nil && (len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) ||
+			withArrays && len(c2.entries) > 0 && len(c2.entries) <= len(c.entries)) {
 			c = c2
 		}
 	}
 	return c
+}
+
+// hasArrays reports whether pk-canon/2 read numpy arrays in an input (torch
+// storages are named at their tensors on pk-canon/1's view: heldPath).
+func hasArrays(r *canon.Result) bool {
+	for _, a := range r.Applied {
+		switch a.Rule {
+		case canon.RuleNumpyReconstruct, canon.RuleNumpyFrombuffer, canon.RuleJoblibArray:
+			return true
+		}
+	}
+	return false
+}
+
+// hasElems reports whether an entry names an element of an array.
+func hasElems(es []Entry) bool {
+	for i := range es {
+		if es[i].Elem != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // census is what the reasons of an equal pair need of each input: its sets
@@ -283,6 +312,8 @@ type cmp struct {
 	optA, optB     canon.Options     // with what each whole input tells (canon.DocOptions)
 	tensorsA       map[string]string // tensorPaths of each side, made when first needed
 	tensorsB       map[string]string
+	tensorRefA     map[string]*input.TensorRef // the tensor at each of those paths, by storage key
+	tensorRefB     map[string]*input.TensorRef
 	err            error // a stream that could not be read again (eachFiles)
 }
 
@@ -378,13 +409,34 @@ func (c *cmp) heldPath(side byte, p *input.Part) string {
 		m, d, opt = &c.tensorsB, c.docB, c.optB
 	}
 	if *m == nil {
-		*m = tensorPaths(d, opt)
+		refs := &c.tensorRefA
+		if side == 'b' {
+			refs = &c.tensorRefB
+		}
+		*m, *refs = tensorPaths(d, opt)
 	}
 	key := p.Key
 	if p.Role != input.RoleStorage {
 		key = "array:" + p.Name
 	}
 	return (*m)[key]
+}
+
+// npyRoot is the path of a raw part: root for the array of a .npy file
+// (what numpy.load returns), at otherwise.
+func npyRoot(d *input.Doc, p *input.Part, at string) string {
+	if d != nil && d.Format == "npy" && p.Role == input.RoleArray {
+		return ppath.Root
+	}
+	return at
+}
+
+// tensorOf is the tensor whose path heldPath gives for storage part p.
+func (c *cmp) tensorOf(side byte, p *input.Part) *input.TensorRef {
+	if side == 'b' {
+		return c.tensorRefB[p.Key]
+	}
+	return c.tensorRefA[p.Key]
 }
 
 // partLabel names a part in a note: its name, or, for a bare pickle or
@@ -441,10 +493,24 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 	case pa.Raw != nil && pb.Raw != nil:
 		if !bytes.Equal(pa.Raw.Digest, pb.Raw.Digest) {
 			e := Entry{NoOffset: true, Path: at, Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), SizeA: pa.Raw.Len, SizeB: pb.Raw.Len}
+			tp := c.heldPath('a', pa)
+			if tp != "" {
+				var t *input.TensorRef
+				if pa.Role == input.RoleStorage {
+					t = c.tensorOf('a', pa)
+				}
+				if ee, ok := rawElements(tp, pa.Raw, pb.Raw, t); ok {
+					c.addPart(ee)
+					return
+				}
+			} else if ee, ok := rawElements(npyRoot(c.docA, pa, at), pa.Raw, pb.Raw, nil); ok {
+				c.addPart(ee)
+				return
+			}
 			if n, ok := changedElements(pa.Raw, pb.Raw); ok {
 				e.Note = fmt.Sprintf("%d element(s) differ", n)
 			}
-			if tp := c.heldPath('a', pa); tp != "" {
+			if tp != "" {
 				e.Path = tp
 				note := string(pa.Role) + " " + partLabel(pa)
 				if e.Note != "" {
@@ -467,9 +533,9 @@ func changedElements(a, b *input.Raw) (int64, bool) {
 	if a.Len != b.Len || a.DType != b.DType || a.Len > 1<<31 {
 		return 0, false
 	}
-	size := int64(1)
-	if len(a.DType) > 2 {
-		fmt.Sscanf(a.DType[2:], "%d", &size)
+	size := array.ItemSize(a.DType)
+	if a.DType == "" {
+		size = 1
 	}
 	if size <= 0 {
 		return 0, false
@@ -821,6 +887,10 @@ func (c *cmp) compare(t task) []task {
 		return nil
 	}
 	switch a.Kind() {
+	case canon.KindArray:
+		if kids, ok := c.arrays(a, b, path); ok {
+			return kids
+		}
 	case pickle.KindList, pickle.KindTuple:
 		return c.seq(a.Items(), b.Items(), path, itemsForm, a, b)
 	case pickle.KindSet, pickle.KindFrozenSet:

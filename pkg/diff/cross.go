@@ -53,6 +53,12 @@ func (c *cmp) crossStorage(a, b *canon.Node, at pathRef) bool {
 		}
 	}
 	note := label(pa) + " against " + label(pb)
+	c.heldPath('a', pa) // (makes the tensors of side a known)
+	if ee, ok := rawElements(p, pa.Raw, pb.Raw, c.tensorRefA["path:"+p]); ok {
+		ee.Note += "; " + note
+		c.addPart(ee)
+		return true
+	}
 	if n, ok := changedElements(pa.Raw, pb.Raw); ok {
 		note = fmt.Sprintf("%d element(s) differ in %s", n, note)
 	}

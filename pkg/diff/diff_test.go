@@ -220,21 +220,22 @@ func TestLargeListOneChange(t *testing.T) {
 }
 
 // Containers: a changed tensor is reported at its path in the state dict,
-// a changed joblib array as its part, with the count of changed elements.
+// a changed joblib array at its key, each at the changed element with both
+// values and the count of changed elements.
 func TestContainers(t *testing.T) {
 	in := filepath.Join(corpus, "inputs")
 	r, err := Files(filepath.Join(in, "torch_zip_a.pt"), filepath.Join(in, "torch_zip_b.pt"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Entries) != 1 || r.Entries[0].Path != "root['layer.weight']" || !strings.Contains(r.Entries[0].Note, "element(s) differ") {
+	if len(r.Entries) != 1 || r.Entries[0].Path != "root['layer.weight'][1, 2]" || r.Entries[0].A != "1.25" || r.Entries[0].B != "99.0" || r.Entries[0].Note != "1 of 6 elements differ" {
 		t.Fatalf("torch: %+v", r.Entries)
 	}
 	r, err = Files(filepath.Join(in, "joblib_a.joblib"), filepath.Join(in, "joblib_b.joblib"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Entries) != 1 || r.Entries[0].Path != "root['ids']" || !strings.HasPrefix(r.Entries[0].Note, "1 element(s) differ") {
+	if len(r.Entries) != 1 || r.Entries[0].Path != "root['ids'][3]" || r.Entries[0].A != "3" || r.Entries[0].B != "42" || r.Entries[0].Note != "1 of 5 elements differ" {
 		t.Fatalf("joblib: %+v", r.Entries)
 	}
 	// the same joblib content, gzip-compressed: the same

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -47,8 +48,11 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 		return nil, false
 	}
 	defer fb.Close()
-	c := locate(opt, func(c *cmp) {
+	c := locate(opt, hasArrays(sa.res) || hasArrays(sb.res), func(c *cmp) {
 		c.optA, c.optB = canon.BareOptions(a, c.opt.Canon), canon.BareOptions(b, c.opt.Canon)
+		// what the walk asks of the inputs (an array's large payload is read
+		// again from its file)
+		c.docA, c.docB = &input.Doc{Path: a, Format: "pickle"}, &input.Doc{Path: b, Format: "pickle"}
 		c.reset()
 		c.streams(sa.set(fa, c.opt), sb.set(fb, c.opt), ppath.Root, true)
 	})

@@ -46,6 +46,10 @@ type Entry struct {
 	ValA, ValB json.RawMessage `json:"-"`
 	// ArrA and ArrB are the dtype and shape of a side that is array data.
 	ArrA, ArrB *Array `json:"-"`
+	// Elem, for two arrays or tensors that differ in elements, is the
+	// index of the first differing element and how many differ; A and B
+	// (ValA, ValB) are then that element's values.
+	Elem *Element `json:"-"`
 	// NoOffset: the entry has no offset in either stream (a container
 	// part, the whole canonical form).
 	NoOffset bool `json:"-"`
@@ -181,6 +185,10 @@ type jsonEntry struct {
 	OffsetA *int64          `json:"offset_a,omitempty"`
 	OffsetB *int64          `json:"offset_b,omitempty"`
 	Note    string          `json:"note,omitempty"`
+	// an element of two arrays (Entry.Elem)
+	Index          []int64 `json:"index,omitempty"`
+	ElementsDiffer int64   `json:"elements_differ,omitempty"`
+	Elements       int64   `json:"elements,omitempty"`
 }
 
 type jsonSummary struct {
@@ -199,6 +207,12 @@ type jsonSummary struct {
 func (r *Result) jsonEntry(e *Entry) jsonEntry {
 	j := jsonEntry{A: r.A, B: r.B, Path: e.Path, Kind: e.Kind, Count: e.Count, SizeA: e.SizeA, SizeB: e.SizeB, Note: e.Note}
 	hasA, hasB := e.Kind != Added, e.Kind != Removed
+	if x := e.Elem; x != nil {
+		j.Index, j.ElementsDiffer, j.Elements = x.Index, x.Differ, x.Of
+		if j.Index == nil {
+			j.Index = []int64{}
+		}
+	}
 	if hasA {
 		j.ReprA = e.A
 		if e.Count == 0 {

@@ -14,9 +14,11 @@ const MaxTensorScan = 5_000_000
 // Python path of every tensor rebuilt from a storage, by storage key, and
 // of every joblib array wrapper, by "array:" + part name:
 // a changed storage is then reported at root['layer.weight'], not at the
-// zip member that holds it.
-func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
+// zip member that holds it; and the tensor at each such path (by
+// storage key, the first; by "path:" + path, each).
+func tensorPaths(doc *input.Doc, opt canon.Options) (map[string]string, map[string]*input.TensorRef) {
 	out := map[string]string{}
+	refs := map[string]*input.TensorRef{}
 	// joblib arrays: the NumpyArrayWrapper node each raw part follows
 	type at struct {
 		part, stream int
@@ -72,7 +74,9 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 					if t, ok := doc.TensorAt(v.Store(), id); ok && t.Storage != nil {
 						if _, dup := out[t.Storage.Key]; !dup {
 							out[t.Storage.Key] = it.path
+							refs[t.Storage.Key] = t
 						}
+						refs["path:"+it.path] = t
 						continue
 					}
 				}
@@ -84,5 +88,5 @@ func tensorPaths(doc *input.Doc, opt canon.Options) map[string]string {
 			}
 		}
 	}
-	return out
+	return out, refs
 }

@@ -243,7 +243,17 @@ func openStream(r io.Reader, size int64, path string, ra *readerAtSize, opt pick
 		return openTorchZip(doc, ra, opt, iopt)
 	case hasPrefix(head, npyMagic):
 		doc.Format = "npy"
-		return doc, readNpy(doc, br, size, "", opt, nil)
+		if err := readNpy(doc, br, size, "", opt, nil); err != nil {
+			return doc, err
+		}
+		if ra != nil && ra.r != nil {
+			for i := range doc.Parts {
+				if r := doc.Parts[i].Raw; r != nil && doc.Parts[i].Role == RoleArray {
+					r.open = sectionOpener(ra.r, r.Offset, r.Len) // read again by pk diff
+				}
+			}
+		}
+		return doc, nil
 	case hasPrefix(head, []byte("ZF")):
 		return nil, &Error{File: path, Offset: 0, Reason: "joblib's zlib format of joblib < 0.9.3 (magic \"ZF\") is not supported"}
 	}

@@ -21,22 +21,6 @@ import (
 // torchMagic is the first pickle of a legacy torch.save file.
 var torchMagic, _ = new(big.Int).SetString("1950a86a20f9469cfc6c", 16)
 
-// storageTypes maps torch's storage classes (the second item of a
-// persistent id) to the dtype and element size of their data.
-var storageTypes = map[string]struct {
-	dtype string
-	size  int64
-}{
-	"DoubleStorage": {"float64", 8}, "FloatStorage": {"float32", 4}, "HalfStorage": {"float16", 2},
-	"BFloat16Storage": {"bfloat16", 2}, "LongStorage": {"int64", 8}, "IntStorage": {"int32", 4},
-	"ShortStorage": {"int16", 2}, "CharStorage": {"int8", 1}, "ByteStorage": {"uint8", 1},
-	"BoolStorage": {"bool", 1}, "ComplexFloatStorage": {"complex64", 8}, "ComplexDoubleStorage": {"complex128", 16},
-	"ComplexHalfStorage": {"complex32", 4}, "QInt8Storage": {"qint8", 1}, "QUInt8Storage": {"quint8", 1},
-	"QInt32Storage": {"qint32", 4}, "QUInt4x2Storage": {"quint4x2", 1}, "QUInt2x4Storage": {"quint2x4", 1},
-	"UntypedStorage": {"uint8", 1}, "Float8_e4m3fnStorage": {"float8_e4m3fn", 1}, "Float8_e5m2Storage": {"float8_e5m2", 1},
-	"UInt16Storage": {"uint16", 2}, "UInt32Storage": {"uint32", 4}, "UInt64Storage": {"uint64", 8},
-}
-
 // StorageRef is what a torch persistent id ('storage', storage_type, key,
 // location, numel) says, with the part holding the bytes.
 type StorageRef struct {

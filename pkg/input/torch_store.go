@@ -3,6 +3,7 @@ package input
 import (
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -28,8 +29,8 @@ func parsePIDAt(s *pickle.Store, pid pickle.ID) (*StorageRef, bool) {
 		if i := strings.LastIndexByte(name, '.'); i >= 0 {
 			name = name[i+1:]
 		}
-		if st, ok := storageTypes[name]; ok && (s.Str(it[1]) == "torch" || strings.HasPrefix(s.Str(it[1]), "torch.")) {
-			r.DType, r.ElemSize = st.dtype, st.size
+		if dt, size, ok := array.StorageDType(name); ok && (s.Str(it[1]) == "torch" || strings.HasPrefix(s.Str(it[1]), "torch.")) {
+			r.DType, r.ElemSize = dt, size
 		}
 	}
 	if s.Kind(it[3]) == pickle.KindStr {

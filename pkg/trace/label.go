@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -441,10 +442,10 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 		if a := arg(s, n, 0); a != pickle.NoID && s.Kind(a) == pickle.KindStr {
 			return CodeBytes, "bytes[" + itoa(s.PayloadLen(a)) + "] (_codecs.encode)"
 		}
-	case "numpy.core.multiarray._reconstruct":
-		return CodeArray, ndarray(s, n)
-	case "numpy.dtype":
-		return CodeDtype, "numpy.dtype " + dtypeName(s, n)
+	case "numpy.core.multiarray._reconstruct", "numpy.core.numeric._frombuffer":
+		return CodeArray, st.ndarray(n)
+	case "numpy.dtype", "numpy.core.multiarray.dtype":
+		return CodeDtype, "numpy.dtype " + st.dtypeName(n)
 	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
 		return CodeTensor, st.tensorLabel(n)
 	case "torch._utils._rebuild_parameter":
@@ -532,31 +533,45 @@ func codeName(s *pickle.Store, n pickle.ID) string {
 	return ""
 }
 
-var dtypeNames = map[string]string{
-	"f2": "float16", "f4": "float32", "f8": "float64", "f16": "float128", "c8": "complex64", "c16": "complex128",
-	"i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64", "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64",
-	"b1": "bool", "O8": "object", "O4": "object",
+// arrays is the stream's array recognizer (pkg/array, the one canon uses).
+func (st *StreamTree) arrays() *array.Reader {
+	if st.arr == nil {
+		st.arr = array.NewReader(array.StoreGraph{S: st.Store})
+	}
+	return st.arr
 }
 
-func dtypeName(s *pickle.Store, n pickle.ID) string {
-	x := strOf(s, arg(s, n, 0))
-	if v, ok := dtypeNames[x]; ok {
-		return v
+// header reads the dtype, shape and order of a numpy array's call node
+// (_reconstruct + BUILD or _frombuffer), or false.
+func (st *StreamTree) header(n pickle.ID) (*array.Header, bool) {
+	r := st.arrays()
+	if h, ok := r.Reconstruct(n); ok {
+		return h, true
 	}
-	return x
+	return r.Frombuffer(n)
 }
 
-func ndarray(s *pickle.Store, n pickle.ID) string {
-	l := "numpy.ndarray"
-	x := state(s, n)
-	if x == pickle.NoID || s.Kind(x) != pickle.KindTuple || s.NItems(x) < 5 {
-		return l
+// dtypeName names a numpy.dtype node: float64, <U5, ... (its type string
+// when the recognizer does not read it).
+func (st *StreamTree) dtypeName(n pickle.ID) string {
+	if d, ok := st.arrays().DTypeOf(n, 0); ok {
+		return array.Name(d.Descr)
 	}
-	shape, dt := s.Items(x)[1], s.Items(x)[2]
-	if s.Kind(dt) == pickle.KindCall && callee(s, dt) == "numpy.dtype" {
-		l += " " + dtypeName(s, dt)
+	return strOf(st.Store, arg(st.Store, n, 0))
+}
+
+// ndarray labels a numpy array in every pickle form: "numpy.ndarray
+// float64 (3, 4)", " Fortran order" when its data is.
+func (st *StreamTree) ndarray(n pickle.ID) string {
+	h, ok := st.header(n)
+	if !ok {
+		return "numpy.ndarray"
 	}
-	return l + " " + shapeStr(s, shape)
+	l := "numpy.ndarray " + array.Name(h.Descr.Descr) + " " + array.ShapeText(h.Shape)
+	if h.Order == 'F' {
+		l += " Fortran order"
+	}
+	return l
 }
 
 func shapeStr(s *pickle.Store, t pickle.ID) string {
@@ -694,15 +709,12 @@ func (st *StreamTree) arrayInfo(n pickle.ID) (dtype string, shape []int64, ok bo
 		return out
 	}
 	switch callee(s, n) {
-	case "numpy.core.multiarray._reconstruct":
-		x := state(s, n)
-		if x == pickle.NoID || s.Kind(x) != pickle.KindTuple || s.NItems(x) < 5 {
+	case "numpy.core.multiarray._reconstruct", "numpy.core.numeric._frombuffer":
+		h, ok := st.header(n)
+		if !ok {
 			return "", nil, true
 		}
-		if dt := s.Items(x)[2]; s.Kind(dt) == pickle.KindCall && callee(s, dt) == "numpy.dtype" {
-			dtype = dtypeName(s, dt)
-		}
-		return dtype, ints(s.Items(x)[1]), true
+		return array.Name(h.Descr.Descr), h.Shape, true
 	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
 		if d := st.doc; d != nil {
 			if tr, ok := d.TensorAt(s, n); ok {

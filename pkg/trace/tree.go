@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -79,6 +80,9 @@ type StreamTree struct {
 	// Store holds the stream's nodes: the stream's own (Stream.Store), or
 	// for the fast paths a small synthetic store of the nodes they show.
 	Store *pickle.Store
+	// arr recognises the numpy arrays of Store (pkg/array), made when
+	// first needed
+	arr *array.Reader
 	// Incl is the inclusive size of every node, indexed by ID: its Self
 	// plus the inclusive sizes of the nodes it owns.
 	Incl []int64

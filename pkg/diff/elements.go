@@ -1,0 +1,332 @@
+package diff
+
+// Arrays and tensors in their users' terms: two arrays of one dtype and
+// shape that differ are one entry at the first differing element,
+// root['w'][3, 7], with both values and how many elements differ. The
+// element bytes are streamed from where they are (a payload in the stream,
+// a payload of 1 MiB or more read again from the file, a raw part of a
+// joblib, .npy or torch file), never held whole.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/array"
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/jsonl"
+	ppath "github.com/pk-tools/pk/pkg/path"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Element is where two arrays first differ (Entry.Elem).
+type Element struct {
+	Index  []int64 // of the first differing element
+	Differ int64   // how many elements differ
+	Of     int64   // how many elements each array has
+}
+
+// elemSrc opens the element bytes of one side.
+type elemSrc func() (io.ReadCloser, error)
+
+// textSrc is bytes held in memory.
+func textSrc(s string) elemSrc {
+	return func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(s)), nil }
+}
+
+// blobSrc reads a streamed payload again from the file, when the input is
+// a plain uncompressed pickle file (the blob's offsets are the file's).
+func blobSrc(d *input.Doc, bl *pickle.Blob) elemSrc {
+	if d == nil || d.Path == "" || d.Path == "-" || d.Compression != "" || d.Format != "pickle" || bl.Offset < 0 {
+		return nil
+	}
+	return func() (io.ReadCloser, error) {
+		f, err := os.Open(d.Path)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() < bl.Offset+bl.Len {
+			f.Close()
+			return nil, fmt.Errorf("cannot read the payload again")
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.NewSectionReader(f, bl.Offset, bl.Len), f}, nil
+	}
+}
+
+// nodeSrc is the element bytes of a bytes/bytearray node of doc d.
+func nodeSrc(d *input.Doc, n *canon.Node) elemSrc {
+	if n == nil {
+		return nil
+	}
+	if k := n.Kind(); k != pickle.KindBytes && k != pickle.KindByteArray {
+		return nil
+	}
+	if bl := n.Blob(); bl != nil {
+		return blobSrc(d, bl)
+	}
+	if int64(len(n.Str())) != n.Len() {
+		return nil
+	}
+	return textSrc(n.Str())
+}
+
+// rawSrc is the bytes of a raw part.
+func rawSrc(r *input.Raw) elemSrc {
+	if r == nil {
+		return nil
+	}
+	return r.Open
+}
+
+// maxElemCompare bounds the bytes compared element by element (beyond it
+// the digests alone say the arrays differ).
+const maxElemCompare = 1 << 40
+
+// firstElements streams both sides (of n bytes each) and returns how many
+// elements of size bytes differ, the position of the first and its bytes
+// on each side.
+func firstElements(sa, sb elemSrc, n, size int64) (differ, first int64, ea, eb []byte, ok bool) {
+	if sa == nil || sb == nil || size <= 0 || n%size != 0 || n > maxElemCompare {
+		return 0, 0, nil, nil, false
+	}
+	ra, err := sa()
+	if err != nil {
+		return 0, 0, nil, nil, false
+	}
+	defer ra.Close()
+	rb, err := sb()
+	if err != nil {
+		return 0, 0, nil, nil, false
+	}
+	defer rb.Close()
+	chunk := int64(1<<20) - int64(1<<20)%size
+	if chunk == 0 {
+		chunk = size
+	}
+	ba, bb := make([]byte, chunk), make([]byte, chunk)
+	first = -1
+	var at int64
+	for at < n {
+		want := min(chunk, n-at)
+		na, err1 := io.ReadFull(ra, ba[:want])
+		nb, err2 := io.ReadFull(rb, bb[:want])
+		if err1 != nil || err2 != nil || int64(na) != want || int64(nb) != want {
+			return 0, 0, nil, nil, false
+		}
+		if !bytes.Equal(ba[:want], bb[:want]) {
+			for i := int64(0); i < want; i += size {
+				if !bytes.Equal(ba[i:i+size], bb[i:i+size]) {
+					if first < 0 {
+						first = (at + i) / size
+						ea = append([]byte(nil), ba[i:i+size]...)
+						eb = append([]byte(nil), bb[i:i+size]...)
+					}
+					differ++
+				}
+			}
+		}
+		at += want
+	}
+	return differ, first, ea, eb, first >= 0
+}
+
+// elemDType is the element type of a descr, raw bytes when it is not one
+// ParseDType reads (structured dtypes).
+func elemDType(descr string, item int64) array.DType {
+	if d, ok := array.ParseDType(descr); ok && int64(d.Size) == item {
+		return d
+	}
+	return array.DType{Kind: 'V', Size: int(item)}
+}
+
+// elemEdge is the step of an element: [i] in one dimension, [i, j] in more,
+// [()] for a 0-d array (pkg/path's key of a tuple).
+func elemEdge(idx []int64) string {
+	if len(idx) == 1 {
+		return ppath.Key(ppath.Int(idx[0]))
+	}
+	items := make([]ppath.Value, len(idx))
+	for i, x := range idx {
+		items[i] = ppath.Int(x)
+	}
+	return ppath.Key(ppath.Tuple(items...))
+}
+
+// elemValue is an element as a typed JSON value (pkg/jsonl), nil for the
+// kinds that have none (complex, raw bytes).
+func elemValue(v array.Value) json.RawMessage {
+	switch v.Kind {
+	case 'b':
+		return jsonl.AppendBool(nil, v.Bool)
+	case 'i':
+		return jsonl.AppendInt(nil, v.Int)
+	case 'u':
+		return strconv.AppendUint(nil, v.Uint, 10)
+	case 'f':
+		if v.Exact {
+			return jsonl.AppendFloat(nil, v.Float)
+		}
+	case 'U':
+		return jsonl.AppendString(nil, v.Str)
+	case 'S':
+		return jsonl.AppendBytes(nil, "bytes", string(v.Bytes), int64(len(v.Bytes)))
+	}
+	return nil
+}
+
+// elemNote is "1 of 1,000 elements differ".
+func elemNote(differ, of int64) string {
+	w := "elements differ"
+	if differ == 1 && of == 1 {
+		w = "element differs"
+	}
+	return Thousands(differ) + " of " + Thousands(of) + " " + w
+}
+
+// arrayEntry is the entry of two arrays (descr, item size, shape and
+// order each) at path whose element bytes sa and sb stream: the first
+// differing element when dtype and shape agree, else what changed. ok is
+// false when the bytes could not be compared (the caller keeps its own
+// entry).
+func arrayEntry(path, descrA, descrB string, item int64, shA, shB []int64, ordA, ordB byte, sa, sb elemSrc) (Entry, bool) {
+	ra := &Array{DType: descrA, Shape: shA}
+	rb := &Array{DType: descrB, Shape: shB}
+	if descrA != descrB || !slicesEq(shA, shB) {
+		e := Entry{NoOffset: true, Path: path, Kind: Changed, ArrA: ra, ArrB: rb,
+			A: "array " + descrA + " " + array.ShapeText(shA), B: "array " + descrB + " " + array.ShapeText(shB)}
+		var what []string
+		if descrA != descrB {
+			what = append(what, "dtype "+descrA+" → "+descrB)
+		}
+		if !slicesEq(shA, shB) {
+			what = append(what, "shape "+array.ShapeText(shA)+" → "+array.ShapeText(shB))
+		}
+		e.Note = strings.Join(what, ", ")
+		return e, true
+	}
+	n, ok := array.NBytes(shA, item)
+	of, _ := array.Count(shA)
+	if !ok || ordA != ordB {
+		// another memory order: the same elements in another layout
+		// are not compared here (the digests already differ)
+		return Entry{}, false
+	}
+	differ, first, ea, eb, ok := firstElements(sa, sb, n, item)
+	if !ok {
+		return Entry{}, false
+	}
+	return elemEntry(path, array.Index(first, shA, ordA), elemDType(descrA, item), ea, eb, differ, of, ra, rb), true
+}
+
+// elemEntry is the entry of the first differing element at index idx.
+func elemEntry(path string, idx []int64, dt array.DType, ea, eb []byte, differ, of int64, ra, rb *Array) Entry {
+	return Entry{NoOffset: true, Path: path + elemEdge(idx), Kind: Changed,
+		A: dt.Format(ea), B: dt.Format(eb), ValA: elemValue(dt.Decode(ea)), ValB: elemValue(dt.Decode(eb)),
+		ArrA: ra, ArrB: rb, Elem: &Element{Index: idx, Differ: differ, Of: of}, Note: elemNote(differ, of)}
+}
+
+func slicesEq(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// arraySrc is the element bytes of an array node of doc d.
+func arraySrc(d *input.Doc, n *canon.Node, a *canon.Array) elemSrc {
+	switch {
+	case a.Raw != nil:
+		return rawSrc(a.Raw)
+	case a.Data != pickle.NoID:
+		return nodeSrc(d, n.ArrayData())
+	}
+	return nil
+}
+
+// arrays compares two array nodes (pk-canon/2's view): one entry at the
+// first differing element, or at the array when dtype or shape changed;
+// the items of two object arrays of one dimension, item by item.
+func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
+	xa, xb := a.Array(), b.Array()
+	if xa == nil || xb == nil {
+		return nil, false
+	}
+	at := c.paths.String(path)
+	if xa.Object() && xb.Object() && len(xa.Shape) == 1 && len(xb.Shape) == 1 {
+		if la, lb := a.ArrayData(), b.ArrayData(); la != nil && lb != nil {
+			return c.seq(la.Items(), lb.Items(), path, itemsForm, nil, nil), true
+		}
+	}
+	if xa.Object() || xb.Object() {
+		return nil, false
+	}
+	e, ok := arrayEntry(at, xa.Descr, xb.Descr, xa.Item, xa.Shape, xb.Shape, xa.Order, xb.Order, arraySrc(c.docA, a, xa), arraySrc(c.docB, b, xb))
+	if !ok {
+		e = Entry{Path: at, Kind: Changed, A: xa.String(), B: xb.String(), ArrA: &Array{DType: xa.Descr, Shape: xa.Shape}, ArrB: &Array{DType: xb.Descr, Shape: xb.Shape}}
+		switch {
+		case xa.Order != xb.Order:
+			e.Note = "elements differ, in memory orders " + string(xa.Order) + " and " + string(xb.Order)
+		default:
+			e.Note = "elements differ; the element bytes of a compressed input, an out-of-band buffer or stdin are not read again"
+		}
+	}
+	e.NoOffset, e.OffA, e.OffB = false, a.Offset(), b.Offset()
+	c.add(e)
+	return nil, true
+}
+
+// rawElements is the element entry of two raw parts holding the data of
+// one array or tensor at path, or false. A torch storage is read through
+// the tensor that uses it (tensor: shape, stride and storage offset);
+// a joblib or .npy array through its own dtype, shape and order.
+func rawElements(path string, pa, pb *input.Raw, t *input.TensorRef) (Entry, bool) {
+	if pa.DType == "" || pa.DType != pb.DType || pa.Len != pb.Len {
+		return Entry{}, false
+	}
+	item := array.ItemSize(pa.DType)
+	if t == nil {
+		if pa.Shape == nil || pb.Shape == nil {
+			return Entry{}, false
+		}
+		ord := func(r *input.Raw) byte {
+			if r.Order == "F" {
+				return 'F'
+			}
+			return 'C'
+		}
+		return arrayEntry(path, pa.DType, pb.DType, item, pa.Shape, pb.Shape, array.MemOrder(ord(pa) == 'F', pa.Shape), array.MemOrder(ord(pb) == 'F', pb.Shape), rawSrc(pa), rawSrc(pb))
+	}
+	differ, first, ea, eb, ok := firstElements(rawSrc(pa), rawSrc(pb), pa.Len, item)
+	if !ok {
+		return Entry{}, false
+	}
+	dt := elemDType(pa.DType, item)
+	of := pa.Len / item
+	ra := &Array{DType: pa.DType, Shape: t.Shape}
+	if idx, ok := array.TensorIndex(first, t.Shape, t.Stride, t.Offset); ok {
+		if c, ok := array.Count(t.Shape); ok && c == of {
+			return elemEntry(path, idx, dt, ea, eb, differ, of, ra, ra), true
+		}
+		e := elemEntry(path, idx, dt, ea, eb, differ, of, ra, ra)
+		e.Note += " in its storage"
+		return e, true
+	}
+	// the element lies outside this tensor's view of the storage
+	e := elemEntry(path+ppath.Pseudo("data", -1), []int64{first}, dt, ea, eb, differ, of, ra, ra)
+	e.Note += " in the storage"
+	return e, true
+}
