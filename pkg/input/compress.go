@@ -14,7 +14,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/ulikunitz/xz"
-	"github.com/ulikunitz/xz/lzma"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -108,7 +107,9 @@ func (l *limitReader) drain() error {
 	return l.failure()
 }
 
-func decompressor(kind string, r io.Reader, limit int64) (io.Reader, func(), error) {
+// decompressor starts decompressing r, a stream of compressed bytes
+// (-1: not known) that decompresses to at most limit bytes (-1: no limit).
+func decompressor(kind string, r io.Reader, limit, compressed int64) (io.Reader, func(), error) {
 	switch kind {
 	case "gzip":
 		z, err := gzip.NewReader(r)
@@ -138,7 +139,7 @@ func decompressor(kind string, r io.Reader, limit int64) (io.Reader, func(), err
 		if dc > 1<<31-1 {
 			dc = 1<<31 - 1
 		}
-		z, err := lzma.ReaderConfig{DictCap: int(dc)}.NewReader(r)
+		z, err := newLzmaAlone(r, int(dc), compressed)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -169,7 +170,7 @@ func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options,
 	doc.Compression = kind
 	layer := kind + "-decompressed stream"
 	limit := iopt.limit(doc.Size)
-	dec, closer, err := decompressor(kind, br, limit)
+	dec, closer, err := decompressor(kind, br, limit, doc.Size)
 	if err != nil {
 		return nil, &Error{File: doc.Path, Member: layer, Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
 	}
@@ -249,7 +250,7 @@ func OpenBare(path string, iopt Options) (r io.Reader, size int64, finish func()
 		return br, fi.Size(), func() error { return f.Close() }, nil
 	}
 	limit := iopt.limit(fi.Size())
-	dec, closer, err := decompressor(kind, br, limit)
+	dec, closer, err := decompressor(kind, br, limit, fi.Size())
 	if err != nil {
 		f.Close()
 		return nil, 0, nil, ErrNotBare
