@@ -126,6 +126,14 @@ func decompressor(kind string, r io.Reader, limit, compressed int64) (io.Reader,
 	case "bz2":
 		return bzip2.NewReader(r), func() {}, nil
 	case "xz":
+		// Not bounded yet: ulikunitz/xz allocates each block's declared
+		// LZMA2 dictionary (up to 4 GiB) when the block starts, and its
+		// ReaderConfig.DictCap is a minimum there, not a cap: a 68-byte
+		// file declaring 1.5 GiB allocates 1.6 GB of heap (pages left
+		// untouched, so not of RSS). lzma.go's growing window would apply
+		// to a copy of each block header (dictionary byte and CRC32
+		// rewritten), with the LZMA2 chunk headers giving the output size
+		// at a failure.
 		z, err := xz.NewReader(r)
 		if err != nil {
 			return nil, nil, err
