@@ -165,6 +165,12 @@ type disassembler struct {
 	// precomputed "%-4s " code columns
 	codeCol [256]string
 	scratch []byte
+	// the last offset written by textLine, in decimal, right-aligned in
+	// posDig (the unused digits are '0'): the next offset is printed by
+	// adding the difference to it
+	posVal int64
+	posDig [20]byte
+	posN   int
 }
 
 // Run disassembles every pickle stream read from r (size bytes, -1 when
@@ -459,6 +465,43 @@ func appendPos(b []byte, pos int64) []byte {
 	return append(b, ':', ' ')
 }
 
+// appendOffset is appendPos for increasing offsets: offsets within a stream
+// grow by a few bytes an opcode, and adding the difference to the last one's
+// digits is cheaper than converting each.
+func (d *disassembler) appendOffset(b []byte, pos int64) []byte {
+	delta := pos - d.posVal
+	if d.posN == 0 || delta < 0 || delta >= 1<<20 || pos >= 1e18 {
+		if pos < 0 || pos >= 1e18 {
+			d.posN = 0
+			return appendPos(b, pos)
+		}
+		for i := range d.posDig {
+			d.posDig[i] = '0'
+		}
+		var tmp [20]byte
+		s := strconv.AppendInt(tmp[:0], pos, 10)
+		d.posN = copy(d.posDig[len(d.posDig)-len(s):], s)
+	} else {
+		i := len(d.posDig) - 1
+		for c := delta; c > 0; i-- {
+			v := d.posDig[i] - '0' + byte(c%10)
+			c /= 10
+			if v >= 10 {
+				v -= 10
+				c++
+			}
+			d.posDig[i] = '0' + v
+		}
+		d.posN = max(d.posN, len(d.posDig)-1-i)
+	}
+	d.posVal = pos
+	for i := d.posN; i < 5; i++ {
+		b = append(b, ' ')
+	}
+	b = append(b, d.posDig[len(d.posDig)-d.posN:]...)
+	return append(b, ':', ' ')
+}
+
 func pack(o *pickle.Op) int64 { return o.Offset<<8 | int64(o.Code) }
 
 // effect is the stack effect of an opcode that does not need special
@@ -626,7 +669,7 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 }
 
 func (d *disassembler) textLine(lvl int, o *pickle.Op, info *pickle.OpInfo, markPos, memoIdx, memoOrigin int64) {
-	b := appendPos(d.out, o.Offset)
+	b := d.appendOffset(d.out, o.Offset)
 	b = append(b, d.codeCol[o.Code]...)
 	if lvl > MaxIndentLevels {
 		lvl = MaxIndentLevels

@@ -172,6 +172,41 @@ func appendFloatRepr(b []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(b, "-inf"...)
 	}
+	if a := math.Abs(f); a >= 1e-4 && a < 1e16 {
+		// fixed notation. The decimal exponent of the shortest digits is in
+		// [-4, 16) exactly when the value is: 1e16 is a double (no double
+		// below it has shortest digits reaching it), and every double
+		// above float64(1e-4) has shortest digits above 1e-4, every double
+		// below it digits below 1e-4.
+		if a < 1<<53 && a == math.Trunc(a) {
+			// an integer: its digits are the shortest ones (ulp <= 1)
+			if f < 0 {
+				b = append(b, '-')
+			}
+			b = strconv.AppendInt(b, int64(a), 10)
+			return append(b, '.', '0')
+		}
+		if a < 1<<40 {
+			if b, ok := appendShortFraction(b, f); ok {
+				return b
+			}
+		}
+		n := len(b)
+		b = strconv.AppendFloat(b, f, 'f', -1, 64) // the shortest digits, laid out in fixed notation
+		for _, c := range b[n:] {
+			if c == '.' {
+				return b
+			}
+		}
+		return append(b, '.', '0')
+	}
+	return appendFloatGeneral(b, f)
+}
+
+// appendFloatGeneral is appendFloatRepr for any finite f, from strconv's
+// shortest digits in scientific notation (the fast paths above are checked
+// against it).
+func appendFloatGeneral(b []byte, f float64) []byte {
 	var tmp [32]byte
 	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // [-]d[.ddd]e±XX
 	neg := false
@@ -228,6 +263,57 @@ func appendFloatRepr(b []byte, f float64) []byte {
 		b = append(b, '0')
 	}
 	return strconv.AppendInt(b, int64(exp), 10)
+}
+
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6}
+
+// appendShortFraction appends f (not an integer, |f| < 2^40) in fixed
+// notation when its shortest digits have at most 6 after the point (0.125,
+// 0.3, 12.75: what tables hold), without strconv's general search. At the
+// first scale k where f*10^k is an integer m (both 10^k and m exact), m/10^k
+// is correctly rounded (m < 2^50), so it round-trips when it gives f back; and when
+// neither m-1 nor m+1 does, m is the only decimal with k fractional digits
+// that gives f, so no shorter one exists (it would be one of them, with
+// trailing zeros) and no other of the same length: it is the shortest and
+// the closest, repr's choice. Otherwise ok is false and strconv decides.
+func appendShortFraction(b []byte, f float64) ([]byte, bool) {
+	for k := 1; k < len(pow10); k++ {
+		y := f * pow10[k]
+		if y != math.Trunc(y) {
+			continue
+		}
+		if math.Abs(y) >= 1<<50 {
+			// y-1 and y+1 exact, and y within 1/8 of f*10^k (so m is the
+			// integer nearest to it)
+			return b, false
+		}
+		p := pow10[k]
+		if y/p != f || (y-1)/p == f || (y+1)/p == f {
+			return b, false
+		}
+		m := int64(y)
+		if m < 0 {
+			b = append(b, '-')
+			m = -m
+		}
+		for m%10 == 0 { // not reached for the first k, kept for safety
+			m /= 10
+			k--
+		}
+		var tmp [24]byte
+		ds := strconv.AppendInt(tmp[:0], m, 10)
+		if len(ds) <= k {
+			b = append(b, '0', '.')
+			for i := len(ds); i < k; i++ {
+				b = append(b, '0')
+			}
+			return append(b, ds...), true
+		}
+		b = append(b, ds[:len(ds)-k]...)
+		b = append(b, '.')
+		return append(b, ds[len(ds)-k:]...), true
+	}
+	return b, false
 }
 
 // MaxDecimalBits is the size from which a big int is shown in hexadecimal

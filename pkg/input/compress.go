@@ -14,7 +14,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/ulikunitz/xz"
-	"github.com/ulikunitz/xz/lzma"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -108,7 +107,9 @@ func (l *limitReader) drain() error {
 	return l.failure()
 }
 
-func decompressor(kind string, r io.Reader, limit int64) (io.Reader, func(), error) {
+// decompressor starts decompressing r, a stream of compressed bytes
+// (-1: not known) that decompresses to at most limit bytes (-1: no limit).
+func decompressor(kind string, r io.Reader, limit, compressed int64) (io.Reader, func(), error) {
 	switch kind {
 	case "gzip":
 		z, err := gzip.NewReader(r)
@@ -125,6 +126,14 @@ func decompressor(kind string, r io.Reader, limit int64) (io.Reader, func(), err
 	case "bz2":
 		return bzip2.NewReader(r), func() {}, nil
 	case "xz":
+		// Not bounded yet: ulikunitz/xz allocates each block's declared
+		// LZMA2 dictionary (up to 4 GiB) when the block starts, and its
+		// ReaderConfig.DictCap is a minimum there, not a cap: a 68-byte
+		// file declaring 1.5 GiB allocates 1.6 GB of heap (pages left
+		// untouched, so not of RSS). lzma.go's growing window would apply
+		// to a copy of each block header (dictionary byte and CRC32
+		// rewritten), with the LZMA2 chunk headers giving the output size
+		// at a failure.
 		z, err := xz.NewReader(r)
 		if err != nil {
 			return nil, nil, err
@@ -138,7 +147,7 @@ func decompressor(kind string, r io.Reader, limit int64) (io.Reader, func(), err
 		if dc > 1<<31-1 {
 			dc = 1<<31 - 1
 		}
-		z, err := lzma.ReaderConfig{DictCap: int(dc)}.NewReader(r)
+		z, err := newLzmaAlone(r, int(dc), compressed)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -169,7 +178,7 @@ func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options,
 	doc.Compression = kind
 	layer := kind + "-decompressed stream"
 	limit := iopt.limit(doc.Size)
-	dec, closer, err := decompressor(kind, br, limit)
+	dec, closer, err := decompressor(kind, br, limit, doc.Size)
 	if err != nil {
 		return nil, &Error{File: doc.Path, Member: layer, Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
 	}
@@ -249,7 +258,7 @@ func OpenBare(path string, iopt Options) (r io.Reader, size int64, finish func()
 		return br, fi.Size(), func() error { return f.Close() }, nil
 	}
 	limit := iopt.limit(fi.Size())
-	dec, closer, err := decompressor(kind, br, limit)
+	dec, closer, err := decompressor(kind, br, limit, fi.Size())
 	if err != nil {
 		f.Close()
 		return nil, 0, nil, ErrNotBare

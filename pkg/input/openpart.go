@@ -83,7 +83,7 @@ func (d *Doc) OpenPart(i int) (io.ReadCloser, int64, error) {
 		r = z
 	}
 	if s.compression != "" {
-		dec, closer, err := decompressor(s.compression, r, -1)
+		dec, closer, err := decompressor(s.compression, r, -1, s.n)
 		if err != nil {
 			f.Close()
 			return nil, 0, &Error{File: d.Path, Member: s.compression + "-decompressed stream", Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
