@@ -50,9 +50,10 @@ type Frame struct {
 	Columns0, Index pickle.ID // the nodes of the column and row Index (their digests say whether they changed)
 	r               *Reader
 	start, step     int64       // a RangeIndex
-	rowItems        []pickle.ID // an object Index: its items
-	rowInts         string      // an int64 Index: its data bytes (little-endian)
-	rowKind         byte        // 'r' range, 'o' objects, 'i' int64
+	rowItems        []pickle.ID // an object Index: its items (of rowR's graph)
+	rowR            *Reader
+	rowInts         string // an int64 Index: its data bytes (little-endian)
+	rowKind         byte   // 'r' range, 'o' objects, 'i' int64
 }
 
 // ArrayGraph is a graph that recognised arrays itself (pkg/canon's Form2
@@ -60,6 +61,32 @@ type Frame struct {
 // items of an object array or the bytes node of the elements.
 type ArrayGraph interface {
 	ArrayAt(n pickle.ID) (*Header, bool)
+}
+
+// ForeignGraph is a graph some of whose nodes stand for a node of another
+// graph (pkg/canon's view: a joblib object array is the array its nested
+// pickle makes).
+type ForeignGraph interface {
+	Foreign(n pickle.ID) (Graph, pickle.ID, bool)
+}
+
+// foreign is the reader and node of the graph node n stands for, or r and
+// n themselves.
+func (r *Reader) foreign(n pickle.ID) (*Reader, pickle.ID) {
+	if fg, ok := r.G.(ForeignGraph); ok {
+		if g2, m, ok := fg.Foreign(n); ok {
+			if r.foreigns == nil {
+				r.foreigns = map[pickle.ID]*Reader{}
+			}
+			r2 := r.foreigns[n]
+			if r2 == nil {
+				r2 = NewReader(g2)
+				r.foreigns[n] = r2
+			}
+			return r2, m
+		}
+	}
+	return r, n
 }
 
 // ArrayAt reads the array node n stands for in any form.
@@ -93,7 +120,7 @@ func (f *Frame) Row(i int64) (Label, bool) {
 	case 'i':
 		return Label{Kind: 'i', Int: int64(binary.LittleEndian.Uint64([]byte(f.rowInts[8*i : 8*i+8])))}, true
 	case 'o':
-		return f.r.label(f.rowItems[i])
+		return f.rowR.label(f.rowItems[i])
 	}
 	return Label{}, false
 }
@@ -239,7 +266,7 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 		}
 	case 'o':
 		for _, it := range ch.items {
-			l, ok := r.label(it)
+			l, ok := ch.r.label(it)
 			if !ok {
 				f.Columns = nil
 				break
@@ -261,7 +288,7 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 	case 'r':
 		f.start, f.step = rh.start, rh.step
 	case 'o':
-		f.rowItems = rh.items
+		f.rowItems, f.rowR = rh.items, rh.r
 	case 'i':
 		f.rowInts = rh.ints
 	}
@@ -300,6 +327,7 @@ type indexData struct {
 	n                 int64 // its length
 	start, stop, step int64
 	items             []pickle.ID
+	r                 *Reader // the reader of items' graph
 	ints              string
 }
 
@@ -337,7 +365,9 @@ func (r *Reader) index(n pickle.ID) (byte, indexData, bool) {
 	default:
 		return 0, no, false
 	}
-	h, ok := r.ArrayAt(d["data"])
+	r, data := r.foreign(d["data"])
+	g = r.G
+	h, ok := r.ArrayAt(data)
 	if !ok || len(h.Shape) != 1 {
 		return 0, no, false
 	}
@@ -350,7 +380,7 @@ func (r *Reader) index(n pickle.ID) (byte, indexData, bool) {
 		if l < 0 || g.Kind(l) != pickle.KindList || g.NMuts(l) > 0 || int64(g.NItems(l)) != h.Shape[0] {
 			return 0, no, false
 		}
-		return 'o', indexData{n: c, items: g.Items(l)}, true
+		return 'o', indexData{n: c, items: g.Items(l), r: r}, true
 	}
 	if h.Descr.Descr != "<i8" {
 		return 0, indexData{n: c}, true

@@ -600,6 +600,16 @@ func (g viewGraph) ArrayAt(n pickle.ID) (*array.Header, bool) {
 	return h, true
 }
 
+// Foreign is the view and node a joblib object array stands for: the array
+// its nested pickle makes (pkg/array's ForeignGraph).
+func (g viewGraph) Foreign(n pickle.ID) (array.Graph, pickle.ID, bool) {
+	vb := g.v.foreigns[g.v.res(n)]
+	if vb == nil {
+		return nil, pickle.NoID, false
+	}
+	return viewGraph{vb}, vb.res(vb.s.Root), true
+}
+
 // Frame returns the pandas DataFrame n stands for (pkg/array's frame
 // recognizer over the view), or nil.
 func (n *Node) Frame() *array.Frame {
