@@ -312,7 +312,26 @@ func TestFramePaths(t *testing.T) {
 			n++
 		}
 	}
-	if n != 15 {
+	for _, name := range []string{"range", "range40", "labels", "pipeline"} {
+		a, b := filepath.Join(dir, name+".joblib"), filepath.Join(dir, name+"_changed.joblib")
+		res, err := diff.Files(a, b, opt)
+		if err != nil || len(res.Entries) != 1 || res.Entries[0].Elem == nil {
+			t.Fatalf("%s %s: %v %+v", a, b, err, res.Entries)
+		}
+		e := res.Entries[0]
+		for _, f := range []string{a, b} {
+			if _, err := openTree(t, f).Find(elemAt(e)); err != nil {
+				t.Errorf("%s: pk trace --path does not find %s (of %s): %v", f, elemAt(e), e.Path, err)
+			}
+		}
+		o := opt
+		o.Ignore = []string{e.Path}
+		if r2, err := diff.Files(a, b, o); err != nil || len(r2.Entries) != 0 || len(r2.Unmatched) != 0 {
+			t.Errorf("%s --ignore %s: %v %+v %v", a, e.Path, err, r2.Entries, r2.Unmatched)
+		}
+		n++
+	}
+	if n != 19 {
 		t.Fatalf("%d pairs", n)
 	}
 }

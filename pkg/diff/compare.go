@@ -316,8 +316,10 @@ type cmp struct {
 	tensorsB       map[string]string
 	tensorRefA     map[string]*input.TensorRef // the tensor at each of those paths, by storage key
 	tensorRefB     map[string]*input.TensorRef
-	err            error              // a stream that could not be read again (eachFiles)
-	skip           map[pickle.ID]bool // side A's frame blocks whose cells frames named
+	err            error                // a stream that could not be read again (eachFiles)
+	skip           map[pickle.ID]bool   // side A's frame blocks whose cells frames named
+	framesA        map[string]frameCell // joblib frames' blocks by path (rawCell)
+	framesB        map[string]frameCell
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -503,6 +505,9 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 					t = c.tensorOf('a', pa)
 				}
 				if ee, ok := rawElements(tp, pa.Raw, pb.Raw, t); ok {
+					if t == nil {
+						ee = c.rawCell(ee, tp)
+					}
 					c.addPart(ee)
 					return
 				}

@@ -11,6 +11,7 @@ package diff
 import (
 	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -77,13 +78,7 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 		}
 		e.Path = at + labelKey(col) + labelKey(row)
 		e.Elem.At = at
-		e.Note = Thousands(e.Elem.Differ) + " of " + Thousands(e.Elem.Of) + " cells differ"
-		if len(fa.Blocks[i].Locs) == 1 && e.Elem.Differ == 1 && e.Elem.Of == 1 {
-			e.Note = "1 of 1 cell differs"
-		}
-		if len(fa.Blocks[i].Locs) > 1 {
-			e.Note += ", in a block of " + Thousands(int64(len(fa.Blocks[i].Locs))) + " columns"
-		}
+		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[i].Locs))
 		e.NoOffset, e.OffA, e.OffB = false, va.Offset(), vb.Offset()
 		c.add(e)
 		if c.skip == nil {
@@ -91,4 +86,112 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 		}
 		c.skip[va.ID()] = true
 	}
+}
+
+// frameCell is a frame block's values as a raw part holds them (joblib):
+// the frame's path, the frame and the block.
+type frameCell struct {
+	at    string
+	f     *array.Frame
+	block int
+}
+
+// maxFrameScan bounds the nodes framePaths visits.
+const maxFrameScan = 1 << 20
+
+// framePaths finds the frames of a joblib file's pickle (on pk-canon/2's
+// view, where its arrays are recognised) and gives, by the path of each
+// block's values, where its cells are named.
+func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
+	out := map[string]frameCell{}
+	if doc == nil || doc.Format != "joblib" {
+		return out
+	}
+	o := opt
+	o.Form = canon.Form2
+	o = canon.DocOptions(doc, o)
+	for _, p := range doc.Parts {
+		if p.Pickle == nil || p.Role != input.RolePickle || len(p.Pickle.Streams) == 0 {
+			continue
+		}
+		v := canon.Normalize(p.Pickle.Streams[0], o)
+		type item struct {
+			n    *canon.Node
+			path string
+		}
+		seen := map[*canon.Node]bool{}
+		queue := []item{{v.Root(), ppath.Root}}
+		for len(queue) > 0 && len(seen) < maxFrameScan {
+			it := queue[0]
+			queue = queue[1:]
+			if seen[it.n] {
+				continue
+			}
+			seen[it.n] = true
+			if it.n.Kind() == pickle.KindCall {
+				if f := it.n.Frame(); f != nil {
+					for i := range f.Blocks {
+						out[it.path+blockPath(i)] = frameCell{it.path, f, i}
+					}
+					continue
+				}
+			}
+			for _, k := range viewKids(it.n) {
+				if !seen[k.n] {
+					queue = append(queue, item{k.n, it.path + k.edge})
+				}
+			}
+		}
+		break // the pickle loading returns
+	}
+	return out
+}
+
+// blockPath is the path of block i's values under its frame:
+// ._mgr.__reduce__[1][0][i].__reduce__[1][0].
+func blockPath(i int) string {
+	return ppath.Attr("_mgr") + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0) + ppath.Index(i) + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0)
+}
+
+// rawCell renames an element entry of a joblib frame block's raw part to
+// the cell it is (root['score'][4]), when both sides' frames agree there.
+func (c *cmp) rawCell(e Entry, arrPath string) Entry {
+	if e.Elem == nil || len(e.Elem.Index) != 2 {
+		return e
+	}
+	if c.framesA == nil {
+		c.framesA, c.framesB = framePaths(c.docA, c.opt.Canon), framePaths(c.docB, c.opt.Canon)
+	}
+	ca, okA := c.framesA[arrPath]
+	cb, okB := c.framesB[arrPath]
+	if !okA || !okB || ca.at != cb.at || ca.block != cb.block {
+		return e
+	}
+	fa, fb := ca.f, cb.f
+	if fa.Rows != fb.Rows || fa.NCols != fb.NCols || !labelsEq(fa.Columns, fb.Columns) || !slicesEq(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) {
+		return e
+	}
+	j, r := e.Elem.Index[0], e.Elem.Index[1]
+	col, ok1 := fa.Column(ca.block, int(j))
+	row, ok2 := fa.Row(r)
+	rowB, ok3 := fb.Row(r)
+	if !ok1 || !ok2 || !ok3 || row != rowB {
+		return e
+	}
+	e.Path = ca.at + labelKey(col) + labelKey(row)
+	e.Elem.At = ca.at
+	e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
+	return e
+}
+
+// cellNote is "1 of 6 cells differ[, in a block of 2 columns]".
+func cellNote(differ, of int64, cols int) string {
+	n := Thousands(differ) + " of " + Thousands(of) + " cells differ"
+	if differ == 1 && of == 1 {
+		n = "1 of 1 cell differs"
+	}
+	if cols > 1 {
+		n += ", in a block of " + Thousands(int64(cols)) + " columns"
+	}
+	return n
 }
