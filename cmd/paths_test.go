@@ -132,8 +132,8 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 					at := e.Path
 					if e.Elem != nil {
 						// an element of an array or tensor: no object of the tree;
-						// trace finds the array
-						at = at[:strings.LastIndexByte(at, '[')]
+						// trace finds the array (a frame's cell: the frame)
+						at = elemAt(e)
 					}
 					if _, err := tree(f).Find(at); err != nil {
 						t.Errorf("diff %s %s printed %s (%s), which pk trace --path does not find in %s: %v", a, b, e.Path, e.Kind, f, err)
@@ -265,4 +265,73 @@ func TestExplainPathsRoundTrip(t *testing.T) {
 // errors, ones that match nothing warnings.
 func TestPathScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Files: globScripts(t, "paths_"), Setup: inputsEnv(t), Cmds: fileCmds})
+}
+
+// elemAt is the path pk trace --path finds for an entry naming an element
+// of an array or tensor (the array's) or a cell of a frame (the frame's).
+func elemAt(e diff.Entry) string {
+	if e.Elem.At != "" {
+		return e.Elem.At
+	}
+	return e.Path[:strings.LastIndexByte(e.Path, '[')]
+}
+
+// TestFramePaths: the cells pk diff names in pandas frames (pk-canon/2, as
+// pk diff runs) and a pipeline's coefficients parse, read back as printed,
+// and are found at their frame or array by pk trace --path; --ignore of
+// the path removes the entry.
+func TestFramePaths(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "frames")
+	opt := diff.Options{Canon: canon.Options{Form: canon.Form2}}
+	n := 0
+	for _, name := range []string{"range", "range40", "labels", "ints", "pipeline"} {
+		for _, form := range []string{"_p2.pkl", "_p4.pkl", "_p5.pkl"} {
+			a, b := filepath.Join(dir, name+form), filepath.Join(dir, name+"_changed"+form)
+			res, err := diff.Files(a, b, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Entries) != 1 || res.Entries[0].Elem == nil {
+				t.Fatalf("%s %s: %+v", a, b, res.Entries)
+			}
+			e := res.Entries[0]
+			if c, err := ppath.Canonical(e.Path); err != nil || c != e.Path {
+				t.Errorf("%s: diff printed %q, which reads back as %q (%v)", a, e.Path, c, err)
+			}
+			for _, f := range []string{a, b} {
+				if _, err := openTree(t, f).Find(elemAt(e)); err != nil {
+					t.Errorf("%s: pk trace --path does not find %s (of %s): %v", f, elemAt(e), e.Path, err)
+				}
+			}
+			o := opt
+			o.Ignore = []string{e.Path}
+			r2, err := diff.Files(a, b, o)
+			if err != nil || len(r2.Entries) != 0 || len(r2.Unmatched) != 0 {
+				t.Errorf("%s --ignore %s: %v %+v %v", a, e.Path, err, r2.Entries, r2.Unmatched)
+			}
+			n++
+		}
+	}
+	for _, name := range []string{"range", "range40", "labels", "pipeline"} {
+		a, b := filepath.Join(dir, name+".joblib"), filepath.Join(dir, name+"_changed.joblib")
+		res, err := diff.Files(a, b, opt)
+		if err != nil || len(res.Entries) != 1 || res.Entries[0].Elem == nil {
+			t.Fatalf("%s %s: %v %+v", a, b, err, res.Entries)
+		}
+		e := res.Entries[0]
+		for _, f := range []string{a, b} {
+			if _, err := openTree(t, f).Find(elemAt(e)); err != nil {
+				t.Errorf("%s: pk trace --path does not find %s (of %s): %v", f, elemAt(e), e.Path, err)
+			}
+		}
+		o := opt
+		o.Ignore = []string{e.Path}
+		if r2, err := diff.Files(a, b, o); err != nil || len(r2.Entries) != 0 || len(r2.Unmatched) != 0 {
+			t.Errorf("%s --ignore %s: %v %+v %v", a, e.Path, err, r2.Entries, r2.Unmatched)
+		}
+		n++
+	}
+	if n != 19 {
+		t.Fatalf("%d pairs", n)
+	}
 }

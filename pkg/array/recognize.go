@@ -81,8 +81,9 @@ type Header struct {
 
 // Reader recognises arrays in one graph; it reads each dtype node once.
 type Reader struct {
-	G      Graph
-	dtypes map[pickle.ID]Descr
+	G        Graph
+	dtypes   map[pickle.ID]Descr
+	foreigns map[pickle.ID]*Reader // the readers of foreign graphs (ForeignGraph)
 }
 
 // NewReader reads graph g.

@@ -584,3 +584,45 @@ func (a *Array) String() string {
 	}
 	return b.String()
 }
+
+// ArrayAt is the header of the array node n stands for (pkg/array's
+// ArrayGraph): its Data the list of items of an object array, else the
+// bytes node of the elements (NoID when they are elsewhere).
+func (g viewGraph) ArrayAt(n pickle.ID) (*array.Header, bool) {
+	a := g.v.arr[g.v.res(n)]
+	if a == nil {
+		return nil, false
+	}
+	h := &array.Header{Descr: array.Descr{Descr: a.Descr, Size: a.Item, Object: a.Object()}, Shape: a.Shape, Order: a.Order, Data: a.Data, Rule: a.Rule}
+	if a.Object() {
+		h.Data = a.Items
+	}
+	return h, true
+}
+
+// Foreign is the view and node a joblib object array stands for: the array
+// its nested pickle makes (pkg/array's ForeignGraph).
+func (g viewGraph) Foreign(n pickle.ID) (array.Graph, pickle.ID, bool) {
+	vb := g.v.foreigns[g.v.res(n)]
+	if vb == nil {
+		return nil, pickle.NoID, false
+	}
+	return viewGraph{vb}, vb.res(vb.s.Root), true
+}
+
+// Frame returns the pandas DataFrame n stands for (pkg/array's frame
+// recognizer over the view), or nil.
+func (n *Node) Frame() *array.Frame {
+	if n.v.arr == nil && !n.v.Opt.v2() {
+		return nil
+	}
+	f, ok := n.v.arrayReader().FrameAt(n.src)
+	if !ok {
+		return nil
+	}
+	return f
+}
+
+// Under is the node of view node id (one a recognizer over n's view gave)
+// as a node under n.
+func (n *Node) Under(id pickle.ID) *Node { return n.child(id, edge{}) }

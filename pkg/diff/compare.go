@@ -186,7 +186,9 @@ func locate(opt Options, arrays bool, walk func(c *cmp)) *cmp {
 		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
 		walk(c2)
 		if c2.err == nil && (len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) ||
-			withArrays && len(c2.entries) > 0 && len(c2.entries) <= len(c.entries)) {
+			withArrays && len(c2.entries)+c2.ignored > 0 && len(c2.entries)+c2.ignored <= len(c.entries)) {
+			// (entries that --ignore covers count: an element or cell
+			// path ignored leaves no difference, not pk-canon/1's bytes)
 			c = c2
 		}
 	}
@@ -314,7 +316,10 @@ type cmp struct {
 	tensorsB       map[string]string
 	tensorRefA     map[string]*input.TensorRef // the tensor at each of those paths, by storage key
 	tensorRefB     map[string]*input.TensorRef
-	err            error // a stream that could not be read again (eachFiles)
+	err            error                // a stream that could not be read again (eachFiles)
+	skip           map[pickle.ID]bool   // side A's frame blocks whose cells frames named
+	framesA        map[string]frameCell // joblib frames' blocks by path (rawCell)
+	framesB        map[string]frameCell
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -500,6 +505,9 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 					t = c.tensorOf('a', pa)
 				}
 				if ee, ok := rawElements(tp, pa.Raw, pb.Raw, t); ok {
+					if t == nil {
+						ee = c.rawCell(ee, tp)
+					}
 					c.addPart(ee)
 					return
 				}
@@ -882,12 +890,18 @@ func (c *cmp) compare(t task) []task {
 			return nil
 		}
 	}
+	if a.Kind() == pickle.KindCall && b.Kind() == pickle.KindCall {
+		c.frames(a, b, path)
+	}
 	if a.Kind() != b.Kind() {
 		c.add(Entry{Path: c.paths.String(path), Kind: TypeChanged, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
 		return nil
 	}
 	switch a.Kind() {
 	case canon.KindArray:
+		if c.skip[a.ID()] {
+			return nil
+		}
 		if kids, ok := c.arrays(a, b, path); ok {
 			return kids
 		}

@@ -29,6 +29,9 @@ type Element struct {
 	Index  []int64 // of the first differing element
 	Differ int64   // how many elements differ
 	Of     int64   // how many elements each array has
+	// At is the path of the object holding the element when it is not the
+	// path less its last step: a frame's, for a cell root['score'][42]
+	At string
 }
 
 // elemSrc opens the element bytes of one side.

@@ -451,6 +451,9 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 	case "torch._utils._rebuild_parameter":
 		return CodeTensor, tensor(s, n)
 	}
+	if l, ok := st.frame(n); ok {
+		return CodeObj, l
+	}
 	if name == "" {
 		name = "(computed callable)"
 		if f := s.Func(n); f != pickle.NoID && s.Kind(f) == pickle.KindCall {
@@ -549,6 +552,25 @@ func (st *StreamTree) header(n pickle.ID) (*array.Header, bool) {
 		return h, true
 	}
 	return r.Frombuffer(n)
+}
+
+// frame labels a pandas DataFrame (pkg/array's frame recognizer, the one
+// pk diff names cells with): "pandas.core.frame.DataFrame 3 columns × 100
+// rows".
+func (st *StreamTree) frame(n pickle.ID) (string, bool) {
+	f, ok := st.arrays().FrameAt(n)
+	if !ok {
+		return "", false
+	}
+	col := " columns"
+	if f.NCols == 1 {
+		col = " column"
+	}
+	row := " rows"
+	if f.Rows == 1 {
+		row = " row"
+	}
+	return "pandas.core.frame.DataFrame " + commas(f.NCols) + col + " × " + commas(f.Rows) + row, true
 }
 
 // dtypeName names a numpy.dtype node: float64, <U5, ... (its type string

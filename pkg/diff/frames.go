@@ -1,0 +1,197 @@
+package diff
+
+// pandas DataFrames in their users' terms: two frames of the same columns,
+// row index and block layout whose cells differ are one entry per
+// differing block at its first differing cell, named by column and row
+// label, root['score'][42], with both values and how many cells of the
+// block differ. pkg/array's frame recognizer (the one pk trace labels
+// frames with) reads the BlockManager: axes (the column labels and the
+// row index) and blocks (arrays with their placement, mgr_locs).
+
+import (
+	"github.com/pk-tools/pk/pkg/array"
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// labelKey is the path key of a frame label.
+func labelKey(l array.Label) string {
+	switch l.Kind {
+	case 'i':
+		return ppath.Key(ppath.Int(l.Int))
+	case 'f':
+		return ppath.Key(ppath.Float(l.Float))
+	case 's':
+		return ppath.Key(ppath.Str(l.Str))
+	case 'b':
+		return ppath.Key(ppath.Bool(l.Int != 0))
+	}
+	return ppath.Key(ppath.None())
+}
+
+func labelsEq(a, b []array.Label) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// frames reports the differing cells of two frames a and b at path. The
+// blocks it names are left out of the walk that follows (c.skip), which
+// still reports whatever else of the frames differs; false when a or b is
+// no frame, or their columns, rows or layout differ (the walk names those).
+func (c *cmp) frames(a, b *canon.Node, path pathRef) {
+	fa, fb := a.Frame(), b.Frame()
+	if fa == nil || fb == nil || fa.Rows != fb.Rows || fa.NCols != fb.NCols || len(fa.Blocks) != len(fb.Blocks) || !labelsEq(fa.Columns, fb.Columns) {
+		return
+	}
+	if c.differs(a.Under(fa.Index), b.Under(fb.Index)) {
+		return // another row index: the walk names it
+	}
+	for i := range fa.Blocks {
+		if !slicesEq(fa.Blocks[i].Locs, fb.Blocks[i].Locs) {
+			return
+		}
+	}
+	at := c.paths.String(path)
+	for i := range fa.Blocks {
+		va, vb := a.Under(fa.Blocks[i].Values), b.Under(fb.Blocks[i].Values)
+		xa, xb := va.Array(), vb.Array()
+		if va == nil || vb == nil || xa == nil || xb == nil || xa.Object() || xb.Object() || !c.differs(va, vb) {
+			continue
+		}
+		e, ok := arrayEntry(at, xa.Descr, xb.Descr, xa.Item, xa.Shape, xb.Shape, xa.Order, xb.Order, arraySrc(c.docA, va, xa), arraySrc(c.docB, vb, xb))
+		if !ok || e.Elem == nil || len(e.Elem.Index) != 2 {
+			continue
+		}
+		col, ok1 := fa.Column(i, int(e.Elem.Index[0]))
+		row, ok2 := fa.Row(e.Elem.Index[1])
+		if !ok1 || !ok2 {
+			continue
+		}
+		e.Path = at + labelKey(col) + labelKey(row)
+		e.Elem.At = at
+		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[i].Locs))
+		e.NoOffset, e.OffA, e.OffB = false, va.Offset(), vb.Offset()
+		c.add(e)
+		if c.skip == nil {
+			c.skip = map[pickle.ID]bool{}
+		}
+		c.skip[va.ID()] = true
+	}
+}
+
+// frameCell is a frame block's values as a raw part holds them (joblib):
+// the frame's path, the frame and the block.
+type frameCell struct {
+	at    string
+	f     *array.Frame
+	block int
+}
+
+// maxFrameScan bounds the nodes framePaths visits.
+const maxFrameScan = 1 << 20
+
+// framePaths finds the frames of a joblib file's pickle (on pk-canon/2's
+// view, where its arrays are recognised) and gives, by the path of each
+// block's values, where its cells are named.
+func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
+	out := map[string]frameCell{}
+	if doc == nil || doc.Format != "joblib" {
+		return out
+	}
+	o := opt
+	o.Form = canon.Form2
+	o = canon.DocOptions(doc, o)
+	for _, p := range doc.Parts {
+		if p.Pickle == nil || p.Role != input.RolePickle || len(p.Pickle.Streams) == 0 {
+			continue
+		}
+		v := canon.Normalize(p.Pickle.Streams[0], o)
+		type item struct {
+			n    *canon.Node
+			path string
+		}
+		seen := map[*canon.Node]bool{}
+		queue := []item{{v.Root(), ppath.Root}}
+		for len(queue) > 0 && len(seen) < maxFrameScan {
+			it := queue[0]
+			queue = queue[1:]
+			if seen[it.n] {
+				continue
+			}
+			seen[it.n] = true
+			if it.n.Kind() == pickle.KindCall {
+				if f := it.n.Frame(); f != nil {
+					for i := range f.Blocks {
+						out[it.path+blockPath(i)] = frameCell{it.path, f, i}
+					}
+					continue
+				}
+			}
+			for _, k := range viewKids(it.n) {
+				if !seen[k.n] {
+					queue = append(queue, item{k.n, it.path + k.edge})
+				}
+			}
+		}
+		break // the pickle loading returns
+	}
+	return out
+}
+
+// blockPath is the path of block i's values under its frame:
+// ._mgr.__reduce__[1][0][i].__reduce__[1][0].
+func blockPath(i int) string {
+	return ppath.Attr("_mgr") + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0) + ppath.Index(i) + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0)
+}
+
+// rawCell renames an element entry of a joblib frame block's raw part to
+// the cell it is (root['score'][4]), when both sides' frames agree there.
+func (c *cmp) rawCell(e Entry, arrPath string) Entry {
+	if e.Elem == nil || len(e.Elem.Index) != 2 {
+		return e
+	}
+	if c.framesA == nil {
+		c.framesA, c.framesB = framePaths(c.docA, c.opt.Canon), framePaths(c.docB, c.opt.Canon)
+	}
+	ca, okA := c.framesA[arrPath]
+	cb, okB := c.framesB[arrPath]
+	if !okA || !okB || ca.at != cb.at || ca.block != cb.block {
+		return e
+	}
+	fa, fb := ca.f, cb.f
+	if fa.Rows != fb.Rows || fa.NCols != fb.NCols || !labelsEq(fa.Columns, fb.Columns) || !slicesEq(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) {
+		return e
+	}
+	j, r := e.Elem.Index[0], e.Elem.Index[1]
+	col, ok1 := fa.Column(ca.block, int(j))
+	row, ok2 := fa.Row(r)
+	rowB, ok3 := fb.Row(r)
+	if !ok1 || !ok2 || !ok3 || row != rowB {
+		return e
+	}
+	e.Path = ca.at + labelKey(col) + labelKey(row)
+	e.Elem.At = ca.at
+	e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
+	return e
+}
+
+// cellNote is "1 of 6 cells differ[, in a block of 2 columns]".
+func cellNote(differ, of int64, cols int) string {
+	n := Thousands(differ) + " of " + Thousands(of) + " cells differ"
+	if differ == 1 && of == 1 {
+		n = "1 of 1 cell differs"
+	}
+	if cols > 1 {
+		n += ", in a block of " + Thousands(int64(cols)) + " columns"
+	}
+	return n
+}

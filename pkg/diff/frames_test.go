@@ -1,0 +1,74 @@
+package diff
+
+import (
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/canon"
+)
+
+// TestFrameCells: one changed cell of a pandas frame is named by column and
+// row label (a RangeIndex's start+step*i, str and int labels), with both
+// values and how many cells of its block differ, in every protocol and
+// across protocols (testdata/gen/gen_frames.py).
+func TestFrameCells(t *testing.T) {
+	const dir = "../../testdata/frames/"
+	type want struct{ path, va, vb, note string }
+	cases := map[string]want{
+		"range":   {"root['score'][4]", "0.21", "-5.0", "1 of 6 cells differ"},
+		"range40": {"root['score'][42]", "0.25", "-5.0", "1 of 6 cells differ"},
+		"labels":  {"root['score']['v']", "0.21", "-5.0", "1 of 6 cells differ, in a block of 2 columns"},
+		"ints":    {"root['n'][30]", "9", "90", "1 of 3 cells differ"},
+		// a fitted pipeline: the generic walk names the step and attribute,
+		// the array its element
+		"pipeline": {"root.steps[1][1].coef_[0, 3]", "-0.6089586300009043", "0.39104136999909567", "1 of 4 elements differ"},
+	}
+	for name, w := range cases {
+		for _, p := range [][2]string{{"_p4.pkl", "_p4.pkl"}, {"_p2.pkl", "_p2.pkl"}, {"_p5.pkl", "_p5.pkl"}, {"_p2.pkl", "_p5.pkl"}, {"_p5.pkl", "_p4.pkl"}} {
+			a, b := dir+name+p[0], dir+name+"_changed"+p[1]
+			r, err := Files(a, b, Options{Canon: canon.Options{Form: canon.Form2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Entries) != 1 {
+				t.Errorf("%s %s: %+v", a, b, r.Entries)
+				continue
+			}
+			e := r.Entries[0]
+			if e.Path != w.path || e.A != w.va || e.B != w.vb || e.Note != w.note || e.Kind != Changed || e.Elem == nil || e.Elem.Differ != 1 {
+				t.Errorf("%s %s: %s %q -> %q (%s)", a, b, e.Path, e.A, e.B, e.Note)
+			}
+			// the same frame at another protocol is no difference
+			if r, err := Files(a, dir+name+p[1], Options{Canon: canon.Options{Form: canon.Form2}}); err != nil || !r.Same {
+				t.Errorf("%s %s: not the same (%v)", a, dir+name+p[1], err)
+			}
+		}
+	}
+	// joblib: the blocks are raw parts, the column Index a nested pickle
+	for _, c := range []struct{ a, b, path, va, vb, note string }{
+		{"range.joblib", "range_changed.joblib", "root['score'][4]", "0.21", "-5.0", "1 of 6 cells differ"},
+		{"range40.joblib", "range40_changed.joblib", "root['score'][42]", "0.25", "-5.0", "1 of 6 cells differ"},
+		{"labels.joblib", "labels_changed.joblib", "root['score']['v']", "0.21", "-5.0", "1 of 6 cells differ, in a block of 2 columns"},
+		{"range_p2.pkl", "range_changed.joblib", "root['score'][4]", "0.21", "-5.0", "1 of 6 cells differ"},
+		{"labels.joblib", "labels_changed_p5.pkl", "root['score']['v']", "0.21", "-5.0", "1 of 6 cells differ, in a block of 2 columns"},
+		// an int64 row Index in a raw part: its labels are not read; the element is named
+		{"ints.joblib", "ints_changed.joblib", "root._mgr.__reduce__[1][0][0].__reduce__[1][0][0, 2]", "9", "90", "1 of 3 elements differ"},
+	} {
+		r, err := Files(dir+c.a, dir+c.b, Options{Canon: canon.Options{Form: canon.Form2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Entries) != 1 {
+			t.Errorf("%s %s: %+v", c.a, c.b, r.Entries)
+			continue
+		}
+		e := r.Entries[0]
+		if e.Path != c.path || e.A != c.va || e.B != c.vb || e.Note != c.note || e.Elem == nil || e.Elem.Differ != 1 {
+			t.Errorf("%s %s: %s %q -> %q (%s)", c.a, c.b, e.Path, e.A, e.B, e.Note)
+		}
+	}
+	// joblib: the pipeline's arrays are raw parts; the element is named
+	r, err := Files(dir+"pipeline.joblib", dir+"pipeline_changed.joblib", Options{Canon: canon.Options{Form: canon.Form2}})
+	if err != nil || len(r.Entries) != 1 || r.Entries[0].Path != "root.steps[1][1].coef_[0, 3]" || r.Entries[0].Note != "1 of 4 elements differ" {
+		t.Fatalf("pipeline joblib: %v %+v", err, r.Entries)
+	}
+}

@@ -1,0 +1,76 @@
+"""Fixtures for pandas frames and scikit-learn pipelines in pk diff and pk
+trace (issue 11 item 3): testdata/frames/.
+
+Each object of OBJECTS is written in pickle protocols 2, 4 and 5 and by
+joblib, each file by a separate process (as gen_arrays.py). The "changed"
+objects differ from their base in one cell (frames) or one coefficient
+(the pipeline).
+
+Run with Debian's python3 (numpy 1.24, pandas 1.5, sklearn 1.2, joblib 1.2):
+
+    /usr/bin/python3 testdata/gen/gen_frames.py [OUTDIR]
+
+The Go tests (pkg/diff/frames_test.go, pkg/trace) read the committed files only.
+"""
+import os
+import subprocess
+import sys
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "frames")
+
+SCORES = "[0.5, 0.25, 0.125, 0.0625, 0.21, 1.5]"
+OBJECTS = {
+    # RangeIndex rows; an int block and a float block
+    "range": "pd.DataFrame({'x': [1, 2, 3, 4, 5, 6], 'score': %s})" % SCORES,
+    "range_changed": "pd.DataFrame({'x': [1, 2, 3, 4, 5, 6], 'score': %s}).assign(score=lambda d: d.score.where(d.index != 4, -5.0))" % SCORES,
+    # a RangeIndex from 40, step 2
+    "range40": "pd.DataFrame({'score': %s}, index=pd.RangeIndex(40, 52, 2))" % SCORES,
+    "range40_changed": "(lambda d: (d.__setitem__('score', d.score.where(d.index != 42, -5.0)), d)[1])(pd.DataFrame({'score': %s}, index=pd.RangeIndex(40, 52, 2)))" % SCORES,
+    # str row labels; two float columns in one block
+    "labels": "pd.DataFrame({'a': [1.0, 2.0, 3.0], 'score': [0.1, 0.21, 0.3]}, index=['u', 'v', 'w'])",
+    "labels_changed": "pd.DataFrame({'a': [1.0, 2.0, 3.0], 'score': [0.1, -5.0, 0.3]}, index=['u', 'v', 'w'])",
+    # int row labels
+    "ints": "pd.DataFrame({'n': [7, 8, 9]}, index=[10, 20, 30])",
+    "ints_changed": "pd.DataFrame({'n': [7, 8, 90]}, index=[10, 20, 30])",
+    # a fitted pipeline
+    "pipeline": "PIPE()",
+    "pipeline_changed": "(lambda p: (p.steps[1][1].coef_.__setitem__((0, 3), p.steps[1][1].coef_[0, 3] + 1.0), p)[1])(PIPE())",
+}
+
+PRELUDE = """
+import pickle, sys, numpy as np, joblib
+import pandas as pd
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.linear_model import LogisticRegression
+def PIPE():
+    X = np.arange(40.0).reshape(10, 4) %% 7
+    y = np.array([0, 1] * 5)
+    return Pipeline([('scale', StandardScaler()), ('clf', LogisticRegression())]).fit(X, y)
+obj = %s
+form, path = sys.argv[1], sys.argv[2]
+if form.startswith('p'):
+    with open(path, 'wb') as f:
+        pickle.dump(obj, f, protocol=int(form[1:]))
+elif form == 'joblib':
+    joblib.dump(obj, path)
+"""
+
+
+def run(code, *args):
+    subprocess.run([sys.executable, "-c", code] + list(args), check=True, env=dict(os.environ, PYTHONHASHSEED="0"))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for name in os.listdir(OUT):
+        if name.endswith((".pkl", ".joblib")):
+            os.remove(os.path.join(OUT, name))
+    for name, expr in OBJECTS.items():
+        for form in ("p2", "p4", "p5", "joblib"):
+            path = os.path.join(OUT, name + (".joblib" if form == "joblib" else "_" + form + ".pkl"))
+            run(PRELUDE % expr, form, path)
+
+
+if __name__ == "__main__":
+    main()
