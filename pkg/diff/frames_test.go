@@ -44,7 +44,7 @@ func TestFrameCells(t *testing.T) {
 		}
 	}
 	// joblib: the blocks are raw parts, the column Index a nested pickle
-	for _, c := range []struct{ a, b, path, va, vb, note string }{
+	for _, c := range []elemCase{
 		{"range.joblib", "range_changed.joblib", "root['score'][4]", "0.21", "-5.0", "1 of 6 cells differ"},
 		{"range40.joblib", "range40_changed.joblib", "root['score'][42]", "0.25", "-5.0", "1 of 6 cells differ"},
 		{"labels.joblib", "labels_changed.joblib", "root['score']['v']", "0.21", "-5.0", "1 of 6 cells differ, in a block of 2 columns"},
@@ -53,18 +53,7 @@ func TestFrameCells(t *testing.T) {
 		// an int64 row Index in a raw part: its labels are not read; the element is named
 		{"ints.joblib", "ints_changed.joblib", "root._mgr.__reduce__[1][0][0].__reduce__[1][0][0, 2]", "9", "90", "1 of 3 elements differ"},
 	} {
-		r, err := Files(dir+c.a, dir+c.b, Options{Canon: canon.Options{Form: canon.Form2}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Entries) != 1 {
-			t.Errorf("%s %s: %+v", c.a, c.b, r.Entries)
-			continue
-		}
-		e := r.Entries[0]
-		if e.Path != c.path || e.A != c.va || e.B != c.vb || e.Note != c.note || e.Elem == nil || e.Elem.Differ != 1 {
-			t.Errorf("%s %s: %s %q -> %q (%s)", c.a, c.b, e.Path, e.A, e.B, e.Note)
-		}
+		checkElem(t, dir, c)
 	}
 	// joblib: the pipeline's arrays are raw parts; the element is named
 	r, err := Files(dir+"pipeline.joblib", dir+"pipeline_changed.joblib", Options{Canon: canon.Options{Form: canon.Form2}})
