@@ -50,6 +50,10 @@ type Storage struct {
 	Numel    int64
 	Raw      *input.Raw // its bytes (length and digest)
 	Rule     string
+	// From is, for a storage read from _load_from_bytes(b), the view's node
+	// of b (the nested torch.save file; Raw.Offset is the storage's place in
+	// it); pickle.NoID otherwise. (pk canon's writer reads the bytes there.)
+	From pickle.ID
 }
 
 // storageCandidate notes a persistent id node (Form2).
@@ -83,7 +87,7 @@ func (v *View) storages() {
 		}
 		x, ok := v.storByKey[r.Key]
 		if !ok {
-			x = v.newStorage(n, &Storage{Type: r.Type, Location: r.Location, Numel: r.Numel, Raw: r.Part.Raw, Rule: RuleTorchStorage})
+			x = v.newStorage(n, &Storage{Type: r.Type, Location: r.Location, Numel: r.Numel, Raw: r.Part.Raw, Rule: RuleTorchStorage, From: pickle.NoID})
 			if v.storByKey == nil {
 				v.storByKey = map[string]pickle.ID{}
 			}
@@ -146,6 +150,7 @@ func (v *View) fromBytes(n pickle.ID) {
 			return
 		}
 	}
+	st.From = b
 	v.nested[b] = st
 	v.replace(n, v.newStorage(n, st), RuleTorchFromBytes)
 }

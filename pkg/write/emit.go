@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -86,11 +87,10 @@ type emitter struct {
 	// at every protocol (see Stream)
 	getattrForm bool
 	plainTop    bool // the global being written is an effect: one STACK_GLOBAL
-	// arrays are joblib's arrays, by the offset of their
-	// NumpyArrayWrapper: their bytes follow the wrapper's BUILD
-	arrays map[int64]*arrayData
 	// storageKeys writes the legacy torch storage key placeholders
 	storageKeys bool
+	// raw reads the bytes of a raw part of the input (a joblib array's)
+	raw func(*input.Raw) ([]byte, error)
 }
 
 // shared is what the writer keeps over one stream: tracker ids and caches
@@ -497,6 +497,11 @@ func (e *emitter) create(n *canon.Node, k key) error {
 func (e *emitter) build(n *canon.Node, k key) error {
 	kind := n.Kind()
 	switch kind {
+	case canon.KindArray:
+		// built (memoized) inside: an object array's items may refer to it
+		return e.arrayNode(n, k)
+	case canon.KindStorage:
+		return e.storageNode(n, k)
 	case pickle.KindNone:
 		e.op(pickle.NONE)
 	case pickle.KindBool:
@@ -549,7 +554,7 @@ func (e *emitter) build(n *canon.Node, k key) error {
 	case canon.KindPlaceholder:
 		text := Placeholder
 		switch name := n.Str(); {
-		case name == "co_filename" || name == "__file__":
+		case name == "co_filename" || name == "__file__" || name == "__cached__":
 		case e.storageKeys && strings.HasPrefix(name, "storage #"):
 			// a legacy torch storage key: its ordinal (docs/pk-canon.md)
 			text = strings.TrimPrefix(name, "storage #")
@@ -711,11 +716,6 @@ func (e *emitter) build(n *canon.Node, k key) error {
 	}
 	if err := e.ops(n, 0); err != nil {
 		return err
-	}
-	if e.arrays != nil && kind == pickle.KindCall {
-		if a, ok := e.arrays[n.Offset()]; ok {
-			return e.array(n, k, a)
-		}
 	}
 	return nil
 }

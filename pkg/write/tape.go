@@ -37,7 +37,6 @@ const (
 	evRaw             // the next arg bytes are written outside frames (PROTO)
 	evStart           // framing starts
 	evEnd             // framing ends: the last frame is closed
-	evArray           // a joblib array's bytes: index into arrays
 )
 
 // tape records one stream's traversal (see above).
@@ -47,17 +46,8 @@ type tape struct {
 	last   int    // len(buf) at the last event
 	lastEv byte   // the last event's kind
 	bigs   []string
-	arrays []arrayEvent
 	group  []int32 // by provisional index: its key's group (replay: its memo index, -1: none)
 	uses   []int32 // by group: builds and fetches of the key
-}
-
-// arrayEvent is a joblib array written after its wrapper's BUILD.
-type arrayEvent struct {
-	a     *arrayData
-	align int64
-	prov  int32    // the wrapper's provisional memo index (-1: none)
-	ref   *refusal // what to refuse when the wrapper is fetched again
 }
 
 func (t *tape) event(kind byte, arg uint64, witharg bool) {
@@ -151,12 +141,6 @@ func (t *tape) fetch(p int32) {
 	t.event(evGet, uint64(p), true)
 }
 
-// array records a joblib array's bytes.
-func (t *tape) array(a arrayEvent) {
-	t.event(evArray, uint64(len(t.arrays)), true)
-	t.arrays = append(t.arrays, a)
-}
-
 // replay appends the stream the tape recorded to out, framed at protocol 4
 // and above, memoizing the objects used more than once, and returns its
 // bytes (a window of out). On error out is as it was.
@@ -194,7 +178,7 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 		case evMemo:
 			arg = prov
 			prov++
-		case evGet, evHeader, evBig, evRaw, evArray:
+		case evGet, evHeader, evBig, evRaw:
 			var n int
 			arg, n = binary.Uvarint(ev)
 			ev = ev[n:]
@@ -245,23 +229,6 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 			f.start()
 		case evEnd:
 			f.end()
-		case evArray:
-			a := t.arrays[arg]
-			if a.prov >= 0 && t.group[a.prov] >= 0 { // memoized: used again
-				return nil, a.ref
-			}
-			data, err := a.a.data()
-			if err != nil {
-				return nil, &refusal{off: a.ref.off, reason: "joblib array bytes: " + err.Error()}
-			}
-			f.commit()
-			if a.align > 0 {
-				p := int64(out.Len()-start) + 1 // the data follows the padding byte
-				pad := a.align - p%a.align
-				out.WriteByte(byte(pad))
-				out.Write(bytes.Repeat([]byte{0xff}, int(pad)))
-			}
-			out.Write(data)
 		}
 	}
 	if pos < len(t.buf) {

@@ -31,6 +31,8 @@ const torchAlign = 64
 // each member's data aligned to 64 bytes. The output is read back and must
 // have the input's pk hash.
 func torchZip(path string, doc *input.Doc, opt Options, copt canon.Options) ([]byte, error) {
+	copt2 := copt
+	copt = form1(copt)
 	pk := doc.Parts[0]
 	if pk.Pickle == nil || len(pk.Pickle.Streams) != 1 || pk.Pickle.Trailing != nil {
 		return nil, &Error{File: path, Offset: -1, Reason: "a torch.save zip whose data.pkl is not one pickle: pk canon does not write it"}
@@ -91,10 +93,21 @@ func torchZip(path string, doc *input.Doc, opt Options, copt canon.Options) ([]b
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	if err := verifyDoc(path, doc, buf.Bytes(), copt); err != nil {
-		return nil, err
+	for _, c := range []canon.Options{copt, copt2} {
+		if err := verifyDoc(path, doc, buf.Bytes(), c); err != nil {
+			return nil, err
+		}
 	}
 	return buf.Bytes(), nil
+}
+
+// form1 is copt for pk-canon/1: the torch.save writers work from the
+// pk-canon/1 view, whose persistent ids and storage records they copy
+// (docs/pk-canon.md, Containers); their output is checked against both
+// forms.
+func form1(copt canon.Options) canon.Options {
+	copt.Form = canon.Form1
+	return copt
 }
 
 // finishDoc compresses out as the input was and checks that the file has
@@ -102,17 +115,19 @@ func torchZip(path string, doc *input.Doc, opt Options, copt canon.Options) ([]b
 // refusal is orderReason: the layout of a container (joblib's arrays,
 // legacy torch's storage numbers) follows the insertion order of a plain
 // dict, which the canonical order does not keep.
-func finishDoc(path string, doc *input.Doc, out []byte, copt canon.Options, orderReason string) ([]byte, error) {
+func finishDoc(path string, doc *input.Doc, out []byte, copts []canon.Options, orderReason string) ([]byte, error) {
 	data, err := compress(doc.Compression, out)
 	if err != nil {
 		return nil, err
 	}
-	if err := verifyDoc(path, doc, data, copt); err != nil {
-		var we *Error
-		if errors.As(err, &we) && we.differs && !copt.KeepDictOrder {
-			we.Reason = orderReason
+	for _, copt := range copts {
+		if err := verifyDoc(path, doc, data, copt); err != nil {
+			var we *Error
+			if errors.As(err, &we) && we.differs && !copt.KeepDictOrder {
+				we.Reason = orderReason
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	return data, nil
 }
@@ -170,6 +185,8 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // order, which is the order of the key list. The output is read back and
 // must have the input's pk hash.
 func torchLegacy(path string, doc *input.Doc, opt Options, copt canon.Options) ([]byte, error) {
+	copt2 := copt
+	copt = form1(copt)
 	pk := doc.Parts[0]
 	if pk.Pickle == nil || pk.Pickle.Trailing != nil {
 		return nil, &Error{File: path, Offset: -1, Reason: "a legacy torch file that is not its pickles then its storages: pk canon does not write it"}
@@ -226,6 +243,6 @@ func torchLegacy(path string, doc *input.Doc, opt Options, copt canon.Options) (
 		}
 		out.Write(rec)
 	}
-	return finishDoc(path, doc, out.Bytes(), copt, "pk cannot write this legacy torch file canonically: its storages would be numbered in another order "+
+	return finishDoc(path, doc, out.Bytes(), []canon.Options{copt, copt2}, "pk cannot write this legacy torch file canonically: its storages would be numbered in another order "+
 		"(pk hash numbers them by first appearance in stream order, which follows dict insertion order; --keep-dict-order keeps it)")
 }

@@ -55,7 +55,29 @@ func (o Options) proto() int {
 // CanonOptions are the canon options the view is normalised with (NoPaths:
 // the writer lists no normalisation, and the digest is the same).
 func (o Options) CanonOptions() canon.Options {
-	return canon.Options{KeepDictOrder: o.KeepDictOrder, NoPaths: true}
+	return canon.Options{Form: canon.Current, KeepDictOrder: o.KeepDictOrder, NoPaths: true}
+}
+
+// asPickle checks that pk-canon/2 reads doc (a joblib file) as the bare
+// pickle of its one stream: every raw part is an array's data, every nested
+// pickle an object array's, so that the canonical pickle of that stream has
+// the file's pk hash.
+func asPickle(doc *input.Doc, path string, copt canon.Options) error {
+	pk := doc.Parts[0]
+	if pk.Pickle == nil || len(pk.Pickle.Streams) != 1 || pk.Pickle.Trailing != nil {
+		return &Error{File: path, Offset: -1, Reason: "a joblib file that is not one pickle stream with its arrays: pk canon does not write it"}
+	}
+	for _, ref := range canon.Parts(doc, canon.DocOptions(doc, copt)) {
+		if ref.Index != 0 || ref.Name != "" {
+			p := doc.Parts[ref.Index]
+			off := int64(-1)
+			if p.Raw != nil {
+				off = p.Raw.Offset
+			}
+			return &Error{File: path, Offset: off, Reason: fmt.Sprintf("joblib part %q is not read as an array's data by pk-canon/2 (docs/canonical-form-2.md §2.2): pk canon writes a joblib file only as the pickle of its arrays", p.Name)}
+		}
+	}
+	return nil
 }
 
 // Stream writes the canonical pickle of one normalised view (one stream)
@@ -96,8 +118,8 @@ type streamWriter struct {
 	proto   int
 	effects []*canon.Node
 	want    []byte // the view's digest
-	arrays  map[int64]*arrayData
-	storage bool // legacy torch: storage key placeholders written as their ordinal
+	storage bool   // legacy torch: storage key placeholders written as their ordinal
+	raw     func(*input.Raw) ([]byte, error)
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
@@ -120,7 +142,7 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 func (w *streamWriter) write(getattrForm bool, out *bytes.Buffer) ([]byte, error) {
 	t := &tape{}
 	e := newEmitter(w.v, w.proto, newShared(), t)
-	e.effects, e.getattrForm, e.arrays, e.storageKeys = w.effects, getattrForm, w.arrays, w.storage
+	e.effects, e.getattrForm, e.storageKeys, e.raw = w.effects, getattrForm, w.storage, w.raw
 	if err := e.stream(); err != nil {
 		return nil, err
 	}
@@ -212,14 +234,8 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if base := strings.TrimPrefix(doc.Format, doc.Compression+"+"); base == "joblib" && writable[doc.Compression] {
-		out, err := joblibFile(path, doc, opt, copt)
-		if err != nil {
-			return nil, err
-		}
-		return &Result{Data: out, Input: data, Format: doc.Format}, nil
-	}
-	if base := strings.TrimPrefix(doc.Format, doc.Compression+"+"); base == "torch-legacy" && writable[doc.Compression] {
+	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
+	if base == "torch-legacy" && writable[doc.Compression] {
 		out, err := torchLegacy(path, doc, opt, copt)
 		if err != nil {
 			return nil, err
@@ -233,20 +249,33 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return &Result{Data: out, Input: data, Format: doc.Format}, nil
 	}
-	// a .npy object array: its header copied, then its pickle as a bare
-	// pickle's (docs/pk-canon.md)
-	var header []byte
-	npyObjects := strings.TrimPrefix(doc.Format, doc.Compression+"+") == "npy" && len(doc.Parts) == 1 &&
+	// joblib files and .npy object arrays are read by pk-canon/2 as the
+	// bare pickle of their stream (their arrays as values): they are written
+	// as that pickle (docs/pk-canon.md, Containers)
+	viewOpt := func(doc *input.Doc) canon.Options { return copt }
+	var raw func(*input.Raw) ([]byte, error)
+	npyObjects := base == "npy" && len(doc.Parts) == 1 &&
 		doc.Parts[0].Role == input.RoleObjects && doc.Parts[0].Pickle != nil && len(doc.Parts[0].Pickle.Streams) > 0
-	if npyObjects && writable[doc.Compression] {
-		if header, err = npyHeader(path, data, doc.Compression, doc.Parts[0].Pickle.Streams[0].Offset); err != nil {
+	switch {
+	case !writable[doc.Compression]:
+		if err := supported(doc, path); err != nil {
 			return nil, err
 		}
-	} else if err := supported(doc, path); err != nil {
-		return nil, err
+	case base == "joblib":
+		if err := asPickle(doc, path, copt); err != nil {
+			return nil, err
+		}
+		viewOpt = func(doc *input.Doc) canon.Options { return canon.DocOptions(doc, copt) }
+		raw = rawReader(path, data)
+	case npyObjects:
+	default:
+		if err := supported(doc, path); err != nil {
+			return nil, err
+		}
 	}
 	f := doc.Parts[0].Pickle
 	format, compression, trail := doc.Format, doc.Compression, f.Trailing
+	vopt := viewOpt(doc)
 	refused := func(err error, s *pickle.Stream) error {
 		var r *refusal
 		if errors.As(err, &r) {
@@ -261,13 +290,13 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	wants := make([][]byte, n)
 	ends := make([]int, n) // where each stream ends in out
 	var out bytes.Buffer
-	out.Write(header)
 	var scr canon.Scratch // each stream's view is done with before the next
 	for i, s := range f.Streams {
-		w, err := newStreamWriter(canon.NormalizeScratch(s, copt, &scr), p)
+		w, err := newStreamWriter(canon.NormalizeScratch(s, vopt, &scr), p)
 		if err != nil {
 			return nil, pickle.WithFile(err, path)
 		}
+		w.raw = raw
 		if _, err = w.write(false, &out); err != nil {
 			return nil, refused(err, s)
 		}
@@ -278,16 +307,16 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	// the input's stores are no longer needed (a retry opens the input
 	// again): collect them before the output is read back, whose store
 	// takes their place
-	doc, f = nil, nil
+	doc, f, vopt = nil, nil, canon.Options{}
 	runtime.GC()
 	span := func(i int) []byte {
-		start := len(header)
+		start := 0
 		if i > 0 {
 			start = ends[i-1]
 		}
 		return out.Bytes()[start:ends[i]]
 	}
-	bad, ok := readBack(out.Bytes()[len(header):], wants, copt)
+	bad, ok := readBack(out.Bytes(), wants, copt)
 	if !ok {
 		// check stream by stream
 		for i := range n {
@@ -298,7 +327,6 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	}
 	if len(bad) > 0 && !noVerify {
 		var fixed bytes.Buffer
-		fixed.Write(header)
 		for i := 0; i < n; i++ {
 			b := span(i)
 			if verr, ok := bad[i]; ok {
@@ -307,12 +335,14 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 						return nil, err
 					}
 					f = doc.Parts[0].Pickle
+					vopt = viewOpt(doc)
 				}
 				s := f.Streams[i]
-				w, err := newStreamWriter(canon.Normalize(s, copt), p)
+				w, err := newStreamWriter(canon.Normalize(s, vopt), p)
 				if err != nil {
 					return nil, pickle.WithFile(err, path)
 				}
+				w.raw = raw
 				if b, err = w.retry(verr); err != nil {
 					return nil, refused(err, s)
 				}
@@ -320,6 +350,9 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 			fixed.Write(b)
 		}
 		out = fixed
+	}
+	if trail != nil && base != "pickle" {
+		return nil, &Error{File: path, Offset: trail.Offset, Reason: fmt.Sprintf("bytes after the pickle of a %s file: pk canon does not write them", format)}
 	}
 	if trail != nil {
 		if err := trailing(path, data, compression, trail, &out); err != nil {
