@@ -70,62 +70,80 @@ func digest(t *testing.T, path string, opt Options) string {
 // byte for byte. Refusals are counted and must name the file.
 func TestCorpusRoundTrip(t *testing.T) {
 	for _, opt := range []Options{{Protocol: 4}, {Protocol: 2}, {Protocol: 3}, {Protocol: 5}, {Protocol: 4, KeepDictOrder: true}} {
-		proto := opt.Protocol
-		ok, refused := 0, 0
-		reasons := map[string]int{}
-		byDigest := map[string][]byte{} // input digest -> output
-		outs := map[string]string{}     // output -> input digest
-		for _, p := range corpusFiles(t) {
-			out, res, err := canonFile(t, p, opt)
-			if err != nil {
-				var we *Error
-				if !errors.As(err, &we) || !strings.HasPrefix(err.Error(), p+": ") || strings.Contains(err.Error(), "\n") {
-					// not a refusal of pk canon: must be an input pk hash rejects too
-					if _, herr := canon.HashFile(p, canon.Options{}); herr == nil {
-						t.Errorf("proto %d: %s: %v", proto, p, err)
-					}
-				}
-				refused++
-				reasons[short(err.Error(), p)]++
-				continue
-			}
-			if a, b := digest(t, p, opt), digest(t, out, opt); a != b {
-				t.Errorf("proto %d: %s: output hashes %s, input %s", proto, p, b, a)
-				continue
-			}
-			again, err := File(out, opt, true)
-			if err != nil {
-				t.Errorf("proto %d: %s: canon of the output: %v", proto, p, err)
-				continue
-			}
-			if !again.Canonical() || !bytes.Equal(again.Data, res.Data) {
-				t.Errorf("proto %d: %s: not idempotent", proto, p)
-				continue
-			}
-			// one output per digest, a different output for every other
-			// digest, across the whole corpus (compressed outputs are
-			// compared decompressed: the same pickle under gzip differs)
-			plain, err := File(out, opt, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := digest(t, p, opt)
-			raw := string(plainBytes(t, out, plain))
-			if prev, seen := byDigest[d]; seen && string(prev) != raw {
-				t.Errorf("proto %d: %s: output differs from another input's with the same digest", proto, p)
-			}
-			byDigest[d] = []byte(raw)
-			if pd, seen := outs[raw]; seen && pd != d {
-				t.Errorf("proto %d: %s: same output as an input of another digest", proto, p)
-			}
-			outs[raw] = d
-			ok++
-		}
-		t.Logf("protocol %d (keep dict order %v): %d inputs round-trip (%d distinct digests, as many distinct outputs), %d refused", proto, opt.KeepDictOrder, ok, len(byDigest), refused)
-		for r, c := range reasons {
-			t.Logf("  %3d× %s", c, r)
-		}
+		roundTrip(t, corpusFiles(t), opt)
 	}
+}
+
+// roundTrip checks, for every input of files pk canon accepts with opt,
+// that the output hashes as the input does and that canonicalising the
+// output gives it back byte for byte; across files, inputs with equal
+// digests give one output (compressed outputs compared decompressed) and
+// inputs with different digests different outputs. It returns the outputs
+// by input (decompressed) and the refusals by input.
+func roundTrip(t *testing.T, files []string, opt Options) (outputs map[string][]byte, refusals map[string]string) {
+	t.Helper()
+	proto := opt.Protocol
+	ok := 0
+	reasons := map[string]int{}
+	outputs, refusals = map[string][]byte{}, map[string]string{}
+	byDigest := map[string][]byte{} // input digest -> output
+	outs := map[string]string{}     // output -> input digest
+	for _, p := range files {
+		out, res, err := canonFile(t, p, opt)
+		if err != nil {
+			var we *Error
+			if !errors.As(err, &we) || !strings.HasPrefix(err.Error(), p+": ") || strings.Contains(err.Error(), "\n") {
+				// not a refusal of pk canon: must be an input pk hash rejects too
+				if _, herr := canon.HashFile(p, canon.Options{}); herr == nil {
+					t.Errorf("proto %d: %s: %v", proto, p, err)
+				}
+			}
+			refusals[p] = err.Error()
+			reasons[short(err.Error(), p)]++
+			continue
+		}
+		d := digest(t, p, opt)
+		if b := digest(t, out, opt); d != b {
+			t.Errorf("proto %d: %s: output hashes %s, input %s", proto, p, b, d)
+			continue
+		}
+		again, err := File(out, opt, true)
+		if err != nil {
+			t.Errorf("proto %d: %s: canon of the output: %v", proto, p, err)
+			continue
+		}
+		if !again.Canonical() || !bytes.Equal(again.Data, res.Data) {
+			t.Errorf("proto %d: %s: not idempotent", proto, p)
+			continue
+		}
+		raw := string(plainBytes(t, out, again))
+		outputs[p] = []byte(raw)
+		// a torch.save file stays one (zip or legacy), anything else is
+		// written as a pickle: one output per digest and output kind
+		dk := d + " " + strings.TrimPrefix(again.Format, compressionOf(again.Format))
+		if prev, seen := byDigest[dk]; seen && string(prev) != raw {
+			t.Errorf("proto %d: %s: output differs from another input's with the same digest", proto, p)
+		}
+		byDigest[dk] = []byte(raw)
+		if pd, seen := outs[raw]; seen && pd != d {
+			t.Errorf("proto %d: %s: same output as an input of another digest", proto, p)
+		}
+		outs[raw] = d
+		ok++
+	}
+	t.Logf("protocol %d (keep dict order %v): %d inputs round-trip (%d distinct digests, as many distinct outputs), %d refused", proto, opt.KeepDictOrder, ok, len(byDigest), len(refusals))
+	for r, c := range reasons {
+		t.Logf("  %3d× %s", c, r)
+	}
+	return outputs, refusals
+}
+
+// compressionOf is the "gzip+" of a format "gzip+pickle" ("" when none).
+func compressionOf(format string) string {
+	if i := strings.IndexByte(format, '+'); i >= 0 {
+		return format[:i+1]
+	}
+	return ""
 }
 
 func short(msg, path string) string {

@@ -1,0 +1,202 @@
+package write
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// pk2Files lists the fixtures of pk-canon/2's array, frame, tensor and
+// producer rules (testdata/arrays, frames, tensors, pk2: testdata/gen's
+// gen_arrays.py, gen_frames.py, gen_tensors.py, gen_pk2_producers.py).
+func pk2Files(t *testing.T) []string {
+	var out []string
+	for _, dir := range []string{"arrays", "frames", "tensors", "pk2"} {
+		ents, err := os.ReadDir(filepath.Join("../../testdata", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if e.IsDir() || strings.HasSuffix(n, ".txt") || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".py") || strings.HasSuffix(n, ".md") {
+				continue
+			}
+			out = append(out, filepath.Join("../../testdata", dir, n))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestPk2Fixtures: pk canon writes from pk hash's default form, pk-canon/2.
+// Over the array, frame, tensor and pk2 fixtures at every output protocol,
+// every output has its input's pk2 digest and is its own canonical output
+// (roundTrip); every file of one digest gives one output (a numpy array
+// pickled at protocols 0-5, by joblib plain or compressed, with numpy 1's or
+// 2's names; a DataFrame; a fitted estimator), except that a torch.save file
+// stays a torch.save file (zip or legacy, written from the pk-canon/1 view),
+// and every two digests two outputs. Refused: .npy files of plain data (no
+// pickle to write) and mixed.legacy.pt (its storages would be numbered in
+// another order; --keep-dict-order writes it).
+func TestPk2Fixtures(t *testing.T) {
+	files := pk2Files(t)
+	if len(files) < 250 {
+		t.Fatalf("only %d fixtures", len(files))
+	}
+	for _, opt := range []Options{{Protocol: 4}, {Protocol: 5}, {Protocol: 2}, {Protocol: 3}} {
+		outs, refused := roundTrip(t, files, opt)
+		for p, why := range refused {
+			switch {
+			case strings.HasSuffix(p, ".npy") && strings.Contains(why, "plain data"):
+			case strings.HasSuffix(p, "mixed.legacy.pt") && strings.Contains(why, "--keep-dict-order keeps it"):
+			default:
+				t.Errorf("protocol %d: %s refused: %s", opt.Protocol, p, why)
+			}
+		}
+		// one output per digest outside torch.save files
+		byDigest := map[string]map[string]bool{}
+		for p, o := range outs {
+			if strings.HasSuffix(p, ".pt") {
+				continue
+			}
+			d := digest(t, p, opt)
+			if byDigest[d] == nil {
+				byDigest[d] = map[string]bool{}
+			}
+			byDigest[d][string(o)] = true
+		}
+		groups, multi := 0, 0
+		for _, o := range byDigest {
+			groups++
+			if len(o) > 1 {
+				multi++
+			}
+		}
+		if multi > 0 {
+			t.Errorf("protocol %d: %d of %d digests give more than one output", opt.Protocol, multi, groups)
+		}
+		t.Logf("protocol %d: %d digests (torch.save files apart), one output each", opt.Protocol, groups)
+		// the changed copies differ from their originals
+		for p, o := range outs {
+			base := strings.Replace(p, "_changed", "", 1)
+			if base == p {
+				continue
+			}
+			if ob, ok := outs[base]; ok && bytes.Equal(ob, o) {
+				t.Errorf("protocol %d: %s and %s give one output", opt.Protocol, p, base)
+			}
+		}
+		if opt.Protocol != 4 {
+			continue
+		}
+		// the protocol 4 output of each array group (what the load test reads)
+		for _, name := range []string{"c_int32_p0.pkl", "c_int32.joblib", "c_int32_p5.pkl", "numpy2_c_int32_p5.pkl"} {
+			if !bytes.Equal(outs[filepath.Join("../../testdata/arrays", name)], outs["../../testdata/arrays/c_int32_p4.pkl"]) {
+				t.Errorf("%s: not the output of c_int32_p4.pkl", name)
+			}
+		}
+	}
+}
+
+// TestPythonArrays: the array, frame and tensor fixtures, canonicalised at
+// protocols 2, 4 and 5, load in another process (pickle.load, and
+// joblib.load too; torch.load for a torch.save file) to what the originals
+// load to with their producer's loader (joblib.load, np.load, torch.load,
+// pickle.load): dtype (str, descr, alignment, flags), shape, memory order
+// and element bytes of every array, a DataFrame's columns, index and
+// values, a tensor's dtype, shape, stride and values
+// (testdata/write/describe_arrays.py).
+func TestPythonArrays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no Python")
+	}
+	if err := exec.Command(python, "-c", "import numpy, joblib, pandas, sklearn, torch").Run(); err != nil {
+		t.Skipf("%s cannot import numpy, joblib, pandas, sklearn and torch (%v): the array load test needs them", python, err)
+	}
+	var ins []string
+	for _, p := range pk2Files(t) {
+		if !strings.Contains(p, "/pk2/") {
+			ins = append(ins, p)
+		}
+	}
+	orig := describeArrays(t, false, ins)
+	dir := t.TempDir()
+	for _, proto := range []int{4, 5, 2} {
+		var outs []string
+		src := map[string]string{}
+		for i, p := range ins {
+			res, err := File(p, Options{Protocol: proto}, false)
+			if err != nil {
+				continue // refusals: TestPk2Fixtures
+			}
+			name := strconv.Itoa(proto) + "_" + strconv.Itoa(i) + "_" + filepath.Base(p)
+			if !strings.HasSuffix(p, ".pt") {
+				name += ".out"
+			}
+			out := filepath.Join(dir, name)
+			if err := os.WriteFile(out, res.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, out)
+			src[out] = p
+		}
+		got := describeArrays(t, true, outs)
+		same := 0
+		for _, out := range outs {
+			p := src[out]
+			a, b := orig[p], got[out]
+			if twin := strings.Replace(p, "numpy2_", "", 1); twin != p && a.Error != "" {
+				// numpy 2's names do not load with numpy 1; the output (numpy
+				// 1's names) loads as the numpy 1 pickle of the same array
+				a = orig[twin]
+			}
+			switch {
+			case a.Error != "":
+				t.Errorf("%s: the original does not load: %s", p, a.Error)
+			case b.Error != "":
+				t.Errorf("protocol %d: %s: the canonical output does not load: %s", proto, p, b.Error)
+			case !bytes.Equal(a.Desc, b.Desc):
+				t.Errorf("protocol %d: %s: the canonical output loads differently:\n  original  %.400s\n  canonical %.400s", proto, p, a.Desc, b.Desc)
+			default:
+				same++
+			}
+		}
+		t.Logf("protocol %d: %d of %d outputs load equal to their originals", proto, same, len(outs))
+		if same == 0 {
+			t.Error("nothing was compared")
+		}
+	}
+}
+
+func describeArrays(t *testing.T, asPickle bool, files []string) map[string]described {
+	t.Helper()
+	args := []string{"../../testdata/write/describe_arrays.py"}
+	if asPickle {
+		args = append(args, "--pickle")
+	}
+	cmd := exec.Command(python, append(args, files...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("describe_arrays.py: %v\n%s", err, stderr.String())
+	}
+	res := map[string]described{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 256<<20)
+	for sc.Scan() {
+		var d described
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatalf("describe_arrays.py: %v", err)
+		}
+		res[d.File] = d
+	}
+	return res
+}
