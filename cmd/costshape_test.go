@@ -117,6 +117,8 @@ var costCommands = []struct {
 	{"trace", func(f costFiles) []string { return []string{"trace", "--color=never", f.shape} }},
 	{"trace --top 20", func(f costFiles) []string { return []string{"trace", "--top", "20", f.shape} }},
 	{"scan", func(f costFiles) []string { return []string{"scan", f.shape} }},
+	// the canonical pickle to stdout (drained and counted)
+	{"canon", func(f costFiles) []string { return []string{"canon", f.shape} }},
 	{"diff same", func(f costFiles) []string { return []string{"diff", "--color=never", f.shape, f.shape} }},
 	{"diff changed", func(f costFiles) []string {
 		if f.changed == "" {
@@ -353,6 +355,9 @@ func (sh costShape) check(r costRun, cmd string) string {
 			}
 			if cmd == "scan" && r.code == 1 {
 				want = 1 // flagged: the shapes made of calls name globals no policy allows
+			}
+			if line := strings.TrimSpace(r.stderr.String()); cmd == "canon" && r.code == 2 && !strings.Contains(line, "\n") && strings.Contains(line, ": offset ") {
+				want = 2 // a refusal of pk canon (docs/pk-canon.md, What is refused): one line naming the offset
 			}
 			if r.code != want {
 				bad = append(bad, fmt.Sprintf("exit %d, want %d", r.code, want))
