@@ -230,85 +230,117 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return input.Open(path, ropt)
 	}
-	doc, err := open()
-	if err != nil {
-		return nil, err
-	}
-	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
-	if base == "torch-legacy" && writable[doc.Compression] {
-		out, err := torchLegacy(path, doc, opt, copt)
-		if err != nil {
-			return nil, err
-		}
-		return &Result{Data: out, Input: data, Format: doc.Format}, nil
-	}
-	if doc.Format == "torch-zip" {
-		out, err := torchZip(path, doc, opt, copt)
-		if err != nil {
-			return nil, err
-		}
-		return &Result{Data: out, Input: data, Format: doc.Format}, nil
-	}
-	// joblib files and .npy object arrays are read by pk-canon/2 as the
-	// bare pickle of their stream (their arrays as values): they are written
-	// as that pickle (docs/pk-canon.md, Containers)
-	viewOpt := func(doc *input.Doc) canon.Options { return copt }
-	var raw func(*input.Raw) ([]byte, error)
-	npyObjects := base == "npy" && len(doc.Parts) == 1 &&
-		doc.Parts[0].Role == input.RoleObjects && doc.Parts[0].Pickle != nil && len(doc.Parts[0].Pickle.Streams) > 0
-	switch {
-	case !writable[doc.Compression]:
-		if err := supported(doc, path); err != nil {
-			return nil, err
-		}
-	case base == "joblib":
-		if err := asPickle(doc, path, copt); err != nil {
-			return nil, err
-		}
-		viewOpt = func(doc *input.Doc) canon.Options { return canon.DocOptions(doc, copt) }
-		raw = rawReader(path, data)
-	case npyObjects:
-	default:
-		if err := supported(doc, path); err != nil {
-			return nil, err
-		}
-	}
-	f := doc.Parts[0].Pickle
-	format, compression, trail := doc.Format, doc.Compression, f.Trailing
-	vopt := viewOpt(doc)
-	refused := func(err error, s *pickle.Stream) error {
+	refusedAt := func(err error, off int64) error {
 		var r *refusal
 		if errors.As(err, &r) {
 			return &Error{File: path, Offset: r.off, Reason: r.reason}
 		}
-		return &Error{File: path, Offset: s.Offset, Reason: err.Error()}
+		return &Error{File: path, Offset: off, Reason: err.Error()}
 	}
-	// every stream written into one buffer (after the .npy header), then
-	// all read back stream by stream once the input is released; a stream
-	// whose check fails is written again (Stream's getattr form) or refused
-	n := len(f.Streams)
-	wants := make([][]byte, n)
-	ends := make([]int, n) // where each stream ends in out
+	// the streams written one after the other into out (ends[i]: where
+	// stream i ends), wants their digests (dsize bytes each)
 	var out bytes.Buffer
+	var wants []byte
+	var ends []int
+	dsize := copt.Algo.Size()
 	var scr canon.Scratch // each stream's view is done with before the next
-	for i, s := range f.Streams {
+	var raw func(*input.Raw) ([]byte, error)
+	viewOpt := func(doc *input.Doc) canon.Options { return copt }
+	writeStream := func(s *pickle.Stream, vopt canon.Options) error {
 		w, err := newStreamWriter(canon.NormalizeScratch(s, vopt, &scr), p)
 		if err != nil {
-			return nil, pickle.WithFile(err, path)
+			return pickle.WithFile(err, path)
 		}
 		w.raw = raw
 		if _, err = w.write(false, &out); err != nil {
-			return nil, refused(err, s)
+			return refusedAt(err, s.Offset)
 		}
-		wants[i] = w.want
-		ends[i] = out.Len()
-		f.Streams[i] = nil // its store is no longer needed
+		if len(w.want) != dsize {
+			return &Error{File: path, Offset: s.Offset, Reason: "internal: a stream digest of another size"}
+		}
+		wants = append(wants, w.want...)
+		ends = append(ends, out.Len())
+		return nil
 	}
-	// the input's stores are no longer needed (a retry opens the input
-	// again): collect them before the output is read back, whose store
-	// takes their place
-	doc, f, vopt = nil, nil, canon.Options{}
-	runtime.GC()
+	var trail *pickle.Trailing
+	format, compression, base := "pickle", "", "pickle"
+	// a bare pickle file is read a stream at a time (input.EachStream, as
+	// pk hash reads it): each stream written, then its store reused
+	var werr error
+	var file *pickle.File
+	each := false
+	if path != "-" {
+		file, each = input.EachStream(path, ropt, func(st *pickle.Stream) error {
+			werr = writeStream(st, copt)
+			return werr
+		})
+		if !each && werr != nil {
+			return nil, werr
+		}
+	}
+	if each {
+		trail = file.Trailing
+	} else {
+		out.Reset()
+		wants, ends = wants[:0], ends[:0]
+		doc, err := open()
+		if err != nil {
+			return nil, err
+		}
+		base = strings.TrimPrefix(doc.Format, doc.Compression+"+")
+		if base == "torch-legacy" && writable[doc.Compression] {
+			out, err := torchLegacy(path, doc, opt, copt)
+			if err != nil {
+				return nil, err
+			}
+			return &Result{Data: out, Input: data, Format: doc.Format}, nil
+		}
+		if doc.Format == "torch-zip" {
+			out, err := torchZip(path, doc, opt, copt)
+			if err != nil {
+				return nil, err
+			}
+			return &Result{Data: out, Input: data, Format: doc.Format}, nil
+		}
+		// joblib files and .npy object arrays are read by pk-canon/2 as the
+		// bare pickle of their stream (their arrays as values): they are
+		// written as that pickle (docs/pk-canon.md, Containers)
+		npyObjects := base == "npy" && len(doc.Parts) == 1 &&
+			doc.Parts[0].Role == input.RoleObjects && doc.Parts[0].Pickle != nil && len(doc.Parts[0].Pickle.Streams) > 0
+		switch {
+		case !writable[doc.Compression]:
+			if err := supported(doc, path); err != nil {
+				return nil, err
+			}
+		case base == "joblib":
+			if err := asPickle(doc, path, copt); err != nil {
+				return nil, err
+			}
+			viewOpt = func(doc *input.Doc) canon.Options { return canon.DocOptions(doc, copt) }
+			raw = rawReader(path, data)
+		case npyObjects:
+		default:
+			if err := supported(doc, path); err != nil {
+				return nil, err
+			}
+		}
+		f := doc.Parts[0].Pickle
+		format, compression, trail = doc.Format, doc.Compression, f.Trailing
+		vopt := viewOpt(doc)
+		for i, s := range f.Streams {
+			if err := writeStream(s, vopt); err != nil {
+				return nil, err
+			}
+			f.Streams[i] = nil // its store is no longer needed
+		}
+		// the input's stores are no longer needed (a retry opens the input
+		// again): collect them before the output is read back, whose store
+		// takes their place
+		doc, f, vopt = nil, nil, canon.Options{}
+		runtime.GC()
+	}
+	n := len(ends)
+	want := func(i int) []byte { return wants[i*dsize : (i+1)*dsize] }
 	span := func(i int) []byte {
 		start := 0
 		if i > 0 {
@@ -316,23 +348,29 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return out.Bytes()[start:ends[i]]
 	}
-	bad, ok := readBack(out.Bytes(), wants, copt)
+	bad, ok := readBack(out.Bytes(), n, want, copt)
 	if !ok {
 		// check stream by stream
 		for i := range n {
-			if verr := verify(span(i), wants[i], copt); verr != nil {
+			if verr := verify(span(i), want(i), copt); verr != nil {
 				bad[i] = verr
 			}
 		}
 	}
 	if len(bad) > 0 && !noVerify {
 		var fixed bytes.Buffer
+		var f *pickle.File
+		var vopt canon.Options
 		for i := 0; i < n; i++ {
 			b := span(i)
 			if verr, ok := bad[i]; ok {
 				if f == nil {
-					if doc, err = open(); err != nil {
+					doc, err := open()
+					if err != nil {
 						return nil, err
+					}
+					if len(doc.Parts) == 0 || doc.Parts[0].Pickle == nil || len(doc.Parts[0].Pickle.Streams) != n {
+						return nil, &Error{File: path, Offset: -1, Reason: "internal: the input reads otherwise the second time"}
 					}
 					f = doc.Parts[0].Pickle
 					vopt = viewOpt(doc)
@@ -344,7 +382,7 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 				}
 				w.raw = raw
 				if b, err = w.retry(verr); err != nil {
-					return nil, refused(err, s)
+					return nil, refusedAt(err, s.Offset)
 				}
 			}
 			fixed.Write(b)
@@ -392,7 +430,7 @@ func supported(doc *input.Doc, path string) error {
 // streams whose canonical digest is not wants' (by index), with the reason.
 // ok is false when b does not read back as len(wants) streams (the caller
 // then reads each back on its own).
-func readBack(b []byte, wants [][]byte, copt canon.Options) (bad map[int]error, ok bool) {
+func readBack(b []byte, n int, want func(i int) []byte, copt canon.Options) (bad map[int]error, ok bool) {
 	bad = map[int]error{}
 	ropt := canon.ReadOptions(copt)
 	rd := pickle.NewReader(bytes.NewReader(b), int64(len(b)), "")
@@ -400,20 +438,20 @@ func readBack(b []byte, wants [][]byte, copt canon.Options) (bad map[int]error, 
 	i := 0
 	var scr canon.Scratch // one view at a time, as pk hash reads stream by stream
 	file, err := pickle.ParseEach(rd, ropt, func(st *pickle.Stream) error {
-		if i >= len(wants) {
+		if i >= n {
 			return errors.New("more streams than written")
 		}
 		got, err := canon.NormalizeScratch(st, copt, &scr).Digest()
 		if err != nil {
 			return err
 		}
-		if !bytes.Equal(got, wants[i]) {
+		if !bytes.Equal(got, want(i)) {
 			bad[i] = errors.New("the output's canonical form differs from the input's")
 		}
 		i++
 		return nil
 	})
-	if err == nil && file.Trailing == nil && i == len(wants) {
+	if err == nil && file.Trailing == nil && i == n {
 		return bad, true
 	}
 	return map[int]error{}, false
