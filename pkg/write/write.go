@@ -280,6 +280,10 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	}
 	if each {
 		trail = file.Trailing
+		// the last stream's store and view are no longer needed: collect
+		// them before the output is read back
+		file, scr = nil, canon.Scratch{}
+		runtime.GC()
 	} else {
 		out.Reset()
 		wants, ends = wants[:0], ends[:0]
