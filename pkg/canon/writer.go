@@ -17,3 +17,16 @@ func (n *Node) Foreign() *Node {
 	}
 	return vb.Root()
 }
+
+// BareSum is the digest (Result.Sum) HashDoc and HashFile give a bare pickle
+// file of n streams, without trailing bytes, whose streams have the digests
+// digests (View.Digest of each, one after the other): pk canon checks its
+// output with one pk hash of the file against it.
+func BareSum(opt Options, n int, digests []byte) []byte {
+	h := opt.Algo.New()
+	h.Write([]byte(opt.header()))
+	h.Write(appendStreamCount(appendStr([]byte{'P'}, ""), n))
+	h.Write(digests)
+	h.Write([]byte{'z'})
+	return h.Sum(nil)
+}

@@ -88,6 +88,7 @@ func roundTrip(t *testing.T, files []string, opt Options) (outputs map[string][]
 	outputs, refusals = map[string][]byte{}, map[string]string{}
 	byDigest := map[string][]byte{} // input digest -> output
 	outs := map[string]string{}     // output -> input digest
+	fast := fastChecks
 	for _, p := range files {
 		out, res, err := canonFile(t, p, opt)
 		if err != nil {
@@ -131,7 +132,10 @@ func roundTrip(t *testing.T, files []string, opt Options) (outputs map[string][]
 		outs[raw] = d
 		ok++
 	}
-	t.Logf("protocol %d (keep dict order %v): %d inputs round-trip (%d distinct digests, as many distinct outputs), %d refused", proto, opt.KeepDictOrder, ok, len(byDigest), len(refusals))
+	t.Logf("protocol %d (keep dict order %v): %d inputs round-trip (%d distinct digests, as many distinct outputs), %d refused; %d outputs checked by one pk hash of the file", proto, opt.KeepDictOrder, ok, len(byDigest), len(refusals), fastChecks-fast)
+	if ok > 0 && fastChecks == fast {
+		t.Error("no output was checked by one pk hash of the file (fastCheck)")
+	}
 	for r, c := range reasons {
 		t.Logf("  %3d× %s", c, r)
 	}
