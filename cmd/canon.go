@@ -34,15 +34,19 @@ func newCanonCmd() *cobra.Command {
 		Use:   "canon IN [-o OUT] | canon -l FILE...",
 		Short: "Write the canonical pickle of an input: same pk hash, same bytes",
 		Long: `pk canon writes the canonical pickle of IN ("-": stdin) to OUT (-o; default
-stdout): a pickle whose bytes depend only on pk's canonical form of IN
-(docs/canonical-form.md) and on --protocol and --keep-dict-order, so two
-inputs with the same pk hash give byte-identical outputs. Its pk hash is
-IN's, and pk canon of it gives it back byte for byte. cloudpickle class
-tracker ids become digests of the class's content.
+stdout): a pickle whose bytes depend only on pk hash's canonical form of IN
+(pk-canon/2, docs/canonical-form-2.md) and on --protocol and --keep-dict-order,
+so two inputs with the same pk hash give byte-identical outputs, a numpy
+array pickled at any protocol or by joblib included (each array is written
+in numpy's own form for --protocol). Its pk hash is IN's, and pk canon of it
+gives it back byte for byte. cloudpickle class tracker ids become digests of
+the class's content.
 
-Bare pickles, compressed ones (written back in the same compression with
-fixed settings), torch.save files (zip and legacy) and joblib files are
-written. What pk canon cannot reproduce faithfully (bz2, .npy, and the cases
+Bare pickles and compressed ones (written back in the same compression with
+fixed settings) are written; joblib files and .npy object arrays are written
+as the canonical pickle of their arrays (joblib.load and np.load load it);
+torch.save files (zip and legacy) stay torch.save files. What pk canon
+cannot reproduce faithfully (bz2, .npy of plain data, and the cases
 docs/pk-canon.md lists) is refused with one line naming the file, offset and
 reason, and nothing is written (exit 2).
 
