@@ -659,6 +659,9 @@ func (e *emitter) storageNode(n *canon.Node, k key) error {
 		return refuse(n, "internal: a storage node without its storage")
 	}
 	if st.From == pickle.NoID {
+		if e.torch != nil {
+			return e.persistentStorage(n, k, st)
+		}
 		return refuse(n, "a torch.save storage outside a torch.save file: pk canon does not write it")
 	}
 	src := n.Under(st.From)

@@ -91,6 +91,8 @@ type emitter struct {
 	storageKeys bool
 	// raw reads the bytes of a raw part of the input (a joblib array's)
 	raw func(*input.Raw) ([]byte, error)
+	// torch numbers a torch.save file's storages (torchFromView)
+	torch *torchStorages
 }
 
 // shared is what the writer keeps over one stream: tracker ids and caches

@@ -120,6 +120,7 @@ type streamWriter struct {
 	want    []byte // the view's digest
 	storage bool   // legacy torch: storage key placeholders written as their ordinal
 	raw     func(*input.Raw) ([]byte, error)
+	torch   *torchStorages
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
@@ -142,7 +143,7 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 func (w *streamWriter) write(getattrForm bool, out *bytes.Buffer) ([]byte, error) {
 	t := &tape{}
 	e := newEmitter(w.v, w.proto, newShared(), t)
-	e.effects, e.getattrForm, e.storageKeys, e.raw = w.effects, getattrForm, w.storage, w.raw
+	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
 	if err := e.stream(); err != nil {
 		return nil, err
 	}
@@ -292,6 +293,17 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 			return nil, err
 		}
 		base = strings.TrimPrefix(doc.Format, doc.Compression+"+")
+		if base == "torch-legacy" || doc.Format == "torch-zip" {
+			// read by pk-canon/2 as the pickle of its data pickle: the
+			// canonical torch.save zip of it
+			out, ok, err := torchFromView(path, data, doc, opt, copt)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return &Result{Data: out, Input: data, Format: "torch-zip"}, nil
+			}
+		}
 		if base == "torch-legacy" && writable[doc.Compression] {
 			out, err := torchLegacy(path, doc, opt, copt)
 			if err != nil {
