@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pk-tools/pk/pkg/array"
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -450,6 +451,10 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 		return CodeTensor, st.tensorLabel(n)
 	case "torch._utils._rebuild_parameter":
 		return CodeTensor, tensor(s, n)
+	case "torch.storage._load_from_bytes":
+		if l, ok := st.fromBytesLabel(n); ok {
+			return CodeStore, l
+		}
 	}
 	if l, ok := st.frame(n); ok {
 		return CodeObj, l
@@ -748,4 +753,23 @@ func (st *StreamTree) arrayInfo(n pickle.ID) (dtype string, shape []int64, ok bo
 		return "", ints(arg(s, n, 2)), true
 	}
 	return "", nil, false
+}
+
+// fromBytesLabel labels the storage pickle.dump writes, _load_from_bytes(b)
+// of a nested torch.save file: "torch FloatStorage key '94…' on cpu, 6
+// elements (pickled torch.save bytes)", as a persistent id's label.
+func (st *StreamTree) fromBytesLabel(n pickle.ID) (string, bool) {
+	d := st.doc
+	if d == nil {
+		d = &input.Doc{}
+	}
+	r, ok := d.FromBytesAt(st.Store, n)
+	if !ok {
+		return "", false
+	}
+	typ := r.Type
+	if i := strings.LastIndexByte(typ, '.'); i >= 0 {
+		typ = typ[i+1:]
+	}
+	return "torch " + typ + " key " + quote(r.Key, -1) + " on " + r.Location + ", " + itoa(r.Numel) + " elements (pickled torch.save bytes)", true
 }
