@@ -1,6 +1,9 @@
 package diff
 
 import (
+	"compress/gzip"
+	"io"
+	"os"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/canon"
@@ -76,5 +79,70 @@ func checkElem(t *testing.T, dir string, c elemCase) {
 	e := r.Entries[0]
 	if e.Path != c.path || e.A != c.va || e.B != c.vb || e.Note != c.note || e.Elem == nil || e.Elem.Differ != 1 {
 		t.Errorf("%s %s: %s %q -> %q (%s)", c.a, c.b, e.Path, e.A, e.B, e.Note)
+	}
+}
+
+// TestTensorPickleDump: a tensor whose storage pickle.dump wrote (torch's
+// _load_from_bytes of nested torch.save bytes) is named by element, in the
+// same form and against torch.save's zip and legacy forms, whose files are
+// then their data pickle (no part['version'], no legacy stream entries);
+// a storage of 1 MiB or more is read again from the file, and through a
+// gzip'd file's decompression. (Fails without c.tensors: the entry is at
+// the storage, root['fc.weight'].__reduce__[1][0]; without asPickle: one
+// more entry, part['version'] or stream[0]; without docOptions: the large
+// plain storage is "type changed"; without Doc.StreamSection's
+// decompression: the gzip'd one is at its nested bytes.)
+func TestTensorPickleDump(t *testing.T) {
+	const dir = "../../testdata/tensors/"
+	fc := func(a, b string) elemCase {
+		return elemCase{a, b, "root['fc.weight'][3, 7]", "0.27182877", "1.2718288", "1 of 80 elements differ"}
+	}
+	for _, c := range []elemCase{
+		fc("net_p2.pkl", "net_changed_p2.pkl"),
+		fc("net_p4.pkl", "net_changed_p4.pkl"),
+		fc("net_p2.pkl", "net_changed_p4.pkl"),
+		fc("net.pt", "net_changed_p4.pkl"),
+		fc("net_p2.pkl", "net_changed.pt"),
+		fc("net.legacy.pt", "net_changed_p2.pkl"),
+		fc("net_p4.pkl", "net_changed.legacy.pt"),
+		{"sd_p2.pkl", "sd_changed_p4.pkl", "root['b'][2]", "1.0", "2.0", "1 of 3 elements differ"},
+		{"big_p2.pkl.gz", "big_changed_p2.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"},
+		{"big_p4.pkl.gz", "big_changed_p2.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"},
+	} {
+		checkElem(t, dir, c)
+	}
+	// the same checkpoint in every form: the same pickle
+	for _, f := range []string{"net.legacy.pt", "net_p2.pkl", "net_p4.pkl"} {
+		if r, err := Files(dir+"net.pt", dir+f, Options{Canon: canon.Options{Form: canon.Form2}}); err != nil || !r.Same {
+			t.Errorf("net.pt and %s: %v %+v", f, err, r)
+		}
+	}
+	// storages of 1 MiB or more in plain files: read again from the file
+	tmp := t.TempDir() + "/"
+	for _, f := range []string{"big_p2.pkl", "big_changed_p4.pkl"} {
+		gunzipTo(t, dir+f+".gz", tmp+f)
+	}
+	checkElem(t, tmp, elemCase{"big_p2.pkl", "big_changed_p4.pkl", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"})
+	checkElem(t, "", elemCase{tmp + "big_p2.pkl", dir + "big_changed_p4.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"})
+}
+
+// gunzipTo writes the decompressed bytes of gzip file src to dst.
+func gunzipTo(t *testing.T, src, dst string) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

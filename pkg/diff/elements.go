@@ -313,23 +313,5 @@ func rawElements(path string, pa, pb *input.Raw, t *input.TensorRef) (Entry, boo
 		}
 		return arrayEntry(path, pa.DType, pb.DType, item, pa.Shape, pb.Shape, array.MemOrder(ord(pa) == 'F', pa.Shape), array.MemOrder(ord(pb) == 'F', pb.Shape), rawSrc(pa), rawSrc(pb))
 	}
-	differ, first, ea, eb, ok := firstElements(rawSrc(pa), rawSrc(pb), pa.Len, item)
-	if !ok {
-		return Entry{}, false
-	}
-	dt := elemDType(pa.DType, item)
-	of := pa.Len / item
-	ra := &Array{DType: pa.DType, Shape: t.Shape}
-	if idx, ok := array.TensorIndex(first, t.Shape, t.Stride, t.Offset); ok {
-		if c, ok := array.Count(t.Shape); ok && c == of {
-			return elemEntry(path, idx, dt, ea, eb, differ, of, ra, ra), true
-		}
-		e := elemEntry(path, idx, dt, ea, eb, differ, of, ra, ra)
-		e.Note += " in its storage"
-		return e, true
-	}
-	// the element lies outside this tensor's view of the storage
-	e := elemEntry(path+ppath.Pseudo("data", -1), []int64{first}, dt, ea, eb, differ, of, ra, ra)
-	e.Note += " in the storage"
-	return e, true
+	return tensorElements(path, rawSrc(pa), rawSrc(pb), pa.Len, pa.DType, t)
 }
