@@ -26,7 +26,9 @@ func TestArraysPk2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Same || len(r.Entries) != 1 || r.Entries[0].Path != "root['b']" || r.Entries[0].Kind != Changed {
+	// (its element bytes read again through the file's zlib decompression:
+	// without it the entry is at root['b'], "not read again")
+	if r.Same || len(r.Entries) != 1 || r.Entries[0].Path != "root['b'][2]" || r.Entries[0].Kind != Changed || r.Entries[0].Elem == nil {
 		t.Fatalf("one changed array: %+v", r.Entries)
 	}
 	// pk-canon/1: the forms differ
@@ -144,5 +146,30 @@ func gunzipTo(t *testing.T, src, dst string) {
 	}
 	if err := os.WriteFile(dst, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestArrayElementsCompressed: an array in a compressed container (joblib
+// with each of its compressors, a gzip'd or xz'd pickle) is named by
+// element: its bytes are read again through the file's decompression,
+// streamed (without it: one entry at root['b'], "not read again").
+func TestArrayElementsCompressed(t *testing.T) {
+	const dir = "../../testdata/arrays/compressed/"
+	b := func(a, c string) elemCase {
+		return elemCase{a, c, "root['b'][2]", "1.0", "2.0", "1 of 3 elements differ"}
+	}
+	var cases []elemCase
+	for _, f := range []string{".joblib.z", ".joblib.gz", ".joblib.bz2", ".joblib.xz", ".joblib.lzma", ".joblib.lz4", "_p2.pkl.gz", "_p4.pkl.gz", "_p5.pkl.gz", "_p4.pkl.xz"} {
+		cases = append(cases, b("dict"+f, "dict_changed"+f))
+	}
+	cases = append(cases,
+		b("dict_p5.pkl.gz", "dict_changed.joblib.lz4"),
+		b("dict.joblib.xz", "../dict_of_arrays_changed_p4.pkl"),
+		// a payload of 1 MiB or more, streamed by the reader
+		elemCase{"big_p4.pkl.gz", "big_changed_p4.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"},
+		elemCase{"big.joblib.z", "big_changed_p4.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"},
+	)
+	for _, c := range cases {
+		checkElem(t, dir, c)
 	}
 }

@@ -514,14 +514,14 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 				if pa.Role == input.RoleStorage {
 					t = c.tensorOf('a', pa)
 				}
-				if ee, ok := rawElements(tp, pa.Raw, pb.Raw, t); ok {
+				if ee, ok := rawElements(tp, c.docA, c.docB, pa.Raw, pb.Raw, t); ok {
 					if t == nil {
 						ee = c.rawCell(ee, tp)
 					}
 					c.addPart(ee)
 					return
 				}
-			} else if ee, ok := rawElements(npyRoot(c.docA, pa, at), pa.Raw, pb.Raw, nil); ok {
+			} else if ee, ok := rawElements(npyRoot(c.docA, pa, at), c.docA, c.docB, pa.Raw, pb.Raw, nil); ok {
 				c.addPart(ee)
 				return
 			}

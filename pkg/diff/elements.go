@@ -10,9 +10,7 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -42,27 +40,14 @@ func textSrc(s string) elemSrc {
 	return func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(s)), nil }
 }
 
-// blobSrc reads a streamed payload again from the file, when the input is
-// a plain uncompressed pickle file (the blob's offsets are the file's).
+// blobSrc reads a streamed payload again from the file (through its
+// decompression when it is compressed: the blob's offsets are those of the
+// decompressed stream).
 func blobSrc(d *input.Doc, bl *pickle.Blob) elemSrc {
-	if d == nil || d.Path == "" || d.Path == "-" || d.Compression != "" || d.Format != "pickle" || bl.Offset < 0 {
+	if d == nil || bl.Offset < 0 {
 		return nil
 	}
-	return func() (io.ReadCloser, error) {
-		f, err := os.Open(d.Path)
-		if err != nil {
-			return nil, err
-		}
-		fi, err := f.Stat()
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() < bl.Offset+bl.Len {
-			f.Close()
-			return nil, fmt.Errorf("cannot read the payload again")
-		}
-		return struct {
-			io.Reader
-			io.Closer
-		}{io.NewSectionReader(f, bl.Offset, bl.Len), f}, nil
-	}
+	return d.StreamSection(bl.Offset, bl.Len)
 }
 
 // nodeSrc is the element bytes of a bytes/bytearray node of doc d.
@@ -74,6 +59,19 @@ func nodeSrc(d *input.Doc, n *canon.Node) elemSrc {
 		return nil
 	}
 	if bl := n.Blob(); bl != nil {
+		if bl.Offset < 0 {
+			// bytes pk-canon/2 made of a streamed str (codecs-bytes):
+			// its latin-1 bytes, read again by the view
+			if r, done, ok := n.OpenBytes(); ok {
+				return func() (io.ReadCloser, error) {
+					return struct {
+						io.Reader
+						io.Closer
+					}{r, closer(done)}, nil
+				}
+			}
+			return nil
+		}
 		return blobSrc(d, bl)
 	}
 	if int64(len(n.Str())) != n.Len() {
@@ -82,12 +80,27 @@ func nodeSrc(d *input.Doc, n *canon.Node) elemSrc {
 	return textSrc(n.Str())
 }
 
-// rawSrc is the bytes of a raw part.
-func rawSrc(r *input.Raw) elemSrc {
+// closer is a Close that calls done once.
+type closer func()
+
+func (c closer) Close() error {
+	c()
+	return nil
+}
+
+// rawSrc is the bytes of a raw part of doc d: a section of the file, or
+// of its decompressed stream (a compressed joblib file's array).
+func rawSrc(d *input.Doc, r *input.Raw) elemSrc {
 	if r == nil {
 		return nil
 	}
-	return r.Open
+	if d == nil {
+		return r.Open
+	}
+	if open := d.RawOpener(r); open != nil {
+		return open
+	}
+	return nil
 }
 
 // maxElemCompare bounds the bytes compared element by element (beyond it
@@ -253,7 +266,7 @@ func slicesEq(a, b []int64) bool {
 func arraySrc(d *input.Doc, n *canon.Node, a *canon.Array) elemSrc {
 	switch {
 	case a.Raw != nil:
-		return rawSrc(a.Raw)
+		return rawSrc(d, a.Raw)
 	case a.Data != pickle.NoID:
 		return nodeSrc(d, n.ArrayData())
 	}
@@ -296,7 +309,7 @@ func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
 // one array or tensor at path, or false. A torch storage is read through
 // the tensor that uses it (tensor: shape, stride and storage offset);
 // a joblib or .npy array through its own dtype, shape and order.
-func rawElements(path string, pa, pb *input.Raw, t *input.TensorRef) (Entry, bool) {
+func rawElements(path string, da, db *input.Doc, pa, pb *input.Raw, t *input.TensorRef) (Entry, bool) {
 	if pa.DType == "" || pa.DType != pb.DType || pa.Len != pb.Len {
 		return Entry{}, false
 	}
@@ -311,7 +324,7 @@ func rawElements(path string, pa, pb *input.Raw, t *input.TensorRef) (Entry, boo
 			}
 			return 'C'
 		}
-		return arrayEntry(path, pa.DType, pb.DType, item, pa.Shape, pb.Shape, array.MemOrder(ord(pa) == 'F', pa.Shape), array.MemOrder(ord(pb) == 'F', pb.Shape), rawSrc(pa), rawSrc(pb))
+		return arrayEntry(path, pa.DType, pb.DType, item, pa.Shape, pb.Shape, array.MemOrder(ord(pa) == 'F', pa.Shape), array.MemOrder(ord(pb) == 'F', pb.Shape), rawSrc(da, pa), rawSrc(db, pb))
 	}
-	return tensorElements(path, rawSrc(pa), rawSrc(pb), pa.Len, pa.DType, t)
+	return tensorElements(path, rawSrc(da, pa), rawSrc(db, pb), pa.Len, pa.DType, t)
 }

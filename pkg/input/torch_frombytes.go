@@ -259,7 +259,8 @@ func plainStorageID(s *pickle.Store, n pickle.ID) bool {
 }
 
 // StreamSection returns an opener of n bytes at offset off of the stream
-// d's top-level pickle offsets are in: a section of the file when it is not
+// d's top-level pickle offsets are in (a bare pickle, joblib or legacy
+// torch file; not a zip member): a section of the file when it is not
 // compressed, else its decompressed stream from the start, the first off
 // bytes discarded (memory stays bounded; the time is that of decompressing
 // off+n bytes). Nil for standard input and when the bytes cannot be read
@@ -268,7 +269,7 @@ func (d *Doc) StreamSection(off, n int64) func() (io.ReadCloser, error) {
 	if d == nil || d.Path == "" || d.Path == "-" || off < 0 || n < 0 {
 		return nil
 	}
-	if d.Compression == "" && d.Format == "pickle" {
+	if d.Compression == "" && (d.Format == "pickle" || d.Format == "joblib" || d.Format == "torch-legacy") {
 		path := d.Path
 		return func() (io.ReadCloser, error) {
 			f, err := os.Open(path)
@@ -330,4 +331,22 @@ func (d *Doc) openDecompressed(pi int) (io.ReadCloser, error) {
 		return nil, err
 	}
 	return &partReader{r: dec, f: f, closers: []func(){closer}}, nil
+}
+
+// RawOpener returns how to read raw part r of d again: Raw.Open when the
+// part is a section of the file (or a zip member), else, for a part in a
+// compressed input's decompressed stream (a compressed joblib file's
+// array), that stream decompressed again up to it (StreamSection); nil
+// when it cannot be read again (standard input).
+func (d *Doc) RawOpener(r *Raw) func() (io.ReadCloser, error) {
+	if r == nil {
+		return nil
+	}
+	if r.open != nil {
+		return r.open
+	}
+	if d != nil && d.Compression != "" && strings.HasSuffix(r.Where, "decompressed stream") {
+		return d.StreamSection(r.Offset, r.Len)
+	}
+	return nil
 }
