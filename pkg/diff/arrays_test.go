@@ -172,4 +172,10 @@ func TestArrayElementsCompressed(t *testing.T) {
 	for _, c := range cases {
 		checkElem(t, dir, c)
 	}
+	// protocol 2's data of 1 MiB or more (_codecs.encode of a streamed str)
+	// in a plain file: its latin-1 bytes read again (canon's Node.OpenBytes;
+	// without it: "not read again")
+	tmp := t.TempDir() + "/"
+	gunzipTo(t, dir+"big_p2.pkl.gz", tmp+"big_p2.pkl")
+	checkElem(t, "", elemCase{tmp + "big_p2.pkl", dir + "big_changed_p4.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"})
 }
