@@ -231,10 +231,11 @@ func arrayEntry(path, descrA, descrB string, item int64, shA, shB []int64, ordA,
 	}
 	n, ok := array.NBytes(shA, item)
 	of, _ := array.Count(shA)
-	if !ok || ordA != ordB {
-		// another memory order: the same elements in another layout
-		// are not compared here (the digests already differ)
+	if !ok {
 		return Entry{}, false
+	}
+	if ordA != ordB {
+		return orderEntry(path, descrA, item, shA, ordA, ordB, sa, sb, n, of, ra, rb)
 	}
 	differ, first, ea, eb, ok := firstElements(sa, sb, n, item)
 	if !ok {
@@ -287,6 +288,20 @@ func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
 			return c.seq(la.Items(), lb.Items(), path, itemsForm, nil, nil), true
 		}
 	}
+	if xa.Object() && xb.Object() && xa.Descr == xb.Descr && slicesEq(xa.Shape, xb.Shape) {
+		// an object array of 0 or several dimensions: its items (in C
+		// order) pair by index, each named as numpy takes it, root[1, 2]
+		if la, lb := a.ArrayData(), b.ArrayData(); la != nil && lb != nil && la.NItems() == lb.NItems() {
+			ia, ib := la.Items(), lb.Items()
+			var kids []task
+			for i := range ia {
+				if c.differs(ia[i], ib[i]) {
+					kids = append(kids, task{a: ia[i], b: ib[i], path: c.paths.child(path, elemEdge(array.Index(int64(i), xa.Shape, 'C'))), differ: true})
+				}
+			}
+			return kids, true
+		}
+	}
 	if xa.Object() || xb.Object() {
 		return nil, false
 	}
@@ -327,4 +342,88 @@ func rawElements(path string, da, db *input.Doc, pa, pb *input.Raw, t *input.Ten
 		return arrayEntry(path, pa.DType, pb.DType, item, pa.Shape, pb.Shape, array.MemOrder(ord(pa) == 'F', pa.Shape), array.MemOrder(ord(pb) == 'F', pb.Shape), rawSrc(da, pa), rawSrc(db, pb))
 	}
 	return tensorElements(path, rawSrc(da, pa), rawSrc(db, pb), pa.Len, pa.DType, t)
+}
+
+// maxOrderCompare bounds the bytes of each array held to compare two
+// arrays stored in different memory orders element by element.
+const maxOrderCompare = 64 << 20
+
+// orderEntry compares two arrays of one dtype and shape stored in memory
+// orders ordA and ordB ('C', 'F'; n bytes, of elements each) by their
+// values, in C index order. pk-canon/2 counts the memory order as part of
+// an array's value (docs/canonical-form-2.md §2: np.array_equal of a C and
+// a Fortran array of the same values is true, their digests differ), so
+// the entry is at the array even when every value is equal, saying so;
+// else at the first element whose values differ, with the count.
+func orderEntry(path, descr string, item int64, shape []int64, ordA, ordB byte, sa, sb elemSrc, n, of int64, ra, rb *Array) (Entry, bool) {
+	if sa == nil || sb == nil || item <= 0 || n > maxOrderCompare {
+		return Entry{}, false
+	}
+	read := func(src elemSrc) ([]byte, bool) {
+		rc, err := src()
+		if err != nil {
+			return nil, false
+		}
+		defer rc.Close()
+		b := make([]byte, n)
+		if _, err := io.ReadFull(rc, b); err != nil {
+			return nil, false
+		}
+		return b, true
+	}
+	ba, okA := read(sa)
+	bb, okB := read(sb)
+	if !okA || !okB {
+		return Entry{}, false
+	}
+	// the element at C index i in a layout of order o
+	strides := func(o byte) []int64 {
+		st := make([]int64, len(shape))
+		acc := int64(1)
+		for k := range shape {
+			d := k
+			if o == 'C' {
+				d = len(shape) - 1 - k
+			}
+			st[d] = acc
+			acc *= max(shape[d], 1)
+		}
+		return st
+	}
+	sta, stb := strides(ordA), strides(ordB)
+	var differ int64
+	var firstIdx []int64
+	var ea, eb []byte
+	for i := int64(0); i < of; i++ {
+		idx := array.Index(i, shape, 'C')
+		var pa, pb int64
+		for d, x := range idx {
+			pa += x * sta[d]
+			pb += x * stb[d]
+		}
+		if !bytes.Equal(ba[pa*item:(pa+1)*item], bb[pb*item:(pb+1)*item]) {
+			if firstIdx == nil {
+				firstIdx = idx
+				ea, eb = ba[pa*item:(pa+1)*item], bb[pb*item:(pb+1)*item]
+			}
+			differ++
+		}
+	}
+	orders := "memory orders " + string(ordA) + " and " + string(ordB)
+	if differ == 0 {
+		return Entry{NoOffset: true, Path: path, Kind: Changed, ArrA: ra, ArrB: rb,
+			A: "array " + descr + " " + array.ShapeText(shape) + orderWord(ordA), B: "array " + descr + " " + array.ShapeText(shape) + orderWord(ordB),
+			Note: "the same values, in " + orders + ": np.array_equal is true; pk-canon/2 counts the memory order as part of an array's value"}, true
+	}
+	e := elemEntry(path, firstIdx, elemDType(descr, item), ea, eb, differ, of, ra, rb)
+	e.Note += ", in " + orders
+	return e, true
+}
+
+// orderWord is how an array's rendering names its memory order.
+func orderWord(o byte) string {
+	if o == 'F' {
+		return " order F"
+	}
+	return ""
 }

@@ -64,10 +64,28 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 	for i := range fa.Blocks {
 		va, vb := a.Under(fa.Blocks[i].Values), b.Under(fb.Blocks[i].Values)
 		xa, xb := va.Array(), vb.Array()
-		if va == nil || vb == nil || xa == nil || xb == nil || xa.Object() || xb.Object() || !c.differs(va, vb) {
+		if va == nil || vb == nil || xa == nil || xb == nil || !c.differs(va, vb) {
+			continue
+		}
+		if xa.Object() || xb.Object() {
+			c.objectCells(fa, i, va, vb, xa, xb, at)
 			continue
 		}
 		e, ok := arrayEntry(at, xa.Descr, xb.Descr, xa.Item, xa.Shape, xb.Shape, xa.Order, xb.Order, arraySrc(c.docA, va, xa), arraySrc(c.docB, vb, xb))
+		if ok && e.Elem != nil && fa.Series && len(e.Elem.Index) == 1 {
+			// a Series: its element by row label, root[42]
+			if row, ok := fa.Row(e.Elem.Index[0]); ok {
+				e.Path = at + labelKey(row)
+				e.Elem.At = at
+				e.NoOffset, e.OffA, e.OffB = false, va.Offset(), vb.Offset()
+				c.add(e)
+				if c.skip == nil {
+					c.skip = map[pickle.ID]bool{}
+				}
+				c.skip[va.ID()] = true
+			}
+			continue
+		}
 		if !ok || e.Elem == nil || len(e.Elem.Index) != 2 {
 			continue
 		}
@@ -194,4 +212,61 @@ func cellNote(differ, of int64, cols int) string {
 		n += ", in a block of " + Thousands(int64(cols)) + " columns"
 	}
 	return n
+}
+
+// objectCells reports the differing cells of block i of two frames (or
+// Series) whose values are object arrays of one shape (str columns): one
+// entry a cell, root['name'][20], with both values shown short. The block
+// is then left out of the walk (c.skip); nothing when a cell has no label.
+func (c *cmp) objectCells(f *array.Frame, i int, va, vb *canon.Node, xa, xb *canon.Array, at string) {
+	if !xa.Object() || !xb.Object() || xa.Descr != xb.Descr || !slicesEq(xa.Shape, xb.Shape) {
+		return
+	}
+	la, lb := va.ArrayData(), vb.ArrayData()
+	if la == nil || lb == nil || la.NItems() != lb.NItems() {
+		return
+	}
+	ia, ib := la.Items(), lb.Items()
+	var es []Entry
+	for k := range ia {
+		if !c.differs(ia[k], ib[k]) {
+			continue
+		}
+		idx := array.Index(int64(k), xa.Shape, 'C')
+		var p string
+		switch {
+		case f.Series && len(idx) == 1:
+			row, ok := f.Row(idx[0])
+			if !ok {
+				return
+			}
+			p = at + labelKey(row)
+		case !f.Series && len(idx) == 2:
+			col, ok1 := f.Column(i, int(idx[0]))
+			row, ok2 := f.Row(idx[1])
+			if !ok1 || !ok2 {
+				return
+			}
+			p = at + labelKey(col) + labelKey(row)
+		default:
+			return
+		}
+		a, b := ia[k], ib[k]
+		kind := Changed
+		if a.Kind() != b.Kind() {
+			kind = TypeChanged
+		}
+		e := Entry{Path: p, Kind: kind, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), OffA: a.Offset(), OffB: b.Offset()}
+		if kind == Changed {
+			e.Note = firstDiff(a, b)
+		}
+		es = append(es, e)
+	}
+	for _, e := range es {
+		c.add(e)
+	}
+	if c.skip == nil {
+		c.skip = map[pickle.ID]bool{}
+	}
+	c.skip[va.ID()] = true
 }

@@ -561,11 +561,18 @@ func (st *StreamTree) header(n pickle.ID) (*array.Header, bool) {
 
 // frame labels a pandas DataFrame (pkg/array's frame recognizer, the one
 // pk diff names cells with): "pandas.core.frame.DataFrame 3 columns × 100
-// rows".
+// rows"; a Series "pandas.core.series.Series 100 rows".
 func (st *StreamTree) frame(n pickle.ID) (string, bool) {
 	f, ok := st.arrays().FrameAt(n)
 	if !ok {
 		return "", false
+	}
+	if f.Series {
+		row := " rows"
+		if f.Rows == 1 {
+			row = " row"
+		}
+		return "pandas.core.series.Series " + commas(f.Rows) + row, true
 	}
 	col := " columns"
 	if f.NCols == 1 {
