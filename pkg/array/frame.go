@@ -53,8 +53,30 @@ type Frame struct {
 	start, step     int64       // a RangeIndex
 	rowItems        []pickle.ID // an object Index: its items (of rowR's graph)
 	rowR            *Reader
-	rowInts         string // an int64 Index: its data bytes (little-endian)
-	rowKind         byte   // 'r' range, 'o' objects, 'i' int64
+	rowInts         string    // an int64 Index: its data bytes (little-endian)
+	rowKind         byte      // 'r' range, 'o' objects, 'i' int64
+	rowData         pickle.ID // the array of an Index whose labels are elsewhere (joblib: a raw part)
+	rowDescr        string    // its descr
+}
+
+// RowData is the array node of the row Index when its labels are not in
+// the graph (a joblib file's int64 Index: its data is a raw part), with
+// its descr; NoID otherwise.
+func (f *Frame) RowData() (pickle.ID, string) {
+	if f.rowKind != 0 {
+		return pickle.NoID, ""
+	}
+	return f.rowData, f.rowDescr
+}
+
+// SetRowInts gives the labels of a row Index RowData names, its data
+// bytes (little-endian int64, 8 a row): false when they are not that.
+func (f *Frame) SetRowInts(b string) bool {
+	if f.rowKind != 0 || f.rowData == pickle.NoID || f.rowDescr != "<i8" || int64(len(b)) != 8*f.Rows {
+		return false
+	}
+	f.rowKind, f.rowInts = 'i', b
+	return true
 }
 
 // ArrayGraph is a graph that recognised arrays itself (pkg/canon's Form2
@@ -332,6 +354,8 @@ func (r *Reader) rows(f *Frame, n pickle.ID) bool {
 		f.rowItems, f.rowR = rh.items, rh.r
 	case 'i':
 		f.rowInts = rh.ints
+	case 0:
+		f.rowData, f.rowDescr = rh.data, rh.descr
 	}
 	return true
 }
@@ -433,6 +457,8 @@ type indexData struct {
 	items             []pickle.ID
 	r                 *Reader // the reader of items' graph
 	ints              string
+	data              pickle.ID // an Index whose labels are elsewhere: its array node
+	descr             string
 }
 
 // index reads a pandas Index: 'r' a RangeIndex, 'o' an object Index (its
@@ -469,6 +495,7 @@ func (r *Reader) index(n pickle.ID) (byte, indexData, bool) {
 	default:
 		return 0, no, false
 	}
+	r0 := r
 	r, data := r.foreign(d["data"])
 	g = r.G
 	h, ok := r.ArrayAt(data)
@@ -477,6 +504,9 @@ func (r *Reader) index(n pickle.ID) (byte, indexData, bool) {
 	}
 	c := h.Shape[0]
 	if h.Data == pickle.NoID {
+		if r == r0 {
+			return 0, indexData{n: c, data: r.G.Res(data), descr: h.Descr.Descr}, true
+		}
 		return 0, indexData{n: c}, true
 	}
 	if h.Descr.Object {

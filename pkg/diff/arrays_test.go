@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/canon"
@@ -178,4 +179,30 @@ func TestArrayElementsCompressed(t *testing.T) {
 	tmp := t.TempDir() + "/"
 	gunzipTo(t, dir+"big_p2.pkl.gz", tmp+"big_p2.pkl")
 	checkElem(t, "", elemCase{tmp + "big_p2.pkl", dir + "big_changed_p4.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"})
+}
+
+// TestArrayShapes: an object array of two dimensions is compared item by
+// item, each named by its index (without it: at the array's list of
+// items, root[5]); a Fortran-order array against a C-order array of the
+// same values is one entry at the array saying so (pk-canon/2 counts the
+// memory order: the digests differ though np.array_equal is true), and
+// with one value changed names that element in C index order (without
+// orderEntry: "elements differ, in memory orders F and C" at root).
+func TestArrayShapes(t *testing.T) {
+	const dir = "../../testdata/arrays/"
+	r, err := Files(dir+"objects2d_p2.pkl", dir+"objects2d_changed_p5.pkl", Options{Canon: canon.Options{Form: canon.Form2}})
+	if err != nil || len(r.Entries) != 1 || r.Entries[0].Path != "root[1, 2]" || r.Entries[0].Kind != TypeChanged {
+		t.Errorf("objects2d: %v %+v", err, r.Entries)
+	}
+	if r, err := Files(dir+"objects2d_p0.pkl", dir+"objects2d.joblib", Options{Canon: canon.Options{Form: canon.Form2}}); err != nil || !r.Same {
+		t.Errorf("objects2d at protocol 0 and by joblib: not the same (%v)", err)
+	}
+	for _, f := range []string{"_p4.pkl", "_p2.pkl", ".joblib"} {
+		r, err := Files(dir+"f_float64"+f, dir+"c_float64_same_values_p5.pkl", Options{Canon: canon.Options{Form: canon.Form2}})
+		if err != nil || r.Same || len(r.Entries) != 1 || r.Entries[0].Path != "root" || !strings.HasPrefix(r.Entries[0].Note, "the same values, in memory orders F and C") {
+			t.Errorf("f_float64%s against C order: %v %+v", f, err, r.Entries)
+		}
+	}
+	checkElem(t, dir, elemCase{"f_float64_changed_p4.pkl", "c_float64_same_values_p2.pkl", "root[2, 1]", "-7.0", "9.0", "1 of 12 elements differ, in memory orders F and C"})
+	checkElem(t, dir, elemCase{"f_float64_p4.pkl", "f_float64_changed.z.joblib", "root[2, 1]", "9.0", "-7.0", "1 of 12 elements differ"})
 }

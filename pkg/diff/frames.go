@@ -14,6 +14,7 @@ import (
 	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
+	"io"
 )
 
 // labelKey is the path key of a frame label.
@@ -49,6 +50,10 @@ func labelsEq(a, b []array.Label) bool {
 // no frame, or their columns, rows or layout differ (the walk names those).
 func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 	fa, fb := a.Frame(), b.Frame()
+	if fa != nil && fb != nil {
+		rowLabels(c.docA, a, fa)
+		rowLabels(c.docB, b, fb)
+	}
 	if fa == nil || fb == nil || fa.Rows != fb.Rows || fa.NCols != fb.NCols || len(fa.Blocks) != len(fb.Blocks) || !labelsEq(fa.Columns, fb.Columns) {
 		return
 	}
@@ -148,6 +153,7 @@ func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
 			seen[it.n] = true
 			if it.n.Kind() == pickle.KindCall {
 				if f := it.n.Frame(); f != nil {
+					rowLabels(doc, it.n, f)
 					for i := range f.Blocks {
 						out[it.path+blockPath(i)] = frameCell{it.path, f, i}
 					}
@@ -269,4 +275,34 @@ func (c *cmp) objectCells(f *array.Frame, i int, va, vb *canon.Node, xa, xb *can
 		c.skip = map[pickle.ID]bool{}
 	}
 	c.skip[va.ID()] = true
+}
+
+// maxRowLabels bounds the bytes of a row Index read from a raw part.
+const maxRowLabels = 8 << 20
+
+// rowLabels reads the labels of frame f's int64 row Index when they are a
+// raw part of doc (joblib writes the Index's array so), from the file.
+func rowLabels(doc *input.Doc, n *canon.Node, f *array.Frame) {
+	id, descr := f.RowData()
+	if id == pickle.NoID || descr != "<i8" {
+		return
+	}
+	x := n.Under(id).Array()
+	if x == nil || x.Raw == nil || x.Raw.Len > maxRowLabels {
+		return
+	}
+	src := rawSrc(doc, x.Raw)
+	if src == nil {
+		return
+	}
+	rc, err := src()
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	b := make([]byte, x.Raw.Len)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return
+	}
+	f.SetRowInts(string(b))
 }

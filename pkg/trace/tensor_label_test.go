@@ -67,3 +67,26 @@ func gunzip(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSeriesLabel: a pandas Series is labelled with its row count in every
+// form (without array.SeriesAt: "pandas.core.series.Series", the class).
+func TestSeriesLabel(t *testing.T) {
+	for _, f := range []string{"series_p2.pkl", "series_p5.pkl", "series.joblib", "series_str_p4.pkl"} {
+		d, err := input.Open(filepath.Join("..", "..", "testdata", "frames", f), pickle.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := NewDoc(d)
+		it, err := tr.Find("root")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "pandas.core.series.Series 4 rows"
+		if f == "series_str_p4.pkl" {
+			want = "pandas.core.series.Series 3 rows"
+		}
+		if got := tr.Label(it); got != want {
+			t.Errorf("%s: %q, want %q", f, got, want)
+		}
+	}
+}

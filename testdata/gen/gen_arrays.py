@@ -38,6 +38,11 @@ OBJECTS = {
     "structured_offsets": "np.zeros(3, dtype={'names': ['a', 'b'], 'formats': ['<i2', '<f8'], 'offsets': [0, 8], 'itemsize': 16})",
     "objects": "np.array([1, 'x', None, (2, 3)], dtype=object)",
     "objects_changed": "np.array([1, 'y', None, (2, 3)], dtype=object)",
+    # object arrays of two dimensions (items in C order)
+    "objects2d": "(lambda a: (a.__setitem__(slice(None), [[(0, 'a'), 1, None], ['b', 2.5, (1,)]]), a)[1])(np.empty((2, 3), dtype=object))",
+    "objects2d_changed": "(lambda a: (a.__setitem__(slice(None), [[(0, 'a'), 1, None], ['b', 2.5, 'c']]), a)[1])(np.empty((2, 3), dtype=object))",
+    # one element changed in a Fortran-order array (against c_float64_same_values: another order)
+    "f_float64_changed": "(lambda a: (a.__setitem__((2, 1), -7.0), a)[1])(np.asfortranarray(np.arange(12.0).reshape(3, 4)))",
     "objects_alias": "(lambda x: {'a': np.array([x, 1], dtype=object), 'x': x})([1, 2])",
     "bools": "np.array([True, False, True])",
     "dates": "np.array(['2020-01-01', '2021-06-01'], dtype='M8[D]')",
