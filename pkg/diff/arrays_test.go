@@ -194,6 +194,15 @@ func TestArrayShapes(t *testing.T) {
 	if err != nil || len(r.Entries) != 1 || r.Entries[0].Path != "root[1, 2]" || r.Entries[0].Kind != TypeChanged {
 		t.Errorf("objects2d: %v %+v", err, r.Entries)
 	}
+	// joblib's object arrays (a nested pickle each): named alike (heldObjects;
+	// without it at part['array 0'].__getstate__()[4][5], or at root,
+	// "<joblib object array>")
+	for _, c := range [][3]string{{"objects2d.joblib", "objects2d_changed.z.joblib", "root[1, 2]"}, {"objects.z.joblib", "objects_changed.joblib", "root[1]"}} {
+		r, err := Files(dir+c[0], dir+c[1], Options{Canon: canon.Options{Form: canon.Form2}})
+		if err != nil || len(r.Entries) != 1 || r.Entries[0].Path != c[2] {
+			t.Errorf("%s %s: %v %+v", c[0], c[1], err, r.Entries)
+		}
+	}
 	if r, err := Files(dir+"objects2d_p0.pkl", dir+"objects2d.joblib", Options{Canon: canon.Options{Form: canon.Form2}}); err != nil || !r.Same {
 		t.Errorf("objects2d at protocol 0 and by joblib: not the same (%v)", err)
 	}

@@ -539,7 +539,9 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 			c.addPart(e)
 		}
 	case pa.Pickle != nil && pb.Pickle != nil:
+		from := len(c.entries)
 		c.file(pa, pb, at, main)
+		c.heldObjects(pa, pb, at, from)
 	default:
 		c.addPart(Entry{NoOffset: true, Path: at, Kind: TypeChanged, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb)})
 	}

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/array"
@@ -261,4 +262,68 @@ func sideStreams(d *input.Doc, p *input.Part, bare bool) streamSet {
 		digest:   func(int) []byte { return nil },
 		trailing: nil,
 	}
+}
+
+// heldObjects renames the entries from index from on, made in the nested
+// pickles pa and pb of two joblib object arrays at part path at, to the
+// path of the array that holds them: part['array 0'].__getstate__()[4][5]
+// (the nested array's list of items, in C order) becomes root[1, 2], the
+// item's index in the array's shape (Entry.Elem gives it), when both
+// nested arrays have one shape and the wrapper's path is known.
+func (c *cmp) heldObjects(pa, pb *input.Part, at string, from int) {
+	if pa.Role != input.RoleObjects || pb.Role != input.RoleObjects || from >= len(c.entries) {
+		return
+	}
+	ha, hb := c.arrayPath('a', pa), c.arrayPath('b', pb)
+	if ha == "" || ha != hb {
+		return
+	}
+	shape := func(p *input.Part) []int64 {
+		if len(p.Pickle.Streams) == 0 {
+			return nil
+		}
+		s := p.Pickle.Streams[0].Store()
+		h, ok := array.NewReader(array.StoreGraph{S: s}).Reconstruct(s.Root)
+		if !ok || !h.Descr.Object {
+			return nil
+		}
+		return h.Shape
+	}
+	sa, sb := shape(pa), shape(pb)
+	if sa == nil || !slicesEq(sa, sb) {
+		return
+	}
+	of, _ := array.Count(sa)
+	items := at + ppath.Attr("__getstate__") + "()" + ppath.Index(4)
+	for i := from; i < len(c.entries); i++ {
+		e := &c.entries[i]
+		rest, ok := strings.CutPrefix(e.Path, items+"[")
+		if !ok {
+			continue
+		}
+		j := strings.IndexByte(rest, ']')
+		if j < 0 {
+			continue
+		}
+		k, err := strconv.ParseInt(rest[:j], 10, 64)
+		if err != nil || k < 0 || k >= of {
+			continue
+		}
+		idx := array.Index(k, sa, 'C')
+		e.Path = ha + elemEdge(idx) + rest[j+1:]
+		e.Elem = &Element{Index: idx}
+	}
+}
+
+// arrayPath is the path of the joblib array wrapper whose part is p (side
+// 'a' or 'b'; tensorPaths), or "".
+func (c *cmp) arrayPath(side byte, p *input.Part) string {
+	m, refs, d, opt := &c.tensorsA, &c.tensorRefA, c.docA, c.optA
+	if side == 'b' {
+		m, refs, d, opt = &c.tensorsB, &c.tensorRefB, c.docB, c.optB
+	}
+	if *m == nil {
+		*m, *refs = tensorPaths(d, opt)
+	}
+	return (*m)["array:"+p.Name]
 }
