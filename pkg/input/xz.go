@@ -88,6 +88,9 @@ func xzCheckSize(id byte) int {
 }
 
 func (h *xzHeaders) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	for {
 		if len(h.pending) > 0 {
 			n := copy(p, h.pending)
