@@ -325,7 +325,13 @@ func (d *Doc) openDecompressed(pi int) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec, closer, err := decompressor(s.compression, f, -1, s.n)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	size := fi.Size()
+	dec, closer, err := decompressor(s.compression, f, -1, size, func() io.Reader { return io.NewSectionReader(f, 0, size) })
 	if err != nil {
 		f.Close()
 		return nil, err
