@@ -316,7 +316,8 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 		if !ok || who != "std:pandas._libs.internals._unpickle_block" || len(a) != 3 {
 			return nil, false
 		}
-		h, ok := r.ArrayAt(a[0])
+		fr, fv := r.foreign(a[0]) // (a joblib object array: its nested pickle's)
+		h, ok := fr.ArrayAt(fv)
 		if !ok || len(h.Shape) != 2 || h.Shape[1] != f.Rows {
 			return nil, false
 		}
@@ -443,7 +444,8 @@ func (r *Reader) SeriesAt(n pickle.ID) (*Frame, bool) {
 		return nil, false
 	}
 	v := g.Items(vals)[0]
-	h, ok := r.ArrayAt(v)
+	fr, fv := r.foreign(v)
+	h, ok := fr.ArrayAt(fv)
 	if !ok || len(h.Shape) != 1 || h.Shape[0] != f.Rows {
 		return nil, false
 	}

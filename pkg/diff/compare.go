@@ -519,6 +519,9 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 						ee = c.rawCell(ee, tp)
 					}
 					c.addPart(ee)
+					if ee.Elem != nil && ee.Elem.At != "" {
+						c.dedupe(0) // (a Series' two copies in joblib)
+					}
 					return
 				}
 			} else if ee, ok := rawElements(npyRoot(c.docA, pa, at), c.docA, c.docB, pa.Raw, pb.Raw, nil); ok {

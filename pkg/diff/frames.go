@@ -154,6 +154,14 @@ func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
 			if it.n.Kind() == pickle.KindCall {
 				if f := it.n.Frame(); f != nil {
 					rowLabels(doc, it.n, f)
+					if f.Series {
+						// its values, and the copy joblib writes of them in
+						// the manager's extra state
+						for _, p := range seriesPaths() {
+							out[it.path+p] = frameCell{it.path, f, 0}
+						}
+						continue
+					}
 					for i := range f.Blocks {
 						out[it.path+blockPath(i)] = frameCell{it.path, f, i}
 					}
@@ -177,10 +185,23 @@ func blockPath(i int) string {
 	return ppath.Attr("_mgr") + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0) + ppath.Index(i) + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0)
 }
 
+// seriesPaths are the paths of a Series' values under it (pandas'
+// SingleBlockManager state: (axes, [values], items, extra), extra holding
+// {'0.14.1': {'blocks': [{'values': values, ...}]}}).
+func seriesPaths() []string {
+	st := ppath.Attr("_mgr") + ppath.Attr("__getstate__") + "()"
+	return []string{
+		st + ppath.Index(1) + ppath.Index(0),
+		st + ppath.Index(3) + ppath.Key(ppath.Str("0.14.1")) + ppath.Key(ppath.Str("blocks")) + ppath.Index(0) + ppath.Key(ppath.Str("values")),
+	}
+}
+
 // rawCell renames an element entry of a joblib frame block's raw part to
-// the cell it is (root['score'][4]), when both sides' frames agree there.
+// the cell it is (root['score'][4]), when both sides' frames agree there;
+// of a Series to its row (root[42]). An entry of an object block's item
+// (Elem.Differ 0: heldObjects) keeps its note.
 func (c *cmp) rawCell(e Entry, arrPath string) Entry {
-	if e.Elem == nil || len(e.Elem.Index) != 2 {
+	if e.Elem == nil || len(e.Elem.Index) != 2 && len(e.Elem.Index) != 1 {
 		return e
 	}
 	if c.framesA == nil {
@@ -192,6 +213,22 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 		return e
 	}
 	fa, fb := ca.f, cb.f
+	if fa.Series || fb.Series {
+		if !fa.Series || !fb.Series || len(e.Elem.Index) != 1 || fa.Rows != fb.Rows {
+			return e
+		}
+		row, ok1 := fa.Row(e.Elem.Index[0])
+		rowB, ok2 := fb.Row(e.Elem.Index[0])
+		if !ok1 || !ok2 || row != rowB {
+			return e
+		}
+		e.Path = ca.at + labelKey(row)
+		e.Elem.At = ca.at
+		return e
+	}
+	if len(e.Elem.Index) != 2 {
+		return e
+	}
 	if fa.Rows != fb.Rows || fa.NCols != fb.NCols || !labelsEq(fa.Columns, fb.Columns) || !slicesEq(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) {
 		return e
 	}
@@ -204,7 +241,9 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 	}
 	e.Path = ca.at + labelKey(col) + labelKey(row)
 	e.Elem.At = ca.at
-	e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
+	if e.Elem.Differ > 0 {
+		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
+	}
 	return e
 }
 

@@ -56,6 +56,9 @@ func TestFrameCells(t *testing.T) {
 		// (rowLabels; without it the element is named in the block,
 		// root._mgr.__reduce__[1][0][0].__reduce__[1][0][0, 2])
 		{"ints.joblib", "ints_changed.joblib", "root['n'][30]", "9", "90", "1 of 3 cells differ"},
+		// a Series by joblib: its values and their copy in the manager's
+		// extra state name one element (seriesPaths, dedupe)
+		{"series.joblib", "series_changed.joblib", "root[42]", "0.125", "-5.0", "1 of 4 elements differ"},
 	} {
 		checkElem(t, dir, c)
 	}
@@ -73,7 +76,7 @@ func TestFrameCells(t *testing.T) {
 // at root._mgr.__getstate__()[1][0][1]).
 func TestObjectCells(t *testing.T) {
 	const dir = "../../testdata/frames/"
-	for _, p := range [][2]string{{"_p4.pkl", "_p4.pkl"}, {"_p2.pkl", "_p5.pkl"}} {
+	for _, p := range [][2]string{{"_p4.pkl", "_p4.pkl"}, {"_p2.pkl", "_p5.pkl"}, {".joblib", ".joblib"}} {
 		for _, c := range []struct{ name, path, va, vb string }{
 			{"strcol", "root['name'][20]", "'b'", "'B'"},
 			{"series_str", "root['b']", "'y'", "'Y'"},

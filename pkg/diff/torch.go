@@ -312,7 +312,33 @@ func (c *cmp) heldObjects(pa, pb *input.Part, at string, from int) {
 		idx := array.Index(k, sa, 'C')
 		e.Path = ha + elemEdge(idx) + rest[j+1:]
 		e.Elem = &Element{Index: idx}
+		if rest[j+1:] == "" {
+			*e = c.rawCell(*e, ha) // a frame's str cell: root['name'][20]
+		}
 	}
+	c.dedupe(0)
+}
+
+// dedupe drops the entries from index from on that repeat an earlier one
+// of those (path, kind and both sides): joblib writes a Series' values
+// twice (its manager's state and extra state), and both copies name the
+// same element.
+func (c *cmp) dedupe(from int) {
+	if from < 0 || from >= len(c.entries) {
+		return
+	}
+	type key struct{ path, kind, a, b string }
+	seen := map[key]bool{}
+	out := c.entries[:from]
+	for _, e := range c.entries[from:] {
+		k := key{e.Path, string(e.Kind), e.A, e.B}
+		if e.Elem != nil && seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, e)
+	}
+	c.entries = out
 }
 
 // arrayPath is the path of the joblib array wrapper whose part is p (side
