@@ -110,7 +110,7 @@ func tensorPaths(doc *input.Doc, opt canon.Options) (map[string]string, map[stri
 func (c *cmp) tensors(a, b *canon.Node, path pathRef) bool {
 	ida, okA := a.StreamID()
 	idb, okB := b.StreamID()
-	if !okA || !okB || c.storeA == nil || c.storeB == nil || c.docA == nil || c.docB == nil {
+	if !okA || !okB || c.storeA == nil || c.storeB == nil || c.docA == nil || c.docB == nil || !rebuildsTensor(c.storeA, ida) || !rebuildsTensor(c.storeB, idb) {
 		return false
 	}
 	aa, ab := a.Args(), b.Args()
@@ -352,4 +352,19 @@ func (c *cmp) arrayPath(side byte, p *input.Part) string {
 		*m, *refs = tensorPaths(d, opt)
 	}
 	return (*m)["array:"+p.Name]
+}
+
+// rebuildsTensor reports whether call n of store s is torch's
+// _rebuild_tensor_v2 or _rebuild_tensor (cheap: checked first for every
+// pair of calls the walk compares).
+func rebuildsTensor(s *pickle.Store, n pickle.ID) bool {
+	if n < 0 || s.Kind(n) != pickle.KindCall {
+		return false
+	}
+	f := s.Func(n)
+	if f < 0 || s.Kind(f) != pickle.KindGlobal {
+		return false
+	}
+	q := s.Qualified(f)
+	return q == "torch._utils._rebuild_tensor_v2" || q == "torch._utils._rebuild_tensor"
 }
