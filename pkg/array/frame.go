@@ -48,12 +48,35 @@ type Frame struct {
 	Rows            int64
 	Blocks          []Block
 	Columns0, Index pickle.ID // the nodes of the column and row Index (their digests say whether they changed)
+	Series          bool      // a pandas Series (SeriesAt): one block, its values 1-D
 	r               *Reader
 	start, step     int64       // a RangeIndex
 	rowItems        []pickle.ID // an object Index: its items (of rowR's graph)
 	rowR            *Reader
-	rowInts         string // an int64 Index: its data bytes (little-endian)
-	rowKind         byte   // 'r' range, 'o' objects, 'i' int64
+	rowInts         string    // an int64 Index: its data bytes (little-endian)
+	rowKind         byte      // 'r' range, 'o' objects, 'i' int64
+	rowData         pickle.ID // the array of an Index whose labels are elsewhere (joblib: a raw part)
+	rowDescr        string    // its descr
+}
+
+// RowData is the array node of the row Index when its labels are not in
+// the graph (a joblib file's int64 Index: its data is a raw part), with
+// its descr; NoID otherwise.
+func (f *Frame) RowData() (pickle.ID, string) {
+	if f.rowKind != 0 {
+		return pickle.NoID, ""
+	}
+	return f.rowData, f.rowDescr
+}
+
+// SetRowInts gives the labels of a row Index RowData names, its data
+// bytes (little-endian int64, 8 a row): false when they are not that.
+func (f *Frame) SetRowInts(b string) bool {
+	if f.rowKind != 0 || f.rowData == pickle.NoID || f.rowDescr != "<i8" || int64(len(b)) != 8*f.Rows {
+		return false
+	}
+	f.rowKind, f.rowInts = 'i', b
+	return true
 }
 
 // ArrayGraph is a graph that recognised arrays itself (pkg/canon's Form2
@@ -195,7 +218,8 @@ func IsFrameClass(mod, name string) bool {
 	return name == "DataFrame" && (mod == "pandas.core.frame" || mod == "pandas")
 }
 
-// FrameAt reads the DataFrame node n stands for, or false.
+// FrameAt reads the DataFrame node n stands for, or false; a Series is
+// read as a frame of one column (SeriesAt, Frame.Series).
 func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 	g := r.G
 	n = g.Res(n)
@@ -221,6 +245,9 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 		return nil, false
 	}
 	if mod, name, ok := g.Global(cls); !ok || !IsFrameClass(mod, name) {
+		if ok && IsSeriesClass(mod, name) {
+			return r.SeriesAt(n)
+		}
 		return nil, false
 	}
 	muts := g.Muts(n)
@@ -279,18 +306,8 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 		}
 	}
 	// rows
-	kind, rh, ok := r.index(ax[1])
-	if !ok {
+	if !r.rows(f, ax[1]) {
 		return nil, false
-	}
-	f.rowKind, f.Rows = kind, rh.n
-	switch kind {
-	case 'r':
-		f.start, f.step = rh.start, rh.step
-	case 'o':
-		f.rowItems, f.rowR = rh.items, rh.r
-	case 'i':
-		f.rowInts = rh.ints
 	}
 	// blocks
 	seen := make([]bool, f.NCols)
@@ -299,7 +316,8 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 		if !ok || who != "std:pandas._libs.internals._unpickle_block" || len(a) != 3 {
 			return nil, false
 		}
-		h, ok := r.ArrayAt(a[0])
+		fr, fv := r.foreign(a[0]) // (a joblib object array: its nested pickle's)
+		h, ok := fr.ArrayAt(fv)
 		if !ok || len(h.Shape) != 2 || h.Shape[1] != f.Rows {
 			return nil, false
 		}
@@ -323,12 +341,126 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 	return f, true
 }
 
+// rows reads the row Index n of frame f.
+func (r *Reader) rows(f *Frame, n pickle.ID) bool {
+	kind, rh, ok := r.index(n)
+	if !ok {
+		return false
+	}
+	f.rowKind, f.Rows = kind, rh.n
+	switch kind {
+	case 'r':
+		f.start, f.step = rh.start, rh.step
+	case 'o':
+		f.rowItems, f.rowR = rh.items, rh.r
+	case 'i':
+		f.rowInts = rh.ints
+	case 0:
+		f.rowData, f.rowDescr = rh.data, rh.descr
+	}
+	return true
+}
+
+// IsSeriesClass names pandas' Series.
+func IsSeriesClass(mod, name string) bool {
+	return name == "Series" && (mod == "pandas.core.series" || mod == "pandas")
+}
+
+// instance returns the one BUILD state of an instance of a class that
+// is (module, name) says: NEWOBJ (cls) with no arguments, or
+// copyreg._reconstructor(cls, object, None).
+func (r *Reader) instance(n pickle.ID, is func(mod, name string) bool) (pickle.ID, bool) {
+	g := r.G
+	n = g.Res(n)
+	if n < 0 || g.Kind(n) != pickle.KindCall || g.Folded(n) {
+		return pickle.NoID, false
+	}
+	cls := g.Func(n)
+	switch g.Op(n) {
+	case pickle.NEWOBJ:
+		if a, ok := g.Tuple(g.Args(n)); !ok || len(a) != 0 {
+			return pickle.NoID, false
+		}
+	case pickle.REDUCE:
+		if g.Callable(cls) != "std:copyreg._reconstructor" {
+			return pickle.NoID, false
+		}
+		a, ok := g.Tuple(g.Args(n))
+		if !ok || len(a) != 3 || !g.IsNone(a[2]) {
+			return pickle.NoID, false
+		}
+		cls = a[0]
+	default:
+		return pickle.NoID, false
+	}
+	if mod, name, ok := g.Global(cls); !ok || !is(mod, name) {
+		return pickle.NoID, false
+	}
+	muts := g.Muts(n)
+	if len(muts) != 1 || muts[0].Op != pickle.BUILD || len(muts[0].Args) != 1 {
+		return pickle.NoID, false
+	}
+	return muts[0].Args[0], true
+}
+
+// SeriesAt reads the pandas Series node n stands for as a frame of one
+// column whose one block is its values (1-D): pandas writes
+//
+//	pandas.core.series.Series NEWOBJ () BUILD {'_mgr': SingleBlockManager, '_name': ..., ...}
+//	SingleBlockManager NEWOBJ () BUILD (axes [index], [values], [items], extra)
+//
+// Columns is empty (the Series' name is not a column label); Frame.Row
+// gives the row labels.
+func (r *Reader) SeriesAt(n pickle.ID) (*Frame, bool) {
+	g := r.G
+	state, ok := r.instance(n, IsSeriesClass)
+	if !ok {
+		return nil, false
+	}
+	st, ok := r.strDict(state)
+	if !ok {
+		return nil, false
+	}
+	mgr, ok := st["_mgr"]
+	if !ok {
+		return nil, false
+	}
+	ms, ok := r.instance(mgr, func(mod, name string) bool {
+		return mod == "pandas.core.internals.managers" && name == "SingleBlockManager"
+	})
+	if !ok {
+		return nil, false
+	}
+	t, ok := g.Tuple(ms)
+	if !ok || len(t) != 4 {
+		return nil, false
+	}
+	axes, vals := g.Res(t[0]), g.Res(t[1])
+	if axes < 0 || vals < 0 || g.Kind(axes) != pickle.KindList || g.Kind(vals) != pickle.KindList || g.NMuts(axes)+g.NMuts(vals) > 0 || g.NItems(axes) != 1 || g.NItems(vals) != 1 {
+		return nil, false
+	}
+	f := &Frame{r: r, Columns0: pickle.NoID, Index: g.Res(g.Items(axes)[0]), NCols: 1, Series: true}
+	if !r.rows(f, g.Items(axes)[0]) {
+		return nil, false
+	}
+	v := g.Items(vals)[0]
+	fr, fv := r.foreign(v)
+	h, ok := fr.ArrayAt(fv)
+	if !ok || len(h.Shape) != 1 || h.Shape[0] != f.Rows {
+		return nil, false
+	}
+	f.Blocks = []Block{{Values: g.Res(v), Locs: []int64{0}}}
+	return f, true
+}
+
 type indexData struct {
 	n                 int64 // its length
 	start, stop, step int64
 	items             []pickle.ID
 	r                 *Reader // the reader of items' graph
 	ints              string
+	data              pickle.ID // an Index whose labels are elsewhere: its array node
+	descr             string
 }
 
 // index reads a pandas Index: 'r' a RangeIndex, 'o' an object Index (its
@@ -365,6 +497,7 @@ func (r *Reader) index(n pickle.ID) (byte, indexData, bool) {
 	default:
 		return 0, no, false
 	}
+	r0 := r
 	r, data := r.foreign(d["data"])
 	g = r.G
 	h, ok := r.ArrayAt(data)
@@ -373,6 +506,9 @@ func (r *Reader) index(n pickle.ID) (byte, indexData, bool) {
 	}
 	c := h.Shape[0]
 	if h.Data == pickle.NoID {
+		if r == r0 {
+			return 0, indexData{n: c, data: r.G.Res(data), descr: h.Descr.Descr}, true
+		}
 		return 0, indexData{n: c}, true
 	}
 	if h.Descr.Object {

@@ -864,10 +864,12 @@ func (v *View) isoDigest(n pickle.ID) []byte {
 
 // ---- the traversal ----
 
+// frame is a node whose children are being embedded: encoder.chbuf[lo:hi],
+// the next one at lo+i. Frames are 12 bytes and hold no pointer: a million
+// levels of nesting cost 12 MB of frames, and the children of each level
+// (one or two on such shapes) a copy in chbuf.
 type frame struct {
-	ch   []pickle.ID
-	i    int
-	base int // ch was carved from encoder.chbuf at this length; -1 when not
+	lo, hi, i int32
 }
 
 type encoder struct {
@@ -1127,9 +1129,16 @@ func (e *encoder) node(n pickle.ID) {
 		return
 	}
 	if !carved {
-		base = -1
+		e.chbuf = append(e.chbuf, ch...)
 	}
-	e.stack = append(e.stack, frame{ch: ch, base: base})
+	if len(e.chbuf) > math.MaxInt32 {
+		if st := v.state(); st.err == nil {
+			st.err = fmt.Errorf("canonical encoding holds more than %d children of open containers at once (pk's bound)", math.MaxInt32)
+		}
+		e.chbuf = e.chbuf[:base]
+		return
+	}
+	e.stack = append(e.stack, frame{lo: int32(base), hi: int32(len(e.chbuf))})
 }
 
 // callForm says how a call is encoded: 'c' func(*args), 'w' cls.__new__(cls,
@@ -1160,14 +1169,12 @@ func (e *encoder) run() {
 			return // refused (a bound of the form): the digest is not used
 		}
 		f := &e.stack[len(e.stack)-1]
-		if f.i == len(f.ch) {
-			if f.base >= 0 {
-				e.chbuf = e.chbuf[:f.base]
-			}
+		if f.lo+f.i == f.hi {
+			e.chbuf = e.chbuf[:f.lo]
 			e.stack = e.stack[:len(e.stack)-1]
 			continue
 		}
-		c := f.ch[f.i]
+		c := e.chbuf[f.lo+f.i]
 		f.i++
 		e.node(c)
 	}

@@ -200,7 +200,7 @@ func locate(opt Options, arrays bool, walk func(c *cmp)) *cmp {
 func hasArrays(r *canon.Result) bool {
 	for _, a := range r.Applied {
 		switch a.Rule {
-		case canon.RuleNumpyReconstruct, canon.RuleNumpyFrombuffer, canon.RuleJoblibArray:
+		case canon.RuleNumpyReconstruct, canon.RuleNumpyFrombuffer, canon.RuleJoblibArray, canon.RuleTorchFromBytes:
 			return true
 		}
 	}
@@ -310,6 +310,7 @@ type cmp struct {
 	ta, tb         *fpTable // the fingerprints of the walk's two views
 	docA, docB     *input.Doc
 	cross          bool              // a torch zip against a legacy torch file (crossStorage)
+	bareA, bareB   bool              // a torch file that hashes as a bare pickle (asPickle)
 	storeA, storeB *pickle.Store     // the stores of the two streams walked
 	optA, optB     canon.Options     // with what each whole input tells (canon.DocOptions)
 	tensorsA       map[string]string // tensorPaths of each side, made when first needed
@@ -336,7 +337,7 @@ func (c *cmp) add(e Entry) {
 
 func (c *cmp) docs(da, db *input.Doc) {
 	c.docA, c.docB = da, db
-	c.optA, c.optB = canon.DocOptions(da, c.opt.Canon), canon.DocOptions(db, c.opt.Canon)
+	c.optA, c.optB = docOptions(da, c.opt.Canon), docOptions(db, c.opt.Canon)
 	ra, rb := canon.Parts(da, c.optA), canon.Parts(db, c.optB)
 	mainA, mainB := da.MainPart(), db.MainPart()
 	c.cross = torchCross(da, db)
@@ -360,6 +361,15 @@ func (c *cmp) docs(da, db *input.Doc) {
 			keep = append(keep, r)
 		}
 		return keep, out
+	}
+	// a torch file that hashes as a bare pickle is compared as one
+	if c.bareA, c.bareB = asPickle(da, c.optA, ra), asPickle(db, c.optB, rb); c.bareA || c.bareB {
+		if c.bareA {
+			ra = pickleParts(da, ra)
+		}
+		if c.bareB {
+			rb = pickleParts(db, rb)
+		}
 	}
 	ra, na := names(da, ra, mainA)
 	rb, nb := names(db, rb, mainB)
@@ -504,14 +514,17 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 				if pa.Role == input.RoleStorage {
 					t = c.tensorOf('a', pa)
 				}
-				if ee, ok := rawElements(tp, pa.Raw, pb.Raw, t); ok {
+				if ee, ok := rawElements(tp, c.docA, c.docB, pa.Raw, pb.Raw, t); ok {
 					if t == nil {
 						ee = c.rawCell(ee, tp)
 					}
 					c.addPart(ee)
+					if ee.Elem != nil && ee.Elem.At != "" {
+						c.dedupe(0) // (a Series' two copies in joblib)
+					}
 					return
 				}
-			} else if ee, ok := rawElements(npyRoot(c.docA, pa, at), pa.Raw, pb.Raw, nil); ok {
+			} else if ee, ok := rawElements(npyRoot(c.docA, pa, at), c.docA, c.docB, pa.Raw, pb.Raw, nil); ok {
 				c.addPart(ee)
 				return
 			}
@@ -529,7 +542,9 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 			c.addPart(e)
 		}
 	case pa.Pickle != nil && pb.Pickle != nil:
+		from := len(c.entries)
 		c.file(pa, pb, at, main)
+		c.heldObjects(pa, pb, at, from)
 	default:
 		c.addPart(Entry{NoOffset: true, Path: at, Kind: TypeChanged, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb)})
 	}
@@ -594,7 +609,7 @@ func streamHeads(d *input.Doc, p *input.Part) []string {
 
 // file compares two pickle parts of the opened inputs (c.streams).
 func (c *cmp) file(pa, pb *input.Part, at string, main bool) {
-	c.streams(docStreams(c.docA, pa), docStreams(c.docB, pb), at, main)
+	c.streams(sideStreams(c.docA, pa, c.bareA), sideStreams(c.docB, pb, c.bareB), at, main)
 }
 
 // streamSet is one side's streams as c.streams compares them: held in an
@@ -892,15 +907,21 @@ func (c *cmp) compare(t task) []task {
 	}
 	if a.Kind() == pickle.KindCall && b.Kind() == pickle.KindCall {
 		c.frames(a, b, path)
+		if c.tensors(a, b, path) {
+			return nil
+		}
 	}
 	if a.Kind() != b.Kind() {
 		c.add(Entry{Path: c.paths.String(path), Kind: TypeChanged, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
 		return nil
 	}
 	switch a.Kind() {
-	case canon.KindArray:
+	case canon.KindArray, canon.KindStorage:
 		if c.skip[a.ID()] {
-			return nil
+			return nil // named by frames or tensors
+		}
+		if a.Kind() != canon.KindArray {
+			break
 		}
 		if kids, ok := c.arrays(a, b, path); ok {
 			return kids

@@ -54,7 +54,7 @@ func (c *cmp) crossStorage(a, b *canon.Node, at pathRef) bool {
 	}
 	note := label(pa) + " against " + label(pb)
 	c.heldPath('a', pa) // (makes the tensors of side a known)
-	if ee, ok := rawElements(p, pa.Raw, pb.Raw, c.tensorRefA["path:"+p]); ok {
+	if ee, ok := rawElements(p, c.docA, c.docB, pa.Raw, pb.Raw, c.tensorRefA["path:"+p]); ok {
 		ee.Note += "; " + note
 		c.addPart(ee)
 		return true

@@ -10,9 +10,7 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -42,27 +40,14 @@ func textSrc(s string) elemSrc {
 	return func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(s)), nil }
 }
 
-// blobSrc reads a streamed payload again from the file, when the input is
-// a plain uncompressed pickle file (the blob's offsets are the file's).
+// blobSrc reads a streamed payload again from the file (through its
+// decompression when it is compressed: the blob's offsets are those of the
+// decompressed stream).
 func blobSrc(d *input.Doc, bl *pickle.Blob) elemSrc {
-	if d == nil || d.Path == "" || d.Path == "-" || d.Compression != "" || d.Format != "pickle" || bl.Offset < 0 {
+	if d == nil || bl.Offset < 0 {
 		return nil
 	}
-	return func() (io.ReadCloser, error) {
-		f, err := os.Open(d.Path)
-		if err != nil {
-			return nil, err
-		}
-		fi, err := f.Stat()
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() < bl.Offset+bl.Len {
-			f.Close()
-			return nil, fmt.Errorf("cannot read the payload again")
-		}
-		return struct {
-			io.Reader
-			io.Closer
-		}{io.NewSectionReader(f, bl.Offset, bl.Len), f}, nil
-	}
+	return d.StreamSection(bl.Offset, bl.Len)
 }
 
 // nodeSrc is the element bytes of a bytes/bytearray node of doc d.
@@ -74,6 +59,19 @@ func nodeSrc(d *input.Doc, n *canon.Node) elemSrc {
 		return nil
 	}
 	if bl := n.Blob(); bl != nil {
+		if bl.Offset < 0 {
+			// bytes pk-canon/2 made of a streamed str (codecs-bytes):
+			// its latin-1 bytes, read again by the view
+			if r, done, ok := n.OpenBytes(); ok {
+				return func() (io.ReadCloser, error) {
+					return struct {
+						io.Reader
+						io.Closer
+					}{r, closer(done)}, nil
+				}
+			}
+			return nil
+		}
 		return blobSrc(d, bl)
 	}
 	if int64(len(n.Str())) != n.Len() {
@@ -82,12 +80,27 @@ func nodeSrc(d *input.Doc, n *canon.Node) elemSrc {
 	return textSrc(n.Str())
 }
 
-// rawSrc is the bytes of a raw part.
-func rawSrc(r *input.Raw) elemSrc {
+// closer is a Close that calls done once.
+type closer func()
+
+func (c closer) Close() error {
+	c()
+	return nil
+}
+
+// rawSrc is the bytes of a raw part of doc d: a section of the file, or
+// of its decompressed stream (a compressed joblib file's array).
+func rawSrc(d *input.Doc, r *input.Raw) elemSrc {
 	if r == nil {
 		return nil
 	}
-	return r.Open
+	if d == nil {
+		return r.Open
+	}
+	if open := d.RawOpener(r); open != nil {
+		return open
+	}
+	return nil
 }
 
 // maxElemCompare bounds the bytes compared element by element (beyond it
@@ -218,10 +231,11 @@ func arrayEntry(path, descrA, descrB string, item int64, shA, shB []int64, ordA,
 	}
 	n, ok := array.NBytes(shA, item)
 	of, _ := array.Count(shA)
-	if !ok || ordA != ordB {
-		// another memory order: the same elements in another layout
-		// are not compared here (the digests already differ)
+	if !ok {
 		return Entry{}, false
+	}
+	if ordA != ordB {
+		return orderEntry(path, descrA, item, shA, ordA, ordB, sa, sb, n, of, ra, rb)
 	}
 	differ, first, ea, eb, ok := firstElements(sa, sb, n, item)
 	if !ok {
@@ -253,7 +267,7 @@ func slicesEq(a, b []int64) bool {
 func arraySrc(d *input.Doc, n *canon.Node, a *canon.Array) elemSrc {
 	switch {
 	case a.Raw != nil:
-		return rawSrc(a.Raw)
+		return rawSrc(d, a.Raw)
 	case a.Data != pickle.NoID:
 		return nodeSrc(d, n.ArrayData())
 	}
@@ -272,6 +286,20 @@ func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
 	if xa.Object() && xb.Object() && len(xa.Shape) == 1 && len(xb.Shape) == 1 {
 		if la, lb := a.ArrayData(), b.ArrayData(); la != nil && lb != nil {
 			return c.seq(la.Items(), lb.Items(), path, itemsForm, nil, nil), true
+		}
+	}
+	if xa.Object() && xb.Object() && xa.Descr == xb.Descr && slicesEq(xa.Shape, xb.Shape) {
+		// an object array of 0 or several dimensions: its items (in C
+		// order) pair by index, each named as numpy takes it, root[1, 2]
+		if la, lb := a.ArrayData(), b.ArrayData(); la != nil && lb != nil && la.NItems() == lb.NItems() {
+			ia, ib := la.Items(), lb.Items()
+			var kids []task
+			for i := range ia {
+				if c.differs(ia[i], ib[i]) {
+					kids = append(kids, task{a: ia[i], b: ib[i], path: c.paths.child(path, elemEdge(array.Index(int64(i), xa.Shape, 'C'))), differ: true})
+				}
+			}
+			return kids, true
 		}
 	}
 	if xa.Object() || xb.Object() {
@@ -296,7 +324,7 @@ func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
 // one array or tensor at path, or false. A torch storage is read through
 // the tensor that uses it (tensor: shape, stride and storage offset);
 // a joblib or .npy array through its own dtype, shape and order.
-func rawElements(path string, pa, pb *input.Raw, t *input.TensorRef) (Entry, bool) {
+func rawElements(path string, da, db *input.Doc, pa, pb *input.Raw, t *input.TensorRef) (Entry, bool) {
 	if pa.DType == "" || pa.DType != pb.DType || pa.Len != pb.Len {
 		return Entry{}, false
 	}
@@ -311,25 +339,91 @@ func rawElements(path string, pa, pb *input.Raw, t *input.TensorRef) (Entry, boo
 			}
 			return 'C'
 		}
-		return arrayEntry(path, pa.DType, pb.DType, item, pa.Shape, pb.Shape, array.MemOrder(ord(pa) == 'F', pa.Shape), array.MemOrder(ord(pb) == 'F', pb.Shape), rawSrc(pa), rawSrc(pb))
+		return arrayEntry(path, pa.DType, pb.DType, item, pa.Shape, pb.Shape, array.MemOrder(ord(pa) == 'F', pa.Shape), array.MemOrder(ord(pb) == 'F', pb.Shape), rawSrc(da, pa), rawSrc(db, pb))
 	}
-	differ, first, ea, eb, ok := firstElements(rawSrc(pa), rawSrc(pb), pa.Len, item)
-	if !ok {
+	return tensorElements(path, rawSrc(da, pa), rawSrc(db, pb), pa.Len, pa.DType, t)
+}
+
+// maxOrderCompare bounds the bytes of each array held to compare two
+// arrays stored in different memory orders element by element.
+const maxOrderCompare = 64 << 20
+
+// orderEntry compares two arrays of one dtype and shape stored in memory
+// orders ordA and ordB ('C', 'F'; n bytes, of elements each) by their
+// values, in C index order. pk-canon/2 counts the memory order as part of
+// an array's value (docs/canonical-form-2.md §2: np.array_equal of a C and
+// a Fortran array of the same values is true, their digests differ), so
+// the entry is at the array even when every value is equal, saying so;
+// else at the first element whose values differ, with the count.
+func orderEntry(path, descr string, item int64, shape []int64, ordA, ordB byte, sa, sb elemSrc, n, of int64, ra, rb *Array) (Entry, bool) {
+	if sa == nil || sb == nil || item <= 0 || n > maxOrderCompare {
 		return Entry{}, false
 	}
-	dt := elemDType(pa.DType, item)
-	of := pa.Len / item
-	ra := &Array{DType: pa.DType, Shape: t.Shape}
-	if idx, ok := array.TensorIndex(first, t.Shape, t.Stride, t.Offset); ok {
-		if c, ok := array.Count(t.Shape); ok && c == of {
-			return elemEntry(path, idx, dt, ea, eb, differ, of, ra, ra), true
+	read := func(src elemSrc) ([]byte, bool) {
+		rc, err := src()
+		if err != nil {
+			return nil, false
 		}
-		e := elemEntry(path, idx, dt, ea, eb, differ, of, ra, ra)
-		e.Note += " in its storage"
-		return e, true
+		defer rc.Close()
+		b := make([]byte, n)
+		if _, err := io.ReadFull(rc, b); err != nil {
+			return nil, false
+		}
+		return b, true
 	}
-	// the element lies outside this tensor's view of the storage
-	e := elemEntry(path+ppath.Pseudo("data", -1), []int64{first}, dt, ea, eb, differ, of, ra, ra)
-	e.Note += " in the storage"
+	ba, okA := read(sa)
+	bb, okB := read(sb)
+	if !okA || !okB {
+		return Entry{}, false
+	}
+	// the element at C index i in a layout of order o
+	strides := func(o byte) []int64 {
+		st := make([]int64, len(shape))
+		acc := int64(1)
+		for k := range shape {
+			d := k
+			if o == 'C' {
+				d = len(shape) - 1 - k
+			}
+			st[d] = acc
+			acc *= max(shape[d], 1)
+		}
+		return st
+	}
+	sta, stb := strides(ordA), strides(ordB)
+	var differ int64
+	var firstIdx []int64
+	var ea, eb []byte
+	for i := int64(0); i < of; i++ {
+		idx := array.Index(i, shape, 'C')
+		var pa, pb int64
+		for d, x := range idx {
+			pa += x * sta[d]
+			pb += x * stb[d]
+		}
+		if !bytes.Equal(ba[pa*item:(pa+1)*item], bb[pb*item:(pb+1)*item]) {
+			if firstIdx == nil {
+				firstIdx = idx
+				ea, eb = ba[pa*item:(pa+1)*item], bb[pb*item:(pb+1)*item]
+			}
+			differ++
+		}
+	}
+	orders := "memory orders " + string(ordA) + " and " + string(ordB)
+	if differ == 0 {
+		return Entry{NoOffset: true, Path: path, Kind: Changed, ArrA: ra, ArrB: rb,
+			A: "array " + descr + " " + array.ShapeText(shape) + orderWord(ordA), B: "array " + descr + " " + array.ShapeText(shape) + orderWord(ordB),
+			Note: "the same values, in " + orders + ": np.array_equal is true; pk-canon/2 counts the memory order as part of an array's value"}, true
+	}
+	e := elemEntry(path, firstIdx, elemDType(descr, item), ea, eb, differ, of, ra, rb)
+	e.Note += ", in " + orders
 	return e, true
+}
+
+// orderWord is how an array's rendering names its memory order.
+func orderWord(o byte) string {
+	if o == 'F' {
+		return " order F"
+	}
+	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
+	"io"
 )
 
 // labelKey is the path key of a frame label.
@@ -49,6 +50,10 @@ func labelsEq(a, b []array.Label) bool {
 // no frame, or their columns, rows or layout differ (the walk names those).
 func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 	fa, fb := a.Frame(), b.Frame()
+	if fa != nil && fb != nil {
+		rowLabels(c.docA, a, fa)
+		rowLabels(c.docB, b, fb)
+	}
 	if fa == nil || fb == nil || fa.Rows != fb.Rows || fa.NCols != fb.NCols || len(fa.Blocks) != len(fb.Blocks) || !labelsEq(fa.Columns, fb.Columns) {
 		return
 	}
@@ -64,10 +69,28 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 	for i := range fa.Blocks {
 		va, vb := a.Under(fa.Blocks[i].Values), b.Under(fb.Blocks[i].Values)
 		xa, xb := va.Array(), vb.Array()
-		if va == nil || vb == nil || xa == nil || xb == nil || xa.Object() || xb.Object() || !c.differs(va, vb) {
+		if va == nil || vb == nil || xa == nil || xb == nil || !c.differs(va, vb) {
+			continue
+		}
+		if xa.Object() || xb.Object() {
+			c.objectCells(fa, i, va, vb, xa, xb, at)
 			continue
 		}
 		e, ok := arrayEntry(at, xa.Descr, xb.Descr, xa.Item, xa.Shape, xb.Shape, xa.Order, xb.Order, arraySrc(c.docA, va, xa), arraySrc(c.docB, vb, xb))
+		if ok && e.Elem != nil && fa.Series && len(e.Elem.Index) == 1 {
+			// a Series: its element by row label, root[42]
+			if row, ok := fa.Row(e.Elem.Index[0]); ok {
+				e.Path = at + labelKey(row)
+				e.Elem.At = at
+				e.NoOffset, e.OffA, e.OffB = false, va.Offset(), vb.Offset()
+				c.add(e)
+				if c.skip == nil {
+					c.skip = map[pickle.ID]bool{}
+				}
+				c.skip[va.ID()] = true
+			}
+			continue
+		}
 		if !ok || e.Elem == nil || len(e.Elem.Index) != 2 {
 			continue
 		}
@@ -130,6 +153,15 @@ func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
 			seen[it.n] = true
 			if it.n.Kind() == pickle.KindCall {
 				if f := it.n.Frame(); f != nil {
+					rowLabels(doc, it.n, f)
+					if f.Series {
+						// its values, and the copy joblib writes of them in
+						// the manager's extra state
+						for _, p := range seriesPaths() {
+							out[it.path+p] = frameCell{it.path, f, 0}
+						}
+						continue
+					}
 					for i := range f.Blocks {
 						out[it.path+blockPath(i)] = frameCell{it.path, f, i}
 					}
@@ -153,10 +185,23 @@ func blockPath(i int) string {
 	return ppath.Attr("_mgr") + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0) + ppath.Index(i) + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0)
 }
 
+// seriesPaths are the paths of a Series' values under it (pandas'
+// SingleBlockManager state: (axes, [values], items, extra), extra holding
+// {'0.14.1': {'blocks': [{'values': values, ...}]}}).
+func seriesPaths() []string {
+	st := ppath.Attr("_mgr") + ppath.Attr("__getstate__") + "()"
+	return []string{
+		st + ppath.Index(1) + ppath.Index(0),
+		st + ppath.Index(3) + ppath.Key(ppath.Str("0.14.1")) + ppath.Key(ppath.Str("blocks")) + ppath.Index(0) + ppath.Key(ppath.Str("values")),
+	}
+}
+
 // rawCell renames an element entry of a joblib frame block's raw part to
-// the cell it is (root['score'][4]), when both sides' frames agree there.
+// the cell it is (root['score'][4]), when both sides' frames agree there;
+// of a Series to its row (root[42]). An entry of an object block's item
+// (Elem.Differ 0: heldObjects) keeps its note.
 func (c *cmp) rawCell(e Entry, arrPath string) Entry {
-	if e.Elem == nil || len(e.Elem.Index) != 2 {
+	if e.Elem == nil || len(e.Elem.Index) != 2 && len(e.Elem.Index) != 1 {
 		return e
 	}
 	if c.framesA == nil {
@@ -168,6 +213,22 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 		return e
 	}
 	fa, fb := ca.f, cb.f
+	if fa.Series || fb.Series {
+		if !fa.Series || !fb.Series || len(e.Elem.Index) != 1 || fa.Rows != fb.Rows {
+			return e
+		}
+		row, ok1 := fa.Row(e.Elem.Index[0])
+		rowB, ok2 := fb.Row(e.Elem.Index[0])
+		if !ok1 || !ok2 || row != rowB {
+			return e
+		}
+		e.Path = ca.at + labelKey(row)
+		e.Elem.At = ca.at
+		return e
+	}
+	if len(e.Elem.Index) != 2 {
+		return e
+	}
 	if fa.Rows != fb.Rows || fa.NCols != fb.NCols || !labelsEq(fa.Columns, fb.Columns) || !slicesEq(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) {
 		return e
 	}
@@ -180,7 +241,9 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 	}
 	e.Path = ca.at + labelKey(col) + labelKey(row)
 	e.Elem.At = ca.at
-	e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
+	if e.Elem.Differ > 0 {
+		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
+	}
 	return e
 }
 
@@ -194,4 +257,91 @@ func cellNote(differ, of int64, cols int) string {
 		n += ", in a block of " + Thousands(int64(cols)) + " columns"
 	}
 	return n
+}
+
+// objectCells reports the differing cells of block i of two frames (or
+// Series) whose values are object arrays of one shape (str columns): one
+// entry a cell, root['name'][20], with both values shown short. The block
+// is then left out of the walk (c.skip); nothing when a cell has no label.
+func (c *cmp) objectCells(f *array.Frame, i int, va, vb *canon.Node, xa, xb *canon.Array, at string) {
+	if !xa.Object() || !xb.Object() || xa.Descr != xb.Descr || !slicesEq(xa.Shape, xb.Shape) {
+		return
+	}
+	la, lb := va.ArrayData(), vb.ArrayData()
+	if la == nil || lb == nil || la.NItems() != lb.NItems() {
+		return
+	}
+	ia, ib := la.Items(), lb.Items()
+	var es []Entry
+	for k := range ia {
+		if !c.differs(ia[k], ib[k]) {
+			continue
+		}
+		idx := array.Index(int64(k), xa.Shape, 'C')
+		var p string
+		switch {
+		case f.Series && len(idx) == 1:
+			row, ok := f.Row(idx[0])
+			if !ok {
+				return
+			}
+			p = at + labelKey(row)
+		case !f.Series && len(idx) == 2:
+			col, ok1 := f.Column(i, int(idx[0]))
+			row, ok2 := f.Row(idx[1])
+			if !ok1 || !ok2 {
+				return
+			}
+			p = at + labelKey(col) + labelKey(row)
+		default:
+			return
+		}
+		a, b := ia[k], ib[k]
+		kind := Changed
+		if a.Kind() != b.Kind() {
+			kind = TypeChanged
+		}
+		e := Entry{Path: p, Kind: kind, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), OffA: a.Offset(), OffB: b.Offset()}
+		if kind == Changed {
+			e.Note = firstDiff(a, b)
+		}
+		es = append(es, e)
+	}
+	for _, e := range es {
+		c.add(e)
+	}
+	if c.skip == nil {
+		c.skip = map[pickle.ID]bool{}
+	}
+	c.skip[va.ID()] = true
+}
+
+// maxRowLabels bounds the bytes of a row Index read from a raw part.
+const maxRowLabels = 8 << 20
+
+// rowLabels reads the labels of frame f's int64 row Index when they are a
+// raw part of doc (joblib writes the Index's array so), from the file.
+func rowLabels(doc *input.Doc, n *canon.Node, f *array.Frame) {
+	id, descr := f.RowData()
+	if id == pickle.NoID || descr != "<i8" {
+		return
+	}
+	x := n.Under(id).Array()
+	if x == nil || x.Raw == nil || x.Raw.Len > maxRowLabels {
+		return
+	}
+	src := rawSrc(doc, x.Raw)
+	if src == nil {
+		return
+	}
+	rc, err := src()
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	b := make([]byte, x.Raw.Len)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return
+	}
+	f.SetRowInts(string(b))
 }

@@ -18,6 +18,8 @@ func TestFrameCells(t *testing.T) {
 		"range40": {"root['score'][42]", "0.25", "-5.0", "1 of 6 cells differ"},
 		"labels":  {"root['score']['v']", "0.21", "-5.0", "1 of 6 cells differ, in a block of 2 columns"},
 		"ints":    {"root['n'][30]", "9", "90", "1 of 3 cells differ"},
+		// a Series: its element by row label (array.SeriesAt)
+		"series": {"root[42]", "0.125", "-5.0", "1 of 4 elements differ"},
 		// a fitted pipeline: the generic walk names the step and attribute,
 		// the array its element
 		"pipeline": {"root.steps[1][1].coef_[0, 3]", "-0.6089586300009043", "0.39104136999909567", "1 of 4 elements differ"},
@@ -50,8 +52,13 @@ func TestFrameCells(t *testing.T) {
 		{"labels.joblib", "labels_changed.joblib", "root['score']['v']", "0.21", "-5.0", "1 of 6 cells differ, in a block of 2 columns"},
 		{"range_p2.pkl", "range_changed.joblib", "root['score'][4]", "0.21", "-5.0", "1 of 6 cells differ"},
 		{"labels.joblib", "labels_changed_p5.pkl", "root['score']['v']", "0.21", "-5.0", "1 of 6 cells differ, in a block of 2 columns"},
-		// an int64 row Index in a raw part: its labels are not read; the element is named
-		{"ints.joblib", "ints_changed.joblib", "root._mgr.__reduce__[1][0][0].__reduce__[1][0][0, 2]", "9", "90", "1 of 3 elements differ"},
+		// an int64 row Index in a raw part: its labels are read from it
+		// (rowLabels; without it the element is named in the block,
+		// root._mgr.__reduce__[1][0][0].__reduce__[1][0][0, 2])
+		{"ints.joblib", "ints_changed.joblib", "root['n'][30]", "9", "90", "1 of 3 cells differ"},
+		// a Series by joblib: its values and their copy in the manager's
+		// extra state name one element (seriesPaths, dedupe)
+		{"series.joblib", "series_changed.joblib", "root[42]", "0.125", "-5.0", "1 of 4 elements differ"},
 	} {
 		checkElem(t, dir, c)
 	}
@@ -59,5 +66,28 @@ func TestFrameCells(t *testing.T) {
 	r, err := Files(dir+"pipeline.joblib", dir+"pipeline_changed.joblib", Options{Canon: canon.Options{Form: canon.Form2}})
 	if err != nil || len(r.Entries) != 1 || r.Entries[0].Path != "root.steps[1][1].coef_[0, 3]" || r.Entries[0].Note != "1 of 4 elements differ" {
 		t.Fatalf("pipeline joblib: %v %+v", err, r.Entries)
+	}
+}
+
+// TestObjectCells: a changed str cell of a frame or a Series is named by
+// column and row label (the block's values an object array), with both
+// values, in every protocol (without objectCells: at the block's item,
+// root._mgr.__reduce__[1][0][0].__reduce__[1][0][0, 1]; for the Series
+// at root._mgr.__getstate__()[1][0][1]).
+func TestObjectCells(t *testing.T) {
+	const dir = "../../testdata/frames/"
+	for _, p := range [][2]string{{"_p4.pkl", "_p4.pkl"}, {"_p2.pkl", "_p5.pkl"}, {".joblib", ".joblib"}} {
+		for _, c := range []struct{ name, path, va, vb string }{
+			{"strcol", "root['name'][20]", "'b'", "'B'"},
+			{"series_str", "root['b']", "'y'", "'Y'"},
+		} {
+			r, err := Files(dir+c.name+p[0], dir+c.name+"_changed"+p[1], Options{Canon: canon.Options{Form: canon.Form2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Entries) != 1 || r.Entries[0].Path != c.path || r.Entries[0].A != c.va || r.Entries[0].B != c.vb {
+				t.Errorf("%s%s: %+v", c.name, p, r.Entries)
+			}
+		}
 	}
 }

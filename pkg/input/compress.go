@@ -13,7 +13,6 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
-	"github.com/ulikunitz/xz"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -109,7 +108,10 @@ func (l *limitReader) drain() error {
 
 // decompressor starts decompressing r, a stream of compressed bytes
 // (-1: not known) that decompresses to at most limit bytes (-1: no limit).
-func decompressor(kind string, r io.Reader, limit, compressed int64) (io.Reader, func(), error) {
+// reopen, when not nil, gives the same compressed bytes from their start
+// again (an xz file decoded again with a larger window reads them there
+// rather than keeping them).
+func decompressor(kind string, r io.Reader, limit, compressed int64, reopen func() io.Reader) (io.Reader, func(), error) {
 	switch kind {
 	case "gzip":
 		z, err := gzip.NewReader(r)
@@ -126,15 +128,8 @@ func decompressor(kind string, r io.Reader, limit, compressed int64) (io.Reader,
 	case "bz2":
 		return bzip2.NewReader(r), func() {}, nil
 	case "xz":
-		// Not bounded yet: ulikunitz/xz allocates each block's declared
-		// LZMA2 dictionary (up to 4 GiB) when the block starts, and its
-		// ReaderConfig.DictCap is a minimum there, not a cap: a 68-byte
-		// file declaring 1.5 GiB allocates 1.6 GB of heap (pages left
-		// untouched, so not of RSS). lzma.go's growing window would apply
-		// to a copy of each block header (dictionary byte and CRC32
-		// rewritten), with the LZMA2 chunk headers giving the output size
-		// at a failure.
-		z, err := xz.NewReader(r)
+		// xz.go: each block's dictionary grows with what the data needs.
+		z, err := newXZ(r, compressed, reopen)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -178,7 +173,11 @@ func openCompressed(doc *Doc, br *bufio.Reader, kind string, opt pickle.Options,
 	doc.Compression = kind
 	layer := kind + "-decompressed stream"
 	limit := iopt.limit(doc.Size)
-	dec, closer, err := decompressor(kind, br, limit, doc.Size)
+	var reopen func() io.Reader
+	if ra != nil {
+		reopen = func() io.Reader { return io.NewSectionReader(ra.r, 0, ra.size) }
+	}
+	dec, closer, err := decompressor(kind, br, limit, doc.Size, reopen)
 	if err != nil {
 		return nil, &Error{File: doc.Path, Member: layer, Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
 	}
@@ -258,7 +257,7 @@ func OpenBare(path string, iopt Options) (r io.Reader, size int64, finish func()
 		return br, fi.Size(), func() error { return f.Close() }, nil
 	}
 	limit := iopt.limit(fi.Size())
-	dec, closer, err := decompressor(kind, br, limit, fi.Size())
+	dec, closer, err := decompressor(kind, br, limit, fi.Size(), func() io.Reader { return io.NewSectionReader(f, 0, fi.Size()) })
 	if err != nil {
 		f.Close()
 		return nil, 0, nil, ErrNotBare

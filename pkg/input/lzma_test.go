@@ -52,7 +52,7 @@ func lzmaAloneFile(t *testing.T, data []byte, dict int, declared uint32) []byte 
 
 func decompressAll(t *testing.T, b []byte, limit int64) ([]byte, *lzmaAlone, error) {
 	t.Helper()
-	r, done, err := decompressor("lzma", bytes.NewReader(b), limit, int64(len(b)))
+	r, done, err := decompressor("lzma", bytes.NewReader(b), limit, int64(len(b)), nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -83,7 +83,11 @@ func (d *Doc) OpenPart(i int) (io.ReadCloser, int64, error) {
 		r = z
 	}
 	if s.compression != "" {
-		dec, closer, err := decompressor(s.compression, r, -1, s.n)
+		var reopen func() io.Reader
+		if s.n >= 0 && s.method != 8 {
+			reopen = func() io.Reader { return io.NewSectionReader(f, s.off, s.n) }
+		}
+		dec, closer, err := decompressor(s.compression, r, -1, s.n, reopen)
 		if err != nil {
 			f.Close()
 			return nil, 0, &Error{File: d.Path, Member: s.compression + "-decompressed stream", Offset: 0, Reason: "cannot start decompressing: " + err.Error()}

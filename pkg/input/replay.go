@@ -25,7 +25,7 @@ func (p *replay) ReadAt(b []byte, off int64) (int, error) {
 	if p.r == nil || off < p.pos {
 		p.Release()
 		br := bufio.NewReaderSize(io.NewSectionReader(p.file.r, 0, p.file.size), 64<<10)
-		dec, done, err := decompressor(p.kind, br, p.limit, p.file.size)
+		dec, done, err := decompressor(p.kind, br, p.limit, p.file.size, func() io.Reader { return io.NewSectionReader(p.file.r, 0, p.file.size) })
 		if err != nil {
 			return 0, err
 		}

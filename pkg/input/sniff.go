@@ -307,7 +307,7 @@ func readHead(path string, n int) []byte {
 
 // decompressHead decompresses what it can of head.
 func decompressHead(kind string, head []byte) []byte {
-	r, done, err := decompressor(kind, bytes.NewReader(head), 1<<20, int64(len(head)))
+	r, done, err := decompressor(kind, bytes.NewReader(head), 1<<20, int64(len(head)), func() io.Reader { return bytes.NewReader(head) })
 	if err != nil {
 		return nil
 	}

@@ -31,6 +31,12 @@ type StorageRef struct {
 	Location string // "cpu", "cuda:0", ...
 	Numel    int64
 	Part     *Part // nil when the input has no storage with this key
+	// FromBytes: the storage is torch.storage._load_from_bytes' nested
+	// torch.save file (FromBytesAt); its elements are read through Open
+	FromBytes bool
+
+	open    func() (io.ReadCloser, error)
+	dataOff int64 // of the elements in the nested file
 }
 
 // TensorRef describes a tensor rebuilt by torch._utils._rebuild_tensor_v2

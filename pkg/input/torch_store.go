@@ -53,7 +53,8 @@ func (d *Doc) StorageAt(s *pickle.Store, pid pickle.ID) (*StorageRef, bool) {
 
 // TensorAt reads the call node of store s that rebuilds a tensor,
 // torch._utils._rebuild_tensor_v2 / _rebuild_tensor(storage, storage_offset,
-// size, stride, ...).
+// size, stride, ...), its storage a persistent id (torch.save) or
+// torch.storage._load_from_bytes(b) (pickle.dump: FromBytesAt).
 func (d *Doc) TensorAt(s *pickle.Store, call pickle.ID) (*TensorRef, bool) {
 	if call < 0 || s.Kind(call) != pickle.KindCall || s.Func(call) < 0 {
 		return nil, false
@@ -69,6 +70,9 @@ func (d *Doc) TensorAt(s *pickle.Store, call pickle.ID) (*TensorRef, bool) {
 	}
 	it := s.Items(a)
 	st, ok := d.StorageAt(s, it[0])
+	if !ok {
+		st, ok = d.FromBytesAt(s, it[0])
+	}
 	if !ok || s.Kind(it[1]) != pickle.KindInt {
 		return nil, false
 	}

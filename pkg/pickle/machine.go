@@ -244,7 +244,7 @@ func (t *prefixTee) Write(p []byte) (int, error) {
 
 type slot struct {
 	n       ID
-	pending int64 // bytes of the opcodes that put this reference here (GET, DUP)
+	pending int32 // bytes of the opcode that put this reference here (GET, DUP: at most MaxLine and its opcode byte)
 	origin  bool  // the slot where n was built
 }
 
@@ -274,6 +274,7 @@ type machine struct {
 	kids    []ID
 	text    []byte
 	exts    []ext
+	fars    []far
 	muts    []smut
 	evs     []SEvent
 	lists   []ID     // chunk the first Tops entry of each stream is carved from
@@ -327,7 +328,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	if m.reuse {
 		s = &m.one
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
-			recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], muts: s.muts[:0], Log: s.Log[:0],
+			recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0], Log: s.Log[:0],
 			Tops: s.Tops[:0], Popped: s.Popped[:0], Leftover: s.Leftover[:0]}
 	} else {
 		if len(m.stores) == 0 {
@@ -336,7 +337,7 @@ func (m *machine) run(index int) (*Stream, error) {
 		s = &m.stores[0]
 		m.stores = m.stores[1:]
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
-			recs: window(m.recs), kids: window(m.kids), text: window(m.text), ext: window(m.exts), muts: window(m.muts), Log: window(m.evs)}
+			recs: window(m.recs), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), Log: window(m.evs)}
 	}
 	m.s = s
 	m.stack = m.stack[:0]
@@ -408,12 +409,13 @@ func (m *machine) endStream() {
 	m.kids, s.kids = s.kids[len(s.kids):len(s.kids):cap(s.kids)], s.kids[:len(s.kids):len(s.kids)]
 	m.text, s.text = s.text[len(s.text):len(s.text):cap(s.text)], s.text[:len(s.text):len(s.text)]
 	m.exts, s.ext = s.ext[len(s.ext):len(s.ext):cap(s.ext)], s.ext[:len(s.ext):len(s.ext)]
+	m.fars, s.far = s.far[len(s.far):len(s.far):cap(s.far)], s.far[:len(s.far):len(s.far)]
 	m.muts, s.muts = s.muts[len(s.muts):len(s.muts):cap(s.muts)], s.muts[:len(s.muts):len(s.muts)]
 	m.evs, s.Log = s.Log[len(s.Log):len(s.Log):cap(s.Log)], s.Log[:len(s.Log):len(s.Log)]
 	// an empty window is nil: one pointer less per slice for the collector
 	// to follow in each kept stream (a million `N.` streams hold no items,
 	// texts, extras, operations or events)
-	s.kids, s.text, s.ext, s.muts, s.Log = nilIfEmpty(s.kids), nilIfEmpty(s.text), nilIfEmpty(s.ext), nilIfEmpty(s.muts), nilIfEmpty(s.Log)
+	s.kids, s.text, s.ext, s.far, s.muts, s.Log = nilIfEmpty(s.kids), nilIfEmpty(s.text), nilIfEmpty(s.ext), nilIfEmpty(s.far), nilIfEmpty(s.muts), nilIfEmpty(s.Log)
 }
 
 func nilIfEmpty[T any](b []T) []T {
@@ -427,7 +429,7 @@ func nilIfEmpty[T any](b []T) []T {
 // machine's buffers start afresh, as the store was a window of them.
 func (m *machine) dropStore(s *Store) {
 	*s = Store{}
-	m.recs, m.kids, m.text, m.exts, m.muts, m.evs = nil, nil, nil, nil, nil, nil
+	m.recs, m.kids, m.text, m.exts, m.fars, m.muts, m.evs = nil, nil, nil, nil, nil, nil, nil
 }
 
 func (m *machine) fail(format string, args ...any) error {
@@ -493,6 +495,13 @@ func (m *machine) growRecs() {
 	// and the new at once)
 	s.kids = projected(s.kids, n, proj)
 	s.text = projected(s.text, n, proj)
+	// and so do the side tables and the log, which append would grow by a
+	// quarter at a time past a few hundred entries (a million levels of
+	// NEWOBJ and BUILD: 2 million events, whose growth allocated 5 times
+	// their size)
+	s.ext = projected(s.ext, n, proj)
+	s.muts = projected(s.muts, n, proj)
+	s.Log = projected(s.Log, n, proj)
 }
 
 // projected returns buf with room for the length it would have at proj
@@ -526,7 +535,7 @@ func (m *machine) pop() (slot, error) {
 
 // take attributes a consumed slot to its consumer.
 func (m *machine) take(s slot, by ID) ID {
-	m.s.AddSelf(by, s.pending)
+	m.s.AddSelf(by, int64(s.pending))
 	if r := &m.s.recs[s.n]; s.origin && r.owner == NoID && s.n != by {
 		r.owner = by
 	}
@@ -536,7 +545,7 @@ func (m *machine) take(s slot, by ID) ID {
 // drop records a slot discarded by POP/POP_MARK or left at STOP.
 func (m *machine) drop(sl slot, popped bool) {
 	s := m.s
-	s.StreamSelf += sl.pending
+	s.StreamSelf += int64(sl.pending)
 	if sl.origin && s.recs[sl.n].owner == NoID {
 		s.Tops = append(s.Tops, sl.n)
 		if popped {
@@ -557,7 +566,7 @@ func (m *machine) marker() (mark, error) {
 }
 
 func (m *machine) log(k EventKind, id ID, mut int) {
-	m.s.Log = append(m.s.Log, SEvent{Kind: k, Op: m.op.Code, Offset: m.op.Offset, Node: id, Mut: mut})
+	m.s.Log = append(m.s.Log, SEvent{Kind: k, Op: m.op.Code, Offset: m.op.Offset, Node: id, Mut: int32(mut)})
 }
 
 // takeAll pops stack[from:] as items consumed by by, into m.buf.
@@ -594,7 +603,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, err
 		}
 		s.Root = sl.n
-		s.StreamSelf += sl.pending
+		s.StreamSelf += int64(sl.pending)
 		if sl.origin && s.recs[sl.n].owner == NoID {
 			if cap(s.Tops) == 0 && !m.reuse {
 				// carved from a shared chunk: a stream whose only top is
@@ -647,7 +656,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		}
 		top := m.stack[len(m.stack)-1]
 		s.recs[top.n].flags |= FlagShared
-		m.stack = append(m.stack, slot{n: top.n, pending: o.Len})
+		m.stack = append(m.stack, slot{n: top.n, pending: int32(o.Len)})
 
 	// scalars
 	case NONE:
@@ -809,7 +818,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, m.fail("memo value not found at index %d", o.Int)
 		}
 		s.recs[id].flags |= FlagShared
-		m.stack = append(m.stack, slot{n: id, pending: o.Len})
+		m.stack = append(m.stack, slot{n: id, pending: int32(o.Len)})
 
 	// globals and calls
 	case GLOBAL:
@@ -948,7 +957,7 @@ func (m *machine) intNode(o *Op) {
 	id := m.scalar(KindInt)
 	m.s.recs[id].val = o.Int
 	if o.Big != nil {
-		m.s.xw(id).big = o.Big
+		m.s.fw(id).big = o.Big
 	}
 }
 

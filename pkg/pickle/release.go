@@ -88,6 +88,7 @@ type spareSet struct {
 	kids []ID
 	text []byte
 	ext  []ext
+	far  []far
 	muts []smut
 }
 
@@ -253,7 +254,7 @@ func (m *machine) compact() {
 	// the arrays of the compaction before this one are used again (the
 	// store's are, at the next): two sets per stream, no allocation per pass
 	next := max(MinCompact, 2*(kept+1))
-	recs, kids, text, exts, muts := m.spare.recs[:0], m.spare.kids[:0], m.spare.text[:0], m.spare.ext[:0], m.spare.muts[:0]
+	recs, kids, text, exts, fars, muts := m.spare.recs[:0], m.spare.kids[:0], m.spare.text[:0], m.spare.ext[:0], m.spare.far[:0], m.spare.muts[:0]
 	if cap(recs) < next+1024 {
 		recs = make([]rec, 0, next+1024)
 	}
@@ -272,14 +273,18 @@ func (m *machine) compact() {
 			r.val = int64(len(text))
 			text = append(text, s.text[off:off+tl]...)
 		}
+		if r.kind == KindGlobal && r.val > 0 {
+			// its names, with their lengths before them (globalText)
+			_, _, no, nl := s.globalText(&r)
+			start := r.val - 1
+			r.val = int64(len(text)) + 1
+			text = append(text, s.text[start:no+nl]...)
+		}
 		if r.x != 0 {
 			x := s.ext[r.x-1]
-			if r.kind == KindGlobal {
-				mo := int64(len(text))
-				text = append(text, s.text[x.modOff:x.modOff+x.modLen]...)
-				no := int64(len(text))
-				text = append(text, s.text[x.nameOff:x.nameOff+x.nameLen]...)
-				x.modOff, x.nameOff = mo, no
+			if x.far != 0 {
+				fars = append(fars, s.far[x.far-1])
+				x.far = int32(len(fars))
 			}
 			x.kcap = 0
 			if x.nmut > 0 {
@@ -355,9 +360,9 @@ func (m *machine) compact() {
 			t.sparse[i] = mapID(id)
 		}
 	}
-	clear(s.ext) // no pointers (big ints, blobs) kept alive from the spare set
-	m.spare = spareSet{s.recs, s.kids, s.text, s.ext, s.muts}
-	s.recs, s.kids, s.text, s.ext, s.muts = recs, kids, text, exts, muts
+	clear(s.far) // no pointers (big ints, blobs) kept alive from the spare set
+	m.spare = spareSet{s.recs, s.kids, s.text, s.ext, s.far, s.muts}
+	s.recs, s.kids, s.text, s.ext, s.far, s.muts = recs, kids, text, exts, fars, muts
 }
 
 // newIDs returns a scratch slice of n IDs.

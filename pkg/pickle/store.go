@@ -1,6 +1,7 @@
 package pickle
 
 import (
+	"encoding/binary"
 	"math"
 	"math/big"
 	"unsafe"
@@ -47,7 +48,8 @@ type Store struct {
 	recs []rec
 	kids []ID   // items, call parts and mutation arguments
 	text []byte // payloads of str/bytes nodes, global names, PERSID lines
-	ext  []ext  // what few nodes need (big ints, blobs, names, operations, grown items)
+	ext  []ext  // what some nodes need: operations, grown items
+	far  []far  // what few nodes need: big ints, blobs, long texts, large Self
 	muts []smut // operations applied after creation, chained per target
 }
 
@@ -58,45 +60,49 @@ type rec struct {
 	flags Flags
 	owner ID
 	off   int64
-	val   int64  // int, float bits, bool; str, bytes, bytearray, PERSID: offset of the text in Store.text
+	val   int64  // int, float bits, bool; str, bytes, bytearray, PERSID: offset of the text in Store.text; global: 1 + offset of its names (globalText), 0: none
 	self  uint32 // bytes attributed (Self); selfInExt: in ext (4 GiB or more)
 	x     int32  // 1 + index in Store.ext; 0: none
 	kid   int32  // first item in Store.kids (a call: func, args[, kwargs])
 	nkid  int32  // number of items; for the text kinds above, length of the text (-1: in ext, long text)
 }
 
-// ext is what few nodes need beyond their record.
+// ext is what some nodes need beyond their record: the operations applied
+// to them after creation, the capacity of items that grew (20 bytes), and
+// the index of what few need beyond that.
 type ext struct {
-	big      *big.Int
-	blob     *Blob
-	textLen  int64 // text longer than an int32 (nkid == -1)
-	self     int64 // Self when rec.self == selfInExt
-	modOff   int64 // a global's module in Store.text
-	modLen   int64
-	nameOff  int64 // a global's name in Store.text
-	nameLen  int64
 	kcap     int32 // capacity of a container's items after it grew
 	mut, end int32 // 1 + first and last operation in Store.muts; 0: none
 	nmut     int32
+	far      int32 // 1 + index in Store.far; 0: none
+}
+
+// far is what few nodes need: a big int, a streamed payload, a text longer
+// than an int32, a Self of 4 GiB or more.
+type far struct {
+	big     *big.Int
+	blob    *Blob
+	textLen int64 // text longer than an int32 (nkid == -1)
+	self    int64 // Self when rec.self == selfInExt
 }
 
 // smut is one operation applied to a node after its creation (see Mut).
 type smut struct {
-	op   Opcode
 	off  int64
 	kid  int32 // arguments in Store.kids
 	nkid int32
 	next int32 // 1 + the next operation on the same target; 0: last
+	op   Opcode
 }
 
 // SEvent is one entry of a Store's call log (see Event): Node is the node
 // created or, for EvMut, mutated; Mut then indexes Store.Muts(Node).
 type SEvent struct {
-	Kind   EventKind
-	Op     Opcode
 	Offset int64
 	Node   ID
-	Mut    int
+	Mut    int32
+	Kind   EventKind
+	Op     Opcode
 }
 
 // SMut is one operation applied after creation, as Store.Muts returns it.
@@ -122,7 +128,7 @@ func (s *Store) Self(id ID) int64 {
 	if r := &s.recs[id]; r.self != selfInExt {
 		return int64(r.self)
 	}
-	return s.ext[s.recs[id].x-1].self
+	return s.fr(id).self
 }
 func (s *Store) Owner(id ID) ID          { return s.recs[id].owner }
 func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f != 0 }
@@ -142,25 +148,57 @@ func (s *Store) x(id ID) *ext {
 	return &s.ext[r.x-1]
 }
 
+// fr returns the node's far entry, nil when it has none.
+func (s *Store) fr(id ID) *far {
+	if x := s.x(id); x != nil && x.far != 0 {
+		return &s.far[x.far-1]
+	}
+	return nil
+}
+
+// globalText returns where a global's module and name are in Store.text: a
+// global's val is 1 + the offset of uvarint(len(module)) uvarint(len(name))
+// module name (0: none, a dynamic global), so that a global needs no ext.
+func (s *Store) globalText(r *rec) (modOff, modLen, nameOff, nameLen int64) {
+	if r.val <= 0 {
+		return 0, 0, 0, 0
+	}
+	p := r.val - 1
+	ml, n1 := binary.Uvarint(s.text[p:])
+	nl, n2 := binary.Uvarint(s.text[p+int64(n1):])
+	modOff = p + int64(n1) + int64(n2)
+	return modOff, int64(ml), modOff + int64(ml), int64(nl)
+}
+
+// setGlobalText writes a global's module and name into the text arena.
+func (s *Store) setGlobalText(id ID, module, name string) {
+	off := int64(len(s.text))
+	s.text = binary.AppendUvarint(s.text, uint64(len(module)))
+	s.text = binary.AppendUvarint(s.text, uint64(len(name)))
+	s.text = append(s.text, module...)
+	s.text = append(s.text, name...)
+	s.recs[id].val = off + 1
+}
+
 // Big returns the value of an int node as a big.Int (a new one when it fits
 // int64).
 func (s *Store) Big(id ID) *big.Int {
-	if x := s.x(id); x != nil && x.big != nil {
-		return x.big
+	if f := s.fr(id); f != nil && f.big != nil {
+		return f.big
 	}
 	return big.NewInt(s.recs[id].val)
 }
 
 // IsBig reports whether an int does not fit int64.
 func (s *Store) IsBig(id ID) bool {
-	x := s.x(id)
-	return x != nil && x.big != nil
+	f := s.fr(id)
+	return f != nil && f.big != nil
 }
 
 // Blob returns the streamed payload of a large str/bytes/bytearray, or nil.
 func (s *Store) Blob(id ID) *Blob {
-	if x := s.x(id); x != nil {
-		return x.blob
+	if f := s.fr(id); f != nil {
+		return f.blob
 	}
 	return nil
 }
@@ -170,17 +208,14 @@ func (s *Store) textOf(id ID) (int64, int64) {
 	r := &s.recs[id]
 	switch {
 	case r.kind == KindGlobal:
-		if r.x == 0 {
-			return 0, 0
-		}
-		x := &s.ext[r.x-1]
-		return x.modOff, x.modLen
+		mo, ml, _, _ := s.globalText(r)
+		return mo, ml
 	case r.hasItems():
 		return 0, 0 // BINPERSID: its id is an item
 	case r.nkid >= 0:
 		return r.val, int64(r.nkid)
 	}
-	return r.val, s.ext[r.x-1].textLen
+	return r.val, s.fr(id).textLen
 }
 
 // Str returns the text of a str (UTF-8), bytes or bytearray (raw bytes; the
@@ -201,11 +236,15 @@ func (s *Store) Str(id ID) string {
 
 // Name returns a global's name (after the Python 2 name mapping).
 func (s *Store) Name(id ID) string {
-	x := s.x(id)
-	if x == nil || x.nameLen == 0 || s.recs[id].kind != KindGlobal {
+	r := &s.recs[id]
+	if r.kind != KindGlobal {
 		return ""
 	}
-	return unsafe.String(&s.text[x.nameOff], int(x.nameLen))
+	_, _, no, nl := s.globalText(r)
+	if nl == 0 {
+		return ""
+	}
+	return unsafe.String(&s.text[no], int(nl))
 }
 
 // Qualified returns "module.name" for a resolved global, else "".
@@ -314,7 +353,7 @@ func (s *Store) Children(id ID, buf []ID) []ID {
 // tables, lists), for benchmarks and bounds.
 func (s *Store) Footprint() int64 {
 	n := int64(cap(s.recs))*int64(unsafe.Sizeof(rec{})) + int64(cap(s.kids))*4 + int64(cap(s.text)) +
-		int64(cap(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(cap(s.muts))*int64(unsafe.Sizeof(smut{})) +
+		int64(cap(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(cap(s.far))*int64(unsafe.Sizeof(far{})) + int64(cap(s.muts))*int64(unsafe.Sizeof(smut{})) +
 		int64(cap(s.Log))*int64(unsafe.Sizeof(SEvent{})) + 4*int64(cap(s.Tops)+cap(s.Popped)+cap(s.Leftover))
 	return n
 }
@@ -337,6 +376,10 @@ func (s *Store) AddFrom(src ID) ID {
 	if r.x != 0 {
 		x := s.ext[r.x-1]
 		x.mut, x.end, x.nmut = 0, 0, 0
+		if x.far != 0 {
+			s.far = append(s.far, s.far[x.far-1])
+			x.far = int32(len(s.far))
+		}
 		s.ext = append(s.ext, x)
 		r.x = int32(len(s.ext))
 	}
@@ -354,12 +397,22 @@ func (s *Store) xw(id ID) *ext {
 	return &s.ext[r.x-1]
 }
 
+// fw returns the node's far entry, made when it has none.
+func (s *Store) fw(id ID) *far {
+	x := s.xw(id)
+	if x.far == 0 {
+		s.far = append(s.far, far{})
+		x.far = int32(len(s.far))
+	}
+	return &s.far[x.far-1]
+}
+
 // SetInt sets the scalar value (int, bool, float bits, EXT code, buffer).
 func (s *Store) SetInt(id ID, v int64) { s.recs[id].val = v }
 
 // SetBig sets the value of an int that does not fit int64.
 func (s *Store) SetBig(id ID, b *big.Int) {
-	s.xw(id).big = b
+	s.fw(id).big = b
 	if b.IsInt64() {
 		s.recs[id].val = b.Int64()
 	}
@@ -379,11 +432,11 @@ func (s *Store) AddSelf(id ID, n int64) {
 		return
 	}
 	cur := s.Self(id)
-	s.xw(id).self = cur + n
+	s.fw(id).self = cur + n
 	s.recs[id].self = selfInExt
 }
 
-// selfInExt marks a Self kept in the node's ext.
+// selfInExt marks a Self kept in the node's far entry.
 const selfInExt = math.MaxUint32
 
 // SetOwner sets the node that consumed id where it was built.
@@ -398,17 +451,18 @@ func (s *Store) putText(t string) int64 {
 
 // SetStr sets the text of a str/bytes/bytearray/PERSID/global (module) node.
 func (s *Store) SetStr(id ID, t string) {
+	if s.recs[id].kind == KindGlobal {
+		s.setGlobalText(id, t, s.Name(id))
+		return
+	}
 	off := s.putText(t)
 	r := &s.recs[id]
 	switch {
-	case r.kind == KindGlobal:
-		x := s.xw(id)
-		x.modOff, x.modLen = off, int64(len(t))
 	case int64(len(t)) <= math.MaxInt32:
 		r.val, r.nkid = off, int32(len(t))
 	default:
 		r.val, r.nkid = off, -1
-		s.xw(id).textLen = int64(len(t))
+		s.fw(id).textLen = int64(len(t))
 	}
 }
 
@@ -416,14 +470,12 @@ func (s *Store) SetStr(id ID, t string) {
 // prefix becomes the node's text.
 func (s *Store) SetBlob(id ID, b *Blob) {
 	s.SetStr(id, b.Prefix)
-	s.xw(id).blob = b
+	s.fw(id).blob = b
 }
 
 // SetName sets a global's name.
 func (s *Store) SetName(id ID, name string) {
-	off := s.putText(name)
-	x := s.xw(id)
-	x.nameOff, x.nameLen = off, int64(len(name))
+	s.setGlobalText(id, s.Str(id), name)
 }
 
 // SetItems sets the items of a node (a call: func, args[, kwargs]) to a
@@ -514,10 +566,10 @@ func FromGraph(st *Stream) *Store {
 		}
 		if n.X != nil {
 			if n.X.Big != nil {
-				s.xw(id).big = n.X.Big
+				s.fw(id).big = n.X.Big
 			}
 			if n.X.Blob != nil {
-				s.xw(id).blob = n.X.Blob
+				s.fw(id).blob = n.X.Blob
 			}
 			if n.Kind == KindGlobal {
 				s.SetName(id, n.X.Name)
@@ -554,7 +606,7 @@ func FromGraph(st *Stream) *Store {
 	s.Leftover = idsOf(st.Leftover)
 	s.Log = make([]SEvent, len(st.Log))
 	for i, e := range st.Log {
-		s.Log[i] = SEvent{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: idOf(e.Node), Mut: e.Mut}
+		s.Log[i] = SEvent{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: idOf(e.Node), Mut: int32(e.Mut)}
 	}
 	return s
 }
@@ -586,7 +638,7 @@ func (s *Store) needsExtra(id ID) bool {
 		return true
 	}
 	x := s.x(id)
-	return x != nil && (x.big != nil || x.blob != nil || x.nmut > 0)
+	return x != nil && (x.far != 0 && (s.far[x.far-1].big != nil || s.far[x.far-1].blob != nil) || x.nmut > 0)
 }
 
 // Graph returns the stream as a *Node graph with the same nodes under the
@@ -631,10 +683,12 @@ func (s *Store) Graph() *Stream {
 		if s.needsExtra(id) {
 			x := &extras[0]
 			extras = extras[1:]
+			if r.kind == KindGlobal {
+				x.Name = s.Name(id)
+			}
 			if e := s.x(id); e != nil {
-				x.Big, x.Blob = e.big, e.blob
-				if r.kind == KindGlobal {
-					x.Name = s.Name(id)
+				if f := s.fr(id); f != nil {
+					x.Big, x.Blob = f.big, f.blob
 				}
 				if e.nmut > 0 {
 					x.Muts = make([]Mut, 0, e.nmut)
@@ -668,7 +722,7 @@ func (s *Store) Graph() *Stream {
 	st.Tops, st.Popped, st.Leftover = nodes(s.Tops), nodes(s.Popped), nodes(s.Leftover)
 	st.Log = make([]Event, len(s.Log))
 	for i, e := range s.Log {
-		st.Log[i] = Event{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: node(e.Node), Mut: e.Mut}
+		st.Log[i] = Event{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: node(e.Node), Mut: int(e.Mut)}
 	}
 	return st
 }

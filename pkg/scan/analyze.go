@@ -817,7 +817,7 @@ func (s *scanner) mutOf(t pickle.ID, i int) (pickle.SMut, bool) {
 func (s *scanner) mutation(ev pickle.SEvent) {
 	ps := s.ps
 	t := ev.Node
-	m, ok := s.mutOf(t, ev.Mut)
+	m, ok := s.mutOf(t, int(ev.Mut))
 	if !ok {
 		return
 	}

@@ -67,6 +67,9 @@ type partItem struct {
 func NewDoc(d *input.Doc) *Tree {
 	if len(d.Parts) == 1 && d.Parts[0].Pickle != nil && d.Compression == "" && d.Format == "pickle" {
 		t := New(d.Parts[0].Pickle)
+		for _, st := range t.Streams {
+			st.doc = d // a tensor label reads a large pickle.dump storage's head again from the file
+		}
 		return t
 	}
 	t := &Tree{Doc: d}

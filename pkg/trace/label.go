@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pk-tools/pk/pkg/array"
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -450,6 +451,10 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 		return CodeTensor, st.tensorLabel(n)
 	case "torch._utils._rebuild_parameter":
 		return CodeTensor, tensor(s, n)
+	case "torch.storage._load_from_bytes":
+		if l, ok := st.fromBytesLabel(n); ok {
+			return CodeStore, l
+		}
 	}
 	if l, ok := st.frame(n); ok {
 		return CodeObj, l
@@ -556,11 +561,18 @@ func (st *StreamTree) header(n pickle.ID) (*array.Header, bool) {
 
 // frame labels a pandas DataFrame (pkg/array's frame recognizer, the one
 // pk diff names cells with): "pandas.core.frame.DataFrame 3 columns × 100
-// rows".
+// rows"; a Series "pandas.core.series.Series 100 rows".
 func (st *StreamTree) frame(n pickle.ID) (string, bool) {
 	f, ok := st.arrays().FrameAt(n)
 	if !ok {
 		return "", false
+	}
+	if f.Series {
+		row := " rows"
+		if f.Rows == 1 {
+			row = " row"
+		}
+		return "pandas.core.series.Series " + commas(f.Rows) + row, true
 	}
 	col := " columns"
 	if f.NCols == 1 {
@@ -748,4 +760,23 @@ func (st *StreamTree) arrayInfo(n pickle.ID) (dtype string, shape []int64, ok bo
 		return "", ints(arg(s, n, 2)), true
 	}
 	return "", nil, false
+}
+
+// fromBytesLabel labels the storage pickle.dump writes, _load_from_bytes(b)
+// of a nested torch.save file: "torch FloatStorage key '94…' on cpu, 6
+// elements (pickled torch.save bytes)", as a persistent id's label.
+func (st *StreamTree) fromBytesLabel(n pickle.ID) (string, bool) {
+	d := st.doc
+	if d == nil {
+		d = &input.Doc{}
+	}
+	r, ok := d.FromBytesAt(st.Store, n)
+	if !ok {
+		return "", false
+	}
+	typ := r.Type
+	if i := strings.LastIndexByte(typ, '.'); i >= 0 {
+		typ = typ[i+1:]
+	}
+	return "torch " + typ + " key " + quote(r.Key, -1) + " on " + r.Location + ", " + itoa(r.Numel) + " elements (pickled torch.save bytes)", true
 }

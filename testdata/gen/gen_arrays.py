@@ -14,6 +14,12 @@ Run with Debian's python3 (numpy 1.24, joblib 1.2, pandas, sklearn):
 
 PK_ONLY=name,name rewrites only those objects (the others are left alone).
 
+Compressed containers go to OUTDIR/compressed/ (COMPRESSED): joblib with
+each of its compressors (zlib, gzip, bz2, xz, lzma, lz4) and whole-file
+gzip/xz of pickles, for pk diff's element names through a decompression
+(pkg/diff/arrays_test.go). gzip is written with mtime 0, so a rerun gives
+the same bytes.
+
 The Go tests (pkg/canon/array_test.go) read the committed files only.
 """
 import os
@@ -32,6 +38,11 @@ OBJECTS = {
     "structured_offsets": "np.zeros(3, dtype={'names': ['a', 'b'], 'formats': ['<i2', '<f8'], 'offsets': [0, 8], 'itemsize': 16})",
     "objects": "np.array([1, 'x', None, (2, 3)], dtype=object)",
     "objects_changed": "np.array([1, 'y', None, (2, 3)], dtype=object)",
+    # object arrays of two dimensions (items in C order)
+    "objects2d": "(lambda a: (a.__setitem__(slice(None), [[(0, 'a'), 1, None], ['b', 2.5, (1,)]]), a)[1])(np.empty((2, 3), dtype=object))",
+    "objects2d_changed": "(lambda a: (a.__setitem__(slice(None), [[(0, 'a'), 1, None], ['b', 2.5, 'c']]), a)[1])(np.empty((2, 3), dtype=object))",
+    # one element changed in a Fortran-order array (against c_float64_same_values: another order)
+    "f_float64_changed": "(lambda a: (a.__setitem__((2, 1), -7.0), a)[1])(np.asfortranarray(np.arange(12.0).reshape(3, 4)))",
     "objects_alias": "(lambda x: {'a': np.array([x, 1], dtype=object), 'x': x})([1, 2])",
     "bools": "np.array([True, False, True])",
     "dates": "np.array(['2020-01-01', '2021-06-01'], dtype='M8[D]')",
@@ -47,6 +58,20 @@ OBJECTS = {
     "frame": "pd.DataFrame({'x': [1, 2, 3], 'score': [0.5, 0.25, 0.125]})",
     "linreg": "LinearRegression().fit(np.array([[0.0], [1.0], [2.0]]), np.array([1.0, 3.0, 5.0]))",
 }
+
+# compressed containers (OUTDIR/compressed): object name -> expression
+COMPRESSED = {
+    "dict": "{'w': np.arange(10.0).reshape(2, 5), 'b': np.ones(3, dtype='<f4'), 'name': 'model'}",
+    "dict_changed": "{'w': np.arange(10.0).reshape(2, 5), 'b': np.array([1, 1, 2], dtype='<f4'), 'name': 'model'}",
+    # 1.2 MB of data: a streamed payload (pk reads it again through the decompression)
+    "big": "{'w': np.zeros((500, 600), dtype='<f4')}",
+    "big_changed": "{'w': (lambda a: (a.__setitem__((400, 123), 1.5), a)[1])(np.zeros((500, 600), dtype='<f4'))}",
+}
+COMPRESSED_FORMS = [  # form, file suffix
+    ("jl:zlib", ".joblib.z"), ("jl:gzip", ".joblib.gz"), ("jl:bz2", ".joblib.bz2"), ("jl:xz", ".joblib.xz"),
+    ("jl:lzma", ".joblib.lzma"), ("jl:lz4", ".joblib.lz4"),
+    ("gz:p2", "_p2.pkl.gz"), ("gz:p4", "_p4.pkl.gz"), ("gz:p5", "_p5.pkl.gz"), ("xz:p4", "_p4.pkl.xz"),
+]
 
 PLAIN = {"c_int32", "c_int32_changed", "f_float64", "c_float64_same_values", "structured", "structured_nested",
          "structured_offsets", "bools", "dates", "objects", "objects_changed",
@@ -67,6 +92,16 @@ elif form == 'joblibz':
     joblib.dump(obj, path, compress=3)
 elif form == 'npy':
     np.save(path, obj)
+elif form.startswith('jl:'):
+    joblib.dump(obj, path, compress=(form[3:], 3))
+elif form.startswith('gz:'):
+    import gzip
+    with open(path, 'wb') as f:
+        f.write(gzip.compress(pickle.dumps(obj, protocol=int(form[4:])), mtime=0))
+elif form.startswith('xz:'):
+    import lzma
+    with open(path, 'wb') as f:
+        f.write(lzma.compress(pickle.dumps(obj, protocol=int(form[4:]))))
 """
 
 NUMPY2 = """
@@ -102,6 +137,8 @@ def run(code, *args):
 def main():
     if os.environ.get("PK_ONLY_NUMPY2"):
         return numpy2()
+    if os.environ.get("PK_ONLY_COMPRESSED"):
+        return compressed()
     os.makedirs(OUT, exist_ok=True)
     only = [n for n in os.environ.get("PK_ONLY", "").split(",") if n]  # rewrite these objects only
     if not only:
@@ -121,6 +158,28 @@ def main():
             run(PRELUDE % expr, form, path)
     if not only:
         numpy2()
+        compressed()
+
+
+def compressed():
+    out = os.path.join(OUT, "compressed")
+    os.makedirs(out, exist_ok=True)
+    try:
+        import lz4  # noqa: F401  (joblib's lz4 compressor needs it)
+        has_lz4 = True
+    except ImportError:
+        has_lz4 = False
+        print("   SKIP: no lz4 module: the .joblib.lz4 files are left as they are")
+    for name, expr in COMPRESSED.items():
+        for form, suffix in COMPRESSED_FORMS:
+            if name.startswith("big") and form not in ("jl:zlib", "gz:p4", "gz:p2"):
+                continue
+            if form == "jl:lz4" and not has_lz4:
+                continue
+            path = os.path.join(out, name + suffix)
+            if os.path.exists(path):
+                os.remove(path)
+            run(PRELUDE % expr, form, path)
 
 
 def numpy2():

@@ -10,6 +10,8 @@ Run with Debian's python3 (numpy 1.24, pandas 1.5, sklearn 1.2, joblib 1.2):
 
     /usr/bin/python3 testdata/gen/gen_frames.py [OUTDIR]
 
+PK_ONLY=name,name rewrites only those objects (the others are left alone).
+
 The Go tests (pkg/diff/frames_test.go, pkg/trace) read the committed files only.
 """
 import os
@@ -32,6 +34,14 @@ OBJECTS = {
     # int row labels
     "ints": "pd.DataFrame({'n': [7, 8, 9]}, index=[10, 20, 30])",
     "ints_changed": "pd.DataFrame({'n': [7, 8, 90]}, index=[10, 20, 30])",
+    # pandas Series: int64 row labels, str row labels and str values
+    "series": "pd.Series([0.5, 0.25, 0.125, 1.0], index=[40, 41, 42, 43], name='score')",
+    "series_changed": "pd.Series([0.5, 0.25, -5.0, 1.0], index=[40, 41, 42, 43], name='score')",
+    "series_str": "pd.Series(['x', 'y', 'z'], index=['a', 'b', 'c'])",
+    "series_str_changed": "pd.Series(['x', 'Y', 'z'], index=['a', 'b', 'c'])",
+    # a str (object) column
+    "strcol": "pd.DataFrame({'name': ['a', 'b', 'c'], 'score': [0.5, 0.25, 0.125]}, index=[10, 20, 30])",
+    "strcol_changed": "pd.DataFrame({'name': ['a', 'B', 'c'], 'score': [0.5, 0.25, 0.125]}, index=[10, 20, 30])",
     # a fitted pipeline
     "pipeline": "PIPE()",
     "pipeline_changed": "(lambda p: (p.steps[1][1].coef_.__setitem__((0, 3), p.steps[1][1].coef_[0, 3] + 1.0), p)[1])(PIPE())",
@@ -63,10 +73,14 @@ def run(code, *args):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for name in os.listdir(OUT):
-        if name.endswith((".pkl", ".joblib")):
-            os.remove(os.path.join(OUT, name))
+    only = [n for n in os.environ.get("PK_ONLY", "").split(",") if n]  # rewrite these objects only
+    if not only:
+        for name in os.listdir(OUT):
+            if name.endswith((".pkl", ".joblib")):
+                os.remove(os.path.join(OUT, name))
     for name, expr in OBJECTS.items():
+        if only and name not in only:
+            continue
         for form in ("p2", "p4", "p5", "joblib"):
             path = os.path.join(OUT, name + (".joblib" if form == "joblib" else "_" + form + ".pkl"))
             run(PRELUDE % expr, form, path)

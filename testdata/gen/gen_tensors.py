@@ -12,6 +12,7 @@ Run with Debian's python3 (torch 1.13):
 
 The Go tests (pkg/canon/tensor_test.go) read the committed files only.
 """
+import gzip
 import os
 import subprocess
 import sys
@@ -25,6 +26,17 @@ OBJECTS = {
     "copies": "{'a': torch.arange(6, dtype=torch.int64), 'b': torch.arange(6, dtype=torch.int64)[2:].clone(), 't': torch.arange(6, dtype=torch.int64).reshape(2, 3).t()}",
     "linear": "(torch.manual_seed(0), torch.nn.Linear(3, 2).state_dict())[1]",
     "mixed": "{'f16': torch.ones(2, dtype=torch.float16), 'i8': torch.tensor([1, -2], dtype=torch.int8), 'bool': torch.tensor([True, False]), 'step': 3}",
+    # a model's state dict (names with dots, as nn.Module gives them) and the same with one weight changed
+    "net": "(torch.manual_seed(0), torch.nn.Sequential(collections.OrderedDict([('fc', torch.nn.Linear(10, 8)), ('out', torch.nn.Linear(8, 2))])).state_dict())[1]",
+    "net_changed": "(lambda sd: (sd['fc.weight'].__setitem__((3, 7), sd['fc.weight'][3, 7] + 1.0), sd)[1])((torch.manual_seed(0), torch.nn.Sequential(collections.OrderedDict([('fc', torch.nn.Linear(10, 8)), ('out', torch.nn.Linear(8, 2))])).state_dict())[1])",
+}
+
+# Storages of 1 MiB or more (pk reads their nested torch.save bytes again
+# from the file): written by pickle.dump only, and committed gzip'd (mtime
+# 0); the tests decompress them (and read the .gz files as compressed inputs).
+BIG = {
+    "big": "collections.OrderedDict([('w', torch.zeros(500, 600)), ('b', torch.arange(3.0))])",
+    "big_changed": "collections.OrderedDict([('w', torch.zeros(500, 600).index_put_((torch.tensor([400]), torch.tensor([123])), torch.tensor(1.5))), ('b', torch.arange(3.0))])",
 }
 
 PRELUDE = """
@@ -44,12 +56,22 @@ else:
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name in os.listdir(OUT):
-        if name.endswith((".pt", ".pkl")):
+        if name.endswith((".pt", ".pkl", ".pkl.gz")):
             os.remove(os.path.join(OUT, name))
     for name, expr in OBJECTS.items():
         for form, suffix in (("zip", ".pt"), ("legacy", ".legacy.pt"), ("p2", "_p2.pkl"), ("p4", "_p4.pkl")):
             subprocess.run([sys.executable, "-c", PRELUDE % expr, form, os.path.join(OUT, name + suffix)], check=True,
                            env=dict(os.environ, PYTHONHASHSEED="0"))
+    for name, expr in BIG.items():
+        for form in ("p2", "p4"):
+            path = os.path.join(OUT, "%s_%s.pkl" % (name, form))
+            subprocess.run([sys.executable, "-c", PRELUDE % expr, form, path], check=True,
+                           env=dict(os.environ, PYTHONHASHSEED="0"))
+            with open(path, "rb") as f:
+                data = f.read()
+            with open(path + ".gz", "wb") as f:
+                f.write(gzip.compress(data, mtime=0))
+            os.remove(path)
 
 
 if __name__ == "__main__":

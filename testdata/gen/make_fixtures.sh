@@ -104,6 +104,19 @@ if has_mod "$PYDEB" torch; then
     rm -rf "$FIX/torch"; "$PYDEB" "$SRC/gen_torch.py" "$FIX/torch"
 else skip "no torch in $DEBNAME (apt-get install python3-torch)"; fi
 
+say "arrays, frames, tensors (pk-canon/2: testdata/arrays, testdata/frames, testdata/tensors)"
+# Each object is written by a separate process; the scripts remove their own
+# previous outputs. A rerun gives the same bytes except where the producer
+# writes a memory address: legacy torch.save files and pickle.dump'd
+# tensors name each storage by its address (their pk2 digests are the same).
+if has_mod "$PYDEB" numpy joblib pandas sklearn; then
+    "$PYDEB" "$SRC/gen_arrays.py" "$TESTDATA/arrays"
+    "$PYDEB" "$SRC/gen_frames.py" "$TESTDATA/frames"
+else skip "no numpy, joblib, pandas or sklearn in $DEBNAME (apt-get install python3-numpy python3-joblib python3-pandas python3-sklearn)"; fi
+if has_mod "$PYDEB" torch; then
+    "$PYDEB" "$SRC/gen_tensors.py" "$TESTDATA/tensors"
+else skip "no torch in $DEBNAME (apt-get install python3-torch)"; fi
+
 say "compressed"
 PYANY=${PY311:-$PYDEB}
 if [ -n "$PYANY" ]; then

@@ -1,0 +1,16 @@
+package canon
+
+import "io"
+
+// OpenBytes reads the payload of a bytes node of the view again when it is
+// a streamed blob (a payload of 1 MiB or more): from the file, and for the
+// bytes codecs-bytes made of a streamed str (protocol 0-2's
+// _codecs.encode(s, 'latin1'): an array's data), as the latin-1 bytes of
+// that str. pk diff streams an array's elements so. False when the view
+// cannot (the input is not a plain file, or not pk-canon/2).
+func (n *Node) OpenBytes() (io.Reader, func(), bool) {
+	if n == nil || n.v.blob(n.src) == nil {
+		return nil, nil, false
+	}
+	return n.v.bytesReader(n.src)
+}
