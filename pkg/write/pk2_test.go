@@ -58,6 +58,15 @@ func TestPk2Fixtures(t *testing.T) {
 		for p, why := range refused {
 			switch {
 			case strings.HasSuffix(p, ".npy") && strings.Contains(why, "plain data"):
+			case strings.Contains(p, "/tensors/big") && strings.HasSuffix(p, "_p2.pkl.gz") && strings.Contains(why, "with its pk hash"):
+				// pk hash reads the 1.2 MB storage of a protocol 2 pickle
+				// under gzip as bytes (canonical-form-2.md §5): written
+				// canonically it would hash otherwise
+			case opt.Protocol == 2 && strings.Contains(p, "/tensors/big") && strings.Contains(why, "faithfully"):
+				// a storage of 1 MiB or more: at protocol 2 its nested
+				// torch.save bytes are a latin-1 str of 1 MiB or more,
+				// which pk hash does not read back as the storage
+				// (docs/pk-canon.md, What is refused)
 			default:
 				t.Errorf("protocol %d: %s refused: %s", opt.Protocol, p, why)
 			}
@@ -218,8 +227,8 @@ func TestMutatedArrays(t *testing.T) {
 	written, refused := 0, 0
 	for _, p := range pk2Files(t) {
 		fi, err := os.Stat(p)
-		if err != nil || fi.Size() > 8192 || strings.HasSuffix(p, ".npy") || strings.HasSuffix(p, ".pt") {
-			continue
+		if err != nil || fi.Size() > 8192 || strings.HasSuffix(p, ".npy") || strings.HasSuffix(p, ".pt") || strings.Contains(p, "/pk2/") {
+			continue // the dill and cloudpickle states of pk2/: TestMutatedInputs' kind of input, not arrays
 		}
 		orig, _ := os.ReadFile(p)
 		for k := 0; k < 6; k++ {

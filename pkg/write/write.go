@@ -427,7 +427,56 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if (compression != "" || base != "pickle") && !noVerify {
+		// the checks above read the input with every payload in memory; pk
+		// hash reads a payload of 1 MiB or more inside a compression or a
+		// container as its digest only (canonical-form-2.md §5): the file
+		// written must have the pk hash of the input as pk hash reads both
+		if err := samePkHash(path, data, res.Data, copt); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
+}
+
+// samePkHash checks that out (a whole output file) has the pk hash of the
+// input at path (data: its bytes, stdin) as pk hash computes both.
+func samePkHash(path string, data, out []byte, copt canon.Options) error {
+	hash := func(b []byte, p string) (string, error) {
+		if b != nil {
+			tmp, err := os.CreateTemp("", "pk-canon-*")
+			if err != nil {
+				return "", err
+			}
+			defer os.Remove(tmp.Name())
+			_, werr := tmp.Write(b)
+			if cerr := tmp.Close(); werr != nil || cerr != nil {
+				return "", errors.Join(werr, cerr)
+			}
+			p = tmp.Name()
+		}
+		r, err := canon.HashFile(p, copt)
+		if err != nil {
+			return "", err
+		}
+		return r.Digest, nil
+	}
+	in := data
+	if path != "-" {
+		in = nil
+	}
+	want, err := hash(in, path)
+	if err != nil {
+		return err
+	}
+	got, err := hash(out, "")
+	if err != nil {
+		return &Error{File: path, Offset: -1, Reason: fmt.Sprintf("pk cannot reproduce this file faithfully: the output does not read back (%v)", err)}
+	}
+	if got != want {
+		return &Error{File: path, Offset: -1, Reason: "pk cannot write this file with its pk hash: pk hash reads a payload of 1 MiB or more inside its compression or container as its digest only (an array or tensor pickled at protocol 0-2, docs/canonical-form-2.md §5), which written canonically hashes otherwise"}
+	}
+	return nil
 }
 
 // supported refuses what pk canon does not write, in one line.

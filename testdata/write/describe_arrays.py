@@ -45,6 +45,9 @@ def describe(x, seen):
     try:
         import pandas as pd
 
+        if isinstance(x, pd.Series):
+            return {"series": repr(x.name), "index": describe(x.index.to_numpy(), {}), "dtype": str(x.dtype),
+                    "values": describe(x.to_numpy(), {})}
         if isinstance(x, pd.DataFrame):
             return {"frame": [str(c) for c in x.columns], "index": describe(x.index.to_numpy(), {}),
                     "dtypes": [str(d) for d in x.dtypes],
@@ -86,6 +89,13 @@ def describe(x, seen):
 
 
 def load(path, loader):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic == b"\x1f\x8b" and not path.endswith(".joblib") and not ".joblib." in path:
+        import gzip
+
+        with gzip.open(path, "rb") as f:
+            return pickle.load(f)
     if loader == "pickle":
         with open(path, "rb") as f:
             head = f.read(2)
