@@ -177,6 +177,10 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 	}
 	ks := kidsOf(start)
 	root.kids = len(ks)
+	if start.Kind == ItemFile && t.Doc == nil && t.nStreams > 0 {
+		// only some streams are held (each.go): the line counts them all
+		root.kids += t.nStreams - len(t.Streams)
+	}
 	used := 1
 	if root.agg() {
 		used++

@@ -45,6 +45,10 @@ type Tree struct {
 	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
 	// Leaves makes Top list only objects that hold no other (--top --leaves).
 	Leaves bool
+	// nStreams and streamBytes are the file's stream count and their bytes
+	// when Streams holds only some of them (each.go); 0: Streams is all.
+	nStreams    int
+	streamBytes int64
 	// kidFree holds lists of kids a walk is done with, for nodeKids to fill
 	// again: a walk of the whole tree makes one list a node, which without
 	// reuse is garbage the size of the stream's items.
@@ -145,8 +149,46 @@ func New(f *pickle.File) *Tree {
 // newStream sizes the nodes of s; add holds bytes from outside the stream
 // that count in a node (nil: none).
 func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
+	return sizeStream(s, add, nil)
+}
+
+// sizeScratch holds the tables of sizeStream for the next stream: a file
+// of a million streams sized one at a time (each.go) allocates them once.
+type sizeScratch struct {
+	st       StreamTree
+	incl     []int64
+	ownStart []int32
+	owned    []int32
+	done     []uint8
+	stack    []int32
+}
+
+// grow returns buf with length n, reusing its memory when it can.
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
+// sizeStream is newStream; with scr, the tree and its tables are scr's,
+// valid until the next call with scr.
+func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *StreamTree {
 	n := s.Len()
-	st := &StreamTree{Store: s, Incl: make([]int64, n), ownStart: make([]int32, n+1), add: add, upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root}
+	var st *StreamTree
+	var done []uint8
+	var stack []int32
+	if scr == nil {
+		st = &StreamTree{Store: s, Incl: make([]int64, n), ownStart: make([]int32, n+1)}
+		done = make([]uint8, n) // 0 new, 1 open, 2 done
+	} else {
+		scr.incl, scr.ownStart, scr.done = grow(scr.incl, n), grow(scr.ownStart, n+1), grow(scr.done, n)
+		scr.st = StreamTree{Store: s, Incl: scr.incl, ownStart: scr.ownStart}
+		st, done, stack = &scr.st, scr.done, scr.stack[:0]
+	}
+	st.add, st.upNode, st.prefix, st.rootRole = add, pickle.NoID, ppath.Root, ppath.Root
 	// Counting sort of the ownership edges into a CSR array.
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
@@ -156,7 +198,12 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 	for i := 1; i <= n; i++ {
 		st.ownStart[i] += st.ownStart[i-1]
 	}
-	st.owned = make([]int32, st.ownStart[n])
+	if scr == nil {
+		st.owned = make([]int32, st.ownStart[n])
+	} else {
+		scr.owned = grow(scr.owned, int(st.ownStart[n]))
+		st.owned = scr.owned
+	}
 	// fill with ownStart[o] as o's cursor (it ends at o+1's start), then
 	// shift the starts back: no cursor array
 	for id := range pickle.ID(n) {
@@ -171,8 +218,6 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 	st.ownStart[0] = 0
 	// Post-order from the tops with an explicit stack; done[] guards
 	// against any malformed ownership (a node is summed once).
-	done := make([]uint8, n) // 0 new, 1 open, 2 done
-	var stack []int32
 	sum := func(root pickle.ID) {
 		if done[root] != 0 {
 			return
@@ -221,6 +266,9 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 	}
 	for _, x := range s.Popped {
 		st.popped[x>>6] |= 1 << (x & 63)
+	}
+	if scr != nil {
+		scr.stack = stack[:0]
 	}
 	return st
 }
@@ -300,17 +348,29 @@ func (t *Tree) Root() Item {
 	if t.Doc != nil {
 		return Item{Kind: ItemFile, Size: t.Total, Role: t.Doc.Path}
 	}
-	if len(t.Streams) == 1 && t.File.Trailing == nil {
+	if t.streamCount() == 1 && t.File.Trailing == nil {
 		return t.streamItem(0)
 	}
 	var self int64 = t.Total
-	for _, s := range t.Streams {
-		self -= s.Store.Length()
+	if t.nStreams > 0 {
+		self -= t.streamBytes
+	} else {
+		for _, s := range t.Streams {
+			self -= s.Store.Length()
+		}
 	}
 	if t.File.Trailing != nil {
 		self -= t.File.Trailing.Len
 	}
 	return Item{Kind: ItemFile, Size: t.Total, Self: self, Role: t.File.Name}
+}
+
+// streamCount is the number of streams of the file.
+func (t *Tree) streamCount() int {
+	if t.nStreams > 0 {
+		return t.nStreams
+	}
+	return len(t.Streams)
 }
 
 func (t *Tree) streamItem(i int) Item {
