@@ -26,8 +26,10 @@ import (
 // Of every stream the count and its bytes are summed (the File's line and
 // its aggregate line). At the end the streams kept are read again
 // (pickle.RunStream at their offset; at most L or N of them), except the
-// last when nothing follows it: its store is still the machine's, and the
-// output is made while it is (from inside EachStream's callback). The
+// last when nothing follows it: the machine reads no more after it, so its
+// store stays valid once EachStream returns (checked: it is the last one
+// counted, and no trailing bytes were read after it), and it is sized
+// after the machine's own memory has gone. The
 // tree built over the streams kept, with the file's count and bytes, gives
 // the same selection as the tree of every stream (TestEachSame).
 
@@ -83,52 +85,56 @@ func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
 		n     int
 		bytes int64
 		scr   sizeScratch
-		done  bool // out was called
-		oerr  error
+		live  *pickle.Store // the last stream, when nothing follows it
 	)
-	finish := func(live *pickle.Store, trailing *pickle.Trailing, total int64) error {
-		done = true
-		t, err := eachBuild(path, k.kept(), live, trailing, total)
-		if err != nil {
-			return err
-		}
-		t.nStreams, t.streamBytes = n, bytes
-		return out(t)
-	}
 	file, ok := input.EachStream(path, pickle.Options{NoGraph: true}, func(ps *pickle.Stream) error {
 		s := ps.Store()
 		n++
 		bytes += s.Length()
+		if s.End == size {
+			// the last stream, and nothing follows: the machine, which
+			// reuses the store's memory for the next stream, reads no
+			// more (the input is at its end), so the store stays as it is
+			// once EachStream returns; a copy of its header lets the
+			// machine's own memory (its stack, memo, scratch) go before
+			// the stream is sized
+			cp := *s
+			live = &cp
+			return nil
+		}
 		var st *StreamTree
 		if k.sized() {
 			st = sizeStream(s, nil, &scr)
 		}
 		k.offer(s, st)
-		if s.End == size {
-			// the last stream, and nothing follows: the output is made
-			// now, while its store is valid
-			oerr = finish(s, nil, size)
-			return oerr
-		}
 		return nil
 	})
-	if done {
-		if !ok && oerr == nil {
-			// (EachStream has nothing left to fail on after the last
-			// stream; should it, the output is made already)
-			return true, nil
-		}
-		return true, oerr
-	}
 	if !ok {
 		return false, nil
 	}
-	return true, finish(nil, file.Trailing, file.Size)
+	scr = sizeScratch{}
+	var liveTree *StreamTree
+	if live != nil {
+		if live.Index != n-1 || file.Trailing != nil {
+			// (the file changed under us: more was read after it)
+			return false, nil
+		}
+		if k.sized() {
+			liveTree = newStream(live, nil)
+		}
+		k.offer(live, liveTree)
+	}
+	t, err := eachBuild(path, k.kept(), live, liveTree, file.Trailing, file.Size)
+	if err != nil {
+		return false, nil
+	}
+	t.nStreams, t.streamBytes = n, bytes
+	return true, out(t)
 }
 
 // eachBuild makes the tree of the streams at (re-read from path; live, when
 // set, is the store of one of them still in memory).
-func eachBuild(path string, at []streamAt, live *pickle.Store, trailing *pickle.Trailing, total int64) (*Tree, error) {
+func eachBuild(path string, at []streamAt, live *pickle.Store, liveTree *StreamTree, trailing *pickle.Trailing, total int64) (*Tree, error) {
 	t := &Tree{File: &pickle.File{Name: path, Size: total, Trailing: trailing}, Total: total}
 	var f *os.File
 	defer func() {
@@ -154,7 +160,10 @@ func eachBuild(path string, at []streamAt, live *pickle.Store, trailing *pickle.
 			}
 			s = ps.Store()
 		}
-		st := newStream(s, nil)
+		st := liveTree
+		if s != live || st == nil {
+			st = newStream(s, nil)
+		}
 		st.setHead(a.index)
 		st.tree = t
 		t.Streams = append(t.Streams, st)

@@ -418,6 +418,14 @@ func (st *StreamTree) topItems(prefix *pathLink) []Item {
 func (st *StreamTree) topKids() []kid {
 	s := st.Store
 	out := make([]kid, 0, len(s.Tops)+len(st.Orphans)+1)
+	st.eachTopKid(func(k kid) { out = append(out, k) })
+	return out
+}
+
+// eachTopKid is topKids one kid at a time, for what needs only some of
+// them: a stream of a million tops costs no list of a million kids.
+func (st *StreamTree) eachTopKid(fn func(k kid)) {
+	s := st.Store
 	np, nl := 0, 0
 	rootShown := false
 	for _, x := range s.Tops {
@@ -433,16 +441,15 @@ func (st *StreamTree) topKids() []kid {
 			k.rk, k.i = rLeftover, int32(nl)
 			nl++
 		}
-		out = append(out, k)
+		fn(k)
 	}
 	if !rootShown && s.Root != pickle.NoID {
 		// the result is a reference to an object built elsewhere
-		out = append(out, kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef})
+		fn(kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef})
 	}
 	for i, x := range st.Orphans {
-		out = append(out, kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(i), kind: ItemNode, size: st.Incl[x]})
+		fn(kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(i), kind: ItemNode, size: st.Incl[x]})
 	}
-	return out
 }
 
 func (st *StreamTree) nodeItem(n pickle.ID, role string, path *pathLink) Item {
@@ -784,13 +791,12 @@ type topEnt struct {
 // indexTopRoles numbers the tops as topItems does; a node listed twice
 // keeps its first role.
 func (st *StreamTree) indexTopRoles() {
-	ks := st.topKids()
-	tops := make([]topEnt, 0, len(ks))
-	for _, k := range ks {
+	tops := make([]topEnt, 0, len(st.Store.Tops)+len(st.Orphans))
+	st.eachTopKid(func(k kid) {
 		if k.kind == ItemNode {
 			tops = append(tops, topEnt{id: k.node, i: k.i, rk: k.rk})
 		}
-	}
+	})
 	sort.SliceStable(tops, func(i, j int) bool { return tops[i].id < tops[j].id })
 	out := tops[:0]
 	for _, e := range tops {
