@@ -242,10 +242,12 @@ func (t *prefixTee) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// slot is one stack entry: 16 bytes (pending first, so that n and origin
+// share its second word: a million open levels hold 16 MB, not 24).
 type slot struct {
-	n       ID
 	pending int64 // bytes of the opcodes that put this reference here (GET, DUP)
-	origin  bool  // the slot where n was built
+	n       ID
+	origin  bool // the slot where n was built
 }
 
 type mark struct {
@@ -493,6 +495,9 @@ func (m *machine) growRecs() {
 	// and the new at once)
 	s.kids = projected(s.kids, n, proj)
 	s.text = projected(s.text, n, proj)
+	s.ext = projected(s.ext, n, proj)
+	s.muts = projected(s.muts, n, proj)
+	s.Log = projected(s.Log, n, proj)
 }
 
 // projected returns buf with room for the length it would have at proj
