@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // eachOut is what the stream-by-stream path prints for the default view
@@ -150,4 +154,44 @@ func TestEachFallsBack(t *testing.T) {
 		}
 	}
 	_ = os.Remove(bad)
+}
+
+// TestSizeForest: on every stream of the corpus, the sizes summed leaves
+// first (sizeForest) are the post-order's (sizeDFS), and the forest path
+// applies to nearly all.
+func TestSizeForest(t *testing.T) {
+	forest, all := 0, 0
+	for _, p := range corpusFiles(2 << 20) {
+		d, err := input.OpenWith(p, pickle.Options{}, input.Options{})
+		if err != nil {
+			continue
+		}
+		for _, part := range d.Parts {
+			if part.Pickle == nil {
+				continue
+			}
+			for _, ps := range part.Pickle.Streams {
+				s := ps.Store()
+				st := sizeStream(s, nil, nil)
+				ref := &StreamTree{Store: s, Incl: make([]int64, s.Len())}
+				ref.sizeDFS(nil)
+				all++
+				if st.ownStart == nil {
+					forest++
+				}
+				if !slices.Equal(st.Incl, ref.Incl) || !slices.Equal(st.Orphans, ref.Orphans) {
+					t.Fatalf("%s stream %d: sizes differ from the post-order's", p, s.Index)
+				}
+				for id := range pickle.ID(s.Len()) {
+					if st.ownsAny(id) != ref.ownsAny(id) {
+						t.Fatalf("%s stream %d: node %d owns differently", p, s.Index, id)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d streams, %d summed leaves first", all, forest)
+	if forest < all*9/10 {
+		t.Errorf("only %d of %d streams summed leaves first", forest, all)
+	}
 }

@@ -94,8 +94,12 @@ type StreamTree struct {
 	// stream (what the graph path would call it: "#12"); nil when the
 	// store's IDs are the stream's.
 	num []int32
-	// Owned lists, for node i, the IDs of the nodes it owns:
-	// owned[ownStart[i]:ownStart[i+1]].
+	// owns has a bit for each node that owns another (nil: none).
+	owns []uint64
+	// ownStart and owned list, for node i, the IDs of the nodes it owns:
+	// owned[ownStart[i]:ownStart[i+1]]; made only for a stream where an
+	// owned node is not among its owner's children, or that has orphans
+	// (sizeStream); nil otherwise.
 	ownStart []int32
 	owned    []int32
 	// Orphans are nodes that neither have an owner nor are among the
@@ -155,12 +159,13 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 // sizeScratch holds the tables of sizeStream for the next stream: a file
 // of a million streams sized one at a time (each.go) allocates them once.
 type sizeScratch struct {
-	st       StreamTree
-	incl     []int64
-	ownStart []int32
-	owned    []int32
-	done     []uint8
-	stack    []int32
+	st    StreamTree
+	incl  []int64
+	cnt   []int32
+	bits  []uint64
+	owns  []uint64
+	mark  marker
+	stack []int32
 }
 
 // grow returns buf with length n, reusing its memory when it can.
@@ -175,21 +180,143 @@ func grow[T any](buf []T, n int) []T {
 
 // sizeStream is newStream; with scr, the tree and its tables are scr's,
 // valid until the next call with scr.
+//
+// The ownership of a stream pkg/pickle read is a forest whose roots are
+// the stream's tops, and every node is among the children of its owner
+// (eachChild): sizes are then summed leaves first, climbing from each node
+// whose owned nodes are all summed to its owner (a count a node, no list
+// of the owned nodes, no stack). Anything else (a root that is no top, an
+// owned node its owner does not list, a cycle) is also sized as it always
+// was: by the post-order over the ownership lists (sizeDFS), which names
+// orphans and keeps the lists for nodeKids.
 func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *StreamTree {
 	n := s.Len()
 	var st *StreamTree
-	var done []uint8
-	var stack []int32
+	var cnt []int32
 	if scr == nil {
-		st = &StreamTree{Store: s, Incl: make([]int64, n), ownStart: make([]int32, n+1)}
-		done = make([]uint8, n) // 0 new, 1 open, 2 done
+		st = &StreamTree{Store: s, Incl: make([]int64, n)}
+		cnt = make([]int32, n)
 	} else {
-		scr.incl, scr.ownStart, scr.done = grow(scr.incl, n), grow(scr.ownStart, n+1), grow(scr.done, n)
-		scr.st = StreamTree{Store: s, Incl: scr.incl, ownStart: scr.ownStart}
-		st, done, stack = &scr.st, scr.done, scr.stack[:0]
+		scr.incl, scr.cnt = grow(scr.incl, n), grow(scr.cnt, n)
+		scr.st = StreamTree{Store: s, Incl: scr.incl}
+		st, cnt = &scr.st, scr.cnt
+		if len(scr.mark.bits) < (n+63)/64 {
+			scr.mark = marker{}
+		}
+		scr.mark.next(n)
+		st.mark = &scr.mark
 	}
 	st.add, st.upNode, st.prefix, st.rootRole = add, pickle.NoID, ppath.Root, ppath.Root
-	// Counting sort of the ownership edges into a CSR array.
+	if !st.sizeForest(cnt, scr) {
+		clear(st.Incl)
+		st.sizeDFS(scr)
+	}
+	if len(s.Popped) > 0 {
+		st.popped = make([]uint64, (n+63)/64)
+	}
+	for _, x := range s.Popped {
+		st.popped[x>>6] |= 1 << (x & 63)
+	}
+	return st
+}
+
+// sizeForest sums the sizes of a stream whose ownership is a forest rooted
+// at its tops, every owned node listed by its owner; false (with Incl
+// partly summed) for any other.
+func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
+	s := st.Store
+	n := len(cnt)
+	roots := 0
+	for id := range pickle.ID(n) {
+		if o := s.Owner(id); o >= 0 {
+			if int(o) >= n {
+				return false
+			}
+			cnt[o]++
+		} else {
+			roots++
+		}
+	}
+	words := (n + 63) / 64
+	var bits, owns []uint64
+	if scr == nil {
+		bits, owns = make([]uint64, words), make([]uint64, words)
+	} else {
+		scr.bits, scr.owns = grow(scr.bits, words), grow(scr.owns, words)
+		bits, owns = scr.bits, scr.owns
+	}
+	// every root a top (else there are orphans: sizeDFS names them)
+	tops := 0
+	for _, x := range s.Tops {
+		if x >= 0 && int(x) < n && s.Owner(x) < 0 && bits[x>>6]&(1<<(x&63)) == 0 {
+			bits[x>>6] |= 1 << (x & 63)
+			tops++
+		}
+	}
+	if tops != roots {
+		return false
+	}
+	// every owned node among its owner's children (else nodeKids lists the
+	// others from the ownership lists)
+	listed := true
+	m := st.marks()
+	for o := range pickle.ID(n) {
+		if cnt[o] == 0 {
+			continue
+		}
+		owns[o>>6] |= 1 << (o & 63)
+		if !listed {
+			continue
+		}
+		m.next(n)
+		k := int32(0)
+		eachChild(s, o, func(c pickle.ID, _ role, _ bool) bool {
+			if s.Owner(c) == o && !m.has(c) {
+				m.add(c)
+				k++
+			}
+			return true
+		})
+		listed = k == cnt[o]
+	}
+	// leaves first, climbing to each owner once its owned nodes are summed
+	summed := 0
+	for id := range pickle.ID(n) {
+		if cnt[id] != 0 {
+			continue
+		}
+		x := id
+		for {
+			st.Incl[x] += s.Self(x) + st.add[x]
+			cnt[x] = -1
+			summed++
+			o := s.Owner(x)
+			if o < 0 {
+				break
+			}
+			st.Incl[o] += st.Incl[x]
+			if cnt[o]--; cnt[o] != 0 {
+				break
+			}
+			x = o
+		}
+	}
+	if summed != n {
+		return false // a cycle
+	}
+	st.owns = owns
+	if !listed {
+		st.ownLists(nil)
+	}
+	return true
+}
+
+// ownLists makes the ownership lists (CSR: owned[ownStart[i]:ownStart[i+1]]
+// are the nodes i owns).
+func (st *StreamTree) ownLists(scr *sizeScratch) {
+	s := st.Store
+	n := s.Len()
+	st.ownStart = make([]int32, n+1)
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
 			st.ownStart[o+1]++
@@ -198,12 +325,7 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *Str
 	for i := 1; i <= n; i++ {
 		st.ownStart[i] += st.ownStart[i-1]
 	}
-	if scr == nil {
-		st.owned = make([]int32, st.ownStart[n])
-	} else {
-		scr.owned = grow(scr.owned, int(st.ownStart[n]))
-		st.owned = scr.owned
-	}
+	st.owned = make([]int32, st.ownStart[n])
 	// fill with ownStart[o] as o's cursor (it ends at o+1's start), then
 	// shift the starts back: no cursor array
 	for id := range pickle.ID(n) {
@@ -216,8 +338,19 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *Str
 		st.ownStart[i] = st.ownStart[i-1]
 	}
 	st.ownStart[0] = 0
-	// Post-order from the tops with an explicit stack; done[] guards
-	// against any malformed ownership (a node is summed once).
+}
+
+// sizeDFS sums the sizes by a post-order over the ownership lists from the
+// tops, then from each node no top reaches (an orphan, shown under the
+// stream), with an explicit stack; done[] guards against any malformed
+// ownership (a node is summed once).
+func (st *StreamTree) sizeDFS(scr *sizeScratch) {
+	s := st.Store
+	n := s.Len()
+	st.ownLists(scr)
+	st.owns = nil
+	done := make([]uint8, n) // 0 new, 1 open, 2 done
+	var stack []int32
 	sum := func(root pickle.ID) {
 		if done[root] != 0 {
 			return
@@ -241,7 +374,7 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *Str
 				}
 			}
 			stack = stack[:len(stack)-1]
-			v := s.Self(pickle.ID(id)) + add[pickle.ID(id)]
+			v := s.Self(pickle.ID(id)) + st.add[pickle.ID(id)]
 			for _, c := range st.owned[st.ownStart[id]:st.ownStart[id+1]] {
 				if done[c] == 2 {
 					v += st.Incl[c]
@@ -261,16 +394,24 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *Str
 			sum(id)
 		}
 	}
-	if len(s.Popped) > 0 {
-		st.popped = make([]uint64, (n+63)/64)
+}
+
+// ownsAny reports whether node id owns another.
+func (st *StreamTree) ownsAny(id pickle.ID) bool {
+	if st.ownStart != nil {
+		return st.ownStart[id] != st.ownStart[id+1]
 	}
-	for _, x := range s.Popped {
-		st.popped[x>>6] |= 1 << (x & 63)
+	return st.owns != nil && st.owns[id>>6]&(1<<(id&63)) != 0
+}
+
+// unlisted returns the nodes n owns that are not among its children
+// (eachChild), when there may be any: the ownership lists exist only for a
+// stream where some are (nil otherwise).
+func (st *StreamTree) unlisted(n pickle.ID) []int32 {
+	if st.ownStart == nil {
+		return nil
 	}
-	if scr != nil {
-		scr.stack = stack[:0]
-	}
-	return st
+	return st.owned[st.ownStart[n]:st.ownStart[n+1]]
 }
 
 // ItemKind says what a line of the display tree is.
@@ -697,7 +838,7 @@ func (st *StreamTree) children(it Item) []Item {
 		return true
 	})
 	// Owned nodes that are none of the above (should not happen).
-	for _, c := range st.owned[st.ownStart[n]:st.ownStart[n+1]] {
+	for _, c := range st.unlisted(n) {
 		if c := pickle.ID(c); !m.has(c) {
 			m.add(c)
 			rs := role{kind: rOwned, i: int(c)}.str(s)

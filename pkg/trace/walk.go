@@ -135,7 +135,7 @@ func (st *StreamTree) eachNodeKid(n pickle.ID, fn func(k kid)) {
 		return true
 	})
 	// Owned nodes that are none of the above (should not happen).
-	for _, c := range st.owned[st.ownStart[n]:st.ownStart[n+1]] {
+	for _, c := range st.unlisted(n) {
 		if id := pickle.ID(c); !m.has(id) {
 			m.add(id)
 			fn(kid{node: id, key: pickle.NoID, i: c, rk: rOwned, kind: ItemNode, size: st.Incl[c]})
@@ -513,7 +513,7 @@ func (t *Tree) Top(n int) []Item {
 			keys = st.foldedKeys()
 		}
 		for id, sz := range st.Incl {
-			if t.Leaves && (st.ownStart[id] != st.ownStart[id+1] || len(st.attach[pickle.ID(id)]) > 0 || keys[id]) {
+			if t.Leaves && (st.ownsAny(pickle.ID(id)) || len(st.attach[pickle.ID(id)]) > 0 || keys[id]) {
 				continue
 			}
 			e := ent{sz, int32(si), int32(id)}
