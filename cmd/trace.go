@@ -146,7 +146,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		}
 	}
 	f.bounded(c)
-	if f.path == "" && f.svg == "" && f.html == "" && (f.boundedView || f.top > 0 && !f.group && !f.leaves) {
+	if f.path == "" && f.svg == "" && f.html == "" && (f.boundedView || f.top > 0 && !f.group) {
 		// a bare pickle file: stream by stream, keeping only the streams
 		// whose lines may be printed (false: anything else, or an error,
 		// which the opening below reports)
@@ -160,7 +160,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		if f.boundedView {
 			ok, err = trace.EachBounded(path, f.lines, out)
 		} else {
-			ok, err = trace.EachTop(path, f.top, out)
+			ok, err = trace.EachTop(path, f.top, f.leaves, out)
 		}
 		if ok {
 			return err

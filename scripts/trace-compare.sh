@@ -18,6 +18,7 @@ FLAGS=${FLAGS:-"--color=never
 --top 20
 --top 20 --json
 --top 7 --bytes
+--top 5 --leaves
 --color=never --lines 0"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -20,8 +20,9 @@ import (
 //     L best of them (size, then stream order), so only the L largest
 //     streams can have a line: those are kept, by offset;
 //   - --top N keeps the streams that hold one of the N largest objects so
-//     far (size, then stream order, then creation order: Top's order), by
-//     offset, and of the others nothing.
+//     far (size, then stream order, then creation order: Top's order; with
+//     --leaves, of those that hold no other), by offset, and of the others
+//     nothing.
 //
 // Of every stream the count and its bytes are summed (the File's line and
 // its aggregate line). At the end the streams kept are read again
@@ -47,12 +48,14 @@ func EachBounded(path string, lines int, out func(*Tree) error) (ok bool, err er
 	return eachTree(path, k, out)
 }
 
-// EachTop is EachBounded for --top n (WriteTop, WriteTopJSON).
-func EachTop(path string, n int, out func(*Tree) error) (ok bool, err error) {
+// EachTop is EachBounded for --top n (WriteTop, WriteTopJSON); leaves
+// keeps the streams of the n largest objects that hold no other (--top
+// --leaves: out sets Tree.Leaves).
+func EachTop(path string, n int, leaves bool, out func(*Tree) error) (ok bool, err error) {
 	if n <= 0 {
 		return false, nil
 	}
-	return eachTree(path, &topKeep{n: n}, out)
+	return eachTree(path, &topKeep{n: n, leaves: leaves}, out)
 }
 
 // keeper decides which streams a stream-by-stream tree keeps.
@@ -227,8 +230,9 @@ func (k *boundedKeep) kept() []streamAt {
 // topKeep keeps the streams that hold one of the n largest objects (Top's
 // order: size, stream, creation).
 type topKeep struct {
-	n int
-	h []topEnt2
+	n      int
+	leaves bool // only objects that hold no other (Top with Tree.Leaves)
+	h      []topEnt2
 }
 
 type topEnt2 struct {
@@ -252,7 +256,14 @@ func (k *topKeep) sized() bool { return true }
 
 func (k *topKeep) offer(s *pickle.Store, st *StreamTree) {
 	h := k.h
+	var keys []bool
+	if k.leaves {
+		keys = st.foldedKeys()
+	}
 	for id, sz := range st.Incl {
+		if k.leaves && (st.ownsAny(pickle.ID(id)) || keys[id]) {
+			continue // (as Top: a bare pickle attaches no parts)
+		}
 		e := topEnt2{size: sz, begin: s.Begin, s: int32(s.Index), id: int32(id)}
 		if len(h) < k.n {
 			h = append(h, e)

@@ -28,16 +28,19 @@ func eachOut(t *testing.T, path string, lines, n int) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	b.WriteString("--\n")
-	ok, err = EachTop(path, n, func(tr *Tree) error {
-		if err := tr.WriteTop(&b, n, sty); err != nil {
-			return err
-		}
+	for _, leaves := range []bool{false, true} {
 		b.WriteString("--\n")
-		return tr.WriteTopJSON(&b, n)
-	})
-	if err != nil || !ok {
-		t.Fatalf("%s: --top %d: %v %v", path, n, ok, err)
+		ok, err = EachTop(path, n, leaves, func(tr *Tree) error {
+			tr.Leaves = leaves
+			if err := tr.WriteTop(&b, n, sty); err != nil {
+				return err
+			}
+			b.WriteString("--\n")
+			return tr.WriteTopJSON(&b, n)
+		})
+		if err != nil || !ok {
+			t.Fatalf("%s: --top %d: %v %v", path, n, ok, err)
+		}
 	}
 	return b.String(), true
 }
@@ -52,10 +55,13 @@ func wholeOut(t *testing.T, path string, lines, n int) (string, bool) {
 	var b bytes.Buffer
 	sty := Style{ASCII: true, Bytes: true}
 	tr.WriteBounded(&b, tr.Root(), lines, sty)
-	b.WriteString("--\n")
-	tr.WriteTop(&b, n, sty)
-	b.WriteString("--\n")
-	tr.WriteTopJSON(&b, n)
+	for _, leaves := range []bool{false, true} {
+		tr.Leaves = leaves
+		b.WriteString("--\n")
+		tr.WriteTop(&b, n, sty)
+		b.WriteString("--\n")
+		tr.WriteTopJSON(&b, n)
+	}
 	return b.String(), true
 }
 
@@ -135,7 +141,7 @@ func TestEachStreamsBounded(t *testing.T) {
 	if !ok || err != nil || held > 40 {
 		t.Fatalf("ok %v, err %v, %d streams held", ok, err, held)
 	}
-	ok, err = EachTop(p, 20, func(tr *Tree) error { held = len(tr.Streams); return nil })
+	ok, err = EachTop(p, 20, false, func(tr *Tree) error { held = len(tr.Streams); return nil })
 	if !ok || err != nil || held > 20 {
 		t.Fatalf("--top: ok %v, err %v, %d streams held", ok, err, held)
 	}
