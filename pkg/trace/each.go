@@ -9,7 +9,8 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// Stream by stream (docs/pk-trace.md, "Many pickles in one file").
+// Stream by stream (docs/pk-trace.md, "Many pickles in one file: stream by
+// stream").
 //
 // The default view and --top of a bare pickle file read it one stream at a
 // time (input.EachStream, as pk hash does: one stream's store at a time,
@@ -29,10 +30,12 @@ import (
 // (pickle.RunStream at their offset; at most L or N of them), except the
 // last when nothing follows it: the machine reads no more after it, so its
 // store stays valid once EachStream returns (checked: it is the last one
-// counted, and no trailing bytes were read after it), and it is sized
-// after the machine's own memory has gone. The
-// tree built over the streams kept, with the file's count and bytes, gives
-// the same selection as the tree of every stream (TestEachSame).
+// counted, and no trailing bytes were read after it; pickle.ParseEach
+// promises this only until fn returns, so TestEachSame and
+// TestEachStreams would see a change), and it is sized after the
+// machine's own memory has gone. The tree built over the streams kept,
+// with the file's count and bytes, gives the same selection as the tree
+// of every stream.
 
 // noEach turns the stream-by-stream path off (tests compare both).
 var noEach = os.Getenv("PK_TRACE_EACH") == "0"
