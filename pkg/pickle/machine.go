@@ -498,6 +498,8 @@ func (m *machine) growRecs() {
 	s.ext = projected(s.ext, n, proj)
 	s.muts = projected(s.muts, n, proj)
 	s.Log = projected(s.Log, n, proj)
+	s.Tops = projected(s.Tops, n, proj)
+	s.Popped = projected(s.Popped, n, proj)
 }
 
 // projected returns buf with room for the length it would have at proj
