@@ -92,9 +92,13 @@ func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
 		bytes int64
 		scr   sizeScratch
 		live  *pickle.Store // the last stream, when nothing follows it
+		first int64         // the offset of the first stream
 	)
 	file, ok := input.EachStream(path, pickle.Options{NoGraph: true}, func(ps *pickle.Stream) error {
 		s := ps.Store()
+		if n == 0 {
+			first = s.Begin
+		}
 		n++
 		bytes += s.Length()
 		if s.End == size {
@@ -130,7 +134,13 @@ func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
 		}
 		k.offer(live, liveTree)
 	}
-	t, err := eachBuild(path, k.kept(), live, liveTree, file.Trailing, file.Size)
+	at := k.kept()
+	if n == 1 && len(at) == 0 {
+		// the only stream is the tree's root (Root), whatever is printed
+		// (--top --leaves of a stream with no leaf keeps none)
+		at = []streamAt{{0, first}}
+	}
+	t, err := eachBuild(path, at, live, liveTree, file.Trailing, file.Size)
 	if err != nil {
 		return false, nil
 	}

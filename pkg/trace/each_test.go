@@ -22,6 +22,7 @@ func eachOut(t *testing.T, path string, lines, n int) (string, bool) {
 	ok, err := EachBounded(path, lines, func(tr *Tree) error {
 		return tr.WriteBounded(&b, tr.Root(), lines, sty)
 	})
+	// (cmd's traceOne starts from Root() whatever it prints)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -32,6 +33,8 @@ func eachOut(t *testing.T, path string, lines, n int) (string, bool) {
 		b.WriteString("--\n")
 		ok, err = EachTop(path, n, leaves, func(tr *Tree) error {
 			tr.Leaves = leaves
+			root := tr.Root()
+			b.WriteString(root.Role + " " + itoa(root.Size) + " " + itoa(root.Self) + "\n")
 			if err := tr.WriteTop(&b, n, sty); err != nil {
 				return err
 			}
@@ -58,6 +61,8 @@ func wholeOut(t *testing.T, path string, lines, n int) (string, bool) {
 	for _, leaves := range []bool{false, true} {
 		tr.Leaves = leaves
 		b.WriteString("--\n")
+		root := tr.Root()
+		b.WriteString(root.Role + " " + itoa(root.Size) + " " + itoa(root.Self) + "\n")
 		tr.WriteTop(&b, n, sty)
 		b.WriteString("--\n")
 		tr.WriteTopJSON(&b, n)
