@@ -152,6 +152,9 @@ func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
 // set, is the store of one of them still in memory).
 func eachBuild(path string, at []streamAt, live *pickle.Store, liveTree *StreamTree, trailing *pickle.Trailing, total int64) (*Tree, error) {
 	t := &Tree{File: &pickle.File{Name: path, Size: total, Trailing: trailing}, Total: total}
+	// what NewDoc gives a bare pickle's streams: a tensor label reads a large
+	// pickle.dump storage's head again from the file
+	doc := &input.Doc{Path: path, Size: total, Format: "pickle"}
 	var f *os.File
 	defer func() {
 		if f != nil {
@@ -181,7 +184,7 @@ func eachBuild(path string, at []streamAt, live *pickle.Store, liveTree *StreamT
 			st = newStream(s, nil)
 		}
 		st.setHead(a.index)
-		st.tree = t
+		st.tree, st.doc = t, doc
 		t.Streams = append(t.Streams, st)
 	}
 	return t, nil
