@@ -179,10 +179,13 @@ func unplaced(digestA, digestB string) Entry {
 func locate(opt Options, arrays bool, walk func(c *cmp)) *cmp {
 	detail := opt
 	detail.Canon.Form = canon.Form1
-	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore))}
+	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore)), alike: true}
 	walk(c)
 	withArrays := opt.Canon.Form != canon.Form1 && arrays && !hasElems(c.entries)
-	if c.err == nil && (len(c.entries) != 1 || withArrays) && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
+	// (views of every pair alike in both forms: the second walk would
+	// give what the first gave)
+	alike := c.alike && c.formA.Form == opt.Canon.Form && c.formB.Form == opt.Canon.Form && !arrays
+	if c.err == nil && (len(c.entries) != 1 || withArrays) && c.ignored == 0 && opt.Canon.Form != canon.Form1 && !alike {
 		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
 		walk(c2)
 		if c2.err == nil && (len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) ||
@@ -320,6 +323,14 @@ type cmp struct {
 	skip           map[pickle.ID]bool   // side A's frame blocks whose cells frames named
 	framesA        map[string]frameCell // joblib frames' blocks by path (rawCell)
 	framesB        map[string]frameCell
+	// formA and formB, when their Form is not the walk's (locate's
+	// pk-canon/1 walk of bare pickles, eachFiles), are the options of the
+	// form the digests are in: each pair walked is normalised in that form
+	// too, and alike stays true while the two forms' views of every pair
+	// are the same (formsAlike), so that a walk in that form would give the
+	// same entries and locate need not make it.
+	formA, formB canon.Options
+	alike        bool
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -684,6 +695,10 @@ func (c *cmp) streams(xa, xb streamSet, at string, main bool) {
 
 func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
+	if c.alike {
+		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form &&
+			formsAlike(sa, c.optA, c.formA) && formsAlike(sb, c.optB, c.formB)
+	}
 	c.storeA, c.storeB = va.Store(), vb.Store()
 	c.reset()
 	ra, rb := va.Root(), vb.Root()
@@ -726,6 +741,46 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 			c.walk(ea[o.A], eb[o.B], effect(o.B), true)
 		}
 	}
+}
+
+// formsAlike reports whether stream s has the same normalised view under
+// options x and y, which differ in their Form only: the same rules applied
+// as many times, no array (whose nodes only pk-canon/2 makes), and the
+// same effects (pk-canon/2 takes them whole, §2.4 of its spec). Every rule
+// that pk-canon/2 changes is noted when it applies (an array, a torch
+// storage, enum members, dill's _setattr and globals file, latin-1 bytes
+// read again), so views with the same rules and effects are the same view,
+// and a walk gives the same entries over either.
+func formsAlike(s *pickle.Stream, x, y canon.Options) bool {
+	x.NoPaths, y.NoPaths = true, true
+	vx, vy := canon.Normalize(s, x), canon.Normalize(s, y)
+	ax, ay := vx.Applied(), vy.Applied()
+	if len(ax) != len(ay) {
+		return false
+	}
+	for i := range ax {
+		if ax[i].Rule != ay[i].Rule || ax[i].Count != ay[i].Count {
+			return false
+		}
+		switch ax[i].Rule {
+		case canon.RuleGetattrGlobal, canon.RuleBytesReduce, canon.RuleByteArray, canon.RuleSetReduce,
+			canon.RuleFrozenReduce, canon.RuleNewobj, canon.RuleNewobjEx, canon.RuleReconstructor,
+			canon.RuleTrackerID, canon.RuleCoFilename, canon.RuleGlobalsFile, canon.RuleSetstate,
+			canon.RuleDillMain, canon.RulePartialNewobjEx, canon.RuleCodecsBytes, canon.RuleSetattr, canon.RuleLineno:
+		default:
+			return false // (arrays, torch, and what only pk-canon/2 does)
+		}
+	}
+	ex, ey := vx.EffectNodes(), vy.EffectNodes()
+	if len(ex) != len(ey) {
+		return false
+	}
+	for i := range ex {
+		if ex[i].EffectIndex() != ey[i].EffectIndex() {
+			return false
+		}
+	}
+	return true
 }
 
 type task struct {

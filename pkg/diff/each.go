@@ -16,9 +16,11 @@ import (
 // digests differ are read again, one pair at a time, and walked as Docs
 // walks them. Memory is then that of the largest stream and the digests,
 // not of every stream of both files (a Stream and its Store are about
-// 1 KB even for `N.`). ok is false for what it leaves to Docs: stdin,
-// --ignore, a single stream on both sides, anything but a bare pickle, an
-// error (Docs reports it).
+// 1 KB even for `N.`); two files of one stream each are hashed one after
+// the other, as pk hash hashes them, and two equal ones are never read
+// again (a diff of a file with itself costs two pk hash runs). ok is false
+// for what it leaves to Docs: stdin, --ignore, anything but a bare pickle,
+// an error (Docs reports it).
 func eachFiles(a, b string, opt Options) (*Result, bool) {
 	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
 		return nil, false
@@ -28,7 +30,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 		return nil, false
 	}
 	sb, ok := sumStreams(b, opt)
-	if !ok || len(sa.off) < 2 && len(sb.off) < 2 {
+	if !ok {
 		return nil, false
 	}
 	r := &Result{A: a, B: b, DigestA: sa.res.Digest, DigestB: sb.res.Digest}
@@ -53,6 +55,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 		// what the walk asks of the inputs (an array's large payload is read
 		// again from its file)
 		c.docA, c.docB = &input.Doc{Path: a, Format: "pickle"}, &input.Doc{Path: b, Format: "pickle"}
+		c.formA, c.formB = canon.BareOptions(a, opt.Canon), canon.BareOptions(b, opt.Canon)
 		c.reset()
 		c.streams(sa.set(fa, c.opt), sb.set(fb, c.opt), ppath.Root, true)
 	})
@@ -75,6 +78,11 @@ type streamSums struct {
 	fps      [][16]byte // of each stream, its digest (of opt's form) cut to 16 bytes
 	census   census
 	trailing *pickle.Trailing
+	// the stream load read last, kept for the next walk (locate's walks
+	// read the same pairs: of a file of one stream, the one pair)
+	last     *pickle.Stream
+	lastAt   int
+	lastAlgo canon.Algo
 }
 
 func sumStreams(path string, opt Options) (*streamSums, bool) {
@@ -112,9 +120,17 @@ func (s *streamSums) set(f *os.File, walk Options) streamSet {
 			return s.end - s.off[i]
 		},
 		load: func(i int) (*pickle.Stream, error) {
+			if s.last != nil && s.lastAt == i && s.lastAlgo == walk.Canon.Algo {
+				return s.last, nil // locate's second walk of the same pair
+			}
+			s.last = nil
 			rd := pickle.NewReaderAt(f, size, s.path, s.off[i])
 			rd.BlobThreshold, rd.NewHash = ropt.BlobThreshold, ropt.NewHash
-			return pickle.RunStream(rd, i)
+			st, err := pickle.RunStream(rd, i)
+			if err == nil {
+				s.last, s.lastAt, s.lastAlgo = st, i, walk.Canon.Algo
+			}
+			return st, err
 		},
 		digest:   func(i int) []byte { return s.fps[i][:] },
 		trailing: s.trailing,
