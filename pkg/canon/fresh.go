@@ -13,3 +13,10 @@ func (v *View) FreshNodes() { v.fresh = true }
 // ItemKind is Items()[i].Kind() for a list, tuple or persistent id, without
 // making the item's Node.
 func (n *Node) ItemKind(i int) pickle.Kind { return n.v.kind(n.v.res(n.v.items(n.src)[i])) }
+
+// SetFreshNodes turns FreshNodes on or off: a caller that makes one pass
+// over the whole view keyed by ID (pk diff's fingerprints) and then walks
+// a few of its nodes by identity turns it on for the pass only, so that
+// the view keeps a node only for what the walk reaches. Nodes handed out
+// before stay the view's.
+func (v *View) SetFreshNodes(on bool) { v.fresh = on }

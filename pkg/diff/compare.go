@@ -695,16 +695,22 @@ func (c *cmp) streams(xa, xb streamSet, at string, main bool) {
 
 func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
-	if c.alike {
-		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form &&
-			formsAlike(sa, c.optA, c.formA) && formsAlike(sb, c.optB, c.formB)
-	}
 	c.storeA, c.storeB = va.Store(), vb.Store()
 	c.reset()
 	ra, rb := va.Root(), vb.Root()
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
+	if c.alike {
+		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form &&
+			formsAlike(sa, va, ea, c.optA, c.formA) && formsAlike(sb, vb, eb, c.optB, c.formB)
+	}
+	// (the pass over each whole view keys what it keeps by ID: the views
+	// keep no node for it, only for what the walk reaches)
+	va.SetFreshNodes(true)
+	vb.SetFreshNodes(true)
 	c.ta = reuseFPTable(c.ta, c.optA.Algo, append([]*canon.Node{ra}, ea...)...)
 	c.tb = reuseFPTable(c.tb, c.optB.Algo, append([]*canon.Node{rb}, eb...)...)
+	va.SetFreshNodes(false)
+	vb.SetFreshNodes(false)
 	c.walk(ra, rb, c.paths.root(root), true)
 	if len(ea) == 0 && len(eb) == 0 {
 		return
@@ -751,9 +757,17 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 // storage, enum members, dill's _setattr and globals file, latin-1 bytes
 // read again), so views with the same rules and effects are the same view,
 // and a walk gives the same entries over either.
-func formsAlike(s *pickle.Stream, x, y canon.Options) bool {
-	x.NoPaths, y.NoPaths = true, true
-	vx, vy := canon.Normalize(s, x), canon.Normalize(s, y)
+//
+// vx is s's view under x, ex its EffectNodes (made again when x has
+// paths: Applied would find every node's).
+func formsAlike(s *pickle.Stream, vx *canon.View, ex []*canon.Node, x, y canon.Options) bool {
+	if !x.NoPaths {
+		x.NoPaths = true
+		vx = canon.Normalize(s, x)
+		ex = vx.EffectNodes()
+	}
+	y.NoPaths = true
+	vy := canon.Normalize(s, y)
 	ax, ay := vx.Applied(), vy.Applied()
 	if len(ax) != len(ay) {
 		return false
@@ -771,7 +785,7 @@ func formsAlike(s *pickle.Stream, x, y canon.Options) bool {
 			return false // (arrays, torch, and what only pk-canon/2 does)
 		}
 	}
-	ex, ey := vx.EffectNodes(), vy.EffectNodes()
+	ey := vy.EffectNodes()
 	if len(ex) != len(ey) {
 		return false
 	}

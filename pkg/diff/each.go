@@ -29,6 +29,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 	if !ok {
 		return nil, false
 	}
+	sa.last = nil // (not held while B is read; B's is kept for the walk)
 	sb, ok := sumStreams(b, opt)
 	if !ok {
 		return nil, false
@@ -93,12 +94,20 @@ func sumStreams(path string, opt Options) (*streamSums, bool) {
 		s.fps = append(s.fps, [16]byte(d[:16]))
 		s.end = st.Offset + st.Len()
 		s.census.add(st)
+		s.last = st
 		return nil
 	})
 	if !ok {
 		return nil, false
 	}
 	s.res, s.trailing = res, file.Trailing
+	// the stream of a file of one stream is kept, as load would read it
+	// again (ParseEach reuses its store for a next stream: only when there
+	// was none, not even trailing bytes it tried)
+	s.lastAt, s.lastAlgo = 0, opt.Canon.Algo
+	if len(s.off) != 1 || file.Trailing != nil {
+		s.last = nil
+	}
 	return s, true
 }
 
