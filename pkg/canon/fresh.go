@@ -20,3 +20,9 @@ func (n *Node) ItemKind(i int) pickle.Kind { return n.v.kind(n.v.res(n.v.items(n
 // the view keeps a node only for what the walk reaches. Nodes handed out
 // before stay the view's.
 func (v *View) SetFreshNodes(on bool) { v.fresh = on }
+
+// AppendPure appends the embedding of pure node n (Pure) in its parent's
+// encoding to b: an inline scalar, or 'H' and the digest of a pure
+// container. Two pure nodes have equal embeddings exactly when their
+// Digests are equal (Digest hashes it); pk diff's fingerprints read it.
+func (n *Node) AppendPure(b []byte) []byte { return n.v.appendPure(b, n.src) }

@@ -140,6 +140,7 @@ func both(f, g func() bool, parallel bool) (bool, bool) {
 		if !f() {
 			return false, false
 		}
+		collect()
 		return true, g()
 	}
 	var okG bool

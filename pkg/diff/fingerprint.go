@@ -3,11 +3,11 @@ package diff
 import (
 	"bytes"
 	"encoding/binary"
-	"hash"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/zeebo/xxh3"
 )
 
 // Fingerprints: which subtrees are equal, in time linear in the graph.
@@ -61,7 +61,6 @@ type fpInfo struct {
 // roots it was built from.
 type fpTable struct {
 	algo canon.Algo
-	h    hash.Hash
 	idx  []int32 // by ID(): 1 + index into info
 	info []fpInfo
 	buf  []byte
@@ -80,7 +79,7 @@ func newFPTable(algo canon.Algo, roots ...*canon.Node) *fpTable {
 // file of a million streams makes one table, not one a stream).
 func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
 	if t == nil || t.algo != algo || len(t.idx) > 1<<16 {
-		t = &fpTable{h: algo.New(), algo: algo}
+		t = &fpTable{algo: algo}
 	} else {
 		clear(t.idx)
 		t.info = t.info[:0]
@@ -126,15 +125,11 @@ func (t *fpTable) add(n *canon.Node, parent int32) int32 {
 	return int32(len(t.info) - 1)
 }
 
-func (t *fpTable) sum(parts ...[]byte) (out [16]byte) {
-	t.h.Reset()
-	for _, p := range parts {
-		t.h.Write(p)
-	}
-	t.buf = t.h.Sum(t.buf[:0])
-	copy(out[:], t.buf)
-	return out
-}
+// sum is the fingerprint of a container: XXH3-128 of its header and its
+// children's fingerprints (fast: the pass hashes every node of both views;
+// a collision, which adversarial input could make, can only hide where two
+// inputs whose digests differ differ: the verdict is the digests').
+func (t *fpTable) sum(b []byte) [16]byte { return xxh3.Hash128(b).Bytes() }
 
 // grow doubles a full slice's capacity (append's growth of large slices,
 // 1.25x, copies a million-level stack many times over).
@@ -146,10 +141,23 @@ func grow[T any](s []T) []T {
 }
 
 // leafFP gives a pure node, or an object that is no container, its
-// fingerprint: canon's Digest, cut to 16 bytes (apart from the Merkle ones
-// by what was hashed: a pure value's encoding, an object's starting 'N',
-// the Merkle input a prefix of its own).
+// fingerprint. A pure node's is its embedding in its parent's encoding
+// (canon.Node.AppendPure: an inline scalar, or 'H' and the digest of a
+// pure container), when shorter than 16 bytes its length and bytes, else
+// XXH3-128 of it; an object's is canon's Digest, cut to 16 bytes. (Apart
+// from the Merkle ones by what was hashed: an embedding, an object's
+// starting 'N', the Merkle input a prefix of its own.)
 func (t *fpTable) leafFP(n *canon.Node) (out [16]byte) {
+	if n.Pure() {
+		b := n.AppendPure(t.buf[:0])
+		t.buf = b
+		if len(b) < len(out) {
+			out[0] = byte(len(b))
+			copy(out[1:], b)
+			return out
+		}
+		return xxh3.Hash128(b).Bytes()
+	}
 	copy(out[:], n.Digest())
 	return out
 }
