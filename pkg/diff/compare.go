@@ -785,12 +785,13 @@ func formsAlike(s *pickle.Stream, vx *canon.View, ex []*canon.Node, x, y canon.O
 			return false // (arrays, torch, and what only pk-canon/2 does)
 		}
 	}
-	ey := vy.EffectNodes()
+	// (y's effects as log entries: no node made for each)
+	ey, log := vy.Effects(), vx.Store().Log
 	if len(ex) != len(ey) {
 		return false
 	}
 	for i := range ex {
-		if ex[i].EffectIndex() != ey[i].EffectIndex() {
+		if log[ex[i].EffectIndex()] != ey[i] {
 			return false
 		}
 	}

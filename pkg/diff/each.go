@@ -2,7 +2,7 @@ package diff
 
 import (
 	"os"
-	"runtime"
+	"runtime/debug"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
@@ -74,13 +74,14 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 }
 
 // collect runs the collector between two reads of an input, when what
-// the first one made is garbage: the heap then grows from what is live
-// (at the collector's pace of cmd's gcPercent, the next collection would
-// come only at half as much again as the first read's peak, so its garbage
-// and the second read's store would be held at once; a million-level
-// nesting against itself: 329 -> 2xx MB). What is live then is small or
-// pointer-free (a store), so it costs little.
-func collect() { runtime.GC() }
+// the first one made is garbage, and returns the freed memory to the
+// system: the second read's heap then grows from what is live (at the
+// collector's pace of cmd's gcPercent, the next collection would come only
+// at half as much again as the first read's peak, so its garbage and the
+// second read's store would be held at once). What is live then is small
+// or pointer-free (a store), so it costs little (a 10^6-level dict
+// nesting against itself: 316 -> 220 MB).
+func collect() { debug.FreeOSMemory() }
 
 // streamSums is what eachFiles keeps of one file's streams.
 type streamSums struct {
