@@ -20,6 +20,7 @@ import (
 	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/zeebo/xxh3"
 )
 
 // Options tune a diff.
@@ -1195,8 +1196,13 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		kids = append(kids, c.entries2(attrsA, attrsB, path, attrEdge, nil, nil)...)
 	}
 	if len(itemsA) > 0 || len(itemsB) > 0 {
-		// __setitem__ on an object (OrderedDict, defaultdict, ...): by key
-		kids = append(kids, c.entries2(itemsA, itemsB, path, keyEdge, nil, nil)...)
+		// __setitem__ on an object (OrderedDict, defaultdict, ...): by key,
+		// or, when a key is set twice, as a sequence of pairs
+		if repeatsKey(c.ta, itemsA) || repeatsKey(c.tb, itemsB) {
+			kids = append(kids, c.pairSeq(itemsA, itemsB, path)...)
+		} else {
+			kids = append(kids, c.entries2(itemsA, itemsB, path, keyEdge, nil, nil)...)
+		}
 	}
 	if len(appA) > 0 || len(appB) > 0 {
 		kids = append(kids, c.seq(appA, appB, path, itemsForm, nil, nil)...)
@@ -1249,6 +1255,105 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		}
 	}
 	return kids
+}
+
+// repeatsKey reports whether two of the __setitem__ pairs es set equal
+// keys.
+func repeatsKey(t *fpTable, es []canon.Entry) bool {
+	if len(es) < 2 {
+		return false
+	}
+	seen := make(map[string]bool, min(len(es), 1024))
+	for _, e := range es {
+		k := exactKey(t, e.Key)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
+// pairSeq compares the __setitem__ pairs of two objects that set a key
+// more than once (700,000 SETITEMs of one key on an OrderedDict) as a
+// sequence of (key, value) pairs, aligned as seq aligns items: matched by
+// key they would pair the wrong values (the later pair replaces the
+// earlier), an entry each (1,399,299 entries for one changed value; now
+// one). A pair is named by its key as entries2 names it (root['k']); a run
+// by its first pair's, with its count.
+func (c *cmp) pairSeq(ia, ib []canon.Entry, path pathRef) []task {
+	var kids []task
+	side := func(s byte) []canon.Entry {
+		if s == 'a' {
+			return ia
+		}
+		return ib
+	}
+	t := func(s byte) *fpTable {
+		if s == 'a' {
+			return c.ta
+		}
+		return c.tb
+	}
+	eq := func(i, j int) bool { return c.same(ia[i].Key, ib[j].Key) && c.same(ia[i].Value, ib[j].Value) }
+	key := func(s byte, i int) ([16]byte, bool) {
+		e := side(s)[i]
+		k, ok1 := t(s).key(e.Key)
+		v, ok2 := t(s).key(e.Value)
+		return xxh3.Hash128(append(k[:], v[:]...)).Bytes(), ok1 && ok2
+	}
+	form := func(s byte) seqForm {
+		es := side(s)
+		return seqForm{
+			item: func(i int) string { return keyEdge(es[i].Pos, es[i].Key) },
+			span: func(i, _ int) string { return keyEdge(es[i].Pos, es[i].Key) },
+		}
+	}
+	value := func(s byte, i int) *canon.Node { return side(s)[i].Value }
+	for _, r := range AlignRunsKeyed(len(ia), len(ib), eq, key, true) {
+		if r.N > 1 {
+			f := form('b')
+			if r.Kind == '-' {
+				f = form('a')
+			}
+			if r.Kind != '~' {
+				c.add(c.runEntryOf(c.paths.String(path), f, r, value))
+				continue
+			}
+			rest := restRun(r)
+			kids = append(kids, c.pairTask(ia[r.A], ib[r.B], path)...)
+			e := c.runEntryOf(c.paths.String(path), f, rest, value)
+			kids = append(kids, task{entry: &e})
+			continue
+		}
+		switch r.Kind {
+		case '-':
+			e := ia[r.A]
+			c.add(Entry{Path: c.pathOf(path, keyEdge(e.Pos, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+		case '+':
+			e := ib[r.B]
+			c.add(Entry{Path: c.pathOf(path, keyEdge(e.Pos, e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+		case '~':
+			kids = append(kids, c.pairTask(ia[r.A], ib[r.B], path)...)
+		case '=':
+			if shared(ia[r.A].Value) || shared(ib[r.B].Value) {
+				kids = append(kids, task{a: ia[r.A].Value, b: ib[r.B].Value, path: c.paths.child(path, keyEdge(ib[r.B].Pos, ib[r.B].Key))})
+			}
+		}
+	}
+	return kids
+}
+
+// pairTask compares two __setitem__ pairs aligned in place: their values
+// under the key, when the keys are equal; else the pair of A removed and
+// the pair of B added.
+func (c *cmp) pairTask(ea, eb canon.Entry, path pathRef) []task {
+	if c.same(ea.Key, eb.Key) {
+		return []task{{a: ea.Value, b: eb.Value, path: c.paths.child(path, keyEdge(eb.Pos, eb.Key)), differ: true}}
+	}
+	ra := Entry{Path: c.pathOf(path, keyEdge(ea.Pos, ea.Key)), Kind: Removed, A: c.short(ea.Value), ValA: typed(ea.Value), SizeA: c.size(ea.Value, true), OffA: ea.Value.Offset()}
+	rb := Entry{Path: c.pathOf(path, keyEdge(eb.Pos, eb.Key)), Kind: Added, B: c.short(eb.Value), ValB: typed(eb.Value), SizeB: c.size(eb.Value, false), OffB: eb.Value.Offset()}
+	return []task{{entry: &ra}, {entry: &rb}}
 }
 
 // buildOffsets lists the offsets of the BUILDs among ops, in order.
