@@ -48,6 +48,9 @@ func Files(a, b string, opt Options) (*Result, error) {
 	if r, ok := fastFiles(a, b, opt); ok {
 		return r, nil
 	}
+	if fastTried(a, b, opt) {
+		collect() // (what the fast path's passes made is garbage)
+	}
 	if r, ok := eachFiles(a, b, opt); ok {
 		return r, nil
 	}

@@ -54,6 +54,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 		return nil, false
 	}
 	defer fb.Close()
+	defer debug.SetGCPercent(debug.SetGCPercent(walkGCPercent))
 	c := locate(opt, hasArrays(sa.res) || hasArrays(sb.res), func(c *cmp) {
 		c.optA, c.optB = canon.BareOptions(a, c.opt.Canon), canon.BareOptions(b, c.opt.Canon)
 		// what the walk asks of the inputs (an array's large payload is read
@@ -82,6 +83,11 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 // or pointer-free (a store), so it costs little (a 10^6-level dict
 // nesting against itself: 316 -> 220 MB).
 func collect() { debug.FreeOSMemory() }
+
+// walkGCPercent is the collector's pace while two streams are compared:
+// what is live is mostly their stores, which hold no pointers, so a
+// collection costs little, and the heap grows a quarter past it, not half.
+const walkGCPercent = 25
 
 // streamSums is what eachFiles keeps of one file's streams.
 type streamSums struct {

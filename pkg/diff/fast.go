@@ -93,6 +93,11 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 	return r, true
 }
 
+// fastTried reports whether fastFiles read the files (and was refused).
+func fastTried(a, b string, opt Options) bool {
+	return !noFast && len(opt.Ignore) == 0 && a != "-" && b != "-"
+}
+
 // fastItems runs canon's streaming passes over both files: pass 1 at the
 // same time; pass 2 at the same time only for list results of many items
 // (parallelItems), else one file after the other.
