@@ -146,6 +146,26 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		}
 	}
 	f.bounded(c)
+	if f.path == "" && f.svg == "" && f.html == "" && (f.boundedView || f.top > 0 && !f.group) {
+		// a bare pickle file: stream by stream, keeping only the streams
+		// whose lines may be printed (false: anything else, or an error,
+		// which the opening below reports)
+		sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
+		out := func(t *trace.Tree) error {
+			prog.Done()
+			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
+		}
+		var ok bool
+		var err error
+		if f.boundedView {
+			ok, err = trace.EachBounded(path, f.lines, out)
+		} else {
+			ok, err = trace.EachTop(path, f.top, f.leaves, out)
+		}
+		if ok {
+			return err
+		}
+	}
 	doc, err := input.OpenWith(path, pickle.Options{}, input.Options{})
 	prog.Done()
 	if err != nil {

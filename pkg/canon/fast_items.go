@@ -144,6 +144,14 @@ func ScanItems(path string, opt Options) (*ItemScan, bool) {
 // streams: it needs little memory; other results are held whole).
 func (s *ItemScan) ListResult() bool { return s.scan.rootList >= 0 }
 
+// ListLen is the item count of a list result (ListResult), else 0.
+func (s *ItemScan) ListLen() int64 {
+	if s.scan.rootList < 0 {
+		return 0
+	}
+	return s.scan.rootLen
+}
+
 // Items runs pass 2 and records the items of the result (focus -1), or of
 // the list or dict that starts at offset focus (a BigItem's Start): Root
 // then says its kind ('l', 'd'; 0 when nothing was added to it), and the

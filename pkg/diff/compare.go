@@ -20,6 +20,7 @@ import (
 	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/zeebo/xxh3"
 )
 
 // Options tune a diff.
@@ -46,6 +47,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 func Files(a, b string, opt Options) (*Result, error) {
 	if r, ok := fastFiles(a, b, opt); ok {
 		return r, nil
+	}
+	if fastTried(a, b, opt) {
+		collect() // (what the fast path's passes made is garbage)
 	}
 	if r, ok := eachFiles(a, b, opt); ok {
 		return r, nil
@@ -179,10 +183,13 @@ func unplaced(digestA, digestB string) Entry {
 func locate(opt Options, arrays bool, walk func(c *cmp)) *cmp {
 	detail := opt
 	detail.Canon.Form = canon.Form1
-	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore))}
+	c := &cmp{opt: detail, hit: make([]bool, len(opt.Ignore)), alike: true}
 	walk(c)
 	withArrays := opt.Canon.Form != canon.Form1 && arrays && !hasElems(c.entries)
-	if c.err == nil && (len(c.entries) != 1 || withArrays) && c.ignored == 0 && opt.Canon.Form != canon.Form1 {
+	// (views of every pair alike in both forms: the second walk would
+	// give what the first gave)
+	alike := c.alike && c.formA.Form == opt.Canon.Form && c.formB.Form == opt.Canon.Form && !arrays
+	if c.err == nil && (len(c.entries) != 1 || withArrays) && c.ignored == 0 && opt.Canon.Form != canon.Form1 && !alike {
 		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
 		walk(c2)
 		if c2.err == nil && (len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) ||
@@ -304,8 +311,8 @@ type cmp struct {
 	ignored int
 	hit     []bool // which of opt.Ignore matched something
 	// first paths of identity nodes, per side
-	seenA, seenB   map[*canon.Node]pathRef
-	pairs          map[[2]*canon.Node]bool
+	seenA, seenB   map[pickle.ID]pathRef // by the node's ID in its view
+	pairs          map[uint64]struct{}   // pairKey of the pairs compared
 	paths          pathTable
 	ta, tb         *fpTable // the fingerprints of the walk's two views
 	docA, docB     *input.Doc
@@ -321,6 +328,14 @@ type cmp struct {
 	skip           map[pickle.ID]bool   // side A's frame blocks whose cells frames named
 	framesA        map[string]frameCell // joblib frames' blocks by path (rawCell)
 	framesB        map[string]frameCell
+	// formA and formB, when their Form is not the walk's (locate's
+	// pk-canon/1 walk of bare pickles, eachFiles), are the options of the
+	// form the digests are in: each pair walked is normalised in that form
+	// too, and alike stays true while the two forms' views of every pair
+	// are the same (formsAlike), so that a walk in that form would give the
+	// same entries and locate need not make it.
+	formA, formB canon.Options
+	alike        bool
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -703,8 +718,18 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	c.reset()
 	ra, rb := va.Root(), vb.Root()
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
+	if c.alike {
+		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form &&
+			formsAlike(sa, va, ea, c.optA, c.formA) && formsAlike(sb, vb, eb, c.optB, c.formB)
+	}
+	// (the pass over each whole view keys what it keeps by ID: the views
+	// keep no node for it, only for what the walk reaches)
+	va.SetFreshNodes(true)
+	vb.SetFreshNodes(true)
 	c.ta = reuseFPTable(c.ta, c.optA.Algo, append([]*canon.Node{ra}, ea...)...)
 	c.tb = reuseFPTable(c.tb, c.optB.Algo, append([]*canon.Node{rb}, eb...)...)
+	va.SetFreshNodes(false)
+	vb.SetFreshNodes(false)
 	c.walk(ra, rb, c.paths.root(root), true)
 	if len(ea) == 0 && len(eb) == 0 {
 		return
@@ -741,6 +766,55 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 			c.walk(ea[o.A], eb[o.B], effect(o.B), true)
 		}
 	}
+}
+
+// formsAlike reports whether stream s has the same normalised view under
+// options x and y, which differ in their Form only: the same rules applied
+// as many times, no array (whose nodes only pk-canon/2 makes), and the
+// same effects (pk-canon/2 takes them whole, §2.4 of its spec). Every rule
+// that pk-canon/2 changes is noted when it applies (an array, a torch
+// storage, enum members, dill's _setattr and globals file, latin-1 bytes
+// read again), so views with the same rules and effects are the same view,
+// and a walk gives the same entries over either.
+//
+// vx is s's view under x, ex its EffectNodes (made again when x has
+// paths: Applied would find every node's).
+func formsAlike(s *pickle.Stream, vx *canon.View, ex []*canon.Node, x, y canon.Options) bool {
+	if !x.NoPaths {
+		x.NoPaths = true
+		vx = canon.Normalize(s, x)
+		ex = vx.EffectNodes()
+	}
+	y.NoPaths = true
+	vy := canon.Normalize(s, y)
+	ax, ay := vx.Applied(), vy.Applied()
+	if len(ax) != len(ay) {
+		return false
+	}
+	for i := range ax {
+		if ax[i].Rule != ay[i].Rule || ax[i].Count != ay[i].Count {
+			return false
+		}
+		switch ax[i].Rule {
+		case canon.RuleGetattrGlobal, canon.RuleBytesReduce, canon.RuleByteArray, canon.RuleSetReduce,
+			canon.RuleFrozenReduce, canon.RuleNewobj, canon.RuleNewobjEx, canon.RuleReconstructor,
+			canon.RuleTrackerID, canon.RuleCoFilename, canon.RuleGlobalsFile, canon.RuleSetstate,
+			canon.RuleDillMain, canon.RulePartialNewobjEx, canon.RuleCodecsBytes, canon.RuleSetattr, canon.RuleLineno:
+		default:
+			return false // (arrays, torch, and what only pk-canon/2 does)
+		}
+	}
+	// (y's effects as log entries: no node made for each)
+	ey, log := vy.Effects(), vx.Store().Log
+	if len(ex) != len(ey) {
+		return false
+	}
+	for i := range ex {
+		if log[ex[i].EffectIndex()] != ey[i] {
+			return false
+		}
+	}
+	return true
 }
 
 type task struct {
@@ -785,8 +859,8 @@ func (c *cmp) reset() {
 	// (cleared while small: a file of a million streams makes no maps per
 	// stream; a large map's clear costs its size, so it is made again)
 	if c.pairs == nil || len(c.pairs)+len(c.seenA)+len(c.seenB) > 1024 {
-		c.seenA, c.seenB = map[*canon.Node]pathRef{}, map[*canon.Node]pathRef{}
-		c.pairs = map[[2]*canon.Node]bool{}
+		c.seenA, c.seenB = map[pickle.ID]pathRef{}, map[pickle.ID]pathRef{}
+		c.pairs = map[uint64]struct{}{}
 	}
 	clear(c.seenA)
 	clear(c.seenB)
@@ -861,16 +935,16 @@ func (c *cmp) compare(t task) []task {
 	// a pair of nodes each reached once is met once: no record of it
 	onceA, onceB := c.ta.once(a), c.tb.once(b)
 	if !onceA || !onceB {
-		key := [2]*canon.Node{a, b}
-		if c.pairs[key] {
+		key := pairKey(a, b)
+		if _, ok := c.pairs[key]; ok {
 			return nil
 		}
-		c.pairs[key] = true
+		c.pairs[key] = struct{}{}
 	}
 	// aliasing of identity objects (one reached once is never met again)
 	if !a.Pure() && !onceA || !b.Pure() && !onceB {
-		pa, okA := c.seenA[a]
-		pb, okB := c.seenB[b]
+		pa, okA := c.seenA[a.ID()]
+		pb, okB := c.seenB[b.ID()]
 		if okA || okB {
 			if okA && okB && (pa == pb || c.paths.String(pa) == c.paths.String(pb)) {
 				return nil
@@ -890,10 +964,10 @@ func (c *cmp) compare(t task) []task {
 			return nil
 		}
 		if !a.Pure() && !onceA {
-			c.seenA[a] = path
+			c.seenA[a.ID()] = path
 		}
 		if !b.Pure() && !onceB {
-			c.seenB[b] = path
+			c.seenB[b.ID()] = path
 		}
 	}
 	// (pure values' digests are cheap: check them even when told they differ)
@@ -942,6 +1016,11 @@ func (c *cmp) compare(t task) []task {
 	c.add(Entry{Path: c.paths.String(path), Kind: Changed, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
 	return c.opsDiff(a, b, path)
 }
+
+// pairKey is the key of the pair (a, b) of nodes of the walk's two views:
+// their IDs (a view's nodes are its IDs; 8 bytes a pair where two pointers
+// were 16).
+func pairKey(a, b *canon.Node) uint64 { return uint64(uint32(a.ID()))<<32 | uint64(uint32(b.ID())) }
 
 // shared reports whether an identity object is referenced more than once
 // in its stream (so its sharing pattern can differ between two sides).
@@ -1141,8 +1220,13 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		kids = append(kids, c.entries2(attrsA, attrsB, path, attrEdge, nil, nil)...)
 	}
 	if len(itemsA) > 0 || len(itemsB) > 0 {
-		// __setitem__ on an object (OrderedDict, defaultdict, ...): by key
-		kids = append(kids, c.entries2(itemsA, itemsB, path, keyEdge, nil, nil)...)
+		// __setitem__ on an object (OrderedDict, defaultdict, ...): by key,
+		// or, when a key is set twice, as a sequence of pairs
+		if repeatsKey(c.ta, itemsA) || repeatsKey(c.tb, itemsB) {
+			kids = append(kids, c.pairSeq(itemsA, itemsB, path)...)
+		} else {
+			kids = append(kids, c.entries2(itemsA, itemsB, path, keyEdge, nil, nil)...)
+		}
 	}
 	if len(appA) > 0 || len(appB) > 0 {
 		kids = append(kids, c.seq(appA, appB, path, itemsForm, nil, nil)...)
@@ -1195,6 +1279,105 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		}
 	}
 	return kids
+}
+
+// repeatsKey reports whether two of the __setitem__ pairs es set equal
+// keys.
+func repeatsKey(t *fpTable, es []canon.Entry) bool {
+	if len(es) < 2 {
+		return false
+	}
+	seen := make(map[string]bool, min(len(es), 1024))
+	for _, e := range es {
+		k := exactKey(t, e.Key)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
+// pairSeq compares the __setitem__ pairs of two objects that set a key
+// more than once (700,000 SETITEMs of one key on an OrderedDict) as a
+// sequence of (key, value) pairs, aligned as seq aligns items: matched by
+// key they would pair the wrong values (the later pair replaces the
+// earlier), an entry each (1,399,299 entries for one changed value; now
+// one). A pair is named by its key as entries2 names it (root['k']); a run
+// by its first pair's, with its count.
+func (c *cmp) pairSeq(ia, ib []canon.Entry, path pathRef) []task {
+	var kids []task
+	side := func(s byte) []canon.Entry {
+		if s == 'a' {
+			return ia
+		}
+		return ib
+	}
+	t := func(s byte) *fpTable {
+		if s == 'a' {
+			return c.ta
+		}
+		return c.tb
+	}
+	eq := func(i, j int) bool { return c.same(ia[i].Key, ib[j].Key) && c.same(ia[i].Value, ib[j].Value) }
+	key := func(s byte, i int) ([16]byte, bool) {
+		e := side(s)[i]
+		k, ok1 := t(s).key(e.Key)
+		v, ok2 := t(s).key(e.Value)
+		return xxh3.Hash128(append(k[:], v[:]...)).Bytes(), ok1 && ok2
+	}
+	form := func(s byte) seqForm {
+		es := side(s)
+		return seqForm{
+			item: func(i int) string { return keyEdge(es[i].Pos, es[i].Key) },
+			span: func(i, _ int) string { return keyEdge(es[i].Pos, es[i].Key) },
+		}
+	}
+	value := func(s byte, i int) *canon.Node { return side(s)[i].Value }
+	for _, r := range AlignRunsKeyed(len(ia), len(ib), eq, key, true) {
+		if r.N > 1 {
+			f := form('b')
+			if r.Kind == '-' {
+				f = form('a')
+			}
+			if r.Kind != '~' {
+				c.add(c.runEntryOf(c.paths.String(path), f, r, value))
+				continue
+			}
+			rest := restRun(r)
+			kids = append(kids, c.pairTask(ia[r.A], ib[r.B], path)...)
+			e := c.runEntryOf(c.paths.String(path), f, rest, value)
+			kids = append(kids, task{entry: &e})
+			continue
+		}
+		switch r.Kind {
+		case '-':
+			e := ia[r.A]
+			c.add(Entry{Path: c.pathOf(path, keyEdge(e.Pos, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+		case '+':
+			e := ib[r.B]
+			c.add(Entry{Path: c.pathOf(path, keyEdge(e.Pos, e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+		case '~':
+			kids = append(kids, c.pairTask(ia[r.A], ib[r.B], path)...)
+		case '=':
+			if shared(ia[r.A].Value) || shared(ib[r.B].Value) {
+				kids = append(kids, task{a: ia[r.A].Value, b: ib[r.B].Value, path: c.paths.child(path, keyEdge(ib[r.B].Pos, ib[r.B].Key))})
+			}
+		}
+	}
+	return kids
+}
+
+// pairTask compares two __setitem__ pairs aligned in place: their values
+// under the key, when the keys are equal; else the pair of A removed and
+// the pair of B added.
+func (c *cmp) pairTask(ea, eb canon.Entry, path pathRef) []task {
+	if c.same(ea.Key, eb.Key) {
+		return []task{{a: ea.Value, b: eb.Value, path: c.paths.child(path, keyEdge(eb.Pos, eb.Key)), differ: true}}
+	}
+	ra := Entry{Path: c.pathOf(path, keyEdge(ea.Pos, ea.Key)), Kind: Removed, A: c.short(ea.Value), ValA: typed(ea.Value), SizeA: c.size(ea.Value, true), OffA: ea.Value.Offset()}
+	rb := Entry{Path: c.pathOf(path, keyEdge(eb.Pos, eb.Key)), Kind: Added, B: c.short(eb.Value), ValB: typed(eb.Value), SizeB: c.size(eb.Value, false), OffB: eb.Value.Offset()}
+	return []task{{entry: &ra}, {entry: &rb}}
 }
 
 // buildOffsets lists the offsets of the BUILDs among ops, in order.

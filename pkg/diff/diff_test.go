@@ -398,3 +398,42 @@ func TestEffectNumberSameInEveryForm(t *testing.T) {
 		}
 	}
 }
+
+// TestSetitemSameKey: __setitem__ pairs that set one key many times (the
+// cost shape setitem_same_key) are compared as a sequence: one changed value
+// is one entry, not an entry per pair (matched by key, every pair met the
+// last one).
+func TestSetitemSameKey(t *testing.T) {
+	mk := func(at int, v byte) []byte {
+		var b bytes.Buffer
+		b.WriteString("\x80\x02ccollections\nOrderedDict\n)R\x94")
+		for i := 0; i < 2000; i++ {
+			x := byte(i % 200)
+			if i == at {
+				x = v
+			}
+			b.Write([]byte{'h', 0, 'X', 1, 0, 0, 0, 'k', 'K', x, 's', '0'})
+		}
+		b.WriteString("h\x00.")
+		return b.Bytes()
+	}
+	for _, c := range []struct {
+		a, b []byte
+		want string
+	}{
+		{mk(700, 201), mk(700, 202), "changed root['k']"},
+		{mk(-1, 0), mk(1999, 250), "changed root['k']"},
+	} {
+		r, err := Docs(parseBytes(t, "a", c.a), parseBytes(t, "b", c.b), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range r.Entries {
+			got = append(got, e.Kind+" "+e.Path)
+		}
+		if strings.Join(got, "\n") != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}

@@ -3,11 +3,11 @@ package diff
 import (
 	"bytes"
 	"encoding/binary"
-	"hash"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/zeebo/xxh3"
 )
 
 // Fingerprints: which subtrees are equal, in time linear in the graph.
@@ -48,6 +48,7 @@ const (
 	fpCyclic             // on or above a cycle: the fingerprint proves nothing
 	fpDone               // the fingerprint is computed
 	fpOnce               // reached by one path from a root: the walk meets it once
+	fpPure               // a pure node (its fingerprint its embedding's)
 )
 
 type fpInfo struct {
@@ -61,15 +62,15 @@ type fpInfo struct {
 // roots it was built from.
 type fpTable struct {
 	algo canon.Algo
-	h    hash.Hash
 	idx  []int32 // by ID(): 1 + index into info
 	info []fpInfo
 	buf  []byte
 	hdrs []byte // headers of the nodes on the pass's stack
 	// stack is the pass's stack, kept between passes: get builds from
 	// every node the first pass did not reach (a million effects are a
-	// million passes of one node each)
+	// million passes of one node each); kids the children of its frames
 	stack []fpFrame
+	kids  []pickle.ID
 }
 
 func newFPTable(algo canon.Algo, roots ...*canon.Node) *fpTable {
@@ -80,7 +81,7 @@ func newFPTable(algo canon.Algo, roots ...*canon.Node) *fpTable {
 // file of a million streams makes one table, not one a stream).
 func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
 	if t == nil || t.algo != algo || len(t.idx) > 1<<16 {
-		t = &fpTable{h: algo.New(), algo: algo}
+		t = &fpTable{algo: algo}
 	} else {
 		clear(t.idx)
 		t.info = t.info[:0]
@@ -107,8 +108,10 @@ func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
 // get, are not.
 func (t *fpTable) once(n *canon.Node) bool { return t.get(n).flags&fpOnce != 0 }
 
-func (t *fpTable) slot(n *canon.Node) (int32, bool) {
-	id := int(n.ID())
+func (t *fpTable) slot(n *canon.Node) (int32, bool) { return t.slotID(n.ID()) }
+
+func (t *fpTable) slotID(n pickle.ID) (int32, bool) {
+	id := int(n)
 	if id < len(t.idx) && t.idx[id] > 0 {
 		return t.idx[id] - 1, true
 	}
@@ -126,15 +129,11 @@ func (t *fpTable) add(n *canon.Node, parent int32) int32 {
 	return int32(len(t.info) - 1)
 }
 
-func (t *fpTable) sum(parts ...[]byte) (out [16]byte) {
-	t.h.Reset()
-	for _, p := range parts {
-		t.h.Write(p)
-	}
-	t.buf = t.h.Sum(t.buf[:0])
-	copy(out[:], t.buf)
-	return out
-}
+// sum is the fingerprint of a container: XXH3-128 of its header and its
+// children's fingerprints (fast: the pass hashes every node of both views;
+// a collision, which adversarial input could make, can only hide where two
+// inputs whose digests differ differ: the verdict is the digests').
+func (t *fpTable) sum(b []byte) [16]byte { return xxh3.Hash128(b).Bytes() }
 
 // grow doubles a full slice's capacity (append's growth of large slices,
 // 1.25x, copies a million-level stack many times over).
@@ -146,67 +145,88 @@ func grow[T any](s []T) []T {
 }
 
 // leafFP gives a pure node, or an object that is no container, its
-// fingerprint: canon's Digest, cut to 16 bytes (apart from the Merkle ones
-// by what was hashed: a pure value's encoding, an object's starting 'N',
-// the Merkle input a prefix of its own).
+// fingerprint. A pure node's is its embedding in its parent's encoding
+// (canon.Node.AppendPure: an inline scalar, or 'H' and the digest of a
+// pure container), when shorter than 16 bytes its length and bytes, else
+// XXH3-128 of it; an object's is canon's Digest, cut to 16 bytes. (Apart
+// from the Merkle ones by what was hashed: an embedding, an object's
+// starting 'N', the Merkle input a prefix of its own.)
 func (t *fpTable) leafFP(n *canon.Node) (out [16]byte) {
+	if n.Pure() {
+		b := n.AppendPure(t.buf[:0])
+		t.buf = b
+		if len(b) < len(out) {
+			out[0] = byte(len(b))
+			copy(out[1:], b)
+			return out
+		}
+		return xxh3.Hash128(b).Bytes()
+	}
 	copy(out[:], n.Digest())
 	return out
 }
 
-// children returns what canon encodes below n, in its order, and a header
-// that with the children's fingerprints determines n's encoding (kind,
-// counts, call form, operation names); ok is false for an object that is
-// no container (its Digest is its fingerprint).
-func children(n *canon.Node, hdr []byte) (kids []*canon.Node, _ []byte, ok bool) {
+// children appends to kids the IDs of what canon encodes below n, in its
+// order (pickle.NoID for none), and returns them with a header that with
+// the children's fingerprints determines n's encoding (kind, counts, call
+// form, operation names); ok is false for an object that is no container
+// (its Digest is its fingerprint). It makes no node for the children.
+func children(n *canon.Node, hdr []byte, kids []pickle.ID) (_ []pickle.ID, _ []byte, ok bool) {
+	at := len(kids)
 	hdr = append(hdr, "\xff\xfepkdiff-merkle"...)
 	hdr = append(hdr, byte(n.Kind()))
 	switch n.Kind() {
 	case pickle.KindList, pickle.KindTuple, pickle.KindSet, pickle.KindFrozenSet:
-		kids = n.Items()
+		kids = n.ItemIDs(kids)
 	case pickle.KindPersID:
 		if n.NItems() == 0 {
-			return nil, hdr, false
+			return kids, hdr, false
 		}
-		kids = n.Items()
+		kids = n.ItemIDs(kids)
 	case pickle.KindGlobal:
 		if n.Flags()&pickle.FlagDynamic == 0 {
-			return nil, hdr, false
+			return kids, hdr, false
 		}
-		kids = n.Items()
+		kids = n.ItemIDs(kids)
 	case pickle.KindDict:
-		es := n.Entries()
-		kids = make([]*canon.Node, 0, 2*len(es))
-		for _, e := range es {
-			kids = append(kids, e.Key, e.Value)
-		}
+		kids = n.EntryIDs(kids)
 	case pickle.KindCall:
 		hdr = append(hdr, n.CallForm()...)
-		kids = append(kids, n.Func(), n.Args())
+		kids = append(kids, idOf(n.Func()), idOf(n.Args()))
 		if kw := n.Kwargs(); kw != nil {
 			hdr = append(hdr, 'k')
-			kids = append(kids, kw)
+			kids = append(kids, kw.ID())
 		}
 	default:
-		return nil, hdr, false
+		return kids, hdr, false
 	}
-	hdr = binary.AppendUvarint(hdr, uint64(len(kids)))
+	hdr = binary.AppendUvarint(hdr, uint64(len(kids)-at))
 	ops := n.Ops()
 	hdr = binary.AppendUvarint(hdr, uint64(len(ops)))
 	for _, o := range ops {
 		hdr = binary.AppendUvarint(hdr, uint64(len(o.Name)))
 		hdr = append(hdr, o.Name...)
 		hdr = binary.AppendUvarint(hdr, uint64(len(o.Args)))
-		kids = append(kids, o.Args...)
+		for _, a := range o.Args {
+			kids = append(kids, idOf(a))
+		}
 	}
 	return kids, hdr, true
 }
 
+// idOf is n's ID, pickle.NoID for nil.
+func idOf(n *canon.Node) pickle.ID {
+	if n == nil {
+		return pickle.NoID
+	}
+	return n.ID()
+}
+
 type fpFrame struct {
-	kids       []*canon.Node
-	i, k       int32
-	hdr, hlen  int32 // the header: fpTable.hdrs[hdr:hdr+hlen]
-	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
+	i           int32 // the node's slot
+	kb, k, kend int32 // the children, fpTable.kids[kb:kend], and the next one
+	hdr, hlen   int32 // the header: fpTable.hdrs[hdr:hdr+hlen]
+	clean, cyc  bool  // clean: every object child so far was first reached from here and is clean
 }
 
 var nilFP = [16]byte{'n', 'i', 'l'}
@@ -214,7 +234,9 @@ var nilFP = [16]byte{'n', 'i', 'l'}
 // build runs the pass from root: depth first with an explicit stack,
 // fingerprints computed when a node's children are done; then the nodes
 // referenced more than once make the nodes they were first reached from,
-// and those above, not clean.
+// and those above, not clean. The children of the nodes on the stack are
+// held as IDs in one arena (t.kids), a node made for each only while it is
+// visited.
 func (t *fpTable) build(root *canon.Node) {
 	if i, ok := t.slot(root); ok {
 		if t.info[i].refs < 2 {
@@ -224,44 +246,44 @@ func (t *fpTable) build(root *canon.Node) {
 	}
 	first := len(t.info)
 	stack := t.stack[:0]
-	defer func() { t.stack = stack[:0] }()
+	defer func() { t.stack = stack[:0]; t.kids = t.kids[:0] }()
 	// visit gives n a slot, and a frame when it is an object with children
 	visit := func(n *canon.Node, parent int32) {
 		i := t.add(n, parent)
 		in := &t.info[i]
 		if n.Pure() {
-			in.fp, in.flags = t.leafFP(n), fpClean|fpDone
+			in.fp, in.flags = t.leafFP(n), fpClean|fpDone|fpPure
 			return
 		}
-		at := len(t.hdrs)
-		kids, hdrs, ok := children(n, t.hdrs)
+		at, kat := len(t.hdrs), len(t.kids)
+		kids, hdrs, ok := children(n, t.hdrs, t.kids)
 		if !ok {
-			t.hdrs = hdrs[:at]
+			t.hdrs, t.kids = hdrs[:at], kids[:kat]
 			in.fp, in.flags = t.leafFP(n), fpDone
 			if len(n.Ops()) == 0 {
 				in.flags |= fpClean
 			}
 			return
 		}
-		t.hdrs = hdrs
+		t.hdrs, t.kids = hdrs, kids
 		stack = grow(stack)
-		stack = append(stack, fpFrame{i: i, kids: kids, hdr: int32(at), hlen: int32(len(hdrs) - at), clean: true})
+		stack = append(stack, fpFrame{i: i, kb: int32(kat), k: int32(kat), kend: int32(len(kids)), hdr: int32(at), hlen: int32(len(hdrs) - at), clean: true})
 	}
 	visit(root, -1)
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		if int(f.k) < len(f.kids) {
-			c := f.kids[f.k]
+		if f.k < f.kend {
+			c := t.kids[f.k]
 			f.k++
-			if c == nil {
+			if c < 0 {
 				continue
 			}
-			if j, ok := t.slot(c); ok {
+			if j, ok := t.slotID(c); ok {
 				cj := &t.info[j]
 				if cj.refs < 2 {
 					cj.refs++
 				}
-				if c.Pure() {
+				if cj.flags&fpPure != 0 {
 					continue
 				}
 				f.clean = false // reached before: maybe shared below here
@@ -270,17 +292,17 @@ func (t *fpTable) build(root *canon.Node) {
 				}
 				continue
 			}
-			visit(c, f.i)
+			visit(root.Under(c), f.i)
 			continue
 		}
 		// all children done (or on the stack: cyclic)
 		b := append(t.buf[:0], t.hdrs[f.hdr:f.hdr+f.hlen]...)
-		for _, c := range f.kids {
-			if c == nil {
+		for _, c := range t.kids[f.kb:f.kend] {
+			if c < 0 {
 				b = append(b, nilFP[:]...)
 				continue
 			}
-			j, _ := t.slot(c)
+			j, _ := t.slotID(c)
 			cj := &t.info[j]
 			if cj.flags&fpDone == 0 {
 				b = append(b, "cycle"...)
@@ -305,6 +327,7 @@ func (t *fpTable) build(root *canon.Node) {
 			in.flags |= fpClean
 		}
 		t.hdrs = t.hdrs[:f.hdr]
+		t.kids = t.kids[:f.kb]
 		stack = stack[:len(stack)-1]
 	}
 	// an object referenced twice: what it was first reached from, and

@@ -242,6 +242,7 @@ func (t *prefixTee) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// slot is one stack entry: 12 bytes (a million open levels hold 12 MB).
 type slot struct {
 	n       ID
 	pending int32 // bytes of the opcode that put this reference here (GET, DUP: at most MaxLine and its opcode byte)
@@ -495,13 +496,15 @@ func (m *machine) growRecs() {
 	// and the new at once)
 	s.kids = projected(s.kids, n, proj)
 	s.text = projected(s.text, n, proj)
-	// and so do the side tables and the log, which append would grow by a
-	// quarter at a time past a few hundred entries (a million levels of
-	// NEWOBJ and BUILD: 2 million events, whose growth allocated 5 times
-	// their size)
+	// and so do the side tables, the log and the lists, which append would
+	// grow by a quarter at a time past a few hundred entries (a million
+	// levels of NEWOBJ and BUILD: 2 million events, whose growth allocated
+	// 5 times their size)
 	s.ext = projected(s.ext, n, proj)
 	s.muts = projected(s.muts, n, proj)
 	s.Log = projected(s.Log, n, proj)
+	s.Tops = projected(s.Tops, n, proj)
+	s.Popped = projected(s.Popped, n, proj)
 }
 
 // projected returns buf with room for the length it would have at proj

@@ -139,61 +139,72 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 	// only the best lines are kept (a min-heap of them: a row of a million
 	// children costs lines candidates, not a million)
 	var batch worstFirst
-	push := func(up *bnode, ks []kid) {
+	offer := func(up *bnode, k *kid) {
+		if !competes(k, up.it.Stream) {
+			return
+		}
+		c := bcand{k: *k, up: up, sidx: -1, seq: seq}
+		seq++
+		if k.kind == ItemNode && k.item == nil && !k.top() {
+			// (a stream's tops compete in discovery order, as the
+			// ready items they were)
+			st := up.it.Stream
+			i, ok := streams[st]
+			if !ok {
+				i = len(streams)
+				streams[st] = i
+			}
+			c.sidx, c.id = i, int32(k.node)
+		}
+		if len(batch) < lines {
+			heap.Push(&batch, c)
+		} else if bheap(batch[:1]).better(c, batch[0]) {
+			batch[0] = c
+			heap.Fix(&batch, 0)
+		}
+	}
+	// push offers the children of b's item and counts them; the kids of a
+	// node or a stream are not listed (a list of a million items, a stream
+	// of a million tops: one kid at a time, the best lines kept)
+	push := func(b *bnode) {
 		batch = batch[:0]
-		for _, k := range ks {
-			if !competes(&k, up.it.Stream) {
-				continue
-			}
-			c := bcand{k: k, up: up, sidx: -1, seq: seq}
-			seq++
-			if k.kind == ItemNode && k.item == nil && !k.top() {
-				// (a stream's tops compete in discovery order, as the
-				// ready items they were)
-				st := up.it.Stream
-				i, ok := streams[st]
-				if !ok {
-					i = len(streams)
-					streams[st] = i
-				}
-				c.sidx, c.id = i, int32(k.node)
-			}
-			if len(batch) < lines {
-				heap.Push(&batch, c)
-			} else if bheap(batch[:1]).better(c, batch[0]) {
-				batch[0] = c
-				heap.Fix(&batch, 0)
+		it := b.it
+		switch {
+		case it.Kind == ItemRef || it.Kind == ItemElided:
+		case it.Kind == ItemStream:
+			it.Stream.eachTopKid(func(k kid) { b.kids++; offer(b, &k) })
+		case it.Kind == ItemNode && len(it.Stream.attach[it.Node]) == 0:
+			it.Stream.eachNodeKid(it.Node, func(k kid) { b.kids++; offer(b, &k) })
+		default:
+			ks := t.kidsOf(it)
+			for i := range ks {
+				b.kids++
+				offer(b, &ks[i])
 			}
 		}
 		for _, c := range batch {
 			heap.Push(&h, c)
 		}
 	}
-	kidsOf := func(it Item) []kid {
-		if it.Kind == ItemRef || it.Kind == ItemElided {
-			return nil
-		}
-		return t.kidsOf(it)
+	push(root)
+	if start.Kind == ItemFile && t.Doc == nil && t.nStreams > 0 {
+		// only some streams are held (each.go): the line counts them all
+		root.kids += t.nStreams - len(t.Streams)
 	}
-	ks := kidsOf(start)
-	root.kids = len(ks)
 	used := 1
 	if root.agg() {
 		used++
 	}
-	push(root, ks)
 	for h.Len() > 0 && used < lines {
 		c := heap.Pop(&h).(bcand)
-		it := c.k.open(c.up.it.Stream, c.up.it.pl)
-		ks := kidsOf(it)
 		n := need(c.up)
 		if used+n > lines {
 			break
 		}
 		used += n
-		b := &bnode{it: it, kids: len(ks)}
+		b := &bnode{it: c.k.open(c.up.it.Stream, c.up.it.pl)}
 		c.up.shown = append(c.up.shown, b)
-		push(b, ks)
+		push(b)
 	}
 	return root
 }

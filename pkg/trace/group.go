@@ -57,7 +57,7 @@ func (t *Tree) isLeaf(it Item) bool {
 	case ItemNode:
 		st := it.Stream
 		id := it.Node
-		return st.ownStart[id] == st.ownStart[id+1] && len(st.attach[id]) == 0
+		return !st.ownsAny(id) && len(st.attach[id]) == 0
 	case ItemPart:
 		return it.part.pickle == nil && !it.part.ref
 	}

@@ -227,7 +227,7 @@ func (t *Tree) Label(it Item) string {
 			}
 			return l + ")"
 		}
-		return t.File.Name + " (" + itoa(int64(len(t.Streams))) + " streams)"
+		return t.File.Name + " (" + itoa(int64(t.streamCount())) + " streams)"
 	case ItemPart:
 		return it.part.label
 	case ItemStream:

@@ -45,6 +45,10 @@ type Tree struct {
 	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
 	// Leaves makes Top list only objects that hold no other (--top --leaves).
 	Leaves bool
+	// nStreams and streamBytes are the file's stream count and their bytes
+	// when Streams holds only some of them (each.go); 0: Streams is all.
+	nStreams    int
+	streamBytes int64
 	// kidFree holds lists of kids a walk is done with, for nodeKids to fill
 	// again: a walk of the whole tree makes one list a node, which without
 	// reuse is garbage the size of the stream's items.
@@ -90,8 +94,12 @@ type StreamTree struct {
 	// stream (what the graph path would call it: "#12"); nil when the
 	// store's IDs are the stream's.
 	num []int32
-	// Owned lists, for node i, the IDs of the nodes it owns:
-	// owned[ownStart[i]:ownStart[i+1]].
+	// owns has a bit for each node that owns another (nil: none).
+	owns []uint64
+	// ownStart and owned list, for node i, the IDs of the nodes it owns:
+	// owned[ownStart[i]:ownStart[i+1]]; made only for a stream where an
+	// owned node is not among its owner's children, or that has orphans
+	// (sizeStream); nil otherwise.
 	ownStart []int32
 	owned    []int32
 	// Orphans are nodes that neither have an owner nor are among the
@@ -145,9 +153,170 @@ func New(f *pickle.File) *Tree {
 // newStream sizes the nodes of s; add holds bytes from outside the stream
 // that count in a node (nil: none).
 func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
+	return sizeStream(s, add, nil)
+}
+
+// sizeScratch holds the tables of sizeStream for the next stream: a file
+// of a million streams sized one at a time (each.go) allocates them once.
+type sizeScratch struct {
+	st    StreamTree
+	incl  []int64
+	cnt   []int32
+	bits  []uint64
+	owns  []uint64
+	mark  marker
+	stack []int32
+}
+
+// grow returns buf with length n, reusing its memory when it can.
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
+// sizeStream is newStream; with scr, the tree and its tables are scr's,
+// valid until the next call with scr.
+//
+// The ownership of a stream pkg/pickle read is a forest whose roots are
+// the stream's tops, and every node is among the children of its owner
+// (eachChild): sizes are then summed leaves first, climbing from each node
+// whose owned nodes are all summed to its owner (a count a node, no list
+// of the owned nodes, no stack). Anything else (a root that is no top, an
+// owned node its owner does not list, a cycle) is also sized as it always
+// was: by the post-order over the ownership lists (sizeDFS), which names
+// orphans and keeps the lists for nodeKids.
+func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *StreamTree {
 	n := s.Len()
-	st := &StreamTree{Store: s, Incl: make([]int64, n), ownStart: make([]int32, n+1), add: add, upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root}
-	// Counting sort of the ownership edges into a CSR array.
+	var st *StreamTree
+	var cnt []int32
+	if scr == nil {
+		st = &StreamTree{Store: s, Incl: make([]int64, n)}
+		cnt = make([]int32, n)
+	} else {
+		scr.incl, scr.cnt = grow(scr.incl, n), grow(scr.cnt, n)
+		scr.st = StreamTree{Store: s, Incl: scr.incl}
+		st, cnt = &scr.st, scr.cnt
+		if len(scr.mark.bits) < (n+63)/64 {
+			scr.mark = marker{}
+		}
+		scr.mark.next(n)
+		st.mark = &scr.mark
+	}
+	st.add, st.upNode, st.prefix, st.rootRole = add, pickle.NoID, ppath.Root, ppath.Root
+	if !st.sizeForest(cnt, scr) {
+		clear(st.Incl)
+		st.sizeDFS(scr)
+	}
+	if len(s.Popped) > 0 {
+		st.popped = make([]uint64, (n+63)/64)
+	}
+	for _, x := range s.Popped {
+		st.popped[x>>6] |= 1 << (x & 63)
+	}
+	return st
+}
+
+// sizeForest sums the sizes of a stream whose ownership is a forest rooted
+// at its tops, every owned node listed by its owner; false (with Incl
+// partly summed) for any other.
+func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
+	s := st.Store
+	n := len(cnt)
+	roots := 0
+	for id := range pickle.ID(n) {
+		if o := s.Owner(id); o >= 0 {
+			if int(o) >= n {
+				return false
+			}
+			cnt[o]++
+		} else {
+			roots++
+		}
+	}
+	words := (n + 63) / 64
+	var bits, owns []uint64
+	if scr == nil {
+		bits, owns = make([]uint64, words), make([]uint64, words)
+	} else {
+		scr.bits, scr.owns = grow(scr.bits, words), grow(scr.owns, words)
+		bits, owns = scr.bits, scr.owns
+	}
+	// every root a top (else there are orphans: sizeDFS names them)
+	tops := 0
+	for _, x := range s.Tops {
+		if x >= 0 && int(x) < n && s.Owner(x) < 0 && bits[x>>6]&(1<<(x&63)) == 0 {
+			bits[x>>6] |= 1 << (x & 63)
+			tops++
+		}
+	}
+	if tops != roots {
+		return false
+	}
+	// every owned node among its owner's children (else nodeKids lists the
+	// others from the ownership lists)
+	listed := true
+	m := st.marks()
+	for o := range pickle.ID(n) {
+		if cnt[o] == 0 {
+			continue
+		}
+		owns[o>>6] |= 1 << (o & 63)
+		if !listed {
+			continue
+		}
+		m.next(n)
+		k := int32(0)
+		eachChild(s, o, func(c pickle.ID, _ role, _ bool) bool {
+			if s.Owner(c) == o && !m.has(c) {
+				m.add(c)
+				k++
+			}
+			return true
+		})
+		listed = k == cnt[o]
+	}
+	// leaves first, climbing to each owner once its owned nodes are summed
+	summed := 0
+	for id := range pickle.ID(n) {
+		if cnt[id] != 0 {
+			continue
+		}
+		x := id
+		for {
+			st.Incl[x] += s.Self(x) + st.add[x]
+			cnt[x] = -1
+			summed++
+			o := s.Owner(x)
+			if o < 0 {
+				break
+			}
+			st.Incl[o] += st.Incl[x]
+			if cnt[o]--; cnt[o] != 0 {
+				break
+			}
+			x = o
+		}
+	}
+	if summed != n {
+		return false // a cycle
+	}
+	st.owns = owns
+	if !listed {
+		st.ownLists(nil)
+	}
+	return true
+}
+
+// ownLists makes the ownership lists (CSR: owned[ownStart[i]:ownStart[i+1]]
+// are the nodes i owns).
+func (st *StreamTree) ownLists(scr *sizeScratch) {
+	s := st.Store
+	n := s.Len()
+	st.ownStart = make([]int32, n+1)
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
 			st.ownStart[o+1]++
@@ -169,8 +338,17 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 		st.ownStart[i] = st.ownStart[i-1]
 	}
 	st.ownStart[0] = 0
-	// Post-order from the tops with an explicit stack; done[] guards
-	// against any malformed ownership (a node is summed once).
+}
+
+// sizeDFS sums the sizes by a post-order over the ownership lists from the
+// tops, then from each node no top reaches (an orphan, shown under the
+// stream), with an explicit stack; done[] guards against any malformed
+// ownership (a node is summed once).
+func (st *StreamTree) sizeDFS(scr *sizeScratch) {
+	s := st.Store
+	n := s.Len()
+	st.ownLists(scr)
+	st.owns = nil
 	done := make([]uint8, n) // 0 new, 1 open, 2 done
 	var stack []int32
 	sum := func(root pickle.ID) {
@@ -196,7 +374,7 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 				}
 			}
 			stack = stack[:len(stack)-1]
-			v := s.Self(pickle.ID(id)) + add[pickle.ID(id)]
+			v := s.Self(pickle.ID(id)) + st.add[pickle.ID(id)]
 			for _, c := range st.owned[st.ownStart[id]:st.ownStart[id+1]] {
 				if done[c] == 2 {
 					v += st.Incl[c]
@@ -216,13 +394,24 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 			sum(id)
 		}
 	}
-	if len(s.Popped) > 0 {
-		st.popped = make([]uint64, (n+63)/64)
+}
+
+// ownsAny reports whether node id owns another.
+func (st *StreamTree) ownsAny(id pickle.ID) bool {
+	if st.ownStart != nil {
+		return st.ownStart[id] != st.ownStart[id+1]
 	}
-	for _, x := range s.Popped {
-		st.popped[x>>6] |= 1 << (x & 63)
+	return st.owns != nil && st.owns[id>>6]&(1<<(id&63)) != 0
+}
+
+// unlisted returns the nodes n owns that are not among its children
+// (eachChild), when there may be any: the ownership lists exist only for a
+// stream where some are (nil otherwise).
+func (st *StreamTree) unlisted(n pickle.ID) []int32 {
+	if st.ownStart == nil {
+		return nil
 	}
-	return st
+	return st.owned[st.ownStart[n]:st.ownStart[n+1]]
 }
 
 // ItemKind says what a line of the display tree is.
@@ -300,17 +489,29 @@ func (t *Tree) Root() Item {
 	if t.Doc != nil {
 		return Item{Kind: ItemFile, Size: t.Total, Role: t.Doc.Path}
 	}
-	if len(t.Streams) == 1 && t.File.Trailing == nil {
+	if t.streamCount() == 1 && t.File.Trailing == nil {
 		return t.streamItem(0)
 	}
 	var self int64 = t.Total
-	for _, s := range t.Streams {
-		self -= s.Store.Length()
+	if t.nStreams > 0 {
+		self -= t.streamBytes
+	} else {
+		for _, s := range t.Streams {
+			self -= s.Store.Length()
+		}
 	}
 	if t.File.Trailing != nil {
 		self -= t.File.Trailing.Len
 	}
 	return Item{Kind: ItemFile, Size: t.Total, Self: self, Role: t.File.Name}
+}
+
+// streamCount is the number of streams of the file.
+func (t *Tree) streamCount() int {
+	if t.nStreams > 0 {
+		return t.nStreams
+	}
+	return len(t.Streams)
 }
 
 func (t *Tree) streamItem(i int) Item {
@@ -358,6 +559,14 @@ func (st *StreamTree) topItems(prefix *pathLink) []Item {
 func (st *StreamTree) topKids() []kid {
 	s := st.Store
 	out := make([]kid, 0, len(s.Tops)+len(st.Orphans)+1)
+	st.eachTopKid(func(k kid) { out = append(out, k) })
+	return out
+}
+
+// eachTopKid is topKids one kid at a time, for what needs only some of
+// them: a stream of a million tops costs no list of a million kids.
+func (st *StreamTree) eachTopKid(fn func(k kid)) {
+	s := st.Store
 	np, nl := 0, 0
 	rootShown := false
 	for _, x := range s.Tops {
@@ -373,16 +582,15 @@ func (st *StreamTree) topKids() []kid {
 			k.rk, k.i = rLeftover, int32(nl)
 			nl++
 		}
-		out = append(out, k)
+		fn(k)
 	}
 	if !rootShown && s.Root != pickle.NoID {
 		// the result is a reference to an object built elsewhere
-		out = append(out, kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef})
+		fn(kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef})
 	}
 	for i, x := range st.Orphans {
-		out = append(out, kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(i), kind: ItemNode, size: st.Incl[x]})
+		fn(kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(i), kind: ItemNode, size: st.Incl[x]})
 	}
-	return out
 }
 
 func (st *StreamTree) nodeItem(n pickle.ID, role string, path *pathLink) Item {
@@ -630,7 +838,7 @@ func (st *StreamTree) children(it Item) []Item {
 		return true
 	})
 	// Owned nodes that are none of the above (should not happen).
-	for _, c := range st.owned[st.ownStart[n]:st.ownStart[n+1]] {
+	for _, c := range st.unlisted(n) {
 		if c := pickle.ID(c); !m.has(c) {
 			m.add(c)
 			rs := role{kind: rOwned, i: int(c)}.str(s)
@@ -724,13 +932,12 @@ type topEnt struct {
 // indexTopRoles numbers the tops as topItems does; a node listed twice
 // keeps its first role.
 func (st *StreamTree) indexTopRoles() {
-	ks := st.topKids()
-	tops := make([]topEnt, 0, len(ks))
-	for _, k := range ks {
+	tops := make([]topEnt, 0, len(st.Store.Tops)+len(st.Orphans))
+	st.eachTopKid(func(k kid) {
 		if k.kind == ItemNode {
 			tops = append(tops, topEnt{id: k.node, i: k.i, rk: k.rk})
 		}
-	}
+	})
 	sort.SliceStable(tops, func(i, j int) bool { return tops[i].id < tops[j].id })
 	out := tops[:0]
 	for _, e := range tops {

@@ -108,10 +108,17 @@ func readyKid(x Item) kid {
 // nodeKids is children() as kids: the nodes n owns are expanded (once, at
 // their first appearance), the others are references.
 func (st *StreamTree) nodeKids(n pickle.ID) []kid {
+	out := st.tree.getKids(kidsHint(st.Store, n))
+	st.eachNodeKid(n, func(k kid) { out = append(out, k) })
+	return out
+}
+
+// eachNodeKid is nodeKids one kid at a time (fn must not list the kids of
+// another node of the stream: the marker is the stream's).
+func (st *StreamTree) eachNodeKid(n pickle.ID, fn func(k kid)) {
 	s := st.Store
 	m := st.marks()
 	m.next(s.Len())
-	out := st.tree.getKids(kidsHint(s, n))
 	eachChild(s, n, func(c pickle.ID, r role, folded bool) bool {
 		own := s.Owner(c) == n && !m.has(c)
 		if own {
@@ -124,17 +131,16 @@ func (st *StreamTree) nodeKids(n pickle.ID) []kid {
 		if own {
 			k.kind, k.size = ItemNode, st.Incl[c]
 		}
-		out = append(out, k)
+		fn(k)
 		return true
 	})
 	// Owned nodes that are none of the above (should not happen).
-	for _, c := range st.owned[st.ownStart[n]:st.ownStart[n+1]] {
+	for _, c := range st.unlisted(n) {
 		if id := pickle.ID(c); !m.has(id) {
 			m.add(id)
-			out = append(out, kid{node: id, key: pickle.NoID, i: c, rk: rOwned, kind: ItemNode, size: st.Incl[c]})
+			fn(kid{node: id, key: pickle.NoID, i: c, rk: rOwned, kind: ItemNode, size: st.Incl[c]})
 		}
 	}
-	return out
 }
 
 // kidsHint is about how many kids nodeKids makes of n: its items (a dict's
@@ -507,7 +513,7 @@ func (t *Tree) Top(n int) []Item {
 			keys = st.foldedKeys()
 		}
 		for id, sz := range st.Incl {
-			if t.Leaves && (st.ownStart[id] != st.ownStart[id+1] || len(st.attach[pickle.ID(id)]) > 0 || keys[id]) {
+			if t.Leaves && (st.ownsAny(pickle.ID(id)) || len(st.attach[pickle.ID(id)]) > 0 || keys[id]) {
 				continue
 			}
 			e := ent{sz, int32(si), int32(id)}
