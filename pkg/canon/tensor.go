@@ -78,7 +78,7 @@ func (v *View) storages() {
 		if v.nitems(n) != 1 {
 			continue
 		}
-		if !plainPID(v.s, n) {
+		if !input.PlainStorageID(v.s, n) {
 			continue // view metadata (torch < 1.0 legacy views): not read
 		}
 		idx := d.partIndex(r.Part)
@@ -182,7 +182,7 @@ func nestedStorage(data io.Reader, opt Options) (*Storage, bool) {
 		}
 	}
 	r, ok := doc.StorageAt(s, s.Root)
-	if !ok || r.Part == nil || r.Part.Raw == nil || r.Type == "" || r.ElemSize == 0 || !plainPID(s, s.Root) {
+	if !ok || r.Part == nil || r.Part.Raw == nil || r.Type == "" || r.ElemSize == 0 || !input.PlainStorageID(s, s.Root) {
 		return nil, false
 	}
 	if want, ok := nbytes([]int64{r.Numel}, r.ElemSize); !ok || want != r.Part.Raw.Len {
@@ -289,17 +289,4 @@ func torchAsPickle(doc *input.Doc, opt Options) (part, stream int, ok bool) {
 		return part, 0, true
 	}
 	return 0, 0, false
-}
-
-// plainPID reports whether a torch persistent id is ('storage', type, key,
-// location, numel), or with a sixth item None (legacy files: no view).
-func plainPID(s *pickle.Store, n pickle.ID) bool {
-	t := s.Items(n)[0]
-	switch s.NItems(t) {
-	case 5:
-		return true
-	case 6:
-		return s.Kind(s.Items(t)[5]) == pickle.KindNone
-	}
-	return false
 }

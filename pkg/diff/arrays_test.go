@@ -1,13 +1,11 @@
 package diff
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
 // TestArraysPk2: with pk hash's form (pk-canon/2) one array written at
@@ -123,31 +121,10 @@ func TestTensorPickleDump(t *testing.T) {
 	// storages of 1 MiB or more in plain files: read again from the file
 	tmp := t.TempDir() + "/"
 	for _, f := range []string{"big_p2.pkl", "big_changed_p4.pkl"} {
-		gunzipTo(t, dir+f+".gz", tmp+f)
+		testfile.GunzipTo(t, dir+f+".gz", tmp+f)
 	}
 	checkElem(t, tmp, elemCase{"big_p2.pkl", "big_changed_p4.pkl", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"})
 	checkElem(t, "", elemCase{tmp + "big_p2.pkl", dir + "big_changed_p4.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"})
-}
-
-// gunzipTo writes the decompressed bytes of gzip file src to dst.
-func gunzipTo(t *testing.T, src, dst string) {
-	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestArrayElementsCompressed: an array in a compressed container (joblib
@@ -177,7 +154,7 @@ func TestArrayElementsCompressed(t *testing.T) {
 	// in a plain file: its latin-1 bytes read again (canon's Node.OpenBytes;
 	// without it: "not read again")
 	tmp := t.TempDir() + "/"
-	gunzipTo(t, dir+"big_p2.pkl.gz", tmp+"big_p2.pkl")
+	testfile.GunzipTo(t, dir+"big_p2.pkl.gz", tmp+"big_p2.pkl")
 	checkElem(t, "", elemCase{tmp + "big_p2.pkl", dir + "big_changed_p4.pkl.gz", "root['w'][400, 123]", "0.0", "1.5", "1 of 300,000 elements differ"})
 }
 

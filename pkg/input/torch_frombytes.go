@@ -68,21 +68,7 @@ func (d *Doc) FromBytesAt(s *pickle.Store, n pickle.ID) (*StorageRef, bool) {
 		return nil, false
 	}
 	r.FromBytes = true
-	off, want := r.dataOff, r.Numel*r.ElemSize
-	r.open = func() (io.ReadCloser, error) {
-		rc, err := src()
-		if err != nil {
-			return nil, err
-		}
-		if _, err := io.CopyN(io.Discard, rc, off); err != nil {
-			rc.Close()
-			return nil, err
-		}
-		return struct {
-			io.Reader
-			io.Closer
-		}{io.LimitReader(rc, want), rc}, nil
-	}
+	r.open = section(src, r.dataOff, r.Numel*r.ElemSize)
 	return r, true
 }
 
@@ -207,7 +193,7 @@ func readNestedHead(src func() (io.ReadCloser, error), size int64) (*StorageRef,
 		case 3:
 			var pok bool
 			ref, pok = parsePIDAt(s, r)
-			ok = ok && pok && len(s.Popped)+len(s.Leftover) == 0 && s.LeftoverMarks == 0 && plainStorageID(s, r)
+			ok = ok && pok && len(s.Popped)+len(s.Leftover) == 0 && s.LeftoverMarks == 0 && PlainStorageID(s, r)
 			for _, e := range s.Log {
 				// the root is the persistent id; nothing else happens than
 				// the resolution of its storage type
@@ -245,9 +231,9 @@ func readNestedHead(src func() (io.ReadCloser, error), size int64) (*StorageRef,
 	return ref, true
 }
 
-// plainStorageID reports whether persistent id n is ('storage', type, key,
-// location, numel), or with a sixth item None (legacy files: no view).
-func plainStorageID(s *pickle.Store, n pickle.ID) bool {
+// PlainStorageID reports whether torch persistent id n is ('storage', type,
+// key, location, numel), or with a sixth item None (legacy files: no view).
+func PlainStorageID(s *pickle.Store, n pickle.ID) bool {
 	t := s.Items(n)[0]
 	switch s.NItems(t) {
 	case 5:
@@ -302,8 +288,14 @@ func (d *Doc) StreamSection(off, n int64) func() (io.ReadCloser, error) {
 	if pi < 0 {
 		return nil
 	}
+	return section(func() (io.ReadCloser, error) { return d.openDecompressed(pi) }, off, n)
+}
+
+// section returns an opener of the n bytes at off of what open opens (a
+// stream read from its start: the bytes before off are read and dropped).
+func section(open func() (io.ReadCloser, error), off, n int64) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
-		rc, err := d.openDecompressed(pi)
+		rc, err := open()
 		if err != nil {
 			return nil, err
 		}

@@ -1,13 +1,11 @@
 package trace
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -21,7 +19,7 @@ import (
 func TestFromBytesLabels(t *testing.T) {
 	tmp := t.TempDir()
 	big := filepath.Join(tmp, "big_p4.pkl")
-	gunzip(t, "../../testdata/tensors/big_p4.pkl.gz", big)
+	testfile.GunzipTo(t, "../../testdata/tensors/big_p4.pkl.gz", big)
 	for _, c := range []struct{ file, path, want string }{
 		{"../../testdata/tensors/net_p2.pkl", "root['fc.weight']", "torch.Tensor float32 (8, 10)"},
 		{"../../testdata/tensors/net_p4.pkl", "root['out.bias']", "torch.Tensor float32 (2,)"},
@@ -45,26 +43,6 @@ func TestFromBytesLabels(t *testing.T) {
 		if got != c.want && !(c.want[len(c.want)-1] == '\'' && len(got) > len(c.want) && got[:len(c.want)] == c.want) {
 			t.Errorf("%s %s: label %q, want %q", c.file, c.path, got, c.want)
 		}
-	}
-}
-
-func gunzip(t *testing.T, src, dst string) {
-	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -627,16 +627,7 @@ func (e *emitter) build(n *canon.Node, k key) error {
 		}); err != nil {
 			return err
 		}
-		switch len(items) {
-		case 1:
-			e.op(pickle.TUPLE1)
-		case 2:
-			e.op(pickle.TUPLE2)
-		case 3:
-			e.op(pickle.TUPLE3)
-		default:
-			e.op(pickle.TUPLE)
-		}
+		closeTuple(e, len(items))
 	case pickle.KindList:
 		e.op(pickle.EMPTY_LIST)
 	case pickle.KindDict:
@@ -1350,14 +1341,7 @@ func (e *emitter) applyOp(n *canon.Node, o canon.Op) error {
 				return err
 			}
 		}
-		switch len(args) + 1 {
-		case 2:
-			e.op(pickle.TUPLE2)
-		case 3:
-			e.op(pickle.TUPLE3)
-		default:
-			e.op(pickle.TUPLE)
-		}
+		closeTuple(e, len(args)+1)
 		e.op(pickle.REDUCE)
 		e.op(pickle.POP)
 	default:

@@ -72,21 +72,7 @@ func torchZip(path string, doc *input.Doc, opt Options, copt canon.Options) ([]b
 		default:
 			return nil, &Error{File: path, Offset: -1, Reason: "member " + p.Name + ": a part pk canon cannot copy"}
 		}
-		if err := zw.Flush(); err != nil {
-			return nil, err
-		}
-		// local header: 30 bytes, the name, then the extra field
-		pad := int((torchAlign - (cw.n+30+int64(len(name))+4)%torchAlign) % torchAlign)
-		extra := make([]byte, 4+pad)
-		copy(extra, "FB")
-		binary.LittleEndian.PutUint16(extra[2:], uint16(pad))
-		fh := &zip.FileHeader{Name: name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(data),
-			CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(len(data)), Extra: extra}
-		w, err := zw.CreateRaw(fh)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := w.Write(data); err != nil {
+		if err := storeMember(zw, cw, name, data); err != nil {
 			return nil, err
 		}
 	}
@@ -165,6 +151,28 @@ func verifyDoc(path string, doc *input.Doc, out []byte, copt canon.Options) erro
 		return &Error{File: path, Offset: -1, Reason: "pk cannot reproduce this file faithfully: the output's canonical form differs from the input's", differs: true}
 	}
 	return nil
+}
+
+// storeMember adds data to zw (whose bytes cw counts) as a stored member
+// without time stamps, its data aligned to torchAlign by an FB padding extra
+// field, as torch.save aligns it.
+func storeMember(zw *zip.Writer, cw *countWriter, name string, data []byte) error {
+	if err := zw.Flush(); err != nil {
+		return err
+	}
+	// local header: 30 bytes, the name, then the extra field
+	pad := int((torchAlign - (cw.n+30+int64(len(name))+4)%torchAlign) % torchAlign)
+	extra := make([]byte, 4+pad)
+	copy(extra, "FB")
+	binary.LittleEndian.PutUint16(extra[2:], uint16(pad))
+	fh := &zip.FileHeader{Name: name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(data),
+		CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(len(data)), Extra: extra}
+	w, err := zw.CreateRaw(fh)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
 }
 
 type countWriter struct {

@@ -3,8 +3,6 @@ package write
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/binary"
-	"hash/crc32"
 	"strconv"
 	"strings"
 
@@ -110,24 +108,7 @@ func torchFromView(path string, data []byte, doc *input.Doc, opt Options, copt c
 	var buf bytes.Buffer
 	cw := &countWriter{w: &buf}
 	zw := zip.NewWriter(cw)
-	add := func(name string, b []byte) error {
-		if err := zw.Flush(); err != nil {
-			return err
-		}
-		// local header: 30 bytes, the name, then the extra field
-		pad := int((torchAlign - (cw.n+30+int64(len(name))+4)%torchAlign) % torchAlign)
-		extra := make([]byte, 4+pad)
-		copy(extra, "FB")
-		binary.LittleEndian.PutUint16(extra[2:], uint16(pad))
-		fh := &zip.FileHeader{Name: name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(b),
-			CompressedSize64: uint64(len(b)), UncompressedSize64: uint64(len(b)), Extra: extra}
-		zf, err := zw.CreateRaw(fh)
-		if err != nil {
-			return err
-		}
-		_, err = zf.Write(b)
-		return err
-	}
+	add := func(name string, b []byte) error { return storeMember(zw, cw, name, b) }
 	if err := add(TorchFolder+"/data.pkl", pkl); err != nil {
 		return nil, false, err
 	}
