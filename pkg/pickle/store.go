@@ -61,10 +61,10 @@ type rec struct {
 	owner ID
 	off   int64
 	val   int64  // int, float bits, bool; str, bytes, bytearray, PERSID: offset of the text in Store.text; global: 1 + offset of its names (globalText), 0: none
-	self  uint32 // bytes attributed (Self); selfInExt: in ext (4 GiB or more)
+	self  uint32 // bytes attributed (Self); selfInExt: in far (4 GiB or more)
 	x     int32  // 1 + index in Store.ext; 0: none
 	kid   int32  // first item in Store.kids (a call: func, args[, kwargs])
-	nkid  int32  // number of items; for the text kinds above, length of the text (-1: in ext, long text)
+	nkid  int32  // number of items; for the text kinds above, length of the text (-1: in far, long text)
 }
 
 // ext is what some nodes need beyond their record: the operations applied
