@@ -137,6 +137,13 @@ func ParseReader(rd *Reader, opt Options) (*File, error) {
 // would give them and no Streams. An error from fn stops the loop and is
 // returned as it is. Unlike Parse, ParseEach does not hold QuietGC: what it
 // allocates does not stay live.
+//
+// One guarantee beyond that: the stream whose STOP ends the input (nothing
+// follows it) stays valid after ParseEach returns, since the machine reads
+// and writes nothing more once the input is at its end. pk trace relies on
+// it (pkg/trace/each.go: the only stream of most files is sized in place,
+// after the machine's own memory has gone); TestEachSame would catch a
+// change.
 func ParseEach(rd *Reader, opt Options, fn func(st *Stream) error) (*File, error) {
 	if fn == nil {
 		fn = func(*Stream) error { return nil }
