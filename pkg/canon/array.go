@@ -24,6 +24,7 @@ package canon
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -219,25 +220,13 @@ func (v *View) joblibObjects(n pickle.ID, f *pickle.File) (*View, bool) {
 	vb := normalize(f.Streams[0], o, nil)
 	root := vb.res(vb.s.Root)
 	a := vb.arr[root]
-	if root < 0 || vb.specialOf(root) != 'A' || a == nil || !a.Object() || !slicesEqual(a.Shape, shape) {
+	if root < 0 || vb.specialOf(root) != 'A' || a == nil || !a.Object() || !slices.Equal(a.Shape, shape) {
 		return nil, false
 	}
 	if len(vb.Effects()) > 0 || len(vb.s.Leftover) > 0 || vb.s.LeftoverMarks > 0 {
 		return nil, false // the nested pickle does more than make the array
 	}
 	return vb, true
-}
-
-func slicesEqual(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // foreign embeds the array of a joblib object array's nested pickle where

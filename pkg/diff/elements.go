@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -216,14 +217,14 @@ func elemNote(differ, of int64) string {
 func arrayEntry(path, descrA, descrB string, item int64, shA, shB []int64, ordA, ordB byte, sa, sb elemSrc) (Entry, bool) {
 	ra := &Array{DType: descrA, Shape: shA}
 	rb := &Array{DType: descrB, Shape: shB}
-	if descrA != descrB || !slicesEq(shA, shB) {
+	if descrA != descrB || !slices.Equal(shA, shB) {
 		e := Entry{NoOffset: true, Path: path, Kind: Changed, ArrA: ra, ArrB: rb,
 			A: "array " + descrA + " " + array.ShapeText(shA), B: "array " + descrB + " " + array.ShapeText(shB)}
 		var what []string
 		if descrA != descrB {
 			what = append(what, "dtype "+descrA+" → "+descrB)
 		}
-		if !slicesEq(shA, shB) {
+		if !slices.Equal(shA, shB) {
 			what = append(what, "shape "+array.ShapeText(shA)+" → "+array.ShapeText(shB))
 		}
 		e.Note = strings.Join(what, ", ")
@@ -251,18 +252,6 @@ func elemEntry(path string, idx []int64, dt array.DType, ea, eb []byte, differ, 
 		ArrA: ra, ArrB: rb, Elem: &Element{Index: idx, Differ: differ, Of: of}, Note: elemNote(differ, of)}
 }
 
-func slicesEq(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // arraySrc is the element bytes of an array node of doc d.
 func arraySrc(d *input.Doc, n *canon.Node, a *canon.Array) elemSrc {
 	switch {
@@ -288,7 +277,7 @@ func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
 			return c.seq(la.Items(), lb.Items(), path, itemsForm, nil, nil), true
 		}
 	}
-	if xa.Object() && xb.Object() && xa.Descr == xb.Descr && slicesEq(xa.Shape, xb.Shape) {
+	if xa.Object() && xb.Object() && xa.Descr == xb.Descr && slices.Equal(xa.Shape, xb.Shape) {
 		// an object array of 0 or several dimensions: its items (in C
 		// order) pair by index, each named as numpy takes it, root[1, 2]
 		if la, lb := a.ArrayData(), b.ArrayData(); la != nil && lb != nil && la.NItems() == lb.NItems() {

@@ -9,12 +9,14 @@ package diff
 // row index) and blocks (arrays with their placement, mgr_locs).
 
 import (
+	"io"
+	"slices"
+
 	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
-	"io"
 )
 
 // labelKey is the path key of a frame label.
@@ -32,18 +34,6 @@ func labelKey(l array.Label) string {
 	return ppath.Key(ppath.None())
 }
 
-func labelsEq(a, b []array.Label) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // frames reports the differing cells of two frames a and b at path. The
 // blocks it names are left out of the walk that follows (c.skip), which
 // still reports whatever else of the frames differs; false when a or b is
@@ -54,14 +44,14 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 		rowLabels(c.docA, a, fa)
 		rowLabels(c.docB, b, fb)
 	}
-	if fa == nil || fb == nil || fa.Rows != fb.Rows || fa.NCols != fb.NCols || len(fa.Blocks) != len(fb.Blocks) || !labelsEq(fa.Columns, fb.Columns) {
+	if fa == nil || fb == nil || fa.Rows != fb.Rows || fa.NCols != fb.NCols || len(fa.Blocks) != len(fb.Blocks) || !slices.Equal(fa.Columns, fb.Columns) {
 		return
 	}
 	if c.differs(a.Under(fa.Index), b.Under(fb.Index)) {
 		return // another row index: the walk names it
 	}
 	for i := range fa.Blocks {
-		if !slicesEq(fa.Blocks[i].Locs, fb.Blocks[i].Locs) {
+		if !slices.Equal(fa.Blocks[i].Locs, fb.Blocks[i].Locs) {
 			return
 		}
 	}
@@ -229,7 +219,7 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 	if len(e.Elem.Index) != 2 {
 		return e
 	}
-	if fa.Rows != fb.Rows || fa.NCols != fb.NCols || !labelsEq(fa.Columns, fb.Columns) || !slicesEq(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) {
+	if fa.Rows != fb.Rows || fa.NCols != fb.NCols || !slices.Equal(fa.Columns, fb.Columns) || !slices.Equal(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) {
 		return e
 	}
 	j, r := e.Elem.Index[0], e.Elem.Index[1]
@@ -264,7 +254,7 @@ func cellNote(differ, of int64, cols int) string {
 // entry a cell, root['name'][20], with both values shown short. The block
 // is then left out of the walk (c.skip); nothing when a cell has no label.
 func (c *cmp) objectCells(f *array.Frame, i int, va, vb *canon.Node, xa, xb *canon.Array, at string) {
-	if !xa.Object() || !xb.Object() || xa.Descr != xb.Descr || !slicesEq(xa.Shape, xb.Shape) {
+	if !xa.Object() || !xb.Object() || xa.Descr != xb.Descr || !slices.Equal(xa.Shape, xb.Shape) {
 		return
 	}
 	la, lb := va.ArrayData(), vb.ArrayData()

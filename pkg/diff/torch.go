@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,7 +130,7 @@ func (c *cmp) tensors(a, b *canon.Node, path pathRef) bool {
 		return false
 	}
 	ra, rb := ta.Storage, tb.Storage
-	if ra.DType == "" || ra.DType != rb.DType || ra.Numel != rb.Numel || ta.Offset != tb.Offset || !slicesEq(ta.Shape, tb.Shape) || !slicesEq(ta.Stride, tb.Stride) {
+	if ra.DType == "" || ra.DType != rb.DType || ra.Numel != rb.Numel || ta.Offset != tb.Offset || !slices.Equal(ta.Shape, tb.Shape) || !slices.Equal(ta.Stride, tb.Stride) {
 		return false
 	}
 	rest := c.differs(a.Func(), b.Func()) || a.Kwargs() != nil || b.Kwargs() != nil || len(a.Ops())+len(b.Ops()) > 0
@@ -290,7 +291,7 @@ func (c *cmp) heldObjects(pa, pb *input.Part, at string, from int) {
 		return h.Shape
 	}
 	sa, sb := shape(pa), shape(pb)
-	if sa == nil || !slicesEq(sa, sb) {
+	if sa == nil || !slices.Equal(sa, sb) {
 		return
 	}
 	of, _ := array.Count(sa)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -319,7 +320,7 @@ func rawLabel(p *input.Part) (string, string) {
 		desc = r.DType
 	}
 	if len(r.Shape) > 0 || p.Role == input.RoleArray {
-		desc += " " + shapeInts(r.Shape)
+		desc += " " + array.ShapeText(r.Shape)
 	}
 	if r.Order == "F" {
 		desc += " Fortran order"
@@ -350,22 +351,6 @@ func rawLabel(p *input.Part) (string, string) {
 		return CodeTrailing, "trailing bytes the loader ignores"
 	}
 	return CodeContainer, name
-}
-
-func shapeInts(s []int64) string {
-	var b strings.Builder
-	b.WriteByte('(')
-	for i, v := range s {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(itoa(v))
-	}
-	if len(s) == 1 {
-		b.WriteByte(',')
-	}
-	b.WriteByte(')')
-	return b.String()
 }
 
 // partChildren lists the streams (and trailing bytes) of a pickle part.
@@ -416,7 +401,7 @@ func (st *StreamTree) tensorLabel(n pickle.ID) string {
 	if !ok || tr.Storage.DType == "" {
 		return tensor(st.Store, n)
 	}
-	l := "torch.Tensor " + tr.Storage.DType + " " + shapeInts(tr.Shape)
+	l := "torch.Tensor " + tr.Storage.DType + " " + array.ShapeText(tr.Shape)
 	if tr.Offset != 0 {
 		l += " at element " + strconv.FormatInt(tr.Offset, 10)
 	}
@@ -437,7 +422,7 @@ func (st *StreamTree) joblibLabel(n pickle.ID) string {
 		if p.Raw == nil {
 			return "joblib object array"
 		}
-		l := "joblib array " + p.Raw.DType + " " + shapeInts(p.Raw.Shape)
+		l := "joblib array " + p.Raw.DType + " " + array.ShapeText(p.Raw.Shape)
 		if p.Raw.Order == "F" {
 			l += " Fortran order"
 		}
