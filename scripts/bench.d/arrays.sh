@@ -36,23 +36,9 @@ if sys.argv[2] == "b": a[4321, 1234] = -1.5
 with open(sys.argv[1], "wb") as f: pickle.dump(a, f, protocol=5)' "$f" $side
 done
 if ! declare -F measure >/dev/null; then
-	# standalone: "<best wall s> <user+sys s of that run> <peak RSS KB over the runs>"
-	measure() {
-		local runs=$1 tf w u s m best="" cpu="" rss=0 i
-		shift
-		tf=$(mktemp)
-		for ((i = 0; i < runs; i++)); do
-			/usr/bin/time -o "$tf" -f '%e %U %S %M' "$@" >/dev/null 2>/dev/null || true
-			read -r w u s m < <(tail -n 1 "$tf")
-			if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then
-				best=$w
-				cpu=$(awk "BEGIN{printf \"%.2f\", $u + $s}")
-			fi
-			if [ "$m" -gt "$rss" ]; then rss=$m; fi
-		done
-		rm -f "$tf"
-		echo "$best $cpu $rss"
-	}
+	# standalone: scripts/bench.d/measure.sh
+	source scripts/bench.d/measure.sh
+	measure() { bench_measure "$@"; }
 fi
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.2f\", $1 / $2; else print \"inf\" }"; }
 mb() { awk "BEGIN{printf \"%.0f\", $(stat -c %s "$1") / 1048576}"; }

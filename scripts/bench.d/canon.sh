@@ -17,24 +17,9 @@ BENCH_DIR=${BENCH_DIR:-testdata/bench}
 RUNS=${BENCH_RUNS:-3}
 [ -x "$PK" ] || go build -o "$PK" .
 if ! declare -F measure >/dev/null; then
-	# standalone: as scripts/bench.sh's measure, with /usr/bin/time only:
-	# "<best wall s> <user+sys s of that run> <peak RSS KB over the runs>"
-	measure() {
-		local runs=$1 tf w u s m best="" cpu="" rss=0 i
-		shift
-		tf=$(mktemp)
-		for ((i = 0; i < runs; i++)); do
-			/usr/bin/time -o "$tf" -f '%e %U %S %M' "$@" >/dev/null 2>/dev/null || true
-			read -r w u s m < <(tail -n 1 "$tf")
-			if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then
-				best=$w
-				cpu=$(awk "BEGIN{printf \"%.2f\", $u + $s}")
-			fi
-			if [ "$m" -gt "$rss" ]; then rss=$m; fi
-		done
-		rm -f "$tf"
-		echo "$best $cpu $rss"
-	}
+	# standalone: scripts/bench.d/measure.sh
+	source scripts/bench.d/measure.sh
+	measure() { bench_measure "$@"; }
 fi
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.1f\", $1 / $2; else print \"inf\" }"; }
 

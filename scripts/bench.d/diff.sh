@@ -17,22 +17,8 @@ fi
 # best of RUNS runs: prints "wall_seconds user+sys_seconds maxrss_kb" (the
 # machine may be shared: compare CPU time too)
 RUNS=${BENCH_RUNS:-1}
-measure() {
-  local best="" cpu="" rss=0 i w u s m tf
-  tf=$(mktemp)
-  for ((i = 0; i < RUNS; i++)); do
-    /usr/bin/time -o "$tf" -f "%e %U %S %M" "$@" >/dev/null 2>&1 || true
-    # the last line: /usr/bin/time puts "Command exited with non-zero status 1" first
-    read -r w u s m < <(tail -n 1 "$tf")
-    if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then
-      best=$w
-      cpu=$(awk "BEGIN{printf \"%.2f\", $u + $s}")
-    fi
-    if [ "$m" -gt "$rss" ]; then rss=$m; fi
-  done
-  rm -f "$tf"
-  echo "$best $cpu $rss"
-}
+source scripts/bench.d/measure.sh
+measure() { bench_measure "$RUNS" "$@"; }
 sa=$(stat -c %s "$A"); sb=$(stat -c %s "$B")
 echo "== pk diff: $A vs $B ($(( (sa + sb) / 1048576 )) MB together, one value changed)"
 read -r d_t d_c d_m < <(measure "$PK" diff "$A" "$B")

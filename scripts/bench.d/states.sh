@@ -26,13 +26,9 @@ if ! "$PY" -c 'import cloudpickle, dill' 2>/dev/null; then
   exit 0
 fi
 if ! declare -F measure >/dev/null; then
-  # standalone: the same measure as scripts/bench.sh, one run, /usr/bin/time only
-  measure() {
-    local runs=$1 tf w u s m; shift; tf=$(mktemp)
-    /usr/bin/time -o "$tf" -f '%e %U %S %M' "$@" >/dev/null 2>/dev/null || true
-    read -r w u s m <"$tf"; rm -f "$tf"
-    echo "$w $(awk "BEGIN{printf \"%.2f\", $u + $s}") $m"
-  }
+	# standalone: scripts/bench.d/measure.sh
+	source scripts/bench.d/measure.sh
+	measure() { bench_measure "$@"; }
 fi
 for side in a b; do
   [ -s "$DIR/$side/cloudpickle_state.pkl" ] && [ -s "$DIR/$side/dill_state.pkl" ] && continue
