@@ -191,6 +191,8 @@ type Options struct {
 	// uncompressed pickle file whose offsets are the reader's: streamed
 	// payloads can be read again from it (reread.go).
 	src string
+	// fold is the canon sink the input was read with (fold.go), or nil.
+	fold *foldSink
 }
 
 // v2 reports whether the form is pk-canon/2 (or later): the gate of every

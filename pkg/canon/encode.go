@@ -890,6 +890,12 @@ type encoder struct {
 	// opsBuf is the operations of the node being entered (their arguments
 	// are copied to chbuf before the next node is).
 	opsBuf []op
+	// the canon sink's encoder of a subtree (fold.go): it keeps its bytes
+	// (no flush), and gives up (refused) at an identity node that more
+	// than one node refers to (shared, by node ID)
+	keep    bool
+	shared  []uint8
+	refused bool
 }
 
 func newEncoder(v *View, iso bool) *encoder {
@@ -1006,20 +1012,32 @@ func (e *encoder) assign(n pickle.ID) {
 func (e *encoder) node(n pickle.ID) {
 	v := e.v
 	n = v.res(n)
-	if len(e.buf) > 32<<10 {
+	if len(e.buf) > 32<<10 && !e.keep {
 		e.flush()
+	}
+	if n >= 0 && n < v.base && v.s.Kind(n) == pickle.KindFolded {
+		// a run the canon sink encoded while the stream was read
+		b, word := v.Opt.fold.payload(v.s, n)
+		e.buf = append(e.buf, b...)
+		e.next += word
+		return
 	}
 	if v.isPure(n) {
 		e.buf = v.appendPure(e.buf, n)
 		return
 	}
 	if o, ok := e.ordinal(n); ok {
+		e.refused = e.keep
 		e.write('R')
 		e.buf = appendUvarint(e.buf, uint64(o))
 		return
 	}
 	if v.specialOf(n) == 'J' {
 		e.foreign(n) // a joblib object array: the nested pickle's array, inline
+		return
+	}
+	if e.shared != nil && int(n) < len(e.shared) && e.shared[n] > 1 {
+		e.refused = true
 		return
 	}
 	e.assign(n)
@@ -1054,7 +1072,12 @@ func (e *encoder) node(n pickle.ID) {
 			e.write('T')
 		}
 		ch = v.items(n)
-		e.buf = appendUvarint(e.buf, uint64(len(ch)))
+		count := len(ch)
+		if v.flags(n)&pickle.FlagHasFolded != 0 {
+			s, i := v.at(n)
+			count = s.ItemCount(i)
+		}
+		e.buf = appendUvarint(e.buf, uint64(count))
 	case kind == pickle.KindDict:
 		sc := v.getScratch()
 		ents := v.dictEntries(n, sc)
@@ -1165,7 +1188,7 @@ func callForm(v *View, n pickle.ID) (byte, bool) {
 func (e *encoder) run() {
 	st := e.v.state()
 	for len(e.stack) > 0 {
-		if st.err != nil {
+		if st.err != nil || e.refused {
 			return // refused (a bound of the form): the digest is not used
 		}
 		f := &e.stack[len(e.stack)-1]

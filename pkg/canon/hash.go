@@ -3,6 +3,7 @@ package canon
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -189,6 +190,9 @@ func (v *View) topEffects() []int {
 // Digest returns the digest of this stream's canonical form (the bytes of
 // the form header and the stream encoding).
 func (v *View) Digest() ([]byte, error) {
+	if v.refold {
+		return nil, errRefold
+	}
 	e := newEncoder(v, false)
 	if v.scr != nil {
 		if v.scr.header == "" {
@@ -400,9 +404,16 @@ func EachStream(path string, opt Options, fn func(st *pickle.Stream, digest []by
 	res = &Result{}
 	n := 0
 	scr := &docScratch{}
-	file, ok = input.EachStream(path, ReadOptions(opt), func(st *pickle.Stream) error {
+	ropt := ReadOptions(opt)
+	if k := newFoldSink(opt); k != nil {
+		opt.fold, ropt.Keep = k, k.keep()
+	}
+	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
 		v := normalize(st, opt, scr)
 		d, err := v.Digest()
+		if opt.fold != nil {
+			opt.fold.arena = opt.fold.arena[:0] // the stream is encoded
+		}
 		if err != nil {
 			return err
 		}
@@ -513,11 +524,28 @@ func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 	var err error
 	if r != nil {
 		doc, err = input.OpenReader(r, path, ReadOptions(opt), input.Options{})
-	} else {
-		doc, err = input.Open(path, ReadOptions(opt))
+		if err != nil {
+			return nil, err
+		}
+		return HashDoc(doc, opt)
 	}
+	ropt := ReadOptions(opt)
+	fopt := opt
+	if k := newFoldSink(opt); k != nil {
+		fopt.fold, ropt.Keep = k, k.keep()
+	}
+	doc, err = input.Open(path, ropt)
 	if err != nil {
 		return nil, err
 	}
-	return HashDoc(doc, opt)
+	res, err := HashDoc(doc, fopt)
+	if errors.Is(err, errRefold) {
+		// a rule's call came after plain data was folded: read it whole
+		doc, err = input.Open(path, ReadOptions(opt))
+		if err != nil {
+			return nil, err
+		}
+		return HashDoc(doc, opt)
+	}
+	return res, err
 }

@@ -128,6 +128,9 @@ type View struct {
 	vn    []*Node  // by node ID: the view's node (see wrap)
 	fresh bool     // wrap keeps no node (FreshNodes)
 	dperm dictPerm // the last dict ordering computed (see dictEntries)
+	// refold: the canon sink folded runs of this stream that a rule may
+	// read (fold.go): Digest reports errRefold
+	refold bool
 }
 
 // fold is a folded call and the object it applies to; its op is built
@@ -205,8 +208,12 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 				v.storageKey(id)
 			}
 			v.storageCandidate(id)
+		case pickle.KindFolded:
+			v.refold = true
+			foldSeen++
 		}
 	}
+	v.refold = v.refold && spoiled(s)
 	if opt.storageKeys != nil {
 		v.storageKeyList()
 	}

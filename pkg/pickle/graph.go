@@ -26,9 +26,10 @@ const (
 	KindPersID         // Str (PERSID) or Items[0] (BINPERSID): resolved by the loader's persistent_load
 	KindExt            // Int is the extension code: resolved through copyreg's registry
 	KindBuffer         // Int is the index of the out-of-band buffer (NEXT_BUFFER)
+	KindFolded         // stores only: a run of items the consumer summarised (Keep.Fold, Store.FoldedRun)
 )
 
-var kindNames = [...]string{"none", "bool", "int", "float", "str", "bytes", "bytearray", "list", "tuple", "dict", "set", "frozenset", "global", "call", "persid", "ext", "buffer"}
+var kindNames = [...]string{"none", "bool", "int", "float", "str", "bytes", "bytearray", "list", "tuple", "dict", "set", "frozenset", "global", "call", "persid", "ext", "buffer", "folded"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -51,16 +52,17 @@ func (k Kind) Immutable() bool {
 type Flags uint16
 
 const (
-	FlagPy2Str   Flags = 1 << iota // str from a Python 2 STRING/BINSTRING/SHORT_BINSTRING (Latin-1 decoded)
-	FlagReadOnly                   // READONLY_BUFFER was applied
-	FlagDynamic                    // STACK_GLOBAL whose operands are not both literal str
-	FlagDotted                     // a dotted global name read at protocol < 4 (CPython does not resolve it)
-	FlagMapped                     // global renamed by the Python 2 → 3 mapping (protocol < 3)
-	FlagMemo                       // stored in the memo at least once
-	FlagShared                     // referenced again after it was built (GET or DUP): one object, several places
-	FlagReleased                   // stands for what the machine released (Options.Keep): a stub, or a node whose items were cut
-	FlagUser1                      // free for the store's consumer (pk scan marks what it explained); kept through compaction
-	FlagUser2                      // as FlagUser1
+	FlagPy2Str    Flags = 1 << iota // str from a Python 2 STRING/BINSTRING/SHORT_BINSTRING (Latin-1 decoded)
+	FlagReadOnly                    // READONLY_BUFFER was applied
+	FlagDynamic                     // STACK_GLOBAL whose operands are not both literal str
+	FlagDotted                      // a dotted global name read at protocol < 4 (CPython does not resolve it)
+	FlagMapped                      // global renamed by the Python 2 → 3 mapping (protocol < 3)
+	FlagMemo                        // stored in the memo at least once
+	FlagShared                      // referenced again after it was built (GET or DUP): one object, several places
+	FlagReleased                    // stands for what the machine released (Options.Keep): a stub, or a node whose items were cut
+	FlagUser1                       // free for the store's consumer (pk scan marks what it explained); kept through compaction
+	FlagUser2                       // as FlagUser1
+	FlagHasFolded                   // a list or dict some of whose items are KindFolded runs (Store.ItemCount)
 )
 
 // Node is one object of the graph. Shared objects are one node with several

@@ -309,6 +309,10 @@ type machine struct {
 	work        []ID
 	ids         []ID
 	spare       spareSet
+	indeg       []uint8 // scratch of foldFinal
+	foldCands   []foldCand
+	foldRoots   []ID
+	foldOut     []Folded
 }
 
 // newMachine returns a machine for the streams read from rd.

@@ -45,6 +45,13 @@ type Keep struct {
 	// named node. An event whose own node is named is never final (its
 	// fate, popped or kept, is still open).
 	Taints func(k Kind) bool
+	// Fold, when set, is given at each compaction the roots of the final
+	// subtrees of plain data that hang off kept containers (fold.go), and
+	// sets out[i] for roots[i]: what it made of it, or OK false. shared
+	// says, by node ID, how many nodes refer to each (2: two or more).
+	// Runs of folded items become KindFolded nodes. The IDs and tables are
+	// valid until Fold returns.
+	Fold func(s *Store, roots []ID, shared []uint8, out []Folded)
 }
 
 // MinCompact is the store size (records) below which the machine never
@@ -141,6 +148,20 @@ func (t *memoTable) adopt(p *Plan) {
 func (m *machine) compact() {
 	s := m.s
 	now := m.op.Offset
+	t := &m.memo
+	for i, v := range t.dense {
+		if v > 0 && !t.plan.ReadAfter(int64(i), now) {
+			t.dense[i] = memoDead
+		}
+	}
+	for i, id := range t.sparse {
+		if id >= 0 && !t.plan.ReadAfter(i, now) {
+			t.sparse[i] = deadID
+		}
+	}
+	if m.keep.Fold != nil {
+		m.foldFinal()
+	}
 	n := len(s.recs)
 	if cap(m.lvl) < n {
 		m.lvl = make([]int32, n)
@@ -154,19 +175,8 @@ func (m *machine) compact() {
 			work = append(work, id)
 		}
 	}
-	named := int32(m.keep.Depth) + 1
+	named := int32(min(m.keep.Depth, keepFull-1)) + 1
 	items := int32(max(m.keep.Items, 1))
-	t := &m.memo
-	for i, v := range t.dense {
-		if v > 0 && !t.plan.ReadAfter(int64(i), now) {
-			t.dense[i] = memoDead
-		}
-	}
-	for i, id := range t.sparse {
-		if id >= 0 && !t.plan.ReadAfter(i, now) {
-			t.sparse[i] = deadID
-		}
-	}
 	if m.keep.Final != nil {
 		m.finalEvents()
 	}
@@ -267,7 +277,7 @@ func (m *machine) compact() {
 		if r.owner >= 0 {
 			r.owner = mapID(r.owner)
 		}
-		if !r.hasItems() {
+		if !r.hasItems() && r.kind != KindFolded {
 			// the text of a str, bytes, bytearray or PERSID
 			off, tl := s.textOf(id)
 			r.val = int64(len(text))
@@ -320,16 +330,19 @@ func (m *machine) compact() {
 			}
 			start := int32(len(kids))
 			for j, c := range s.kids[r.kid : r.kid+keep] {
-				if l == 1 || int32(j) >= items {
+				switch {
+				case c == foldGone:
+					// a place a folded run took (foldFinal)
+				case l != keepFull && (l == 1 || int32(j) >= items):
 					kids = append(kids, stub)
-				} else {
+				default:
 					kids = append(kids, mapID(c))
 				}
 			}
 			if keep < r.nkid || l == 1 && keep > 0 {
 				r.flags |= FlagReleased
 			}
-			r.kid, r.nkid = start, keep
+			r.kid, r.nkid = start, int32(len(kids))-start
 		}
 		recs = append(recs, r)
 	}
@@ -391,18 +404,7 @@ func keptOnly(l []ID, newID []ID) []ID {
 func (m *machine) finalEvents() {
 	s := m.s
 	n := len(s.recs)
-	// taint, children before parents, with an explicit stack: 1 named or
-	// reaching a named node, 2 not, 0 not yet known
-	if cap(m.taint) < n {
-		m.taint = make([]uint8, n)
-	}
-	taint := m.taint[:n]
-	clear(taint)
-	if cap(m.namedSet) < n {
-		m.namedSet = make([]bool, n)
-	}
-	isNamed := m.namedSet[:n]
-	clear(isNamed)
+	taint, isNamed := m.taintTables(n)
 	name := func(id ID) {
 		isNamed[id] = true
 		if m.keep.Taints == nil || m.keep.Taints(s.recs[id].kind) {
@@ -423,6 +425,33 @@ func (m *machine) finalEvents() {
 			name(id)
 		}
 	}
+	m.propagate(taint)
+	final := func(ev SEvent) bool {
+		return ev.Kind != EvGlobal && ev.Kind != EvExt && ev.Node >= 0 && taint[ev.Node] == 2 && !isNamed[ev.Node]
+	}
+	var batch []SEvent
+	for _, ev := range s.Log {
+		if final(ev) {
+			batch = append(batch, ev)
+		}
+	}
+	if len(batch) == 0 || !m.keep.Final(s, batch) {
+		return
+	}
+	keep := s.Log[:0]
+	for _, ev := range s.Log {
+		if !final(ev) {
+			keep = append(keep, ev)
+		}
+	}
+	s.Log = keep
+}
+
+// propagate completes taint (1 for the nodes that taint, 0 for the rest):
+// 1 for every node that reaches a tainted one, 2 for the others. Children
+// before parents, with an explicit stack.
+func (m *machine) propagate(taint []uint8) {
+	s := m.s
 	// each frame's children sit in kids[from:to], pushed with the frame
 	// and popped with it: every edge is looked at once
 	st := m.frames[:0]
@@ -468,25 +497,6 @@ func (m *machine) finalEvents() {
 		}
 	}
 	m.frames, m.walkKids = st[:0], kids[:0]
-	final := func(ev SEvent) bool {
-		return ev.Kind != EvGlobal && ev.Kind != EvExt && ev.Node >= 0 && taint[ev.Node] == 2 && !isNamed[ev.Node]
-	}
-	var batch []SEvent
-	for _, ev := range s.Log {
-		if final(ev) {
-			batch = append(batch, ev)
-		}
-	}
-	if len(batch) == 0 || !m.keep.Final(s, batch) {
-		return
-	}
-	keep := s.Log[:0]
-	for _, ev := range s.Log {
-		if !final(ev) {
-			keep = append(keep, ev)
-		}
-	}
-	s.Log = keep
 }
 
 // walkFrame is one node on finalEvents' walk: its children are

@@ -287,7 +287,7 @@ func (s *Store) NItems(id ID) int {
 // the length of its text).
 func (r *rec) hasItems() bool {
 	switch r.kind {
-	case KindStr, KindBytes, KindByteArray:
+	case KindStr, KindBytes, KindByteArray, KindFolded:
 		return false
 	case KindPersID:
 		return r.op != PERSID

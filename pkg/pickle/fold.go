@@ -1,0 +1,218 @@
+package pickle
+
+// Folding (docs/engine.md §2.1, item 5): at each compaction, the machine
+// hands a consumer that asks (Keep.Fold) the subtrees of plain data that
+// are final and hang off a container still kept, and replaces each run of
+// them that the consumer summarised by one KindFolded node. The consumer
+// keeps the summaries' bytes (pk hash: their canonical encoding); the
+// store keeps, per run, where they are, how many items the run stands for
+// and a word of the consumer's. What the run held is then unreachable and
+// released by the same compaction, so a table of a million rows holds its
+// open rows and one node per run, not a node per value.
+//
+// A subtree is offered when all of its nodes are plain (None, bool, int,
+// float, str, bytes, bytearray, list, tuple, dict, set, frozenset, or a
+// run folded before; no operation applied after creation), none of them is
+// named (on the stack or the metastack, in a memo entry a later opcode
+// reads, in the call log, popped or left at STOP) and its root is an item
+// of a kept list, or a value of a kept dict, referred to by nothing else.
+// Its content cannot change any more: nothing that could change it can
+// name it. Keys of dicts and items of sets are never offered (their order
+// is computed from them at STOP); neither are items of tuples.
+
+// Folded is what a consumer made of one offered subtree (Keep.Fold).
+type Folded struct {
+	Off  int64 // where its bytes start, in the consumer's own memory
+	Len  int32 // how many bytes
+	Word int32 // the consumer's (pk hash: ordinals the subtree used)
+	OK   bool  // false: not folded, the subtree stays in the store
+}
+
+// FoldedRun returns what a KindFolded node stands for: the consumer's
+// bytes (offset and length), the number of items of its container it
+// replaces, and the sum of the consumer's words of those items.
+func (s *Store) FoldedRun(id ID) (off int64, n int, items int, word int) {
+	r := &s.recs[id]
+	return r.val, int(r.nkid), int(r.self), int(r.kid)
+}
+
+// ItemCount returns the number of items a list or dict stands for: its
+// items, with each folded run counting the items it replaced.
+func (s *Store) ItemCount(id ID) int {
+	r := &s.recs[id]
+	if r.flags&FlagHasFolded == 0 {
+		return s.NItems(id)
+	}
+	n := 0
+	for _, c := range s.Items(id) {
+		if c >= 0 && s.recs[c].kind == KindFolded {
+			n += int(s.recs[c].self)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// foldCand is one offered subtree: the position of its root among the
+// store's kids.
+type foldCand struct {
+	parent ID
+	pos    int32 // index in s.kids
+}
+
+// plainKind reports whether nodes of kind k can be part of a folded
+// subtree.
+func plainKind(k Kind) bool {
+	switch k {
+	case KindNone, KindBool, KindInt, KindFloat, KindStr, KindBytes, KindByteArray,
+		KindList, KindTuple, KindDict, KindSet, KindFrozenSet, KindFolded:
+		return true
+	}
+	return false
+}
+
+// foldFinal offers the consumer the final plain subtrees and puts a folded
+// node for each run it summarised (before compact marks what it keeps).
+func (m *machine) foldFinal() {
+	s := m.s
+	n := len(s.recs)
+	taint, isNamed := m.taintTables(n)
+	name := func(id ID) {
+		if id >= 0 && int(id) < n {
+			isNamed[id] = true
+			taint[id] = 1
+		}
+	}
+	for _, sl := range m.stack {
+		name(sl.n)
+	}
+	t := &m.memo
+	for _, v := range t.dense {
+		if v > 0 {
+			name(ID(v - 1))
+		}
+	}
+	for _, id := range t.sparse {
+		if id >= 0 {
+			name(id)
+		}
+	}
+	for _, l := range [][]ID{s.Tops, s.Popped, s.Leftover} {
+		for _, id := range l {
+			name(id)
+		}
+	}
+	for _, ev := range s.Log {
+		name(ev.Node)
+	}
+	if cap(m.indeg) < n {
+		m.indeg = make([]uint8, n)
+	}
+	indeg := m.indeg[:n]
+	clear(indeg)
+	bump := func(cs []ID) {
+		for _, c := range cs {
+			if c >= 0 && int(c) < n && indeg[c] < 2 {
+				indeg[c]++
+			}
+		}
+	}
+	for i := range s.recs {
+		r := &s.recs[i]
+		if !plainKind(r.kind) || r.flags&FlagReleased != 0 || (r.x != 0 && s.ext[r.x-1].nmut > 0) {
+			taint[i] = 1
+		}
+		if r.hasItems() {
+			bump(s.kids[r.kid : r.kid+r.nkid])
+		}
+		if r.x != 0 {
+			for j := s.ext[r.x-1].mut; j != 0; j = s.muts[j-1].next {
+				mu := &s.muts[j-1]
+				bump(s.kids[mu.kid : mu.kid+mu.nkid])
+			}
+		}
+	}
+	m.propagate(taint)
+
+	cands := m.foldCands[:0]
+	for p := range s.recs {
+		r := &s.recs[p]
+		if taint[p] != 1 || r.kind != KindList && r.kind != KindDict {
+			continue
+		}
+		for j := int32(0); j < r.nkid; j++ {
+			if r.kind == KindDict && j%2 == 0 {
+				continue // keys stay
+			}
+			c := s.kids[r.kid+j]
+			if c < 0 || int(c) >= n || taint[c] != 2 || indeg[c] != 1 {
+				continue
+			}
+			if k := s.recs[c].kind; k == KindFolded || r.kind == KindDict && (k != KindList && k != KindDict && k != KindTuple && k != KindSet && k != KindFrozenSet) {
+				// a run folded before stays as it is; of a dict's values
+				// only containers are worth a node of their own
+				continue
+			}
+			cands = append(cands, foldCand{ID(p), r.kid + j})
+		}
+	}
+	m.foldCands = cands[:0]
+	if len(cands) == 0 {
+		return
+	}
+	roots := m.foldRoots[:0]
+	for _, c := range cands {
+		roots = append(roots, s.kids[c.pos])
+	}
+	out := m.foldOut[:0]
+	out = append(out, make([]Folded, len(roots))...)
+	m.keep.Fold(s, roots, indeg, out)
+	// runs: consecutive positions of one parent, folded, their bytes one
+	// after the other
+	for i := 0; i < len(cands); {
+		if !out[i].OK {
+			i++
+			continue
+		}
+		j := i + 1
+		total := int64(out[i].Len)
+		word := int64(out[i].Word)
+		for j < len(cands) && out[j].OK && cands[j].parent == cands[i].parent && cands[j].pos == cands[j-1].pos+1 &&
+			out[j].Off == out[j-1].Off+int64(out[j-1].Len) && total+int64(out[j].Len) < 1<<30 && word+int64(out[j].Word) < 1<<30 {
+			total += int64(out[j].Len)
+			word += int64(out[j].Word)
+			j++
+		}
+		root := roots[i]
+		id := ID(len(s.recs))
+		s.recs = append(s.recs, rec{kind: KindFolded, op: s.recs[root].op, off: s.recs[root].off, owner: cands[i].parent,
+			val: out[i].Off, nkid: int32(total), kid: int32(word), self: uint32(j - i)})
+		s.recs[cands[i].parent].flags |= FlagHasFolded
+		s.kids[cands[i].pos] = id
+		for k := i + 1; k < j; k++ {
+			s.kids[cands[k].pos] = foldGone
+		}
+		i = j
+	}
+	m.foldRoots, m.foldOut = roots[:0], out[:0]
+}
+
+// foldGone marks, in a kept container's items, the places a folded run
+// took beyond its first; compact drops them.
+const foldGone ID = -3
+
+// taintTables returns m's taint and named tables for n records, cleared.
+func (m *machine) taintTables(n int) ([]uint8, []bool) {
+	if cap(m.taint) < n {
+		m.taint = make([]uint8, n)
+	}
+	taint := m.taint[:n]
+	clear(taint)
+	if cap(m.namedSet) < n {
+		m.namedSet = make([]bool, n)
+	}
+	isNamed := m.namedSet[:n]
+	clear(isNamed)
+	return taint, isNamed
+}
