@@ -71,9 +71,9 @@ type emitter struct {
 	depth      int
 	work       int64
 	// blockedBy's walks: a node is seen by the current walk when its
-	// seenAt is stamp
-	seenAt []uint32
-	stamp  uint32
+	// seenAt is stamp (16 bits: every 65535 walks the stamps are cleared)
+	seenAt []uint16
+	stamp  uint16
 	bstack []canon.Ref
 	budget int64
 
@@ -153,6 +153,7 @@ func (k key) none() bool { return k.id == noID }
 type table struct {
 	byID  []int32 // value + 2; 0: absent
 	byVal []int32 // value + 2; 0: absent
+	nodes int     // the view's NodeCount: byID's length once it grows
 }
 
 func newTable() *table { return &table{} }
@@ -173,7 +174,7 @@ func (t *table) get(k key) (int32, bool) {
 func (t *table) set(k key, v int32) {
 	if k.id >= 0 {
 		if int(k.id) >= len(t.byID) {
-			t.byID = append(t.byID, make([]int32, int(k.id)+1-len(t.byID)+len(t.byID)/2)...)
+			t.byID = grownTo(t.byID, k.id, t.nodes)
 		}
 		t.byID[k.id] = v + 2
 		return
@@ -192,8 +193,21 @@ func (t *table) inc(k key) {
 // keyCache holds the keys of pure nodes, by node ID, and the index of
 // every distinct value.
 type keyCache struct {
-	k    []int32 // value index + 2; 1: noKey; 0: not computed
-	vals values
+	k     []int32 // value index + 2; 1: noKey; 0: not computed
+	vals  values
+	nodes int // the view's NodeCount: k's length once it grows
+}
+
+// grownTo returns s long enough for index id: a table by node ID of a view
+// of n nodes (NodeCount) grows to n at once, as the writer reaches almost
+// every node of the view (no copies of it as it grows, no room past n);
+// past n (another view's IDs) by half its length.
+func grownTo[T any](s []T, id int32, n int) []T {
+	size := int(id) + 1 - len(s) + len(s)/2
+	if int(id) < n {
+		size = n - len(s)
+	}
+	return append(s, make([]T, size)...)
 }
 
 func (c *keyCache) get(id int32) (key, bool) {
@@ -208,7 +222,7 @@ func (c *keyCache) get(id int32) (key, bool) {
 
 func (c *keyCache) set(id int32, k key) {
 	if int(id) >= len(c.k) {
-		c.k = append(c.k, make([]int32, int(id)+1-len(c.k)+len(c.k)/2)...)
+		c.k = grownTo(c.k, id, c.nodes)
 	}
 	if k.none() {
 		c.k[id] = 1
@@ -235,7 +249,7 @@ func (e *emitter) setInprog(n canon.Ref, on bool) {
 		if !on {
 			return
 		}
-		e.inprog = append(e.inprog, make([]bool, int(id)+1-len(e.inprog)+len(e.inprog)/2)...)
+		e.inprog = grownTo(e.inprog, id, e.v.NodeCount())
 	}
 	if e.inprog[id] != on {
 		e.inprog[id] = on
@@ -262,6 +276,10 @@ type gkey struct {
 func newEmitter(v *canon.View, proto int, sh *shared, out *tape) *emitter {
 	e := &emitter{v: v, proto: proto, out: out,
 		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
+	e.memo.nodes = v.NodeCount()
+	if e.keys.nodes == 0 {
+		e.keys.nodes = v.NodeCount()
+	}
 	e.budget = 64*int64(v.Store().Len()) + 1<<22
 	return e
 }
@@ -369,7 +387,7 @@ func (e *emitter) key(n canon.Ref) key {
 	case pickle.KindFrozenSet:
 		k = vkey{'H', pureKey(n)}
 	default:
-		k = vkey{'D', string(n.Digest())}
+		k = vkey{'h', string(n.Digest())}
 	}
 	if k.tag == 0 {
 		e.keys.set(id, noKey)
@@ -1247,7 +1265,7 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 			continue
 		}
 		if int(id) >= len(e.seenAt) {
-			e.seenAt = append(e.seenAt, make([]uint32, int(id)+1-len(e.seenAt)+len(e.seenAt)/2)...)
+			e.seenAt = grownTo(e.seenAt, id, e.v.NodeCount())
 		}
 		e.seenAt[id] = e.stamp
 		if e.isInprog(x) {
