@@ -118,7 +118,6 @@ func (r Ref) node() *Node                { return &Node{v: r.v, src: r.id} }
 func (r Ref) Digest() []byte             { return r.node().Digest() }
 func (r Ref) Foreign() Ref               { return r.node().Foreign().Ref() }
 func (r Ref) Item(i int) Ref             { return r.v.ref(r.v.items(r.id)[i]) }
-func (r Ref) Kwargs() Ref                { return r.node().Kwargs().Ref() }
 
 // Small returns the value of an int or bool node that fits in an int64
 // (ok false: Int has it), without making a big.Int.
@@ -151,8 +150,11 @@ func (r Ref) Int() *big.Int {
 	return big.NewInt(r.v.ival(r.id))
 }
 
-// Items is Node.Items.
-func (r Ref) Items() []Ref {
+// Items is Node.Items (nil when there is none).
+func (r Ref) Items() []Ref { return r.AppendItems(nil) }
+
+// AppendItems appends Items() to buf.
+func (r Ref) AppendItems(buf []Ref) []Ref {
 	v, s := r.v, r.id
 	var items []pickle.ID
 	switch v.kind(s) {
@@ -162,17 +164,16 @@ func (r Ref) Items() []Ref {
 		items = v.items(s)
 	case pickle.KindGlobal:
 		if v.flags(s)&pickle.FlagDynamic == 0 {
-			return nil
+			return buf
 		}
 		items = v.items(s)
 	default:
-		return nil
+		return buf
 	}
-	out := make([]Ref, len(items))
-	for i, c := range items {
-		out[i] = v.ref(c)
+	for _, c := range items {
+		buf = append(buf, v.ref(c))
 	}
-	return out
+	return buf
 }
 
 // Entries is Node.Entries.
@@ -216,6 +217,17 @@ func (r Ref) Ops() []RefOp {
 		out[i] = RefOp{Name: name, Args: a}
 	}
 	return out
+}
+
+// Kwargs is Node.Kwargs.
+func (r Ref) Kwargs() Ref {
+	if r.v.kind(r.id) != pickle.KindCall {
+		return Ref{}
+	}
+	if _, kw := callForm(r.v, r.id); !kw {
+		return Ref{}
+	}
+	return r.v.ref(r.v.kwargsOf(r.id))
 }
 
 // ArrayData is Node.ArrayData.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"strings"
+	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
@@ -75,6 +76,7 @@ type emitter struct {
 	seenAt []uint16
 	stamp  uint16
 	bstack []canon.Ref
+	kbuf   []byte // pureKey's
 	budget int64
 
 	trackers map[int32]string // tracker node ID -> its content id
@@ -359,10 +361,11 @@ func (e *emitter) key(n canon.Ref) key {
 		return k
 	}
 	var k vkey
+	temp := false // k.s is pureKey's buffer
 	switch n.Kind() {
 	case pickle.KindTuple:
 		if n.NItems() != 0 {
-			k = vkey{'H', pureKey(n)}
+			k, temp = vkey{'H', e.pureKey(n)}, true
 		}
 	case pickle.KindStr, pickle.KindBytes:
 		tag := byte('s')
@@ -376,7 +379,7 @@ func (e *emitter) key(n canon.Ref) key {
 		}
 	case pickle.KindGlobal:
 		if n.Flags()&pickle.FlagDynamic != 0 {
-			k = vkey{'H', pureKey(n)}
+			k, temp = vkey{'H', e.pureKey(n)}, true
 		} else {
 			gk := e.globalKey(n.Str(), n.Name(), n.Flags()&pickle.FlagDotted != 0)
 			e.keys.set(id, gk)
@@ -385,13 +388,18 @@ func (e *emitter) key(n canon.Ref) key {
 	case canon.KindPlaceholder:
 		k = vkey{'P', n.Str()}
 	case pickle.KindFrozenSet:
-		k = vkey{'H', pureKey(n)}
+		k, temp = vkey{'H', e.pureKey(n)}, true
 	default:
 		k = vkey{'h', string(n.Digest())}
 	}
 	if k.tag == 0 {
 		e.keys.set(id, noKey)
 		return noKey
+	}
+	if temp {
+		kk := key{id: valueID, v: e.keys.vals.indexTemp(k)}
+		e.keys.set(id, kk)
+		return kk
 	}
 	kk := e.keys.intern(k)
 	e.keys.set(id, kk)
@@ -402,10 +410,11 @@ func (e *emitter) key(n canon.Ref) key {
 // dynamic global): its embedding in a parent's encoding, 'H' and the digest
 // the view's encoding computed already (Node.AppendPure). Its Digest is
 // the hash of that embedding, so two containers have equal keys exactly
-// when they have equal Digests, without hashing again.
-func pureKey(n canon.Ref) string {
-	var b [80]byte
-	return string(n.AppendPure(b[:0]))
+// when they have equal Digests, without hashing again. The text is in a
+// buffer of the emitter's, valid until the next call (intern copies it).
+func (e *emitter) pureKey(n canon.Ref) string {
+	e.kbuf = n.AppendPure(e.kbuf[:0])
+	return unsafe.String(unsafe.SliceData(e.kbuf), len(e.kbuf))
 }
 
 func (e *emitter) globalKey(mod, name string, dotted bool) key {
@@ -627,8 +636,8 @@ func (e *emitter) build(n canon.Ref, k key) error {
 				return refuse(n, "a STACK_GLOBAL of computed names cannot be written below protocol 4")
 			}
 			if err := e.inProgress(n, k, func() error {
-				for _, c := range n.Items() {
-					if err := e.emit(c); err != nil {
+				for i := range n.NItems() {
+					if err := e.emit(n.Item(i)); err != nil {
 						return err
 					}
 				}
@@ -641,17 +650,17 @@ func (e *emitter) build(n canon.Ref, k key) error {
 			return err
 		}
 	case pickle.KindTuple:
-		items := n.Items()
-		if len(items) == 0 {
+		ni := n.NItems()
+		if ni == 0 {
 			e.op(pickle.EMPTY_TUPLE)
 			break
 		}
 		if err := e.inProgress(n, k, func() error {
-			if len(items) > 3 {
+			if ni > 3 {
 				e.op(pickle.MARK)
 			}
-			for _, c := range items {
-				if err := e.emit(c); err != nil {
+			for i := range ni {
+				if err := e.emit(n.Item(i)); err != nil {
 					return err
 				}
 			}
@@ -659,7 +668,7 @@ func (e *emitter) build(n canon.Ref, k key) error {
 		}); err != nil {
 			return err
 		}
-		closeTuple(e, len(items))
+		closeTuple(e, ni)
 	case pickle.KindList:
 		e.op(pickle.EMPTY_LIST)
 	case pickle.KindDict:
@@ -1174,15 +1183,14 @@ func (e *emitter) assignTrackers(n, args canon.Ref) error {
 func (e *emitter) fill(n canon.Ref, what byte, from int) error {
 	switch what {
 	case 'l':
-		items := n.Items()
-		end, blocker := e.firstBlocked(len(items), from, func(i int) []canon.Ref { return items[i : i+1] })
-		if err := e.batches(end-from, pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(items[from+i]) }); err != nil {
+		end, blocker := e.firstBlocked(n.NItems(), from, func(i int) (canon.Ref, canon.Ref) { return n.Item(i), canon.Ref{} })
+		if err := e.batches(end-from, pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(n.Item(from + i)) }); err != nil {
 			return err
 		}
 		e.postpone(blocker, n, what, end)
 	case 'd':
 		ents := e.entries(n)
-		end, blocker := e.firstBlocked(len(ents), from, func(i int) []canon.Ref { return []canon.Ref{ents[i].Key, ents[i].Value} })
+		end, blocker := e.firstBlocked(len(ents), from, func(i int) (canon.Ref, canon.Ref) { return ents[i].Key, ents[i].Value })
 		if err := e.batches(end-from, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
 			if err := e.emit(ents[from+i].Key); err != nil {
 				return err
@@ -1197,7 +1205,7 @@ func (e *emitter) fill(n canon.Ref, what byte, from int) error {
 		e.postpone(blocker, n, what, end)
 	case 's':
 		items := n.Items()
-		end, blocker := e.firstBlocked(len(items), from, func(i int) []canon.Ref { return items[i : i+1] })
+		end, blocker := e.firstBlocked(len(items), from, func(i int) (canon.Ref, canon.Ref) { return items[i], canon.Ref{} })
 		if err := e.batches(end-from, 0, pickle.ADDITEMS, func(i int) error { return e.emit(items[from+i]) }); err != nil {
 			return err
 		}
@@ -1220,15 +1228,22 @@ func (e *emitter) postpone(blocker, target canon.Ref, what byte, from int) {
 
 // firstBlocked returns the first index from from whose nodes cannot be
 // built now, and the object in construction they wait for (nil: none).
-func (e *emitter) firstBlocked(n, from int, nodes func(i int) []canon.Ref) (int, canon.Ref) {
+// nodes gives the nodes of index i: an item (and no node), or an entry's
+// key and value.
+func (e *emitter) firstBlocked(n, from int, nodes func(i int) (canon.Ref, canon.Ref)) (int, canon.Ref) {
 	if e.ninprog == 0 {
 		return n, canon.Ref{}
 	}
 	for i := from; i < n; i++ {
-		for _, c := range nodes(i) {
-			if b := e.blocked(c); !b.IsNil() {
-				return i, b
-			}
+		a, c := nodes(i)
+		if b := e.blocked(a); !b.IsNil() {
+			return i, b
+		}
+		if c.IsNil() {
+			continue
+		}
+		if b := e.blocked(c); !b.IsNil() {
+			return i, b
 		}
 	}
 	return n, canon.Ref{}
@@ -1282,7 +1297,7 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 		switch x.Kind() {
 		case pickle.KindList, pickle.KindSet:
 			if deep || (x.Kind() == pickle.KindSet && e.proto < 4) {
-				stack = append(stack, x.Items()...)
+				stack = x.AppendItems(stack)
 			}
 			continue
 		case pickle.KindDict:
@@ -1296,7 +1311,7 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 			stack = append(stack, x.Func(), x.Args(), x.Kwargs())
 			continue
 		}
-		stack = append(stack, x.Items()...)
+		stack = x.AppendItems(stack)
 	}
 	return canon.Ref{}
 }
