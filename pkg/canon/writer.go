@@ -1,5 +1,11 @@
 package canon
 
+import (
+	"math/big"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
 // Accessors pk canon's writer (pkg/write) needs to write the pk-canon/2
 // view back as a pickle. They read the view; nothing here changes the
 // encoding.
@@ -30,3 +36,213 @@ func BareSum(opt Options, n int, digests []byte) []byte {
 	h.Write([]byte{'z'})
 	return h.Sum(nil)
 }
+
+// Ref is a node of a view named by its ID, as a value: pk canon's writer
+// walks the view through Refs, keying what it keeps by ID, so that walking
+// allocates no Node (a Node is 48 bytes and a pointer for the collector to
+// follow; a state of a million nodes reached that many). A Ref reads what
+// the Node of the same ID reads; it has no path. The zero Ref is no node
+// (where a Node method returns nil).
+type Ref struct {
+	v  *View
+	id pickle.ID
+}
+
+// RefEntry is Entry as Refs.
+type RefEntry struct {
+	Key, Value Ref
+}
+
+// RefOp is Op as Refs.
+type RefOp struct {
+	Name string
+	Args []Ref
+}
+
+// ref is wrap without a Node: the resolved node of id, the zero Ref for
+// none.
+func (v *View) ref(id pickle.ID) Ref {
+	if id < 0 {
+		return Ref{}
+	}
+	return Ref{v: v, id: v.res(id)}
+}
+
+// Ref returns the node as a Ref.
+func (n *Node) Ref() Ref {
+	if n == nil {
+		return Ref{}
+	}
+	return Ref{v: n.v, id: n.src}
+}
+
+// RootRef is Root as a Ref.
+func (v *View) RootRef() Ref { return v.ref(v.s.Root) }
+
+// EffectRefs is EffectNodes as Refs.
+func (v *View) EffectRefs() []Ref {
+	v.Root()
+	var out []Ref
+	for _, i := range v.effectIndexes() {
+		out = append(out, v.ref(v.s.Log[i].Node))
+	}
+	return out
+}
+
+// NodeCount is the number of IDs the view's nodes take (every ID is less):
+// the size of a table by node ID.
+func (v *View) NodeCount() int { return int(v.nsyn) }
+
+// The accessors of a Ref, each as the Node method of the same name.
+
+func (r Ref) IsNil() bool                { return r.v == nil }
+func (r Ref) ID() pickle.ID              { return r.id }
+func (r Ref) View() *View                { return r.v }
+func (r Ref) Kind() pickle.Kind          { return r.v.kind(r.id) }
+func (r Ref) Flags() pickle.Flags        { return r.v.flags(r.id) }
+func (r Ref) NItems() int                { return r.v.nitems(r.id) }
+func (r Ref) Offset() int64              { return r.v.offset(r.id) }
+func (r Ref) Pure() bool                 { return r.v.isPure(r.id) }
+func (r Ref) Float() float64             { return r.v.float(r.id) }
+func (r Ref) Str() string                { return r.v.text(r.id) }
+func (r Ref) Len() int64                 { return r.v.plen(r.id) }
+func (r Ref) Name() string               { return r.v.name(r.id) }
+func (r Ref) Blob() *pickle.Blob         { return r.v.blob(r.id) }
+func (r Ref) Array() *Array              { return r.v.arr[r.id] }
+func (r Ref) Storage() *Storage          { return r.v.stor[r.id] }
+func (r Ref) AppendPure(b []byte) []byte { return r.v.appendPure(b, r.id) }
+func (r Ref) ItemKind(i int) pickle.Kind { return r.v.kind(r.v.res(r.v.items(r.id)[i])) }
+func (r Ref) Func() Ref                  { return r.v.ref(r.v.fn(r.id)) }
+func (r Ref) Args() Ref                  { return r.v.ref(r.v.argsOf(r.id)) }
+func (r Ref) node() *Node                { return &Node{v: r.v, src: r.id} }
+func (r Ref) Digest() []byte             { return r.node().Digest() }
+func (r Ref) Foreign() Ref               { return r.node().Foreign().Ref() }
+func (r Ref) Item(i int) Ref             { return r.v.ref(r.v.items(r.id)[i]) }
+
+// Small returns the value of an int or bool node that fits in an int64
+// (ok false: Int has it), without making a big.Int.
+func (r Ref) Small() (int64, bool) {
+	if r.v.isBig(r.id) {
+		return 0, false
+	}
+	return r.v.ival(r.id), true
+}
+
+// CallForm is Node.CallForm.
+func (r Ref) CallForm() string {
+	if r.v.kind(r.id) != pickle.KindCall {
+		return ""
+	}
+	switch f, _ := callForm(r.v, r.id); f {
+	case 'w', 'W':
+		return "new"
+	case 'o':
+		return "inst"
+	}
+	return "call"
+}
+
+// Int is Node.Int.
+func (r Ref) Int() *big.Int {
+	if r.v.isBig(r.id) {
+		return r.v.bigOf(r.id)
+	}
+	return big.NewInt(r.v.ival(r.id))
+}
+
+// Items is Node.Items (nil when there is none).
+func (r Ref) Items() []Ref { return r.AppendItems(nil) }
+
+// AppendItems appends Items() to buf.
+func (r Ref) AppendItems(buf []Ref) []Ref {
+	v, s := r.v, r.id
+	var items []pickle.ID
+	switch v.kind(s) {
+	case pickle.KindSet, pickle.KindFrozenSet:
+		items, _ = v.setItemsPos(v.items(s), true)
+	case pickle.KindList, pickle.KindTuple, pickle.KindPersID:
+		items = v.items(s)
+	case pickle.KindGlobal:
+		if v.flags(s)&pickle.FlagDynamic == 0 {
+			return buf
+		}
+		items = v.items(s)
+	default:
+		return buf
+	}
+	for _, c := range items {
+		buf = append(buf, v.ref(c))
+	}
+	return buf
+}
+
+// Entries is Node.Entries.
+func (r Ref) Entries() []RefEntry {
+	v := r.v
+	if v.kind(r.id) != pickle.KindDict {
+		return nil
+	}
+	sc := v.getScratch()
+	defer v.putScratch(sc)
+	ents := v.dictEntries(r.id, sc)
+	out := make([]RefEntry, len(ents))
+	for i, k := range ents {
+		out[i] = RefEntry{Key: v.ref(k.node), Value: v.ref(k.val)}
+	}
+	return out
+}
+
+// Ops is Node.Ops.
+func (r Ref) Ops() []RefOp {
+	ops := r.v.ops(r.id)
+	if len(ops) == 0 {
+		return nil
+	}
+	out := make([]RefOp, len(ops))
+	n := 0
+	for _, o := range ops {
+		n += len(o.args)
+	}
+	args := make([]Ref, n)
+	for i, o := range ops {
+		name := o.name
+		if name == "" {
+			name = opNames[o.tag]
+		}
+		a := args[:len(o.args):len(o.args)]
+		args = args[len(o.args):]
+		for j, c := range o.args {
+			a[j] = r.v.ref(c)
+		}
+		out[i] = RefOp{Name: name, Args: a}
+	}
+	return out
+}
+
+// Kwargs is Node.Kwargs.
+func (r Ref) Kwargs() Ref {
+	if r.v.kind(r.id) != pickle.KindCall {
+		return Ref{}
+	}
+	if _, kw := callForm(r.v, r.id); !kw {
+		return Ref{}
+	}
+	return r.v.ref(r.v.kwargsOf(r.id))
+}
+
+// ArrayData is Node.ArrayData.
+func (r Ref) ArrayData() Ref {
+	a := r.Array()
+	if a == nil {
+		return Ref{}
+	}
+	for _, c := range []pickle.ID{a.Items, a.Data, a.Buffer} {
+		if c != pickle.NoID {
+			return r.v.ref(c)
+		}
+	}
+	return Ref{}
+}
+
+// Under is Node.Under.
+func (r Ref) Under(id pickle.ID) Ref { return r.v.ref(id) }

@@ -293,7 +293,7 @@ func (d *dtypeSpec) flexible() bool {
 
 // dtype pushes the numpy.dtype of d, shared by value (a dtype is
 // immutable; numpy shares its builtin ones).
-func (e *emitter) dtype(n *canon.Node, d *dtypeSpec) error {
+func (e *emitter) dtype(n canon.Ref, d *dtypeSpec) error {
 	k := e.keys.intern(vkey{'D', d.descr})
 	if idx, ok := e.memo.get(k); ok {
 		return e.fetch(n, k, int(idx))
@@ -476,10 +476,10 @@ func (e *emitter) intTuple(xs []int64) error {
 }
 
 // arrayNode writes an array node of the view (KindArray), its key k.
-func (e *emitter) arrayNode(n *canon.Node, k key) error {
+func (e *emitter) arrayNode(n canon.Ref, k key) error {
 	a := n.Array()
 	if a == nil {
-		if f := n.Foreign(); f != nil {
+		if f := n.Foreign(); !f.IsNil() {
 			return e.foreignArray(n, k, f)
 		}
 		return refuse(n, "internal: an array node without its array")
@@ -530,7 +530,7 @@ func (e *emitter) arrayNode(n *canon.Node, k key) error {
 		e.op(pickle.NEWFALSE)
 	}
 	if a.Object() {
-		if data == nil {
+		if data.IsNil() {
 			return refuse(n, "internal: an object array without its items")
 		}
 		items := data.Items()
@@ -554,13 +554,13 @@ func (e *emitter) arrayNode(n *canon.Node, k key) error {
 }
 
 // frombuffer writes numpy's protocol 5 form of a non-object array.
-func (e *emitter) frombuffer(n *canon.Node, k key, a *canon.Array, d *dtypeSpec, data *canon.Node) error {
+func (e *emitter) frombuffer(n canon.Ref, k key, a *canon.Array, d *dtypeSpec, data canon.Ref) error {
 	if err := e.global(n, npNumeric, "_frombuffer", false); err != nil {
 		return err
 	}
 	e.op(pickle.MARK)
 	if a.Buffer != pickle.NoID {
-		if data == nil {
+		if data.IsNil() {
 			return refuse(n, "internal: an out-of-band array without its buffer")
 		}
 		if err := e.emit(data); err != nil {
@@ -589,7 +589,7 @@ func (e *emitter) frombuffer(n *canon.Node, k key, a *canon.Array, d *dtypeSpec,
 
 // elements returns the element bytes of a non-object array: its data node's,
 // or its raw part's (joblib).
-func (e *emitter) elements(n *canon.Node, a *canon.Array, data *canon.Node) (string, error) {
+func (e *emitter) elements(n canon.Ref, a *canon.Array, data canon.Ref) (string, error) {
 	if a.Raw != nil {
 		if e.raw == nil {
 			return "", refuse(n, "internal: array bytes in a raw part pk canon was not given")
@@ -603,7 +603,7 @@ func (e *emitter) elements(n *canon.Node, a *canon.Array, data *canon.Node) (str
 		}
 		return string(b), nil
 	}
-	if data == nil {
+	if data.IsNil() {
 		return "", refuse(n, "internal: an array without its data")
 	}
 	if err := e.checkPayload(data); err != nil {
@@ -617,7 +617,7 @@ func (e *emitter) elements(n *canon.Node, a *canon.Array, data *canon.Node) (str
 // stream. Pure values are shared by value with this stream, as they would
 // be in a pickle of the same objects; objects with an identity cannot be
 // (joblib loads the nested pickle apart).
-func (e *emitter) foreignArray(n *canon.Node, k key, f *canon.Node) error {
+func (e *emitter) foreignArray(n canon.Ref, k key, f canon.Ref) error {
 	if f.Kind() != canon.KindArray || f.Array() == nil || !f.Array().Object() {
 		return refuse(n, "internal: a joblib object array whose nested pickle is not an object array")
 	}
@@ -653,7 +653,7 @@ func (e *emitter) foreignArray(n *canon.Node, k key, f *canon.Node) error {
 // torch.save file of that storage alone, written canonically (key "0").
 // Storages of torch.save files are written by the torch writers (torch.go)
 // from the pk-canon/1 view.
-func (e *emitter) storageNode(n *canon.Node, k key) error {
+func (e *emitter) storageNode(n canon.Ref, k key) error {
 	st := n.Storage()
 	if st == nil {
 		return refuse(n, "internal: a storage node without its storage")
@@ -665,7 +665,7 @@ func (e *emitter) storageNode(n *canon.Node, k key) error {
 		return refuse(n, "a torch.save storage outside a torch.save file: pk canon does not write it")
 	}
 	src := n.Under(st.From)
-	if src == nil || src.Kind() != pickle.KindBytes || src.Len() != int64(len(src.Str())) {
+	if src.IsNil() || src.Kind() != pickle.KindBytes || src.Len() != int64(len(src.Str())) {
 		return refuse(n, "internal: the nested torch.save bytes of a storage are not in memory")
 	}
 	b := src.Str()

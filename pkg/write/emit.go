@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"strings"
+	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
@@ -35,9 +36,9 @@ type refusal struct {
 
 func (r *refusal) Error() string { return fmt.Sprintf("offset %d: %s", r.off, r.reason) }
 
-func refuse(n *canon.Node, format string, args ...any) error {
+func refuse(n canon.Ref, format string, args ...any) error {
 	var off int64
-	if n != nil {
+	if !n.IsNil() {
 		off = n.Offset()
 	}
 	return &refusal{off: off, reason: fmt.Sprintf(format, args...)}
@@ -47,7 +48,7 @@ func refuse(n *canon.Node, format string, args ...any) error {
 // of a container's items, or the rest of an object's operations, from
 // index from.
 type task struct {
-	target *canon.Node
+	target canon.Ref
 	what   byte // 'l' list items, 'd' dict entries, 's' set items, 'o' operations
 	from   int
 }
@@ -67,14 +68,15 @@ type emitter struct {
 	pending map[int32][]task // by the ID of the object waited for
 	// incomplete are the objects whose contents or operations wait for
 	// the object in construction they map to
-	incomplete map[int32]*canon.Node // by node ID
+	incomplete map[int32]canon.Ref // by node ID
 	depth      int
 	work       int64
 	// blockedBy's walks: a node is seen by the current walk when its
-	// seenAt is stamp
-	seenAt []uint32
-	stamp  uint32
-	bstack []*canon.Node
+	// seenAt is stamp (16 bits: every 65535 walks the stamps are cleared)
+	seenAt []uint16
+	stamp  uint16
+	bstack []canon.Ref
+	kbuf   []byte // pureKey's
 	budget int64
 
 	trackers map[int32]string // tracker node ID -> its content id
@@ -82,7 +84,7 @@ type emitter struct {
 	nbuf     int64            // out-of-band buffers written
 	keys     *keyCache        // pure nodes: their value key
 	sh       *shared
-	effects  []*canon.Node // v.EffectNodes(), computed once for both runs
+	effects  []canon.Ref // v.EffectRefs(), computed once for both runs
 	// getattrForm writes nested qualified names as getattr(parent, 'x')
 	// at every protocol (see Stream)
 	getattrForm bool
@@ -104,19 +106,19 @@ type shared struct {
 	globOK   map[[2]string]bool
 	// ents are the entries of the dicts whose entries were asked for and
 	// that are not filled yet (by node ID): fill and blockedBy share them
-	ents map[int32][]canon.Entry
+	ents map[int32][]canon.RefEntry
 }
 
 // entries returns n.Entries(), computed once per stream: kept until the
 // dict is filled (doneEntries).
-func (e *emitter) entries(n *canon.Node) []canon.Entry {
+func (e *emitter) entries(n canon.Ref) []canon.RefEntry {
 	id := nodeID(n)
 	if ents, ok := e.sh.ents[id]; ok {
 		return ents
 	}
 	ents := n.Entries()
 	if e.sh.ents == nil {
-		e.sh.ents = map[int32][]canon.Entry{}
+		e.sh.ents = map[int32][]canon.RefEntry{}
 	}
 	e.sh.ents[id] = ents
 	return ents
@@ -124,7 +126,7 @@ func (e *emitter) entries(n *canon.Node) []canon.Entry {
 
 // doneEntries drops the entries of a dict that is filled: nothing asks for
 // them again (blockedBy looks only into dicts not built yet).
-func (e *emitter) doneEntries(n *canon.Node) { delete(e.sh.ents, nodeID(n)) }
+func (e *emitter) doneEntries(n canon.Ref) { delete(e.sh.ents, nodeID(n)) }
 
 func newShared() *shared {
 	// maps are made on first write: a stream of a few values (one of
@@ -153,6 +155,7 @@ func (k key) none() bool { return k.id == noID }
 type table struct {
 	byID  []int32 // value + 2; 0: absent
 	byVal []int32 // value + 2; 0: absent
+	nodes int     // the view's NodeCount: byID's length once it grows
 }
 
 func newTable() *table { return &table{} }
@@ -173,7 +176,7 @@ func (t *table) get(k key) (int32, bool) {
 func (t *table) set(k key, v int32) {
 	if k.id >= 0 {
 		if int(k.id) >= len(t.byID) {
-			t.byID = append(t.byID, make([]int32, int(k.id)+1-len(t.byID)+len(t.byID)/2)...)
+			t.byID = grownTo(t.byID, k.id, t.nodes)
 		}
 		t.byID[k.id] = v + 2
 		return
@@ -192,8 +195,21 @@ func (t *table) inc(k key) {
 // keyCache holds the keys of pure nodes, by node ID, and the index of
 // every distinct value.
 type keyCache struct {
-	k    []int32 // value index + 2; 1: noKey; 0: not computed
-	vals values
+	k     []int32 // value index + 2; 1: noKey; 0: not computed
+	vals  values
+	nodes int // the view's NodeCount: k's length once it grows
+}
+
+// grownTo returns s long enough for index id: a table by node ID of a view
+// of n nodes (NodeCount) grows to n at once, as the writer reaches almost
+// every node of the view (no copies of it as it grows, no room past n);
+// past n (another view's IDs) by half its length.
+func grownTo[T any](s []T, id int32, n int) []T {
+	size := int(id) + 1 - len(s) + len(s)/2
+	if int(id) < n {
+		size = n - len(s)
+	}
+	return append(s, make([]T, size)...)
 }
 
 func (c *keyCache) get(id int32) (key, bool) {
@@ -208,7 +224,7 @@ func (c *keyCache) get(id int32) (key, bool) {
 
 func (c *keyCache) set(id int32, k key) {
 	if int(id) >= len(c.k) {
-		c.k = append(c.k, make([]int32, int(id)+1-len(c.k)+len(c.k)/2)...)
+		c.k = grownTo(c.k, id, c.nodes)
 	}
 	if k.none() {
 		c.k[id] = 1
@@ -222,20 +238,20 @@ func (c *keyCache) intern(v vkey) key {
 	return key{id: valueID, v: c.vals.index(v)}
 }
 
-func nodeID(n *canon.Node) int32 { return int32(n.ID()) }
+func nodeID(n canon.Ref) int32 { return int32(n.ID()) }
 
-func (e *emitter) isInprog(n *canon.Node) bool {
+func (e *emitter) isInprog(n canon.Ref) bool {
 	id := nodeID(n)
 	return int(id) < len(e.inprog) && e.inprog[id]
 }
 
-func (e *emitter) setInprog(n *canon.Node, on bool) {
+func (e *emitter) setInprog(n canon.Ref, on bool) {
 	id := nodeID(n)
 	if int(id) >= len(e.inprog) {
 		if !on {
 			return
 		}
-		e.inprog = append(e.inprog, make([]bool, int(id)+1-len(e.inprog)+len(e.inprog)/2)...)
+		e.inprog = grownTo(e.inprog, id, e.v.NodeCount())
 	}
 	if e.inprog[id] != on {
 		e.inprog[id] = on
@@ -262,6 +278,10 @@ type gkey struct {
 func newEmitter(v *canon.View, proto int, sh *shared, out *tape) *emitter {
 	e := &emitter{v: v, proto: proto, out: out,
 		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
+	e.memo.nodes = v.NodeCount()
+	if e.keys.nodes == 0 {
+		e.keys.nodes = v.NodeCount()
+	}
 	e.budget = 64*int64(v.Store().Len()) + 1<<22
 	return e
 }
@@ -279,13 +299,13 @@ func (e *emitter) stream() error {
 		}
 		e.op(pickle.POP)
 	}
-	if err := e.emit(e.v.Root()); err != nil {
+	if err := e.emit(e.v.RootRef()); err != nil {
 		return err
 	}
 	e.op(pickle.STOP)
 	e.out.end()
 	if len(e.pending) > 0 {
-		return refuse(e.v.Root(), "internal: postponed work left at STOP")
+		return refuse(e.v.RootRef(), "internal: postponed work left at STOP")
 	}
 	return nil
 }
@@ -294,7 +314,7 @@ func (e *emitter) stream() error {
 // resolved before the call that uses it) is written afresh, never fetched
 // from the memo, so that it is resolved again; later references to its
 // value fetch this instance, as they referred to the input's.
-func (e *emitter) effect(n *canon.Node) error {
+func (e *emitter) effect(n canon.Ref) error {
 	if n.Pure() && n.Kind() != canon.KindTracker {
 		k := e.key(n)
 		switch n.Kind() {
@@ -328,7 +348,7 @@ func (e *emitter) effect(n *canon.Node) error {
 // key is what identifies an object of the output: the node itself for
 // objects with an identity, the value for pure values (equal values are
 // written once and shared), nil for small scalars that are never memoized.
-func (e *emitter) key(n *canon.Node) key {
+func (e *emitter) key(n canon.Ref) key {
 	if !n.Pure() || n.Kind() == canon.KindTracker {
 		return key{id: nodeID(n)}
 	}
@@ -341,10 +361,11 @@ func (e *emitter) key(n *canon.Node) key {
 		return k
 	}
 	var k vkey
+	temp := false // k.s is pureKey's buffer
 	switch n.Kind() {
 	case pickle.KindTuple:
 		if n.NItems() != 0 {
-			k = vkey{'H', string(n.Digest())}
+			k, temp = vkey{'H', e.pureKey(n)}, true
 		}
 	case pickle.KindStr, pickle.KindBytes:
 		tag := byte('s')
@@ -358,7 +379,7 @@ func (e *emitter) key(n *canon.Node) key {
 		}
 	case pickle.KindGlobal:
 		if n.Flags()&pickle.FlagDynamic != 0 {
-			k = vkey{'H', string(n.Digest())}
+			k, temp = vkey{'H', e.pureKey(n)}, true
 		} else {
 			gk := e.globalKey(n.Str(), n.Name(), n.Flags()&pickle.FlagDotted != 0)
 			e.keys.set(id, gk)
@@ -366,16 +387,34 @@ func (e *emitter) key(n *canon.Node) key {
 		}
 	case canon.KindPlaceholder:
 		k = vkey{'P', n.Str()}
+	case pickle.KindFrozenSet:
+		k, temp = vkey{'H', e.pureKey(n)}, true
 	default:
-		k = vkey{'H', string(n.Digest())}
+		k = vkey{'h', string(n.Digest())}
 	}
 	if k.tag == 0 {
 		e.keys.set(id, noKey)
 		return noKey
 	}
+	if temp {
+		kk := key{id: valueID, v: e.keys.vals.indexTemp(k)}
+		e.keys.set(id, kk)
+		return kk
+	}
 	kk := e.keys.intern(k)
 	e.keys.set(id, kk)
 	return kk
+}
+
+// pureKey is the value key of a pure container (a tuple, a frozenset, a
+// dynamic global): its embedding in a parent's encoding, 'H' and the digest
+// the view's encoding computed already (Node.AppendPure). Its Digest is
+// the hash of that embedding, so two containers have equal keys exactly
+// when they have equal Digests, without hashing again. The text is in a
+// buffer of the emitter's, valid until the next call (intern copies it).
+func (e *emitter) pureKey(n canon.Ref) string {
+	e.kbuf = n.AppendPure(e.kbuf[:0])
+	return unsafe.String(unsafe.SliceData(e.kbuf), len(e.kbuf))
 }
 
 func (e *emitter) globalKey(mod, name string, dotted bool) key {
@@ -397,7 +436,7 @@ func (e *emitter) globalKey(mod, name string, dotted bool) key {
 
 // emit pushes n: a memo fetch when it was built already, else its
 // construction.
-func (e *emitter) emit(n *canon.Node) error {
+func (e *emitter) emit(n canon.Ref) error {
 	k := e.key(n)
 	if !k.none() {
 		if idx, ok := e.memo.get(k); ok {
@@ -412,7 +451,7 @@ func (e *emitter) emit(n *canon.Node) error {
 
 // fetch pushes a built object again from the memo (idx: its provisional
 // index).
-func (e *emitter) fetch(n *canon.Node, k key, idx int) error {
+func (e *emitter) fetch(n canon.Ref, k key, idx int) error {
 	if idx < 0 {
 		return refuse(n, "internal: object used again but not memoized")
 	}
@@ -476,7 +515,7 @@ func (e *emitter) resume(t task) error {
 
 func (e *emitter) op(o pickle.Opcode) { e.out.write(byte(o)) }
 
-func (e *emitter) enter(n *canon.Node) error {
+func (e *emitter) enter(n canon.Ref) error {
 	e.depth++
 	if e.depth > MaxDepth {
 		return refuse(n, "nested more than %d levels deep: pk canon does not write it", MaxDepth)
@@ -487,7 +526,7 @@ func (e *emitter) enter(n *canon.Node) error {
 
 // create builds n (k is its key, nil for one never memoized) and applies
 // its contents and operations.
-func (e *emitter) create(n *canon.Node, k key) error {
+func (e *emitter) create(n canon.Ref, k key) error {
 	if err := e.enter(n); err != nil {
 		return err
 	}
@@ -496,7 +535,7 @@ func (e *emitter) create(n *canon.Node, k key) error {
 	return err
 }
 
-func (e *emitter) build(n *canon.Node, k key) error {
+func (e *emitter) build(n canon.Ref, k key) error {
 	kind := n.Kind()
 	switch kind {
 	case canon.KindArray:
@@ -507,13 +546,15 @@ func (e *emitter) build(n *canon.Node, k key) error {
 	case pickle.KindNone:
 		e.op(pickle.NONE)
 	case pickle.KindBool:
-		if n.Int().Sign() != 0 {
+		if i, ok := n.Small(); ok && i != 0 || !ok && n.Int().Sign() != 0 {
 			e.op(pickle.NEWTRUE)
 		} else {
 			e.op(pickle.NEWFALSE)
 		}
 	case pickle.KindInt:
-		e.int(n.Int())
+		if i, ok := n.Small(); !ok || !e.int32(i) {
+			e.int(n.Int())
+		}
 	case pickle.KindFloat:
 		var b [9]byte
 		b[0] = byte(pickle.BINFLOAT)
@@ -595,8 +636,8 @@ func (e *emitter) build(n *canon.Node, k key) error {
 				return refuse(n, "a STACK_GLOBAL of computed names cannot be written below protocol 4")
 			}
 			if err := e.inProgress(n, k, func() error {
-				for _, c := range n.Items() {
-					if err := e.emit(c); err != nil {
+				for i := range n.NItems() {
+					if err := e.emit(n.Item(i)); err != nil {
 						return err
 					}
 				}
@@ -609,17 +650,17 @@ func (e *emitter) build(n *canon.Node, k key) error {
 			return err
 		}
 	case pickle.KindTuple:
-		items := n.Items()
-		if len(items) == 0 {
+		ni := n.NItems()
+		if ni == 0 {
 			e.op(pickle.EMPTY_TUPLE)
 			break
 		}
 		if err := e.inProgress(n, k, func() error {
-			if len(items) > 3 {
+			if ni > 3 {
 				e.op(pickle.MARK)
 			}
-			for _, c := range items {
-				if err := e.emit(c); err != nil {
+			for i := range ni {
+				if err := e.emit(n.Item(i)); err != nil {
 					return err
 				}
 			}
@@ -627,7 +668,7 @@ func (e *emitter) build(n *canon.Node, k key) error {
 		}); err != nil {
 			return err
 		}
-		closeTuple(e, len(items))
+		closeTuple(e, ni)
 	case pickle.KindList:
 		e.op(pickle.EMPTY_LIST)
 	case pickle.KindDict:
@@ -715,37 +756,42 @@ func (e *emitter) build(n *canon.Node, k key) error {
 
 // inProgress runs body (which writes the parts of n) with n marked as in
 // construction.
-func (e *emitter) inProgress(n *canon.Node, k key, body func() error) error {
+func (e *emitter) inProgress(n canon.Ref, k key, body func() error) error {
 	if k.id >= 0 {
 		e.setInprog(n, true)
 	}
 	return body()
 }
 
-func (e *emitter) checkPayload(n *canon.Node) error {
+func (e *emitter) checkPayload(n canon.Ref) error {
 	if n.Len() != int64(len(n.Str())) {
 		return refuse(n, "internal: payload of %d bytes not held in memory", n.Len())
 	}
 	return nil
 }
 
+// int32 writes i when BININT1, BININT2 or BININT holds it, and reports
+// whether it did.
+func (e *emitter) int32(i int64) bool {
+	switch {
+	case i >= 0 && i < 256:
+		e.out.write(byte(pickle.BININT1), byte(i))
+	case i >= 0 && i < 65536:
+		e.out.write(byte(pickle.BININT2), byte(i), byte(i>>8))
+	case i >= -1<<31 && i < 1<<31:
+		var b [5]byte
+		b[0] = byte(pickle.BININT)
+		binary.LittleEndian.PutUint32(b[1:], uint32(int32(i)))
+		e.out.write(b[:]...)
+	default:
+		return false
+	}
+	return true
+}
+
 func (e *emitter) int(x *big.Int) {
-	if x.IsInt64() {
-		i := x.Int64()
-		switch {
-		case i >= 0 && i < 256:
-			e.out.write(byte(pickle.BININT1), byte(i))
-			return
-		case i >= 0 && i < 65536:
-			e.out.write(byte(pickle.BININT2), byte(i), byte(i>>8))
-			return
-		case i >= -1<<31 && i < 1<<31:
-			var b [5]byte
-			b[0] = byte(pickle.BININT)
-			binary.LittleEndian.PutUint32(b[1:], uint32(int32(i)))
-			e.out.write(b[:]...)
-			return
-		}
+	if x.IsInt64() && e.int32(x.Int64()) {
+		return
 	}
 	enc := encodeLong(x)
 	if len(enc) < 256 {
@@ -791,7 +837,7 @@ func encodeLong(x *big.Int) []byte {
 }
 
 // payload writes opcode o with a little-endian length of size bytes, then s.
-func (e *emitter) payload(n *canon.Node, o pickle.Opcode, size int, s string) {
+func (e *emitter) payload(n canon.Ref, o pickle.Opcode, size int, s string) {
 	var b [9]byte
 	b[0] = byte(o)
 	switch size {
@@ -806,7 +852,7 @@ func (e *emitter) payload(n *canon.Node, o pickle.Opcode, size int, s string) {
 	e.out.payloadString(s)
 }
 
-func (e *emitter) str(n *canon.Node, s string) error {
+func (e *emitter) str(n canon.Ref, s string) error {
 	switch {
 	case e.proto >= 4 && len(s) < 256:
 		e.payload(n, pickle.SHORT_BINUNICODE, 1, s)
@@ -820,7 +866,7 @@ func (e *emitter) str(n *canon.Node, s string) error {
 	return nil
 }
 
-func (e *emitter) bytes(n *canon.Node, s string) error {
+func (e *emitter) bytes(n canon.Ref, s string) error {
 	switch {
 	case e.proto < 3:
 		return e.codecsBytes(n, s)
@@ -838,7 +884,7 @@ func (e *emitter) bytes(n *canon.Node, s string) error {
 
 // codecsBytes writes bytes as CPython does below protocol 3:
 // _codecs.encode(str, 'latin1') REDUCE, or bytes() when empty.
-func (e *emitter) codecsBytes(n *canon.Node, s string) error {
+func (e *emitter) codecsBytes(n canon.Ref, s string) error {
 	{
 		if s == "" {
 			if err := e.global(n, "builtins", "bytes", false); err != nil {
@@ -869,7 +915,7 @@ func (e *emitter) codecsBytes(n *canon.Node, s string) error {
 
 // global pushes a global the writer needs (builtins.getattr, set, ...),
 // shared through the memo like the input's globals.
-func (e *emitter) global(n *canon.Node, mod, name string, dotted bool) error {
+func (e *emitter) global(n canon.Ref, mod, name string, dotted bool) error {
 	k := e.globalKey(mod, name, dotted)
 	if idx, ok := e.memo.get(k); ok {
 		return e.fetch(n, k, int(idx))
@@ -881,7 +927,7 @@ func (e *emitter) global(n *canon.Node, mod, name string, dotted bool) error {
 }
 
 // globalBody writes the opcodes of a global (not its memo write).
-func (e *emitter) globalBody(n *canon.Node, mod, name string, dotted bool) error {
+func (e *emitter) globalBody(n canon.Ref, mod, name string, dotted bool) error {
 	plain := e.plainTop
 	e.plainTop = false
 	if plain && e.proto < 4 && !dotted && strings.Contains(name, ".") {
@@ -940,7 +986,7 @@ func (e *emitter) globalBody(n *canon.Node, mod, name string, dotted bool) error
 // py2Name returns the name to write at protocol 2 for mod.name: the
 // builtins under CPython's Python 2 name, as its pickler writes them, and
 // any name only when the reader's Python 2 mapping reads it back unchanged.
-func (e *emitter) py2Name(n *canon.Node, mod, name string) (string, string, error) {
+func (e *emitter) py2Name(n canon.Ref, mod, name string) (string, string, error) {
 	wm := mod
 	if mod == "__builtin__" && name == "__main__" {
 		// dill's raw GLOBAL: read back as builtins.__main__, which the
@@ -977,7 +1023,7 @@ func readsBack(wm, wn, mod, name string) bool {
 
 // reduceSet writes a set or frozenset below protocol 4: builtins.set([items])
 // REDUCE, as CPython does.
-func (e *emitter) reduceSet(n *canon.Node, k key, which string) error {
+func (e *emitter) reduceSet(n canon.Ref, k key, which string) error {
 	return e.inProgress(n, k, func() error {
 		if err := e.global(n, "builtins", which, false); err != nil {
 			return err
@@ -1018,16 +1064,16 @@ func (e *emitter) batches(n int, single, multi pickle.Opcode, item func(i int) e
 
 // call writes a call: callable, arguments, REDUCE / NEWOBJ / NEWOBJ_EX /
 // OBJ.
-func (e *emitter) call(n *canon.Node, k key) error {
+func (e *emitter) call(n canon.Ref, k key) error {
 	form := n.CallForm()
 	fn := n.Func()
-	if fn == nil {
+	if fn.IsNil() {
 		return refuse(n, "a call without a callable")
 	}
-	var args *canon.Node
+	var args canon.Ref
 	if form != "inst" {
 		args = n.Args()
-		if args == nil || args.Kind() != pickle.KindTuple {
+		if args.IsNil() || args.Kind() != pickle.KindTuple {
 			return refuse(n, "call arguments that are not a tuple")
 		}
 		if err := e.assignTrackers(n, args); err != nil {
@@ -1045,7 +1091,7 @@ func (e *emitter) call(n *canon.Node, k key) error {
 			e.op(pickle.OBJ)
 			return nil
 		case "new":
-			if kw != nil && e.proto < 4 {
+			if !kw.IsNil() && e.proto < 4 {
 				// copyreg.__newobj_ex__(cls, args, kwargs) REDUCE, which
 				// the newobj-ex-reduce rule reads as NEWOBJ_EX
 				if err := e.global(n, "copyreg", "__newobj_ex__", false); err != nil {
@@ -1074,7 +1120,7 @@ func (e *emitter) call(n *canon.Node, k key) error {
 		switch {
 		case form == "call":
 			e.op(pickle.REDUCE)
-		case kw != nil:
+		case !kw.IsNil():
 			if err := e.emit(kw); err != nil {
 				return err
 			}
@@ -1091,7 +1137,7 @@ func (e *emitter) call(n *canon.Node, k key) error {
 // canonical content, so that the same class canonicalised anywhere gets the
 // same id. Distinct trackers of one stream whose classes have equal content
 // are told apart by their rank in canonical order.
-func (e *emitter) assignTrackers(n, args *canon.Node) error {
+func (e *emitter) assignTrackers(n, args canon.Ref) error {
 	has := false
 	for i := range args.NItems() {
 		if args.ItemKind(i) == canon.KindTracker {
@@ -1134,18 +1180,17 @@ func (e *emitter) assignTrackers(n, args *canon.Node) error {
 // from index from; the container is on top of the stack. An item that
 // needs an object still in construction (a cycle through a call's
 // arguments) postpones the rest until that object is built.
-func (e *emitter) fill(n *canon.Node, what byte, from int) error {
+func (e *emitter) fill(n canon.Ref, what byte, from int) error {
 	switch what {
 	case 'l':
-		items := n.Items()
-		end, blocker := e.firstBlocked(len(items), from, func(i int) []*canon.Node { return items[i : i+1] })
-		if err := e.batches(end-from, pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(items[from+i]) }); err != nil {
+		end, blocker := e.firstBlocked(n.NItems(), from, func(i int) (canon.Ref, canon.Ref) { return n.Item(i), canon.Ref{} })
+		if err := e.batches(end-from, pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(n.Item(from + i)) }); err != nil {
 			return err
 		}
 		e.postpone(blocker, n, what, end)
 	case 'd':
 		ents := e.entries(n)
-		end, blocker := e.firstBlocked(len(ents), from, func(i int) []*canon.Node { return []*canon.Node{ents[i].Key, ents[i].Value} })
+		end, blocker := e.firstBlocked(len(ents), from, func(i int) (canon.Ref, canon.Ref) { return ents[i].Key, ents[i].Value })
 		if err := e.batches(end-from, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
 			if err := e.emit(ents[from+i].Key); err != nil {
 				return err
@@ -1154,13 +1199,13 @@ func (e *emitter) fill(n *canon.Node, what byte, from int) error {
 		}); err != nil {
 			return err
 		}
-		if blocker == nil {
+		if blocker.IsNil() {
 			e.doneEntries(n)
 		}
 		e.postpone(blocker, n, what, end)
 	case 's':
 		items := n.Items()
-		end, blocker := e.firstBlocked(len(items), from, func(i int) []*canon.Node { return items[i : i+1] })
+		end, blocker := e.firstBlocked(len(items), from, func(i int) (canon.Ref, canon.Ref) { return items[i], canon.Ref{} })
 		if err := e.batches(end-from, 0, pickle.ADDITEMS, func(i int) error { return e.emit(items[from+i]) }); err != nil {
 			return err
 		}
@@ -1169,11 +1214,11 @@ func (e *emitter) fill(n *canon.Node, what byte, from int) error {
 	return nil
 }
 
-func (e *emitter) postpone(blocker, target *canon.Node, what byte, from int) {
-	if blocker != nil {
+func (e *emitter) postpone(blocker, target canon.Ref, what byte, from int) {
+	if !blocker.IsNil() {
 		if e.pending == nil {
 			e.pending = map[int32][]task{}
-			e.incomplete = map[int32]*canon.Node{}
+			e.incomplete = map[int32]canon.Ref{}
 		}
 		e.incomplete[nodeID(target)] = blocker
 		b := nodeID(blocker)
@@ -1183,30 +1228,37 @@ func (e *emitter) postpone(blocker, target *canon.Node, what byte, from int) {
 
 // firstBlocked returns the first index from from whose nodes cannot be
 // built now, and the object in construction they wait for (nil: none).
-func (e *emitter) firstBlocked(n, from int, nodes func(i int) []*canon.Node) (int, *canon.Node) {
+// nodes gives the nodes of index i: an item (and no node), or an entry's
+// key and value.
+func (e *emitter) firstBlocked(n, from int, nodes func(i int) (canon.Ref, canon.Ref)) (int, canon.Ref) {
 	if e.ninprog == 0 {
-		return n, nil
+		return n, canon.Ref{}
 	}
 	for i := from; i < n; i++ {
-		for _, c := range nodes(i) {
-			if b := e.blocked(c); b != nil {
-				return i, b
-			}
+		a, c := nodes(i)
+		if b := e.blocked(a); !b.IsNil() {
+			return i, b
+		}
+		if c.IsNil() {
+			continue
+		}
+		if b := e.blocked(c); !b.IsNil() {
+			return i, b
 		}
 	}
-	return n, nil
+	return n, canon.Ref{}
 }
 
 // blocked returns an object in construction that building n needs (its
 // construction, not its contents or operations), or nil.
-func (e *emitter) blocked(n *canon.Node) *canon.Node { return e.blockedBy(n, false) }
+func (e *emitter) blocked(n canon.Ref) canon.Ref { return e.blockedBy(n, false) }
 
 // blockedBy is blocked; deep also counts the contents of the containers
 // reached (not yet written, or written with their contents postponed): an
 // operation (BUILD copies its state's items) must see them complete.
-func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
+func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 	if e.ninprog == 0 {
-		return nil
+		return canon.Ref{}
 	}
 	// seen: the nodes whose seenAt is this walk's stamp
 	e.stamp++
@@ -1220,7 +1272,7 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		e.work++
-		if x == nil {
+		if x.IsNil() {
 			continue
 		}
 		id := nodeID(x)
@@ -1228,7 +1280,7 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 			continue
 		}
 		if int(id) >= len(e.seenAt) {
-			e.seenAt = append(e.seenAt, make([]uint32, int(id)+1-len(e.seenAt)+len(e.seenAt)/2)...)
+			e.seenAt = grownTo(e.seenAt, id, e.v.NodeCount())
 		}
 		e.seenAt[id] = e.stamp
 		if e.isInprog(x) {
@@ -1245,7 +1297,7 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 		switch x.Kind() {
 		case pickle.KindList, pickle.KindSet:
 			if deep || (x.Kind() == pickle.KindSet && e.proto < 4) {
-				stack = append(stack, x.Items()...)
+				stack = x.AppendItems(stack)
 			}
 			continue
 		case pickle.KindDict:
@@ -1259,19 +1311,19 @@ func (e *emitter) blockedBy(n *canon.Node, deep bool) *canon.Node {
 			stack = append(stack, x.Func(), x.Args(), x.Kwargs())
 			continue
 		}
-		stack = append(stack, x.Items()...)
+		stack = x.AppendItems(stack)
 	}
-	return nil
+	return canon.Ref{}
 }
 
 // ops writes the operations of n from index from (n on top of the stack).
-func (e *emitter) ops(n *canon.Node, from int) error {
+func (e *emitter) ops(n canon.Ref, from int) error {
 	ops := n.Ops()
 	for i := from; i < len(ops); i++ {
 		o := ops[i]
 		if e.ninprog > 0 {
 			for _, a := range o.Args {
-				if b := e.blockedBy(a, true); b != nil {
+				if b := e.blockedBy(a, true); !b.IsNil() {
 					e.postpone(b, n, 'o', i)
 					return nil
 				}
@@ -1287,7 +1339,7 @@ func (e *emitter) ops(n *canon.Node, from int) error {
 	return nil
 }
 
-func (e *emitter) applyOp(n *canon.Node, o canon.Op) error {
+func (e *emitter) applyOp(n canon.Ref, o canon.RefOp) error {
 	args := o.Args
 	switch o.Name {
 	case "build":
@@ -1355,12 +1407,12 @@ func (e *emitter) applyOp(n *canon.Node, o canon.Op) error {
 // n, found from its callable's module; "cloudpickle" when none is seen.
 // cloudpickle_fast under it has the setstate helpers in every cloudpickle
 // release that folds them (≤ 2.2 defines them there, 3.x forwards).
-func cloudpickleModule(n *canon.Node) string {
+func cloudpickleModule(n canon.Ref) string {
 	x := n
-	for i := 0; x != nil && i < 8 && x.Kind() == pickle.KindCall; i++ {
+	for i := 0; !x.IsNil() && i < 8 && x.Kind() == pickle.KindCall; i++ {
 		x = x.Func()
 	}
-	if x == nil || x.Kind() != pickle.KindGlobal || x.Flags()&pickle.FlagDynamic != 0 {
+	if x.IsNil() || x.Kind() != pickle.KindGlobal || x.Flags()&pickle.FlagDynamic != 0 {
 		return "cloudpickle"
 	}
 	m := x.Str()

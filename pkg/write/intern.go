@@ -1,6 +1,9 @@
 package write
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"strings"
+)
 
 // values numbers distinct values (vkey) 0, 1, 2 ... in order of first
 // appearance: an open-addressing table of slots, each the index of a value
@@ -14,7 +17,13 @@ type values struct {
 }
 
 // index returns the value's index, numbering it when it is new.
-func (t *values) index(v vkey) int32 {
+func (t *values) index(v vkey) int32 { return t.lookup(v, false) }
+
+// indexTemp is index of a value whose text is a buffer the caller reuses:
+// a new value keeps a copy of it.
+func (t *values) indexTemp(v vkey) int32 { return t.lookup(v, true) }
+
+func (t *values) lookup(v vkey, temp bool) int32 {
 	if t.slots == nil {
 		t.seed = maphash.MakeSeed()
 		t.slots = make([]uint64, 64)
@@ -26,6 +35,9 @@ func (t *values) index(v vkey) int32 {
 		s := t.slots[i]
 		if s == 0 {
 			idx := int32(len(t.keys))
+			if temp {
+				v.s = strings.Clone(v.s)
+			}
 			t.keys = append(t.keys, v)
 			t.slots[i] = fp | uint64(idx+1)
 			if 2*len(t.keys) > len(t.slots) {

@@ -22,7 +22,7 @@ type torchStorages struct {
 // persistentStorage writes a storage of a torch.save file as torch.save's
 // persistent id: ('storage', torch.<Type>Storage, key, location, numel)
 // BINPERSID, its key the storage's ordinal in the order written.
-func (e *emitter) persistentStorage(n *canon.Node, k key, st *canon.Storage) error {
+func (e *emitter) persistentStorage(n canon.Ref, k key, st *canon.Storage) error {
 	i := strings.LastIndexByte(st.Type, '.')
 	if i <= 0 || strings.ContainsAny(st.Type+st.Location, "\n") {
 		return refuse(n, "torch storage type %q cannot be written as a global", st.Type)

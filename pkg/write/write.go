@@ -116,7 +116,7 @@ func Stream(v *canon.View, opt Options, buf *bytes.Buffer) error {
 type streamWriter struct {
 	v       *canon.View
 	proto   int
-	effects []*canon.Node
+	effects []canon.Ref
 	want    []byte // the view's digest
 	storage bool   // legacy torch: storage key placeholders written as their ordinal
 	raw     func(*input.Raw) ([]byte, error)
@@ -129,7 +129,7 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 	v.FreshNodes()
 	// EffectNodes before Digest: after a v.Digest() its first answer is
 	// empty (the encoder leaves its coverage set behind)
-	w := &streamWriter{v: v, proto: proto, effects: v.EffectNodes()}
+	w := &streamWriter{v: v, proto: proto, effects: v.EffectRefs()}
 	var err error
 	if w.want, err = v.Digest(); err != nil {
 		return nil, err

@@ -196,7 +196,7 @@ func TestTrackerIDs(t *testing.T) {
 	}
 	sh := newShared()
 	e := newEmitter(v, 4, sh, &tape{})
-	e.assignTrackers(skel, skel.Args())
+	e.assignTrackers(skel.Ref(), skel.Args().Ref())
 	for _, id := range sh.trackers {
 		if id != ids[0] {
 			t.Errorf("id %s, digest-derived %s", ids[0], id)
