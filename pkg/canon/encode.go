@@ -159,7 +159,7 @@ type docScratch struct {
 }
 
 // grown returns s with length n, zeroed, reusing its array when it can.
-func grown[T uint8 | int32](s []T, n int) []T {
+func grown[T uint8 | int32 | uint32](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
 	}
@@ -896,6 +896,8 @@ type encoder struct {
 	keep    bool
 	shared  []uint8
 	refused bool
+	effects bool    // it encoded a call, an operation or a global
+	globs   []int64 // offsets of the globals it encoded
 }
 
 func newEncoder(v *View, iso bool) *encoder {
@@ -1017,14 +1019,28 @@ func (e *encoder) node(n pickle.ID) {
 	}
 	if n >= 0 && n < v.base && v.s.Kind(n) == pickle.KindFolded {
 		// a run the canon sink encoded while the stream was read
-		b, word := v.Opt.fold.payload(v.s, n)
-		e.buf = append(e.buf, b...)
-		e.next += word
+		v.Opt.fold.emit(e, v.s, n)
+		e.effects = e.effects || v.s.Flags(n)&pickle.FlagFoldEffects != 0
 		return
 	}
 	if v.isPure(n) {
 		e.buf = v.appendPure(e.buf, n)
+		if e.keep && v.leaf(n) != 1 || e.keep && v.kind(n) == pickle.KindGlobal {
+			if g := v.Opt.fold.pureGlobals(v, n, e.globs[len(e.globs):]); len(g) > 0 {
+				e.globs = append(e.globs, g...)
+				e.effects = true
+			}
+		}
 		return
+	}
+	if e.keep {
+		switch {
+		case v.kind(n) == pickle.KindCall && v.opOf(n) == pickle.NEWOBJ_EX:
+			e.refused = true // (copyKwargs gives it a dict of its own at STOP)
+			return
+		case v.kind(n) == pickle.KindCall, v.kind(n) == pickle.KindGlobal, v.nmuts(n) > 0:
+			e.effects = true
+		}
 	}
 	if o, ok := e.ordinal(n); ok {
 		e.refused = e.keep

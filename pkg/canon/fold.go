@@ -2,7 +2,9 @@ package canon
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"os"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -32,18 +34,32 @@ import (
 // The bytes live in one arena per input; a stream's folded nodes point
 // into it until the stream is encoded.
 type foldSink struct {
-	opt   Options
-	arena []byte
-	// the stream being read (by its first byte), whether the sink has
-	// stopped folding in it, how much of its log it has looked at, and
-	// the arena's length when it began
-	begin   int64
-	started bool
+	opt Options
+	sp  spool // the bytes of the folded runs
+	// the stream being read, whether the sink has stopped folding in it,
+	// how much of its log it has looked at, and the arena's length when it
+	// began
+	cur     streamKey
 	stopped bool
 	seen    int
 	base    int64
 	v       View
 	e       *encoder
+	// the globals folded runs refer to, by stream and offset: covered by
+	// the result when their runs are (View.isCovered)
+	globals map[streamKey]map[int64]bool
+	walked  []uint64 // pure nodes already searched for globals, by ID (one compaction)
+	scr     *docScratch
+	gen     []uint32 // the fold encoders' ordinal tables (encState.ordGen, ordVal)
+	ord     []int32
+	stack   []pickle.ID
+}
+
+// streamKey names one stream of an input: a machine reads each pickle part
+// into a store of its own, and the streams of one part at their offsets.
+type streamKey struct {
+	s     *pickle.Store
+	begin int64
 }
 
 // errRefold: a stream had subtrees folded before a call some rule reads
@@ -52,7 +68,7 @@ var errRefold = errors.New("canon: stream folded before a rule's call; hash it a
 
 // keep returns the machine's options for hashing with the sink.
 func (k *foldSink) keep() *pickle.Keep {
-	return &pickle.Keep{Depth: math.MaxInt32, Fold: k.fold} // everything named is kept whole
+	return &pickle.Keep{Depth: math.MaxInt32, Fold: k.fold, Active: k.active} // everything named is kept whole
 }
 
 // readOptions are ReadOptions with the sink's Keep.
@@ -68,7 +84,7 @@ func newFoldSink(opt Options) *foldSink {
 	if noFold || opt.storageKeys != nil {
 		return nil
 	}
-	return &foldSink{opt: opt}
+	return &foldSink{opt: opt, cur: streamKey{begin: -1}}
 }
 
 // noFold turns the sink off (tests compare both ways); foldSeen counts the
@@ -76,6 +92,7 @@ func newFoldSink(opt Options) *foldSink {
 var (
 	noFold   bool
 	foldSeen int
+	refolds  int // inputs hashed again without folding (tests)
 )
 
 // ruleEvent reports whether a log event makes a stream's plain data
@@ -93,59 +110,234 @@ func ruleEvent(s *pickle.Store, ev pickle.SEvent) bool {
 	return true // persistent ids, EXT codes, buffers
 }
 
-func (k *foldSink) fold(s *pickle.Store, roots []pickle.ID, shared []uint8, out []pickle.Folded) {
-	if s.Begin != k.begin || !k.started {
-		k.begin, k.stopped, k.seen, k.started = s.Begin, false, 0, true
-		k.base = int64(len(k.arena))
+// active reports whether the sink still folds in stream s: until a rule's
+// global, a persistent id, an EXT code or a buffer is in its log.
+func (k *foldSink) active(s *pickle.Store) bool {
+	if key := (streamKey{s, s.Begin}); key != k.cur {
+		k.cur, k.stopped, k.seen = key, false, 0
+		k.base = k.sp.size()
 	}
 	for ; k.seen < len(s.Log) && !k.stopped; k.seen++ {
 		if ruleEvent(s, s.Log[k.seen]) {
 			k.stopped = true
 		}
 	}
-	if k.stopped || s.Len() == 0 {
+	return !k.stopped
+}
+
+func (k *foldSink) fold(s *pickle.Store, roots []pickle.ID, shared []uint8, out []pickle.Folded) {
+	if !k.active(s) || s.Len() == 0 {
 		return
 	}
 	// the bound of the canonical encoding (MaxExpansion), for what was
 	// read so far
 	limit := k.base + MaxExpansion*(s.Offset(pickle.ID(s.Len()-1))-s.Begin+1) + MaxExpansionSlack
-	k.v = View{Opt: k.opt, s: s, base: pickle.ID(s.Len()), nsyn: int32(s.Len())}
+	// one view of the store for the whole compaction, its tables reused
+	// from one compaction to the next
+	if k.scr == nil {
+		k.scr = &docScratch{}
+	}
+	k.v = View{Opt: k.opt, s: s, base: pickle.ID(s.Len()), nsyn: int32(s.Len()), scr: k.scr}
+	k.v.Opt.fold = k
 	v := &k.v
 	if k.e == nil {
 		k.e = &encoder{}
 	}
 	e := k.e
 	st := v.state()
-	st.ordGen, st.ordVal = make([]uint32, v.nsyn), make([]int32, v.nsyn)
+	k.gen, k.ord = grown(k.gen, int(v.nsyn)), grown(k.ord, int(v.nsyn))
+	st.ordGen, st.ordVal, st.gen = k.gen, k.ord, 0
 	st.genBusy = true // isolated encoders inside (sort keys) use maps
+	k.walked = grownSet(k.walked, int(v.nsyn))
+	*e = encoder{v: v, iso: true, keep: true, shared: shared, stack: e.stack[:0], chbuf: e.chbuf[:0], opsBuf: e.opsBuf[:0], globs: e.globs[:0]}
+	p := &k.sp
+	if p.mem == nil {
+		p.mem = make([]byte, 0, spoolMem+spoolMem/4)
+	}
 	for i, r := range roots {
-		start := len(k.arena)
-		if v.isPure(r) {
-			k.arena = v.appendPure(k.arena, r)
-		} else {
+		start := len(p.mem)
+		e.globs, e.next, e.effects, e.refused = e.globs[:0], 0, false, false
+		switch l := v.leaf(r); {
+		case l == 1 && v.kind(r) != pickle.KindGlobal:
+			p.mem = v.appendScalar(p.mem, r) // (a scalar: most items of a list of numbers or str)
+		case v.isPure(r):
+			p.mem = v.appendPure(p.mem, r)
+			e.globs = k.pureGlobals(v, r, e.globs)
+			e.effects = len(e.globs) > 0
+		default:
 			st.gen++
-			*e = encoder{v: v, buf: k.arena, iso: true, keep: true, shared: shared, gen: st.gen,
-				stack: e.stack[:0], chbuf: e.chbuf[:0], opsBuf: e.opsBuf[:0]}
+			e.gen, e.buf = st.gen, p.mem
 			e.node(r)
 			e.run()
-			k.arena = e.buf
+			p.mem = e.buf
+			e.stack, e.chbuf = e.stack[:0], e.chbuf[:0]
 		}
-		if e.refused || st.err != nil || int64(len(k.arena)) > limit || len(k.arena)-start >= 1<<30 {
-			k.arena = k.arena[:start]
-			st.err, e.refused = nil, false
+		globs := e.globs
+		size := len(p.mem) - start
+		if e.refused || st.err != nil || p.size() > limit || size >= 1<<30 {
+			p.mem = p.mem[:start]
+			st.err = nil
 			continue
 		}
-		out[i] = pickle.Folded{Off: int64(start), Len: int32(len(k.arena) - start), Word: e.next, OK: true}
-		e.next = 0
+		if len(globs) > 0 {
+			if k.globals == nil {
+				k.globals = map[streamKey]map[int64]bool{}
+			}
+			m := k.globals[k.cur]
+			if m == nil {
+				m = map[int64]bool{}
+				k.globals[k.cur] = m
+			}
+			for _, off := range globs {
+				m[off] = true
+			}
+		}
+		out[i] = pickle.Folded{Off: p.flushed + int64(start), Len: int32(size), Word: e.next, OK: true, Effects: e.effects}
+		p.maybeFlush()
 	}
-	e.v, e.shared = nil, nil
+	e.v, e.shared, e.buf = nil, nil, nil
 	k.v = View{}
 }
 
-// payload returns the bytes of a folded run and the ordinals they use.
-func (k *foldSink) payload(s *pickle.Store, n pickle.ID) ([]byte, int32) {
+// grownSet returns a cleared bitset of n bits, reusing b.
+func grownSet(b []uint64, n int) []uint64 {
+	w := (n + 63) / 64
+	if cap(b) < w {
+		return make([]uint64, w)
+	}
+	b = b[:w]
+	clear(b)
+	return b
+}
+
+// pureGlobals appends the offsets of the globals in pure node n (a global,
+// or a tuple or frozenset holding some), each pure node searched once per
+// compaction.
+func (k *foldSink) pureGlobals(v *View, n pickle.ID, out []int64) []int64 {
+	if v.kind(n) != pickle.KindGlobal && v.leaf(n) != 3 {
+		return out
+	}
+	stack := append(k.stack[:0], n)
+	defer func() { k.stack = stack[:0] }()
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x < 0 || int(x) >= int(v.nsyn) || k.walked[x/64]&(1<<uint(x%64)) != 0 {
+			continue
+		}
+		k.walked[x/64] |= 1 << uint(x%64)
+		switch v.kind(x) {
+		case pickle.KindGlobal:
+			out = append(out, v.offset(x))
+			stack = append(stack, v.items(x)...) // a dynamic one's operands
+		case pickle.KindTuple, pickle.KindFrozenSet:
+			stack = append(stack, v.items(x)...)
+		}
+	}
+	return out
+}
+
+// coveredGlobal reports whether global n of stream st is referred to by a
+// folded run (covered when the runs are: encodeStream checks they are).
+func (k *foldSink) coveredGlobal(st *pickle.Store, off int64) bool {
+	if k == nil || k.globals == nil {
+		return false
+	}
+	return k.globals[streamKey{st, st.Begin}][off]
+}
+
+// emit appends to e's encoding the bytes of folded run n and counts its
+// ordinals.
+func (k *foldSink) emit(e *encoder, s *pickle.Store, n pickle.ID) {
 	off, ln, _, word := s.FoldedRun(n)
-	return k.arena[off : off+int64(ln)], int32(word)
+	e.next += int32(word)
+	p := &k.sp
+	for off, ln := off, int64(ln); ln > 0; {
+		if off >= p.flushed {
+			i := off - p.flushed
+			e.buf = append(e.buf, p.mem[i:i+ln]...)
+			return
+		}
+		c := min(ln, p.flushed-off, 1<<20)
+		if int64(cap(p.rbuf)) < c {
+			p.rbuf = make([]byte, c)
+		}
+		if _, err := p.f.ReadAt(p.rbuf[:c], off); err != nil {
+			if st := e.v.state(); st.err == nil {
+				st.err = fmt.Errorf("reading back what pk spooled (%s): %v", p.f.Name(), err)
+			}
+			return
+		}
+		e.buf = append(e.buf, p.rbuf[:c]...)
+		if !e.keep && len(e.buf) > 32<<10 {
+			e.flush()
+		}
+		off, ln = off+c, ln-c
+	}
+}
+
+// close removes the sink's temporary file.
+func (k *foldSink) close() {
+	if k != nil {
+		k.sp.close()
+	}
+}
+
+// spool holds the canon sink's bytes: the last ones in memory, the others,
+// once there are more than spoolMem of them, in a temporary file (deleted
+// when the sink is closed, or at once where the system allows), so that a
+// table's encoding does not stay in memory until STOP. Offsets are the
+// bytes' place in the whole.
+type spool struct {
+	mem     []byte // the bytes from offset flushed on
+	flushed int64
+	f       *os.File
+	stay    bool // the file cannot be written: the bytes stay in memory
+	rbuf    []byte
+	removed bool // the file's name is gone already
+}
+
+// spoolMem is how many bytes the spool keeps in memory (tests lower it).
+var spoolMem = 4 << 20
+
+func (p *spool) size() int64 { return p.flushed + int64(len(p.mem)) }
+
+// maybeFlush writes the bytes in memory to the file when they are more
+// than spoolMem.
+func (p *spool) maybeFlush() {
+	if len(p.mem) <= spoolMem || p.stay {
+		return
+	}
+	if p.f == nil {
+		f, err := os.CreateTemp("", "pk-canon-*.spool")
+		if err != nil {
+			p.stay = true
+			return
+		}
+		p.f = f
+		if os.Remove(f.Name()) == nil {
+			p.removed = true
+		}
+	}
+	if _, err := p.f.WriteAt(p.mem, p.flushed); err != nil {
+		p.stay = true // (a disk full: the bytes are still in memory)
+		return
+	}
+	p.flushed += int64(len(p.mem))
+	p.mem = p.mem[:0]
+}
+
+// reset empties the spool for the next stream (the file is written over).
+func (p *spool) reset() { p.mem, p.flushed = p.mem[:0], 0 }
+
+func (p *spool) close() {
+	if p.f != nil {
+		p.f.Close()
+		if !p.removed {
+			os.Remove(p.f.Name())
+		}
+		p.f = nil
+	}
 }
 
 // spoiled reports whether a stream that has folded runs has a rule's

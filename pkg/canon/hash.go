@@ -79,7 +79,12 @@ func (v *View) cover(n pickle.ID) {
 
 func (v *View) isCovered(n pickle.ID) bool {
 	st := v.state()
-	return st.covered != nil && st.covered[n/64]&(1<<uint(n%64)) != 0
+	if st.covered != nil && st.covered[n/64]&(1<<uint(n%64)) != 0 {
+		return true
+	}
+	// a global a folded run refers to (encodeStream made sure the result
+	// covers every such run)
+	return v.Opt.fold != nil && n >= 0 && n < v.base && v.s.Kind(n) == pickle.KindGlobal && v.Opt.fold.coveredGlobal(v.s, v.s.Offset(n))
 }
 
 // Effects returns the call-log entries not covered by the result: calls,
@@ -137,13 +142,23 @@ func (v *View) encodeStream(e *encoder) {
 	e.write('r')
 	e.node(v.s.Root)
 	e.run()
-	if len(v.s.Log) == 0 {
+	if len(v.s.Log) == 0 && v.foldEff == nil {
 		// No call-like operation: no effect to find, and covering the
 		// graph would only walk it again.
 		e.write('.')
 		return
 	}
 	v.cover(v.s.Root)
+	for _, n := range v.foldEff {
+		if !v.isCovered(n) {
+			// calls folded in a container the result does not hold: they
+			// are effects, which the sink cannot place (fold.go)
+			if st.err == nil {
+				st.err = errRefold
+			}
+			return
+		}
+	}
 	if v.Opt.v2() {
 		for _, i := range v.topEffects() {
 			e.write('E')
@@ -405,14 +420,16 @@ func EachStream(path string, opt Options, fn func(st *pickle.Stream, digest []by
 	n := 0
 	scr := &docScratch{}
 	ropt := ReadOptions(opt)
-	if k := newFoldSink(opt); k != nil {
+	if k := newFoldSink(opt); k != nil && fn == nil {
+		// (fn reads the streams' stores: they are held whole for it)
 		opt.fold, ropt.Keep = k, k.keep()
+		defer k.close()
 	}
 	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
 		v := normalize(st, opt, scr)
 		d, err := v.Digest()
 		if opt.fold != nil {
-			opt.fold.arena = opt.fold.arena[:0] // the stream is encoded
+			opt.fold.sp.reset() // the stream is encoded
 		}
 		if err != nil {
 			return err
@@ -533,6 +550,7 @@ func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 	fopt := opt
 	if k := newFoldSink(opt); k != nil {
 		fopt.fold, ropt.Keep = k, k.keep()
+		defer k.close()
 	}
 	doc, err = input.Open(path, ropt)
 	if err != nil {
@@ -540,7 +558,9 @@ func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 	}
 	res, err := HashDoc(doc, fopt)
 	if errors.Is(err, errRefold) {
-		// a rule's call came after plain data was folded: read it whole
+		// a rule's call came after plain data was folded, or calls were
+		// folded that the result does not hold: read it whole
+		refolds++
 		doc, err = input.Open(path, ReadOptions(opt))
 		if err != nil {
 			return nil, err

@@ -131,6 +131,9 @@ type View struct {
 	// refold: the canon sink folded runs of this stream that a rule may
 	// read (fold.go): Digest reports errRefold
 	refold bool
+	// foldEff: the folded runs that hold calls, operations or globals;
+	// the result must cover them (encodeStream)
+	foldEff []pickle.ID
 }
 
 // fold is a folded call and the object it applies to; its op is built
@@ -211,6 +214,9 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 		case pickle.KindFolded:
 			v.refold = true
 			foldSeen++
+			if s.Flags(id)&pickle.FlagFoldEffects != 0 {
+				v.foldEff = append(v.foldEff, id)
+			}
 		}
 	}
 	v.refold = v.refold && spoiled(s)

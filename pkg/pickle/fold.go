@@ -11,21 +11,26 @@ package pickle
 // open rows and one node per run, not a node per value.
 //
 // A subtree is offered when all of its nodes are plain (None, bool, int,
-// float, str, bytes, bytearray, list, tuple, dict, set, frozenset, or a
-// run folded before; no operation applied after creation), none of them is
-// named (on the stack or the metastack, in a memo entry a later opcode
-// reads, in the call log, popped or left at STOP) and its root is an item
-// of a kept list, or a value of a kept dict, referred to by nothing else.
-// Its content cannot change any more: nothing that could change it can
-// name it. Keys of dicts and items of sets are never offered (their order
-// is computed from them at STOP); neither are items of tuples.
+// float, str, bytes, bytearray, list, tuple, dict, set, frozenset, a global,
+// a call and the operations applied to it, or a run folded before), none
+// of them is named (on the stack or the metastack, in a memo entry a later
+// opcode reads, popped or left at STOP) unless it is frozen (a scalar, a
+// global, or a tuple or frozenset of frozen nodes, which nothing can
+// change), and its root is an item of a kept list, or a value of a kept
+// dict, referred to by nothing else. Its content cannot change any more:
+// nothing that could change it can name it. Keys of dicts and items of
+// sets are never offered (their order is computed from them at STOP);
+// neither are items of tuples. The call-log entries of the calls and
+// operations folded leave the log (the consumer has them in its bytes);
+// a global's resolution stays.
 
 // Folded is what a consumer made of one offered subtree (Keep.Fold).
 type Folded struct {
-	Off  int64 // where its bytes start, in the consumer's own memory
-	Len  int32 // how many bytes
-	Word int32 // the consumer's (pk hash: ordinals the subtree used)
-	OK   bool  // false: not folded, the subtree stays in the store
+	Off     int64 // where its bytes start, in the consumer's own memory
+	Len     int32 // how many bytes
+	Word    int32 // the consumer's (pk hash: ordinals the subtree used)
+	OK      bool  // false: not folded, the subtree stays in the store
+	Effects bool  // it holds a call, an operation or a global (FlagFoldEffects on its run)
 }
 
 // FoldedRun returns what a KindFolded node stands for: the consumer's
@@ -66,10 +71,44 @@ type foldCand struct {
 func plainKind(k Kind) bool {
 	switch k {
 	case KindNone, KindBool, KindInt, KindFloat, KindStr, KindBytes, KindByteArray,
-		KindList, KindTuple, KindDict, KindSet, KindFrozenSet, KindFolded:
+		KindList, KindTuple, KindDict, KindSet, KindFrozenSet, KindGlobal, KindCall, KindFolded:
 		return true
 	}
 	return false
+}
+
+// frozenTable sets, by node ID, whether each node is frozen: a scalar, a
+// global, or a tuple or frozenset of frozen nodes, with no operation
+// applied. Items are created before their tuple, so one pass in creation
+// order decides.
+func (m *machine) frozenTable(n int) []bool {
+	s := m.s
+	if cap(m.frozen) < n {
+		m.frozen = make([]bool, n)
+	}
+	fz := m.frozen[:n]
+	for i := range s.recs {
+		r := &s.recs[i]
+		f := false
+		if r.x == 0 || s.ext[r.x-1].nmut == 0 {
+			switch r.kind {
+			case KindNone, KindBool, KindInt, KindFloat, KindStr, KindBytes:
+				f = true
+			case KindGlobal:
+				f = r.flags&FlagDynamic == 0
+			case KindTuple, KindFrozenSet:
+				f = true
+				for _, c := range s.kids[r.kid : r.kid+r.nkid] {
+					if c < 0 || int(c) >= i || !fz[c] {
+						f = false
+						break
+					}
+				}
+			}
+		}
+		fz[i] = f
+	}
+	return fz
 }
 
 // foldFinal offers the consumer the final plain subtrees and puts a folded
@@ -78,10 +117,13 @@ func (m *machine) foldFinal() {
 	s := m.s
 	n := len(s.recs)
 	taint, isNamed := m.taintTables(n)
+	frozen := m.frozenTable(n)
 	name := func(id ID) {
 		if id >= 0 && int(id) < n {
 			isNamed[id] = true
-			taint[id] = 1
+			if !frozen[id] {
+				taint[id] = 1
+			}
 		}
 	}
 	for _, sl := range m.stack {
@@ -104,7 +146,9 @@ func (m *machine) foldFinal() {
 		}
 	}
 	for _, ev := range s.Log {
-		name(ev.Node)
+		if ev.Kind != EvCall && ev.Kind != EvMut {
+			name(ev.Node) // (a call's or an operation's node is final as any other)
+		}
 	}
 	if cap(m.indeg) < n {
 		m.indeg = make([]uint8, n)
@@ -120,7 +164,7 @@ func (m *machine) foldFinal() {
 	}
 	for i := range s.recs {
 		r := &s.recs[i]
-		if !plainKind(r.kind) || r.flags&FlagReleased != 0 || (r.x != 0 && s.ext[r.x-1].nmut > 0) {
+		if !plainKind(r.kind) || r.flags&FlagReleased != 0 {
 			taint[i] = 1
 		}
 		if r.hasItems() {
@@ -146,10 +190,10 @@ func (m *machine) foldFinal() {
 				continue // keys stay
 			}
 			c := s.kids[r.kid+j]
-			if c < 0 || int(c) >= n || taint[c] != 2 || indeg[c] != 1 {
+			if c < 0 || int(c) >= n || taint[c] != 2 || indeg[c] != 1 || isNamed[c] {
 				continue
 			}
-			if k := s.recs[c].kind; k == KindFolded || r.kind == KindDict && (k != KindList && k != KindDict && k != KindTuple && k != KindSet && k != KindFrozenSet) {
+			if k := s.recs[c].kind; k == KindFolded || r.kind == KindDict && (k != KindList && k != KindDict && k != KindTuple && k != KindSet && k != KindFrozenSet && k != KindCall) {
 				// a run folded before stays as it is; of a dict's values
 				// only containers are worth a node of their own
 				continue
@@ -168,6 +212,7 @@ func (m *machine) foldFinal() {
 	out := m.foldOut[:0]
 	out = append(out, make([]Folded, len(roots))...)
 	m.keep.Fold(s, roots, indeg, out)
+	m.dropFolded(roots, out, isNamed)
 	// runs: consecutive positions of one parent, folded, their bytes one
 	// after the other
 	for i := 0; i < len(cands); {
@@ -178,15 +223,21 @@ func (m *machine) foldFinal() {
 		j := i + 1
 		total := int64(out[i].Len)
 		word := int64(out[i].Word)
+		effects := out[i].Effects
 		for j < len(cands) && out[j].OK && cands[j].parent == cands[i].parent && cands[j].pos == cands[j-1].pos+1 &&
 			out[j].Off == out[j-1].Off+int64(out[j-1].Len) && total+int64(out[j].Len) < 1<<30 && word+int64(out[j].Word) < 1<<30 {
 			total += int64(out[j].Len)
 			word += int64(out[j].Word)
+			effects = effects || out[j].Effects
 			j++
 		}
 		root := roots[i]
 		id := ID(len(s.recs))
-		s.recs = append(s.recs, rec{kind: KindFolded, op: s.recs[root].op, off: s.recs[root].off, owner: cands[i].parent,
+		var fl Flags
+		if effects {
+			fl = FlagFoldEffects
+		}
+		s.recs = append(s.recs, rec{kind: KindFolded, op: s.recs[root].op, off: s.recs[root].off, owner: cands[i].parent, flags: fl,
 			val: out[i].Off, nkid: int32(total), kid: int32(word), self: uint32(j - i)})
 		s.recs[cands[i].parent].flags |= FlagHasFolded
 		s.kids[cands[i].pos] = id
@@ -215,4 +266,55 @@ func (m *machine) taintTables(n int) ([]uint8, []bool) {
 	isNamed := m.namedSet[:n]
 	clear(isNamed)
 	return taint, isNamed
+}
+
+// dropFolded takes out of the call log the calls and operations of the
+// nodes the consumer folded: every node reachable from a folded root that
+// nothing names (a named node, frozen, stays whole in the store).
+func (m *machine) dropFolded(roots []ID, out []Folded, isNamed []bool) {
+	s := m.s
+	any := false
+	for i := range roots {
+		if out[i].OK && out[i].Effects {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return
+	}
+	n := len(s.recs)
+	if cap(m.inFold) < n {
+		m.inFold = make([]bool, n)
+	}
+	in := m.inFold[:n]
+	clear(in)
+	stack := m.work[:0]
+	for i, r := range roots {
+		if !out[i].OK || !out[i].Effects {
+			continue
+		}
+		stack = append(stack, r)
+		in[r] = true
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			m.walkKids = s.Children(x, m.walkKids[:0])
+			for _, c := range m.walkKids {
+				if c >= 0 && int(c) < n && !in[c] && !isNamed[c] {
+					in[c] = true
+					stack = append(stack, c)
+				}
+			}
+		}
+	}
+	m.work = stack[:0]
+	keep := s.Log[:0]
+	for _, ev := range s.Log {
+		if (ev.Kind == EvCall || ev.Kind == EvMut) && ev.Node >= 0 && int(ev.Node) < n && in[ev.Node] {
+			continue
+		}
+		keep = append(keep, ev)
+	}
+	s.Log = keep
 }

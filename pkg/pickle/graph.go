@@ -52,17 +52,18 @@ func (k Kind) Immutable() bool {
 type Flags uint16
 
 const (
-	FlagPy2Str    Flags = 1 << iota // str from a Python 2 STRING/BINSTRING/SHORT_BINSTRING (Latin-1 decoded)
-	FlagReadOnly                    // READONLY_BUFFER was applied
-	FlagDynamic                     // STACK_GLOBAL whose operands are not both literal str
-	FlagDotted                      // a dotted global name read at protocol < 4 (CPython does not resolve it)
-	FlagMapped                      // global renamed by the Python 2 → 3 mapping (protocol < 3)
-	FlagMemo                        // stored in the memo at least once
-	FlagShared                      // referenced again after it was built (GET or DUP): one object, several places
-	FlagReleased                    // stands for what the machine released (Options.Keep): a stub, or a node whose items were cut
-	FlagUser1                       // free for the store's consumer (pk scan marks what it explained); kept through compaction
-	FlagUser2                       // as FlagUser1
-	FlagHasFolded                   // a list or dict some of whose items are KindFolded runs (Store.ItemCount)
+	FlagPy2Str      Flags = 1 << iota // str from a Python 2 STRING/BINSTRING/SHORT_BINSTRING (Latin-1 decoded)
+	FlagReadOnly                      // READONLY_BUFFER was applied
+	FlagDynamic                       // STACK_GLOBAL whose operands are not both literal str
+	FlagDotted                        // a dotted global name read at protocol < 4 (CPython does not resolve it)
+	FlagMapped                        // global renamed by the Python 2 → 3 mapping (protocol < 3)
+	FlagMemo                          // stored in the memo at least once
+	FlagShared                        // referenced again after it was built (GET or DUP): one object, several places
+	FlagReleased                      // stands for what the machine released (Options.Keep): a stub, or a node whose items were cut
+	FlagUser1                         // free for the store's consumer (pk scan marks what it explained); kept through compaction
+	FlagUser2                         // as FlagUser1
+	FlagHasFolded                     // a list or dict some of whose items are KindFolded runs (Store.ItemCount)
+	FlagFoldEffects                   // a KindFolded run that holds calls, operations or globals (Folded.Effects)
 )
 
 // Node is one object of the graph. Shared objects are one node with several

@@ -310,6 +310,8 @@ type machine struct {
 	ids         []ID
 	spare       spareSet
 	indeg       []uint8 // scratch of foldFinal
+	frozen      []bool
+	inFold      []bool
 	foldCands   []foldCand
 	foldRoots   []ID
 	foldOut     []Folded

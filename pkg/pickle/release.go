@@ -52,6 +52,12 @@ type Keep struct {
 	// Runs of folded items become KindFolded nodes. The IDs and tables are
 	// valid until Fold returns.
 	Fold func(s *Store, roots []ID, shared []uint8, out []Folded)
+	// Active, when set, is asked before each compaction whether the
+	// consumer still wants one in this stream (false: the stream is held
+	// whole from here, and pass 1 is not run if it has not been). With
+	// Fold, compaction goes on at each doubling of the store while Active
+	// says so, however much stays live (the doubling keeps it linear).
+	Active func(s *Store) bool
 }
 
 // MinCompact is the store size (records) below which the machine never
@@ -68,6 +74,10 @@ func (m *machine) maybeCompact() {
 	if len(m.s.recs) < m.nextCompact {
 		return
 	}
+	if m.keep.Active != nil && !m.keep.Active(m.s) {
+		m.nextCompact = math.MaxInt // the consumer wants nothing released in this stream
+		return
+	}
 	if m.memo.plan == nil {
 		p := m.planStream()
 		if p == nil {
@@ -79,7 +89,7 @@ func (m *machine) maybeCompact() {
 	before := len(m.s.recs)
 	m.compact()
 	m.nextCompact = max(MinCompact, 2*len(m.s.recs))
-	if len(m.s.recs) > before-before/4 {
+	if len(m.s.recs) > before-before/4 && m.keep.Fold == nil {
 		// most of the stream is still live (a cloudpickle state, a graph
 		// of calls): compacting it again would copy it again for little;
 		// it is held whole from here, as without Keep

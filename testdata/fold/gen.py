@@ -1,0 +1,91 @@
+"""Fixtures for the canon sink (pkg/canon/fold.go): small pickles whose
+streams the tests compact after every few records (pickle.MinCompact), so
+that each shape folds, refuses a fold or has to be hashed again.
+
+Run: python3 testdata/fold/gen.py   (writes testdata/fold/*.pkl.gz; stdlib only)
+"""
+import gzip
+import os
+import pickle
+import sys
+
+OUT = os.path.dirname(os.path.abspath(__file__))
+
+
+class P:
+    def __init__(self, i):
+        self.i = i
+        self.name = "p%d" % i
+
+
+class R:
+    def __init__(self, i):
+        self.i = i
+
+    def __reduce__(self):
+        return (R, (self.i,))
+
+
+class S:
+    __slots__ = ("a", "b")
+
+    def __init__(self, i):
+        self.a, self.b = i, [i]
+
+
+def dump(name, obj, protos=(0, 1, 2, 4, 5)):
+    for p in protos:
+        # gzip'd (mtime 0: the same bytes at every run); pk reads through
+        # it, and pass 1 of the machine reads it again
+        with gzip.GzipFile(os.path.join(OUT, "%s_p%d.pkl.gz" % (name, p)), "wb", mtime=0) as f:
+            pickle.dump(obj, f, protocol=p)
+
+
+# more rows than a batch of APPENDS or SETITEMS (1000): the items of the
+# batch being read are on the stack, the earlier ones are final
+N = 1100
+# objects take 8-10 records each: two batches, so that the first is
+# final when the store doubles (protocols 0-1 write them through
+# copyreg._reconstructor, which a rule reads: nothing folds)
+M = 2100
+dump("objects", [P(i) for i in range(M)], protos=(0, 2, 4))
+dump("reduce", [R(i) for i in range(M)], protos=(2, 4))
+dump("slots", [S(i) for i in range(N)], protos=(2, 4))
+dump("objdict", {"k%d" % i: P(i) for i in range(M)}, protos=(2, 5))
+dump("nested", {"rows": [P(i) for i in range(N)], "meta": [{"a": [i, (i, "x")]} for i in range(N)]})
+tag = ("a", "b")
+dump("sharedtuple", [{"t": tag, "i": i} for i in range(N)])
+shared = [1, 2]
+dump("sharedlist", [{"s": shared, "i": i} for i in range(N)])
+rows = []
+for i in range(N):
+    d = {"i": i}
+    d["self"] = d
+    rows.append(d)
+dump("cycles", rows)
+dump("ruleafter", [{"a": i, "b": [i]} for i in range(N)] + [{1, 2, 3}, bytearray(b"xy")], protos=(0, 2, 4))
+dump("mixed", [[i, 2**70 + i, -i * 0.5, b"b%d" % i, "s%d" % i, None, True, (i,), frozenset([i])] for i in range(N)])
+dump("deep", [[[[i], {"x": [i]}]] for i in range(N)])
+
+# A list of objects that is dropped (POP) after being built: its calls are
+# effects of the stream, which a fold cannot place; then a list of dicts as
+# the result.
+body = bytearray(b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00")
+body = bytearray(b"\x80\x04")
+body += b"\x8c\x08__main__\x94\x8c\x01P\x94\x93\x94"  # memo 0,1,2: the class
+body += b"0"  # POP the class (memo keeps it)
+body += b"](" # the list that is dropped
+for i in range(N):
+    body += b"h\x02)\x81}\x8c\x01i\x94K" + bytes([i % 256]) + b"sb"
+    if i % 100 == 99:
+        body += b"e("
+body += b"e0"
+body += b"]("
+for i in range(N):
+    body += b"}\x8c\x01a\x94K" + bytes([i % 256]) + b"s"
+    if i % 100 == 99:
+        body += b"e("
+body += b"e."
+with gzip.GzipFile(os.path.join(OUT, "dropped_calls.pkl.gz"), "wb", mtime=0) as f:
+    f.write(bytes(body))
+print("wrote", len(os.listdir(OUT)) - 1, "files", file=sys.stderr)
