@@ -286,6 +286,7 @@ func NpyArray(raw *input.Raw) (*Array, bool) {
 // outside them: joblib's raw array parts, by the wrapper node they follow.
 type docArrays struct {
 	doc   *input.Doc       // the input (torch storages)
+	rr    *docReread       // where streamed payloads are read again (reread.go)
 	part  int              // the pickle part being normalised (HashDoc sets it)
 	raws  map[arrayKey]int // (pickle part, stream, wrapper node) -> index of the raw part
 	objs  map[arrayKey]int // the same for the nested pickles of object arrays
@@ -303,7 +304,7 @@ func newDocArrays(doc *input.Doc) *docArrays {
 	if doc == nil {
 		return nil
 	}
-	d := &docArrays{doc: doc, raws: map[arrayKey]int{}, objs: map[arrayKey]int{}, parts: doc.Parts, used: map[int]bool{}}
+	d := &docArrays{doc: doc, rr: newDocReread(doc), raws: map[arrayKey]int{}, objs: map[arrayKey]int{}, parts: doc.Parts, used: map[int]bool{}}
 	for i, p := range doc.Parts {
 		if p.Role == input.RoleObjects && p.Pickle != nil && p.Of >= 0 && p.NodeID >= 0 {
 			d.objs[arrayKey{p.Of, p.NodeStream, p.NodeID}] = i

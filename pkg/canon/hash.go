@@ -189,6 +189,9 @@ func (v *View) topEffects() []int {
 // Digest returns the digest of this stream's canonical form (the bytes of
 // the form header and the stream encoding).
 func (v *View) Digest() ([]byte, error) {
+	if v.rerr != nil {
+		return nil, v.rerr
+	}
 	e := newEncoder(v, false)
 	if v.scr != nil {
 		if v.scr.header == "" {
@@ -234,6 +237,9 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	opt = DocOptions(doc, opt)
 	if opt.v2() {
 		opt.src = srcOf(doc, opt.src)
+	}
+	if opt.arrays != nil {
+		defer opt.arrays.rr.close()
 	}
 	var scr *docScratch
 	if !noScratch {
