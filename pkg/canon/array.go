@@ -217,6 +217,11 @@ func (v *View) joblibObjects(n pickle.ID, f *pickle.File) (*View, bool) {
 	}
 	o := v.Opt
 	o.arrays, o.src, o.NoPaths = nil, "", true
+	if v.rr != nil && v.Opt.src == "" {
+		// its offsets are the outer stream's: its payloads are read
+		// again from the outer part
+		o.nestedRR = &rrAt{v.rr, v.rrPart}
+	}
 	vb := normalize(f.Streams[0], o, nil)
 	root := vb.res(vb.s.Root)
 	a := vb.arr[root]

@@ -191,6 +191,10 @@ type Options struct {
 	// uncompressed pickle file whose offsets are the reader's: streamed
 	// payloads can be read again from it (reread.go).
 	src string
+	// nestedRR is, for the nested pickle of a joblib object array (read
+	// by the outer stream's reader: its offsets are the outer part's),
+	// where its payloads are read again.
+	nestedRR *rrAt
 }
 
 // v2 reports whether the form is pk-canon/2 (or later): the gate of every

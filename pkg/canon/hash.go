@@ -519,6 +519,10 @@ func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 	var err error
 	if r != nil {
 		doc, err = input.OpenReader(r, path, ReadOptions(opt), input.Options{})
+		if err == nil && opt.src != "" {
+			// all of stdin is in the spool: its parts can be read again
+			doc.Spooled(opt.src, input.Options{})
+		}
 	} else {
 		doc, err = input.Open(path, ReadOptions(opt))
 	}

@@ -68,6 +68,12 @@ type docReread struct {
 	nested map[rrKey]rrNested
 }
 
+// rrAt is where one stream's payloads are read again: a part of an input.
+type rrAt struct {
+	d    *docReread
+	part int
+}
+
 type rrKey struct {
 	part int
 	off  int64

@@ -19,8 +19,10 @@ const rereadDir = "../../testdata/reread/"
 // str of _codecs.encode) and a tensor pickled by pickle.dump (its storage
 // streamed nested torch.save bytes) hash alike under every compression pk
 // reads and in containers (a torch.save zip holding the array, a gzip'd
-// joblib file holding the tensor) as plain at protocol 4 and as torch.save:
-// the payload is read again through the decompression (docs/canonical-form-2.md §5).
+// joblib file holding the tensor, and one holding an object array of it),
+// also from standard input, as plain at
+// protocol 4 and as torch.save: the payload is read again through the
+// decompression (docs/canonical-form-2.md §5).
 func TestRereadCompressed(t *testing.T) {
 	tmp := t.TempDir()
 	v2 := Options{Form: Form2, NoPaths: true}
@@ -40,9 +42,19 @@ func TestRereadCompressed(t *testing.T) {
 	}{
 		{"array_p4.pkl", "array_p2.pkl", []string{"array_p2.pkl.bz2", "array_p4.pkl.gz"}, []string{"array.pt"}},
 		{"tensor.pt", "tensor_p2.pkl", []string{"tensor_p2.pkl.bz2", "tensor_p4.pkl.gz", "tensor.legacy.pt.gz", "tensor_p2.joblib.gz"}, []string{"tensor_p4.pkl", "tensor.legacy.pt"}},
+		// an object array holding the tensor: joblib's nested pickle
+		{"objarr_p4.pkl", "", []string{"objarr.joblib.gz"}, nil},
 	} {
 		wp, _ := plain(c.want)
 		want := hashFileDigest(t, wp, v2)
+		if c.p2 == "" {
+			for _, o := range c.others {
+				if d := hashFileDigest(t, rereadDir+o, v2); d != want {
+					t.Errorf("%s: %s, want %s's %s", o, d, c.want, want)
+				}
+			}
+			continue
+		}
 		p2, data := plain(c.p2)
 		got := map[string]string{c.p2: hashFileDigest(t, p2, v2)}
 		for _, kind := range testfile.Compressions {
@@ -51,9 +63,10 @@ func TestRereadCompressed(t *testing.T) {
 				t.Fatal(err)
 			}
 			got[c.p2+"."+kind] = hashFileDigest(t, p, v2)
-			// standard input is read on the store path, not spooled
-			// for a compressed input: the rule does not apply there
 		}
+		// standard input, spooled: read again from the spool
+		got[c.p2+".gzip on stdin"] = stdinDigest(t, filepath.Join(tmp, c.p2+".gzip"), v2)
+		got[c.p2+".bz2 on stdin"] = stdinDigest(t, rereadDir+c.p2+".bz2", v2)
 		for _, o := range c.others {
 			got[o] = hashFileDigest(t, rereadDir+o, v2)
 		}
@@ -72,6 +85,20 @@ func TestRereadCompressed(t *testing.T) {
 			t.Errorf("%s: pk-canon/1 digests changed", c.p2)
 		}
 	}
+}
+
+// stdinDigest hashes the file at p given as standard input ("-").
+func stdinDigest(t *testing.T, p string, opt Options) string {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := os.Stdin
+	defer func() { os.Stdin = old }()
+	os.Stdin = f
+	return hashFileDigest(t, "-", opt)
 }
 
 // TestRereadHostile: a file that changes between the read and the read

@@ -38,10 +38,6 @@ const (
 	RuleTorchFromBytes = "torch-from-bytes" // _load_from_bytes(legacy torch.save bytes)
 )
 
-// MaxNestedTorch bounds the nested torch.save bytes of _load_from_bytes that
-// are read (they are in memory already: payloads from 1 MiB on are streamed
-// blobs, whose bytes are not kept).
-const MaxNestedTorch = 1 << 20
 
 // Storage is a torch storage read as a value.
 type Storage struct {
@@ -137,9 +133,9 @@ func (v *View) fromBytes(n pickle.ID) {
 			return
 		}
 	} else {
-		if len(v.text(b)) > MaxNestedTorch {
-			return
-		}
+		// in memory already (below 1 MiB as pk hash reads, any length when
+		// the input was read with every payload in memory, as pk canon
+		// reads it): read from there, streamed, as a blob is read again
 		var ok bool
 		if st, ok = nestedStorage(strings.NewReader(v.text(b)), v.Opt); !ok {
 			return

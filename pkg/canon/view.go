@@ -190,8 +190,11 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	} else {
 		v = &View{Stream: st, Opt: opt}
 	}
-	if d := opt.arrays; d != nil && opt.src == "" {
+	switch d := opt.arrays; {
+	case d != nil && opt.src == "":
 		v.rr, v.rrPart = d.rr, d.part
+	case opt.nestedRR != nil:
+		v.rr, v.rrPart = opt.nestedRR.d, opt.nestedRR.part
 	}
 	s := st.Store()
 	v.s = s

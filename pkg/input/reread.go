@@ -216,3 +216,29 @@ func (s *seqSection) Close() error {
 	r.pos += s.want - s.e.n
 	return nil
 }
+
+// Spooled says that the file at path holds every byte of the standard input
+// d was read from (pk hash copies standard input to a temporary file), as
+// read with iopt: d's top-level pickle parts can then be read again from
+// there, through their decompression (Rereader). It does nothing for an
+// input that is not standard input.
+func (d *Doc) Spooled(path string, iopt Options) {
+	if d == nil || d.Path != "-" {
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	for i := range d.Parts {
+		p := &d.Parts[i]
+		if p.Pickle == nil || p.Of >= 0 || p.src != nil {
+			continue
+		}
+		if d.Compression != "" {
+			p.src = &partSource{path: path, n: -1, compression: d.Compression, limit: iopt.limit(d.Size)}
+		} else {
+			p.src = &partSource{path: path, n: fi.Size(), limit: -1}
+		}
+	}
+}

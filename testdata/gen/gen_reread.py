@@ -14,9 +14,13 @@ by a separate process:
   torch.save as a zip (tensor.pt) and in the legacy format
   (tensor.legacy.pt).
 
-And two containers: the array saved by torch.save (array.pt: a zip whose
-data.pkl holds it at torch's protocol 2) and the tensor dumped by joblib
-with gzip at protocol 2 (tensor_p2.joblib.gz, committed as it is).
+And containers: the array saved by torch.save (array.pt: a zip whose
+data.pkl holds it at torch's protocol 2), the tensor dumped by joblib with
+gzip at protocol 2 (tensor_p2.joblib.gz, committed as it is), and an object
+array holding the tensor and a str, {'a': array([t, 'x'], dtype=object)},
+dumped by joblib with gzip (objarr.joblib.gz, committed as it is: joblib
+writes the array as a nested pickle, whose payload offsets are the outer
+stream's) and pickled at protocol 4 (objarr_p4.pkl).
 
 Every file is committed gzip'd (mtime 0: NAME.gz; the Go tests decompress
 them and compress them again with the compressors Go has) and the protocol
@@ -40,6 +44,8 @@ OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path
 
 ARRAY = "{'w': np.tile(np.arange(256, dtype=np.uint8), 4800).reshape(1200, 1024)}"
 TENSOR = "{'t': torch.arange(256, dtype=torch.uint8).repeat(4800).reshape(1200, 1024)}"
+OBJARR = ("(lambda a: (a.__setitem__(0, torch.arange(256, dtype=torch.uint8).repeat(4800)), a.__setitem__(1, 'x'), "
+          "{'a': a})[2])(np.empty(2, dtype=object))")
 
 PRELUDE = """
 import pickle, sys
@@ -52,6 +58,9 @@ if form == 'zip':
 elif form == 'joblib':
     import joblib
     joblib.dump(obj, path, compress=('gzip', 3), protocol=2)
+elif form == 'joblibgz':
+    import joblib
+    joblib.dump(obj, path, compress=('gzip', 3))
 elif form == 'legacy':
     torch.save(obj, path, _use_new_zipfile_serialization=False)
 else:
@@ -64,7 +73,7 @@ def write(imports, expr, form, name):
     path = os.path.join(OUT, name)
     subprocess.run([sys.executable, "-c", PRELUDE % (imports, expr), form, path], check=True,
                    env=dict(os.environ, PYTHONHASHSEED="0"))
-    if form == "joblib":
+    if form.startswith("joblib"):
         return
     with open(path, "rb") as f:
         data = f.read()
@@ -88,6 +97,8 @@ def main():
     write("import torch", TENSOR, "legacy", "tensor.legacy.pt")
     write("import torch", ARRAY, "zip", "array.pt")
     write("import torch", TENSOR, "joblib", "tensor_p2.joblib.gz")
+    write("import torch", OBJARR, "joblibgz", "objarr.joblib.gz")
+    write("import torch", OBJARR, "p4", "objarr_p4.pkl")
 
 
 if __name__ == "__main__":
