@@ -38,7 +38,6 @@ const (
 	RuleTorchFromBytes = "torch-from-bytes" // _load_from_bytes(legacy torch.save bytes)
 )
 
-
 // Storage is a torch storage read as a value.
 type Storage struct {
 	Type     string // "torch.FloatStorage"
