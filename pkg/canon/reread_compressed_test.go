@@ -197,3 +197,68 @@ func TestRereadNotLatin1Compressed(t *testing.T) {
 		t.Errorf("plain %s, gzip %s", dp, dz)
 	}
 }
+
+// memoCodecs is a protocol 2 pickle of k latin-1 strs of 1.1 MB each,
+// memoized first, then made bytes by _codecs.encode in the order given.
+func memoCodecs(k int, order []int) []byte {
+	a := (&asm{}).proto(2)
+	a.mark()
+	for i := 0; i < k; i++ {
+		s := strings.Repeat("a", 1100000) + string(rune('A'+i))
+		a.op('X')
+		a.Write([]byte{byte(len(s)), byte(len(s) >> 8), byte(len(s) >> 16), byte(len(s) >> 24)})
+		a.WriteString(s)
+		a.op('q', byte(i))
+	}
+	a.op('1') // POP_MARK: the strs stay in the memo
+	a.op(']').mark()
+	for _, i := range order {
+		a.global("_codecs", "encode")
+		a.op('h', byte(i))
+		a.str("latin1").op(0x86, 'R')
+	}
+	a.op('e')
+	return a.stop()
+}
+
+// TestRereadOutOfOrder: payloads a stream asks for in stream order are
+// read again in one more decompression; a stream that asks for them in
+// reverse order (each a decompression from the start) fails at the bound
+// of input.RereadBudget, cleanly, where the plain file (read at random)
+// hashes.
+func TestRereadOutOfOrder(t *testing.T) {
+	const k = 20
+	fwd, rev := make([]int, k), make([]int, k)
+	for i := range k {
+		fwd[i], rev[i] = i, k-1-i
+	}
+	tmp := t.TempDir()
+	v2 := Options{Form: Form2, NoPaths: true}
+	for _, c := range []struct {
+		name  string
+		order []int
+		fails bool
+	}{{"in order", fwd, false}, {"reversed", rev, true}} {
+		raw := memoCodecs(k, c.order)
+		pp := filepath.Join(tmp, "plain.pkl")
+		pz := filepath.Join(tmp, "z.pkl.gz")
+		if err := os.WriteFile(pp, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(pz, testfile.Compress(t, "gzip", raw), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := hashFileDigest(t, pp, v2)
+		r, err := HashFile(pz, v2)
+		switch {
+		case c.fails && (err == nil || !strings.Contains(err.Error(), "out of stream order") || !strings.Contains(err.Error(), pz)):
+			t.Errorf("%s: %v, want the bound's error", c.name, err)
+		case !c.fails && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case !c.fails && r.Digest != want:
+			t.Errorf("%s: gzip %s, plain %s", c.name, r.Digest, want)
+		case c.fails:
+			t.Logf("%s: %v", c.name, err)
+		}
+	}
+}

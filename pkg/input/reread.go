@@ -34,9 +34,17 @@ type Rereader struct {
 	off    int64
 	cur    io.ReadCloser // sequential: the part's stream, read up to pos
 	pos    int64
-	busy   bool // a section of cur is being read
-	reopen int  // times the stream was decompressed again (tests)
+	busy   bool  // a section of cur is being read
+	reopen int   // times the stream was decompressed again (tests)
+	spent  int64 // bytes decompressed again so far (sections and what precedes them)
 }
+
+// RereadBudget bounds the bytes a Rereader decompresses again, over all its
+// sections: twice the part's stream plus 64 MiB. Sections at increasing
+// offsets (what producers write: a payload is read where the stream uses
+// it) take one pass; a stream that asks for them out of order (a hostile
+// memo layout) would cost one pass per payload, and fails past it.
+func RereadBudget(size int64) int64 { return 2*max(size, 0) + 64<<20 }
 
 // ErrNoReread says that a part cannot be read again (standard input, a
 // pickle nested in another part).
@@ -84,6 +92,14 @@ func (r *Rereader) Section(off, n int64) (io.ReadCloser, error) {
 		}
 		return io.NopCloser(io.NewSectionReader(r.plain, r.off+off, n)), nil
 	}
+	need := off - r.pos + n
+	if r.busy || r.cur == nil || off < r.pos {
+		need = off + n // decompressed again from the start
+	}
+	if b := RereadBudget(r.size); r.spent+need > b {
+		return nil, fmt.Errorf("reading the part's payloads again out of stream order would decompress more than %d bytes (twice the part's %d, and 64 MiB): pk's bound", b, r.size)
+	}
+	r.spent += need
 	if r.busy {
 		// a section still open (a concurrent reader): one of its own
 		rc, _, err := r.d.OpenPart(r.part)
