@@ -86,11 +86,20 @@ func (d *Doc) OpenPart(i int) (io.ReadCloser, int64, error) {
 	}
 	if s.compression != "" {
 		var reopen func() io.Reader
-		if s.n >= 0 && s.method != 8 {
-			reopen = func() io.Reader { return io.NewSectionReader(f, s.off, s.n) }
+		compressed := s.n
+		if s.n < 0 && s.method != 8 {
+			// the whole file: its size, as the first read knew it (the
+			// lzma and xz windows start from it), and read again from
+			// the file rather than kept for a larger window
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				compressed = fi.Size()
+			}
+		}
+		if compressed >= 0 && s.method != 8 {
+			reopen = func() io.Reader { return io.NewSectionReader(f, s.off, compressed) }
 		}
 		layer := s.compression + "-decompressed stream"
-		dec, closer, err := decompressor(s.compression, r, s.limit, s.n, reopen)
+		dec, closer, err := decompressor(s.compression, r, s.limit, compressed, reopen)
 		if err != nil {
 			f.Close()
 			return nil, 0, &Error{File: d.Path, Member: layer, Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
