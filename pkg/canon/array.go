@@ -217,6 +217,11 @@ func (v *View) joblibObjects(n pickle.ID, f *pickle.File) (*View, bool) {
 	}
 	o := v.Opt
 	o.arrays, o.src, o.NoPaths = nil, "", true
+	if v.rr != nil && v.Opt.src == "" {
+		// its offsets are the outer stream's: its payloads are read
+		// again from the outer part
+		o.nestedRR = &rrAt{v.rr, v.rrPart}
+	}
 	vb := normalize(f.Streams[0], o, nil)
 	root := vb.res(vb.s.Root)
 	a := vb.arr[root]
@@ -286,6 +291,7 @@ func NpyArray(raw *input.Raw) (*Array, bool) {
 // outside them: joblib's raw array parts, by the wrapper node they follow.
 type docArrays struct {
 	doc   *input.Doc       // the input (torch storages)
+	rr    *docReread       // where streamed payloads are read again (reread.go)
 	part  int              // the pickle part being normalised (HashDoc sets it)
 	raws  map[arrayKey]int // (pickle part, stream, wrapper node) -> index of the raw part
 	objs  map[arrayKey]int // the same for the nested pickles of object arrays
@@ -303,7 +309,7 @@ func newDocArrays(doc *input.Doc) *docArrays {
 	if doc == nil {
 		return nil
 	}
-	d := &docArrays{doc: doc, raws: map[arrayKey]int{}, objs: map[arrayKey]int{}, parts: doc.Parts, used: map[int]bool{}}
+	d := &docArrays{doc: doc, rr: newDocReread(doc), raws: map[arrayKey]int{}, objs: map[arrayKey]int{}, parts: doc.Parts, used: map[int]bool{}}
 	for i, p := range doc.Parts {
 		if p.Role == input.RoleObjects && p.Pickle != nil && p.Of >= 0 && p.NodeID >= 0 {
 			d.objs[arrayKey{p.Of, p.NodeStream, p.NodeID}] = i

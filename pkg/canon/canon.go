@@ -193,6 +193,10 @@ type Options struct {
 	src string
 	// fold is the canon sink the input was read with (fold.go), or nil.
 	fold *foldSink
+	// nestedRR is, for the nested pickle of a joblib object array (read
+	// by the outer stream's reader: its offsets are the outer part's),
+	// where its payloads are read again.
+	nestedRR *rrAt
 }
 
 // v2 reports whether the form is pk-canon/2 (or later): the gate of every

@@ -208,6 +208,9 @@ func (v *View) Digest() ([]byte, error) {
 	if v.refold {
 		return nil, errRefold
 	}
+	if v.rerr != nil {
+		return nil, v.rerr
+	}
 	e := newEncoder(v, false)
 	if v.scr != nil {
 		if v.scr.header == "" {
@@ -253,6 +256,9 @@ func HashDoc(doc *input.Doc, opt Options) (*Result, error) {
 	opt = DocOptions(doc, opt)
 	if opt.v2() {
 		opt.src = srcOf(doc, opt.src)
+	}
+	if opt.arrays != nil {
+		defer opt.arrays.rr.close()
 	}
 	var scr *docScratch
 	if !noScratch {
@@ -543,6 +549,10 @@ func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 		doc, err = input.OpenReader(r, path, ReadOptions(opt), input.Options{})
 		if err != nil {
 			return nil, err
+		}
+		if opt.src != "" {
+			// all of stdin is in the spool: its parts can be read again
+			doc.Spooled(opt.src, input.Options{})
 		}
 		return HashDoc(doc, opt)
 	}

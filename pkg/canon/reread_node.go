@@ -7,10 +7,15 @@ import "io"
 // bytes codecs-bytes made of a streamed str (protocol 0-2's
 // _codecs.encode(s, 'latin1'): an array's data), as the latin-1 bytes of
 // that str. pk diff streams an array's elements so. False when the view
-// cannot (the input is not a plain file, or not pk-canon/2).
+// cannot (standard input, or not pk-canon/2). A payload that reads
+// otherwise than the first time ends in an error.
 func (n *Node) OpenBytes() (io.Reader, func(), bool) {
 	if n == nil || n.v.blob(n.src) == nil {
 		return nil, nil, false
 	}
-	return n.v.bytesReader(n.src)
+	r, done, _, err := n.v.bytesReader(n.src)
+	if err != nil {
+		return nil, nil, false
+	}
+	return r, done, true
 }

@@ -38,11 +38,6 @@ const (
 	RuleTorchFromBytes = "torch-from-bytes" // _load_from_bytes(legacy torch.save bytes)
 )
 
-// MaxNestedTorch bounds the nested torch.save bytes of _load_from_bytes that
-// are read (they are in memory already: payloads from 1 MiB on are streamed
-// blobs, whose bytes are not kept).
-const MaxNestedTorch = 1 << 20
-
 // Storage is a torch storage read as a value.
 type Storage struct {
 	Type     string // "torch.FloatStorage"
@@ -132,19 +127,14 @@ func (v *View) fromBytes(n pickle.ID) {
 	var st *Storage
 	if v.blob(b) != nil {
 		// a storage of 1 MiB or more: its bytes read again from the file
-		r, done, ok := v.bytesReader(b)
-		if !ok {
-			return
-		}
-		st, ok = nestedStorage(r, v.Opt)
-		done()
-		if !ok {
+		var ok bool
+		if st, ok = v.nestedBlob(b); !ok {
 			return
 		}
 	} else {
-		if len(v.text(b)) > MaxNestedTorch {
-			return
-		}
+		// in memory already (below 1 MiB as pk hash reads, any length when
+		// the input was read with every payload in memory, as pk canon
+		// reads it): read from there, streamed, as a blob is read again
 		var ok bool
 		if st, ok = nestedStorage(strings.NewReader(v.text(b)), v.Opt); !ok {
 			return
@@ -153,6 +143,70 @@ func (v *View) fromBytes(n pickle.ID) {
 	st.From = b
 	v.nested[b] = st
 	v.replace(n, v.newStorage(n, st), RuleTorchFromBytes)
+}
+
+// nestedBlob reads the nested torch.save file of bytes node b, a streamed
+// blob, again (once per payload of the input: rrNested); a payload that
+// fails to read or reads otherwise is the view's error.
+func (v *View) nestedBlob(b pickle.ID) (*Storage, bool) {
+	key := rrKey{v.rrPart, v.blob(b).Offset}
+	if src, ok := v.latin1Src[b]; ok {
+		key.off = -2 - src.Offset // the str's latin-1 bytes
+	}
+	cache := v.Opt.src == "" && v.rr != nil
+	if cache {
+		v.rr.mu.Lock()
+		c, ok := v.rr.nested[key]
+		v.rr.mu.Unlock()
+		if ok {
+			if c.err != nil {
+				v.fail(c.err)
+			}
+			if c.st == nil {
+				return nil, false
+			}
+			st := *c.st
+			return &st, true
+		}
+	}
+	st, err := v.readNested(b)
+	if err == errNoReread {
+		return nil, false
+	}
+	if cache {
+		c := rrNested{err: err}
+		if st != nil {
+			cp := *st
+			c.st = &cp
+		}
+		v.rr.mu.Lock()
+		if v.rr.nested == nil {
+			v.rr.nested = map[rrKey]rrNested{}
+		}
+		v.rr.nested[key] = c
+		v.rr.mu.Unlock()
+	}
+	if err != nil {
+		v.fail(err)
+		return nil, false
+	}
+	return st, st != nil
+}
+
+func (v *View) readNested(b pickle.ID) (*Storage, error) {
+	r, done, check, err := v.bytesReader(b)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	st, ok := nestedStorage(r, v.Opt)
+	if err := check(); err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, nil
+	}
+	return st, nil
 }
 
 // legacyMagic is how the nested torch.save file of _load_from_bytes starts:

@@ -117,6 +117,9 @@ type View struct {
 	arrR      *array.Reader              // the array recognizer (arrayReader)
 	foreigns  map[pickle.ID]*View        // joblib object arrays: the view of the nested pickle
 	ordered   nodeSet                    // plain dicts encoded in insertion order (Form2: enum members)
+	rr        *docReread                 // where streamed payloads are read again (reread.go), or nil
+	rrPart    int                        // the part of the input rr reads this stream's payloads from
+	rerr      error                      // a payload read again failed or differed (Digest reports it)
 
 	applied []Normalization // without NoPaths: per (rule, node)
 	noteIdx map[noteKey]int
@@ -192,6 +195,12 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 		v = &scr.view
 	} else {
 		v = &View{Stream: st, Opt: opt}
+	}
+	switch d := opt.arrays; {
+	case d != nil && opt.src == "":
+		v.rr, v.rrPart = d.rr, d.part
+	case opt.nestedRR != nil:
+		v.rr, v.rrPart = opt.nestedRR.d, opt.nestedRR.part
 	}
 	s := st.Store()
 	v.s = s
@@ -698,7 +707,7 @@ func (v *View) codecsBlob(n, s pickle.ID) {
 	// read once per str node (the memo may share it between calls)
 	lb, seen := v.latin1Of[s]
 	if !seen {
-		lb, _ = v.latin1Blob(bl)
+		lb = v.latin1Blob(bl)
 		if v.latin1Of == nil {
 			v.latin1Of = map[pickle.ID]*pickle.Blob{}
 		}

@@ -197,7 +197,7 @@ func OpenWith(path string, opt pickle.Options, iopt Options) (*Doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc.setSources(&ra)
+	doc.setSources(&ra, iopt.limit(doc.Size))
 	return doc, nil
 }
 

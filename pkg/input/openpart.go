@@ -15,11 +15,13 @@ type partSource struct {
 	off, n      int64  // section of the file (n < 0: to the end)
 	method      uint16 // 8: the section is deflated (zip member)
 	compression string // whole-file compression ("" when none)
+	limit       int64  // the decompression limit the file was read with (-1: none)
 }
 
 // setSources records, after a successful open, how every top-level pickle
-// part can be re-read (nothing for stdin).
-func (d *Doc) setSources(ra *readerAtSize) {
+// part can be re-read (nothing for stdin); limit is the decompression limit
+// the file was read with, which bounds every later decompression of it.
+func (d *Doc) setSources(ra *readerAtSize, limit int64) {
 	if d.Path == "-" {
 		return
 	}
@@ -30,9 +32,9 @@ func (d *Doc) setSources(ra *readerAtSize) {
 		}
 		switch {
 		case d.Compression != "":
-			p.src = &partSource{path: d.Path, n: -1, compression: d.Compression}
+			p.src = &partSource{path: d.Path, n: -1, compression: d.Compression, limit: limit}
 		case ra != nil && ra.r != nil:
-			p.src = &partSource{path: d.Path, n: ra.size}
+			p.src = &partSource{path: d.Path, n: ra.size, limit: -1}
 		}
 	}
 }
@@ -84,16 +86,27 @@ func (d *Doc) OpenPart(i int) (io.ReadCloser, int64, error) {
 	}
 	if s.compression != "" {
 		var reopen func() io.Reader
-		if s.n >= 0 && s.method != 8 {
-			reopen = func() io.Reader { return io.NewSectionReader(f, s.off, s.n) }
+		compressed := s.n
+		if s.n < 0 && s.method != 8 {
+			// the whole file: its size, as the first read knew it (the
+			// lzma and xz windows start from it), and read again from
+			// the file rather than kept for a larger window
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				compressed = fi.Size()
+			}
 		}
-		dec, closer, err := decompressor(s.compression, r, -1, s.n, reopen)
+		if compressed >= 0 && s.method != 8 {
+			reopen = func() io.Reader { return io.NewSectionReader(f, s.off, compressed) }
+		}
+		layer := s.compression + "-decompressed stream"
+		dec, closer, err := decompressor(s.compression, r, s.limit, compressed, reopen)
 		if err != nil {
 			f.Close()
-			return nil, 0, &Error{File: d.Path, Member: s.compression + "-decompressed stream", Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
+			return nil, 0, &Error{File: d.Path, Member: layer, Offset: 0, Reason: "cannot start decompressing: " + err.Error()}
 		}
 		closers = append(closers, closer)
-		r = dec
+		// bounded as the first read was (a file replaced by a bomb since)
+		r = &limitReader{r: dec, limit: s.limit, file: d.Path, layer: layer}
 	}
 	size := p.Pickle.Size
 	return &partReader{r: io.LimitReader(r, size), f: f, closers: closers}, size, nil

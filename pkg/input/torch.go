@@ -121,7 +121,7 @@ func openTorchZip(doc *Doc, ra *readerAtSize, opt pickle.Options, iopt Options) 
 		return nil, err
 	}
 	doc.Parts = append(doc.Parts, Part{Name: pk.name, Role: RolePickle, Pickle: f, Of: -1,
-		src: &partSource{path: ra.path, off: pk.dataOff, n: int64(pk.csize), method: pk.method}})
+		src: &partSource{path: ra.path, off: pk.dataOff, n: int64(pk.csize), method: pk.method, limit: -1}})
 	dtypes := map[string]*StorageRef{}
 	for _, r := range pids(f) {
 		if _, ok := dtypes[r.Key]; !ok {

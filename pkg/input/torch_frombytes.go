@@ -323,12 +323,14 @@ func (d *Doc) openDecompressed(pi int) (io.ReadCloser, error) {
 		return nil, err
 	}
 	size := fi.Size()
-	dec, closer, err := decompressor(s.compression, f, -1, size, func() io.Reader { return io.NewSectionReader(f, 0, size) })
+	dec, closer, err := decompressor(s.compression, f, s.limit, size, func() io.Reader { return io.NewSectionReader(f, 0, size) })
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &partReader{r: dec, f: f, closers: []func(){closer}}, nil
+	// bounded as the first read was (a file replaced by a bomb since)
+	lim := &limitReader{r: dec, limit: s.limit, file: d.Path, layer: s.compression + "-decompressed stream"}
+	return &partReader{r: lim, f: f, closers: []func(){closer}}, nil
 }
 
 // RawOpener returns how to read raw part r of d again: Raw.Open when the

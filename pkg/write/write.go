@@ -429,9 +429,10 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	}
 	if (compression != "" || base != "pickle") && !noVerify {
 		// the checks above read the input with every payload in memory; pk
-		// hash reads a payload of 1 MiB or more inside a compression or a
-		// container as its digest only (canonical-form-2.md §5): the file
-		// written must have the pk hash of the input as pk hash reads both
+		// hash streams a payload of 1 MiB or more and reads it again from
+		// the file where a rule needs it, except where it cannot
+		// (canonical-form-2.md §5): the file written must have the pk hash
+		// of the input as pk hash reads both
 		if err := samePkHash(path, data, res.Data, copt); err != nil {
 			return nil, err
 		}
@@ -474,7 +475,7 @@ func samePkHash(path string, data, out []byte, copt canon.Options) error {
 		return &Error{File: path, Offset: -1, Reason: fmt.Sprintf("pk cannot reproduce this file faithfully: the output does not read back (%v)", err)}
 	}
 	if got != want {
-		return &Error{File: path, Offset: -1, Reason: "pk cannot write this file with its pk hash: pk hash reads a payload of 1 MiB or more inside its compression or container as its digest only (an array or tensor pickled at protocol 0-2, docs/canonical-form-2.md §5), which written canonically hashes otherwise"}
+		return &Error{File: path, Offset: -1, Reason: "pk cannot write this file with its pk hash: written canonically it hashes otherwise as pk hash reads the two files"}
 	}
 	return nil
 }

@@ -4,10 +4,17 @@
 package testfile
 
 import (
+	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"io"
 	"os"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/ulikunitz/xz"
+	"github.com/ulikunitz/xz/lzma"
 )
 
 // Gunzip returns the decompressed bytes of gzip file src.
@@ -35,4 +42,42 @@ func GunzipTo(t testing.TB, src, dst string) {
 	if err := os.WriteFile(dst, Gunzip(t, src), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Compressions are the whole-file compressions Compress writes (bz2 has no
+// Go writer: its fixtures are committed).
+var Compressions = []string{"gzip", "zlib", "xz", "lzma", "zstd", "lz4"}
+
+// Compress returns b compressed as kind (one of Compressions).
+func Compress(t testing.TB, kind string, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	var err error
+	switch kind {
+	case "gzip":
+		w = gzip.NewWriter(&buf)
+	case "zlib":
+		w = zlib.NewWriter(&buf)
+	case "xz":
+		w, err = xz.NewWriter(&buf)
+	case "lzma":
+		w, err = lzma.NewWriter(&buf)
+	case "zstd":
+		w, err = zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1))
+	case "lz4":
+		w = lz4.NewWriter(&buf)
+	default:
+		t.Fatalf("no %s writer", kind)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
