@@ -2,7 +2,7 @@
 # Runs each fuzz target for DURATION (a Go duration such as 30s or 10m;
 # default 20s): the windowed xz and LZMA decoders (pkg/input), the reader and the machine (pkg/pickle, with and without
 # release: FuzzKeep), and the streaming
-# hash against the store path (pkg/canon), and pk scan's verdicts (never
+# hash and the canon sink against the store path (pkg/canon), and pk scan's verdicts (never
 # clean with a call that is not allowlisted: pkg/scan), and pk canon (pkg/write:
 # never a panic; an output always reads back to the input's pk hash), and the
 # path parser (pkg/path: what it prints reads back). A failing input is written by Go
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/canon:FuzzFastHash pkg/scan:FuzzScan pkg/write:FuzzFile pkg/path:FuzzParse)
+TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/scan:FuzzScan pkg/write:FuzzFile pkg/path:FuzzParse)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -100,4 +102,41 @@ func TestFoldShapes(t *testing.T) {
 			t.Errorf("%s: %d folded runs at STOP, hashed again %d times; want folds %v, again %v", c.file, foldSeen, refolds, c.folds, c.again)
 		}
 	}
+}
+
+// FuzzFold: on any bytes, hashing with the canon sink (every stream
+// compacted after a few records, its bytes spooled to the file) gives the
+// digest, or the error, of the whole store, and never panics.
+func FuzzFold(f *testing.F) {
+	n := 0
+	for _, p := range fastCorpus(f) {
+		if b, err := os.ReadFile(p); err == nil && len(b) < 4096 && n < 64 {
+			f.Add(b)
+			n++
+		}
+	}
+	f.Add([]byte("\x80\x04]\x94(}\x94(\x8c\x01a\x94K\x01u}\x94(h\x02K\x02ue."))
+	f.Add([]byte("\x80\x02]q\x00(c__main__\nP\nq\x01)\x81q\x02}q\x03X\x01\x00\x00\x00iK\x01sbh\x01)\x81q\x04}q\x05X\x01\x00\x00\x00iK\x02sbe0]q\x06(K\x01K\x02e."))
+	dir := f.TempDir()
+	defer func(v, w int) { pickle.MinCompact, spoolMem = v, w }(pickle.MinCompact, spoolMem)
+	pickle.MinCompact, spoolMem = 4, 16
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "in.pkl")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Skip()
+		}
+		defer func() { noFast, noFold = false, false }()
+		for _, opt := range []Options{{}, {Form: Form2, NoPaths: true}} {
+			noFast, noFold = true, true
+			want, werr := HashFile(p, opt)
+			noFold = false
+			got, gerr := HashFile(p, opt)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Fatalf("%+v: whole store: %v; sink: %v", opt, werr, gerr)
+			}
+			if werr == nil && want.Digest != got.Digest {
+				t.Fatalf("%+v: whole store %s, sink %s", opt, want.Digest, got.Digest)
+			}
+		}
+	})
 }

@@ -301,6 +301,7 @@ type machine struct {
 	keep        *Keep
 	replay      io.ReaderAt
 	nextCompact int     // store size (records) at which to compact next
+	liveRuns    int     // compactions in a row that kept most of the store
 	lvl         []int32 // scratch of compact
 	taint       []uint8
 	namedSet    []bool
@@ -358,7 +359,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.marks = m.marks[:0]
 	m.memo.reset()
 	m.nbuf = 0
-	m.nextCompact = MinCompact
+	m.nextCompact, m.liveRuns = MinCompact, 0
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
 	rd := m.rd
 	for {

@@ -75,7 +75,9 @@ func (m *machine) maybeCompact() {
 		return
 	}
 	if m.keep.Active != nil && !m.keep.Active(m.s) {
-		m.nextCompact = math.MaxInt // the consumer wants nothing released in this stream
+		// the consumer wants nothing released in this stream: it is held
+		// whole from here, as without Keep
+		m.nextCompact, m.project = math.MaxInt, true
 		return
 	}
 	if m.memo.plan == nil {
@@ -89,7 +91,14 @@ func (m *machine) maybeCompact() {
 	before := len(m.s.recs)
 	m.compact()
 	m.nextCompact = max(MinCompact, 2*len(m.s.recs))
-	if len(m.s.recs) > before-before/4 && m.keep.Fold == nil {
+	if len(m.s.recs) <= before-before/4 {
+		m.liveRuns = 0
+	} else {
+		m.liveRuns++
+	}
+	// a consumer that folds gets three chances: rows built in a batch of
+	// APPENDS are on the stack, not final, until the batch is appended
+	if m.liveRuns > 0 && (m.keep.Fold == nil || m.liveRuns >= 3) {
 		// most of the stream is still live (a cloudpickle state, a graph
 		// of calls): compacting it again would copy it again for little;
 		// it is held whole from here, as without Keep
