@@ -126,20 +126,7 @@ func (m *machine) foldFinal() {
 			}
 		}
 	}
-	for _, sl := range m.stack {
-		name(sl.n)
-	}
-	t := &m.memo
-	for _, v := range t.dense {
-		if v > 0 {
-			name(ID(v - 1))
-		}
-	}
-	for _, id := range t.sparse {
-		if id >= 0 {
-			name(id)
-		}
-	}
+	m.eachNamed(name)
 	for _, l := range [][]ID{s.Tops, s.Popped, s.Leftover} {
 		for _, id := range l {
 			name(id)

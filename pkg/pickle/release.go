@@ -96,9 +96,10 @@ func (m *machine) maybeCompact() {
 	} else {
 		m.liveRuns++
 	}
-	// a consumer that folds gets three chances: rows built in a batch of
-	// APPENDS are on the stack, not final, until the batch is appended
-	if m.liveRuns > 0 && (m.keep.Fold == nil || m.liveRuns >= 3) {
+	// a consumer that folds gets three chances, and compaction of a store
+	// below 64K records costs little: rows built in a batch of APPENDS are
+	// on the stack, not final, until the batch is appended
+	if m.liveRuns > 0 && (m.keep.Fold == nil || m.liveRuns >= 3 && before >= 1<<16) {
 		// most of the stream is still live (a cloudpickle state, a graph
 		// of calls): compacting it again would copy it again for little;
 		// it is held whole from here, as without Keep
@@ -202,24 +203,12 @@ func (m *machine) compact() {
 	for _, ev := range s.Log {
 		raise(ev.Node, keepFull)
 	}
-	for _, sl := range m.stack {
-		raise(sl.n, named)
-	}
+	m.eachNamed(func(id ID) { raise(id, named) })
 	if m.keep.Final == nil {
 		for _, l := range [][]ID{s.Tops, s.Popped, s.Leftover} {
 			for _, id := range l {
 				raise(id, named)
 			}
-		}
-	}
-	for _, v := range t.dense {
-		if v > 0 {
-			raise(ID(v-1), named)
-		}
-	}
-	for _, id := range t.sparse {
-		if id >= 0 {
-			raise(id, named)
 		}
 	}
 	for len(work) > 0 {
@@ -430,20 +419,7 @@ func (m *machine) finalEvents() {
 			taint[id] = 1
 		}
 	}
-	for _, sl := range m.stack {
-		name(sl.n)
-	}
-	t := &m.memo
-	for _, v := range t.dense {
-		if v > 0 {
-			name(ID(v - 1))
-		}
-	}
-	for _, id := range t.sparse {
-		if id >= 0 {
-			name(id)
-		}
-	}
+	m.eachNamed(name)
 	m.propagate(taint)
 	final := func(ev SEvent) bool {
 		return ev.Kind != EvGlobal && ev.Kind != EvExt && ev.Node >= 0 && taint[ev.Node] == 2 && !isNamed[ev.Node]
@@ -523,4 +499,24 @@ func (m *machine) propagate(taint []uint8) {
 type walkFrame struct {
 	id       ID
 	next, to int
+}
+
+// eachNamed calls fn with every node a later opcode can still name: those
+// on the stack and the metastack, and those of the memo entries the plan
+// says are read again.
+func (m *machine) eachNamed(fn func(ID)) {
+	for _, sl := range m.stack {
+		fn(sl.n)
+	}
+	t := &m.memo
+	for _, v := range t.dense {
+		if v > 0 {
+			fn(ID(v - 1))
+		}
+	}
+	for _, id := range t.sparse {
+		if id >= 0 {
+			fn(id)
+		}
+	}
 }
