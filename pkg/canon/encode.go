@@ -961,20 +961,26 @@ func (e *encoder) release() {
 
 func (e *encoder) flush() {
 	if len(e.buf) > 0 {
-		if !e.iso {
-			st := e.v.state()
-			st.written += int64(len(e.buf))
-			if st.limit == 0 {
-				st.limit = MaxExpansion*e.v.s.Length() + MaxExpansionSlack
-			}
-			if st.written > st.limit && st.err == nil {
-				st.err = errExpansion
-			}
-		}
-		e.wrote = true
-		e.h.Write(e.buf)
+		e.out(e.buf)
 		e.buf = e.buf[:0]
 	}
+}
+
+// out writes b to the encoder's hash, counting it against the stream's
+// bound (MaxExpansion); what is in buf must have gone first.
+func (e *encoder) out(b []byte) {
+	if !e.iso {
+		st := e.v.state()
+		st.written += int64(len(b))
+		if st.limit == 0 {
+			st.limit = MaxExpansion*e.v.s.Length() + MaxExpansionSlack
+		}
+		if st.written > st.limit && st.err == nil {
+			st.err = errExpansion
+		}
+	}
+	e.wrote = true
+	e.h.Write(b)
 }
 
 func (e *encoder) sum() []byte {

@@ -252,10 +252,18 @@ func (k *foldSink) emit(e *encoder, s *pickle.Store, n pickle.ID) {
 	off, ln, _, word := s.FoldedRun(n)
 	e.next += int32(word)
 	p := &k.sp
+	put := func(b []byte) {
+		if e.keep || len(b) < 4<<10 {
+			e.buf = append(e.buf, b...)
+			return
+		}
+		e.flush() // the main encoder: straight to its hash
+		e.out(b)
+	}
 	for off, ln := off, int64(ln); ln > 0; {
 		if off >= p.flushed {
 			i := off - p.flushed
-			e.buf = append(e.buf, p.mem[i:i+ln]...)
+			put(p.mem[i : i+ln])
 			return
 		}
 		c := min(ln, p.flushed-off, 1<<20)
@@ -268,10 +276,7 @@ func (k *foldSink) emit(e *encoder, s *pickle.Store, n pickle.ID) {
 			}
 			return
 		}
-		e.buf = append(e.buf, p.rbuf[:c]...)
-		if !e.keep && len(e.buf) > 32<<10 {
-			e.flush()
-		}
+		put(p.rbuf[:c])
 		off, ln = off+c, ln-c
 	}
 }
