@@ -104,6 +104,18 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 		}
 		return nil
 	}
+	if fi, err := os.Stat(out); err == nil && !fi.Mode().IsRegular() {
+		// a device or a pipe (-o /dev/null, -o /dev/stdout): written to as
+		// it is; renaming a file over it would replace it
+		werr := writeTo(out, res.Data)
+		if werr != nil {
+			return &ExitError{Code: ExitTrouble, Err: werr}
+		}
+		return canonDone(c, in, out, len(res.Data), asJSON)
+	}
+	if real, err := filepath.EvalSymlinks(out); err == nil {
+		out = real // a link to OUT stays a link, to the new file
+	}
 	// a temporary file next to OUT, renamed over it: OUT is never half
 	// written
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".pk-canon-*")
@@ -129,8 +141,26 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 		os.Remove(tmp.Name())
 		return &ExitError{Code: ExitTrouble, Err: werr}
 	}
+	return canonDone(c, in, out, len(res.Data), asJSON)
+}
+
+// writeTo writes data to the file at path, which exists and is not a
+// regular file.
+func writeTo(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// canonDone reports a written output (--json).
+func canonDone(c *cobra.Command, in, out string, n int, asJSON bool) error {
 	if asJSON {
-		n := len(res.Data)
 		json.NewEncoder(c.OutOrStdout()).Encode(jsonCanon{Name: in, Output: out, Size: &n})
 	}
 	return nil
