@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -23,7 +24,7 @@ import (
 //     it, and the ordinals it uses are its Word, added to the encoder's
 //     count when it is written;
 //   - no producer rule looks at plain data unless a call of a global some
-//     rule reads (ruleCallable), a persistent id, an EXT code or a buffer
+//     rule reads (ruleGlobal), a persistent id, an EXT code or a buffer
 //     is in the stream: the sink folds nothing in a stream once one of them
 //     is in its log, and a stream where one turns up after something was
 //     folded is hashed again without folding (errRefold);
@@ -95,6 +96,34 @@ var (
 	refolds  int // inputs hashed again without folding (tests)
 )
 
+// ruleStd are the globals of the standard library that a rule of the form
+// reads (view.go, partial.go: the "std:" callables their switches name, and
+// dill's GLOBAL builtins.__main__); TestRuleStdComplete keeps the list
+// whole. Any other global of builtins, copyreg, types or functools (a
+// types.SimpleNamespace, a builtins.complex) is a plain callable.
+var ruleStd = map[string]bool{
+	"builtins.getattr": true, "builtins.setattr": true, "builtins.set": true, "builtins.frozenset": true,
+	"builtins.bytes": true, "builtins.bytearray": true, "builtins.__main__": true,
+	"types.CodeType": true, "types.FunctionType": true, "types.LambdaType": true,
+	"functools.partial": true, "_codecs.encode": true,
+	"copyreg._reconstructor": true, "copyreg.__newobj__": true, "copyreg.__newobj_ex__": true,
+}
+
+// ruleGlobal reports whether a rule of the form may read what a global
+// module.name is applied to: ruleStd, numpy's, torch's and joblib's
+// callables (pk-canon/2's arrays and tensors), cloudpickle's and dill's.
+func ruleGlobal(module, name string) bool {
+	if ruleStd[module+"."+name] {
+		return true
+	}
+	for _, p := range []string{"numpy", "torch", "joblib"} {
+		if strings.HasPrefix(module, p) {
+			return true
+		}
+	}
+	return cloudpickleName(module, name) != "" || dillName(module, name) != ""
+}
+
 // ruleEvent reports whether a log event makes a stream's plain data
 // something a rule may read.
 func ruleEvent(s *pickle.Store, ev pickle.SEvent) bool {
@@ -103,7 +132,7 @@ func ruleEvent(s *pickle.Store, ev pickle.SEvent) bool {
 		if ev.Node < 0 {
 			return true
 		}
-		return s.Flags(ev.Node)&pickle.FlagDynamic != 0 || ruleCallable(s.Str(ev.Node), s.Name(ev.Node))
+		return s.Flags(ev.Node)&pickle.FlagDynamic != 0 || ruleGlobal(s.Str(ev.Node), s.Name(ev.Node))
 	case pickle.EvCall, pickle.EvMut:
 		return false
 	}

@@ -4,10 +4,13 @@ that each shape folds, refuses a fold or has to be hashed again.
 
 Run: python3 testdata/fold/gen.py   (writes testdata/fold/*.pkl.gz; stdlib only)
 """
+import collections
+import decimal
 import gzip
 import os
 import pickle
 import sys
+import types
 
 OUT = os.path.dirname(os.path.abspath(__file__))
 
@@ -51,6 +54,11 @@ M = 2100
 dump("objects", [P(i) for i in range(M)], protos=(0, 2, 4))
 dump("reduce", [R(i) for i in range(M)], protos=(2, 4))
 dump("slots", [S(i) for i in range(N)], protos=(2, 4))
+# standard-library classes no rule of the form reads (types, collections,
+# decimal): their calls fold as any other
+dump("namespaces", [types.SimpleNamespace(i=i, s="n%d" % i) for i in range(M)], protos=(2, 4))
+dump("ordered", [collections.OrderedDict([("i", i), ("s", [i])]) for i in range(M)], protos=(2, 4))
+dump("decimals", [decimal.Decimal(i) / 8 for i in range(M)], protos=(2, 4))
 dump("objdict", {"k%d" % i: P(i) for i in range(M)}, protos=(2, 5))
 dump("nested", {"rows": [P(i) for i in range(N)], "meta": [{"a": [i, (i, "x")]} for i in range(N)]})
 tag = ("a", "b")
