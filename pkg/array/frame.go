@@ -60,8 +60,10 @@ type Frame struct {
 }
 
 // RowData is the array node of the row Index when its labels are not in
-// the graph (a joblib file's int64 Index: its data is a raw part), with
-// its descr; NoID otherwise.
+// the graph (a joblib file's int64 Index: its data is a raw part; an int64
+// Index whose data bytes the graph does not hold as text: a payload of 1
+// MiB or more, protocol 0-2's latin-1 text in a plain store), with its
+// descr; NoID otherwise.
 func (f *Frame) RowData() (pickle.ID, string) {
 	if f.rowKind != 0 {
 		return pickle.NoID, ""
@@ -523,6 +525,11 @@ func (r *Reader) index(n pickle.ID) (byte, indexData, bool) {
 	}
 	b, ok := r.Bytes(h.Data, h.Shape[0]*8)
 	if !ok || g.Blob(b) != nil || int64(len(g.Text(b))) != h.Shape[0]*8 {
+		if r == r0 {
+			// bytes this graph does not hold as text (a streamed payload;
+			// in a plain store, protocol 0-2's latin-1 text): RowData
+			return 0, indexData{n: c, data: r.G.Res(data), descr: h.Descr.Descr}, true
+		}
 		return 0, indexData{n: c}, true
 	}
 	return 'i', indexData{n: c, ints: g.Text(b)}, true
