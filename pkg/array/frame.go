@@ -33,10 +33,13 @@ type Label struct {
 }
 
 // Block is one block of a frame: its values and the column position of
-// each of its rows.
+// each of its rows (an extension array's block: one column, ExtensionAt).
 type Block struct {
 	Values pickle.ID
 	Locs   []int64
+	// Ext is set when the values are a pandas extension array (one
+	// column: a categorical, a nullable Int64 or boolean, a string array)
+	Ext *Extension
 }
 
 // Frame is a recognised pandas DataFrame. Columns holds the column labels
@@ -319,12 +322,19 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 			return nil, false
 		}
 		fr, fv := r.foreign(a[0]) // (a joblib object array: its nested pickle's)
-		h, ok := fr.ArrayAt(fv)
-		if !ok || len(h.Shape) != 2 || h.Shape[1] != f.Rows {
+		cols := int64(1)
+		var ext *Extension
+		if h, ok := fr.ArrayAt(fv); ok {
+			if len(h.Shape) != 2 || h.Shape[1] != f.Rows {
+				return nil, false
+			}
+			cols = h.Shape[0]
+		} else if ext, ok = r.ExtensionAt(a[0]); !ok || ext.Len != f.Rows {
+			// an extension array (category, Int64, string, ...): one column
 			return nil, false
 		}
 		locs, ok := r.placement(a[1])
-		if !ok || int64(len(locs)) != h.Shape[0] {
+		if !ok || int64(len(locs)) != cols {
 			return nil, false
 		}
 		for _, c := range locs {
@@ -333,7 +343,7 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 			}
 			seen[c] = true
 		}
-		f.Blocks = append(f.Blocks, Block{Values: g.Res(a[0]), Locs: locs})
+		f.Blocks = append(f.Blocks, Block{Values: g.Res(a[0]), Locs: locs, Ext: ext})
 	}
 	for _, s := range seen {
 		if !s {
@@ -447,11 +457,15 @@ func (r *Reader) SeriesAt(n pickle.ID) (*Frame, bool) {
 	}
 	v := g.Items(vals)[0]
 	fr, fv := r.foreign(v)
-	h, ok := fr.ArrayAt(fv)
-	if !ok || len(h.Shape) != 1 || h.Shape[0] != f.Rows {
+	var ext *Extension
+	if h, ok := fr.ArrayAt(fv); ok {
+		if len(h.Shape) != 1 || h.Shape[0] != f.Rows {
+			return nil, false
+		}
+	} else if ext, ok = r.ExtensionAt(v); !ok || ext.Len != f.Rows {
 		return nil, false
 	}
-	f.Blocks = []Block{{Values: g.Res(v), Locs: []int64{0}}}
+	f.Blocks = []Block{{Values: g.Res(v), Locs: []int64{0}, Ext: ext}}
 	return f, true
 }
 

@@ -45,6 +45,7 @@ type Element struct {
 	Typed       array.Value
 	HasTyped    bool
 	Why         string // why the value is not shown
+	Ext         string // a pandas extension column's cell: what the array holding it is
 }
 
 // Line is the line pk trace --path prints above the tree: which element
@@ -66,6 +67,9 @@ func (e *Element) Line() string {
 		b.WriteString(":")
 	}
 	b.WriteString(" element " + ppath.Element(e.Index) + " of the " + strings.TrimSpace(e.DType+" "+array.ShapeText(e.Shape)) + " " + e.Kind + " at " + e.At)
+	if e.Ext != "" {
+		b.WriteString(", " + e.Ext)
+	}
 	if e.Kind == "object array" {
 		b.WriteString(", the object below")
 		return b.String()
@@ -484,18 +488,27 @@ func (t *Tree) cell(x Item, col *ppath.Value, row ppath.Value) (Item, *Element, 
 			return Item{}, nil, false
 		}
 	}
-	vx, ok := t.itemOf(st, f.Blocks[b].Values)
-	if !ok || vx.Kind != ItemNode {
-		return Item{}, nil, false
-	}
+	values := f.Blocks[b].Values
 	idx := []int64{r}
 	if col != nil {
 		idx = []int64{int64(j), r}
+	}
+	var ext string
+	if x := f.Blocks[b].Ext; x != nil {
+		// an extension column: its element of the array that holds it (a
+		// category's code, a masked array's value, a string's item)
+		values, idx = x.Data, []int64{r}
+		ext = map[byte]string{'c': "the codes of a category column", 'm': "the values of a masked column (its _mask says which are <NA>)", 'n': "the data of an extension column"}[x.Kind]
+	}
+	vx, ok := t.itemOf(st, values)
+	if !ok || vx.Kind != ItemNode {
+		return Item{}, nil, false
 	}
 	it, e, ok := t.arrayElement(vx, idx)
 	if !ok {
 		return Item{}, nil, false
 	}
+	e.Ext = ext
 	e.Frame, e.Series, e.Row, e.RowPos = x.Path(), f.Series, ppath.Key(row), r
 	if col != nil {
 		e.Column = ppath.Key(*col)
