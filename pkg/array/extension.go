@@ -5,7 +5,8 @@ package array
 // array of the frame's rows, placed at one column. How pandas 1.5.3 writes
 // them:
 //
-//	Categorical, StringArray, DatetimeArray (tz-aware), TimedeltaArray, PandasArray:
+//	Categorical, StringArray, PandasArray (a 1-D ndarray; pandas 1.5.3 writes a
+//	tz-aware DatetimeArray's and a TimedeltaArray's 2-D, which is not read):
 //	  pandas._libs.arrays.__pyx_unpickle_NDArrayBacked(cls, checksum, None)
 //	    BUILD (dtype, ndarray, attrs)          Cython's NDArrayBacked state
 //	  a Categorical's ndarray is its codes (int8..int64, -1 for NaN), its
@@ -16,8 +17,8 @@ package array
 // The values of a cell are then exact: a categorical's category at its
 // code (both sides' categories the same), a masked array's value or <NA>,
 // an NDArrayBacked array's element of its ndarray. Others (sparse, period,
-// interval, arrow-backed strings) are not recognised: a frame holding one
-// is no Frame.
+// interval, arrow-backed strings, 2-D datetime and timedelta blocks) are
+// not recognised: a frame holding one is no Frame.
 
 import "github.com/pk-tools/pk/pkg/pickle"
 

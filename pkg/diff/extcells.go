@@ -12,9 +12,9 @@ package diff
 //     is its value, or <NA> where the mask is set; the values under a set
 //     mask are no cell's (pandas does not show them), so two arrays that
 //     differ only there are left to the walk;
-//   - another NDArrayBacked array (StringArray, a tz-aware DatetimeArray,
-//     TimedeltaArray): its ndarray's element (a string array's object
-//     items one entry a cell, as an object block's).
+//   - another NDArrayBacked array of a 1-D ndarray (StringArray): its
+//     ndarray's element (a string array's object items one entry a cell,
+//     as an object block's).
 //
 // One entry a block at its first differing cell, with the count, as for a
 // numpy block (a string block: one a cell).
