@@ -88,6 +88,8 @@ func TestJSONSchemas(t *testing.T) {
 		{"trace", []string{npy}, false},
 		{"trace", []string{"--depth", "1", legacy}, false},
 		{"trace", []string{"--top", "5", tzip}, false},
+		{"trace", []string{"--path", "root[1, 0]", "--depth", "0", nparr}, false},
+		{"trace", []string{"--path", "root['score'][4]", "--depth", "0", td("frames/range_p4.pkl")}, false},
 		{"trace", []string{"--top", "3", "--group", multi}, false},
 		{"trace", []string{bad}, true},
 		{"scan", []string{plain, danger, tzip, joblib}, true},

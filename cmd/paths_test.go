@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -129,13 +130,12 @@ func TestDiffPathsRoundTrip(t *testing.T) {
 					if folds(t, f) {
 						folded++
 					}
-					at := e.Path
 					if e.Elem != nil {
 						// an element of an array or tensor: no object of the tree;
-						// trace finds the array (a frame's cell: the frame)
-						at = elemAt(e)
+						// trace finds the array that holds it, and says which element
+						checkElem(t, tree(f), e, f, f == b)
 					}
-					if _, err := tree(f).Find(at); err != nil {
+					if _, err := tree(f).Find(e.Path); err != nil {
 						t.Errorf("diff %s %s printed %s (%s), which pk trace --path does not find in %s: %v", a, b, e.Path, e.Kind, f, err)
 					} else {
 						for _, w := range []string{"<effect ", "<key ", "{#"} {
@@ -267,13 +267,44 @@ func TestPathScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Files: globScripts(t, "paths_"), Setup: inputsEnv(t), Cmds: fileCmds})
 }
 
-// elemAt is the path pk trace --path finds for an entry naming an element
-// of an array or tensor (the array's) or a cell of a frame (the frame's).
+// elemAt is the path of the array or tensor holding an element pk diff
+// names (a frame's cell: the frame's).
 func elemAt(e diff.Entry) string {
 	if e.Elem.At != "" {
 		return e.Elem.At
 	}
 	return e.Path[:strings.LastIndexByte(e.Path, '[')]
+}
+
+// checkElem: pk trace --path finds the element a diff entry names in file
+// f, in the array (a cell: in the frame) the entry names, at the entry's
+// index (a cell's: at its row), with the value the entry gives for f's
+// side when the element is a number (pkg/trace's FindElement).
+func checkElem(t *testing.T, tr *trace.Tree, e diff.Entry, f string, isB bool) {
+	t.Helper()
+	_, el, err := tr.FindElement(e.Path)
+	if err != nil || el == nil {
+		t.Errorf("%s: pk trace --path %s: no element (%v)", f, e.Path, err)
+		return
+	}
+	if el.Path != e.Path {
+		t.Errorf("%s: pk trace --path %s: element %s", f, e.Path, el.Path)
+	}
+	if e.Elem.At != "" {
+		if el.Frame != e.Elem.At {
+			t.Errorf("%s: pk trace --path %s: a cell of the frame at %q, pk diff says %q", f, e.Path, el.Frame, e.Elem.At)
+		}
+	} else if el.At != elemAt(e) && !(el.At == "part['npy array']" && elemAt(e) == "root") || fmt.Sprint(el.Index) != fmt.Sprint(e.Elem.Index) {
+		// (a .npy file's array is root in pk diff, its data part in the tree)
+		t.Errorf("%s: pk trace --path %s: element %v of %s, pk diff says %v of %s", f, e.Path, el.Index, el.At, e.Elem.Index, elemAt(e))
+	}
+	want := e.A
+	if isB {
+		want = e.B
+	}
+	if el.Value != "" && el.Value != want && el.Kind != "object array" && el.Ext == "" { // (an extension column's cell: a code, a value under a mask)
+		t.Errorf("%s: pk trace --path %s: value %s, pk diff shows %s", f, e.Path, el.Value, want)
+	}
 }
 
 // TestFramePaths: the cells pk diff names in pandas frames (pk-canon/2, as
@@ -299,9 +330,11 @@ func TestFramePaths(t *testing.T) {
 				t.Errorf("%s: diff printed %q, which reads back as %q (%v)", a, e.Path, c, err)
 			}
 			for _, f := range []string{a, b} {
-				if _, err := openTree(t, f).Find(elemAt(e)); err != nil {
+				tr := openTree(t, f)
+				if _, err := tr.Find(elemAt(e)); err != nil {
 					t.Errorf("%s: pk trace --path does not find %s (of %s): %v", f, elemAt(e), e.Path, err)
 				}
+				checkElem(t, tr, e, f, f == b)
 			}
 			o := opt
 			o.Ignore = []string{e.Path}
@@ -320,9 +353,11 @@ func TestFramePaths(t *testing.T) {
 		}
 		e := res.Entries[0]
 		for _, f := range []string{a, b} {
-			if _, err := openTree(t, f).Find(elemAt(e)); err != nil {
+			tr := openTree(t, f)
+			if _, err := tr.Find(elemAt(e)); err != nil {
 				t.Errorf("%s: pk trace --path does not find %s (of %s): %v", f, elemAt(e), e.Path, err)
 			}
+			checkElem(t, tr, e, f, f == b)
 		}
 		o := opt
 		o.Ignore = []string{e.Path}
@@ -334,4 +369,85 @@ func TestFramePaths(t *testing.T) {
 	if n != 19 {
 		t.Fatalf("%d pairs", n)
 	}
+}
+
+// TestElementPaths: every element of an array or tensor and every cell of
+// a frame or Series that pk diff names in the array, frame and tensor
+// fixtures (each form: protocols 0-5, joblib plain and compressed, .npy,
+// torch zip and legacy, pickle.dump) is found by pk trace --path, in the
+// array that holds it, with the value pk diff gives for that side (an
+// object array's item: the object itself).
+func TestElementPaths(t *testing.T) {
+	var pairs [][2]string
+	add := func(dir, a, b string, forms ...string) {
+		for _, f := range forms {
+			pa, pb := filepath.Join("..", "testdata", dir, a+f), filepath.Join("..", "testdata", dir, b+f)
+			pairs = append(pairs, [2]string{pa, pb})
+		}
+	}
+	arr := []string{"_p0.pkl", "_p1.pkl", "_p2.pkl", "_p3.pkl", "_p4.pkl", "_p5.pkl", ".joblib", ".z.joblib"}
+	for _, n := range []string{"c_int32", "f_float64", "dict_of_arrays", "objects2d", "objects"} {
+		add("arrays", n, n+"_changed", arr...)
+	}
+	add("arrays", "c_int32", "c_int32_changed", ".npy")
+	add("arrays", "objects", "objects_changed", ".npy")
+	for _, n := range []string{"range", "range40", "labels", "ints", "series", "series_str", "strcol", "pipeline"} {
+		add("frames", n, n+"_changed", "_p2.pkl", "_p4.pkl", "_p5.pkl", ".joblib")
+	}
+	for _, n := range []string{"net", "sd"} {
+		add("tensors", n, n+"_changed", ".pt", ".legacy.pt", "_p2.pkl", "_p4.pkl")
+	}
+	for _, n := range []string{"ext_cat", "ext_catint", "ext_catseries", "ext_int", "ext_bool", "ext_str"} {
+		add("frames", n, n+"_changed", "_p2.pkl", "_p4.pkl", "_p5.pkl")
+	}
+	add("tensors", "big", "big_changed", "_p2.pkl.gz", "_p4.pkl.gz")
+	elems, cells, objects := 0, 0, 0
+	for _, p := range pairs {
+		a, b := p[0], p[1]
+		res, err := diff.Files(a, b, diff.Options{Canon: canon.Options{Form: canon.Form2}}) // as pk diff runs
+		if err != nil {
+			t.Fatalf("%s %s: %v", a, b, err)
+		}
+		if len(res.Entries) == 0 {
+			t.Fatalf("%s %s: no entries", a, b)
+		}
+		for _, e := range res.Entries {
+			for _, f := range []string{a, b} {
+				tr := openTree(t, f)
+				if e.Elem != nil {
+					checkElem(t, tr, e, f, f == b)
+					if e.Elem.At != "" {
+						cells++
+					} else {
+						elems++
+					}
+					continue
+				}
+				// an item of an object array, a str cell: an object of the
+				// pickle, found at the path as printed, or through its array
+				it, el, err := tr.FindElement(e.Path)
+				if err != nil {
+					t.Errorf("%s: pk trace --path %s (of pk diff %s %s): %v", f, e.Path, a, b, err)
+					continue
+				}
+				if el != nil {
+					if el.Kind != "object array" {
+						t.Errorf("%s: pk trace --path %s: element of a %s, pk diff names an object", f, e.Path, el.Kind)
+					}
+					want := e.A
+					if f == b {
+						want = e.B
+					}
+					if l := tr.Label(it); strings.HasPrefix(want, "'") && !strings.Contains(l, want) {
+						t.Errorf("%s: pk trace --path %s: %s, pk diff shows %s / %s", f, e.Path, l, e.A, e.B)
+					}
+					objects++
+				}
+			}
+		}
+	}
+	if elems < 40 || cells < 20 || objects < 10 {
+		t.Errorf("only %d elements, %d cells and %d object items looked up", elems, cells, objects)
+	}
+	t.Logf("%d pairs: %d element, %d cell and %d object-item lookups", len(pairs), elems, cells, objects)
 }

@@ -183,7 +183,7 @@ func traceOne(out, errOut io.Writer, t *trace.Tree, f *traceFlags, opt trace.Opt
 	start := t.Root()
 	t.Leaves = f.leaves
 	if f.path != "" {
-		it, err := t.Find(f.path)
+		it, elem, err := t.FindElement(f.path)
 		var nf *trace.NotFoundError
 		if errors.As(err, &nf) {
 			// not an error: a warning, nothing printed, the exit status unchanged
@@ -194,6 +194,13 @@ func traceOne(out, errOut io.Writer, t *trace.Tree, f *traceFlags, opt trace.Opt
 			return trouble(err)
 		}
 		start = it
+		// an element of an array or a cell of a frame (pk diff's
+		// root['w'][3, 7], root['score'][42]): the array that holds it,
+		// after a line (a record) saying which element
+		t.Element = elem
+		if elem != nil && !f.json && f.svg == "" && f.html == "" {
+			fmt.Fprintln(out, elem.Line())
+		}
 	}
 	if f.svg != "" {
 		if err := writePicture(out, errOut, f.svg, func(w io.Writer) error { return t.WriteSVG(w, start, trace.SVGOptions{}) }); err != nil {

@@ -10,14 +10,19 @@ import (
 )
 
 // inputsEnv gives scripts $INPUTS: testdata/inputs (binary container
-// fixtures that a txtar cannot hold).
+// fixtures that a txtar cannot hold), and $TESTDATA: testdata.
 func inputsEnv(t *testing.T) func(*testscript.Env) error {
 	dir, err := filepath.Abs("../testdata/inputs")
 	if err != nil {
 		t.Fatal(err)
 	}
+	td, err := filepath.Abs("../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
 	return func(e *testscript.Env) error {
 		e.Setenv("INPUTS", dir)
+		e.Setenv("TESTDATA", td) // the arrays/, frames/, tensors/ fixtures
 		// the colour scripts run pk under script(1), a terminal: a slow
 		// machine must not get a progress bar into their output
 		e.Setenv("PK_NO_PROGRESS", "1")

@@ -33,10 +33,13 @@ type Label struct {
 }
 
 // Block is one block of a frame: its values and the column position of
-// each of its rows.
+// each of its rows (an extension array's block: one column, ExtensionAt).
 type Block struct {
 	Values pickle.ID
 	Locs   []int64
+	// Ext is set when the values are a pandas extension array (one
+	// column: a categorical, a nullable Int64 or boolean, a string array)
+	Ext *Extension
 }
 
 // Frame is a recognised pandas DataFrame. Columns holds the column labels
@@ -60,8 +63,10 @@ type Frame struct {
 }
 
 // RowData is the array node of the row Index when its labels are not in
-// the graph (a joblib file's int64 Index: its data is a raw part), with
-// its descr; NoID otherwise.
+// the graph (a joblib file's int64 Index: its data is a raw part; an int64
+// Index whose data bytes the graph does not hold as text: a payload of 1
+// MiB or more, protocol 0-2's latin-1 text in a plain store), with its
+// descr; NoID otherwise.
 func (f *Frame) RowData() (pickle.ID, string) {
 	if f.rowKind != 0 {
 		return pickle.NoID, ""
@@ -317,12 +322,19 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 			return nil, false
 		}
 		fr, fv := r.foreign(a[0]) // (a joblib object array: its nested pickle's)
-		h, ok := fr.ArrayAt(fv)
-		if !ok || len(h.Shape) != 2 || h.Shape[1] != f.Rows {
+		cols := int64(1)
+		var ext *Extension
+		if h, ok := fr.ArrayAt(fv); ok {
+			if len(h.Shape) != 2 || h.Shape[1] != f.Rows {
+				return nil, false
+			}
+			cols = h.Shape[0]
+		} else if ext, ok = r.ExtensionAt(a[0]); !ok || ext.Len != f.Rows {
+			// an extension array (category, Int64, string, ...): one column
 			return nil, false
 		}
 		locs, ok := r.placement(a[1])
-		if !ok || int64(len(locs)) != h.Shape[0] {
+		if !ok || int64(len(locs)) != cols {
 			return nil, false
 		}
 		for _, c := range locs {
@@ -331,7 +343,7 @@ func (r *Reader) FrameAt(n pickle.ID) (*Frame, bool) {
 			}
 			seen[c] = true
 		}
-		f.Blocks = append(f.Blocks, Block{Values: g.Res(a[0]), Locs: locs})
+		f.Blocks = append(f.Blocks, Block{Values: g.Res(a[0]), Locs: locs, Ext: ext})
 	}
 	for _, s := range seen {
 		if !s {
@@ -445,11 +457,15 @@ func (r *Reader) SeriesAt(n pickle.ID) (*Frame, bool) {
 	}
 	v := g.Items(vals)[0]
 	fr, fv := r.foreign(v)
-	h, ok := fr.ArrayAt(fv)
-	if !ok || len(h.Shape) != 1 || h.Shape[0] != f.Rows {
+	var ext *Extension
+	if h, ok := fr.ArrayAt(fv); ok {
+		if len(h.Shape) != 1 || h.Shape[0] != f.Rows {
+			return nil, false
+		}
+	} else if ext, ok = r.ExtensionAt(v); !ok || ext.Len != f.Rows {
 		return nil, false
 	}
-	f.Blocks = []Block{{Values: g.Res(v), Locs: []int64{0}}}
+	f.Blocks = []Block{{Values: g.Res(v), Locs: []int64{0}, Ext: ext}}
 	return f, true
 }
 
@@ -523,6 +539,11 @@ func (r *Reader) index(n pickle.ID) (byte, indexData, bool) {
 	}
 	b, ok := r.Bytes(h.Data, h.Shape[0]*8)
 	if !ok || g.Blob(b) != nil || int64(len(g.Text(b))) != h.Shape[0]*8 {
+		if r == r0 {
+			// bytes this graph does not hold as text (a streamed payload;
+			// in a plain store, protocol 0-2's latin-1 text): RowData
+			return 0, indexData{n: c, data: r.G.Res(data), descr: h.Descr.Descr}, true
+		}
 		return 0, indexData{n: c}, true
 	}
 	return 'i', indexData{n: c, ints: g.Text(b)}, true

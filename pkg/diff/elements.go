@@ -166,17 +166,8 @@ func elemDType(descr string, item int64) array.DType {
 }
 
 // elemEdge is the step of an element: [i] in one dimension, [i, j] in more,
-// [()] for a 0-d array (pkg/path's key of a tuple).
-func elemEdge(idx []int64) string {
-	if len(idx) == 1 {
-		return ppath.Key(ppath.Int(idx[0]))
-	}
-	items := make([]ppath.Value, len(idx))
-	for i, x := range idx {
-		items[i] = ppath.Int(x)
-	}
-	return ppath.Key(ppath.Tuple(items...))
-}
+// [()] for a 0-d array (pkg/path's Element, which ElementIndex reads back).
+func elemEdge(idx []int64) string { return ppath.Element(idx) }
 
 // elemValue is an element as a typed JSON value (pkg/jsonl), nil for the
 // kinds that have none (complex, raw bytes).

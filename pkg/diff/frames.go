@@ -58,6 +58,13 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 	at := c.paths.String(path)
 	for i := range fa.Blocks {
 		va, vb := a.Under(fa.Blocks[i].Values), b.Under(fb.Blocks[i].Values)
+		if fa.Blocks[i].Ext != nil || fb.Blocks[i].Ext != nil {
+			// a pandas extension column (extcells.go)
+			if va != nil && vb != nil && c.differs(va, vb) {
+				c.extCells(fa, fb, i, a, b, at)
+			}
+			continue
+		}
 		xa, xb := va.Array(), vb.Array()
 		if va == nil || vb == nil || xa == nil || xb == nil || !c.differs(va, vb) {
 			continue

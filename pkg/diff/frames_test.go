@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/canon"
@@ -87,6 +88,43 @@ func TestObjectCells(t *testing.T) {
 			}
 			if len(r.Entries) != 1 || r.Entries[0].Path != c.path || r.Entries[0].A != c.va || r.Entries[0].B != c.vb {
 				t.Errorf("%s%s: %+v", c.name, p, r.Entries)
+			}
+		}
+	}
+}
+
+// TestExtensionCells: a changed cell of a pandas extension column (pandas
+// 1.5.3: category, nullable Int64 and boolean, string) is one entry at the
+// cell, with both values as pandas shows them, at protocols 2, 4 and 5
+// (testdata/gen/gen_frames.py's ext_* objects).
+func TestExtensionCells(t *testing.T) {
+	for _, c := range []struct{ name, path, a, b, note string }{
+		{"ext_cat", "root['c'][20]", "'b'", "'z'", "1 of 3 cells differ, in a category column, codes 1 → 2"},
+		{"ext_catint", "root['c'][2]", "9", "5", "1 of 4 cells differ, in a category column, codes 2 → 0"},
+		{"ext_catseries", "root['w']", "'lo'", "'hi'", "1 of 3 cells differ, in a category column, codes 1 → 0"},
+		{"ext_int", "root['n'][30]", "3", "30", "1 of 3 cells differ, in a nullable integer (Int64) column"},
+		{"ext_bool", "root['b']['w']", "False", "<NA>", "1 of 3 cells differ, in a nullable boolean column"},
+		{"ext_str", "root['s'][30]", "'z'", "'Z'", "bytes differ from offset 0 of 1"},
+	} {
+		for _, form := range []string{"_p2.pkl", "_p4.pkl", "_p5.pkl"} {
+			a := filepath.Join("..", "..", "testdata", "frames", c.name+form)
+			b := filepath.Join("..", "..", "testdata", "frames", c.name+"_changed"+form)
+			res, err := Files(a, b, Options{Canon: canon.Options{Form: canon.Form2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Entries) != 1 {
+				t.Errorf("%s: %d entries: %+v", a, len(res.Entries), res.Entries)
+				continue
+			}
+			e := res.Entries[0]
+			if e.Path != c.path || e.A != c.a || e.B != c.b || e.Note != c.note {
+				t.Errorf("%s: %s %s %s (%s), want %s %s %s (%s)", a, e.Path, e.A, e.B, e.Note, c.path, c.a, c.b, c.note)
+			}
+			// --ignore of the cell leaves nothing
+			r2, err := Files(a, b, Options{Canon: canon.Options{Form: canon.Form2}, Ignore: []string{e.Path}})
+			if err != nil || len(r2.Entries) != 0 || len(r2.Unmatched) != 0 {
+				t.Errorf("%s --ignore %s: %v %+v %v", a, e.Path, err, r2.Entries, r2.Unmatched)
 			}
 		}
 	}

@@ -290,3 +290,63 @@ func (v Value) Equal(w Value) bool {
 
 // Join concatenates a head and steps.
 func Join(parts ...string) string { return strings.Join(parts, "") }
+
+// Element is the step of the element at index idx of an array or tensor,
+// as numpy takes it: [i] in one dimension, [i, j] in more, [()] for a 0-d
+// array (the key of a tuple of ints).
+func Element(idx []int64) string {
+	if len(idx) == 1 {
+		return Key(Int(idx[0]))
+	}
+	items := make([]Value, len(idx))
+	for i, x := range idx {
+		items[i] = Int(x)
+	}
+	return Key(Tuple(items...))
+}
+
+// ElementIndex reads a step as the index of an array element, the step
+// Element spells: [i], [i, j], ..., [()] (an empty index, of a 0-d array).
+// False when the step is no key, or its key no int (that fits an int64) or
+// tuple of them; whether an array is there is the caller's to say.
+func ElementIndex(s Step) ([]int64, bool) {
+	if s.Kind != SKey {
+		return nil, false
+	}
+	one := func(v Value) (int64, bool) {
+		if v.Kind != KInt || v.Int == nil || !v.Int.IsInt64() {
+			return 0, false
+		}
+		return v.Int.Int64(), true
+	}
+	if s.Value.Kind != KTuple {
+		i, ok := one(s.Value)
+		if !ok {
+			return nil, false
+		}
+		return []int64{i}, true
+	}
+	out := make([]int64, 0, len(s.Value.Items))
+	for _, it := range s.Value.Items {
+		i, ok := one(it)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, i)
+	}
+	return out, true
+}
+
+// Label reads a step as a pandas label, the key pk diff names a frame's
+// column or row with (root['score'][42]): an int, float, str, bool or
+// None; false for any other step.
+func Label(s Step) (Value, bool) {
+	if s.Kind != SKey {
+		return Value{}, false
+	}
+	switch s.Value.Kind {
+	case KInt, KFloat, KStr, KBool, KNone:
+		return s.Value, true
+	}
+	return Value{}, false
+}

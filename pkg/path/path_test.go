@@ -178,3 +178,46 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestElementIndex(t *testing.T) {
+	for _, idx := range [][]int64{{3}, {3, 7}, {}, {0, 1, 2}, {-1}} {
+		s := Element(idx)
+		p, err := Parse("root" + s)
+		if err != nil || len(p) != 2 {
+			t.Fatalf("%s: %v", s, err)
+		}
+		got, ok := ElementIndex(p[1])
+		if !ok || len(got) != len(idx) {
+			t.Fatalf("%s: %v %v", s, got, ok)
+		}
+		for i := range idx {
+			if got[i] != idx[i] {
+				t.Errorf("%s: %v", s, got)
+			}
+		}
+	}
+	if s := Element([]int64{3, 7}); s != "[3, 7]" {
+		t.Errorf("Element: %s", s)
+	}
+	if s := Element(nil); s != "[()]" {
+		t.Errorf("Element of a 0-d array: %s", s)
+	}
+	for _, s := range []string{"root['a']", "root[1.5]", "root[1, 'a']", "root.x", "root[123456789012345678901234567890]"} {
+		p, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ElementIndex(p[len(p)-1]); ok {
+			t.Errorf("%s read as an element index", s)
+		}
+	}
+	for _, s := range []string{"root['a']", "root[1.5]", "root[3]", "root[None]", "root[True]"} {
+		p, _ := Parse(s)
+		if _, ok := Label(p[1]); !ok {
+			t.Errorf("%s: no label", s)
+		}
+	}
+	if p, _ := Parse("root[1, 2]"); func() bool { _, ok := Label(p[1]); return ok }() {
+		t.Errorf("a tuple read as a label")
+	}
+}

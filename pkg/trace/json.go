@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/jsonl"
 )
 
@@ -175,6 +176,9 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 func (t *Tree) WriteJSON(w io.Writer, start Item, opt Options) error {
 	b := bufio.NewWriterSize(w, 64<<10)
 	t.jsonSummary(b)
+	if t.Element != nil {
+		t.jsonElement(b, t.Element)
+	}
 	t.walk(start, opt, func(v *Visit) {
 		t.jsonHead(b)
 		jsonInt(b, "depth", int64(v.Depth))
@@ -203,4 +207,73 @@ func (t *Tree) WriteTopJSON(w io.Writer, n int) error {
 		b.WriteString("}\n")
 	}
 	return b.Flush()
+}
+
+// jsonElement writes the element record of a --path that names an element
+// of an array or a cell of a frame: {"file", "record":"element", "path",
+// "at", "kind", "dtype", "shape", "index", "value" (typed) and "repr", or
+// "note" when the value is not read; a cell's "frame", "column", "row",
+// "row_position"}.
+func (t *Tree) jsonElement(b *bufio.Writer, e *Element) {
+	t.jsonHead(b)
+	b.WriteString(`,"record":"element","path":`)
+	jsonStr(b, e.Path)
+	b.WriteString(`,"at":`)
+	jsonStr(b, e.At)
+	b.WriteString(`,"kind":`)
+	jsonStr(b, e.Kind)
+	jsonArray(b, e.DType, e.Shape)
+	b.WriteString(`,"index":[`)
+	for i, v := range e.Index {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(itoa(v))
+	}
+	b.WriteByte(']')
+	if e.Frame != "" {
+		b.WriteString(`,"frame":`)
+		jsonStr(b, e.Frame)
+		if e.Column != "" {
+			b.WriteString(`,"column":`)
+			jsonStr(b, e.Column)
+		}
+		b.WriteString(`,"row":`)
+		jsonStr(b, e.Row)
+		jsonInt(b, "row_position", e.RowPos)
+	}
+	if e.Value != "" {
+		if v := elemJSON(e.Typed); e.HasTyped && v != nil {
+			b.WriteString(`,"value":`)
+			b.Write(v)
+		}
+		b.WriteString(`,"repr":`)
+		jsonStr(b, e.Value)
+	} else if e.Why != "" {
+		b.WriteString(`,"note":`)
+		jsonStr(b, e.Why)
+	}
+	b.WriteString("}\n")
+}
+
+// elemJSON is an element as a typed JSON value (pkg/jsonl), nil for the
+// kinds that have none (complex, raw bytes): as pk diff's value_a.
+func elemJSON(v array.Value) []byte {
+	switch v.Kind {
+	case 'b':
+		return jsonl.AppendBool(nil, v.Bool)
+	case 'i':
+		return jsonl.AppendInt(nil, v.Int)
+	case 'u':
+		return strconv.AppendUint(nil, v.Uint, 10)
+	case 'f':
+		if v.Exact {
+			return jsonl.AppendFloat(nil, v.Float)
+		}
+	case 'U':
+		return jsonl.AppendString(nil, v.Str)
+	case 'S':
+		return jsonl.AppendBytes(nil, "bytes", string(v.Bytes), int64(len(v.Bytes)))
+	}
+	return nil
 }

@@ -544,9 +544,29 @@ func codeName(s *pickle.Store, n pickle.ID) string {
 // arrays is the stream's array recognizer (pkg/array, the one canon uses).
 func (st *StreamTree) arrays() *array.Reader {
 	if st.arr == nil {
-		st.arr = array.NewReader(array.StoreGraph{S: st.Store})
+		st.arr = array.NewReader(foreignGraph{array.StoreGraph{S: st.Store}, st})
 	}
 	return st.arr
+}
+
+// foreignGraph is a stream's store as the array recognizer reads it, the
+// result of a nested pickle attached to a node (a joblib object array's)
+// standing for that node: a joblib frame's object Index and object blocks
+// are read from their nested pickles, as pk diff reads them.
+type foreignGraph struct {
+	array.StoreGraph
+	st *StreamTree
+}
+
+func (g foreignGraph) Foreign(n pickle.ID) (array.Graph, pickle.ID, bool) {
+	if g.st.tree == nil || g.st.attach == nil {
+		return nil, pickle.NoID, false
+	}
+	ns := g.st.tree.nested(g.st, n)
+	if ns == nil || ns.Store.Root < 0 {
+		return nil, pickle.NoID, false
+	}
+	return array.StoreGraph{S: ns.Store}, ns.Store.Root, true
 }
 
 // header reads the dtype, shape and order of a numpy array's call node

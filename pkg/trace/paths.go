@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -261,9 +262,16 @@ func (st *StreamTree) setHead(i int) {
 }
 
 // Find returns the item at path (pkg/path's grammar; as printed in the
-// tree or by --top, or any spelling of it that parses the same). A
-// malformed path is a *path.Error.
+// tree or by --top, or any spelling of it that parses the same; for an
+// element of an array or a cell of a frame, as pk diff prints them, the
+// array that holds it: FindElement). A malformed path is a *path.Error.
 func (t *Tree) Find(p string) (Item, error) {
+	it, _, err := t.FindElement(p)
+	return it, err
+}
+
+// findPath is Find of a path that names an object (or part) of the tree.
+func (t *Tree) findPath(p string) (Item, error) {
 	parsed, err := ppath.Parse(p)
 	if err != nil {
 		return Item{}, err
@@ -410,6 +418,17 @@ func (t *Tree) find(parsed ppath.Path) (Item, error) {
 				stack = append(stack, k) // a (dict, slots) pair of them
 			case k.Kind == ItemNode && (k.Role == ppath.Args || k.Role == ppath.NewArgs) && isNamedArgs(k.Stream.Store, k.Node):
 				stack = append(stack, k) // its items are named from the call
+			}
+		}
+	}
+	if len(parsed) == 1 && parsed[0].Kind == ppath.SHead && parsed[0].Name == "root" && t.Doc != nil && strings.HasSuffix(t.Doc.Format, "npy") {
+		// a .npy file holds no pickle: what loading returns is its array
+		// (pk diff's root[1, 2])
+		for i, p := range t.Doc.Parts {
+			if p.Role == input.RoleArray && p.Of < 0 {
+				if it, ok := t.findPart(t.Doc.Key(i)); ok {
+					return it, nil
+				}
 			}
 		}
 	}

@@ -45,6 +45,9 @@ type Tree struct {
 	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
 	// Leaves makes Top list only objects that hold no other (--top --leaves).
 	Leaves bool
+	// Element is the element of an array or cell of a frame that --path
+	// named (FindElement): WriteJSON writes its record after the summary.
+	Element *Element
 	// nStreams and streamBytes are the file's stream count and their bytes
 	// when Streams holds only some of them (each.go); 0: Streams is all.
 	nStreams    int

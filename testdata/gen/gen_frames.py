@@ -42,6 +42,22 @@ OBJECTS = {
     # a str (object) column
     "strcol": "pd.DataFrame({'name': ['a', 'b', 'c'], 'score': [0.5, 0.25, 0.125]}, index=[10, 20, 30])",
     "strcol_changed": "pd.DataFrame({'name': ['a', 'B', 'c'], 'score': [0.5, 0.25, 0.125]}, index=[10, 20, 30])",
+    # pandas extension columns (pk diff names their cells: pkg/array's
+    # ExtensionAt): a category column (codes + categories; str and int
+    # categories, a Series), nullable Int64 and boolean columns (values +
+    # mask; a value set to <NA>), a string column (an object ndarray)
+    "ext_cat": "pd.DataFrame({'c': pd.Categorical(['a', 'b', 'a'], categories=['a', 'b', 'z']), 'x': [1, 2, 3]}, index=[10, 20, 30])",
+    "ext_cat_changed": "pd.DataFrame({'c': pd.Categorical(['a', 'z', 'a'], categories=['a', 'b', 'z']), 'x': [1, 2, 3]}, index=[10, 20, 30])",
+    "ext_catint": "pd.DataFrame({'c': pd.Categorical([5, 7, 9, 5], categories=[5, 7, 9])})",
+    "ext_catint_changed": "pd.DataFrame({'c': pd.Categorical([5, 7, 5, 5], categories=[5, 7, 9])})",
+    "ext_catseries": "pd.Series(pd.Categorical(['lo', 'hi', 'lo']), index=['u', 'v', 'w'])",
+    "ext_catseries_changed": "pd.Series(pd.Categorical(['lo', 'hi', 'hi']), index=['u', 'v', 'w'])",
+    "ext_int": "pd.DataFrame({'n': pd.array([1, None, 3], dtype='Int64'), 'f': [0.5, 1.5, 2.5]}, index=[10, 20, 30])",
+    "ext_int_changed": "pd.DataFrame({'n': pd.array([1, None, 30], dtype='Int64'), 'f': [0.5, 1.5, 2.5]}, index=[10, 20, 30])",
+    "ext_bool": "pd.DataFrame({'b': pd.array([True, None, False], dtype='boolean')}, index=['u', 'v', 'w'])",
+    "ext_bool_changed": "pd.DataFrame({'b': pd.array([True, None, None], dtype='boolean')}, index=['u', 'v', 'w'])",
+    "ext_str": "pd.DataFrame({'s': pd.array(['x', None, 'z'], dtype='string')}, index=[10, 20, 30])",
+    "ext_str_changed": "pd.DataFrame({'s': pd.array(['x', None, 'Z'], dtype='string')}, index=[10, 20, 30])",
     # a fitted pipeline
     "pipeline": "PIPE()",
     "pipeline_changed": "(lambda p: (p.steps[1][1].coef_.__setitem__((0, 3), p.steps[1][1].coef_[0, 3] + 1.0), p)[1])(PIPE())",
