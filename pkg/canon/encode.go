@@ -442,6 +442,9 @@ func (v *View) appendPure(b []byte, c pickle.ID) []byte {
 // sortKey is what set elements and dict keys are ordered by: the embedded
 // encoding of a pure node, or 0xFF + the isolated digest of an identity node.
 func (v *View) sortKey(b []byte, c pickle.ID) []byte {
+	if isEnt(c) {
+		return append(b, v.entKey(c)...)
+	}
 	if v.isPure(c) {
 		return v.appendPure(b, c)
 	}
@@ -456,6 +459,9 @@ func (v *View) sortKey(b []byte, c pickle.ID) []byte {
 // other pure values by encoding. Identity nodes (and NaNs) return false:
 // they are equal only to the same node.
 func (v *View) eqKey(b []byte, c pickle.ID) ([]byte, bool) {
+	if isEnt(c) {
+		return append(b, v.entKey(c)...), true // a str or bytes: its embedding
+	}
 	if !v.isPure(c) {
 		return nil, false
 	}
@@ -661,6 +667,12 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 			}
 		}
 		if found >= 0 {
+			if isEnt(k.node) || isEnt(out[found].node) {
+				// an entry of a folded run holds its value: the later
+				// entry goes whole (its key is a str or bytes equal to
+				// the first's, so it embeds alike)
+				out[found].node = k.node
+			}
 			out[found].val = k.val
 			out[found].vpos = k.pos
 			continue
@@ -709,6 +721,29 @@ func (v *View) setItemsPos(items []pickle.ID, pos bool) ([]pickle.ID, []int) {
 func (v *View) dictEntries(n pickle.ID, sc *scratch) []keyed {
 	items := v.items(n)
 	ks := sc.ks[:0]
+	if v.flags(n)&pickle.FlagHasFolded != 0 {
+		// runs of entries folded while the stream was read take one place
+		// each; the dict's ordering is computed without the cache
+		pos := 0
+		for i := 0; i < len(items); {
+			if c := items[i]; c >= 0 && c < v.base && v.s.Kind(c) == pickle.KindFolded && v.s.Flags(c)&pickle.FlagFoldEntries != 0 {
+				ks = v.Opt.fold.entries(v, c, ks, &pos)
+				i++
+				continue
+			}
+			if i+1 >= len(items) {
+				break
+			}
+			ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: pos, vpos: pos})
+			pos, i = pos+1, i+2
+		}
+		sc.ks = ks
+		ks = v.dedupe(ks, sc)
+		if !v.Opt.KeepDictOrder && !v.ordered.has(n) {
+			v.sortKeyed(ks, sc)
+		}
+		return ks
+	}
 	for i := 0; i+1 < len(items); i += 2 {
 		ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: i / 2, vpos: i / 2})
 	}
@@ -1019,6 +1054,12 @@ func (e *encoder) assign(n pickle.ID) {
 // pushes a frame of children).
 func (e *encoder) node(n pickle.ID) {
 	v := e.v
+	if n <= noEnt {
+		if n != noEnt {
+			v.Opt.fold.emitEnt(e, n) // an entry of a folded run of a dict's entries
+		}
+		return
+	}
 	n = v.res(n)
 	if len(e.buf) > 32<<10 && !e.keep {
 		e.flush()

@@ -1,8 +1,12 @@
 package canon
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strings"
@@ -51,6 +55,10 @@ type foldSink struct {
 	globals map[streamKey]map[int64]bool
 	walked  []uint64 // pure nodes already searched for globals, by ID (one compaction)
 	scr     *docScratch
+	br      *bufio.Reader // entries' readers of runs
+	mr      byteDiscarder
+	tmp     []byte // an entry's value, its key (fold)
+	key     []byte
 	gen     []uint32 // the fold encoders' ordinal tables (encState.ordGen, ordVal)
 	ord     []int32
 	stack   []pickle.ID
@@ -154,7 +162,7 @@ func (k *foldSink) active(s *pickle.Store) bool {
 	return !k.stopped
 }
 
-func (k *foldSink) fold(s *pickle.Store, roots []pickle.ID, shared []uint8, out []pickle.Folded) {
+func (k *foldSink) fold(s *pickle.Store, roots, keys []pickle.ID, shared []uint8, out []pickle.Folded) {
 	if !k.active(s) || s.Len() == 0 {
 		return
 	}
@@ -200,6 +208,21 @@ func (k *foldSink) fold(s *pickle.Store, roots []pickle.ID, shared []uint8, out 
 			e.run()
 			p.mem = e.buf
 			e.stack, e.chbuf = e.stack[:0], e.chbuf[:0]
+		}
+		if key := keys[i]; key != pickle.NoID && !e.refused {
+			// a dict's entry: uvarint lengths of the key's embedding and
+			// of the value's encoding, the value's ordinals, then both
+			// (foldEnt)
+			if v.leaf(key) != 1 || v.kind(key) != pickle.KindStr && v.kind(key) != pickle.KindBytes {
+				e.refused = true
+			} else {
+				k.tmp = append(k.tmp[:0], p.mem[start:]...)
+				k.key = v.appendPure(k.key[:0], key)
+				p.mem = appendUvarint(p.mem[:start], uint64(len(k.key)))
+				p.mem = appendUvarint(p.mem, uint64(len(k.tmp)))
+				p.mem = appendUvarint(p.mem, uint64(e.next))
+				p.mem = append(append(p.mem, k.key...), k.tmp...)
+			}
 		}
 		globs := e.globs
 		size := len(p.mem) - start
@@ -280,6 +303,11 @@ func (k *foldSink) coveredGlobal(st *pickle.Store, off int64) bool {
 func (k *foldSink) emit(e *encoder, s *pickle.Store, n pickle.ID) {
 	off, ln, _, word := s.FoldedRun(n)
 	e.next += int32(word)
+	k.emitRange(e, off, int64(ln))
+}
+
+// emitRange appends to e's encoding the spool's bytes [off, off+ln).
+func (k *foldSink) emitRange(e *encoder, off, ln int64) {
 	p := &k.sp
 	put := func(b []byte) {
 		if e.keep || len(b) < 4<<10 {
@@ -289,7 +317,7 @@ func (k *foldSink) emit(e *encoder, s *pickle.Store, n pickle.ID) {
 		e.flush() // the main encoder: straight to its hash
 		e.out(b)
 	}
-	for off, ln := off, int64(ln); ln > 0; {
+	for ln > 0 {
 		if off >= p.flushed {
 			i := off - p.flushed
 			put(p.mem[i : i+ln])
@@ -385,4 +413,134 @@ func spoiled(s *pickle.Store) bool {
 		}
 	}
 	return false
+}
+
+// Entries of a folded run of a dict's entries (FlagFoldEntries) are named,
+// while the dict is encoded, by IDs below entFirst: entFirst - i is the
+// view's ents[i]. noEnt is the value paired with such an entry (its bytes
+// are in the entry's): it encodes as nothing.
+const (
+	noEnt    pickle.ID = -15
+	entFirst pickle.ID = -16
+)
+
+// foldEnt is one entry of a folded run: where its key's embedding and its
+// value's encoding are (one after the other), the key's length, and the
+// value's ordinals; its key's bytes are in View.entKeys from key.
+type foldEnt struct {
+	off        int64
+	klen, vlen int32
+	word       int32
+	key        int32
+}
+
+// isEnt reports whether n names an entry of a folded run.
+func isEnt(n pickle.ID) bool { return n <= entFirst }
+
+// entries appends to ks the entries of run n (numbered from *pos, in stream
+// order), each keyed by an entry ID.
+func (k *foldSink) entries(v *View, n pickle.ID, ks []keyed, pos *int) []keyed {
+	off, ln, _, _ := v.s.FoldedRun(n)
+	var r entReader
+	if p := &k.sp; off >= p.flushed {
+		// in memory (most runs: the rows of a table are folded whole
+		// before their entries' runs are written out)
+		k.mr.Reset(p.mem[off-p.flushed : off-p.flushed+int64(ln)])
+		r = &k.mr
+	} else {
+		if k.br == nil {
+			k.br = bufio.NewReaderSize(nil, 64<<10)
+		}
+		k.br.Reset(&spoolReader{p: p, off: off, end: off + int64(ln)})
+		r = k.br
+	}
+	at := off
+	for at < off+int64(ln) {
+		kl, e1 := binary.ReadUvarint(r)
+		vl, e2 := binary.ReadUvarint(r)
+		w, e3 := binary.ReadUvarint(r)
+		if e1 != nil || e2 != nil || e3 != nil || kl > 1<<30 || vl > 1<<30 {
+			v.state().err = fmt.Errorf("reading back what pk spooled: a damaged entry at %d", at)
+			return ks
+		}
+		at += int64(uvarintLen(kl) + uvarintLen(vl) + uvarintLen(w))
+		start := len(v.entKeys)
+		v.entKeys = append(v.entKeys, make([]byte, kl)...)
+		if _, err := io.ReadFull(r, v.entKeys[start:]); err != nil {
+			v.state().err = fmt.Errorf("reading back what pk spooled: %v", err)
+			return ks
+		}
+		if _, err := r.Discard(int(vl)); err != nil {
+			v.state().err = fmt.Errorf("reading back what pk spooled: %v", err)
+			return ks
+		}
+		v.ents = append(v.ents, foldEnt{off: at, klen: int32(kl), vlen: int32(vl), word: int32(w), key: int32(start)})
+		ks = append(ks, keyed{node: entFirst - pickle.ID(len(v.ents)-1), val: noEnt, pos: *pos, vpos: *pos})
+		*pos++
+		at += int64(kl + vl)
+	}
+	return ks
+}
+
+// entReader is what entries reads a run with.
+type entReader interface {
+	io.ByteReader
+	io.Reader
+	Discard(n int) (int, error)
+}
+
+// byteDiscarder is a bytes.Reader that can skip.
+type byteDiscarder struct{ bytes.Reader }
+
+func (b *byteDiscarder) Discard(n int) (int, error) {
+	if int64(n) > int64(b.Len()) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	_, err := b.Seek(int64(n), io.SeekCurrent)
+	return n, err
+}
+
+// entKey returns the key's embedding of entry n (its sort key and its
+// equality key: the key is a str or bytes).
+func (v *View) entKey(n pickle.ID) []byte {
+	f := &v.ents[entFirst-n]
+	return v.entKeys[f.key : f.key+f.klen]
+}
+
+// emitEnt appends entry n's key and value to e's encoding.
+func (k *foldSink) emitEnt(e *encoder, n pickle.ID) {
+	f := &e.v.ents[entFirst-n]
+	e.next += f.word
+	k.emitRange(e, f.off, int64(f.klen)+int64(f.vlen))
+}
+
+func uvarintLen(x uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], x)
+}
+
+// spoolReader reads the spool's bytes [off, end).
+type spoolReader struct {
+	p        *spool
+	off, end int64
+}
+
+func (r *spoolReader) Read(b []byte) (int, error) {
+	if r.off >= r.end {
+		return 0, io.EOF
+	}
+	b = b[:min(int64(len(b)), r.end-r.off)]
+	p := r.p
+	var n int
+	if r.off >= p.flushed {
+		n = copy(b, p.mem[r.off-p.flushed:])
+	} else {
+		var err error
+		n, err = p.f.ReadAt(b[:min(int64(len(b)), p.flushed-r.off)], r.off)
+		if n == 0 && err != nil {
+			return 0, err
+		}
+	}
+	r.off += int64(n)
+	return n, nil
 }

@@ -83,8 +83,9 @@ func TestFoldShapes(t *testing.T) {
 	}{
 		{"objects_p2", true, false}, {"objects_p4", true, false}, {"reduce_p2", true, false}, {"objects_p0", false, false},
 		{"objdict_p5", true, false}, {"nested_p4", true, false}, {"sharedtuple_p4", true, false},
-		{"mixed_p5", true, false}, {"deep_p1", true, false}, {"slots_p4", true, false},
+		{"mixed_p5", false, false}, {"deep_p1", false, false}, {"slots_p4", true, false}, // (rows of 1,100 small lists: still on the stack, and too small to be folded into)
 		{"namespaces_p2", true, false}, {"namespaces_p4", true, false}, {"ordered_p4", true, false}, {"decimals_p2", true, false},
+		{"dict_overwrite", true, false}, {"dictroot_p0", true, false}, {"dictroot_p4", true, false}, {"dictvals_p2", true, false},
 		{"cycles_p4", false, false},
 		{"ruleafter_p2", true, true}, {"ruleafter_p4", true, true}, {"dropped_calls", true, true},
 	} {

@@ -134,6 +134,10 @@ type View struct {
 	// refold: the canon sink folded runs of this stream that a rule may
 	// read (fold.go): Digest reports errRefold
 	refold bool
+	// ents: the entries of folded runs of dicts read while encoding
+	// (fold.go's entries), their keys' bytes in entKeys
+	ents    []foldEnt
+	entKeys []byte
 	// foldEff: the folded runs that hold calls, operations or globals;
 	// the result must cover them (encodeStream)
 	foldEff []pickle.ID

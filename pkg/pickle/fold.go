@@ -34,8 +34,9 @@ type Folded struct {
 }
 
 // FoldedRun returns what a KindFolded node stands for: the consumer's
-// bytes (offset and length), the number of items of its container it
-// replaces, and the sum of the consumer's words of those items.
+// bytes (offset and length), the number of items (of a list) or entries
+// (of a dict, FlagFoldEntries: key and value each) of its container it
+// replaces, and the sum of the consumer's words of those.
 func (s *Store) FoldedRun(id ID) (off int64, n int, items int, word int) {
 	r := &s.recs[id]
 	return r.val, int(r.nkid), int(r.self), int(r.kid)
@@ -59,11 +60,23 @@ func (s *Store) ItemCount(id ID) int {
 	return n
 }
 
+// foldScratch is what foldFinal reuses from one compaction to the next.
+type foldScratch struct {
+	indeg  []uint8
+	frozen []bool
+	inFold []bool
+	cands  []foldCand
+	roots  []ID
+	keys   []ID
+	out    []Folded
+}
+
 // foldCand is one offered subtree: the position of its root among the
 // store's kids.
 type foldCand struct {
 	parent ID
-	pos    int32 // index in s.kids
+	pos    int32 // index in s.kids (an entry: of its key)
+	key    ID    // an entry of a dict: its key (the root is its value); NoID: an item
 }
 
 // plainKind reports whether nodes of kind k can be part of a folded
@@ -83,10 +96,10 @@ func plainKind(k Kind) bool {
 // order decides.
 func (m *machine) frozenTable(n int) []bool {
 	s := m.s
-	if cap(m.frozen) < n {
-		m.frozen = make([]bool, n)
+	if cap(m.fs.frozen) < n {
+		m.fs.frozen = make([]bool, n)
 	}
-	fz := m.frozen[:n]
+	fz := m.fs.frozen[:n]
 	for i := range s.recs {
 		r := &s.recs[i]
 		f := false
@@ -114,6 +127,9 @@ func (m *machine) frozenTable(n int) []bool {
 // foldFinal offers the consumer the final plain subtrees and puts a folded
 // node for each run it summarised (before compact marks what it keeps).
 func (m *machine) foldFinal() {
+	if m.fs == nil {
+		m.fs = &foldScratch{}
+	}
 	s := m.s
 	n := len(s.recs)
 	taint, isNamed := m.taintTables(n)
@@ -137,10 +153,10 @@ func (m *machine) foldFinal() {
 			name(ev.Node) // (a call's or an operation's node is final as any other)
 		}
 	}
-	if cap(m.indeg) < n {
-		m.indeg = make([]uint8, n)
+	if cap(m.fs.indeg) < n {
+		m.fs.indeg = make([]uint8, n)
 	}
-	indeg := m.indeg[:n]
+	indeg := m.fs.indeg[:n]
 	clear(indeg)
 	bump := func(cs []ID) {
 		for _, c := range cs {
@@ -166,39 +182,62 @@ func (m *machine) foldFinal() {
 	}
 	m.propagate(taint)
 
-	cands := m.foldCands[:0]
+	cands := m.fs.cands[:0]
 	for p := range s.recs {
 		r := &s.recs[p]
-		if taint[p] != 1 || r.kind != KindList && r.kind != KindDict {
+		if taint[p] != 1 || r.kind != KindList && r.kind != KindDict || r.nkid < foldMinItems {
+			// (a small container is folded whole once it is final: a row
+			// on the stack in a batch of APPENDS soon is)
 			continue
 		}
 		for j := int32(0); j < r.nkid; j++ {
-			if r.kind == KindDict && j%2 == 0 {
-				continue // keys stay
+			if r.kind == KindDict {
+				// keys stay, or go with their value (below); a run of
+				// entries folded before takes one place
+				if c := s.kids[r.kid+j]; c >= 0 && int(c) < n && s.recs[c].kind == KindFolded && s.recs[c].flags&FlagFoldEntries != 0 {
+					continue
+				}
+				if j++; j >= r.nkid {
+					break
+				}
 			}
 			c := s.kids[r.kid+j]
-			if c < 0 || int(c) >= n || taint[c] != 2 || indeg[c] != 1 || isNamed[c] {
+			if c < 0 || int(c) >= n || taint[c] != 2 || indeg[c] != 1 || isNamed[c] || s.recs[c].kind == KindFolded {
+				continue // (a run folded before stays as it is)
+			}
+			if r.kind == KindList {
+				cands = append(cands, foldCand{ID(p), r.kid + j, NoID})
 				continue
 			}
-			if k := s.recs[c].kind; k == KindFolded || r.kind == KindDict && (k != KindList && k != KindDict && k != KindTuple && k != KindSet && k != KindFrozenSet && k != KindCall) {
-				// a run folded before stays as it is; of a dict's values
-				// only containers are worth a node of their own
+			// a dict's entry whose key is a str or bytes nothing can change
+			// goes whole (runs of entries); else only a value that is a
+			// container or a call is worth a node of its own
+			if k := s.kids[r.kid+j-1]; k >= 0 && int(k) < n && (s.recs[k].kind == KindStr || s.recs[k].kind == KindBytes) &&
+				(taint[k] == 2 || isNamed[k] && frozen[k]) {
+				cands = append(cands, foldCand{ID(p), r.kid + j - 1, k})
 				continue
 			}
-			cands = append(cands, foldCand{ID(p), r.kid + j})
+			if k := s.recs[c].kind; k == KindList || k == KindDict || k == KindTuple || k == KindSet || k == KindFrozenSet || k == KindCall {
+				cands = append(cands, foldCand{ID(p), r.kid + j, NoID})
+			}
 		}
 	}
-	m.foldCands = cands[:0]
+	m.fs.cands = cands[:0]
 	if len(cands) == 0 {
 		return
 	}
-	roots := m.foldRoots[:0]
+	roots, keys := m.fs.roots[:0], m.fs.keys[:0]
 	for _, c := range cands {
-		roots = append(roots, s.kids[c.pos])
+		if c.key != NoID {
+			roots, keys = append(roots, s.kids[c.pos+1]), append(keys, c.key)
+		} else {
+			roots, keys = append(roots, s.kids[c.pos]), append(keys, NoID)
+		}
 	}
-	out := m.foldOut[:0]
+	m.fs.keys = keys[:0]
+	out := m.fs.out[:0]
 	out = append(out, make([]Folded, len(roots))...)
-	m.keep.Fold(s, roots, indeg, out)
+	m.keep.Fold(s, roots, keys, indeg, out)
 	m.dropFolded(roots, out, isNamed)
 	// runs: consecutive positions of one parent, folded, their bytes one
 	// after the other
@@ -211,7 +250,11 @@ func (m *machine) foldFinal() {
 		total := int64(out[i].Len)
 		word := int64(out[i].Word)
 		effects := out[i].Effects
-		for j < len(cands) && out[j].OK && cands[j].parent == cands[i].parent && cands[j].pos == cands[j-1].pos+1 &&
+		step := int32(1) // items of a list; entries of a dict take two places
+		if cands[i].key != NoID {
+			step = 2
+		}
+		for j < len(cands) && out[j].OK && cands[j].parent == cands[i].parent && cands[j].pos == cands[j-1].pos+step && (cands[j].key != NoID) == (step == 2) &&
 			out[j].Off == out[j-1].Off+int64(out[j-1].Len) && total+int64(out[j].Len) < 1<<30 && word+int64(out[j].Word) < 1<<30 {
 			total += int64(out[j].Len)
 			word += int64(out[j].Word)
@@ -224,17 +267,24 @@ func (m *machine) foldFinal() {
 		if effects {
 			fl = FlagFoldEffects
 		}
+		if step == 2 {
+			fl |= FlagFoldEntries
+		}
 		s.recs = append(s.recs, rec{kind: KindFolded, op: s.recs[root].op, off: s.recs[root].off, owner: cands[i].parent, flags: fl,
 			val: out[i].Off, nkid: int32(total), kid: int32(word), self: uint32(j - i)})
 		s.recs[cands[i].parent].flags |= FlagHasFolded
 		s.kids[cands[i].pos] = id
-		for k := i + 1; k < j; k++ {
-			s.kids[cands[k].pos] = foldGone
+		for k := cands[i].pos + 1; k < cands[j-1].pos+step; k++ {
+			s.kids[k] = foldGone
 		}
 		i = j
 	}
-	m.foldRoots, m.foldOut = roots[:0], out[:0]
+	m.fs.roots, m.fs.out = roots[:0], out[:0]
 }
+
+// foldMinItems is the fewest item places a kept container must have for
+// its items to be offered.
+const foldMinItems = 16
 
 // foldGone marks, in a kept container's items, the places a folded run
 // took beyond its first; compact drops them.
@@ -271,10 +321,10 @@ func (m *machine) dropFolded(roots []ID, out []Folded, isNamed []bool) {
 		return
 	}
 	n := len(s.recs)
-	if cap(m.inFold) < n {
-		m.inFold = make([]bool, n)
+	if cap(m.fs.inFold) < n {
+		m.fs.inFold = make([]bool, n)
 	}
-	in := m.inFold[:n]
+	in := m.fs.inFold[:n]
 	clear(in)
 	stack := m.work[:0]
 	for i, r := range roots {

@@ -64,6 +64,7 @@ const (
 	FlagUser2                         // as FlagUser1
 	FlagHasFolded                     // a list or dict some of whose items are KindFolded runs (Store.ItemCount)
 	FlagFoldEffects                   // a KindFolded run that holds calls, operations or globals (Folded.Effects)
+	FlagFoldEntries                   // a KindFolded run of a dict's entries, keys and values (Store.FoldedRun)
 )
 
 // Node is one object of the graph. Shared objects are one node with several

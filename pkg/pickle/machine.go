@@ -310,12 +310,7 @@ type machine struct {
 	work        []ID
 	ids         []ID
 	spare       spareSet
-	indeg       []uint8 // scratch of foldFinal
-	frozen      []bool
-	inFold      []bool
-	foldCands   []foldCand
-	foldRoots   []ID
-	foldOut     []Folded
+	fs          *foldScratch // foldFinal's (Keep.Fold), made when first needed
 }
 
 // newMachine returns a machine for the streams read from rd.

@@ -47,11 +47,13 @@ type Keep struct {
 	Taints func(k Kind) bool
 	// Fold, when set, is given at each compaction the roots of the final
 	// subtrees of plain data that hang off kept containers (fold.go), and
-	// sets out[i] for roots[i]: what it made of it, or OK false. shared
+	// sets out[i] for roots[i]: what it made of it, or OK false. keys[i]
+	// is NoID, or the key of the dict entry whose value roots[i] is: the
+	// entry goes whole. shared
 	// says, by node ID, how many nodes refer to each (2: two or more).
 	// Runs of folded items become KindFolded nodes. The IDs and tables are
 	// valid until Fold returns.
-	Fold func(s *Store, roots []ID, shared []uint8, out []Folded)
+	Fold func(s *Store, roots, keys []ID, shared []uint8, out []Folded)
 	// Active, when set, is asked before each compaction whether the
 	// consumer still wants one in this stream (false: the stream is held
 	// whole from here, and pass 1 is not run if it has not been). With

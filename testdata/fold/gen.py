@@ -96,4 +96,21 @@ for i in range(N):
 body += b"e."
 with gzip.GzipFile(os.path.join(OUT, "dropped_calls.pkl.gz"), "wb", mtime=0) as f:
     f.write(bytes(body))
+# A dict of rows whose entries fold, then written again through the memo:
+# a key set twice (the later value wins, the first key's place stays) and
+# a new key; then the dict is the result.
+body = bytearray(b"\x80\x04}\x94(")  # memo 0: the dict
+for i in range(N):
+    k = b"k%d" % i
+    body += b"\x8c" + bytes([len(k)]) + k + b"]\x94(K" + bytes([i % 256]) + b"\x8c\x01xe"
+    if i % 100 == 99:
+        body += b"u("
+body += b"u0"  # POP the dict (memo keeps it)
+body += b"h\x00\x8c\x02k5]K\x63as"  # d['k5'] = [99]
+body += b"h\x00\x8c\x04knew]K\x07as"  # d['knew'] = [7]
+body += b"h\x00."
+with gzip.GzipFile(os.path.join(OUT, "dict_overwrite.pkl.gz"), "wb", mtime=0) as f:
+    f.write(bytes(body))
+dump("dictroot", {"r%d" % i: {"a": i, "b": [i, "x"]} for i in range(M)}, protos=(0, 2, 4))
+dump("dictvals", {"v%d" % i: i * 0.5 for i in range(M)}, protos=(2, 4))
 print("wrote", len(os.listdir(OUT)) - 1, "files", file=sys.stderr)
