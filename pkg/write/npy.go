@@ -20,6 +20,7 @@ package write
 // array's data (numpy ignores them; pk hash covers them) are copied.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -55,9 +56,12 @@ func npyPlain(doc *input.Doc) bool {
 }
 
 // npyFile writes the canonical .npy file of doc (npyPlain), compressed as the
-// input was; data is the input's bytes when kept (stdin, -l). The output's pk
-// hash is checked against the input's.
-func npyFile(path string, data []byte, doc *input.Doc, copt canon.Options) ([]byte, error) {
+// input was; data is the input's bytes when kept (stdin, -l). The array's
+// data is copied from the input to the output, never held twice: into one
+// buffer of the output's size, or, above SpoolAbove bytes, streamed to a
+// temporary file (Result.Data nil). The output's pk hash, as pk hash reads
+// the file written, is checked against the input's.
+func npyFile(path string, data []byte, doc *input.Doc, copt canon.Options) (*Result, error) {
 	raw := doc.Parts[0].Raw
 	a, ok := canon.NpyArray(raw)
 	if !ok {
@@ -106,38 +110,88 @@ func npyFile(path string, data []byte, doc *input.Doc, copt canon.Options) ([]by
 		}
 		return err
 	}
-	var out []byte
-	if doc.Compression == "" {
-		// one buffer of the output's size: the element bytes are held once
-		out = make([]byte, int64(len(header))+n)
-		copy(out, header)
-		if err := copyData(&sliceWriter{b: out[len(header):]}); err != nil {
-			return nil, &Error{File: path, Offset: raw.Offset, Reason: fmt.Sprintf(".npy array data cannot be read again: %v", err)}
+	reread := func(err error) error {
+		return &Error{File: path, Offset: raw.Offset, Reason: fmt.Sprintf(".npy array data cannot be read again: %v", err)}
+	}
+	// write writes the output to w (a compressor around it when the input
+	// was compressed)
+	write := func(w io.Writer) error {
+		cw := io.WriteCloser(nopCloser{w})
+		if doc.Compression != "" {
+			var err error
+			if cw, err = newCompressor(doc.Compression, w); err != nil {
+				return err
+			}
 		}
-	} else {
-		var buf bytes.Buffer
-		cw, err := newCompressor(doc.Compression, &buf)
+		if _, err := cw.Write(header); err != nil {
+			return err
+		}
+		// (a plain Writer: lz4's ReadFrom starts a frame of its own)
+		if err := copyData(struct{ io.Writer }{cw}); err != nil {
+			return reread(err)
+		}
+		return cw.Close()
+	}
+	res := &Result{}
+	switch total := int64(len(header)) + n; {
+	case total > SpoolAbove:
+		tmp, err := os.CreateTemp("", "pk-canon-*.npy")
 		if err != nil {
 			return nil, err
 		}
-		cw.Write(header)
-		// (a plain Writer: lz4's ReadFrom starts a frame of its own)
-		if err := copyData(struct{ io.Writer }{cw}); err != nil {
-			return nil, &Error{File: path, Offset: raw.Offset, Reason: fmt.Sprintf(".npy array data cannot be read again: %v", err)}
+		res.spool = tmp.Name()
+		bw := bufio.NewWriterSize(tmp, 1<<20)
+		werr := write(bw)
+		if werr == nil {
+			werr = bw.Flush()
 		}
-		if err := cw.Close(); err != nil {
+		cerr := tmp.Close()
+		if werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			var fi os.FileInfo
+			if fi, werr = os.Stat(res.spool); werr == nil {
+				res.size = fi.Size()
+			}
+		}
+		if werr != nil {
+			res.Close()
+			return nil, werr
+		}
+	case doc.Compression == "":
+		// one buffer of the output's size: the element bytes are held once
+		res.Data = make([]byte, total)
+		copy(res.Data, header)
+		if err := copyData(&sliceWriter{b: res.Data[len(header):]}); err != nil {
+			return nil, reread(err)
+		}
+	default:
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
 			return nil, err
 		}
-		out = buf.Bytes()
+		res.Data = buf.Bytes()
 	}
 	if !noVerify {
-		if err := samePkHashAs(path, want.Digest, out, copt); err != nil {
+		var err error
+		if res.spool != "" {
+			err = samePkHashFile(path, want.Digest, res.spool, copt)
+		} else {
+			err = samePkHashAs(path, want.Digest, res.Data, copt)
+		}
+		if err != nil {
+			res.Close()
 			return nil, err
 		}
 		fastChecks++ // one pk hash of the output file (tests count them)
 	}
-	return out, nil
+	return res, nil
 }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // npyEscapes refuses a header whose strings hold a backslash escape pk's
 // .npy header reader (pkg/input) does not decode as Python does: it reads

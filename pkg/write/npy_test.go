@@ -245,3 +245,64 @@ func TestPythonNpy(t *testing.T) {
 	}
 	t.Logf("%d canonical .npy outputs load equal to their originals and are np.save's bytes", n)
 }
+
+// TestNpySpooled: an output over SpoolAbove is streamed to a temporary
+// file (Result.Data nil) and is the same output, with the same Canonical
+// answer (with the input's bytes kept, as pk canon -l keeps them); Close
+// removes the file.
+func TestNpySpooled(t *testing.T) {
+	files := npyFiles(t)
+	mem := map[string]*Result{}
+	for _, p := range files {
+		if res, err := File(p, Options{}, true); err == nil {
+			mem[p] = res
+		}
+	}
+	defer func(v int64) { SpoolAbove = v }(SpoolAbove)
+	SpoolAbove = 0
+	n := 0
+	for _, p := range files {
+		want := mem[p]
+		for _, keep := range []bool{false, true} {
+			res, err := File(p, Options{}, keep)
+			if (err == nil) != (want != nil) {
+				t.Errorf("%s: spooled: %v, in memory: %v", p, err, want != nil)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			if res.Data != nil || res.spool == "" {
+				t.Errorf("%s: not spooled", p)
+			}
+			var b bytes.Buffer
+			if _, err := res.WriteTo(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b.Bytes(), want.Data) || res.Size() != int64(len(want.Data)) {
+				t.Errorf("%s: the spooled output differs", p)
+			}
+			if keep && res.Canonical() != want.Canonical() {
+				t.Errorf("%s: Canonical %v spooled, %v in memory", p, res.Canonical(), want.Canonical())
+			}
+			spool := res.spool
+			if err := res.Close(); err != nil {
+				t.Error(err)
+			}
+			if _, err := os.Stat(spool); !os.IsNotExist(err) {
+				t.Errorf("%s: spool %s left behind", p, spool)
+			}
+			n++
+		}
+	}
+	canonical := 0
+	for _, r := range mem {
+		if r.Canonical() {
+			canonical++
+		}
+	}
+	if canonical < len(numpySaved) {
+		t.Errorf("only %d outputs are their inputs' bytes (Canonical)", canonical)
+	}
+	t.Logf("%d outputs spooled, %d of %d inputs already canonical", n, canonical, len(mem))
+}

@@ -187,13 +187,91 @@ func (e *Error) Error() string {
 
 // Result is the canonical output of one input.
 type Result struct {
-	Data   []byte // the output file: the canonical pickle, compressed as the input was
+	// Data is the output file: the canonical pickle, compressed as the
+	// input was. It is nil when the output was spooled to a temporary
+	// file (a .npy file's output of more than SpoolAbove bytes, whose
+	// array data is copied there from the input): WriteTo and Size read
+	// either, and Close removes the file.
+	Data   []byte
 	Input  []byte // the input file's bytes as read (for Canonical), nil when not kept
 	Format string // the input's format (pkg/input)
+
+	spool string // the temporary file holding the output (Data nil)
+	size  int64  // its size
+}
+
+// SpoolAbove is the size above which a .npy file's output is written to a
+// temporary file rather than held in memory (Result.Data nil).
+var SpoolAbove int64 = 64 << 20
+
+// Size is the output's size in bytes.
+func (r *Result) Size() int64 {
+	if r.spool != "" {
+		return r.size
+	}
+	return int64(len(r.Data))
+}
+
+// WriteTo writes the output to w.
+func (r *Result) WriteTo(w io.Writer) (int64, error) {
+	if r.spool == "" {
+		n, err := w.Write(r.Data)
+		return int64(n), err
+	}
+	f, err := os.Open(r.spool)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n, err := io.Copy(w, f)
+	if err == nil && n != r.size {
+		err = fmt.Errorf("%s: the spooled output holds %d bytes, not %d", r.spool, n, r.size)
+	}
+	return n, err
+}
+
+// Close removes the temporary file of a spooled output.
+func (r *Result) Close() error {
+	if r == nil || r.spool == "" {
+		return nil
+	}
+	err := os.Remove(r.spool)
+	r.spool = ""
+	return err
 }
 
 // Canonical reports whether the input's bytes are already the output.
-func (r *Result) Canonical() bool { return r.Input != nil && bytes.Equal(r.Input, r.Data) }
+func (r *Result) Canonical() bool {
+	if r.Input == nil {
+		return false
+	}
+	if r.spool == "" {
+		return bytes.Equal(r.Input, r.Data)
+	}
+	if int64(len(r.Input)) != r.size {
+		return false
+	}
+	eq := &compareWriter{want: r.Input, same: true}
+	if _, err := r.WriteTo(eq); err != nil {
+		return false
+	}
+	return eq.same && eq.n == len(r.Input)
+}
+
+// compareWriter compares what is written to it with want.
+type compareWriter struct {
+	want []byte
+	n    int
+	same bool
+}
+
+func (c *compareWriter) Write(p []byte) (int, error) {
+	if len(p) > len(c.want)-c.n || !bytes.Equal(p, c.want[c.n:c.n+len(p)]) {
+		c.same = false
+	}
+	c.n += len(p)
+	return len(p), nil
+}
 
 // noVerify skips the read-back check (tests look at what would be written).
 var noVerify bool
@@ -337,11 +415,12 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		case npyObjects:
 		case npyPlain(doc):
 			// the canonical .npy file of its array
-			out, err := npyFile(path, data, doc, copt)
+			res, err := npyFile(path, data, doc, copt)
 			if err != nil {
 				return nil, err
 			}
-			return &Result{Data: out, Input: data, Format: doc.Format}, nil
+			res.Input, res.Format = data, doc.Format
+			return res, nil
 		default:
 			if err := supported(doc, path); err != nil {
 				return nil, err
@@ -474,6 +553,11 @@ func samePkHashAs(path, want string, out []byte, copt canon.Options) error {
 		return err
 	}
 	defer os.Remove(p)
+	return samePkHashFile(path, want, p, copt)
+}
+
+// samePkHashFile checks that the output file at p has the pk hash want.
+func samePkHashFile(path, want, p string, copt canon.Options) error {
 	r, err := canon.HashFile(p, copt)
 	if err != nil {
 		return &Error{File: path, Offset: -1, Reason: fmt.Sprintf("pk cannot reproduce this file faithfully: the output does not read back (%v)", err)}
