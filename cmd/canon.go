@@ -98,8 +98,10 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 		}
 		return &ExitError{Code: ExitTrouble, Err: explain(err)}
 	}
+	defer res.Close() // (a large .npy output is spooled to a temporary file)
+	size := int(res.Size())
 	if out == "" || out == "-" {
-		if _, err := c.OutOrStdout().Write(res.Data); err != nil {
+		if _, err := res.WriteTo(c.OutOrStdout()); err != nil {
 			return &ExitError{Code: ExitTrouble, Err: err}
 		}
 		return nil
@@ -107,11 +109,11 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 	if fi, err := os.Stat(out); err == nil && !fi.Mode().IsRegular() {
 		// a device or a pipe (-o /dev/null, -o /dev/stdout): written to as
 		// it is; renaming a file over it would replace it
-		werr := writeTo(out, res.Data)
+		werr := writeTo(out, res)
 		if werr != nil {
 			return &ExitError{Code: ExitTrouble, Err: werr}
 		}
-		return canonDone(c, in, out, len(res.Data), asJSON)
+		return canonDone(c, in, out, size, asJSON)
 	}
 	if real, err := filepath.EvalSymlinks(out); err == nil {
 		out = real // a link to OUT stays a link, to the new file
@@ -126,7 +128,7 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 	if fi, err := os.Stat(out); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	_, werr := tmp.Write(res.Data)
+	_, werr := res.WriteTo(tmp)
 	if werr == nil {
 		werr = tmp.Chmod(mode)
 	}
@@ -141,17 +143,17 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 		os.Remove(tmp.Name())
 		return &ExitError{Code: ExitTrouble, Err: werr}
 	}
-	return canonDone(c, in, out, len(res.Data), asJSON)
+	return canonDone(c, in, out, size, asJSON)
 }
 
-// writeTo writes data to the file at path, which exists and is not a
+// writeTo writes the output to the file at path, which exists and is not a
 // regular file.
-func writeTo(path string, data []byte) error {
+func writeTo(path string, res *write.Result) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	_, err = res.WriteTo(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -181,6 +183,7 @@ func runCanonList(c *cobra.Command, files []string, opt write.Options, asJSON bo
 			continue
 		}
 		ok := res.Canonical()
+		res.Close()
 		if asJSON {
 			enc.Encode(jsonCanon{Name: name, Canonical: &ok})
 		} else if !ok {

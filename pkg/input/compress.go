@@ -234,6 +234,18 @@ var ErrNotBare = errors.New("not a bare pickle file")
 // must still refuse content they don't know (joblib, legacy torch): Open is
 // the reference.
 func OpenBare(path string, iopt Options) (r io.Reader, size int64, finish func() error, err error) {
+	return openDecompressed(path, iopt, true)
+}
+
+// OpenDecompressed is OpenBare for any content: the bytes of the regular
+// file at path, decompressed when it is under one layer of compression
+// (size -1 then), whatever they hold (a .npy file's, pk canon's writer of
+// them). finish must be called, as OpenBare's.
+func OpenDecompressed(path string, iopt Options) (r io.Reader, size int64, finish func() error, err error) {
+	return openDecompressed(path, iopt, false)
+}
+
+func openDecompressed(path string, iopt Options, bare bool) (r io.Reader, size int64, finish func() error, err error) {
 	if path == "-" {
 		return nil, 0, nil, ErrNotBare
 	}
@@ -250,7 +262,7 @@ func OpenBare(path string, iopt Options) (r io.Reader, size int64, finish func()
 	head, _ := br.Peek(16)
 	kind := sniffCompression(head)
 	if kind == "" {
-		if !PlainPickle(head) {
+		if bare && !PlainPickle(head) {
 			f.Close()
 			return nil, 0, nil, ErrNotBare
 		}
@@ -277,7 +289,7 @@ func OpenBare(path string, iopt Options) (r io.Reader, size int64, finish func()
 		return ferr
 	}
 	head, _ = inner.Peek(16)
-	if !PlainPickle(head) {
+	if bare && !PlainPickle(head) {
 		finish()
 		return nil, 0, nil, ErrNotBare
 	}

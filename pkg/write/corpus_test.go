@@ -216,13 +216,14 @@ func TestDifferPairs(t *testing.T) {
 	t.Logf("%d differ pairs give different outputs", n)
 }
 
-// plainBytes returns the canonical pickle inside an output (decompressed).
+// plainBytes returns the canonical pickle (or .npy file) inside an output
+// (decompressed).
 func plainBytes(t *testing.T, path string, res *Result) []byte {
 	t.Helper()
 	if !strings.Contains(res.Format, "+") { // not compressed (a pickle, a torch zip)
 		return res.Data
 	}
-	r, _, finish, err := input.OpenBare(path, input.Options{})
+	r, _, finish, err := input.OpenDecompressed(path, input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,13 +187,91 @@ func (e *Error) Error() string {
 
 // Result is the canonical output of one input.
 type Result struct {
-	Data   []byte // the output file: the canonical pickle, compressed as the input was
+	// Data is the output file: the canonical pickle, compressed as the
+	// input was. It is nil when the output was spooled to a temporary
+	// file (a .npy file's output of more than SpoolAbove bytes, whose
+	// array data is copied there from the input): WriteTo and Size read
+	// either, and Close removes the file.
+	Data   []byte
 	Input  []byte // the input file's bytes as read (for Canonical), nil when not kept
 	Format string // the input's format (pkg/input)
+
+	spool string // the temporary file holding the output (Data nil)
+	size  int64  // its size
+}
+
+// SpoolAbove is the size above which a .npy file's output is written to a
+// temporary file rather than held in memory (Result.Data nil).
+var SpoolAbove int64 = 64 << 20
+
+// Size is the output's size in bytes.
+func (r *Result) Size() int64 {
+	if r.spool != "" {
+		return r.size
+	}
+	return int64(len(r.Data))
+}
+
+// WriteTo writes the output to w.
+func (r *Result) WriteTo(w io.Writer) (int64, error) {
+	if r.spool == "" {
+		n, err := w.Write(r.Data)
+		return int64(n), err
+	}
+	f, err := os.Open(r.spool)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n, err := io.Copy(w, f)
+	if err == nil && n != r.size {
+		err = fmt.Errorf("%s: the spooled output holds %d bytes, not %d", r.spool, n, r.size)
+	}
+	return n, err
+}
+
+// Close removes the temporary file of a spooled output.
+func (r *Result) Close() error {
+	if r == nil || r.spool == "" {
+		return nil
+	}
+	err := os.Remove(r.spool)
+	r.spool = ""
+	return err
 }
 
 // Canonical reports whether the input's bytes are already the output.
-func (r *Result) Canonical() bool { return r.Input != nil && bytes.Equal(r.Input, r.Data) }
+func (r *Result) Canonical() bool {
+	if r.Input == nil {
+		return false
+	}
+	if r.spool == "" {
+		return bytes.Equal(r.Input, r.Data)
+	}
+	if int64(len(r.Input)) != r.size {
+		return false
+	}
+	eq := &compareWriter{want: r.Input, same: true}
+	if _, err := r.WriteTo(eq); err != nil {
+		return false
+	}
+	return eq.same && eq.n == len(r.Input)
+}
+
+// compareWriter compares what is written to it with want.
+type compareWriter struct {
+	want []byte
+	n    int
+	same bool
+}
+
+func (c *compareWriter) Write(p []byte) (int, error) {
+	if len(p) > len(c.want)-c.n || !bytes.Equal(p, c.want[c.n:c.n+len(p)]) {
+		c.same = false
+	}
+	c.n += len(p)
+	return len(p), nil
+}
 
 // noVerify skips the read-back check (tests look at what would be written).
 var noVerify bool
@@ -335,6 +413,14 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 			viewOpt = func(doc *input.Doc) canon.Options { return canon.DocOptions(doc, copt) }
 			raw = rawReader(path, data)
 		case npyObjects:
+		case npyPlain(doc):
+			// the canonical .npy file of its array
+			res, err := npyFile(path, data, doc, copt)
+			if err != nil {
+				return nil, err
+			}
+			res.Input, res.Format = data, doc.Format
+			return res, nil
 		default:
 			if err := supported(doc, path); err != nil {
 				return nil, err
@@ -443,41 +529,57 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 // samePkHash checks that out (a whole output file) has the pk hash of the
 // input at path (data: its bytes, stdin) as pk hash computes both.
 func samePkHash(path string, data, out []byte, copt canon.Options) error {
-	hash := func(b []byte, p string) (string, error) {
-		if b != nil {
-			tmp, err := os.CreateTemp("", "pk-canon-*")
-			if err != nil {
-				return "", err
-			}
-			defer os.Remove(tmp.Name())
-			_, werr := tmp.Write(b)
-			if cerr := tmp.Close(); werr != nil || cerr != nil {
-				return "", errors.Join(werr, cerr)
-			}
-			p = tmp.Name()
-		}
-		r, err := canon.HashFile(p, copt)
+	in := path
+	if path == "-" {
+		p, err := tempWith(data)
 		if err != nil {
-			return "", err
+			return err
 		}
-		return r.Digest, nil
+		defer os.Remove(p)
+		in = p
 	}
-	in := data
-	if path != "-" {
-		in = nil
-	}
-	want, err := hash(in, path)
+	r, err := canon.HashFile(in, copt)
 	if err != nil {
 		return err
 	}
-	got, err := hash(out, "")
+	return samePkHashAs(path, r.Digest, out, copt)
+}
+
+// samePkHashAs checks that out (a whole output file, written to a temporary
+// file and hashed as pk hash hashes a file) has the pk hash want.
+func samePkHashAs(path, want string, out []byte, copt canon.Options) error {
+	p, err := tempWith(out)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(p)
+	return samePkHashFile(path, want, p, copt)
+}
+
+// samePkHashFile checks that the output file at p has the pk hash want.
+func samePkHashFile(path, want, p string, copt canon.Options) error {
+	r, err := canon.HashFile(p, copt)
 	if err != nil {
 		return &Error{File: path, Offset: -1, Reason: fmt.Sprintf("pk cannot reproduce this file faithfully: the output does not read back (%v)", err)}
 	}
-	if got != want {
+	if r.Digest != want {
 		return &Error{File: path, Offset: -1, Reason: "pk cannot write this file with its pk hash: written canonically it hashes otherwise as pk hash reads the two files"}
 	}
 	return nil
+}
+
+// tempWith writes b to a new temporary file and returns its name.
+func tempWith(b []byte) (string, error) {
+	tmp, err := os.CreateTemp("", "pk-canon-*")
+	if err != nil {
+		return "", err
+	}
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return "", errors.Join(werr, cerr)
+	}
+	return tmp.Name(), nil
 }
 
 // supported refuses what pk canon does not write, in one line.
@@ -485,10 +587,10 @@ func supported(doc *input.Doc, path string) error {
 	why := ""
 	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
 	switch {
-	case strings.Contains(doc.Format, "npy"):
-		why = fmt.Sprintf("a NumPy .npy file of plain data (%s): it holds no pickle for pk canon to write", doc.Format)
 	case !writable[doc.Compression]:
 		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
+	case strings.Contains(doc.Format, "npy"):
+		why = fmt.Sprintf("a NumPy .npy file (%s) pk canon does not write: neither an array of plain data nor the pickle of an object array", doc.Format)
 	case strings.Contains(doc.Format, "joblib"):
 		why = fmt.Sprintf("a joblib file (%s) pk canon does not write (docs/pk-canon.md)", doc.Format)
 	case base != "pickle" || len(doc.Parts) != 1 || doc.Parts[0].Pickle == nil:
@@ -579,34 +681,6 @@ func verify(b []byte, want []byte, copt canon.Options) error {
 	return nil
 }
 
-// npyHeader returns the first n bytes of the (decompressed) input: a .npy
-// preamble and header.
-func npyHeader(path string, data []byte, compression string, n int64) ([]byte, error) {
-	if data == nil && compression == "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		b := make([]byte, n)
-		if _, err := io.ReadFull(f, b); err != nil {
-			return nil, &Error{File: path, Offset: 0, Reason: fmt.Sprintf(".npy header cannot be re-read: %v", err)}
-		}
-		return b, nil
-	}
-	if data != nil && compression == "" {
-		if n > int64(len(data)) {
-			return nil, &Error{File: path, Offset: 0, Reason: ".npy header past the end of the input"}
-		}
-		return data[:n], nil
-	}
-	var out bytes.Buffer
-	if err := copyDecompressed(path, data, 0, n, &out); err != nil {
-		return nil, &Error{File: path, Offset: 0, Reason: fmt.Sprintf(".npy header cannot be re-read: %v", err)}
-	}
-	return out.Bytes(), nil
-}
-
 // copyDecompressed copies bytes [off, off+n) of the decompressed input
 // (data, when kept, else the file at path) to out.
 func copyDecompressed(path string, data []byte, off, n int64, out io.Writer) error {
@@ -621,7 +695,7 @@ func copyDecompressed(path string, data []byte, off, n int64, out io.Writer) err
 		tmp.Close()
 		p = tmp.Name()
 	}
-	r, _, finish, err := input.OpenBare(p, input.Options{})
+	r, _, finish, err := input.OpenDecompressed(p, input.Options{})
 	if err != nil {
 		return err
 	}
@@ -678,27 +752,11 @@ func trailing(path string, data []byte, compression string, t *pickle.Trailing, 
 // github.com/klauspost/compress's default level on one thread, lz4 with
 // github.com/pierrec/lz4's defaults.
 func compress(kind string, b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	var w io.WriteCloser
-	var err error
-	switch kind {
-	case "":
+	if kind == "" {
 		return b, nil
-	case "gzip":
-		w, err = gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	case "zlib":
-		w, err = zlib.NewWriterLevel(&buf, zlib.BestCompression)
-	case "xz":
-		w, err = xz.NewWriter(&buf)
-	case "lzma":
-		w, err = lzma.NewWriter(&buf)
-	case "zstd":
-		w, err = zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
-	case "lz4":
-		w = lz4.NewWriter(&buf)
-	default:
-		return nil, fmt.Errorf("%s: compression not written", kind)
 	}
+	var buf bytes.Buffer
+	w, err := newCompressor(kind, &buf)
 	if err != nil {
 		return nil, err
 	}
@@ -709,4 +767,28 @@ func compress(kind string, b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// newCompressor is the writer of compress: what is written to it is
+// written to buf compressed, once it is closed.
+func newCompressor(kind string, buf io.Writer) (io.WriteCloser, error) {
+	var w io.WriteCloser
+	var err error
+	switch kind {
+	case "gzip":
+		w, err = gzip.NewWriterLevel(buf, gzip.BestCompression)
+	case "zlib":
+		w, err = zlib.NewWriterLevel(buf, zlib.BestCompression)
+	case "xz":
+		w, err = xz.NewWriter(buf)
+	case "lzma":
+		w, err = lzma.NewWriter(buf)
+	case "zstd":
+		w, err = zstd.NewWriter(buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	case "lz4":
+		w = lz4.NewWriter(buf)
+	default:
+		return nil, fmt.Errorf("%s: compression not written", kind)
+	}
+	return w, err
 }

@@ -6,8 +6,8 @@ Used by pkg/write's TestPythonArrays: the fixtures of testdata/arrays, frames,
 tensors are described in one process (each loaded as its producer loads it:
 joblib.load, np.load(allow_pickle=True), torch.load, else pickle.load), their
 `pk canon` outputs in another (pickle.load, or torch.load for a torch.save
-file; --pickle: pickle.load for every file, then joblib.load again for each
-that is no torch.save file, which must describe alike). The descriptions must
+file, np.load for a .npy file; --pickle: pickle.load for every other file,
+then joblib.load again for each, which must describe alike). The descriptions must
 be equal: a numpy array by its dtype (str, descr, item size, alignment, flags,
 aligned struct or not), shape, memory order (C / F contiguous) and element
 bytes (object arrays: their items described); a torch tensor by dtype, shape,
@@ -88,6 +88,11 @@ def describe(x, seen):
     return {"repr": repr(x)}
 
 
+def is_npy(path):
+    with open(path, "rb") as f:
+        return f.read(6) == b"\x93NUMPY"
+
+
 def load(path, loader):
     with open(path, "rb") as f:
         magic = f.read(2)
@@ -113,7 +118,7 @@ def load(path, loader):
         import joblib
 
         return joblib.load(path)
-    if path.endswith(".npy"):
+    if path.endswith(".npy") or is_npy(path):
         import numpy as np
 
         return np.load(path, allow_pickle=True)
@@ -129,7 +134,7 @@ def main():
     for path in args:
         rec = {"file": path}
         try:
-            if as_pickle and not path.endswith(".pt"):
+            if as_pickle and not path.endswith(".pt") and not is_npy(path):
                 rec["desc"] = describe(load(path, "pickle"), {})
                 import joblib
 
