@@ -715,6 +715,48 @@ func (v *View) setItemsPos(items []pickle.ID, pos bool) ([]pickle.ID, []int) {
 	return out, at
 }
 
+// dedupeSorted is dedupe then sortKeyed. For a large dict whose keys are
+// all str or bytes (their sort key is their equality key) it sorts first
+// and drops each key equal to the one before it, as dedupe would (the first
+// keeps its place, the last's value): no map of the keys.
+func (v *View) dedupeSorted(ks []keyed, sc *scratch) []keyed {
+	if len(ks) <= 16 || !v.strKeys(ks) {
+		ks = v.dedupe(ks, sc)
+		v.sortKeyed(ks, sc)
+		return ks
+	}
+	v.sortKeyed(ks, sc)
+	out := ks[:0]
+	for _, k := range ks {
+		if n := len(out); n > 0 && bytes.Equal(out[n-1].key, k.key) {
+			if isEnt(k.node) || isEnt(out[n-1].node) {
+				out[n-1].node = k.node // (an entry of a folded run holds its value)
+			}
+			out[n-1].val, out[n-1].vpos = k.val, k.pos
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// strKeys reports whether every key of ks is a str or bytes encoded by
+// value (or an entry of a folded run, whose key is one).
+func (v *View) strKeys(ks []keyed) bool {
+	for _, k := range ks {
+		if isEnt(k.node) {
+			continue
+		}
+		if k.node < 0 || v.leaf(k.node) != 1 {
+			return false
+		}
+		if kd := v.kind(k.node); kd != pickle.KindStr && kd != pickle.KindBytes {
+			return false
+		}
+	}
+	return true
+}
+
 // dictEntries returns the entries of a plain dict: duplicates merged as
 // Python does, sorted by key unless KeepDictOrder. The result is valid
 // until the scratch is returned with putScratch.
@@ -738,11 +780,10 @@ func (v *View) dictEntries(n pickle.ID, sc *scratch) []keyed {
 			pos, i = pos+1, i+2
 		}
 		sc.ks = ks
-		ks = v.dedupe(ks, sc)
 		if !v.Opt.KeepDictOrder && !v.ordered.has(n) {
-			v.sortKeyed(ks, sc)
+			return v.dedupeSorted(ks, sc)
 		}
-		return ks
+		return v.dedupe(ks, sc)
 	}
 	for i := 0; i+1 < len(items); i += 2 {
 		ks = append(ks, keyed{node: v.res(items[i]), val: items[i+1], pos: i / 2, vpos: i / 2})
@@ -757,9 +798,10 @@ func (v *View) dictEntries(n pickle.ID, sc *scratch) []keyed {
 		return out
 	}
 	cacheable := !noDictPerm && v.dperm.begin(v, ks)
-	ks = v.dedupe(ks, sc)
 	if !v.Opt.KeepDictOrder {
-		v.sortKeyed(ks, sc)
+		ks = v.dedupeSorted(ks, sc)
+	} else {
+		ks = v.dedupe(ks, sc)
 	}
 	if cacheable {
 		v.dperm.commit(ks)
