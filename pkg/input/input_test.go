@@ -686,3 +686,18 @@ func TestStdin(t *testing.T) {
 		}
 	}
 }
+
+// TestNpyHeaderEscapes: a .npy header's strings are read as Python reads
+// them (numpy's header is a literal): '\x01' is one byte, not "x01".
+func TestNpyHeaderEscapes(t *testing.T) {
+	for lit, want := range map[string]string{
+		`'a\x01b'`: "a\x01b", `'\r\n\t'`: "\r\n\t", `'\\'`: `\`, `'\''`: `'`, `"\""`: `"`,
+		`'\101'`: "A", `'\u00e9'`: "é", `'\U0001F600'`: "😀", `'\q'`: `\q`, `'\0'`: "\x00",
+	} {
+		p := &litParser{s: lit}
+		v, err := p.value(0)
+		if err != nil || v != want {
+			t.Errorf("%s: %q, %v; want %q", lit, v, err, want)
+		}
+	}
+}

@@ -345,16 +345,9 @@ func (p *litParser) value(depth int) (any, error) {
 		var sb strings.Builder
 		for p.i < len(p.s) && p.s[p.i] != c {
 			if p.s[p.i] == '\\' && p.i+1 < len(p.s) {
-				p.i++
-				switch p.s[p.i] {
-				case 'n':
-					sb.WriteByte('\n')
-				case 't':
-					sb.WriteByte('\t')
-				default:
-					sb.WriteByte(p.s[p.i])
+				if err := p.escape(&sb); err != nil {
+					return nil, err
 				}
-				p.i++
 				continue
 			}
 			sb.WriteByte(p.s[p.i])
@@ -395,4 +388,54 @@ func (p *litParser) value(depth int) (any, error) {
 		}
 		return nil, p.errf("unexpected %q", c)
 	}
+}
+
+// escape decodes the backslash escape at p.i into sb, as Python reads it
+// in a str literal (numpy's header is one: ast.literal_eval): \\ \' \" \a
+// \b \f \n \r \t \v, \ooo, \xhh, \uhhhh, \Uhhhhhhhh, and a backslash
+// before a newline, which continues the line. Any other keeps its
+// backslash, as Python keeps it.
+func (p *litParser) escape(sb *strings.Builder) error {
+	p.i++ // the backslash
+	c := p.s[p.i]
+	p.i++
+	if r, ok := map[byte]byte{'\\': '\\', '\'': '\'', '"': '"', 'a': 7, 'b': 8, 'f': 12, 'n': '\n', 'r': '\r', 't': '\t', 'v': 11}[c]; ok {
+		sb.WriteByte(r)
+		return nil
+	}
+	hex := func(n int) (rune, error) {
+		if p.i+n > len(p.s) {
+			return 0, p.errf("truncated \\%c escape", c)
+		}
+		v, err := strconv.ParseUint(p.s[p.i:p.i+n], 16, 32)
+		if err != nil {
+			return 0, p.errf("bad \\%c escape %q", c, p.s[p.i:p.i+n])
+		}
+		p.i += n
+		return rune(v), nil
+	}
+	switch {
+	case c == '\n':
+		return nil
+	case c >= '0' && c <= '7':
+		v := int(c - '0')
+		for k := 0; k < 2 && p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '7'; k++ {
+			v = v*8 + int(p.s[p.i]-'0')
+			p.i++
+		}
+		sb.WriteRune(rune(v))
+	case c == 'x' || c == 'u' || c == 'U':
+		r, err := hex(map[byte]int{'x': 2, 'u': 4, 'U': 8}[c])
+		if err != nil {
+			return err
+		}
+		if r > 0x10FFFF {
+			return p.errf("escape beyond U+10FFFF")
+		}
+		sb.WriteRune(r)
+	default:
+		sb.WriteByte('\\')
+		sb.WriteByte(c)
+	}
+	return nil
 }

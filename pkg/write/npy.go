@@ -67,9 +67,6 @@ func npyFile(path string, data []byte, doc *input.Doc, copt canon.Options) (*Res
 	if !ok {
 		return nil, &Error{File: path, Offset: -1, Reason: fmt.Sprintf("a NumPy .npy file whose header descr %s pk-canon/2 does not read as an array's (docs/canonical-form-2.md §2.1): pk canon writes only the .npy files it reads as arrays", pyRepr(raw.Descr))}
 	}
-	if err := npyEscapes(path, data, doc.Compression, raw.Offset); err != nil {
-		return nil, err
-	}
 	header, err := npyHeader(a.Descr, a.Order == 'F', a.Shape)
 	if err != nil {
 		return nil, &Error{File: path, Offset: -1, Reason: err.Error()}
@@ -192,48 +189,6 @@ func npyFile(path string, data []byte, doc *input.Doc, copt canon.Options) (*Res
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
-
-// npyEscapes refuses a header whose strings hold a backslash escape pk's
-// .npy header reader (pkg/input) does not decode as Python does: it reads
-// \\, \', \", \n and \t, and would read '\x01' as 'x01', which written back
-// would name another field. n is the length of the preamble and header.
-func npyEscapes(path string, data []byte, compression string, n int64) error {
-	var h []byte
-	switch {
-	case data != nil && compression == "":
-		if n > int64(len(data)) {
-			return &Error{File: path, Offset: 0, Reason: ".npy header past the end of the input"}
-		}
-		h = data[:n]
-	default:
-		var buf bytes.Buffer
-		var err error
-		if compression == "" {
-			var f *os.File
-			if f, err = os.Open(path); err == nil {
-				_, err = io.CopyN(&buf, f, n)
-				f.Close()
-			}
-		} else {
-			err = copyDecompressed(path, data, 0, n, &buf)
-		}
-		if err != nil {
-			return &Error{File: path, Offset: 0, Reason: fmt.Sprintf(".npy header cannot be read again: %v", err)}
-		}
-		h = buf.Bytes()
-	}
-	for i := bytes.IndexByte(h, '\\'); i >= 0; {
-		if i+1 >= len(h) || !strings.ContainsRune(`\\'"nt`, rune(h[i+1])) {
-			return &Error{File: path, Offset: int64(i), Reason: fmt.Sprintf(".npy header holds the escape %q, which pk's header reader does not decode as numpy does: pk canon does not write it", h[i:min(i+4, len(h))])}
-		}
-		j := bytes.IndexByte(h[i+2:], '\\')
-		if j < 0 {
-			break
-		}
-		i += 2 + j
-	}
-	return nil
-}
 
 // sliceWriter fills b, and fails past its end.
 type sliceWriter struct {
