@@ -30,25 +30,31 @@ func (n *Node) AppendPure(b []byte) []byte { return n.v.appendPure(b, n.src) }
 // ItemIDs appends to buf the IDs of Items() (pickle.NoID where Items has
 // nil), without making their nodes.
 func (n *Node) ItemIDs(buf []pickle.ID) []pickle.ID {
-	v, s := n.v, n.src
-	var items []pickle.ID
-	switch v.kind(s) {
-	case pickle.KindSet, pickle.KindFrozenSet:
-		items, _ = v.setItemsPos(v.items(s), true)
-	case pickle.KindList, pickle.KindTuple, pickle.KindPersID:
-		items = v.items(s)
-	case pickle.KindGlobal:
-		if v.flags(s)&pickle.FlagDynamic != 0 {
-			items = v.items(s)
-		}
-	}
-	for _, c := range items {
+	for _, c := range n.v.itemsOf(n.src) {
 		if c >= 0 {
-			c = v.res(c)
+			c = n.v.res(c)
 		}
 		buf = append(buf, c)
 	}
 	return buf
+}
+
+// itemsOf are the items of node s as Node.Items and Ref.Items give them: a
+// set's in canonical order, a dynamic global's operands, nothing for the
+// kinds without items.
+func (v *View) itemsOf(s pickle.ID) []pickle.ID {
+	switch v.kind(s) {
+	case pickle.KindSet, pickle.KindFrozenSet:
+		items, _ := v.setItemsPos(v.items(s), true)
+		return items
+	case pickle.KindList, pickle.KindTuple, pickle.KindPersID:
+		return v.items(s)
+	case pickle.KindGlobal:
+		if v.flags(s)&pickle.FlagDynamic != 0 {
+			return v.items(s)
+		}
+	}
+	return nil
 }
 
 // EntryIDs appends to buf the IDs of the keys and values of Entries(), key

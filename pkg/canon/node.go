@@ -388,18 +388,7 @@ func (n *Node) Entries() []Entry {
 
 // CallForm says how a call node calls: "call" func(*args), "new"
 // cls.__new__(cls, *args[, **kwargs]), "inst" (INST/OBJ without arguments).
-func (n *Node) CallForm() string {
-	if n.v.kind(n.src) != pickle.KindCall {
-		return ""
-	}
-	switch f, _ := callForm(n.v, n.src); f {
-	case 'w', 'W':
-		return "new"
-	case 'o':
-		return "inst"
-	}
-	return "call"
-}
+func (n *Node) CallForm() string { return n.Ref().CallForm() }
 
 // Func, Args and Kwargs return the parts of a call (Kwargs is nil unless
 // non-empty keyword arguments are passed).

@@ -155,23 +155,8 @@ func (r Ref) Items() []Ref { return r.AppendItems(nil) }
 
 // AppendItems appends Items() to buf.
 func (r Ref) AppendItems(buf []Ref) []Ref {
-	v, s := r.v, r.id
-	var items []pickle.ID
-	switch v.kind(s) {
-	case pickle.KindSet, pickle.KindFrozenSet:
-		items, _ = v.setItemsPos(v.items(s), true)
-	case pickle.KindList, pickle.KindTuple, pickle.KindPersID:
-		items = v.items(s)
-	case pickle.KindGlobal:
-		if v.flags(s)&pickle.FlagDynamic == 0 {
-			return buf
-		}
-		items = v.items(s)
-	default:
-		return buf
-	}
-	for _, c := range items {
-		buf = append(buf, v.ref(c))
+	for _, c := range r.v.itemsOf(r.id) {
+		buf = append(buf, r.v.ref(c))
 	}
 	return buf
 }

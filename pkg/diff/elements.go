@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/array"
@@ -171,25 +170,7 @@ func elemEdge(idx []int64) string { return ppath.Element(idx) }
 
 // elemValue is an element as a typed JSON value (pkg/jsonl), nil for the
 // kinds that have none (complex, raw bytes).
-func elemValue(v array.Value) json.RawMessage {
-	switch v.Kind {
-	case 'b':
-		return jsonl.AppendBool(nil, v.Bool)
-	case 'i':
-		return jsonl.AppendInt(nil, v.Int)
-	case 'u':
-		return strconv.AppendUint(nil, v.Uint, 10)
-	case 'f':
-		if v.Exact {
-			return jsonl.AppendFloat(nil, v.Float)
-		}
-	case 'U':
-		return jsonl.AppendString(nil, v.Str)
-	case 'S':
-		return jsonl.AppendBytes(nil, "bytes", string(v.Bytes), int64(len(v.Bytes)))
-	}
-	return nil
-}
+func elemValue(v array.Value) json.RawMessage { return jsonl.Element(v) }
 
 // elemNote is "1 of 1,000 elements differ".
 func elemNote(differ, of int64) string {

@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -243,3 +244,26 @@ func appendShortened(b []byte, have, full int64) []byte {
 // Raw is an encoded value, for encoding/json records (json.RawMessage
 // that says where it comes from).
 type Raw = json.RawMessage
+
+// Element is an element of an array as a typed JSON value (pk diff's
+// value_a and value_b, pk trace's element value), nil for the kinds that
+// have none (complex, raw bytes).
+func Element(v array.Value) []byte {
+	switch v.Kind {
+	case 'b':
+		return AppendBool(nil, v.Bool)
+	case 'i':
+		return AppendInt(nil, v.Int)
+	case 'u':
+		return strconv.AppendUint(nil, v.Uint, 10)
+	case 'f':
+		if v.Exact {
+			return AppendFloat(nil, v.Float)
+		}
+	case 'U':
+		return AppendString(nil, v.Str)
+	case 'S':
+		return AppendBytes(nil, "bytes", string(v.Bytes), int64(len(v.Bytes)))
+	}
+	return nil
+}

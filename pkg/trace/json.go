@@ -258,22 +258,4 @@ func (t *Tree) jsonElement(b *bufio.Writer, e *Element) {
 
 // elemJSON is an element as a typed JSON value (pkg/jsonl), nil for the
 // kinds that have none (complex, raw bytes): as pk diff's value_a.
-func elemJSON(v array.Value) []byte {
-	switch v.Kind {
-	case 'b':
-		return jsonl.AppendBool(nil, v.Bool)
-	case 'i':
-		return jsonl.AppendInt(nil, v.Int)
-	case 'u':
-		return strconv.AppendUint(nil, v.Uint, 10)
-	case 'f':
-		if v.Exact {
-			return jsonl.AppendFloat(nil, v.Float)
-		}
-	case 'U':
-		return jsonl.AppendString(nil, v.Str)
-	case 'S':
-		return jsonl.AppendBytes(nil, "bytes", string(v.Bytes), int64(len(v.Bytes)))
-	}
-	return nil
-}
+func elemJSON(v array.Value) []byte { return jsonl.Element(v) }

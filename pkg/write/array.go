@@ -424,17 +424,7 @@ func (e *emitter) dtype(n canon.Ref, d *dtypeSpec) error {
 
 // smallInt writes an int64.
 func (e *emitter) smallInt(i int64) {
-	switch {
-	case i >= 0 && i < 256:
-		e.out.write(byte(pickle.BININT1), byte(i))
-	case i >= 0 && i < 65536:
-		e.out.write(byte(pickle.BININT2), byte(i), byte(i>>8))
-	case i >= -1<<31 && i < 1<<31:
-		var b [5]byte
-		b[0] = byte(pickle.BININT)
-		binary.LittleEndian.PutUint32(b[1:], uint32(int32(i)))
-		e.out.write(b[:]...)
-	default:
+	if !e.int32(i) {
 		var b [10]byte
 		b[0] = byte(pickle.LONG1)
 		b[1] = 8

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
 )
@@ -224,7 +225,7 @@ func npyHeader(descr string, fortran bool, shape []int64) ([]byte, error) {
 		b.WriteString("False")
 	}
 	b.WriteString(", 'shape': ")
-	b.WriteString(pyTuple(shape))
+	b.WriteString(array.ShapeText(shape))
 	b.WriteString(", }")
 	if len(shape) > 0 {
 		// room for the axis that may grow (numpy's in-place appends)
@@ -331,7 +332,7 @@ func npyDescr(b *strings.Builder, d *dtypeSpec) error {
 			if err := npyDescr(b, fd.base); err != nil {
 				return err
 			}
-			b.WriteString(", " + pyTuple(fd.shape))
+			b.WriteString(", " + array.ShapeText(fd.shape))
 		} else if err := npyDescr(b, fd); err != nil {
 			return err
 		}
@@ -345,23 +346,6 @@ func npyDescr(b *strings.Builder, d *dtypeSpec) error {
 	}
 	b.WriteString("]")
 	return nil
-}
-
-// pyTuple is Python's repr of a tuple of ints: (), (3,), (2, 3).
-func pyTuple(xs []int64) string {
-	var b strings.Builder
-	b.WriteString("(")
-	for i, x := range xs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.FormatInt(x, 10))
-	}
-	if len(xs) == 1 {
-		b.WriteString(",")
-	}
-	b.WriteString(")")
-	return b.String()
 }
 
 // pyStr is Python 3's repr of a str: single quotes unless it holds a single
