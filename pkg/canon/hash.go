@@ -420,15 +420,30 @@ func hashEach(path string, opt Options) (res *Result, ok bool) {
 // error. digests are the streams' digests one after the other, of the
 // form opt names.
 func EachStream(path string, opt Options, fn func(st *pickle.Stream, digest []byte) error) (res *Result, file *pickle.File, digests []byte, ok bool) {
+	// (fn reads the streams' stores: they are held whole for it)
+	return eachStream(path, opt, fn == nil, nil, fn)
+}
+
+// EachStreamFolded is EachStream read through the canon sink (fold.go)
+// whatever fn does: the stores fn is given may hold folded runs
+// (pickle.KindFolded), which stand for what the sink encoded and released,
+// and released (when not nil) is called with every node a compaction
+// releases (folded or not), so that a count of what the stream held sees
+// each node once: there, or in the store at STOP.
+func EachStreamFolded(path string, opt Options, released func(*pickle.Store, pickle.ID), fn func(st *pickle.Stream, digest []byte) error) (res *Result, file *pickle.File, digests []byte, ok bool) {
+	return eachStream(path, opt, true, released, fn)
+}
+
+func eachStream(path string, opt Options, fold bool, released func(*pickle.Store, pickle.ID), fn func(st *pickle.Stream, digest []byte) error) (res *Result, file *pickle.File, digests []byte, ok bool) {
 	opt = BareOptions(path, opt)
 	opt.NoPaths = true
 	res = &Result{}
 	n := 0
 	scr := &docScratch{}
 	ropt := ReadOptions(opt)
-	if k := newFoldSink(opt); k != nil && fn == nil {
-		// (fn reads the streams' stores: they are held whole for it)
+	if k := newFoldSink(opt); k != nil && fold {
 		opt.fold, ropt.Keep = k, k.keep()
+		ropt.Keep.Released = released
 		defer k.close()
 	}
 	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {

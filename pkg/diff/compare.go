@@ -229,6 +229,7 @@ func hasElems(es []Entry) bool {
 type census struct {
 	sets, dicts int
 	protos      map[int]bool
+	folded      bool // a store held folded runs (it cannot be walked)
 }
 
 func censusOf(d *input.Doc) census {
@@ -249,16 +250,43 @@ func (c *census) add(s *pickle.Stream) {
 	c.protos[s.Proto] = true
 	ss := s.Store()
 	for i := 0; i < ss.Len(); i++ {
-		switch id := pickle.ID(i); ss.Kind(id) {
-		case pickle.KindSet, pickle.KindFrozenSet:
-			if ss.NItems(id) > 1 {
-				c.sets++
-			}
-		case pickle.KindDict:
-			if ss.NItems(id) > 2 {
-				c.dicts++
-			}
+		c.node(ss, pickle.ID(i))
+	}
+}
+
+// entries is the number of entries of dict id: its key-value pairs and
+// the entries of its folded runs.
+func entries(s *pickle.Store, id pickle.ID) int {
+	if !s.Has(id, pickle.FlagHasFolded) {
+		return s.NItems(id) / 2
+	}
+	n, items := 0, s.Items(id)
+	for i := 0; i < len(items); {
+		if c := items[i]; c >= 0 && s.Kind(c) == pickle.KindFolded && s.Has(c, pickle.FlagFoldEntries) {
+			_, _, k, _ := s.FoldedRun(c)
+			n, i = n+k, i+1
+			continue
 		}
+		n, i = n+1, i+2
+	}
+	return n
+}
+
+// node counts node id of store s. A store read through the canon sink
+// (canon.EachStreamFolded) gives it, besides what is left at STOP, each
+// node it released.
+func (c *census) node(s *pickle.Store, id pickle.ID) {
+	switch s.Kind(id) {
+	case pickle.KindSet, pickle.KindFrozenSet:
+		if s.NItems(id) > 1 {
+			c.sets++
+		}
+	case pickle.KindDict:
+		if entries(s, id) > 1 {
+			c.dicts++
+		}
+	case pickle.KindFolded:
+		c.folded = true
 	}
 }
 

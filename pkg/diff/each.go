@@ -107,13 +107,19 @@ type streamSums struct {
 
 func sumStreams(path string, opt Options) (*streamSums, bool) {
 	s := &streamSums{path: path, census: census{protos: map[int]bool{}}}
-	res, file, _, ok := canon.EachStream(path, opt.Canon, func(st *pickle.Stream, d []byte) error {
+	// read through the canon sink: a stream it folded is read again, whole,
+	// only when its pair differs (load)
+	res, file, _, ok := canon.EachStreamFolded(path, opt.Canon, s.census.node, func(st *pickle.Stream, d []byte) error {
 		s.off, s.fps = grow(s.off), grow(s.fps)
 		s.off = append(s.off, st.Offset)
 		s.fps = append(s.fps, [16]byte(d[:16]))
 		s.end = st.Offset + st.Len()
+		s.census.folded = false
 		s.census.add(st)
 		s.last = st
+		if s.census.folded {
+			s.last = nil
+		}
 		return nil
 	})
 	if !ok {

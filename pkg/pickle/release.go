@@ -60,6 +60,10 @@ type Keep struct {
 	// Fold, compaction goes on at each doubling of the store while Active
 	// says so, however much stays live (the doubling keeps it linear).
 	Active func(s *Store) bool
+	// Released, when set, is called with each node a compaction releases,
+	// before its ID goes (a consumer that counts what the whole stream
+	// held: pk diff's census of dicts and sets).
+	Released func(s *Store, id ID)
 }
 
 // MinCompact is the store size (records) below which the machine never
@@ -259,6 +263,9 @@ func (m *machine) compact() {
 			kept++
 		} else {
 			newID[i] = NoID
+			if m.keep.Released != nil {
+				m.keep.Released(s, ID(i))
+			}
 		}
 	}
 	stub := ID(kept) // always added: cut item lists and released owners point to it
