@@ -1096,6 +1096,9 @@ func (e *encoder) assign(n pickle.ID) {
 // pushes a frame of children).
 func (e *encoder) node(n pickle.ID) {
 	v := e.v
+	if len(e.buf) > 32<<10 && !e.keep {
+		e.flush()
+	}
 	if n <= noEnt {
 		if n != noEnt {
 			v.Opt.fold.emitEnt(e, n) // an entry of a folded run of a dict's entries
@@ -1103,9 +1106,6 @@ func (e *encoder) node(n pickle.ID) {
 		return
 	}
 	n = v.res(n)
-	if len(e.buf) > 32<<10 && !e.keep {
-		e.flush()
-	}
 	if n >= 0 && n < v.base && v.s.Kind(n) == pickle.KindFolded {
 		// a run the canon sink encoded while the stream was read
 		v.Opt.fold.emit(e, v.s, n)

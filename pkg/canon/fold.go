@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -465,7 +466,7 @@ func (k *foldSink) entries(v *View, n pickle.ID, ks []keyed, pos *int) []keyed {
 		}
 		at += int64(uvarintLen(kl) + uvarintLen(vl) + uvarintLen(w))
 		start := len(v.entKeys)
-		v.entKeys = append(v.entKeys, make([]byte, kl)...)
+		v.entKeys = slices.Grow(v.entKeys, int(kl))[:start+int(kl)]
 		if _, err := io.ReadFull(r, v.entKeys[start:]); err != nil {
 			v.state().err = fmt.Errorf("reading back what pk spooled: %v", err)
 			return ks

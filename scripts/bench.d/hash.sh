@@ -96,3 +96,23 @@ if [ -s "$S/dicts.pkl.gz" ]; then
   read -r pk_t pk_m < <(measure sh -c "gzip -dc $S/dicts.pkl.gz | $PK hash -")
   echo "gzip -dc dicts.pkl.gz | pk hash -   ${pk_t}s  maxrss $((pk_m/1024)) MB (of the pipeline's largest process)"
 fi
+
+# 4. shapes the streaming path refuses, read through the canon sink (docs/engine.md
+#    §4, session 8): a table of types.SimpleNamespace objects (a `types` global),
+#    and a dict of them; against pickle.load.
+if [ ! -s "$S/namespaces.pkl" ] || [ ! -s "$S/namespace_dict.pkl" ]; then
+  "$PY" - "$S" <<'PY'
+import os, pickle, sys, types
+out = sys.argv[1]
+rows = [types.SimpleNamespace(i=i, name="n%d" % i, v=[i, i * 0.5]) for i in range(500_000)]
+for name, obj in (("namespaces", rows), ("namespace_dict", {"k%d" % i: r for i, r in enumerate(rows)})):
+    with open(os.path.join(out, name + ".pkl"), "wb") as f:
+        pickle.dump(obj, f, protocol=4)
+PY
+fi
+echo "== pk hash: shapes the streaming path refuses (the canon sink)"
+for F in "$S/namespaces.pkl" "$S/namespace_dict.pkl"; do
+  read -r pk_t pk_m < <(measure "$PK" hash "$F")
+  read -r py_t py_m < <(measure "$PY" -c "import pickle,sys; pickle.load(open(sys.argv[1],'rb'))" "$F")
+  echo "pk hash $(basename "$F") ($(size_mb "$F") MB)   ${pk_t}s  maxrss $((pk_m/1024)) MB;  pickle.load ${py_t}s  maxrss $((py_m/1024)) MB;  ratio (python/pk) $(echo "scale=2; $py_t / $pk_t" | bc)x"
+done
