@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -101,8 +102,8 @@ func newFoldSink(opt Options) *foldSink {
 // folded runs normalize met (tests).
 var (
 	noFold   bool
-	foldSeen int
-	refolds  int // inputs hashed again without folding (tests)
+	foldSeen atomic.Int64
+	refolds  atomic.Int64 // inputs hashed again without folding (tests)
 )
 
 // ruleStd are the globals of the standard library that a rule of the form

@@ -39,7 +39,7 @@ func TestFoldMatches(t *testing.T) {
 				noFast, noFold = true, true
 				want, werr := HashFile(p, opt)
 				noFold = false
-				foldSeen = 0
+				foldSeen.Store(0)
 				got, gerr := HashFile(p, opt)
 				noFast = false
 				if (werr == nil) != (gerr == nil) {
@@ -55,7 +55,7 @@ func TestFoldMatches(t *testing.T) {
 				if want.Digest != got.Digest {
 					t.Errorf("%s %+v (MinCompact %d): whole store %s, sink %s", p, opt, min, want.Digest, got.Digest)
 				}
-				if foldSeen > 0 {
+				if foldSeen.Load() > 0 {
 					folded++
 				}
 			}
@@ -96,14 +96,15 @@ func TestFoldShapes(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		noFold = false
-		foldSeen, refolds = 0, 0
+		foldSeen.Store(0)
+		refolds.Store(0)
 		got, err := HashFile(p, Options{})
 		if err != nil || got.Digest != want.Digest {
 			t.Errorf("%s: sink %v %v, whole store %s", c.file, got, err, want.Digest)
 			continue
 		}
-		if (foldSeen > 0) != c.folds || (refolds > 0) != c.again {
-			t.Errorf("%s: %d folded runs at STOP, hashed again %d times; want folds %v, again %v", c.file, foldSeen, refolds, c.folds, c.again)
+		if (foldSeen.Load() > 0) != c.folds || (refolds.Load() > 0) != c.again {
+			t.Errorf("%s: %d folded runs at STOP, hashed again %d times; want folds %v, again %v", c.file, foldSeen.Load(), refolds.Load(), c.folds, c.again)
 		}
 	}
 }

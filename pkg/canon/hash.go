@@ -585,7 +585,7 @@ func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 	if errors.Is(err, errRefold) {
 		// a rule's call came after plain data was folded, or calls were
 		// folded that the result does not hold: read it whole
-		refolds++
+		refolds.Add(1)
 		doc, err = input.Open(path, ReadOptions(opt))
 		if err != nil {
 			return nil, err

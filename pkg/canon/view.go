@@ -226,7 +226,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 			v.storageCandidate(id)
 		case pickle.KindFolded:
 			v.refold = true
-			foldSeen++
+			foldSeen.Add(1)
 			if s.Flags(id)&pickle.FlagFoldEffects != 0 {
 				v.foldEff = append(v.foldEff, id)
 			}
