@@ -23,6 +23,56 @@ const Placeholder = "<pk-canon>"
 // writer recurses, and Go cannot recover from running out of stack.
 const MaxDepth = 20000
 
+// tooDeep reports whether a stream's store holds a node that no path from
+// its result, its call log and what it popped or left reaches in fewer
+// than 2 x MaxDepth steps (a breadth-first walk), and the offset of the
+// first node it found past MaxDepth:
+// the writer, whose nesting on the way to a node is at least the length of
+// a path to it, would refuse it after the view and its digest were made
+// (a million nested lists: that is most of what pk canon spends on them).
+// Deeper than MaxDepth but within twice it is left to the writer's own
+// count, which the view's rewritten nodes may make a little shorter.
+func tooDeep(s *pickle.Store) (int64, bool) {
+	n := s.Len()
+	if n <= 2*MaxDepth {
+		return 0, false
+	}
+	depth := make([]int32, n)
+	queue := make([]pickle.ID, 0, 1024)
+	add := func(id pickle.ID, d int32) {
+		if id >= 0 && int(id) < n && depth[id] == 0 {
+			depth[id] = d
+			queue = append(queue, id)
+		}
+	}
+	add(s.Root, 1)
+	for _, ev := range s.Log {
+		add(ev.Node, 1)
+	}
+	for _, l := range [][]pickle.ID{s.Popped, s.Leftover, s.Tops} {
+		for _, id := range l {
+			add(id, 1)
+		}
+	}
+	var kids []pickle.ID
+	first := int64(-1) // the first node past MaxDepth: the one the refusal names
+	for i := 0; i < len(queue); i++ {
+		id := queue[i]
+		d := depth[id]
+		if d > MaxDepth && first < 0 {
+			first = s.Offset(id)
+		}
+		if d > 2*MaxDepth {
+			return first, true
+		}
+		kids = s.Children(id, kids[:0])
+		for _, c := range kids {
+			add(c, d+1)
+		}
+	}
+	return 0, false
+}
+
 // batch is the number of items per APPENDS / SETITEMS / ADDITEMS, as
 // CPython's picklers batch them.
 const batch = 1000

@@ -326,6 +326,10 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	var raw func(*input.Raw) ([]byte, error)
 	viewOpt := func(doc *input.Doc) canon.Options { return copt }
 	writeStream := func(s *pickle.Stream, vopt canon.Options) error {
+		if off, ok := tooDeep(s.Store()); ok {
+			// refused before the view and its digest are made
+			return &Error{File: path, Offset: off, Reason: fmt.Sprintf("nested more than %d levels deep: pk canon does not write it", MaxDepth)}
+		}
 		w, err := newStreamWriter(canon.NormalizeScratch(s, vopt, &scr), p)
 		if err != nil {
 			return pickle.WithFile(err, path)

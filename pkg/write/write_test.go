@@ -3,6 +3,7 @@ package write
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -243,5 +244,27 @@ func TestLargePayloadFraming(t *testing.T) {
 	again := mustCanon(t, string(out), Options{})
 	if !bytes.Equal(again, out) {
 		t.Error("not idempotent")
+	}
+}
+
+// TestTooDeepEarly: a million nested lists are refused from the store,
+// before the view and its digest are made, naming the first list past
+// MaxDepth; 30,000 levels (within twice MaxDepth) are left to the
+// writer's own count, which refuses them too.
+func TestTooDeepEarly(t *testing.T) {
+	for _, levels := range []int{1000000, 30000} {
+		data := "\x80\x04" + strings.Repeat("]", levels) + strings.Repeat("a", levels-1) + "."
+		p := filepath.Join(t.TempDir(), "deep.pkl")
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := File(p, Options{}, false)
+		var we *Error
+		if !errors.As(err, &we) || !strings.Contains(we.Reason, "levels deep") {
+			t.Fatalf("%d levels: %v", levels, err)
+		}
+		if levels == 1000000 && we.Offset != int64(2+MaxDepth) {
+			t.Errorf("%d levels: refused at offset %d, want %d (the first list past MaxDepth)", levels, we.Offset, 2+MaxDepth)
+		}
 	}
 }
