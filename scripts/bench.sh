@@ -43,24 +43,14 @@ go build -o "$PK" .
 echo "== inputs ($BENCH_DIR)"
 "$PYTHON" scripts/bench-gen.py "$BENCH_DIR"
 
+# shellcheck source=bench.d/measure.sh
+. scripts/bench.d/measure.sh
+export -f bench_measure
 measure() {
 	local runs=$1
 	shift
-	local best="" cpu="" rss=0 i w u s m tf
-	tf=$(mktemp)
-	for ((i = 0; i < runs; i++)); do
-		/usr/bin/time -o "$tf" -f '%e %U %S %M' "$@" >/dev/null 2>/dev/null || true
-		# GNU time writes "Command exited with non-zero status N" first when
-		# the command fails (pk diff exits 1 on a difference): the figures are
-		# the last line
-		read -r w u s m < <(tail -n 1 "$tf")
-		if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then
-			best=$w
-			cpu=$(awk "BEGIN{printf \"%.2f\", $u + $s}")
-		fi
-		if [ "$m" -gt "$rss" ]; then rss=$m; fi
-	done
-	rm -f "$tf"
+	local best cpu rss
+	read -r best cpu rss < <(bench_measure "$runs" "$@")
 	if command -v hyperfine >/dev/null 2>&1 && [ "$runs" -gt 1 ]; then
 		local json
 		json=$(mktemp)

@@ -1,7 +1,7 @@
 # bench_measure RUNS CMD...: runs CMD RUNS times under /usr/bin/time and
 # prints "<best wall s> <user+sys s of that run> <peak RSS KB over the runs>".
-# Sourced by the scripts of scripts/bench.d when they run standalone
-# (scripts/bench.sh defines its own measure, which adds hyperfine).
+# Sourced by the scripts of scripts/bench.d when they run standalone, and
+# by scripts/bench.sh, whose measure adds hyperfine's best wall time.
 bench_measure() {
 	local runs=$1 tf w u s m best="" cpu="" rss=0 i
 	shift
