@@ -1,9 +1,7 @@
 package write
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -186,24 +184,7 @@ func describeArrays(t *testing.T, asPickle bool, files []string) map[string]desc
 	if asPickle {
 		args = append(args, "--pickle")
 	}
-	cmd := exec.Command(python, append(args, files...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("describe_arrays.py: %v\n%s", err, stderr.String())
-	}
-	res := map[string]described{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 256<<20)
-	for sc.Scan() {
-		var d described
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatalf("describe_arrays.py: %v", err)
-		}
-		res[d.File] = d
-	}
-	return res
+	return runDescribe(t, exec.Command(python, append(args, files...)...))
 }
 
 // TestMutatedArrays: damaged versions of the array, frame and tensor

@@ -40,11 +40,18 @@ func describe(t *testing.T, python string, files []string) map[string]described 
 	t.Helper()
 	cmd := exec.Command(python, append([]string{"../../testdata/write/describe.py"}, files...)...)
 	cmd.Env = append(os.Environ(), "PYTHONHASHSEED=0")
+	return runDescribe(t, cmd)
+}
+
+// runDescribe runs one of testdata/write's describe scripts and reads its
+// JSON lines, one a file.
+func runDescribe(t *testing.T, cmd *exec.Cmd) map[string]described {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("describe.py: %v\n%s", err, stderr.String())
+		t.Fatalf("%s: %v\n%s", filepath.Base(cmd.Args[1]), err, stderr.String())
 	}
 	res := map[string]described{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -52,7 +59,7 @@ func describe(t *testing.T, python string, files []string) map[string]described 
 	for sc.Scan() {
 		var d described
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatalf("describe.py: %v", err)
+			t.Fatalf("%s: %v", filepath.Base(cmd.Args[1]), err)
 		}
 		res[d.File] = d
 	}
