@@ -34,21 +34,7 @@ func TestMutatedInputs(t *testing.T) {
 		}
 		orig, _ := os.ReadFile(p)
 		for k := 0; k < 12; k++ {
-			b := append([]byte(nil), orig...)
-			for m := 0; m < 1+rng.Intn(3); m++ {
-				j := rng.Intn(len(b))
-				switch rng.Intn(3) {
-				case 0:
-					b[j] = byte(rng.Intn(256))
-				case 1:
-					b = append(b[:j], b[j+1:]...)
-				default:
-					b = append(b[:j], append([]byte{b[rng.Intn(len(b))]}, b[j:]...)...)
-				}
-				if len(b) == 0 {
-					b = []byte{'.'}
-				}
-			}
+			b := mutate(rng, orig, 3)
 			in := filepath.Join(dir, "m.pkl")
 			os.WriteFile(in, b, 0o644)
 			func() {
@@ -81,4 +67,25 @@ func TestMutatedInputs(t *testing.T) {
 			t.Errorf("internal error: %s", r)
 		}
 	}
+}
+
+// mutate returns a copy of orig with 1 to most bytes changed, dropped or
+// doubled (at least one byte is left).
+func mutate(rng *rand.Rand, orig []byte, most int) []byte {
+	b := append([]byte(nil), orig...)
+	for m := 0; m < 1+rng.Intn(most); m++ {
+		j := rng.Intn(len(b))
+		switch rng.Intn(3) {
+		case 0:
+			b[j] = byte(rng.Intn(256))
+		case 1:
+			b = append(b[:j], b[j+1:]...)
+		default:
+			b = append(b[:j], append([]byte{b[rng.Intn(len(b))]}, b[j:]...)...)
+		}
+		if len(b) == 0 {
+			b = []byte{'.'}
+		}
+	}
+	return b
 }

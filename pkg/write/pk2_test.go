@@ -206,21 +206,7 @@ func TestMutatedArrays(t *testing.T) {
 		}
 		orig, _ := os.ReadFile(p)
 		for k := 0; k < 6; k++ {
-			b := append([]byte(nil), orig...)
-			for m := 0; m < 1+rng.Intn(2); m++ {
-				j := rng.Intn(len(b))
-				switch rng.Intn(3) {
-				case 0:
-					b[j] = byte(rng.Intn(256))
-				case 1:
-					b = append(b[:j], b[j+1:]...)
-				default:
-					b = append(b[:j], append([]byte{b[rng.Intn(len(b))]}, b[j:]...)...)
-				}
-				if len(b) == 0 {
-					b = []byte{'.'}
-				}
-			}
+			b := mutate(rng, orig, 2)
 			in := filepath.Join(dir, "m"+filepath.Ext(p))
 			os.WriteFile(in, b, 0o644)
 			func() {
