@@ -1,5 +1,7 @@
 package pickle
 
+import "slices"
+
 // Folding (docs/engine.md §2.1, item 5): at each compaction, the machine
 // hands a consumer that asks (Keep.Fold) the subtrees of plain data that
 // are final and hang off a container still kept, and replaces each run of
@@ -235,8 +237,8 @@ func (m *machine) foldFinal() {
 		}
 	}
 	m.fs.keys = keys[:0]
-	out := m.fs.out[:0]
-	out = append(out, make([]Folded, len(roots))...)
+	out := slices.Grow(m.fs.out[:0], len(roots))[:len(roots)]
+	clear(out)
 	m.keep.Fold(s, roots, keys, indeg, out)
 	m.dropFolded(roots, out, isNamed)
 	// runs: consecutive positions of one parent, folded, their bytes one
