@@ -18,12 +18,34 @@ cd "$(dirname "$0")/.."
 DURATION=${1:-20s}
 TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/scan:FuzzScan pkg/write:FuzzFile pkg/path:FuzzParse)
 
+# tolerable LOG: the run failed only with the coordinator's deadline race: no
+# failing input was written, the last line of the failure is the bare error,
+# and the progress lines show at most 3 (9 s) with no execution before the end
+# (a hung input would stall every line after it: that fails).
+tolerable() {
+  grep -q 'Failing input written\|panic:\|fuzz_test.go' "$1" && return 1
+  grep -A1 -- '--- FAIL' "$1" | tail -n 1 | grep -q '^ *context deadline exceeded$' || return 1
+  local stalled
+  stalled=$(grep 'execs:' "$1" | tail -n 4 | grep -c '(0/sec)' || true)
+  [ "$stalled" -le 3 ]
+}
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for pt in "${TARGETS[@]}"; do
   pkg=${pt%%:*} t=${pt#*:}
   echo "== $pkg $t for $DURATION"
-  if ! go test "./$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$DURATION" >"$log" 2>&1; then
+  # Minimizing a new input is bounded (-fuzzminimizetime, default 60 s): the
+  # workers run nothing meanwhile, and a minimization still under way at the
+  # deadline is what Go 1.26's coordinator race (go.dev/issue/75804, fixed in
+  # Go 1.27) reports as a bare "context deadline exceeded".
+  if ! go test "./$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$DURATION" -fuzzminimizetime 3s >"$log" 2>&1; then
+    if tolerable "$log"; then
+      echo "fuzz: $t stopped with Go's bare 'context deadline exceeded' (go.dev/issue/75804): no input failed and the workers were not stalled; the seed corpus passes again:"
+      go test "./$pkg" -run "^${t}\$" >"$log" 2>&1 || { tail -n 30 "$log"; exit 1; }
+      tail -n 1 "$log"
+      continue
+    fi
     tail -n 30 "$log"
     echo "fuzz: $t failed; the failing input is under $pkg/testdata/fuzz/$t/" >&2
     exit 1
