@@ -281,6 +281,55 @@ func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
 	return nil, true
 }
 
+// foreignArrays compares a joblib object array with a pickled one (or an
+// .npy file's) at path: the joblib one is the array its nested pickle
+// makes (canon's Foreign: a node of that pickle's own view), whose items
+// are compared with the other's as two pickled object arrays are
+// (c.arrays: root[1], root[1, 2]). The walk below it is made with the
+// tables of the nested pickle's view on its side (fingerprints, objects
+// seen, pairs compared, the store, all by node ID of one view), and the
+// walk's own are put back after. ok is false when a and b are not such a
+// pair (two joblib object arrays are compared as their nested pickles,
+// heldObjects), when already below one (no deeper) or when their items
+// are not compared (c.arrays: shapes that differ).
+func (c *cmp) foreignArrays(a, b *canon.Node, path pathRef) bool {
+	fa, fb := a.Foreign(), b.Foreign()
+	if (fa == nil) == (fb == nil) || c.inForeign {
+		return false
+	}
+	if fa != nil {
+		a = fa
+	} else {
+		b = fb
+	}
+	if xa, xb := a.Array(), b.Array(); xa == nil || xb == nil || !xa.Object() || !xb.Object() {
+		return false
+	}
+	// (the pair itself was met by the walk, its sharing compared: the
+	// items are what is compared below)
+	ta, tb, storeA, storeB, seenA, seenB, pairs, skip := c.ta, c.tb, c.storeA, c.storeB, c.seenA, c.seenB, c.pairs, c.skip
+	table := func(n *canon.Node, algo canon.Algo) *fpTable {
+		v := n.View()
+		v.SetFreshNodes(true)
+		defer v.SetFreshNodes(false)
+		return newFPTable(algo, n)
+	}
+	if fa != nil {
+		c.ta, c.storeA, c.seenA, c.skip = table(a, c.optA.Algo), a.View().Store(), map[pickle.ID]pathRef{}, nil
+	} else {
+		c.tb, c.storeB, c.seenB = table(b, c.optB.Algo), b.View().Store(), map[pickle.ID]pathRef{}
+	}
+	c.pairs = map[uint64]struct{}{}
+	c.inForeign = true
+	kids, ok := c.arrays(a, b, path)
+	for _, k := range kids {
+		c.walkFrom(k)
+	}
+	c.inForeign = false
+	c.ta, c.tb, c.storeA, c.storeB, c.seenA, c.seenB, c.pairs, c.skip = ta, tb, storeA, storeB, seenA, seenB, pairs, skip
+	return ok
+}
+
 // rawElements is the element entry of two raw parts holding the data of
 // one array or tensor at path, or false. A torch storage is read through
 // the tensor that uses it (tensor: shape, stride and storage offset);
