@@ -36,6 +36,10 @@ OBJECTS = {
     # inside 'mid''s (root['mid'][1], in its storage) and in the transposed 't'
     "part": "{'head': torch.arange(6, dtype=torch.int64)[2:], 'mid': torch.arange(6.0)[1:4], 't': torch.arange(6, dtype=torch.int32).reshape(2, 3).t()}",
     "part_changed": "(lambda x, y, z: (x.__setitem__(0, 100), y.__setitem__(2, -1.5), z.__setitem__(4, 40), {'head': x[2:], 'mid': y[1:4], 't': z.reshape(2, 3).t()})[3])(torch.arange(6, dtype=torch.int64), torch.arange(6.0), torch.arange(6, dtype=torch.int32))",
+    # one tensor of each dtype torch spells (bfloat16, float16, complex, bool, small ints, float64),
+    # and the same with one element of each changed
+    "dtypes": "{'bf16': torch.tensor([0.1, 1.0, 2.0], dtype=torch.bfloat16), 'f16': torch.tensor([0.1, 1.0, 2.0], dtype=torch.float16), 'c64': torch.tensor([1+2j, 0.1-1j], dtype=torch.complex64), 'c128': torch.tensor([1+2j, 0.5], dtype=torch.complex128), 'bool': torch.tensor([True, False, True]), 'i8': torch.tensor([-1, 2], dtype=torch.int8), 'u8': torch.tensor([1, 255], dtype=torch.uint8), 'i16': torch.tensor([3, -300], dtype=torch.int16), 'f64': torch.tensor([0.1, 0.2], dtype=torch.float64)}",
+    "dtypes_changed": "{'bf16': torch.tensor([0.1, 1.0, -2.5], dtype=torch.bfloat16), 'f16': torch.tensor([0.1, 1.0, -2.5], dtype=torch.float16), 'c64': torch.tensor([1+2j, 3j], dtype=torch.complex64), 'c128': torch.tensor([1+2j, -0.25+1j], dtype=torch.complex128), 'bool': torch.tensor([True, True, True]), 'i8': torch.tensor([-1, -128], dtype=torch.int8), 'u8': torch.tensor([1, 7], dtype=torch.uint8), 'i16': torch.tensor([3, 300], dtype=torch.int16), 'f64': torch.tensor([0.1, 0.3], dtype=torch.float64)}",
 }
 
 # Storages of 1 MiB or more (pk reads their nested torch.save bytes again
