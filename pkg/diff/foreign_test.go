@@ -13,10 +13,13 @@ import (
 // way round, plain and zlib'd joblib: root[1] 'x' → 'y', root[1, 2] (1,) →
 // 'c' (foreignArrays; without it one entry at root, "<joblib object
 // array>" against "array |O8 (4,) of objects"). The same values stay the
-// same pickle. A joblib Series of str values against a pickled one names
-// the item of its values (joblib writes them twice; the pickle shares
-// them: that is said once, at the second copy), not an alias change of the
-// first copy.
+// same pickle. A joblib frame's str column (an object block) against a
+// pickled one names the cell, root['name'][20], as each against its own
+// kind does (c.frames' objectCells, through withForeign; without it at the
+// block's item, root._mgr.__reduce__[1][0][0].__reduce__[1][0][0, 1]); a
+// Series' too, root['b'], whose values joblib writes twice where the
+// pickle shares them: that is said once, at the second copy (without the
+// block left out of the walk after: at the first copy too).
 func TestJoblibObjectsAgainstPickled(t *testing.T) {
 	const dir = "../../testdata/arrays/"
 	opt := Options{Canon: canon.Options{Form: canon.Form2}}
@@ -55,13 +58,28 @@ func TestJoblibObjectsAgainstPickled(t *testing.T) {
 		}
 	}
 	const frames = "../../testdata/frames/"
-	for _, pair := range [][2]string{{"series_str.joblib", "series_str_changed_p4.pkl"}, {"series_str_p4.pkl", "series_str_changed.joblib"}} {
-		r, err := Files(frames+pair[0], frames+pair[1], opt)
-		if err != nil || len(r.Entries) == 0 {
-			t.Fatalf("%s %s: %v", pair[0], pair[1], err)
-		}
-		if e := r.Entries[0]; e.Path != "root._mgr.__getstate__()[1][0][1]" || e.Kind != Changed || e.A != "'y'" || e.B != "'Y'" {
-			t.Errorf("%s %s: %+v", pair[0], pair[1], r.Entries)
+	for _, c := range []struct {
+		name, cell, a, b string
+		entries          int
+	}{
+		{"strcol", "root['name'][20]", "'b'", "'B'", 1},
+		{"series_str", "root['b']", "'y'", "'Y'", 2},
+	} {
+		for _, pf := range []string{"_p2.pkl", "_p4.pkl", "_p5.pkl"} {
+			for _, pair := range [][2]string{{c.name + ".joblib", c.name + "_changed" + pf}, {c.name + pf, c.name + "_changed.joblib"}} {
+				r, err := Files(frames+pair[0], frames+pair[1], opt)
+				if err != nil || len(r.Entries) != c.entries {
+					t.Errorf("%s %s: %v %+v", pair[0], pair[1], err, r.Entries)
+					continue
+				}
+				if e := r.Entries[0]; e.Path != c.cell || e.Kind != Changed || e.A != c.a || e.B != c.b {
+					t.Errorf("%s %s: %+v", pair[0], pair[1], r.Entries)
+				}
+				if c.entries == 2 && (r.Entries[1].Kind != AliasChanged || !strings.HasSuffix(r.Entries[1].Path, "['values']")) {
+					t.Errorf("%s %s: %+v", pair[0], pair[1], r.Entries[1])
+				}
+				n++
+			}
 		}
 	}
 	t.Logf("%d joblib against pickled pairs", n)
