@@ -38,18 +38,15 @@ type Element struct {
 	Column, Row string
 	RowPos      int64
 	Kind        string // what holds it: "numpy.ndarray", "joblib array", "torch.Tensor", "torch storage", "object array"
-	// Tensor is the path of the tensor whose storage holds the element
-	// (Kind "torch storage": root['w']<data>[k], an element of the whole
-	// storage, which the tensor's view may not see)
-	Tensor   string
-	DType    string // as the holder's label names it (int32, float32)
-	Shape    []int64
-	Index    []int64 // of the element in the holder
-	Value    string  // as Python prints the scalar; "" when it is not read (Why)
-	Typed    array.Value
-	HasTyped bool
-	Why      string // why the value is not shown
-	Ext      string // a pandas extension column's cell: what the array holding it is
+	DType       string // as the holder's label names it (int32, float32)
+	Shape       []int64
+	Index       []int64 // of the element in the holder
+	Value       string  // as Python prints the scalar; "" when it is not read (Why)
+	Typed       array.Value
+	HasTyped    bool
+	Why         string // why the value is not shown
+	Ext         string // a pandas extension column's cell: what the array holding it is
+	Tensor      string // Kind "torch storage" (root['w']<data>[k]): the path of the tensor whose storage it is
 }
 
 // Line is the line pk trace --path prints above the tree: which element
