@@ -21,8 +21,27 @@ func (g StoreGraph) NMuts(n pickle.ID) int          { return g.S.NMuts(n) }
 func (g StoreGraph) Items(n pickle.ID) []pickle.ID  { return g.S.Items(n) }
 func (g StoreGraph) NItems(n pickle.ID) int         { return g.S.NItems(n) }
 func (g StoreGraph) Blob(n pickle.ID) *pickle.Blob  { return g.S.Blob(n) }
-func (g StoreGraph) Text(n pickle.ID) string        { return g.S.Str(n) }
 func (g StoreGraph) PayloadLen(n pickle.ID) int64   { return g.S.PayloadLen(n) }
+
+// Text is a node's text; of protocol 0-2's _codecs.encode(s, 'latin1')
+// (Kind bytes), its bytes: s's characters, each one byte ("" when one is
+// not latin-1, which encoding would refuse). A datetime dtype's unit is
+// such bytes (b'D').
+func (g StoreGraph) Text(n pickle.ID) string {
+	if n >= 0 && g.S.Kind(n) == pickle.KindCall && g.Kind(n) == pickle.KindBytes {
+		a, _ := g.Tuple(g.S.Args(n))
+		s, _ := g.Str(a[0])
+		b := make([]byte, 0, len(s))
+		for _, r := range s {
+			if r > 0xff {
+				return ""
+			}
+			b = append(b, byte(r))
+		}
+		return string(b)
+	}
+	return g.S.Str(n)
+}
 
 func (g StoreGraph) Kind(n pickle.ID) pickle.Kind {
 	k := g.S.Kind(n)

@@ -364,6 +364,7 @@ type cmp struct {
 	// same entries and locate need not make it.
 	formA, formB canon.Options
 	alike        bool
+	inForeign    bool // walking below a joblib object array against a pickled one (foreignArrays)
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -1027,6 +1028,9 @@ func (c *cmp) compare(t task) []task {
 		}
 		if a.Kind() != canon.KindArray {
 			break
+		}
+		if c.foreignArrays(a, b, path) {
+			return nil
 		}
 		if kids, ok := c.arrays(a, b, path); ok {
 			return kids
