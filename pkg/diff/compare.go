@@ -189,10 +189,15 @@ func locate(opt Options, arrays bool, walk func(c *cmp)) *cmp {
 	// (views of every pair alike in both forms: the second walk would
 	// give what the first gave)
 	alike := c.alike && c.formA.Form == opt.Canon.Form && c.formB.Form == opt.Canon.Form && !arrays
-	if c.err == nil && (len(c.entries) != 1 || withArrays) && c.ignored == 0 && opt.Canon.Form != canon.Form1 && !alike {
+	if c.err == nil && (len(c.entries) != 1 || withArrays || c.ignored > 0) && opt.Canon.Form != canon.Form1 && !alike {
 		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
 		walk(c2)
+		// (with --ignore, the form that decides "the same" decides what is
+		// left: a pk-canon/2 walk whose differences are all ignored leaves
+		// none, whatever pk-canon/1's view of two forms of one checkpoint
+		// lists)
 		if c2.err == nil && (len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) ||
+			c2.ignored > 0 && len(c2.entries) < len(c.entries) ||
 			withArrays && len(c2.entries)+c2.ignored > 0 && len(c2.entries)+c2.ignored <= len(c.entries)) {
 			// (entries that --ignore covers count: an element or cell
 			// path ignored leaves no difference, not pk-canon/1's bytes)
