@@ -278,7 +278,7 @@ var noVerify bool
 
 // writable are the whole-file compressions written back, each with fixed
 // settings (docs/pk-canon.md).
-var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "xz": true, "lzma": true, "zstd": true, "lz4": true}
+var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "bz2": true, "xz": true, "lzma": true, "zstd": true, "lz4": true}
 
 // File canonicalises the input at path ("-": stdin). keep says to keep the
 // input's bytes in Result.Input (for pk canon -l).
@@ -592,7 +592,7 @@ func supported(doc *input.Doc, path string) error {
 	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
 	switch {
 	case !writable[doc.Compression]:
-		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
+		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, bz2, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
 	case strings.Contains(doc.Format, "npy"):
 		why = fmt.Sprintf("a NumPy .npy file (%s) pk canon does not write: neither an array of plain data nor the pickle of an object array", doc.Format)
 	case strings.Contains(doc.Format, "joblib"):
@@ -751,7 +751,8 @@ func trailing(path string, data []byte, compression string, t *pickle.Trailing, 
 }
 
 // compress writes b back in the input's compression, with fixed settings:
-// gzip and zlib at level 9 (no file name, no time stamp), xz and lzma
+// gzip and zlib at level 9 (no file name, no time stamp), bz2 with block
+// size 9 (github.com/dsnet/compress, bz2.go), xz and lzma
 // ("alone") with the defaults of github.com/ulikunitz/xz, zstd with
 // github.com/klauspost/compress's default level on one thread, lz4 with
 // github.com/pierrec/lz4's defaults.
@@ -783,6 +784,8 @@ func newCompressor(kind string, buf io.Writer) (io.WriteCloser, error) {
 		w, err = gzip.NewWriterLevel(buf, gzip.BestCompression)
 	case "zlib":
 		w, err = zlib.NewWriterLevel(buf, zlib.BestCompression)
+	case "bz2":
+		w, err = newBz2Writer(buf) // bz2.go: block size 9
 	case "xz":
 		w, err = xz.NewWriter(buf)
 	case "lzma":
