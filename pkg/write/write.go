@@ -198,6 +198,9 @@ type Result struct {
 
 	spool string // the temporary file holding the output (Data nil)
 	size  int64  // its size
+
+	inPath  string // the input file, compared by Canonical (Input nil: list.go)
+	verdict int8   // 1: the input is known to be its own output
 }
 
 // SpoolAbove is the size above which a .npy file's output is written to a
@@ -242,8 +245,11 @@ func (r *Result) Close() error {
 
 // Canonical reports whether the input's bytes are already the output.
 func (r *Result) Canonical() bool {
+	if r.verdict != 0 {
+		return r.verdict > 0
+	}
 	if r.Input == nil {
-		return false
+		return r.sameAsInput() // list.go: compared with the file as written
 	}
 	if r.spool == "" {
 		return bytes.Equal(r.Input, r.Data)
@@ -280,9 +286,19 @@ var noVerify bool
 // settings (docs/pk-canon.md).
 var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "bz2": true, "xz": true, "lzma": true, "zstd": true, "lz4": true}
 
-// File canonicalises the input at path ("-": stdin). keep says to keep the
-// input's bytes in Result.Input (for pk canon -l).
+// File canonicalises the input at path ("-": stdin). keep says that
+// Result.Canonical will be asked (pk canon -l): the bytes of stdin are kept
+// in Result.Input; a file's are not, its output is compared with the file
+// as it is written (list.go).
 func File(path string, opt Options, keep bool) (*Result, error) {
+	res, err := file(path, opt, keep)
+	if err == nil && keep && res.Input == nil && path != "-" {
+		res.inPath = path
+	}
+	return res, err
+}
+
+func file(path string, opt Options, keep bool) (*Result, error) {
 	p := opt.proto()
 	if p < MinProtocol || p > MaxProtocol {
 		return nil, fmt.Errorf("protocol %d: pk canon writes protocols %d to %d", p, MinProtocol, MaxProtocol)
@@ -291,20 +307,15 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	ropt := canon.ReadOptions(copt)
 	// every payload in memory: the writer copies them to the output
 	ropt.BlobThreshold = math.MaxInt64
-	var data []byte // the input's bytes (stdin, -l)
+	var data []byte // the input's bytes (stdin)
 	var err error
-	if path == "-" || keep {
-		if path == "-" {
-			data, err = io.ReadAll(os.Stdin)
-		} else {
-			data, err = os.ReadFile(path)
-		}
-		if err != nil {
+	if path == "-" {
+		if data, err = io.ReadAll(os.Stdin); err != nil {
 			return nil, err
 		}
 	}
 	open := func() (*input.Doc, error) {
-		if path == "-" { // a zip needs the file; -l keeps the bytes only to compare
+		if path == "-" { // a zip needs the file
 			return input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
 		}
 		return input.Open(path, ropt)
@@ -444,6 +455,12 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		// takes their place
 		doc, f, vopt = nil, nil, canon.Options{}
 		runtime.GC()
+	}
+	if keep && path != "-" && (trail == nil || base == "pickle") {
+		// pk canon -l: a file that is its own output needs no check
+		if res := listSame(path, format, compression, &out, trail); res != nil {
+			return res, nil
+		}
 	}
 	n := len(ends)
 	want := func(i int) []byte { return wants[i*dsize : (i+1)*dsize] }
