@@ -54,7 +54,7 @@ written (exit 2).
 -l lists the FILEs that are not canonical already, as gofmt -l does: exit 0
 when none is listed, 1 when some are, 2 when a file cannot be read or is
 refused. The output is compared with the file as it is written, up to the
-first difference; the file is not held in memory.
+first difference: a FILE is not held in memory ("-" is read whole).
 
 --json: with -l, one line per FILE, {"name","canonical"} or {"name","error"};
 when writing (which then needs -o), {"name","output","size"} or
