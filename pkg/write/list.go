@@ -100,40 +100,46 @@ func (r *Result) sameAsInput() bool {
 // and out as it was.
 func listSame(path, format, compression string, out *bytes.Buffer, trail *pickle.Trailing) *Result {
 	mark := out.Len()
-	var data []byte
-	var same bool
-	var err error
-	if trail != nil {
-		err = trailing(path, nil, compression, trail, out)
-	}
-	if err != nil {
-	} else if compression == "" {
-		data = out.Bytes()
-		same, err = sameFile(path, int64(len(data)), func(w io.Writer) error {
-			_, err := w.Write(data)
-			return err
-		})
-	} else {
-		// the compressed bytes kept as they are compared: the Result's
-		// output when they are the file's
-		var buf bytes.Buffer
-		same, err = sameFile(path, -1, func(w io.Writer) error {
-			cw, err := newCompressor(compression, io.MultiWriter(w, &buf))
-			if err != nil {
-				return err
-			}
-			if _, err := cw.Write(out.Bytes()); err != nil {
-				return err
-			}
-			return cw.Close()
-		})
-		data = buf.Bytes()
-	}
-	if err != nil || !same {
-		// (an error here is met again by what follows, or is the
-		// comparison's: the output is then written and compared as any)
+	data, same := listCompare(path, compression, out, trail)
+	if !same {
 		out.Truncate(mark)
 		return nil
 	}
 	return &Result{Data: data, Format: format, inPath: path, verdict: 1}
+}
+
+// listCompare appends the trailing bytes to out and compares out,
+// compressed, with the file; it returns the output (out's bytes, or the
+// compressed bytes) and whether it is the file. An error (met again by
+// File when it writes the output, or the comparison's) is a difference:
+// the output is then checked and compared as any.
+func listCompare(path, compression string, out *bytes.Buffer, trail *pickle.Trailing) ([]byte, bool) {
+	if trail != nil {
+		if err := trailing(path, nil, compression, trail, out); err != nil {
+			return nil, false
+		}
+	}
+	if compression == "" {
+		data := out.Bytes()
+		same, err := sameFile(path, int64(len(data)), func(w io.Writer) error {
+			_, err := w.Write(data)
+			return err
+		})
+		return data, err == nil && same
+	}
+	// the compressed bytes kept as they are compared (the Result's output
+	// when they are the file's); the compressor stops at the first
+	// difference of what it writes
+	var buf bytes.Buffer
+	same, err := sameFile(path, -1, func(w io.Writer) error {
+		cw, err := newCompressor(compression, io.MultiWriter(w, &buf))
+		if err != nil {
+			return err
+		}
+		if _, err := cw.Write(out.Bytes()); err != nil {
+			return err
+		}
+		return cw.Close()
+	})
+	return buf.Bytes(), err == nil && same
 }
