@@ -369,7 +369,8 @@ type cmp struct {
 	// same entries and locate need not make it.
 	formA, formB canon.Options
 	alike        bool
-	inForeign    bool // walking below a joblib object array against a pickled one (foreignArrays)
+	inForeign    bool              // walking below a joblib object array against a pickled one (foreignArrays)
+	steps        map[string]string // the named steps met, by path (steps.go)
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -381,6 +382,7 @@ func (c *cmp) add(e Entry) {
 			return
 		}
 	}
+	e.Note = c.stepNote(e.Path, e.Note)
 	c.entries = append(c.entries, e)
 }
 
@@ -477,7 +479,7 @@ func (c *cmp) heldPath(side byte, p *input.Part) string {
 		if side == 'b' {
 			refs = &c.tensorRefB
 		}
-		*m, *refs = tensorPaths(d, opt)
+		c.tensorPaths(side, m, refs, d, opt)
 	}
 	key := p.Key
 	if p.Role != input.RoleStorage {
@@ -1041,6 +1043,7 @@ func (c *cmp) compare(t task) []task {
 			return kids
 		}
 	case pickle.KindList, pickle.KindTuple:
+		c.noteStep(a, b, path)
 		return c.seq(a.Items(), b.Items(), path, itemsForm, a, b)
 	case pickle.KindSet, pickle.KindFrozenSet:
 		return c.set(a, b, path)

@@ -22,8 +22,8 @@ func TestFrameCells(t *testing.T) {
 		// a Series: its element by row label (array.SeriesAt)
 		"series": {"root[42]", "0.125", "-5.0", "1 of 4 elements differ"},
 		// a fitted pipeline: the generic walk names the step and attribute,
-		// the array its element
-		"pipeline": {"root.steps[1][1].coef_[0, 3]", "-0.6089586300009043", "0.39104136999909567", "1 of 4 elements differ"},
+		// the array its element, the note the step (steps.go)
+		"pipeline": {"root.steps[1][1].coef_[0, 3]", "-0.6089586300009043", "0.39104136999909567", "1 of 4 elements differ; in step 'clf' (sklearn.linear_model._logistic.LogisticRegression)"},
 	}
 	for name, w := range cases {
 		for _, p := range [][2]string{{"_p4.pkl", "_p4.pkl"}, {"_p2.pkl", "_p2.pkl"}, {"_p5.pkl", "_p5.pkl"}, {"_p2.pkl", "_p5.pkl"}, {"_p5.pkl", "_p4.pkl"}} {
@@ -65,7 +65,7 @@ func TestFrameCells(t *testing.T) {
 	}
 	// joblib: the pipeline's arrays are raw parts; the element is named
 	r, err := Files(dir+"pipeline.joblib", dir+"pipeline_changed.joblib", Options{Canon: canon.Options{Form: canon.Form2}})
-	if err != nil || len(r.Entries) != 1 || r.Entries[0].Path != "root.steps[1][1].coef_[0, 3]" || r.Entries[0].Note != "1 of 4 elements differ" {
+	if err != nil || len(r.Entries) != 1 || r.Entries[0].Path != "root.steps[1][1].coef_[0, 3]" || r.Entries[0].Note != "1 of 4 elements differ; in step 'clf' (sklearn.linear_model._logistic.LogisticRegression)" {
 		t.Fatalf("pipeline joblib: %v %+v", err, r.Entries)
 	}
 }

@@ -20,9 +20,12 @@ const MaxTensorScan = 5_000_000
 // of every joblib array wrapper, by "array:" + part name:
 // a changed storage is then reported at root['layer.weight'], not at the
 // zip member that holds it; and the tensor at each such path (by
-// storage key, the first; by "path:" + path, each).
-func tensorPaths(doc *input.Doc, opt canon.Options) (map[string]string, map[string]*input.TensorRef) {
+// storage key, the first; by "path:" + path, each); and, by path, the
+// named steps on the way (stepTuple: the entries of a joblib model's raw
+// arrays say which step they are in).
+func tensorPaths(doc *input.Doc, opt canon.Options) (map[string]string, map[string]*input.TensorRef, map[string]string) {
 	out := map[string]string{}
+	steps := map[string]string{}
 	refs := map[string]*input.TensorRef{}
 	// joblib arrays: the NumpyArrayWrapper node each raw part follows
 	type at struct {
@@ -67,6 +70,9 @@ func tensorPaths(doc *input.Doc, opt canon.Options) (map[string]string, map[stri
 				seen[it.n] = true
 				visited++
 				n := it.n
+				if note := stepTuple(n, it.path); note != "" {
+					steps[it.path] = note
+				}
 				id, inStream := n.StreamID()
 				if name, ok := wrappers[at{pi, st.Index, id}]; ok && inStream {
 					if _, dup := out["array:"+name]; !dup {
@@ -93,7 +99,7 @@ func tensorPaths(doc *input.Doc, opt canon.Options) (map[string]string, map[stri
 			}
 		}
 	}
-	return out, refs
+	return out, refs, steps
 }
 
 // tensors reports the first differing element of two tensors a and b at
@@ -350,7 +356,7 @@ func (c *cmp) arrayPath(side byte, p *input.Part) string {
 		m, refs, d, opt = &c.tensorsB, &c.tensorRefB, c.docB, c.optB
 	}
 	if *m == nil {
-		*m, *refs = tensorPaths(d, opt)
+		c.tensorPaths(side, m, refs, d, opt)
 	}
 	return (*m)["array:"+p.Name]
 }
@@ -368,4 +374,16 @@ func rebuildsTensor(s *pickle.Store, n pickle.ID) bool {
 	}
 	q := s.Qualified(f)
 	return q == "torch._utils._rebuild_tensor_v2" || q == "torch._utils._rebuild_tensor"
+}
+
+// tensorPaths fills side's tables of tensorPaths; side 'a”s named steps
+// are the cmp's (stepNote).
+func (c *cmp) tensorPaths(side byte, m *map[string]string, refs *map[string]*input.TensorRef, d *input.Doc, opt canon.Options) {
+	var steps map[string]string
+	*m, *refs, steps = tensorPaths(d, opt)
+	if side == 'a' {
+		for at, note := range steps {
+			c.addStep(at, note)
+		}
+	}
 }
