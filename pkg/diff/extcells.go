@@ -1,25 +1,38 @@
 package diff
 
 // pandas extension columns by cell (pkg/array's ExtensionAt): a changed
-// value of a category, nullable Int64/boolean/Float64 or string column is
-// named root['col'][row_label] with both values as pandas shows them:
+// value of a category, nullable Int64/boolean/Float64, string, datetime
+// (naive or tz-aware) or timedelta column is named root['col'][row_label]
+// with both values as pandas shows them:
 //
-//   - a Categorical: its codes compared, the category at each code shown
-//     (nan for code -1), when both sides have the same categories; a
-//     change of the categories themselves is left to the walk (the
-//     dtype's parts), whose codes may then mean other values;
+//   - a Categorical: each row's value is its code's category (nan for
+//     code -1); with the same categories on both sides the codes are
+//     compared and shown; when the categories changed, each side's code is
+//     mapped through its own categories and the values compared
+//     ("categories changed: 2 → 3"). Categories that changed with no
+//     row's value changing (a reorder, an unused category) are left to
+//     the walk (the dtype's parts and the codes);
 //   - a masked array (IntegerArray, BooleanArray, FloatingArray): a cell
-//     is its value, or <NA> where the mask is set; the values under a set
-//     mask are no cell's (pandas does not show them), so two arrays that
-//     differ only there are left to the walk;
+//     is its value, or <NA> where the mask is set; values that differ
+//     only under a set mask (pandas shows <NA> on both sides) are one
+//     entry at the first such cell, "- <NA> + <NA> (a value under the
+//     mask: 5 → 7)", or a count in the note of a cell that differs;
+//   - a DatetimeArray or TimedeltaArray (2-D (1, rows) in a frame's
+//     block): its element as str(Timestamp) or str(Timedelta), in the
+//     side's own time zone ("2021-01-01 00:00:00+00:00", NaT);
 //   - another NDArrayBacked array of a 1-D ndarray (StringArray): its
 //     ndarray's element (a string array's object items one entry a cell,
 //     as an object block's).
 //
 // One entry a block at its first differing cell, with the count, as for a
-// numpy block (a string block: one a cell).
+// numpy block (a string block: one a cell). What the entry names (the
+// codes, values, mask; the categories when they changed) is left out of
+// the walk; the rest of the array (a dtype's time zone, _freq, ordered) is
+// still compared there.
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"slices"
 	"strings"
@@ -51,7 +64,10 @@ func (c *cmp) readExt(n *canon.Node, e *array.Extension, side byte) (extColumn, 
 	read := func(id pickle.ID) (*canon.Array, []byte, []*canon.Node, bool) {
 		m := n.Under(id)
 		x := m.Array()
-		if m == nil || x == nil || len(x.Shape) != 1 || x.Shape[0] != e.Len {
+		if m == nil || x == nil {
+			return nil, nil, nil, false
+		}
+		if !(len(x.Shape) == 1 && x.Shape[0] == e.Len || e.Data2D && id == e.Data && len(x.Shape) == 2 && x.Shape[0] == 1 && x.Shape[1] == e.Len) {
 			return nil, nil, nil, false
 		}
 		if x.Object() {
@@ -94,18 +110,32 @@ func (c *cmp) readExt(n *canon.Node, e *array.Extension, side byte) (extColumn, 
 
 // extCells names the differing cells of block i of frames fa and fb (at
 // nodes a and b, path at), whose values are extension arrays of one
-// class; false when it cannot (the walk then names the parts).
-func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string) bool {
+// class; false when it cannot (the walk then names the parts). raw: the
+// nodes are of views of their own (a joblib file's frames, framePaths),
+// compared by digest, and nothing is left out of the walk.
+func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, raw bool) bool {
 	ea, eb := fa.Blocks[i].Ext, fb.Blocks[i].Ext
-	if ea == nil || eb == nil || ea.Class != eb.Class || ea.Kind != eb.Kind || ea.Len != eb.Len {
+	if ea == nil || eb == nil || ea.Class != eb.Class || ea.Kind != eb.Kind || ea.Len != eb.Len || ea.Delta != eb.Delta {
 		return false
 	}
-	if ea.Kind == 'c' && c.differs(a.Under(ea.Categories), b.Under(eb.Categories)) {
-		return false // other categories: the codes may mean other values
+	differs := c.differs
+	if raw {
+		differs = digestsDiffer
+	}
+	skip := func(n *canon.Node) {
+		if !raw && n != nil {
+			c.skipNode(n)
+		}
+	}
+	catsChanged := false
+	var catsA, catsB []*canon.Node
+	if ea.Kind == 'c' {
+		catsA, catsB = catNodes(a, ea), catNodes(b, eb)
+		catsChanged = differs(a.Under(ea.Categories), b.Under(eb.Categories))
 	}
 	ca, ok1 := c.readExt(a, ea, 'a')
 	cb, ok2 := c.readExt(b, eb, 'b')
-	if !ok1 || !ok2 || ca.descr != cb.descr || (ca.items == nil) != (cb.items == nil) {
+	if !ok1 || !ok2 || ca.descr != cb.descr && !catsChanged || (ca.items == nil) != (cb.items == nil) {
 		return false
 	}
 	cell := func(r int64) string {
@@ -131,7 +161,7 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string) 
 		var es []Entry
 		for r := range ca.items {
 			x, y := ca.items[r], cb.items[r]
-			if !c.differs(x, y) {
+			if !differs(x, y) {
 				continue
 			}
 			kind := Changed
@@ -150,60 +180,195 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string) 
 		for _, e := range es {
 			c.add(e)
 		}
-		c.skipNode(va)
+		skip(a.Under(ea.Data))
 		return true
 	}
-	size := int64(ca.dt.Size)
-	if size <= 0 || int64(len(ca.data)) != size*ea.Len || int64(len(cb.data)) != size*ea.Len {
+	sa, sb := int64(ca.dt.Size), int64(cb.dt.Size)
+	if sa <= 0 || sb <= 0 || int64(len(ca.data)) != sa*ea.Len || int64(len(cb.data)) != sb*ea.Len {
 		return false
 	}
-	elem := func(col extColumn, r int64) []byte { return col.data[r*size : (r+1)*size] }
+	elemA := func(r int64) []byte { return ca.data[r*sa : (r+1)*sa] }
+	elemB := func(r int64) []byte { return cb.data[r*sb : (r+1)*sb] }
 	na := func(col extColumn, r int64) bool { return col.mask != nil && col.mask[r] != 0 }
-	var differ, first int64 = 0, -1
+	var differ, first, hidden, firstHidden int64 = 0, -1, 0, -1
 	for r := int64(0); r < ea.Len; r++ {
 		nA, nB := na(ca, r), na(cb, r)
-		if nA != nB || !nA && !slices.Equal(elem(ca, r), elem(cb, r)) {
+		d := false
+		switch {
+		case catsChanged:
+			// each side's code through its own categories
+			ka, okA := catKey(ca, catsA, ea, elemA(r))
+			kb, okB := catKey(cb, catsB, eb, elemB(r))
+			if !okA || !okB {
+				return false
+			}
+			d = ka != kb
+		case nA != nB:
+			d = true
+		case nA:
+			if !slices.Equal(elemA(r), elemB(r)) {
+				// under the mask on both sides: pandas shows <NA>
+				if firstHidden < 0 {
+					firstHidden = r
+				}
+				hidden++
+			}
+		default:
+			d = !slices.Equal(elemA(r), elemB(r))
+		}
+		if d {
 			if first < 0 {
 				first = r
 			}
 			differ++
 		}
 	}
-	if first < 0 {
-		return false // only values under the mask differ: the walk names them
-	}
-	e := Entry{Path: cell(first), Kind: Changed, OffA: va.Offset(), OffB: vb.Offset(),
-		Elem: &Element{Index: []int64{first}, Differ: differ, Of: ea.Len, At: at}, Note: cellNote(differ, ea.Len, 1)}
-	show := func(col extColumn, n *canon.Node, ext *array.Extension) (string, []byte) {
+	var e Entry
+	switch {
+	case differ > 0:
+		e = Entry{Path: cell(first), Kind: Changed, OffA: va.Offset(), OffB: vb.Offset(),
+			Elem: &Element{Index: []int64{first}, Differ: differ, Of: ea.Len, At: at}, Note: cellNote(differ, ea.Len, 1)}
+		e.A, e.ValA = c.extShow(ca, catsA, ea, elemA(first), na(ca, first))
+		e.B, e.ValB = c.extShow(cb, catsB, eb, elemB(first), na(cb, first))
+		e.Note += ", in " + extColName(ea) + " column"
 		switch {
-		case na(col, first):
-			return "<NA>", nil
-		case ext.Kind == 'c':
-			code := col.dt.Decode(elem(col, first)).Int
-			switch {
-			case code == -1:
-				return "nan", nil
-			case code >= 0 && code < int64(len(ext.CatItems)):
-				x := n.Under(ext.CatItems[code])
-				return c.short(x), typed(x)
-			}
-			if l, ok := ext.Category(code); ok {
-				k := labelKey(l)
-				return k[1 : len(k)-1], nil
-			}
-			return "code " + col.dt.Format(elem(col, first)), nil
+		case catsChanged:
+			e.Note += "; categories changed: " + Thousands(ea.NCats) + " → " + Thousands(eb.NCats)
+		case ea.Kind == 'c':
+			e.Note += ", codes " + ca.dt.Format(elemA(first)) + " → " + cb.dt.Format(elemB(first))
 		}
-		return col.dt.Format(elem(col, first)), elemValue(col.dt.Decode(elem(col, first)))
+		if hidden > 0 {
+			e.Note += "; and " + Thousands(hidden) + " value" + plural(int(hidden)) + " under the mask"
+		}
+	case hidden > 0:
+		// only values under a set mask differ (pandas shows <NA> for
+		// both): named at the first, with both values
+		r := firstHidden
+		e = Entry{Path: cell(r), Kind: Changed, A: "<NA>", B: "<NA>", OffA: va.Offset(), OffB: vb.Offset(),
+			Elem: &Element{Index: []int64{r}, Differ: hidden, Of: ea.Len, At: at}}
+		x, y := ca.dt.Format(elemA(r)), cb.dt.Format(elemB(r))
+		if hidden == 1 {
+			e.Note = "a value under the mask: " + x + " → " + y
+		} else {
+			e.Note = Thousands(hidden) + " of " + Thousands(ea.Len) + " values under the mask differ, the first " + x + " → " + y
+		}
+	default:
+		// the same values (categories that changed with every row's
+		// value the same: the walk names the dtype's parts)
+		return false
 	}
-	e.A, e.ValA = show(ca, a, ea)
-	e.B, e.ValB = show(cb, b, eb)
-	e.Note += ", in " + extName(ea.Class) + " column"
-	if ea.Kind == 'c' {
-		e.Note += ", codes " + ca.dt.Format(elem(ca, first)) + " → " + cb.dt.Format(elem(cb, first))
+	if ea.Kind == 't' && !ea.Delta && ea.TZ != nil || eb.Kind == 't' && !eb.Delta && eb.TZ != nil {
+		if !tzShown(ea) || !tzShown(eb) {
+			e.Note += "; a time zone not read, shown in UTC"
+		}
 	}
 	c.add(e)
-	c.skipNode(va)
+	skip(a.Under(ea.Data))
+	if ea.Kind == 'm' {
+		skip(a.Under(ea.Mask))
+	}
+	if catsChanged {
+		skip(a.Under(ea.Categories))
+	}
 	return true
+}
+
+// tzShown: a tz-aware column's values are shown in its own zone.
+func tzShown(e *array.Extension) bool {
+	if e.TZ == nil {
+		return true
+	}
+	_, ok := array.FormatTimestamp(0, e.Unit, e.TZ)
+	return e.TZOK && ok
+}
+
+// digestsDiffer compares two nodes of any views by their canonical
+// digests.
+func digestsDiffer(a, b *canon.Node) bool {
+	if a == nil || b == nil {
+		return a != b
+	}
+	da, db := a.Digest(), b.Digest()
+	return len(da) == 0 || !bytes.Equal(da, db)
+}
+
+// catNodes are the categories of Categorical e (at frame node n) as
+// nodes, when they are an object Index: of n's view, or of a joblib
+// file's nested pickle (CatData); nil otherwise.
+func catNodes(n *canon.Node, e *array.Extension) []*canon.Node {
+	if e.CatItems != nil {
+		out := make([]*canon.Node, len(e.CatItems))
+		for i, id := range e.CatItems {
+			out[i] = n.Under(id)
+		}
+		return out
+	}
+	if e.CatData == pickle.NoID {
+		return nil
+	}
+	m := n.Under(e.CatData)
+	if f := m.Foreign(); f != nil {
+		m = f
+	}
+	x := m.Array()
+	if x == nil || !x.Object() || len(x.Shape) != 1 || x.Shape[0] != e.NCats {
+		return nil
+	}
+	l := m.ArrayData()
+	if l == nil || int64(l.NItems()) != e.NCats {
+		return nil
+	}
+	return l.Items()
+}
+
+// catKey is what a Categorical's element (a code) means, comparable
+// across two sides' categories: nan, a category's digest or label; false
+// when the category is not read.
+func catKey(col extColumn, cats []*canon.Node, e *array.Extension, elem []byte) (string, bool) {
+	code := col.dt.Decode(elem).Int
+	switch {
+	case code == -1:
+		return "nan", true
+	case code >= 0 && code < int64(len(cats)):
+		d := cats[code].Digest()
+		return "n" + string(d), len(d) > 0
+	}
+	if l, ok := e.Category(code); ok {
+		return "l" + labelKey(l), true
+	}
+	return "", false
+}
+
+// extShow is one side's cell as pandas shows it: <NA> under a set mask, a
+// category (nan for code -1), a datetime or timedelta, the element.
+func (c *cmp) extShow(col extColumn, cats []*canon.Node, e *array.Extension, elem []byte, na bool) (string, json.RawMessage) {
+	switch {
+	case na:
+		return "<NA>", nil
+	case e.Kind == 'c':
+		code := col.dt.Decode(elem).Int
+		switch {
+		case code == -1:
+			return "nan", nil
+		case code >= 0 && code < int64(len(cats)):
+			return c.short(cats[code]), typed(cats[code])
+		}
+		if l, ok := e.Category(code); ok {
+			k := labelKey(l)
+			return k[1 : len(k)-1], nil
+		}
+		return "code " + col.dt.Format(elem), nil
+	case e.Kind == 't':
+		v := col.dt.Decode(elem)
+		var s string
+		if e.Delta {
+			s, _ = array.FormatTimedelta(v.Int, e.Unit)
+		} else {
+			s, _ = array.FormatTimestamp(v.Int, e.Unit, e.TZ)
+		}
+		return s, elemValue(v)
+	}
+	return col.dt.Format(elem), elemValue(col.dt.Decode(elem))
 }
 
 // skipNode leaves node n out of the walk that follows (its entries were
@@ -215,8 +380,10 @@ func (c *cmp) skipNode(n *canon.Node) {
 	c.skip[n.ID()] = true
 }
 
-// extName is how a note names an extension column: by its pandas dtype.
-func extName(class string) string {
+// extColName is how a note names an extension column: by its pandas
+// dtype.
+func extColName(e *array.Extension) string {
+	class := e.Class
 	switch class[strings.LastIndexByte(class, '.')+1:] {
 	case "Categorical":
 		return "a category"
@@ -229,9 +396,13 @@ func extName(class string) string {
 	case "StringArray":
 		return "a string"
 	case "DatetimeArray":
-		return "a datetime"
+		u := strings.Trim(e.Unit, "[]")
+		if e.TZ != nil {
+			return "a datetime64[" + u + ", " + e.TZ.String() + "]"
+		}
+		return "a datetime64[" + u + "]"
 	case "TimedeltaArray":
-		return "a timedelta"
+		return "a timedelta64" + e.Unit
 	}
 	return "an extension (" + class + ")"
 }

@@ -61,7 +61,7 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 		if fa.Blocks[i].Ext != nil || fb.Blocks[i].Ext != nil {
 			// a pandas extension column (extcells.go)
 			if va != nil && vb != nil && c.differs(va, vb) {
-				c.extCells(fa, fb, i, a, b, at)
+				c.extCells(fa, fb, i, a, b, at, false)
 			}
 			continue
 		}

@@ -498,7 +498,10 @@ func (t *Tree) cell(x Item, col *ppath.Value, row ppath.Value) (Item, *Element, 
 		// an extension column: its element of the array that holds it (a
 		// category's code, a masked array's value, a string's item)
 		values, idx = x.Data, []int64{r}
-		ext = map[byte]string{'c': "the codes of a category column", 'm': "the values of a masked column (its _mask says which are <NA>)", 'n': "the data of an extension column"}[x.Kind]
+		if x.Data2D {
+			idx = []int64{0, r} // a datetime block's (1, rows)
+		}
+		ext = map[byte]string{'c': "the codes of a category column", 'm': "the values of a masked column (its _mask says which are <NA>)", 'n': "the data of an extension column", 't': "the int64 counts of a datetime or timedelta column"}[x.Kind]
 	}
 	vx, ok := t.itemOf(st, values)
 	if !ok || vx.Kind != ItemNode {
