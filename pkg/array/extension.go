@@ -51,6 +51,7 @@ type Extension struct {
 	CatItems   []pickle.ID
 	CatLabels  []Label
 	CatData    pickle.ID
+	catDescr   string
 	NCats      int64
 	Ordered    pickle.ID
 	// Unit is a 't' array's unit ("[ns]"), Delta true for timedeltas, TZ
@@ -87,7 +88,8 @@ func (r *Reader) ExtensionAt(n pickle.ID) (*Extension, bool) {
 		if !ok || len(st) != 3 {
 			return nil, false
 		}
-		h, ok := r.ArrayAt(st[1])
+		fr, fv := r.foreign(st[1]) // (a joblib object array: its nested pickle's)
+		h, ok := fr.ArrayAt(fv)
 		if !ok {
 			return nil, false
 		}
@@ -155,8 +157,10 @@ func (r *Reader) ExtensionAt(n pickle.ID) (*Extension, bool) {
 					e.CatLabels = append(e.CatLabels, l)
 				}
 			case 0:
-				// labels this graph does not hold (protocol 0-2's latin-1
-				// text in a plain store): the codes alone
+				// labels this graph does not hold (a joblib raw part,
+				// protocol 0-2's latin-1 text in a plain store): the node
+				// of their array, whose bytes SetCatInts takes
+				e.CatData, e.catDescr = ch.data, ch.descr
 			default:
 				return nil, false
 			}
@@ -282,4 +286,25 @@ func (r *Reader) tz(n pickle.ID) (*TZ, bool) {
 		}
 	}
 	return utc, false
+}
+
+// CatInts: the categories are an int64 Index whose data bytes are not in
+// the graph (CatData is their array): SetCatInts takes them.
+func (e *Extension) CatInts() bool {
+	return e.Kind == 'c' && e.CatLabels == nil && e.CatItems == nil && e.CatData != pickle.NoID && e.catDescr == "<i8"
+}
+
+// SetCatInts gives the labels of the categories CatInts says are
+// elsewhere, their data bytes (little-endian int64, 8 a category): false
+// when they are not that.
+func (e *Extension) SetCatInts(b string) bool {
+	if !e.CatInts() || int64(len(b)) != 8*e.NCats {
+		return false
+	}
+	f := &Frame{rowKind: 'i', rowInts: b, Rows: e.NCats}
+	for i := int64(0); i < e.NCats; i++ {
+		l, _ := f.Row(i)
+		e.CatLabels = append(e.CatLabels, l)
+	}
+	return true
 }

@@ -51,8 +51,11 @@ type extColumn struct {
 	data  []byte        // the elements (codes, values), nil for objects
 	mask  []byte        // a masked array's mask
 	items []*canon.Node // an object ndarray's items
-	dt    array.DType
-	descr string
+	// foreign: items are of a nested pickle's view (joblib), not of the
+	// walk's (compared by digest)
+	foreign bool
+	dt      array.DType
+	descr   string
 }
 
 // readExt reads the arrays of extension e of a frame at node n of doc side.
@@ -61,8 +64,12 @@ func (c *cmp) readExt(n *canon.Node, e *array.Extension, side byte) (extColumn, 
 	if side == 'b' {
 		doc = c.docB
 	}
+	foreign := false
 	read := func(id pickle.ID) (*canon.Array, []byte, []*canon.Node, bool) {
 		m := n.Under(id)
+		if f := m.Foreign(); f != nil {
+			m, foreign = f, true // a joblib object array: the array its nested pickle makes
+		}
 		x := m.Array()
 		if m == nil || x == nil {
 			return nil, nil, nil, false
@@ -97,7 +104,7 @@ func (c *cmp) readExt(n *canon.Node, e *array.Extension, side byte) (extColumn, 
 	if !ok {
 		return extColumn{}, false
 	}
-	col := extColumn{data: data, items: items, descr: x.Descr, dt: elemDType(x.Descr, x.Item)}
+	col := extColumn{data: data, items: items, foreign: foreign, descr: x.Descr, dt: elemDType(x.Descr, x.Item)}
 	if e.Kind == 'm' {
 		_, mask, _, ok := read(e.Mask)
 		if !ok || int64(len(mask)) != e.Len {
@@ -130,6 +137,8 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 	catsChanged := false
 	var catsA, catsB []*canon.Node
 	if ea.Kind == 'c' {
+		c.catInts(a, ea, 'a')
+		c.catInts(b, eb, 'b')
 		catsA, catsB = catNodes(a, ea), catNodes(b, eb)
 		catsChanged = differs(a.Under(ea.Categories), b.Under(eb.Categories))
 	}
@@ -158,6 +167,9 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 	va, vb := a.Under(fa.Blocks[i].Values), b.Under(fb.Blocks[i].Values)
 	if ca.items != nil {
 		// objects (a StringArray): a cell an entry
+		if ca.foreign || cb.foreign {
+			differs = digestsDiffer
+		}
 		var es []Entry
 		for r := range ca.items {
 			x, y := ca.items[r], cb.items[r]
@@ -290,6 +302,37 @@ func digestsDiffer(a, b *canon.Node) bool {
 	}
 	da, db := a.Digest(), b.Digest()
 	return len(da) == 0 || !bytes.Equal(da, db)
+}
+
+// catInts reads the labels of a Categorical's int64 categories whose
+// data is no text of the graph (a joblib raw part), from the file.
+func (c *cmp) catInts(n *canon.Node, e *array.Extension, side byte) {
+	if !e.CatInts() {
+		return
+	}
+	doc := c.docA
+	if side == 'b' {
+		doc = c.docB
+	}
+	m := n.Under(e.CatData)
+	x := m.Array()
+	if x == nil || len(x.Shape) != 1 || x.Shape[0] != e.NCats || x.Descr != "<i8" {
+		return
+	}
+	src := arraySrc(doc, m, x)
+	if src == nil {
+		return
+	}
+	rc, err := src()
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	b := make([]byte, 8*e.NCats) // (NCats at most maxCategories)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return
+	}
+	e.SetCatInts(string(b))
 }
 
 // catNodes are the categories of Categorical e (at frame node n) as

@@ -114,6 +114,10 @@ type frameCell struct {
 	at    string
 	f     *array.Frame
 	block int
+	// ext: the path is of an array of the block's extension array (its
+	// data, mask or codes), n the frame's node (of framePaths' view)
+	ext bool
+	n   *canon.Node
 }
 
 // maxFrameScan bounds the nodes framePaths visits.
@@ -155,12 +159,14 @@ func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
 						// its values, and the copy joblib writes of them in
 						// the manager's extra state
 						for _, p := range seriesPaths() {
-							out[it.path+p] = frameCell{it.path, f, 0}
+							out[it.path+p] = frameCell{at: it.path, f: f}
+							extPaths(out, it.path+p, frameCell{at: it.path, f: f, n: it.n})
 						}
 						continue
 					}
 					for i := range f.Blocks {
-						out[it.path+blockPath(i)] = frameCell{it.path, f, i}
+						out[it.path+blockPath(i)] = frameCell{at: it.path, f: f, block: i}
+						extPaths(out, it.path+blockPath(i), frameCell{at: it.path, f: f, block: i, n: it.n})
 					}
 					continue
 				}
@@ -174,6 +180,57 @@ func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
 		break // the pickle loading returns
 	}
 	return out
+}
+
+// extPaths adds, for an extension array at path values (the values of
+// block fc.block), the paths of its arrays a joblib file writes as raw
+// parts or nested pickles: a masked array's ._data and ._mask, an
+// NDArrayBacked array's ndarray .__getstate__()[1].
+func extPaths(out map[string]frameCell, values string, fc frameCell) {
+	e := fc.f.Blocks[fc.block].Ext
+	if e == nil {
+		return
+	}
+	fc.ext = true
+	if e.Kind == 'm' {
+		out[values+ppath.Attr("_data")] = fc
+		out[values+ppath.Attr("_mask")] = fc
+		return
+	}
+	out[values+ppath.Attr("__getstate__")+"()"+ppath.Index(1)] = fc
+}
+
+// rawExt names the cells of a joblib frame's extension column one of
+// whose arrays, the raw part at arrPath, changed (extCells over
+// framePaths' views, where the frames' other raw parts are read too):
+// true when the cells are named, or were already (another array of the
+// same column: data and mask).
+func (c *cmp) rawExt(arrPath string) bool {
+	if c.framesA == nil {
+		c.framesA, c.framesB = framePaths(c.docA, c.opt.Canon), framePaths(c.docB, c.opt.Canon)
+	}
+	ca, okA := c.framesA[arrPath]
+	cb, okB := c.framesB[arrPath]
+	if !okA || !okB || !ca.ext || !cb.ext || ca.at != cb.at || ca.block != cb.block || ca.n == nil || cb.n == nil {
+		return false
+	}
+	key := ca.at + blockPath(ca.block)
+	if c.extDone[key] {
+		return true
+	}
+	fa, fb := ca.f, cb.f
+	if fa.Series != fb.Series || fa.Rows != fb.Rows || fa.NCols != fb.NCols || len(fa.Blocks) != len(fb.Blocks) || !slices.Equal(fa.Columns, fb.Columns) ||
+		!slices.Equal(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) || digestsDiffer(ca.n.Under(fa.Index), cb.n.Under(fb.Index)) {
+		return false
+	}
+	if !c.extCells(fa, fb, ca.block, ca.n, cb.n, ca.at, true) {
+		return false
+	}
+	if c.extDone == nil {
+		c.extDone = map[string]bool{}
+	}
+	c.extDone[key] = true
+	return true
 }
 
 // blockPath is the path of block i's values under its frame:
@@ -220,6 +277,21 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 			return e
 		}
 		e.Path = ca.at + labelKey(row)
+		e.Elem.At = ca.at
+		return e
+	}
+	if ca.ext || cb.ext {
+		// a string column's item (its ndarray a nested pickle)
+		if !ca.ext || !cb.ext || len(e.Elem.Index) != 1 || fa.Rows != fb.Rows || fa.NCols != fb.NCols || !slices.Equal(fa.Columns, fb.Columns) {
+			return e
+		}
+		col, ok1 := fa.Column(ca.block, 0)
+		row, ok2 := fa.Row(e.Elem.Index[0])
+		rowB, ok3 := fb.Row(e.Elem.Index[0])
+		if !ok1 || !ok2 || !ok3 || row != rowB {
+			return e
+		}
+		e.Path = ca.at + labelKey(col) + labelKey(row)
 		e.Elem.At = ca.at
 		return e
 	}
