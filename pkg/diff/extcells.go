@@ -39,6 +39,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/canon"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -245,7 +246,7 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 		e.Note += ", in " + extColName(ea) + " column"
 		switch {
 		case catsChanged:
-			e.Note += "; categories changed: " + Thousands(ea.NCats) + " → " + Thousands(eb.NCats)
+			e.Note += "; " + catsChange(catsA, catsB, ea, eb)
 		case ea.Kind == 'c':
 			e.Note += ", codes " + ca.dt.Format(elemA(first)) + " → " + cb.dt.Format(elemB(first))
 		}
@@ -264,9 +265,22 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 		} else {
 			e.Note = Thousands(hidden) + " of " + Thousands(ea.Len) + " values under the mask differ, the first " + x + " → " + y
 		}
+	case catsChanged:
+		// every row's value the same, the categories changed (reordered,
+		// one added or removed unused): one entry at the categories
+		e = Entry{Path: at + extValuesPath(fa.Series, i) + ppath.Attr("__getstate__") + "()" + ppath.Index(0) + ppath.Attr("categories"), Kind: Changed,
+			A: c.catsText(catsA, ea), B: c.catsText(catsB, eb), OffA: a.Under(ea.Categories).Offset(), OffB: b.Under(eb.Categories).Offset()}
+		e.Note = "every cell's value is the same; " + catsChange(catsA, catsB, ea, eb)
+		recoded := int64(0)
+		for r := int64(0); r < ea.Len; r++ {
+			if ca.dt.Decode(elemA(r)).Int != cb.dt.Decode(elemB(r)).Int {
+				recoded++
+			}
+		}
+		if recoded > 0 {
+			e.Note += ", and " + Thousands(recoded) + " of " + Thousands(ea.Len) + " codes with them"
+		}
 	default:
-		// the same values (categories that changed with every row's
-		// value the same: the walk names the dtype's parts)
 		return false
 	}
 	if ea.Kind == 't' && !ea.Delta && ea.TZ != nil || eb.Kind == 't' && !eb.Delta && eb.TZ != nil {
@@ -333,6 +347,59 @@ func (c *cmp) catInts(n *canon.Node, e *array.Extension, side byte) {
 		return
 	}
 	e.SetCatInts(string(b))
+}
+
+// catsChange says how two Categoricals' categories differ: "categories
+// changed: 2 → 3", "categories reordered" (the same ones in another
+// order).
+func catsChange(catsA, catsB []*canon.Node, ea, eb *array.Extension) string {
+	if ea.NCats == eb.NCats {
+		keys := func(cats []*canon.Node, e *array.Extension) ([]string, bool) {
+			var out []string
+			for i := int64(0); i < e.NCats; i++ {
+				switch {
+				case i < int64(len(cats)):
+					out = append(out, "n"+string(cats[i].Digest()))
+				case i < int64(len(e.CatLabels)):
+					out = append(out, "l"+labelKey(e.CatLabels[i]))
+				default:
+					return nil, false
+				}
+			}
+			slices.Sort(out)
+			return out, true
+		}
+		ka, okA := keys(catsA, ea)
+		kb, okB := keys(catsB, eb)
+		if okA && okB && slices.Equal(ka, kb) {
+			return "categories reordered"
+		}
+	}
+	return "categories changed: " + Thousands(ea.NCats) + " → " + Thousands(eb.NCats)
+}
+
+// maxCatsShown bounds the categories an entry lists.
+const maxCatsShown = 8
+
+// catsText lists a Categorical's categories as Python shows a list of
+// them, the first maxCatsShown: ['a', 'b'], [5, 7, 9].
+func (c *cmp) catsText(cats []*canon.Node, e *array.Extension) string {
+	var parts []string
+	for i := int64(0); i < e.NCats && i < maxCatsShown; i++ {
+		switch {
+		case i < int64(len(cats)):
+			parts = append(parts, shortValue(cats[i], 24))
+		case i < int64(len(e.CatLabels)):
+			k := labelKey(e.CatLabels[i])
+			parts = append(parts, k[1:len(k)-1])
+		default:
+			return Thousands(e.NCats) + " categories"
+		}
+	}
+	if e.NCats > maxCatsShown {
+		parts = append(parts, "… "+Thousands(e.NCats-maxCatsShown)+" more")
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // catNodes are the categories of Categorical e (at frame node n) as

@@ -239,6 +239,15 @@ func blockPath(i int) string {
 	return ppath.Attr("_mgr") + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0) + ppath.Index(i) + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0)
 }
 
+// extValuesPath is the path of block i's values under its frame, or of
+// a Series' values.
+func extValuesPath(series bool, i int) string {
+	if series {
+		return seriesPaths()[0]
+	}
+	return blockPath(i)
+}
+
 // seriesPaths are the paths of a Series' values under it (pandas'
 // SingleBlockManager state: (axes, [values], items, extra), extra holding
 // {'0.14.1': {'blocks': [{'values': values, ...}]}}).
@@ -281,8 +290,9 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 		return e
 	}
 	if ca.ext || cb.ext {
-		// a string column's item (its ndarray a nested pickle)
-		if !ca.ext || !cb.ext || len(e.Elem.Index) != 1 || fa.Rows != fb.Rows || fa.NCols != fb.NCols || !slices.Equal(fa.Columns, fb.Columns) {
+		// a string column's item (its ndarray a nested pickle); other
+		// extension arrays' cells are rawExt's
+		if !ca.ext || !cb.ext || fa.Blocks[ca.block].Ext.Kind != 'n' || fb.Blocks[cb.block].Ext.Kind != 'n' || len(e.Elem.Index) != 1 || fa.Rows != fb.Rows || fa.NCols != fb.NCols || !slices.Equal(fa.Columns, fb.Columns) {
 			return e
 		}
 		col, ok1 := fa.Column(ca.block, 0)
@@ -314,6 +324,31 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
 	}
 	return e
+}
+
+// reignore drops the entries from index from on that an --ignore path
+// covers once they were renamed (heldObjects: a joblib object array's
+// item to its element or cell, which add did not see).
+func (c *cmp) reignore(from int) {
+	if len(c.opt.Ignore) == 0 || from < 0 || from >= len(c.entries) {
+		return
+	}
+	keep := c.entries[:from]
+	for _, e := range c.entries[from:] {
+		covered := false
+		for i, ig := range c.opt.Ignore {
+			if ppath.Under(e.Path, ig) {
+				c.hit[i] = true
+				covered = true
+			}
+		}
+		if covered {
+			c.ignored++
+			continue
+		}
+		keep = append(keep, e)
+	}
+	c.entries = keep
 }
 
 // cellNote is "1 of 6 cells differ[, in a block of 2 columns]".
