@@ -55,13 +55,14 @@ type Extension struct {
 	NCats      int64
 	Ordered    pickle.ID
 	// Unit is a 't' array's unit ("[ns]"), Delta true for timedeltas, TZ
-	// the time zone of a tz-aware datetime column (nil: naive, or TZOK
-	// false when it is not read)
-	Unit  string
-	Delta bool
-	TZ    *TZ
-	TZOK  bool
-	Len   int64 // rows
+	// the time zone of a tz-aware datetime column (nil: naive; TZOK
+	// false when it is not read); TZNode the node of the tz
+	Unit   string
+	Delta  bool
+	TZ     *TZ
+	TZOK   bool
+	TZNode pickle.ID
+	Len    int64 // rows
 }
 
 // maxCategories bounds the categories read.
@@ -93,7 +94,7 @@ func (r *Reader) ExtensionAt(n pickle.ID) (*Extension, bool) {
 		if !ok {
 			return nil, false
 		}
-		e := &Extension{Class: mod + "." + name, Kind: 'n', Data: g.Res(st[1]), Mask: pickle.NoID, Categories: pickle.NoID, CatData: pickle.NoID, Ordered: pickle.NoID}
+		e := &Extension{Class: mod + "." + name, Kind: 'n', Data: g.Res(st[1]), Mask: pickle.NoID, Categories: pickle.NoID, CatData: pickle.NoID, Ordered: pickle.NoID, TZNode: pickle.NoID}
 		switch {
 		case len(h.Shape) == 1:
 			e.Len = h.Shape[0]
@@ -187,7 +188,7 @@ func (r *Reader) ExtensionAt(n pickle.ID) (*Extension, bool) {
 		if !ok1 || !ok2 || len(hd.Shape) != 1 || len(hm.Shape) != 1 || hd.Shape[0] != hm.Shape[0] || hm.Descr.Descr != "|b1" || hd.Descr.Object {
 			return nil, false
 		}
-		return &Extension{Class: "pandas.core.arrays." + mod + "." + cls, Kind: 'm', Data: g.Res(data), Mask: g.Res(mask), Categories: pickle.NoID, CatData: pickle.NoID, Ordered: pickle.NoID, Len: hd.Shape[0]}, true
+		return &Extension{Class: "pandas.core.arrays." + mod + "." + cls, Kind: 'm', Data: g.Res(data), Mask: g.Res(mask), Categories: pickle.NoID, CatData: pickle.NoID, Ordered: pickle.NoID, TZNode: pickle.NoID, Len: hd.Shape[0]}, true
 	}
 	return nil, false
 }
@@ -208,6 +209,7 @@ func (e *Extension) Category(i int64) (Label, bool) {
 // (datetime64 or timedelta64 of a unit) and dtype node dt: numpy's dtype
 // (naive) or a DatetimeTZDtype (its tz: TZ).
 func (r *Reader) timeArray(e *Extension, h *Header, dt pickle.ID, delta bool) bool {
+	g := r.G
 	d, ok := ParseDType(h.Descr.Descr)
 	want := byte('M')
 	if delta {
@@ -236,6 +238,7 @@ func (r *Reader) timeArray(e *Extension, h *Header, dt pickle.ID, delta bool) bo
 		return false
 	}
 	e.TZ, e.TZOK = r.tz(tz)
+	e.TZNode = g.Res(tz)
 	return true
 }
 

@@ -126,6 +126,10 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 	if ea == nil || eb == nil || ea.Class != eb.Class || ea.Kind != eb.Kind || ea.Len != eb.Len || ea.Delta != eb.Delta {
 		return false
 	}
+	key := at + extValuesPath(fa.Series, i)
+	if c.extDone[key] {
+		return true // (named already: a joblib column's data and mask)
+	}
 	differs := c.differs
 	if raw {
 		differs = digestsDiffer
@@ -194,6 +198,7 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 			c.add(e)
 		}
 		skip(a.Under(ea.Data))
+		c.done(key)
 		return true
 	}
 	sa, sb := int64(ca.dt.Size), int64(cb.dt.Size)
@@ -243,7 +248,7 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 			Elem: &Element{Index: []int64{first}, Differ: differ, Of: ea.Len, At: at}, Note: cellNote(differ, ea.Len, 1)}
 		e.A, e.ValA = c.extShow(ca, catsA, ea, elemA(first), na(ca, first))
 		e.B, e.ValB = c.extShow(cb, catsB, eb, elemB(first), na(cb, first))
-		e.Note += ", in " + extColName(ea) + " column"
+		e.Note += ", in " + extColName(ea, eb) + " column"
 		switch {
 		case catsChanged:
 			e.Note += "; " + catsChange(catsA, catsB, ea, eb)
@@ -281,7 +286,25 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 			e.Note += ", and " + Thousands(recoded) + " of " + Thousands(ea.Len) + " codes with them"
 		}
 	default:
+		e.Path = ""
+	}
+	// another time zone (both read): one entry at the dtype's tz
+	tzChanged := ea.Kind == 't' && ea.TZ != nil && eb.TZ != nil && ea.TZOK && eb.TZOK && ea.TZ.String() != eb.TZ.String()
+	if e.Path == "" && !tzChanged {
 		return false
+	}
+	if tzChanged {
+		tz := Entry{Path: at + extValuesPath(fa.Series, i) + ppath.Attr("__getstate__") + "()" + ppath.Index(0) + ppath.Attr("tz"), Kind: Changed,
+			A: ea.TZ.String(), B: eb.TZ.String(), OffA: a.Under(ea.TZNode).Offset(), OffB: b.Under(eb.TZNode).Offset(), Note: "the time zone of a datetime column"}
+		if e.Path == "" {
+			tz.Note += "; every cell's instant is the same"
+		}
+		c.add(tz)
+		skip(a.Under(ea.TZNode))
+		if e.Path == "" {
+			c.done(key)
+			return true
+		}
 	}
 	if ea.Kind == 't' && !ea.Delta && ea.TZ != nil || eb.Kind == 't' && !eb.Delta && eb.TZ != nil {
 		if !tzShown(ea) || !tzShown(eb) {
@@ -296,7 +319,17 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 	if catsChanged {
 		skip(a.Under(ea.Categories))
 	}
+	c.done(key)
 	return true
+}
+
+// done records that the cells of the extension column at key (its values'
+// path) are named.
+func (c *cmp) done(key string) {
+	if c.extDone == nil {
+		c.extDone = map[string]bool{}
+	}
+	c.extDone[key] = true
 }
 
 // tzShown: a tz-aware column's values are shown in its own zone.
@@ -492,7 +525,7 @@ func (c *cmp) skipNode(n *canon.Node) {
 
 // extColName is how a note names an extension column: by its pandas
 // dtype.
-func extColName(e *array.Extension) string {
+func extColName(e, eb *array.Extension) string {
 	class := e.Class
 	switch class[strings.LastIndexByte(class, '.')+1:] {
 	case "Categorical":
@@ -507,6 +540,9 @@ func extColName(e *array.Extension) string {
 		return "a string"
 	case "DatetimeArray":
 		u := strings.Trim(e.Unit, "[]")
+		if e.TZ != nil && eb.TZ != nil && e.TZ.String() != eb.TZ.String() {
+			return "a datetime64[" + u + ", " + e.TZ.String() + " → " + eb.TZ.String() + "]"
+		}
 		if e.TZ != nil {
 			return "a datetime64[" + u + ", " + e.TZ.String() + "]"
 		}

@@ -214,23 +214,15 @@ func (c *cmp) rawExt(arrPath string) bool {
 	if !okA || !okB || !ca.ext || !cb.ext || ca.at != cb.at || ca.block != cb.block || ca.n == nil || cb.n == nil {
 		return false
 	}
-	key := ca.at + blockPath(ca.block)
-	if c.extDone[key] {
+	fa, fb := ca.f, cb.f
+	if c.extDone[ca.at+extValuesPath(fa.Series, ca.block)] {
 		return true
 	}
-	fa, fb := ca.f, cb.f
 	if fa.Series != fb.Series || fa.Rows != fb.Rows || fa.NCols != fb.NCols || len(fa.Blocks) != len(fb.Blocks) || !slices.Equal(fa.Columns, fb.Columns) ||
 		!slices.Equal(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) || digestsDiffer(ca.n.Under(fa.Index), cb.n.Under(fb.Index)) {
 		return false
 	}
-	if !c.extCells(fa, fb, ca.block, ca.n, cb.n, ca.at, true) {
-		return false
-	}
-	if c.extDone == nil {
-		c.extDone = map[string]bool{}
-	}
-	c.extDone[key] = true
-	return true
+	return c.extCells(fa, fb, ca.block, ca.n, cb.n, ca.at, true)
 }
 
 // blockPath is the path of block i's values under its frame:

@@ -66,6 +66,9 @@ OBJECTS = {
     "ext_tz_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-03', None]).tz_localize('UTC'), 'x': [1, 2, 3]}, index=[10, 20, 30])",
     "ext_tzparis": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('Europe/Paris')})",
     "ext_tzparis_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', '2021-07-02']).tz_localize('Europe/Paris')})",
+    # the same instants in another time zone (UTC to Europe/Paris)
+    "ext_tzconv": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('UTC')})",
+    "ext_tzconv_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('UTC').tz_convert('Europe/Paris')})",
     "ext_dt": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-02', None])}, index=['u', 'v', 'w'])",
     "ext_dt_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-02 03:04:05.5', None])}, index=['u', 'v', 'w'])",
     "ext_td": "pd.DataFrame({'d': pd.to_timedelta(['1 day', '2 hours', None])}, index=[10, 20, 30])",
