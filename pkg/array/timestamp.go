@@ -139,3 +139,33 @@ func (z *TZ) String() string {
 	}
 	return fmt.Sprintf("UTC%c%02d:%02d", sign, o/3600, o/60%60)
 }
+
+// FormatTime is a datetime64 or timedelta64 element (its int64 count v,
+// of dtype descr: "<M8[ns]", "<m8[us]") as pandas shows it in a column:
+// FormatTimestamp in zone tz (nil: naive) or FormatTimedelta. false when
+// descr is neither, or its unit or zone is not read.
+func FormatTime(descr string, v int64, tz *TZ) (string, bool) {
+	d, ok := ParseDType(descr)
+	if !ok || d.Size != 8 {
+		return "", false
+	}
+	switch d.Kind {
+	case 'M':
+		return FormatTimestamp(v, d.Unit, tz)
+	case 'm':
+		return FormatTimedelta(v, d.Unit)
+	}
+	return "", false
+}
+
+// FormatTime is element v of a DatetimeArray or TimedeltaArray as pandas
+// shows it (FormatTime), false for other arrays.
+func (e *Extension) FormatTime(v int64) (string, bool) {
+	if e.Kind != 't' {
+		return "", false
+	}
+	if e.Delta {
+		return FormatTimedelta(v, e.Unit)
+	}
+	return FormatTimestamp(v, e.Unit, e.TZ)
+}

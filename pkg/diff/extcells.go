@@ -35,6 +35,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/array"
@@ -503,12 +504,7 @@ func (c *cmp) extShow(col extColumn, cats []*canon.Node, e *array.Extension, ele
 		return "code " + col.dt.Format(elem), nil
 	case e.Kind == 't':
 		v := col.dt.Decode(elem)
-		var s string
-		if e.Delta {
-			s, _ = array.FormatTimedelta(v.Int, e.Unit)
-		} else {
-			s, _ = array.FormatTimestamp(v.Int, e.Unit, e.TZ)
-		}
+		s, _ := e.FormatTime(v.Int)
 		return s, elemValue(v)
 	}
 	return col.dt.Format(elem), elemValue(col.dt.Decode(elem))
@@ -539,16 +535,51 @@ func extColName(e, eb *array.Extension) string {
 	case "StringArray":
 		return "a string"
 	case "DatetimeArray":
-		u := strings.Trim(e.Unit, "[]")
-		if e.TZ != nil && eb.TZ != nil && e.TZ.String() != eb.TZ.String() {
-			return "a datetime64[" + u + ", " + e.TZ.String() + " → " + eb.TZ.String() + "]"
-		}
-		if e.TZ != nil {
-			return "a datetime64[" + u + ", " + e.TZ.String() + "]"
-		}
-		return "a datetime64[" + u + "]"
+		return timeColName(false, e.Unit, e.TZ, eb.TZ)
 	case "TimedeltaArray":
-		return "a timedelta64" + e.Unit
+		return timeColName(true, e.Unit, nil, nil)
 	}
 	return "an extension (" + class + ")"
+}
+
+// timeColName names a datetime or timedelta column by its pandas dtype:
+// "a datetime64[ns, UTC]", "a datetime64[ns, UTC → Europe/Paris]" (two
+// sides' zones), "a timedelta64[ns]".
+func timeColName(delta bool, unit string, tzA, tzB *array.TZ) string {
+	if delta {
+		return "a timedelta64" + unit
+	}
+	u := strings.Trim(unit, "[]")
+	switch {
+	case tzA != nil && tzB != nil && tzA.String() != tzB.String():
+		return "a datetime64[" + u + ", " + tzA.String() + " → " + tzB.String() + "]"
+	case tzA != nil:
+		return "a datetime64[" + u + ", " + tzA.String() + "]"
+	}
+	return "a datetime64[" + u + "]"
+}
+
+// timeCell shows the values of a cell entry of a numpy datetime64 or
+// timedelta64 block (pandas before 1.3 wrote such columns so) as pandas
+// shows them, str(Timestamp) or str(Timedelta), from the entry's typed
+// values (the int64 counts), and names the column's dtype in the note.
+func timeCell(e *Entry, descr string) {
+	d, ok := array.ParseDType(descr)
+	if !ok || d.Size != 8 || d.Kind != 'M' && d.Kind != 'm' {
+		return
+	}
+	show := func(v json.RawMessage) (string, bool) {
+		x, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return "", false
+		}
+		return array.FormatTime(descr, x, nil)
+	}
+	a, okA := show(e.ValA)
+	b, okB := show(e.ValB)
+	if !okA || !okB {
+		return
+	}
+	e.A, e.B = a, b
+	e.Note += ", in " + timeColName(d.Kind == 'm', d.Unit, nil, nil) + " column"
 }

@@ -80,6 +80,9 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 				e.Path = at + labelKey(row)
 				e.Elem.At = at
 				e.NoOffset, e.OffA, e.OffB = false, va.Offset(), vb.Offset()
+				if xa.Descr == xb.Descr {
+					timeCell(&e, xa.Descr)
+				}
 				c.add(e)
 				if c.skip == nil {
 					c.skip = map[pickle.ID]bool{}
@@ -99,6 +102,9 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 		e.Path = at + labelKey(col) + labelKey(row)
 		e.Elem.At = at
 		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[i].Locs))
+		if xa.Descr == xb.Descr {
+			timeCell(&e, xa.Descr)
+		}
 		e.NoOffset, e.OffA, e.OffB = false, va.Offset(), vb.Offset()
 		c.add(e)
 		if c.skip == nil {
@@ -159,13 +165,13 @@ func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
 						// its values, and the copy joblib writes of them in
 						// the manager's extra state
 						for _, p := range seriesPaths() {
-							out[it.path+p] = frameCell{at: it.path, f: f}
+							out[it.path+p] = frameCell{at: it.path, f: f, n: it.n}
 							extPaths(out, it.path+p, frameCell{at: it.path, f: f, n: it.n})
 						}
 						continue
 					}
 					for i := range f.Blocks {
-						out[it.path+blockPath(i)] = frameCell{at: it.path, f: f, block: i}
+						out[it.path+blockPath(i)] = frameCell{at: it.path, f: f, block: i, n: it.n}
 						extPaths(out, it.path+blockPath(i), frameCell{at: it.path, f: f, block: i, n: it.n})
 					}
 					continue
@@ -279,6 +285,7 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 		}
 		e.Path = ca.at + labelKey(row)
 		e.Elem.At = ca.at
+		c.rawTimeCell(&e, ca, cb)
 		return e
 	}
 	if ca.ext || cb.ext {
@@ -314,8 +321,22 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 	e.Elem.At = ca.at
 	if e.Elem.Differ > 0 {
 		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
+		c.rawTimeCell(&e, ca, cb)
 	}
 	return e
+}
+
+// rawTimeCell is timeCell for a joblib block's raw part, whose dtype (with
+// its unit) the block's array in framePaths' view gives.
+func (c *cmp) rawTimeCell(e *Entry, ca, cb frameCell) {
+	if ca.n == nil || cb.n == nil {
+		return
+	}
+	xa := ca.n.Under(ca.f.Blocks[ca.block].Values).Array()
+	xb := cb.n.Under(cb.f.Blocks[cb.block].Values).Array()
+	if xa != nil && xb != nil && xa.Descr == xb.Descr {
+		timeCell(e, xa.Descr)
+	}
 }
 
 // reignore drops the entries from index from on that an --ignore path

@@ -118,6 +118,9 @@ func TestExtensionCells(t *testing.T) {
 		// the same instants in another time zone: one entry at the tz
 		{"ext_tzconv", "root._mgr.__reduce__[1][0][0].__reduce__[1][0].__getstate__()[0].tz", "UTC", "Europe/Paris", "the time zone of a datetime column; every cell's instant is the same"},
 		{"ext_tdseries", "root['b']", "0 days 00:00:02", "NaT", "1 of 2 cells differ, in a timedelta64[ns] column"},
+		// numpy datetime64 and timedelta64 blocks (pandas before 1.3)
+		{"ext_npdt", "root['t'][20]", "2021-01-02 00:00:00", "2021-01-02 03:04:05.500000", "1 of 3 cells differ, in a datetime64[ns] column"},
+		{"ext_nptd", "root['d']['v']", "0 days 00:00:00", "-1 days +23:59:59.999999999", "1 of 2 cells differ, in a timedelta64[ns] column"},
 		// other categories: each side's code through its own categories
 		{"ext_catnew", "root['c'][20]", "'b'", "'z'", "2 of 3 cells differ, in a category column; categories changed: 2 → 3"},
 		// the same values, the categories reordered: one entry at them

@@ -511,6 +511,21 @@ func (t *Tree) cell(x Item, col *ppath.Value, row ppath.Value) (Item, *Element, 
 	if !ok {
 		return Item{}, nil, false
 	}
+	// a datetime or timedelta column: its int64 count, and the value as
+	// pandas shows it (pk diff's)
+	var when string
+	var whenOK bool
+	if x := f.Blocks[b].Ext; x != nil && x.Kind == 't' && e.HasTyped {
+		when, whenOK = x.FormatTime(e.Typed.Int)
+	} else if h, ok := st.arrays().ArrayAt(values); ok && x == nil && e.HasTyped {
+		if d, ok := array.ParseDType(h.Descr.Descr); ok && (d.Kind == 'M' || d.Kind == 'm') {
+			ext = "the int64 counts of a datetime or timedelta column"
+			when, whenOK = array.FormatTime(h.Descr.Descr, e.Typed.Int, nil)
+		}
+	}
+	if whenOK {
+		ext += ": " + when
+	}
 	e.Ext = ext
 	e.Frame, e.Series, e.Row, e.RowPos = x.Path(), f.Series, ppath.Key(row), r
 	if col != nil {

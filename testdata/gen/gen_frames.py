@@ -75,6 +75,11 @@ OBJECTS = {
     "ext_td_changed": "pd.DataFrame({'d': pd.to_timedelta(['1 day', '-3 hours', None])}, index=[10, 20, 30])",
     "ext_tdseries": "pd.Series(pd.to_timedelta(['1ms', '2s']), index=['a', 'b'])",
     "ext_tdseries_changed": "pd.Series(pd.to_timedelta(['1ms', None]), index=['a', 'b'])",
+    # numpy datetime64 and timedelta64 blocks (pandas before 1.3; NPBLOCK)
+    "ext_npdt": "NPBLOCK(np.array([['2021-01-01', '2021-01-02', 'NaT']], dtype='M8[ns]'), ['t'], [10, 20, 30])",
+    "ext_npdt_changed": "NPBLOCK(np.array([['2021-01-01', '2021-01-02 03:04:05.5', 'NaT']], dtype='M8[ns]'), ['t'], [10, 20, 30])",
+    "ext_nptd": "NPBLOCK(np.array([[3600 * 10**9, 0]], dtype='m8[ns]'), ['d'], ['u', 'v'])",
+    "ext_nptd_changed": "NPBLOCK(np.array([[3600 * 10**9, -1]], dtype='m8[ns]'), ['d'], ['u', 'v'])",
     # a categorical whose categories changed (its codes mean other values):
     # 2 of 3 rows' values change; and one whose categories are reordered,
     # every row's value the same
@@ -97,6 +102,15 @@ import pandas as pd
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.linear_model import LogisticRegression
+def NPBLOCK(values, columns, index):
+    # a frame of one numpy block, as pandas before 1.3 wrote datetime64 and
+    # timedelta64 columns (1.5.3 writes a DatetimeArray; loading this one
+    # makes it so again)
+    from pandas.core.internals.blocks import NumpyBlock
+    from pandas._libs.internals import BlockPlacement
+    from pandas.core.internals.managers import BlockManager
+    blk = NumpyBlock(values, BlockPlacement(slice(0, len(columns))), 2)
+    return pd.DataFrame(BlockManager((blk,), [pd.Index(columns), pd.Index(index)], verify_integrity=False))
 def PIPE():
     X = np.arange(40.0).reshape(10, 4) %% 7
     y = np.array([0, 1] * 5)
