@@ -209,6 +209,10 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 	elemA := func(r int64) []byte { return ca.data[r*sa : (r+1)*sa] }
 	elemB := func(r int64) []byte { return cb.data[r*sb : (r+1)*sb] }
 	na := func(col extColumn, r int64) bool { return col.mask != nil && col.mask[r] != 0 }
+	var keysA, keysB []string
+	if catsChanged {
+		keysA, keysB = catKeys(catsA, ea), catKeys(catsB, eb)
+	}
 	var differ, first, hidden, firstHidden int64 = 0, -1, 0, -1
 	for r := int64(0); r < ea.Len; r++ {
 		nA, nB := na(ca, r), na(cb, r)
@@ -216,8 +220,8 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 		switch {
 		case catsChanged:
 			// each side's code through its own categories
-			ka, okA := catKey(ca, catsA, ea, elemA(r))
-			kb, okB := catKey(cb, catsB, eb, elemB(r))
+			ka, okA := catKey(ca, keysA, elemA(r))
+			kb, okB := catKey(cb, keysB, elemB(r))
 			if !okA || !okB {
 				return false
 			}
@@ -388,24 +392,10 @@ func (c *cmp) catInts(n *canon.Node, e *array.Extension, side byte) {
 // order).
 func catsChange(catsA, catsB []*canon.Node, ea, eb *array.Extension) string {
 	if ea.NCats == eb.NCats {
-		keys := func(cats []*canon.Node, e *array.Extension) ([]string, bool) {
-			var out []string
-			for i := int64(0); i < e.NCats; i++ {
-				switch {
-				case i < int64(len(cats)):
-					out = append(out, "n"+string(cats[i].Digest()))
-				case i < int64(len(e.CatLabels)):
-					out = append(out, "l"+labelKey(e.CatLabels[i]))
-				default:
-					return nil, false
-				}
-			}
-			slices.Sort(out)
-			return out, true
-		}
-		ka, okA := keys(catsA, ea)
-		kb, okB := keys(catsB, eb)
-		if okA && okB && slices.Equal(ka, kb) {
+		ka, kb := catKeys(catsA, ea), catKeys(catsB, eb)
+		slices.Sort(ka)
+		slices.Sort(kb)
+		if !slices.Contains(ka, "") && slices.Equal(ka, kb) {
 			return "categories reordered"
 		}
 	}
@@ -465,20 +455,30 @@ func catNodes(n *canon.Node, e *array.Extension) []*canon.Node {
 	return l.Items()
 }
 
-// catKey is what a Categorical's element (a code) means, comparable
-// across two sides' categories: nan, a category's digest or label; false
-// when the category is not read.
-func catKey(col extColumn, cats []*canon.Node, e *array.Extension, elem []byte) (string, bool) {
+// catKeys are what a Categorical's categories are, comparable across two
+// sides' categories: a category's digest or label ("" when not read).
+func catKeys(cats []*canon.Node, e *array.Extension) []string {
+	out := make([]string, e.NCats)
+	for i := range out {
+		switch {
+		case i < len(cats):
+			out[i] = "n" + string(cats[i].Digest())
+		case i < len(e.CatLabels):
+			out[i] = "l" + labelKey(e.CatLabels[i])
+		}
+	}
+	return out
+}
+
+// catKey is what a Categorical's element (a code) means: nan or its
+// category's key (catKeys); false when the category is not read.
+func catKey(col extColumn, keys []string, elem []byte) (string, bool) {
 	code := col.dt.Decode(elem).Int
 	switch {
 	case code == -1:
 		return "nan", true
-	case code >= 0 && code < int64(len(cats)):
-		d := cats[code].Digest()
-		return "n" + string(d), len(d) > 0
-	}
-	if l, ok := e.Category(code); ok {
-		return "l" + labelKey(l), true
+	case code >= 0 && code < int64(len(keys)) && keys[code] != "":
+		return keys[code], true
 	}
 	return "", false
 }
