@@ -56,12 +56,14 @@ type Extension struct {
 	Ordered    pickle.ID
 	// Unit is a 't' array's unit ("[ns]"), Delta true for timedeltas, TZ
 	// the time zone of a tz-aware datetime column (nil: naive; TZOK
-	// false when it is not read); TZNode the node of the tz
+	// false when it is not read); TZNode the node of the tz, DType the
+	// node of the array's dtype (numpy's or a DatetimeTZDtype)
 	Unit   string
 	Delta  bool
 	TZ     *TZ
 	TZOK   bool
 	TZNode pickle.ID
+	DType  pickle.ID
 	Len    int64 // rows
 }
 
@@ -94,7 +96,7 @@ func (r *Reader) ExtensionAt(n pickle.ID) (*Extension, bool) {
 		if !ok {
 			return nil, false
 		}
-		e := &Extension{Class: mod + "." + name, Kind: 'n', Data: g.Res(st[1]), Mask: pickle.NoID, Categories: pickle.NoID, CatData: pickle.NoID, Ordered: pickle.NoID, TZNode: pickle.NoID}
+		e := &Extension{Class: mod + "." + name, Kind: 'n', Data: g.Res(st[1]), Mask: pickle.NoID, Categories: pickle.NoID, CatData: pickle.NoID, Ordered: pickle.NoID, TZNode: pickle.NoID, DType: pickle.NoID}
 		switch {
 		case len(h.Shape) == 1:
 			e.Len = h.Shape[0]
@@ -188,7 +190,7 @@ func (r *Reader) ExtensionAt(n pickle.ID) (*Extension, bool) {
 		if !ok1 || !ok2 || len(hd.Shape) != 1 || len(hm.Shape) != 1 || hd.Shape[0] != hm.Shape[0] || hm.Descr.Descr != "|b1" || hd.Descr.Object {
 			return nil, false
 		}
-		return &Extension{Class: "pandas.core.arrays." + mod + "." + cls, Kind: 'm', Data: g.Res(data), Mask: g.Res(mask), Categories: pickle.NoID, CatData: pickle.NoID, Ordered: pickle.NoID, TZNode: pickle.NoID, Len: hd.Shape[0]}, true
+		return &Extension{Class: "pandas.core.arrays." + mod + "." + cls, Kind: 'm', Data: g.Res(data), Mask: g.Res(mask), Categories: pickle.NoID, CatData: pickle.NoID, Ordered: pickle.NoID, TZNode: pickle.NoID, DType: pickle.NoID, Len: hd.Shape[0]}, true
 	}
 	return nil, false
 }
@@ -218,7 +220,7 @@ func (r *Reader) timeArray(e *Extension, h *Header, dt pickle.ID, delta bool) bo
 	if !ok || d.Kind != want || d.Size != 8 || h.Descr.Object {
 		return false
 	}
-	e.Kind, e.Unit, e.Delta, e.TZOK = 't', d.Unit, delta, true
+	e.Kind, e.Unit, e.Delta, e.TZOK, e.DType = 't', d.Unit, delta, true, g.Res(dt)
 	if delta {
 		return true
 	}

@@ -130,6 +130,9 @@ func FormatTimedelta(v int64, unit string) (string, bool) {
 // String is the zone as pandas names it in a dtype: its name, or
 // UTC+HH:MM for a fixed offset.
 func (z *TZ) String() string {
+	if z == nil {
+		return ""
+	}
 	if z.Name != "" {
 		return z.Name
 	}

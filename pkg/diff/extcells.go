@@ -293,19 +293,32 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 	default:
 		e.Path = ""
 	}
-	// another time zone (both read): one entry at the dtype's tz
+	// another time zone (both read): one entry at the dtype's tz; a naive
+	// column against a tz-aware one: at the dtype
 	tzChanged := ea.Kind == 't' && ea.TZ != nil && eb.TZ != nil && ea.TZOK && eb.TZOK && ea.TZ.String() != eb.TZ.String()
-	if e.Path == "" && !tzChanged {
+	awareChanged := ea.Kind == 't' && !ea.Delta && (ea.TZ == nil) != (eb.TZ == nil) && ea.DType != pickle.NoID && eb.DType != pickle.NoID
+	if e.Path == "" && !tzChanged && !awareChanged {
 		return false
 	}
-	if tzChanged {
-		tz := Entry{Path: at + extValuesPath(fa.Series, i) + ppath.Attr("__getstate__") + "()" + ppath.Index(0) + ppath.Attr("tz"), Kind: Changed,
-			A: ea.TZ.String(), B: eb.TZ.String(), OffA: a.Under(ea.TZNode).Offset(), OffB: b.Under(eb.TZNode).Offset(), Note: "the time zone of a datetime column"}
-		if e.Path == "" {
-			tz.Note += "; every cell's instant is the same"
+	if tzChanged || awareChanged {
+		dtype := at + extValuesPath(fa.Series, i) + ppath.Attr("__getstate__") + "()" + ppath.Index(0)
+		var d Entry
+		var na, nb *canon.Node
+		if awareChanged {
+			d = Entry{Path: dtype, Kind: Changed, A: datetimeDType(ea.Unit, ea.TZ), B: datetimeDType(eb.Unit, eb.TZ), Note: "the dtype of a datetime column"}
+			na, nb = a.Under(ea.DType), b.Under(eb.DType)
+		} else {
+			d = Entry{Path: dtype + ppath.Attr("tz"), Kind: Changed, A: ea.TZ.String(), B: eb.TZ.String(), Note: "the time zone of a datetime column"}
+			na, nb = a.Under(ea.TZNode), b.Under(eb.TZNode)
 		}
-		c.add(tz)
-		skip(a.Under(ea.TZNode))
+		d.OffA, d.OffB = na.Offset(), nb.Offset()
+		if e.Path == "" && tzChanged {
+			d.Note += "; every cell's instant is the same"
+		} else if e.Path == "" {
+			d.Note += "; every cell's int64 count is the same"
+		}
+		c.add(d)
+		skip(na)
 		if e.Path == "" {
 			c.done(key)
 			return true
@@ -549,14 +562,23 @@ func timeColName(delta bool, unit string, tzA, tzB *array.TZ) string {
 	if delta {
 		return "a timedelta64" + unit
 	}
-	u := strings.Trim(unit, "[]")
 	switch {
 	case tzA != nil && tzB != nil && tzA.String() != tzB.String():
-		return "a datetime64[" + u + ", " + tzA.String() + " → " + tzB.String() + "]"
-	case tzA != nil:
-		return "a datetime64[" + u + ", " + tzA.String() + "]"
+		return "a datetime64[" + strings.Trim(unit, "[]") + ", " + tzA.String() + " → " + tzB.String() + "]"
+	case (tzA == nil) != (tzB == nil):
+		return "a " + datetimeDType(unit, tzA) + " → " + datetimeDType(unit, tzB)
 	}
-	return "a datetime64[" + u + "]"
+	return "a " + datetimeDType(unit, tzA)
+}
+
+// datetimeDType is pandas' name of a datetime dtype: datetime64[ns],
+// datetime64[ns, UTC].
+func datetimeDType(unit string, tz *array.TZ) string {
+	u := strings.Trim(unit, "[]")
+	if tz == nil {
+		return "datetime64[" + u + "]"
+	}
+	return "datetime64[" + u + ", " + tz.String() + "]"
 }
 
 // timeCell shows the values of a cell entry of a numpy datetime64 or

@@ -171,3 +171,28 @@ func TestExtensionCells(t *testing.T) {
 		}
 	}
 }
+
+// TestExtensionDType: a naive datetime column made tz-aware with the same
+// int64 counts (tz_localize('UTC')) is one entry at the array's dtype, in
+// pandas' names, beside what else of the array's state differs (pandas
+// 1.5.3 writes the naive one's _freq, the aware one's not), in every form.
+func TestExtensionDType(t *testing.T) {
+	const at = "root._mgr.__reduce__[1][0][0].__reduce__[1][0].__getstate__()"
+	for _, form := range [][2]string{{"_p2.pkl", "_p2.pkl"}, {"_p4.pkl", "_p5.pkl"}, {".joblib", ".joblib"}, {"_p2.pkl", ".joblib"}} {
+		a := filepath.Join("..", "..", "testdata", "frames", "ext_aware"+form[0])
+		b := filepath.Join("..", "..", "testdata", "frames", "ext_aware_changed"+form[1])
+		res, err := Files(a, b, Options{Canon: canon.Options{Form: canon.Form2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Entries) != 2 {
+			t.Errorf("%s %s: %+v", a, b, res.Entries)
+			continue
+		}
+		e, f := res.Entries[0], res.Entries[1]
+		if e.Path != at+"[0]" || e.A != "datetime64[ns]" || e.B != "datetime64[ns, UTC]" || e.Note != "the dtype of a datetime column; every cell's int64 count is the same" ||
+			f.Path != at+"[2]['_freq']" || f.Kind != Removed {
+			t.Errorf("%s %s: %+v", a, b, res.Entries)
+		}
+	}
+}

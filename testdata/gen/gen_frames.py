@@ -69,6 +69,9 @@ OBJECTS = {
     # the same instants in another time zone (UTC to Europe/Paris)
     "ext_tzconv": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('UTC')})",
     "ext_tzconv_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('UTC').tz_convert('Europe/Paris')})",
+    # a naive column made tz-aware (tz_localize: the same int64 counts)
+    "ext_aware": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None])})",
+    "ext_aware_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('UTC')})",
     "ext_dt": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-02', None])}, index=['u', 'v', 'w'])",
     "ext_dt_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-02 03:04:05.5', None])}, index=['u', 'v', 'w'])",
     "ext_td": "pd.DataFrame({'d': pd.to_timedelta(['1 day', '2 hours', None])}, index=[10, 20, 30])",
