@@ -3,6 +3,7 @@ module github.com/pk-tools/pk
 go 1.26.8
 
 require (
+	github.com/dsnet/compress v0.0.1
 	github.com/fatih/color v1.19.0
 	github.com/klauspost/compress v1.20.4
 	github.com/mattn/go-isatty v0.0.22

@@ -45,13 +45,16 @@ the class's content.
 Bare pickles and compressed ones (written back in the same compression with
 fixed settings) are written; joblib files and .npy object arrays are written
 as the canonical pickle of their arrays (joblib.load and np.load load it);
-torch.save files (zip and legacy) become one canonical torch.save zip. What pk canon
-cannot reproduce faithfully (bz2, .npy of plain data, and the cases
-docs/pk-canon.md lists) is refused with one line naming the file, offset and
-reason, and nothing is written (exit 2).
+torch.save files (zip and legacy) become one canonical torch.save zip; a
+.npy file of plain data the .npy file numpy.save writes for its array. What
+pk canon cannot reproduce faithfully (the cases docs/pk-canon.md lists) is
+refused with one line naming the file, offset and reason, and nothing is
+written (exit 2).
 
 -l lists the FILEs that are not canonical already, as gofmt -l does: exit 0
-when none is listed, 1 when some are, 2 when a file cannot be read.
+when none is listed, 1 when some are, 2 when a file cannot be read or is
+refused. The output is compared with the file as it is written, up to the
+first difference: a FILE is not held in memory ("-" is read whole).
 
 --json: with -l, one line per FILE, {"name","canonical"} or {"name","error"};
 when writing (which then needs -o), {"name","output","size"} or

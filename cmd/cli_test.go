@@ -40,6 +40,22 @@ var fileCmds = map[string]func(ts *testscript.TestScript, neg bool, args []strin
 		ts.Check(err)
 		ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b), 0o644))
 	},
+	// xorlast FILE N: the last byte of FILE xor'd with N (0-255)
+	"xorlast": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 {
+			ts.Fatalf("usage: xorlast FILE N")
+		}
+		n, err := strconv.ParseUint(args[1], 0, 8)
+		ts.Check(err)
+		p := ts.MkAbs(args[0])
+		b, err := os.ReadFile(p)
+		ts.Check(err)
+		if len(b) == 0 {
+			ts.Fatalf("xorlast: %s is empty", args[0])
+		}
+		b[len(b)-1] ^= byte(n)
+		ts.Check(os.WriteFile(p, b, 0o644))
+	},
 	// mkzip FILE MEMBER...: a zip archive of empty members
 	"mkzip": func(ts *testscript.TestScript, neg bool, args []string) {
 		f, err := os.Create(ts.MkAbs(args[0]))

@@ -90,6 +90,7 @@ func TestJSONSchemas(t *testing.T) {
 		{"trace", []string{"--top", "5", tzip}, false},
 		{"trace", []string{"--path", "root[1, 0]", "--depth", "0", nparr}, false},
 		{"trace", []string{"--path", "root['score'][4]", "--depth", "0", td("frames/range_p4.pkl")}, false},
+		{"trace", []string{"--path", "root['head']<data>[0]", "--depth", "0", td("tensors/part_changed.pt")}, false},
 		{"trace", []string{"--top", "3", "--group", multi}, false},
 		{"trace", []string{bad}, true},
 		{"scan", []string{plain, danger, tzip, joblib}, true},

@@ -5,9 +5,8 @@ import "github.com/pk-tools/pk/pkg/pickle"
 // StoreGraph is a plain pickle.Store as the recognizer reads it: nothing
 // is replaced or folded, a global names itself ("std:numpy.dtype"), and
 // protocol 0-2's _codecs.encode(s, 'latin1') (how those protocols write
-// bytes) is of kind bytes, though its payload is the str's (its Text the
-// str's latin-1 encoding when it is short: a datetime dtype's unit):
-// Header.Data is unchecked, and pkg/trace reads headers only.
+// bytes) is of kind bytes, though its payload is the str's: Header.Data is
+// unchecked, and pkg/trace reads headers only.
 type StoreGraph struct{ S *pickle.Store }
 
 func (g StoreGraph) Res(n pickle.ID) pickle.ID      { return n }
@@ -22,23 +21,20 @@ func (g StoreGraph) NMuts(n pickle.ID) int          { return g.S.NMuts(n) }
 func (g StoreGraph) Items(n pickle.ID) []pickle.ID  { return g.S.Items(n) }
 func (g StoreGraph) NItems(n pickle.ID) int         { return g.S.NItems(n) }
 func (g StoreGraph) Blob(n pickle.ID) *pickle.Blob  { return g.S.Blob(n) }
+func (g StoreGraph) PayloadLen(n pickle.ID) int64   { return g.S.PayloadLen(n) }
 
-// maxShortText bounds the latin-1 text of _codecs.encode Text gives.
-const maxShortText = 64
-
+// Text is a node's text; of protocol 0-2's _codecs.encode(s, 'latin1')
+// (Kind bytes), its bytes: s's characters, each one byte ("" when one is
+// not latin-1, which encoding would refuse). A datetime dtype's unit is
+// such bytes (b'D').
 func (g StoreGraph) Text(n pickle.ID) string {
-	if g.S.Kind(n) == pickle.KindCall && g.Kind(n) == pickle.KindBytes {
-		// _codecs.encode(s, 'latin1'): the bytes are s's code points, of
-		// a short s (a datetime dtype's unit); a payload is not copied
+	if n >= 0 && g.S.Kind(n) == pickle.KindCall && g.Kind(n) == pickle.KindBytes {
 		a, _ := g.Tuple(g.S.Args(n))
 		s, _ := g.Str(a[0])
-		if len(s) > maxShortText {
-			return ""
-		}
 		b := make([]byte, 0, len(s))
 		for _, r := range s {
 			if r > 0xff {
-				return "" // (no latin-1 text: encode would fail)
+				return ""
 			}
 			b = append(b, byte(r))
 		}
@@ -46,7 +42,6 @@ func (g StoreGraph) Text(n pickle.ID) string {
 	}
 	return g.S.Str(n)
 }
-func (g StoreGraph) PayloadLen(n pickle.ID) int64 { return g.S.PayloadLen(n) }
 
 func (g StoreGraph) Kind(n pickle.ID) pickle.Kind {
 	k := g.S.Kind(n)

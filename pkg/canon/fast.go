@@ -33,8 +33,9 @@ package canon
 // state), the live memo entries and the counts of lists built at the bottom
 // of the stack; the arena is bounded (arenaExpansion) and so is the whole
 // encoding (MaxExpansion, as on the graph path). Anything else - a call of a
-// callable some rule looks at (builtins, copyreg, _codecs, types, functools,
-// cloudpickle, dill, and numpy and torch for pk-canon/2), NEWOBJ_EX, INST, OBJ, POP, DUP, persistent ids, EXT,
+// callable some rule reads (ruleGlobal in fold.go, the one list the canon
+// sink also stops at: the standard-library callables of ruleStd, numpy's,
+// torch's and joblib's for pk-canon/2, cloudpickle's and dill's), NEWOBJ_EX, INST, OBJ, POP, DUP, persistent ids, EXT,
 // buffers, Py2 STRING, a GET of a mutable object, BUILD or a foreign
 // operation on a plain container, a dict key or set item that is a bool, a
 // float or a mutable object, duplicate keys, leftovers on the stack once a

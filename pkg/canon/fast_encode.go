@@ -9,7 +9,6 @@ import (
 	"hash"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -457,7 +456,7 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 				return false, errSlow
 			}
 			mod, name, ok := parseGlobal(e.arena[e.stack[x].off:e.stack[x+1].off])
-			if !ok || ruleCallable(mod, name) {
+			if !ok || ruleGlobal(mod, name) {
 				return false, errSlow
 			}
 		}
@@ -801,23 +800,6 @@ func (e *fastEnc) global(module, name string) error {
 	e.arena = appendStr(e.arena, module)
 	e.arena = appendStr(e.arena, name)
 	return nil
-}
-
-// ruleCallable reports whether a REDUCE of this global may be rewritten by
-// a rule of the canonical form (section 5 and 6): those calls take the
-// graph path.
-func ruleCallable(module, name string) bool {
-	switch module {
-	case "builtins", "copyreg", "_codecs", "types", "functools":
-		return true
-	}
-	if strings.HasPrefix(module, "numpy") || strings.HasPrefix(module, "torch") {
-		// pk-canon/2 reads numpy's arrays and torch's storages (array.go,
-		// tensor.go); both forms take the graph path for them, which gives
-		// pk-canon/1 the digest the streaming path would
-		return true
-	}
-	return cloudpickleName(module, name) != "" || dillName(module, name) != ""
 }
 
 // inlineStr decodes an 's' str encoding (a str of at most InlineMax bytes).

@@ -189,10 +189,15 @@ func locate(opt Options, arrays bool, walk func(c *cmp)) *cmp {
 	// (views of every pair alike in both forms: the second walk would
 	// give what the first gave)
 	alike := c.alike && c.formA.Form == opt.Canon.Form && c.formB.Form == opt.Canon.Form && !arrays
-	if c.err == nil && (len(c.entries) != 1 || withArrays) && c.ignored == 0 && opt.Canon.Form != canon.Form1 && !alike {
+	if c.err == nil && (len(c.entries) != 1 || withArrays || c.ignored > 0) && opt.Canon.Form != canon.Form1 && !alike {
 		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
 		walk(c2)
+		// (with --ignore, the form that decides "the same" decides what is
+		// left: a pk-canon/2 walk whose differences are all ignored leaves
+		// none, whatever pk-canon/1's view of two forms of one checkpoint
+		// lists)
 		if c2.err == nil && (len(c.entries) == 0 || len(c2.entries) > 0 && 2*len(c2.entries) <= len(c.entries) ||
+			c2.ignored > 0 && len(c2.entries) < len(c.entries) ||
 			withArrays && len(c2.entries)+c2.ignored > 0 && len(c2.entries)+c2.ignored <= len(c.entries)) {
 			// (entries that --ignore covers count: an element or cell
 			// path ignored leaves no difference, not pk-canon/1's bytes)
@@ -365,6 +370,7 @@ type cmp struct {
 	// same entries and locate need not make it.
 	formA, formB canon.Options
 	alike        bool
+	inForeign    bool // walking below a joblib object array against a pickled one (foreignArrays)
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -1031,6 +1037,9 @@ func (c *cmp) compare(t task) []task {
 		}
 		if a.Kind() != canon.KindArray {
 			break
+		}
+		if c.foreignArrays(a, b, path) {
+			return nil
 		}
 		if kids, ok := c.arrays(a, b, path); ok {
 			return kids

@@ -281,6 +281,79 @@ func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
 	return nil, true
 }
 
+// foreignArrays compares a joblib object array with a pickled one (or an
+// .npy file's) at path: the joblib one is the array its nested pickle
+// makes (canon's Foreign), whose items are compared with the other's as
+// two pickled object arrays are (c.arrays: root[1], root[1, 2]), in
+// withForeign. ok is false when a and b are not such a pair (two joblib
+// object arrays are compared as their nested pickles, heldObjects), when
+// already below one (no deeper) or when their items are not compared
+// (c.arrays: shapes that differ).
+func (c *cmp) foreignArrays(a, b *canon.Node, path pathRef) bool {
+	ok := false
+	c.withForeign(a, b, func(a, b *canon.Node) {
+		var kids []task
+		kids, ok = c.arrays(a, b, path)
+		for _, k := range kids {
+			c.walkFrom(k)
+		}
+	})
+	return ok
+}
+
+// withForeign runs f on a and b, one of them a joblib object array (the
+// other not), with that one replaced by the object array its nested
+// pickle makes: a node of that pickle's own view (canon's Foreign). f runs
+// with the tables of that view on its side (fingerprints, objects seen,
+// pairs compared, the store, side A's blocks left out: all by node ID of
+// one view), and the walk's own are put back after; side A's c.skip marks
+// made for the nested array are made for a. It reports whether f ran: not
+// when neither or both are joblib object arrays, either is no object
+// array, or already in f (no deeper).
+func (c *cmp) withForeign(a, b *canon.Node, f func(a, b *canon.Node)) bool {
+	fa, fb := a.Foreign(), b.Foreign()
+	if (fa == nil) == (fb == nil) || c.inForeign {
+		return false
+	}
+	outerA := a
+	if fa != nil {
+		a = fa
+	} else {
+		b = fb
+	}
+	if xa, xb := a.Array(), b.Array(); xa == nil || xb == nil || !xa.Object() || !xb.Object() {
+		return false
+	}
+	ta, tb, storeA, storeB, seenA, seenB, pairs, skip := c.ta, c.tb, c.storeA, c.storeB, c.seenA, c.seenB, c.pairs, c.skip
+	table := func(n *canon.Node, algo canon.Algo) *fpTable {
+		v := n.View()
+		v.SetFreshNodes(true)
+		defer v.SetFreshNodes(false)
+		return newFPTable(algo, n)
+	}
+	if fa != nil {
+		c.ta, c.storeA, c.seenA, c.skip = table(a, c.optA.Algo), a.View().Store(), map[pickle.ID]pathRef{}, nil
+	} else {
+		c.tb, c.storeB, c.seenB = table(b, c.optB.Algo), b.View().Store(), map[pickle.ID]pathRef{}
+	}
+	c.pairs = map[uint64]struct{}{}
+	c.inForeign = true
+	f(a, b)
+	c.inForeign = false
+	c.ta, c.tb, c.storeA, c.storeB, c.seenA, c.seenB, c.pairs = ta, tb, storeA, storeB, seenA, seenB, pairs
+	if fa != nil {
+		skipped := c.skip[a.ID()]
+		c.skip = skip
+		if skipped {
+			if c.skip == nil {
+				c.skip = map[pickle.ID]bool{}
+			}
+			c.skip[outerA.ID()] = true
+		}
+	}
+	return true
+}
+
 // rawElements is the element entry of two raw parts holding the data of
 // one array or tensor at path, or false. A torch storage is read through
 // the tensor that uses it (tensor: shape, stride and storage offset);

@@ -225,7 +225,9 @@ func TestFastDiffObjectCases(t *testing.T) {
 		"stack global of gets": {"\x80\x04](\x8c\x05mymod\x94\x8c\x01P\x94h\x00h\x01\x93\x94)\x81\x94e.",
 			"\x80\x04](\x8c\x05mymod\x94\x8c\x01Q\x94h\x00h\x01\x93\x94)\x81\x94e.", true},
 		// a REDUCE of a callable the canonical form rewrites: the graph path
-		"rule callable": {"\x80\x04](\x8c\x08builtins\x8c\x03int\x93\x8c\x013\x85Re.", "\x80\x04](\x8c\x08builtins\x8c\x03int\x93\x8c\x014\x85Re.", false},
+		"rule callable": {"\x80\x04](\x8c\x08builtins\x8c\tfrozenset\x93]K\x03a\x85Re.", "\x80\x04](\x8c\x08builtins\x8c\tfrozenset\x93]K\x04a\x85Re.", false},
+		// a REDUCE of a standard-library callable no rule reads (ruleStd): the fast path
+		"plain builtin callable": {"\x80\x04](\x8c\x08builtins\x8c\x03int\x93\x8c\x013\x85Re.", "\x80\x04](\x8c\x08builtins\x8c\x03int\x93\x8c\x014\x85Re.", true},
 		// an instance read back by GET (shared, mutable): the graph path
 		"shared instance": {"\x80\x04](\x8c\x01m\x8c\x01C\x93)\x81\x94h\x00e.", "\x80\x04](\x8c\x01m\x8c\x01D\x93)\x81\x94h\x00e.", false},
 		// BUILD of a plain dict: the graph path

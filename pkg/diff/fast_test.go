@@ -657,7 +657,7 @@ func TestFastDiffFallsBack(t *testing.T) {
 		"list vs dict":      ab("kinds", plain, dump(&pv{k: 'd'}, 4, 1<<16)),
 		"left under result": ab("left", []byte("\x80\x04K\x01]\x94K\x02a."), []byte("\x80\x04K\x01]\x94K\x03a.")),
 		"put of a memo ref": ab("reput", []byte("\x80\x02]q\x00(X\x01\x00\x00\x00aq\x01h\x01q\x02K\x01e."), []byte("\x80\x02]q\x00(X\x01\x00\x00\x00aq\x01h\x01q\x02K\x02e.")),
-		"a rule's call":     ab("call", []byte("\x80\x04]\x94(\x8c\x08builtins\x8c\x03int\x93\x8c\x013\x85Re."), plain),
+		"a rule's call":     ab("call", []byte("\x80\x04]\x94(\x8c\x08builtins\x8c\tfrozenset\x93]K\x03a\x85Re."), plain),
 		"a POP":             ab("pop", []byte("\x80\x04]\x94(K\x01K\x020e."), plain),
 		"trailing bytes":    ab("trailing", []byte("\x80\x04]\x94.N."), []byte("\x80\x04]\x94.")),
 	}

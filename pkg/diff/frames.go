@@ -65,6 +65,11 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 			}
 			continue
 		}
+		if va != nil && vb != nil && c.differs(va, vb) && c.withForeign(va, vb, func(va, vb *canon.Node) {
+			c.objectCells(fa, i, va, vb, va.Array(), vb.Array(), at) // a joblib str block against a pickled one
+		}) {
+			continue
+		}
 		xa, xb := va.Array(), vb.Array()
 		if va == nil || vb == nil || xa == nil || xb == nil || !c.differs(va, vb) {
 			continue

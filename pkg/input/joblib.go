@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -321,6 +322,13 @@ func dtypeOf(s *pickle.Store, n pickle.ID) (*dtypeInfo, error) {
 		d.str = order + string(kind) + strconv.FormatInt(num, 10)
 	} else {
 		d.str = order + ts
+	}
+	if kind == 'M' || kind == 'm' {
+		// a datetime's unit is in the dtype's metadata: pkg/array's
+		// reader, as pk-canon/2 reads the dtype ("<M8[D]", not "<M8")
+		if x, ok := array.NewReader(array.StoreGraph{S: s}).DTypeOf(n, 0); ok && x.Size == size {
+			d.str = x.Descr
+		}
 	}
 	d.size = size
 	return d, nil

@@ -37,7 +37,7 @@ type Element struct {
 	Series      bool // the frame is a pandas Series
 	Column, Row string
 	RowPos      int64
-	Kind        string // what holds it: "numpy.ndarray", "joblib array", "torch.Tensor", "object array"
+	Kind        string // what holds it: "numpy.ndarray", "joblib array", "torch.Tensor", "torch storage", "object array"
 	DType       string // as the holder's label names it (int32, float32)
 	Shape       []int64
 	Index       []int64 // of the element in the holder
@@ -46,6 +46,7 @@ type Element struct {
 	HasTyped    bool
 	Why         string // why the value is not shown
 	Ext         string // a pandas extension column's cell: what the array holding it is
+	Tensor      string // Kind "torch storage" (root['w']<data>[k]): the path of the tensor whose storage it is
 }
 
 // Line is the line pk trace --path prints above the tree: which element
@@ -66,7 +67,11 @@ func (e *Element) Line() string {
 	} else {
 		b.WriteString(":")
 	}
-	b.WriteString(" element " + ppath.Element(e.Index) + " of the " + strings.TrimSpace(e.DType+" "+array.ShapeText(e.Shape)) + " " + e.Kind + " at " + e.At)
+	b.WriteString(" element " + ppath.Element(e.Index) + " of the " + strings.TrimSpace(e.DType+" "+array.ShapeText(e.Shape)) + " " + e.Kind)
+	if e.Tensor != "" {
+		b.WriteString(" of the tensor at " + e.Tensor + ",")
+	}
+	b.WriteString(" at " + e.At)
 	if e.Ext != "" {
 		b.WriteString(", " + e.Ext)
 	}
@@ -132,7 +137,8 @@ func (t *Tree) itemOf(st *StreamTree, n pickle.ID) (Item, bool) {
 
 // element reads the last step of parsed as an element of the array or
 // tensor before it (or a row of the Series before it), or its last two as
-// a cell of the DataFrame before them.
+// a cell of the DataFrame before them or an element of the storage of the
+// tensor before them (T<data>[k]).
 func (t *Tree) element(parsed ppath.Path) (Item, *Element, bool) {
 	n := len(parsed)
 	if n < 2 || parsed[n-1].Kind != ppath.SKey {
@@ -156,6 +162,16 @@ func (t *Tree) element(parsed ppath.Path) (Item, *Element, bool) {
 		if row, ok := ppath.Label(parsed[n-1]); ok {
 			if it, e, ok := t.cell(x, nil, row); ok {
 				return it, e, true
+			}
+		}
+	}
+	if n >= 3 && parsed[n-2].Kind == ppath.SPseudo && parsed[n-2].Name == "data" && parsed[n-2].I < 0 {
+		// T<data>[k]: element k of the storage of tensor T
+		if x, ok := t.locate(parsed[:n-2]); ok && x.Kind == ItemNode {
+			if idx, ok := ppath.ElementIndex(parsed[n-1]); ok {
+				if it, e, ok := t.storageElement(x, idx); ok {
+					return it, e, true
+				}
 			}
 		}
 	}
@@ -257,17 +273,51 @@ func (t *Tree) arrayElement(x Item, idx []int64) (Item, *Element, bool) {
 			}
 			e.Index = idx
 			stride, offset = tr.Stride, tr.Offset
-			sr := tr.Storage
-			read = func(off, size int64) ([]byte, string) {
-				if sr.Part == nil && !sr.FromBytes {
-					return nil, "the file has no storage " + quote(sr.Key, -1)
-				}
-				return readAt(sr.Open, off, size)
-			}
-			return t.finishElement(x, e, tr.Storage.DType, array.ItemSize(tr.Storage.DType), 'C', stride, offset, read)
+			return t.finishElement(x, e, tr.Storage.DType, array.ItemSize(tr.Storage.DType), 'C', stride, offset, storageRead(tr.Storage))
 		}
 	}
 	return Item{}, nil, false
+}
+
+// storageRead reads the bytes of a torch storage (a zip member, a legacy
+// record, pickle.dump's nested torch.save bytes).
+func storageRead(sr *input.StorageRef) func(off, size int64) ([]byte, string) {
+	return func(off, size int64) ([]byte, string) {
+		if sr.Part == nil && !sr.FromBytes {
+			return nil, "the file has no storage " + quote(sr.Key, -1)
+		}
+		return readAt(sr.Open, off, size)
+	}
+}
+
+// storageElement is element idx (one index, in the storage's elements) of
+// the storage of the tensor at item x: what pk diff names
+// root['w']<data>[k] when the storages of two tensors differ where the
+// tensor's view (shape, stride, storage offset) does not see. The item is
+// the storage, where the tree shows it (the tensor's .__reduce__[1][0],
+// or where a storage shared by several tensors is counted).
+func (t *Tree) storageElement(x Item, idx []int64) (Item, *Element, bool) {
+	st, n := x.Stream, x.Node
+	if st.doc == nil || len(idx) != 1 {
+		return Item{}, nil, false
+	}
+	tr, ok := st.doc.TensorAt(st.Store, n)
+	if !ok || tr.Storage == nil || tr.Storage.DType == "" {
+		return Item{}, nil, false
+	}
+	sr := tr.Storage
+	sx := x
+	if a := arg(st.Store, n, 0); a != pickle.NoID {
+		if it, ok := t.itemOf(st, a); ok {
+			sx = it
+		}
+	}
+	e := &Element{At: sx.Path(), Tensor: x.Path(), Kind: "torch storage", DType: sr.DType, Shape: []int64{sr.Numel}}
+	if !fix(idx, e.Shape) {
+		return Item{}, nil, false
+	}
+	e.Index = idx
+	return t.finishElement(sx, e, sr.DType, array.ItemSize(sr.DType), 'C', nil, 0, storageRead(sr))
 }
 
 // rawElement is the element at idx of the array whose data is raw part r

@@ -213,7 +213,7 @@ func (t *Tree) WriteTopJSON(w io.Writer, n int) error {
 // of an array or a cell of a frame: {"file", "record":"element", "path",
 // "at", "kind", "dtype", "shape", "index", "value" (typed) and "repr", or
 // "note" when the value is not read; a cell's "frame", "column", "row",
-// "row_position"}.
+// "row_position"; a torch storage's element's "tensor"}.
 func (t *Tree) jsonElement(b *bufio.Writer, e *Element) {
 	t.jsonHead(b)
 	b.WriteString(`,"record":"element","path":`)
@@ -222,6 +222,10 @@ func (t *Tree) jsonElement(b *bufio.Writer, e *Element) {
 	jsonStr(b, e.At)
 	b.WriteString(`,"kind":`)
 	jsonStr(b, e.Kind)
+	if e.Tensor != "" {
+		b.WriteString(`,"tensor":`)
+		jsonStr(b, e.Tensor)
+	}
 	jsonArray(b, e.DType, e.Shape)
 	b.WriteString(`,"index":[`)
 	for i, v := range e.Index {

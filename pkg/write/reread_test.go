@@ -11,7 +11,7 @@ import (
 
 // TestRereadWritten: the array pickled at protocol 2 and the tensor pickled
 // by pickle.dump of testdata/reread (one payload of 1.2 MB each), gzip'd,
-// xz'd and zstd'd, in a gzip'd joblib file and a torch.save zip, which pk
+// bz2'd, xz'd and zstd'd, in a gzip'd joblib file and a torch.save zip, which pk
 // canon refused while pk hash read such a payload under a compression as
 // its digest only, are written at protocols 2 to 5: each output has its
 // input's pk hash and is its own canonical output, and the inputs of one
@@ -23,6 +23,7 @@ func TestRereadWritten(t *testing.T) {
 		dir + "array_p2.pkl.gz", dir + "array_p4.pkl.gz",
 		dir + "tensor_p2.pkl.gz", dir + "tensor_p4.pkl.gz", dir + "tensor_p2.joblib.gz", dir + "tensor.legacy.pt.gz",
 		dir + "objarr.joblib.gz",
+		dir + "array_p2.pkl.bz2", dir + "tensor_p2.pkl.bz2", // bz2'd by Python (gen_reread.py)
 	}
 	for _, name := range []string{"array_p2.pkl", "tensor_p2.pkl"} {
 		data := testfile.Gunzip(t, dir+name+".gz")

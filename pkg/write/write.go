@@ -198,6 +198,9 @@ type Result struct {
 
 	spool string // the temporary file holding the output (Data nil)
 	size  int64  // its size
+
+	inPath  string // the input file, compared by Canonical (Input nil: list.go)
+	verdict int8   // 1: the input is known to be its own output
 }
 
 // SpoolAbove is the size above which a .npy file's output is written to a
@@ -242,8 +245,11 @@ func (r *Result) Close() error {
 
 // Canonical reports whether the input's bytes are already the output.
 func (r *Result) Canonical() bool {
+	if r.verdict != 0 {
+		return r.verdict > 0
+	}
 	if r.Input == nil {
-		return false
+		return r.sameAsInput() // list.go: compared with the file as written
 	}
 	if r.spool == "" {
 		return bytes.Equal(r.Input, r.Data)
@@ -278,11 +284,21 @@ var noVerify bool
 
 // writable are the whole-file compressions written back, each with fixed
 // settings (docs/pk-canon.md).
-var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "xz": true, "lzma": true, "zstd": true, "lz4": true}
+var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "bz2": true, "xz": true, "lzma": true, "zstd": true, "lz4": true}
 
-// File canonicalises the input at path ("-": stdin). keep says to keep the
-// input's bytes in Result.Input (for pk canon -l).
+// File canonicalises the input at path ("-": stdin). keep says that
+// Result.Canonical will be asked (pk canon -l): the bytes of stdin are kept
+// in Result.Input; a file's are not, its output is compared with the file
+// as it is written (list.go).
 func File(path string, opt Options, keep bool) (*Result, error) {
+	res, err := file(path, opt, keep)
+	if err == nil && keep && res.Input == nil && path != "-" {
+		res.inPath = path
+	}
+	return res, err
+}
+
+func file(path string, opt Options, keep bool) (*Result, error) {
 	p := opt.proto()
 	if p < MinProtocol || p > MaxProtocol {
 		return nil, fmt.Errorf("protocol %d: pk canon writes protocols %d to %d", p, MinProtocol, MaxProtocol)
@@ -291,20 +307,15 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 	ropt := canon.ReadOptions(copt)
 	// every payload in memory: the writer copies them to the output
 	ropt.BlobThreshold = math.MaxInt64
-	var data []byte // the input's bytes (stdin, -l)
+	var data []byte // the input's bytes (stdin)
 	var err error
-	if path == "-" || keep {
-		if path == "-" {
-			data, err = io.ReadAll(os.Stdin)
-		} else {
-			data, err = os.ReadFile(path)
-		}
-		if err != nil {
+	if path == "-" {
+		if data, err = io.ReadAll(os.Stdin); err != nil {
 			return nil, err
 		}
 	}
 	open := func() (*input.Doc, error) {
-		if path == "-" { // a zip needs the file; -l keeps the bytes only to compare
+		if path == "-" { // a zip needs the file
 			return input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
 		}
 		return input.Open(path, ropt)
@@ -444,6 +455,12 @@ func File(path string, opt Options, keep bool) (*Result, error) {
 		// takes their place
 		doc, f, vopt = nil, nil, canon.Options{}
 		runtime.GC()
+	}
+	if keep && path != "-" && (trail == nil || base == "pickle") {
+		// pk canon -l: a file that is its own output needs no check
+		if res := listSame(path, format, compression, &out, trail); res != nil {
+			return res, nil
+		}
 	}
 	n := len(ends)
 	want := func(i int) []byte { return wants[i*dsize : (i+1)*dsize] }
@@ -592,7 +609,7 @@ func supported(doc *input.Doc, path string) error {
 	base := strings.TrimPrefix(doc.Format, doc.Compression+"+")
 	switch {
 	case !writable[doc.Compression]:
-		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
+		why = fmt.Sprintf("%s-compressed: pk canon has no %s writer (it writes back plain, gzip, zlib, bz2, xz, lzma, zstd and lz4 files)", doc.Compression, doc.Compression)
 	case strings.Contains(doc.Format, "npy"):
 		why = fmt.Sprintf("a NumPy .npy file (%s) pk canon does not write: neither an array of plain data nor the pickle of an object array", doc.Format)
 	case strings.Contains(doc.Format, "joblib"):
@@ -751,7 +768,8 @@ func trailing(path string, data []byte, compression string, t *pickle.Trailing, 
 }
 
 // compress writes b back in the input's compression, with fixed settings:
-// gzip and zlib at level 9 (no file name, no time stamp), xz and lzma
+// gzip and zlib at level 9 (no file name, no time stamp), bz2 with block
+// size 9 (github.com/dsnet/compress, bz2.go), xz and lzma
 // ("alone") with the defaults of github.com/ulikunitz/xz, zstd with
 // github.com/klauspost/compress's default level on one thread, lz4 with
 // github.com/pierrec/lz4's defaults.
@@ -783,6 +801,8 @@ func newCompressor(kind string, buf io.Writer) (io.WriteCloser, error) {
 		w, err = gzip.NewWriterLevel(buf, gzip.BestCompression)
 	case "zlib":
 		w, err = zlib.NewWriterLevel(buf, zlib.BestCompression)
+	case "bz2":
+		w, err = newBz2Writer(buf) // bz2.go: block size 9
 	case "xz":
 		w, err = xz.NewWriter(buf)
 	case "lzma":

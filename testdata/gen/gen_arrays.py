@@ -55,6 +55,10 @@ OBJECTS = {
     "dict_of_arrays_changed": "{'w': np.arange(10.0).reshape(2, 5), 'b': np.array([1, 1, 2], dtype='<f4'), 'name': 'model'}",
     "shared": "(lambda a: [a, a])(np.arange(3))",
     "unshared": "[np.arange(3), np.arange(3)]",
+    # one array of each dtype spelling pk diff names elements of (half, complex, bool, big-endian,
+    # unsigned, 64-bit ints, datetimes), and the same with one element of each changed
+    "dtypes": "{'f2': np.array([0.1, 1.0, 2.0], dtype='<f2'), 'c8': np.array([1+2j, 0.1-1j], dtype='<c8'), 'c16': np.array([1+2j, 0.5], dtype='<c16'), 'b1': np.array([True, False, True]), 'be': np.arange(3, dtype='>f4'), 'u2': np.array([1, 65535], dtype='<u2'), 'i8': np.array([-1, 2**40], dtype='<i8'), 'M8': np.array(['2020-01-01', '2021-06-01'], dtype='M8[D]')}",
+    "dtypes_changed": "{'f2': np.array([0.1, 1.0, -2.5], dtype='<f2'), 'c8': np.array([1+2j, 3j], dtype='<c8'), 'c16': np.array([1+2j, -0.25+1j], dtype='<c16'), 'b1': np.array([True, True, True]), 'be': np.array([0, 1, 2.5], dtype='>f4'), 'u2': np.array([1, 7], dtype='<u2'), 'i8': np.array([-1, -2**40], dtype='<i8'), 'M8': np.array(['2020-01-01', '2021-06-02'], dtype='M8[D]')}",
     "frame": "pd.DataFrame({'x': [1, 2, 3], 'score': [0.5, 0.25, 0.125]})",
     "linreg": "LinearRegression().fit(np.array([[0.0], [1.0], [2.0]]), np.array([1.0, 3.0, 5.0]))",
 }

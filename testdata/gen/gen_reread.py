@@ -24,7 +24,7 @@ stream's) and pickled at protocol 4 (objarr_p4.pkl).
 
 Every file is committed gzip'd (mtime 0: NAME.gz; the Go tests decompress
 them and compress them again with the compressors Go has) and the protocol
-2 pickles also bz2'd (NAME.bz2: Go has no bz2 writer). Run with Debian's
+2 pickles also bz2'd (NAME.bz2: Go's standard library has no bz2 writer). Run with Debian's
 python3 (numpy 1.24, torch 1.13):
 
     /usr/bin/python3 testdata/gen/gen_reread.py [OUTDIR]

@@ -192,6 +192,10 @@ def load(path):
         data = lzma.decompress(data, format=lzma.FORMAT_ALONE)
     elif data[:1] == b"x":
         data = zlib.decompress(data)
+    elif data[:3] == b"BZh" and data[4:10] in (b"1AY&SY", b"\x17rE8P\x90"):
+        import bz2  # here: a Python without it loads the rest
+
+        data = bz2.decompress(data)
     if data[:6] == b"\x93NUMPY":  # a .npy file (object arrays hold a pickle)
         import numpy as np
         a = np.load(io.BytesIO(data), allow_pickle=True)

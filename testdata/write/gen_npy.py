@@ -19,8 +19,8 @@ order), with bytes after the data (numpy ignores them, pk hash covers them); str
 names that need quoting, a subarray, a nested struct and gaps between fields (numpy writes them as ('',
 '|Vn') fields), a field name outside latin-1 (numpy writes a 3.0 header), 3000 fields (a header over
 64 KiB: numpy writes 2.0; gzip'd to keep it small). Refused by pk canon: a truncated file, a header that is
-not a dict, the descr '=f8' (numpy reads it; pk-canon/2 does not read it as an array's), a bz2 copy (no
-bz2 writer). A field name with an escape in numpy's header ('a\\x01': escape_field.npy) is written. Debian's python3 with
+not a dict, the descr '=f8' (numpy reads it; pk-canon/2 does not read it as an array's). A bz2 copy
+(f8.npy.bz2, refused while pk canon had no bz2 writer) is written as the others. A field name with an escape in numpy's header ('a\\x01': escape_field.npy) is written. Debian's python3 with
 numpy 1.24 wrote the committed files; a rerun writes the same bytes.
 """
 
@@ -111,7 +111,7 @@ def main(out):
     put("refused_native.npy", header_v1("{'descr': '=f8', 'fortran_order': False, 'shape': (2, 3), }", 64) + f8.tobytes())
     esc = np.zeros(2, dtype=[("a\x01", "<i4")])
     put("escape_field.npy", saved(esc))
-    put("refused_f8.npy.bz2", bz2.compress(saved(f8)))
+    put("f8.npy.bz2", bz2.compress(saved(f8)))
 
 
 if __name__ == "__main__":
