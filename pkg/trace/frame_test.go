@@ -55,7 +55,7 @@ func TestTimeCells(t *testing.T) {
 	}{
 		{"ext_tz_p2.pkl", "root['t'][20]", "datetime64[ns]", ": 2021-01-02 00:00:00+00:00", "[0 1]"},
 		{"ext_tz_p5.pkl", "root['t'][20]", "datetime64[ns]", ": 2021-01-02 00:00:00+00:00", "[0 1]"},
-		{"ext_tz.joblib", "root['t'][20]", "<M8", ": 2021-01-02 00:00:00+00:00", "[0 1]"},
+		{"ext_tz.joblib", "root['t'][20]", "datetime64[ns]", ": 2021-01-02 00:00:00+00:00", "[0 1]"},
 		{"ext_td_p2.pkl", "root['d'][20]", "timedelta64[ns]", ": 0 days 02:00:00", "[0 1]"},
 		{"ext_tdseries_p4.pkl", "root['b']", "timedelta64[ns]", ": 0 days 00:00:02", "[1]"},
 		{"ext_npdt_p2.pkl", "root['t'][20]", "datetime64[ns]", ": 2021-01-02 00:00:00", "[0 1]"},
