@@ -397,8 +397,8 @@ func TestElementPaths(t *testing.T) {
 	for _, n := range []string{"net", "sd"} {
 		add("tensors", n, n+"_changed", ".pt", ".legacy.pt", "_p2.pkl", "_p4.pkl")
 	}
-	for _, n := range []string{"ext_cat", "ext_catint", "ext_catseries", "ext_int", "ext_bool", "ext_str"} {
-		add("frames", n, n+"_changed", "_p2.pkl", "_p4.pkl", "_p5.pkl")
+	for _, n := range []string{"ext_cat", "ext_catint", "ext_catseries", "ext_int", "ext_bool", "ext_str", "ext_tz", "ext_tzconv", "ext_dt", "ext_npdt", "ext_nptd", "ext_td", "ext_tdseries", "ext_catnew", "ext_catorder", "ext_masked"} {
+		add("frames", n, n+"_changed", "_p2.pkl", "_p4.pkl", "_p5.pkl", ".joblib")
 	}
 	add("tensors", "big", "big_changed", "_p2.pkl.gz", "_p4.pkl.gz")
 	elems, cells, objects := 0, 0, 0

@@ -361,6 +361,7 @@ type cmp struct {
 	skip           map[pickle.ID]bool   // side A's frame blocks whose cells frames named
 	framesA        map[string]frameCell // joblib frames' blocks by path (rawCell)
 	framesB        map[string]frameCell
+	extDone        map[string]bool // joblib frames' extension columns named (rawExt)
 	// formA and formB, when their Form is not the walk's (locate's
 	// pk-canon/1 walk of bare pickles, eachFiles), are the options of the
 	// form the digests are in: each pair walked is normalised in that form
@@ -560,6 +561,9 @@ func (c *cmp) part(pa, pb *input.Part, at string, main bool) {
 		if !bytes.Equal(pa.Raw.Digest, pb.Raw.Digest) {
 			e := Entry{NoOffset: true, Path: at, Kind: Changed, A: partShort(pa), ArrA: partArray(pa), B: partShort(pb), ArrB: partArray(pb), SizeA: pa.Raw.Len, SizeB: pb.Raw.Len}
 			tp := c.heldPath('a', pa)
+			if tp != "" && c.rawExt(tp) {
+				return // a joblib frame's extension column, by cell (frames.go)
+			}
 			if tp != "" {
 				var t *input.TensorRef
 				if pa.Role == input.RoleStorage {

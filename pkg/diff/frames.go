@@ -61,7 +61,7 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 		if fa.Blocks[i].Ext != nil || fb.Blocks[i].Ext != nil {
 			// a pandas extension column (extcells.go)
 			if va != nil && vb != nil && c.differs(va, vb) {
-				c.extCells(fa, fb, i, a, b, at)
+				c.extCells(fa, fb, i, a, b, at, false)
 			}
 			continue
 		}
@@ -85,6 +85,9 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 				e.Path = at + labelKey(row)
 				e.Elem.At = at
 				e.NoOffset, e.OffA, e.OffB = false, va.Offset(), vb.Offset()
+				if xa.Descr == xb.Descr {
+					timeCell(&e, xa.Descr)
+				}
 				c.add(e)
 				if c.skip == nil {
 					c.skip = map[pickle.ID]bool{}
@@ -104,6 +107,9 @@ func (c *cmp) frames(a, b *canon.Node, path pathRef) {
 		e.Path = at + labelKey(col) + labelKey(row)
 		e.Elem.At = at
 		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[i].Locs))
+		if xa.Descr == xb.Descr {
+			timeCell(&e, xa.Descr)
+		}
 		e.NoOffset, e.OffA, e.OffB = false, va.Offset(), vb.Offset()
 		c.add(e)
 		if c.skip == nil {
@@ -119,6 +125,10 @@ type frameCell struct {
 	at    string
 	f     *array.Frame
 	block int
+	// ext: the path is of an array of the block's extension array (its
+	// data, mask or codes), n the frame's node (of framePaths' view)
+	ext bool
+	n   *canon.Node
 }
 
 // maxFrameScan bounds the nodes framePaths visits.
@@ -160,12 +170,14 @@ func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
 						// its values, and the copy joblib writes of them in
 						// the manager's extra state
 						for _, p := range seriesPaths() {
-							out[it.path+p] = frameCell{it.path, f, 0}
+							out[it.path+p] = frameCell{at: it.path, f: f, n: it.n}
+							extPaths(out, it.path+p, frameCell{at: it.path, f: f, n: it.n})
 						}
 						continue
 					}
 					for i := range f.Blocks {
-						out[it.path+blockPath(i)] = frameCell{it.path, f, i}
+						out[it.path+blockPath(i)] = frameCell{at: it.path, f: f, block: i, n: it.n}
+						extPaths(out, it.path+blockPath(i), frameCell{at: it.path, f: f, block: i, n: it.n})
 					}
 					continue
 				}
@@ -181,10 +193,62 @@ func framePaths(doc *input.Doc, opt canon.Options) map[string]frameCell {
 	return out
 }
 
+// extPaths adds, for an extension array at path values (the values of
+// block fc.block), the paths of its arrays a joblib file writes as raw
+// parts or nested pickles: a masked array's ._data and ._mask, an
+// NDArrayBacked array's ndarray .__getstate__()[1].
+func extPaths(out map[string]frameCell, values string, fc frameCell) {
+	e := fc.f.Blocks[fc.block].Ext
+	if e == nil {
+		return
+	}
+	fc.ext = true
+	if e.Kind == 'm' {
+		out[values+ppath.Attr("_data")] = fc
+		out[values+ppath.Attr("_mask")] = fc
+		return
+	}
+	out[values+ppath.Attr("__getstate__")+"()"+ppath.Index(1)] = fc
+}
+
+// rawExt names the cells of a joblib frame's extension column one of
+// whose arrays, the raw part at arrPath, changed (extCells over
+// framePaths' views, where the frames' other raw parts are read too):
+// true when the cells are named, or were already (another array of the
+// same column: data and mask).
+func (c *cmp) rawExt(arrPath string) bool {
+	if c.framesA == nil {
+		c.framesA, c.framesB = framePaths(c.docA, c.opt.Canon), framePaths(c.docB, c.opt.Canon)
+	}
+	ca, okA := c.framesA[arrPath]
+	cb, okB := c.framesB[arrPath]
+	if !okA || !okB || !ca.ext || !cb.ext || ca.at != cb.at || ca.block != cb.block || ca.n == nil || cb.n == nil {
+		return false
+	}
+	fa, fb := ca.f, cb.f
+	if c.extDone[ca.at+extValuesPath(fa.Series, ca.block)] {
+		return true
+	}
+	if fa.Series != fb.Series || fa.Rows != fb.Rows || fa.NCols != fb.NCols || len(fa.Blocks) != len(fb.Blocks) || !slices.Equal(fa.Columns, fb.Columns) ||
+		!slices.Equal(fa.Blocks[ca.block].Locs, fb.Blocks[cb.block].Locs) || digestsDiffer(ca.n.Under(fa.Index), cb.n.Under(fb.Index)) {
+		return false
+	}
+	return c.extCells(fa, fb, ca.block, ca.n, cb.n, ca.at, true)
+}
+
 // blockPath is the path of block i's values under its frame:
 // ._mgr.__reduce__[1][0][i].__reduce__[1][0].
 func blockPath(i int) string {
 	return ppath.Attr("_mgr") + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0) + ppath.Index(i) + ppath.Attr("__reduce__") + ppath.Index(1) + ppath.Index(0)
+}
+
+// extValuesPath is the path of block i's values under its frame, or of
+// a Series' values.
+func extValuesPath(series bool, i int) string {
+	if series {
+		return seriesPaths()[0]
+	}
+	return blockPath(i)
 }
 
 // seriesPaths are the paths of a Series' values under it (pandas'
@@ -226,6 +290,23 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 		}
 		e.Path = ca.at + labelKey(row)
 		e.Elem.At = ca.at
+		c.rawTimeCell(&e, ca, cb)
+		return e
+	}
+	if ca.ext || cb.ext {
+		// a string column's item (its ndarray a nested pickle); other
+		// extension arrays' cells are rawExt's
+		if !ca.ext || !cb.ext || fa.Blocks[ca.block].Ext.Kind != 'n' || fb.Blocks[cb.block].Ext.Kind != 'n' || len(e.Elem.Index) != 1 || fa.Rows != fb.Rows || fa.NCols != fb.NCols || !slices.Equal(fa.Columns, fb.Columns) {
+			return e
+		}
+		col, ok1 := fa.Column(ca.block, 0)
+		row, ok2 := fa.Row(e.Elem.Index[0])
+		rowB, ok3 := fb.Row(e.Elem.Index[0])
+		if !ok1 || !ok2 || !ok3 || row != rowB {
+			return e
+		}
+		e.Path = ca.at + labelKey(col) + labelKey(row)
+		e.Elem.At = ca.at
 		return e
 	}
 	if len(e.Elem.Index) != 2 {
@@ -245,8 +326,47 @@ func (c *cmp) rawCell(e Entry, arrPath string) Entry {
 	e.Elem.At = ca.at
 	if e.Elem.Differ > 0 {
 		e.Note = cellNote(e.Elem.Differ, e.Elem.Of, len(fa.Blocks[ca.block].Locs))
+		c.rawTimeCell(&e, ca, cb)
 	}
 	return e
+}
+
+// rawTimeCell is timeCell for a joblib block's raw part, whose dtype (with
+// its unit) the block's array in framePaths' view gives.
+func (c *cmp) rawTimeCell(e *Entry, ca, cb frameCell) {
+	if ca.n == nil || cb.n == nil {
+		return
+	}
+	xa := ca.n.Under(ca.f.Blocks[ca.block].Values).Array()
+	xb := cb.n.Under(cb.f.Blocks[cb.block].Values).Array()
+	if xa != nil && xb != nil && xa.Descr == xb.Descr {
+		timeCell(e, xa.Descr)
+	}
+}
+
+// reignore drops the entries from index from on that an --ignore path
+// covers once they were renamed (heldObjects: a joblib object array's
+// item to its element or cell, which add did not see).
+func (c *cmp) reignore(from int) {
+	if len(c.opt.Ignore) == 0 || from < 0 || from >= len(c.entries) {
+		return
+	}
+	keep := c.entries[:from]
+	for _, e := range c.entries[from:] {
+		covered := false
+		for i, ig := range c.opt.Ignore {
+			if ppath.Under(e.Path, ig) {
+				c.hit[i] = true
+				covered = true
+			}
+		}
+		if covered {
+			c.ignored++
+			continue
+		}
+		keep = append(keep, e)
+	}
+	c.entries = keep
 }
 
 // cellNote is "1 of 6 cells differ[, in a block of 2 columns]".

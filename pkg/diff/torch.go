@@ -323,6 +323,7 @@ func (c *cmp) heldObjects(pa, pb *input.Part, at string, from int) {
 			*e = c.rawCell(*e, ha) // a frame's str cell: root['name'][20]
 		}
 	}
+	c.reignore(from)
 	c.dedupe(0)
 }
 

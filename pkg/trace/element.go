@@ -548,7 +548,10 @@ func (t *Tree) cell(x Item, col *ppath.Value, row ppath.Value) (Item, *Element, 
 		// an extension column: its element of the array that holds it (a
 		// category's code, a masked array's value, a string's item)
 		values, idx = x.Data, []int64{r}
-		ext = map[byte]string{'c': "the codes of a category column", 'm': "the values of a masked column (its _mask says which are <NA>)", 'n': "the data of an extension column"}[x.Kind]
+		if x.Data2D {
+			idx = []int64{0, r} // a datetime block's (1, rows)
+		}
+		ext = map[byte]string{'c': "the codes of a category column", 'm': "the values of a masked column (its _mask says which are <NA>)", 'n': "the data of an extension column", 't': "the int64 counts of a datetime or timedelta column"}[x.Kind]
 	}
 	vx, ok := t.itemOf(st, values)
 	if !ok || vx.Kind != ItemNode {
@@ -557,6 +560,21 @@ func (t *Tree) cell(x Item, col *ppath.Value, row ppath.Value) (Item, *Element, 
 	it, e, ok := t.arrayElement(vx, idx)
 	if !ok {
 		return Item{}, nil, false
+	}
+	// a datetime or timedelta column: its int64 count, and the value as
+	// pandas shows it (pk diff's)
+	var when string
+	var whenOK bool
+	if x := f.Blocks[b].Ext; x != nil && x.Kind == 't' && e.HasTyped {
+		when, whenOK = x.FormatTime(e.Typed.Int)
+	} else if h, ok := st.arrays().ArrayAt(values); ok && x == nil && e.HasTyped {
+		if d, ok := array.ParseDType(h.Descr.Descr); ok && (d.Kind == 'M' || d.Kind == 'm') {
+			ext = "the int64 counts of a datetime or timedelta column"
+			when, whenOK = array.FormatTime(h.Descr.Descr, e.Typed.Int, nil)
+		}
+	}
+	if whenOK {
+		ext += ": " + when
 	}
 	e.Ext = ext
 	e.Frame, e.Series, e.Row, e.RowPos = x.Path(), f.Series, ppath.Key(row), r

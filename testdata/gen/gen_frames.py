@@ -58,6 +58,42 @@ OBJECTS = {
     "ext_bool_changed": "pd.DataFrame({'b': pd.array([True, None, None], dtype='boolean')}, index=['u', 'v', 'w'])",
     "ext_str": "pd.DataFrame({'s': pd.array(['x', None, 'z'], dtype='string')}, index=[10, 20, 30])",
     "ext_str_changed": "pd.DataFrame({'s': pd.array(['x', None, 'Z'], dtype='string')}, index=[10, 20, 30])",
+    # datetime and timedelta columns (pandas 1.5.3: a DatetimeArray or
+    # TimedeltaArray block, its datetime64/timedelta64 ndarray 2-D (1, rows);
+    # 1-D in a Series): tz-aware (UTC; a named zone; NaT to a value), naive,
+    # timedelta (a negative one), a timedelta Series (a value to NaT)
+    "ext_tz": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-02', None]).tz_localize('UTC'), 'x': [1, 2, 3]}, index=[10, 20, 30])",
+    "ext_tz_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-03', None]).tz_localize('UTC'), 'x': [1, 2, 3]}, index=[10, 20, 30])",
+    "ext_tzparis": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('Europe/Paris')})",
+    "ext_tzparis_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', '2021-07-02']).tz_localize('Europe/Paris')})",
+    # the same instants in another time zone (UTC to Europe/Paris)
+    "ext_tzconv": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('UTC')})",
+    "ext_tzconv_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('UTC').tz_convert('Europe/Paris')})",
+    # a naive column made tz-aware (tz_localize: the same int64 counts)
+    "ext_aware": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None])})",
+    "ext_aware_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-07-01 12:00', None]).tz_localize('UTC')})",
+    "ext_dt": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-02', None])}, index=['u', 'v', 'w'])",
+    "ext_dt_changed": "pd.DataFrame({'t': pd.to_datetime(['2021-01-01', '2021-01-02 03:04:05.5', None])}, index=['u', 'v', 'w'])",
+    "ext_td": "pd.DataFrame({'d': pd.to_timedelta(['1 day', '2 hours', None])}, index=[10, 20, 30])",
+    "ext_td_changed": "pd.DataFrame({'d': pd.to_timedelta(['1 day', '-3 hours', None])}, index=[10, 20, 30])",
+    "ext_tdseries": "pd.Series(pd.to_timedelta(['1ms', '2s']), index=['a', 'b'])",
+    "ext_tdseries_changed": "pd.Series(pd.to_timedelta(['1ms', None]), index=['a', 'b'])",
+    # numpy datetime64 and timedelta64 blocks (pandas before 1.3; NPBLOCK)
+    "ext_npdt": "NPBLOCK(np.array([['2021-01-01', '2021-01-02', 'NaT']], dtype='M8[ns]'), ['t'], [10, 20, 30])",
+    "ext_npdt_changed": "NPBLOCK(np.array([['2021-01-01', '2021-01-02 03:04:05.5', 'NaT']], dtype='M8[ns]'), ['t'], [10, 20, 30])",
+    "ext_nptd": "NPBLOCK(np.array([[3600 * 10**9, 0]], dtype='m8[ns]'), ['d'], ['u', 'v'])",
+    "ext_nptd_changed": "NPBLOCK(np.array([[3600 * 10**9, -1]], dtype='m8[ns]'), ['d'], ['u', 'v'])",
+    # a categorical whose categories changed (its codes mean other values):
+    # 2 of 3 rows' values change; and one whose categories are reordered,
+    # every row's value the same
+    "ext_catnew": "pd.DataFrame({'c': pd.Categorical(['a', 'b', 'a'], categories=['a', 'b'])}, index=[10, 20, 30])",
+    "ext_catnew_changed": "pd.DataFrame({'c': pd.Categorical(['a', 'z', 'b'], categories=['b', 'a', 'z'])}, index=[10, 20, 30])",
+    "ext_catorder": "pd.DataFrame({'c': pd.Categorical(['a', 'b', 'a'], categories=['a', 'b'])})",
+    "ext_catorder_changed": "pd.DataFrame({'c': pd.Categorical(['a', 'b', 'a'], categories=['b', 'a'])})",
+    # a nullable Int64 column whose value under a set mask changed (pandas
+    # shows <NA> on both sides)
+    "ext_masked": "pd.DataFrame({'b': pd.arrays.IntegerArray(np.array([1, 2, 3, 5]), np.array([False, False, False, True]))})",
+    "ext_masked_changed": "pd.DataFrame({'b': pd.arrays.IntegerArray(np.array([1, 2, 3, 7]), np.array([False, False, False, True]))})",
     # a fitted pipeline
     "pipeline": "PIPE()",
     "pipeline_changed": "(lambda p: (p.steps[1][1].coef_.__setitem__((0, 3), p.steps[1][1].coef_[0, 3] + 1.0), p)[1])(PIPE())",
@@ -69,6 +105,15 @@ import pandas as pd
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.linear_model import LogisticRegression
+def NPBLOCK(values, columns, index):
+    # a frame of one numpy block, as pandas before 1.3 wrote datetime64 and
+    # timedelta64 columns (1.5.3 writes a DatetimeArray; loading this one
+    # makes it so again)
+    from pandas.core.internals.blocks import NumpyBlock
+    from pandas._libs.internals import BlockPlacement
+    from pandas.core.internals.managers import BlockManager
+    blk = NumpyBlock(values, BlockPlacement(slice(0, len(columns))), 2)
+    return pd.DataFrame(BlockManager((blk,), [pd.Index(columns), pd.Index(index)], verify_integrity=False))
 def PIPE():
     X = np.arange(40.0).reshape(10, 4) %% 7
     y = np.array([0, 1] * 5)
