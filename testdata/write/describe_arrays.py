@@ -39,7 +39,9 @@ def describe(x, seen):
 
         if isinstance(x, torch.Tensor):
             return {"tensor": str(x.dtype), "shape": list(x.shape), "stride": list(x.stride()),
-                    "offset": x.storage_offset(), "values": x.detach().flatten().tolist()}
+                    "offset": x.storage_offset(),
+                    # (complex values by repr: JSON has no complex numbers)
+                    "values": [repr(v) if isinstance(v, complex) else v for v in x.detach().flatten().tolist()]}
     except ImportError:
         pass
     try:
