@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -64,6 +65,10 @@ type foldSink struct {
 	gen     []uint32 // the fold encoders' ordinal tables (encState.ordGen, ordVal)
 	ord     []int32
 	stack   []pickle.ID
+	// accept, when set (pk canon's writer, EachStreamWrite), says whether
+	// the writer can write a root (or an entry's key) back from its
+	// encoding: the sink folds only those
+	accept func(enc []byte) bool
 }
 
 // streamKey names one stream of an input: a machine reads each pickle part
@@ -211,6 +216,9 @@ func (k *foldSink) fold(s *pickle.Store, roots, keys []pickle.ID, shared []uint8
 			p.mem = e.buf
 			e.stack, e.chbuf = e.stack[:0], e.chbuf[:0]
 		}
+		if k.accept != nil && !e.refused && (e.effects || !k.accept(p.mem[start:])) {
+			e.refused = true // (the writer cannot write it back from its bytes)
+		}
 		if key := keys[i]; key != pickle.NoID && !e.refused {
 			// a dict's entry: uvarint lengths of the key's embedding and
 			// of the value's encoding, the value's ordinals, then both
@@ -220,6 +228,9 @@ func (k *foldSink) fold(s *pickle.Store, roots, keys []pickle.ID, shared []uint8
 			} else {
 				k.tmp = append(k.tmp[:0], p.mem[start:]...)
 				k.key = v.appendPure(k.key[:0], key)
+				if k.accept != nil && !k.accept(k.key) {
+					e.refused = true
+				}
 				p.mem = appendUvarint(p.mem[:start], uint64(len(k.key)))
 				p.mem = appendUvarint(p.mem, uint64(len(k.tmp)))
 				p.mem = appendUvarint(p.mem, uint64(e.next))
@@ -545,4 +556,82 @@ func (r *spoolReader) Read(b []byte) (int, error) {
 	}
 	r.off += int64(n)
 	return n, nil
+}
+
+// EachStreamWrite reads a bare pickle file stream by stream through the
+// canon sink for pk canon's writer (pkg/write), with every payload in
+// memory, and gives fn each stream's view before its digest is computed
+// (fn computes it: View.Digest, after View.EffectRefs). The sink folds only
+// the roots accept says the writer can write back from their encoding
+// (Ref.FoldedItems and Ref.FoldedEntries read them at STOP). ok
+// is false where EachStream's would be, when the sink does not apply, and
+// when fn returns an error (the caller then reads the file without it).
+func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn func(v *View) error) (file *pickle.File, ok bool) {
+	opt = BareOptions(path, opt)
+	opt.NoPaths = true
+	k := newFoldSink(opt)
+	if k == nil {
+		return nil, false
+	}
+	k.accept = accept
+	defer k.close()
+	opt.fold = k
+	ropt := ReadOptions(opt)
+	ropt.Keep = k.keep()
+	ropt.BlobThreshold = math.MaxInt64
+	scr := &docScratch{}
+	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
+		err := fn(normalize(st, opt, scr))
+		k.sp.reset() // the stream is written
+		return err
+	})
+	return file, ok
+}
+
+// FoldedItems returns, for a folded run (pickle.KindFolded) of a view
+// EachStreamWrite gave, the number of items it stands for and a reader of
+// their encodings (one embedding each, one after the other; valid until the
+// view's fn returns). ok is false for any other node.
+func (r Ref) FoldedItems() (items int, rd io.Reader, ok bool) {
+	v := r.v
+	if v == nil || r.id < 0 || r.id >= v.base || v.s.Kind(r.id) != pickle.KindFolded || v.Opt.fold == nil ||
+		v.s.Flags(r.id)&pickle.FlagFoldEntries != 0 {
+		return 0, nil, false
+	}
+	off, ln, items, _ := v.s.FoldedRun(r.id)
+	return items, &spoolReader{p: &v.Opt.fold.sp, off: off, end: off + int64(ln)}, true
+}
+
+// FoldedEntries is Entries for a dict with folded runs of whole entries
+// (pickle.FlagFoldEntries) in a view EachStreamWrite gave: the entries in
+// canonical order, a folded entry as a Key that FoldedEntry reads and a
+// nil Value. ok is false for a dict without such runs.
+func (r Ref) FoldedEntries() (ents []RefEntry, ok bool) {
+	v := r.v
+	if v == nil || v.kind(r.id) != pickle.KindDict || v.flags(r.id)&pickle.FlagHasFolded == 0 || v.Opt.fold == nil {
+		return nil, false
+	}
+	sc := v.getScratch()
+	defer v.putScratch(sc)
+	ks := v.dictEntries(r.id, sc)
+	ents = make([]RefEntry, len(ks))
+	for i, k := range ks {
+		if isEnt(k.node) {
+			ents[i] = RefEntry{Key: Ref{v: v, id: k.node}}
+			continue
+		}
+		ents[i] = RefEntry{Key: v.ref(k.node), Value: v.ref(k.val)}
+	}
+	return ents, true
+}
+
+// FoldedEntry returns, for a Key FoldedEntries gave for a folded entry, a
+// reader of the entry's key embedding followed by its value's encoding.
+func (r Ref) FoldedEntry() (rd io.Reader, ok bool) {
+	v := r.v
+	if v == nil || !isEnt(r.id) || v.Opt.fold == nil || int(entFirst-r.id) >= len(v.ents) {
+		return nil, false
+	}
+	f := &v.ents[entFirst-r.id]
+	return &spoolReader{p: &v.Opt.fold.sp, off: f.off, end: f.off + int64(f.klen) + int64(f.vlen)}, true
 }

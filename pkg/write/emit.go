@@ -145,6 +145,7 @@ type emitter struct {
 	raw func(*input.Raw) ([]byte, error)
 	// torch numbers a torch.save file's storages (torchFromView)
 	torch *torchStorages
+	dec   *decoder // reads folded runs (wsink.go)
 }
 
 // shared is what the writer keeps over one stream: tracker ids and caches
@@ -487,6 +488,9 @@ func (e *emitter) globalKey(mod, name string, dotted bool) key {
 // emit pushes n: a memo fetch when it was built already, else its
 // construction.
 func (e *emitter) emit(n canon.Ref) error {
+	if n.Kind() == pickle.KindFolded {
+		return e.folded(n) // (the writer sink: a dict's value)
+	}
 	k := e.key(n)
 	if !k.none() {
 		if idx, ok := e.memo.get(k); ok {
@@ -1233,12 +1237,18 @@ func (e *emitter) assignTrackers(n, args canon.Ref) error {
 func (e *emitter) fill(n canon.Ref, what byte, from int) error {
 	switch what {
 	case 'l':
+		if n.Flags()&pickle.FlagHasFolded != 0 {
+			return e.fillFolded(n)
+		}
 		end, blocker := e.firstBlocked(n.NItems(), from, func(i int) (canon.Ref, canon.Ref) { return n.Item(i), canon.Ref{} })
 		if err := e.batches(end-from, pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(n.Item(from + i)) }); err != nil {
 			return err
 		}
 		e.postpone(blocker, n, what, end)
 	case 'd':
+		if n.Flags()&pickle.FlagHasFolded != 0 {
+			return e.fillFoldedDict(n)
+		}
 		ents := e.entries(n)
 		end, blocker := e.firstBlocked(len(ents), from, func(i int) (canon.Ref, canon.Ref) { return ents[i].Key, ents[i].Value })
 		if err := e.batches(end-from, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
@@ -1351,7 +1361,7 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 			}
 			continue
 		case pickle.KindDict:
-			if deep {
+			if deep && x.Flags()&pickle.FlagHasFolded == 0 { // (folded runs hold no node: wsink.go)
 				for _, en := range e.entries(x) {
 					stack = append(stack, en.Key, en.Value)
 				}

@@ -2,52 +2,67 @@ package write
 
 import (
 	"hash/maphash"
-	"strings"
+	"unsafe"
 )
 
 // values numbers distinct values (vkey) 0, 1, 2 ... in order of first
 // appearance: an open-addressing table of slots, each the index of a value
 // plus one (0: empty) beside 32 bits of its hash, so that a value not seen
 // before (most strings of a table) costs one probe of the slots and no
-// comparison.
+// comparison. The values themselves are kept one after the other in one
+// arena (a tag byte, then the text), each ending where ends says: 8 bytes
+// and its text a value, not a string header and an allocation of its own.
 type values struct {
 	seed  maphash.Seed
 	slots []uint64 // hash>>32 << 32 | index+1
-	keys  []vkey
+	arena []byte
+	ends  []int // by index: where the value ends in arena
 }
 
 // index returns the value's index, numbering it when it is new.
-func (t *values) index(v vkey) int32 { return t.lookup(v, false) }
+func (t *values) index(v vkey) int32 { return t.lookup(v) }
 
-// indexTemp is index of a value whose text is a buffer the caller reuses:
-// a new value keeps a copy of it.
-func (t *values) indexTemp(v vkey) int32 { return t.lookup(v, true) }
+// indexTemp is index of a value whose text is a buffer the caller reuses
+// (the arena keeps a copy of a new value's text, as it does of any).
+func (t *values) indexTemp(v vkey) int32 { return t.lookup(v) }
 
-func (t *values) lookup(v vkey, temp bool) int32 {
+func (t *values) hash(tag byte, s string) uint64 {
+	return maphash.String(t.seed, s) ^ uint64(tag)*0x9e3779b97f4a7c15
+}
+
+// at returns value idx's tag and text (a view of the arena).
+func (t *values) at(idx int32) (byte, string) {
+	start := 0
+	if idx > 0 {
+		start = t.ends[idx-1]
+	}
+	b := t.arena[start:t.ends[idx]]
+	return b[0], unsafe.String(unsafe.SliceData(b[1:]), len(b)-1)
+}
+
+func (t *values) lookup(v vkey) int32 {
 	if t.slots == nil {
 		t.seed = maphash.MakeSeed()
 		t.slots = make([]uint64, 64)
 	}
-	h := maphash.String(t.seed, v.s) ^ uint64(v.tag)*0x9e3779b97f4a7c15
+	h := t.hash(v.tag, v.s)
 	mask := uint64(len(t.slots) - 1)
 	fp := h >> 32 << 32
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
-			idx := int32(len(t.keys))
-			if temp {
-				v.s = strings.Clone(v.s)
-			}
-			t.keys = append(t.keys, v)
+			idx := int32(len(t.ends))
+			t.arena = append(append(t.arena, v.tag), v.s...)
+			t.ends = append(t.ends, len(t.arena))
 			t.slots[i] = fp | uint64(idx+1)
-			if 2*len(t.keys) > len(t.slots) {
+			if 2*len(t.ends) > len(t.slots) {
 				t.grow()
 			}
 			return idx
 		}
 		if s>>32<<32 == fp {
 			idx := int32(uint32(s)) - 1
-			if k := t.keys[idx]; k.tag == v.tag && k.s == v.s {
+			if tag, text := t.at(idx); tag == v.tag && text == v.s {
 				return idx
 			}
 		}
@@ -58,8 +73,8 @@ func (t *values) lookup(v vkey, temp bool) int32 {
 func (t *values) grow() {
 	slots := make([]uint64, 2*len(t.slots))
 	mask := uint64(len(slots) - 1)
-	for idx, k := range t.keys {
-		h := maphash.String(t.seed, k.s) ^ uint64(k.tag)*0x9e3779b97f4a7c15
+	for idx := range t.ends {
+		h := t.hash(t.at(int32(idx)))
 		i := h & mask
 		for slots[i] != 0 {
 			i = (i + 1) & mask

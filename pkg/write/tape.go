@@ -3,6 +3,9 @@ package write
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"os"
+	"slices"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -48,9 +51,67 @@ type tape struct {
 	bigs   []string
 	group  []int32 // by provisional index: its key's group (replay: its memo index, -1: none)
 	uses   []int32 // by group: builds and fetches of the key
+	nev    int     // events recorded
+
+	// past tapeMem bytes, buf and ev are written out in chunks to a
+	// temporary file (unlinked at once where the system allows), read back
+	// in order by replay: a stream's tape is about the size of its output
+	spool   *os.File
+	spoolAt int64 // where the next chunk goes (the file's good bytes)
+	spooled int64 // bytes of buf written out
+	stay    bool  // the file cannot be written: the rest stays in memory
+	named   bool  // the file's name still exists
+}
+
+// tapeMem is how many bytes of a tape are kept in memory before they are
+// written out (tests lower it).
+var tapeMem = 4 << 20
+
+// flush writes buf up to the last event, and the events, to the spool as
+// one chunk: a header of their two lengths, then both. The bytes after the
+// last event stay (the next event's).
+func (t *tape) flush() {
+	if t.spool == nil {
+		f, err := os.CreateTemp("", "pk-canon-*.tape")
+		if err != nil {
+			t.stay = true
+			return
+		}
+		t.spool, t.named = f, os.Remove(f.Name()) != nil
+	}
+	var h [16]byte
+	binary.LittleEndian.PutUint64(h[:], uint64(t.last))
+	binary.LittleEndian.PutUint64(h[8:], uint64(len(t.ev)))
+	at := t.spoolAt
+	for _, b := range [][]byte{h[:], t.buf[:t.last], t.ev} {
+		if _, err := t.spool.WriteAt(b, at); err != nil {
+			t.stay = true // (a disk full: this chunk stays in memory, the file's chunks are whole)
+			return
+		}
+		at += int64(len(b))
+	}
+	t.spoolAt = at
+	t.spooled += int64(t.last)
+	n := copy(t.buf, t.buf[t.last:])
+	t.buf, t.ev, t.last = t.buf[:n], t.ev[:0], 0
+}
+
+// close removes the spool.
+func (t *tape) close() {
+	if t.spool != nil {
+		t.spool.Close()
+		if t.named {
+			os.Remove(t.spool.Name())
+		}
+		t.spool = nil
+	}
 }
 
 func (t *tape) event(kind byte, arg uint64, witharg bool) {
+	if t.last >= tapeMem && !t.stay {
+		t.flush()
+	}
+	t.nev++
 	d := len(t.buf) - t.last
 	if d < 15 {
 		t.ev = append(t.ev, kind|byte(d)<<4)
@@ -75,7 +136,7 @@ func (t *tape) start() { t.event(evStart, 0, false) }
 func (t *tape) end()   { t.event(evEnd, 0, false) }
 
 func (t *tape) boundary() {
-	if t.lastEv == evBoundary && t.last == len(t.buf) && len(t.ev) > 0 {
+	if t.lastEv == evBoundary && t.last == len(t.buf) && t.nev > 0 {
 		return // the same boundary again
 	}
 	t.event(evBoundary, 0, false)
@@ -155,12 +216,61 @@ func (t *tape) replay(proto int, out *bytes.Buffer) ([]byte, error) {
 }
 
 func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error) {
-	out.Grow(len(t.buf) + len(t.buf)/FrameTarget*9 + 16)
-	f := &framer{out: out}
+	size := int(t.spooled) + len(t.buf)
+	out.Grow(size + size/FrameTarget*9 + 16)
+	r := &replayer{t: t, f: &framer{out: out}, proto: proto}
+	if t.spool != nil {
+		var buf, ev []byte
+		var h [16]byte
+		for at := int64(0); at < t.spoolAt; {
+			if _, err := t.spool.ReadAt(h[:], at); err != nil {
+				return nil, fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
+			}
+			nb, ne := binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(h[8:])
+			if nb > uint64(t.spoolAt) || ne > uint64(t.spoolAt) {
+				return nil, &refusal{reason: "internal: a damaged tape chunk"}
+			}
+			buf, ev = slices.Grow(buf[:0], int(nb))[:nb], slices.Grow(ev[:0], int(ne))[:ne]
+			if _, err := t.spool.ReadAt(buf, at+16); err != nil {
+				return nil, fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
+			}
+			if _, err := t.spool.ReadAt(ev, at+16+int64(nb)); err != nil {
+				return nil, fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
+			}
+			at += 16 + int64(nb) + int64(ne)
+			pos, err := r.chunk(buf, ev)
+			if err != nil {
+				return nil, err
+			}
+			if pos != len(buf) {
+				return nil, &refusal{reason: "internal: a tape chunk not read to its end"}
+			}
+		}
+	}
+	pos, err := r.chunk(t.buf, t.ev)
+	if err != nil {
+		return nil, err
+	}
+	if pos < len(t.buf) {
+		r.f.write(t.buf[pos:]...)
+	}
+	return out.Bytes()[start:], nil
+}
+
+// replayer is replay's state from one chunk of the tape to the next.
+type replayer struct {
+	t     *tape
+	f     *framer
+	proto int
+	next  int32  // the next memo index
+	prov  uint64 // the next provisional index
+}
+
+// chunk replays the events ev over the bytes buf and returns how many
+// bytes of buf they took.
+func (r *replayer) chunk(buf, ev []byte) (int, error) {
+	t, f, proto := r.t, r.f, r.proto
 	pos := 0
-	next := int32(0)  // the next memo index
-	prov := uint64(0) // the next provisional index
-	ev := t.ev
 	for len(ev) > 0 {
 		kind, d := ev[0]&15, uint64(ev[0]>>4)
 		ev = ev[1:]
@@ -170,14 +280,14 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 			ev = ev[n:]
 		}
 		if d > 0 {
-			f.write(t.buf[pos : pos+int(d)]...)
+			f.write(buf[pos : pos+int(d)]...)
 			pos += int(d)
 		}
 		var arg uint64
 		switch kind {
 		case evMemo:
-			arg = prov
-			prov++
+			arg = r.prov
+			r.prov++
 		case evGet, evHeader, evBig, evRaw:
 			var n int
 			arg, n = binary.Uvarint(ev)
@@ -191,8 +301,8 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 				t.group[arg] = -1
 				continue
 			}
-			idx := next
-			next++
+			idx := r.next
+			r.next++
 			t.group[arg] = idx
 			if proto >= 4 {
 				f.write(byte(pickle.MEMOIZE))
@@ -207,7 +317,7 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 		case evGet:
 			idx := t.group[arg]
 			if idx < 0 {
-				return nil, &refusal{reason: "internal: object used again but not memoized"}
+				return 0, &refusal{reason: "internal: object used again but not memoized"}
 			}
 			if idx < 256 {
 				f.write(byte(pickle.BINGET), byte(idx))
@@ -218,12 +328,12 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 				f.write(b[:]...)
 			}
 		case evHeader:
-			f.header(t.buf[pos:pos+int(arg)], FrameTarget)
+			f.header(buf[pos:pos+int(arg)], FrameTarget)
 			pos += int(arg)
 		case evBig:
 			f.payloadString(t.bigs[arg])
 		case evRaw:
-			f.raw(t.buf[pos : pos+int(arg)])
+			f.raw(buf[pos : pos+int(arg)])
 			pos += int(arg)
 		case evStart:
 			f.start()
@@ -231,8 +341,5 @@ func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error)
 			f.end()
 		}
 	}
-	if pos < len(t.buf) {
-		f.write(t.buf[pos:]...)
-	}
-	return out.Bytes()[start:], nil
+	return pos, nil
 }

@@ -142,6 +142,7 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 // bytes. On error out is as it was.
 func (w *streamWriter) write(getattrForm bool, out *bytes.Buffer) ([]byte, error) {
 	t := &tape{}
+	defer t.close() // (its spool)
 	e := newEmitter(w.v, w.proto, newShared(), t)
 	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
 	if err := e.stream(); err != nil {
@@ -364,16 +365,23 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	var file *pickle.File
 	each := false
 	if path != "-" {
-		file, each = input.EachStream(path, ropt, func(st *pickle.Stream) error {
-			werr = writeStream(st, copt)
-			return werr
-		})
+		// through the writer sink (wsink.go) when it holds, else as below
+		if trail, each = sinkStreams(path, p, copt, &out, &wants, &ends); !each {
+			out.Reset()
+			wants, ends = wants[:0], ends[:0]
+			file, each = input.EachStream(path, ropt, func(st *pickle.Stream) error {
+				werr = writeStream(st, copt)
+				return werr
+			})
+		}
 		if !each && werr != nil {
 			return nil, werr
 		}
 	}
 	if each {
-		trail = file.Trailing
+		if file != nil {
+			trail = file.Trailing
+		}
 		// the last stream's store and view are no longer needed: collect
 		// them before the output is read back
 		file, scr = nil, canon.Scratch{}
