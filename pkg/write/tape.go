@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -216,6 +217,12 @@ func (t *tape) replay(proto int, out *bytes.Buffer) ([]byte, error) {
 }
 
 func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error) {
+	if t.spool != nil {
+		// a large stream: what the traversal kept (its tables of values
+		// and nodes, about the size of the output) is garbage now; collect
+		// it before the output takes its place
+		runtime.GC()
+	}
 	size := int(t.spooled) + len(t.buf)
 	out.Grow(size + size/FrameTarget*9 + 16)
 	r := &replayer{t: t, f: &framer{out: out}, proto: proto}
