@@ -17,6 +17,14 @@ type values struct {
 	slots []uint64 // hash>>32 << 32 | index+1
 	arena []byte
 	ends  []int // by index: where the value ends in arena
+	// hot caches the last value looked up at each of 256 places by hash:
+	// the few values a table's every row repeats (its dicts' keys) are
+	// found without a probe of the slots, which a table of millions of
+	// values keeps out of the processor's caches
+	hot [256]struct {
+		h   uint64
+		idx int32 // index + 1; 0: none
+	}
 }
 
 // index returns the value's index, numbering it when it is new.
@@ -46,6 +54,19 @@ func (t *values) lookup(v vkey) int32 {
 		t.slots = make([]uint64, 64)
 	}
 	h := t.hash(v.tag, v.s)
+	c := &t.hot[h&255]
+	if c.h == h && c.idx > 0 {
+		if tag, text := t.at(c.idx - 1); tag == v.tag && text == v.s {
+			return c.idx - 1
+		}
+	}
+	idx := t.find(v, h)
+	c.h, c.idx = h, idx+1
+	return idx
+}
+
+// find is lookup past the hot cache (h: the value's hash).
+func (t *values) find(v vkey, h uint64) int32 {
 	mask := uint64(len(t.slots) - 1)
 	fp := h >> 32 << 32
 	for i := h & mask; ; i = (i + 1) & mask {
