@@ -40,6 +40,20 @@ func textSrc(s string) elemSrc {
 	return func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(s)), nil }
 }
 
+// read reads the first n bytes of src (n bounded by its caller), or false.
+func (src elemSrc) read(n int64) ([]byte, bool) {
+	rc, err := src()
+	if err != nil {
+		return nil, false
+	}
+	defer rc.Close()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
 // blobSrc reads a streamed payload again from the file (through its
 // decompression when it is compressed: the blob's offsets are those of the
 // decompressed stream).
@@ -393,18 +407,7 @@ func orderEntry(path, descr string, item int64, shape []int64, ordA, ordB byte, 
 	if sa == nil || sb == nil || item <= 0 || n > maxOrderCompare {
 		return Entry{}, false
 	}
-	read := func(src elemSrc) ([]byte, bool) {
-		rc, err := src()
-		if err != nil {
-			return nil, false
-		}
-		defer rc.Close()
-		b := make([]byte, n)
-		if _, err := io.ReadFull(rc, b); err != nil {
-			return nil, false
-		}
-		return b, true
-	}
+	read := func(src elemSrc) ([]byte, bool) { return src.read(n) }
 	ba, okA := read(sa)
 	bb, okB := read(sb)
 	if !okA || !okB {

@@ -33,7 +33,6 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,13 +90,8 @@ func (c *cmp) readExt(n *canon.Node, e *array.Extension, side byte) (extColumn, 
 		if !ok || nb > maxExtRead || src == nil {
 			return nil, nil, nil, false
 		}
-		rc, err := src()
-		if err != nil {
-			return nil, nil, nil, false
-		}
-		defer rc.Close()
-		b := make([]byte, nb)
-		if _, err := io.ReadFull(rc, b); err != nil {
+		b, ok := src.read(nb)
+		if !ok {
 			return nil, nil, nil, false
 		}
 		return x, b, nil, true
@@ -388,13 +382,8 @@ func (c *cmp) catInts(n *canon.Node, e *array.Extension, side byte) {
 	if src == nil {
 		return
 	}
-	rc, err := src()
-	if err != nil {
-		return
-	}
-	defer rc.Close()
-	b := make([]byte, 8*e.NCats) // (NCats at most maxCategories)
-	if _, err := io.ReadFull(rc, b); err != nil {
+	b, ok := src.read(8 * e.NCats) // (NCats at most maxCategories)
+	if !ok {
 		return
 	}
 	e.SetCatInts(string(b))

@@ -9,7 +9,6 @@ package diff
 // row index) and blocks (arrays with their placement, mgr_locs).
 
 import (
-	"io"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/array"
@@ -456,13 +455,8 @@ func rowLabels(doc *input.Doc, n *canon.Node, f *array.Frame) {
 	if src == nil {
 		return
 	}
-	rc, err := src()
-	if err != nil {
-		return
-	}
-	defer rc.Close()
-	b := make([]byte, x.Raw.Len)
-	if _, err := io.ReadFull(rc, b); err != nil {
+	b, ok := src.read(x.Raw.Len)
+	if !ok {
 		return
 	}
 	f.SetRowInts(string(b))
