@@ -1,14 +1,10 @@
 package write
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
-	"math"
 	"math/big"
-	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -53,65 +49,7 @@ var (
 
 // foldable reports whether enc, the canonical encoding of one subtree, is
 // one embedding the writer can write back (see above).
-func foldable(enc []byte) bool {
-	n, ok := skipEmb(enc, 0)
-	return ok && n == len(enc)
-}
-
-// skipEmb returns the end of the embedding starting at b[i].
-func skipEmb(b []byte, depth int) (int, bool) {
-	if len(b) == 0 || depth > foldDepth {
-		return 0, false
-	}
-	switch b[0] {
-	case 'n':
-		return 1, true
-	case 'b':
-		return 2, len(b) >= 2
-	case 'f':
-		return 9, len(b) >= 9
-	case 'i':
-		if len(b) < 2 || b[1] != '+' && b[1] != '-' {
-			return 0, false
-		}
-		l, w := binary.Uvarint(b[2:])
-		if w <= 0 || l > uint64(len(b)) || 2+w+int(l) > len(b) {
-			return 0, false
-		}
-		return 2 + w + int(l), true
-	case 's', 'y':
-		l, w := binary.Uvarint(b[1:])
-		if w <= 0 || l > canon.InlineMax || 1+w+int(l) > len(b) {
-			return 0, false
-		}
-		return 1 + w + int(l), true
-	case 'N':
-		if len(b) < 2 || b[1] != 'l' && b[1] != 'd' {
-			return 0, false
-		}
-		cnt, w := binary.Uvarint(b[2:])
-		if w <= 0 || cnt > uint64(len(b)) {
-			return 0, false
-		}
-		i := 2 + w
-		if i >= len(b) || b[i] != 0 { // no operations
-			return 0, false
-		}
-		i++
-		if b[1] == 'd' {
-			cnt *= 2
-		}
-		for ; cnt > 0; cnt-- {
-			n, ok := skipEmb(b[i:], depth+1)
-			if !ok {
-				return 0, false
-			}
-			i += n
-		}
-		return i, true
-	}
-	return 0, false
-}
+func foldable(enc []byte) bool { return canon.PlainEmbedding(enc, foldDepth) }
 
 // sinkStreams writes the streams of the bare pickle file at path through
 // the writer sink, appending each to out, its digest to wants and its end
@@ -238,62 +176,37 @@ func (e *emitter) fillFoldedDict(n canon.Ref) error {
 
 // decoder reads the embeddings of a folded run.
 type decoder struct {
-	r   *bufio.Reader
-	buf []byte
-	x   big.Int
+	canon.EmbReader
+	x big.Int
 }
 
 func (e *emitter) decoder(rd io.Reader) *decoder {
 	if e.dec == nil {
-		e.dec = &decoder{r: bufio.NewReaderSize(rd, 64<<10)}
-	} else {
-		e.dec.r.Reset(rd)
+		e.dec = &decoder{}
 	}
+	e.dec.Reset(rd)
 	return e.dec
-}
-
-func (d *decoder) uvarint() (uint64, error) { return binary.ReadUvarint(d.r) }
-
-// text reads a uvarint length and that many bytes: a string valid until
-// the next call (intern it with indexTemp).
-func (d *decoder) text() (string, error) {
-	l, err := d.uvarint()
-	if err != nil || l > math.MaxInt32 {
-		return "", errNoSink
-	}
-	if cap(d.buf) < int(l) {
-		d.buf = make([]byte, l)
-	}
-	d.buf = d.buf[:l]
-	if _, err := io.ReadFull(d.r, d.buf); err != nil {
-		return "", errNoSink
-	}
-	return unsafe.String(unsafe.SliceData(d.buf), len(d.buf)), nil
 }
 
 // item writes the next embedding as emit writes the node it stands for.
 func (d *decoder) item(e *emitter) error {
-	tag, err := d.r.ReadByte()
+	em, err := d.Next()
 	if err != nil {
 		return errNoSink
 	}
-	switch tag {
+	switch em.Tag {
 	case 's', 'y':
-		s, err := d.text()
-		if err != nil {
-			return err
-		}
-		k := key{id: valueID, v: e.keys.vals.indexTemp(vkey{tag, s})}
+		k := key{id: valueID, v: e.keys.vals.indexTemp(vkey{em.Tag, em.Text})}
 		if idx, ok := e.memo.get(k); ok {
 			return e.fetch(canon.Ref{}, k, int(idx))
 		}
 		if err := e.enter(canon.Ref{}); err != nil {
 			return err
 		}
-		if tag == 's' {
-			err = e.str(canon.Ref{}, s)
+		if em.Tag == 's' {
+			err = e.str(canon.Ref{}, em.Text)
 		} else {
-			err = e.bytes(canon.Ref{}, s)
+			err = e.bytes(canon.Ref{}, em.Text)
 		}
 		e.depth--
 		if err != nil {
@@ -305,15 +218,11 @@ func (d *decoder) item(e *emitter) error {
 		return err
 	}
 	defer func() { e.depth-- }()
-	switch tag {
+	switch em.Tag {
 	case 'n':
 		e.op(pickle.NONE)
 	case 'b':
-		b, err := d.r.ReadByte()
-		if err != nil {
-			return errNoSink
-		}
-		if b != 0 {
+		if em.Bool {
 			e.op(pickle.NEWTRUE)
 		} else {
 			e.op(pickle.NEWFALSE)
@@ -321,25 +230,16 @@ func (d *decoder) item(e *emitter) error {
 	case 'f':
 		var b [9]byte
 		b[0] = byte(pickle.BINFLOAT)
-		if _, err := io.ReadFull(d.r, b[1:]); err != nil {
-			return errNoSink
-		}
+		copy(b[1:], em.Float[:])
 		e.out.write(b[:]...)
 	case 'i':
-		sign, err := d.r.ReadByte()
-		if err != nil {
-			return errNoSink
-		}
-		mag, err := d.text()
-		if err != nil {
-			return err
-		}
+		mag := em.Text
 		if len(mag) <= 4 {
 			var u int64
 			for i := 0; i < len(mag); i++ {
 				u = u<<8 | int64(mag[i])
 			}
-			if sign == '-' {
+			if em.Neg {
 				u = -u
 			}
 			if e.int32(u) {
@@ -347,36 +247,21 @@ func (d *decoder) item(e *emitter) error {
 			}
 		}
 		d.x.SetBytes([]byte(mag))
-		if sign == '-' {
+		if em.Neg {
 			d.x.Neg(&d.x)
 		}
 		e.int(&d.x)
-	case 'N':
-		kind, err := d.r.ReadByte()
-		if err != nil {
-			return errNoSink
-		}
-		cnt, err := d.uvarint()
-		if err != nil || cnt > math.MaxInt32 {
-			return errNoSink
-		}
-		if ops, err := d.r.ReadByte(); err != nil || ops != 0 {
-			return errNoSink
-		}
-		switch kind {
-		case 'l':
-			e.op(pickle.EMPTY_LIST)
-			return e.batches(int(cnt), pickle.APPEND, pickle.APPENDS, func(int) error { return d.item(e) })
-		case 'd':
-			e.op(pickle.EMPTY_DICT)
-			return e.batches(int(cnt), pickle.SETITEM, pickle.SETITEMS, func(int) error {
-				if err := d.item(e); err != nil {
-					return err
-				}
-				return d.item(e)
-			})
-		}
-		return errNoSink
+	case 'l':
+		e.op(pickle.EMPTY_LIST)
+		return e.batches(em.Count, pickle.APPEND, pickle.APPENDS, func(int) error { return d.item(e) })
+	case 'd':
+		e.op(pickle.EMPTY_DICT)
+		return e.batches(em.Count, pickle.SETITEM, pickle.SETITEMS, func(int) error {
+			if err := d.item(e); err != nil {
+				return err
+			}
+			return d.item(e)
+		})
 	default:
 		return errNoSink
 	}
