@@ -26,9 +26,19 @@ import (
 // raw parts (a joblib file's arrays), those on the way to the arrays
 // (tensorPaths, stepTuple).
 
-// stepPath matches the path of a step's tuple: an index of one of the
-// attributes that hold named steps.
-var stepPath = regexp.MustCompile(`\.(steps|transformer_list|transformers|estimators)\[[0-9]+\]$`)
+// stepAttrs are the attributes that hold named steps; stepLists their
+// edges, stepPath the path of a step's tuple (an index of one of them).
+var (
+	stepAttrs = []string{"steps", "transformer_list", "transformers", "estimators"}
+	stepLists = func() map[string]bool {
+		m := map[string]bool{}
+		for _, a := range stepAttrs {
+			m["."+a] = true
+		}
+		return m
+	}()
+	stepPath = regexp.MustCompile(`\.(` + strings.Join(stepAttrs, "|") + `)\[[0-9]+\]$`)
+)
 
 // stepTuple returns the note of the step that n at path is ("" when it is
 // none): a tuple of at least two items, a str first, at a stepPath.
@@ -52,7 +62,12 @@ func stepTuple(n *canon.Node, path string) string {
 // noteStep records the step that the pair a, b at path is, when both sides
 // name the same step the same way.
 func (c *cmp) noteStep(a, b *canon.Node, path pathRef) {
-	if a.Kind() != pickle.KindTuple {
+	// (the edges first: the path's string costs its depth, and a walk
+	// meets a tuple at every level of a deep nesting)
+	if a.Kind() != pickle.KindTuple || path < 0 || c.paths.nodes[path].parent < 0 {
+		return
+	}
+	if p := c.paths.nodes[c.paths.nodes[path].parent]; !stepLists[p.edge] {
 		return
 	}
 	at := c.paths.String(path)
