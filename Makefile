@@ -43,9 +43,12 @@ install: build
 demo: build
 	@bash testdata/demo/demo.sh $(BIN)
 
+# -timeout: go test's default of 10 minutes a package is what pkg/write's tests
+# (which load pk canon's outputs with Python) came to on a machine loaded by
+# other builds; a quiet run takes about 2 minutes.
 test:
 	$(GO) vet ./...
-	$(GO) test ./...
+	$(GO) test -timeout 25m ./...
 	$(MAKE) --no-print-directory test-integrations
 
 # The pre-commit hooks and the GitHub Action, run for real (scripts/test-integrations.sh,
