@@ -45,7 +45,7 @@ demo: build
 
 # -timeout: go test's default of 10 minutes a package is what pkg/write's tests
 # (which load pk canon's outputs with Python) came to on a machine loaded by
-# other builds; a quiet run takes about 2 minutes.
+# other builds (at a load of 15-19 here, 2 December).
 test:
 	$(GO) vet ./...
 	$(GO) test -timeout 25m ./...
