@@ -2,6 +2,7 @@ package dis
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -41,3 +42,33 @@ func benchRun(b *testing.B, opt Options) {
 func BenchmarkDisText(b *testing.B)        { benchRun(b, Options{}) }
 func BenchmarkDisJSON(b *testing.B)        { benchRun(b, Options{JSON: true}) }
 func BenchmarkDisPickletools(b *testing.B) { benchRun(b, Options{Pickletools: true}) }
+
+// BenchmarkDisTables runs the text listing over the table cost shapes
+// committed in testdata/costshapes/shapes (the shapes issue 10's pk dis
+// target is measured on), one sub-benchmark each.
+func BenchmarkDisTables(b *testing.B) {
+	for _, name := range []string{"table_dicts_lists", "table_floats", "table_strings_memo", "table_namespaces", "table_objects"} {
+		b.Run(name, func(b *testing.B) {
+			f, err := os.Open(filepath.Join("..", "..", "testdata", "costshapes", "shapes", name+".pkl.gz"))
+			if err != nil {
+				b.Skip(err)
+			}
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data, err := io.ReadAll(zr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := Run(io.Discard, bytes.NewReader(data), int64(len(data)), name, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -162,16 +162,14 @@ type disassembler struct {
 	// per stream
 	stream int
 	indent []byte
-	// precomputed "%-4s " code columns
-	codeCol [256]string
-	scratch []byte
-	// the last offset written by textLine, in decimal, right-aligned in
-	// posDig (the unused digits are '0'): the next offset is printed by
-	// adding the difference to it
-	posVal int64
-	posDig [20]byte
-	posN   int
+	// room made in out before each text line (line.go)
+	lineRoom int
+	// opcodes decoded from the read buffer at once (pickle.NextBuffered)
+	batch []pickle.Op
 }
+
+// batchOps is how many opcodes are decoded from the read buffer at once.
+const batchOps = 256
 
 // Run disassembles every pickle stream read from r (size bytes, -1 when
 // unknown) onto w. name is used in errors. It returns the first error that
@@ -189,18 +187,16 @@ func RunReader(w io.Writer, rd *pickle.Reader, opt Options) (Summary, error) {
 	if opt.Indent <= 0 {
 		opt.Indent = 4
 	}
-	d := &disassembler{rd: rd, w: w, opt: opt, out: make([]byte, 0, 2*flushAt)}
-	for c := 0; c < 256; c++ {
-		s := codeRepr(byte(c))
-		for len(s) < 4 {
-			s += " "
-		}
-		d.codeCol[c] = s + " "
-	}
+	d := &disassembler{rd: rd, w: w, opt: opt, out: make([]byte, 0, 2*flushAt), batch: make([]pickle.Op, batchOps)}
+	// every opcode is shown before the next is read: its short str and
+	// bytes arguments may point into the read buffer
+	defer func(b bool) { rd.Borrow = b }(rd.Borrow)
+	rd.Borrow = true
 	d.indent = make([]byte, MaxIndentLevels*opt.Indent)
 	for i := range d.indent {
 		d.indent[i] = ' '
 	}
+	d.lineRoom = lineRoom + len(d.indent)
 	sum, err := d.run()
 	d.flush(true)
 	if err == nil && d.err != nil {
@@ -232,6 +228,13 @@ func codeRepr(c byte) string {
 
 // flushAt is how much output is gathered before it is written.
 const flushAt = 1 << 20
+
+// maybeFlush is flush(false), its first test inlined.
+func (d *disassembler) maybeFlush() {
+	if len(d.out) >= flushAt {
+		d.flush(false)
+	}
+}
 
 func (d *disassembler) flush(force bool) {
 	if !force {
@@ -364,8 +367,21 @@ func (d *disassembler) runStream(start int64) error {
 	rd := d.rd
 	for {
 		e := d.emus[len(d.emus)-1]
-		var err error
-		d.cur, err = rd.Next()
+		if d.opt.GapAfter == nil {
+			// the opcodes whole in the read buffer, none of them STOP (a
+			// gap would consume bytes behind them)
+			if n := rd.NextBuffered(d.batch); n > 0 {
+				for i := range d.batch[:n] {
+					d.ops++
+					if _, err := d.step(e, &d.batch[i]); err != nil {
+						return err
+					}
+					d.maybeFlush()
+				}
+				continue
+			}
+		}
+		err := rd.NextInto(&d.cur)
 		o := &d.cur
 		if err != nil {
 			if err == io.EOF {
@@ -462,43 +478,6 @@ func appendPos(b []byte, pos int64) []byte {
 		b = append(b, ' ')
 	}
 	b = append(b, s...)
-	return append(b, ':', ' ')
-}
-
-// appendOffset is appendPos for increasing offsets: offsets within a stream
-// grow by a few bytes an opcode, and adding the difference to the last one's
-// digits is cheaper than converting each.
-func (d *disassembler) appendOffset(b []byte, pos int64) []byte {
-	delta := pos - d.posVal
-	if d.posN == 0 || delta < 0 || delta >= 1<<20 || pos >= 1e18 {
-		if pos < 0 || pos >= 1e18 {
-			d.posN = 0
-			return appendPos(b, pos)
-		}
-		for i := range d.posDig {
-			d.posDig[i] = '0'
-		}
-		var tmp [20]byte
-		s := strconv.AppendInt(tmp[:0], pos, 10)
-		d.posN = copy(d.posDig[len(d.posDig)-len(s):], s)
-	} else {
-		i := len(d.posDig) - 1
-		for c := delta; c > 0; i-- {
-			v := d.posDig[i] - '0' + byte(c%10)
-			c /= 10
-			if v >= 10 {
-				v -= 10
-				c++
-			}
-			d.posDig[i] = '0' + v
-		}
-		d.posN = max(d.posN, len(d.posDig)-1-i)
-	}
-	d.posVal = pos
-	for i := d.posN; i < 5; i++ {
-		b = append(b, ' ')
-	}
-	b = append(b, d.posDig[len(d.posDig)-d.posN:]...)
 	return append(b, ':', ' ')
 }
 
@@ -666,47 +645,6 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 		return false, d.fail(o, "%s", stackErr)
 	}
 	return c == pickle.STOP, nil
-}
-
-func (d *disassembler) textLine(lvl int, o *pickle.Op, info *pickle.OpInfo, markPos, memoIdx, memoOrigin int64) {
-	b := d.appendOffset(d.out, o.Offset)
-	b = append(b, d.codeCol[o.Code]...)
-	if lvl > MaxIndentLevels {
-		lvl = MaxIndentLevels
-	}
-	b = append(b, d.indent[:lvl*d.opt.Indent]...)
-	b = append(b, info.Name...)
-	hasArg := info.Arg != pickle.ArgNone
-	memoNote := !d.opt.Pickletools && memoOrigin >= 0
-	if hasArg || markPos != -2 || o.Code == pickle.MEMOIZE || memoNote {
-		for i := len(info.Name); i < 10; i++ {
-			b = append(b, ' ')
-		}
-		if hasArg {
-			b = append(b, ' ')
-			b = appendArgRepr(b, o)
-		}
-		if markPos != -2 {
-			b = append(b, " (MARK at "...)
-			b = strconv.AppendInt(b, markPos, 10)
-			b = append(b, ')')
-		}
-		if o.Code == pickle.MEMOIZE && d.opt.Pickletools {
-			b = append(b, " (as "...)
-			b = strconv.AppendInt(b, memoIdx, 10)
-			b = append(b, ')')
-		}
-		if memoNote {
-			b = append(b, " (memo["...)
-			b = strconv.AppendInt(b, memoIdx, 10)
-			b = append(b, "] = "...)
-			b = append(b, pickle.Opcode(memoOrigin&0xFF).String()...)
-			b = append(b, " at "...)
-			b = strconv.AppendInt(b, memoOrigin>>8, 10)
-			b = append(b, ')')
-		}
-	}
-	d.out = append(b, '\n')
 }
 
 // appendArgRepr appends the argument as pickletools prints it: Python's

@@ -3,8 +3,10 @@ package dis
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -303,3 +305,39 @@ func TestHostileLinear(t *testing.T) {
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// TestPutNumbers checks the in-place number writers of line.go against
+// strconv at every digit count and around every power of ten.
+func TestPutNumbers(t *testing.T) {
+	var vals []int64
+	for p := int64(1); p > 0 && p <= math.MaxInt64/10; p *= 10 {
+		vals = append(vals, p-1, p, p+1, 2*p-1, 9*p, -p, -p+1, -p-1)
+	}
+	vals = append(vals, 0, 1, 99999, 100000, math.MaxInt64, math.MinInt64, math.MaxInt64-1, 1e16-1, 1e16, 18446744073709551/1000)
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 100000; i++ {
+		vals = append(vals, int64(r.Uint64()>>r.Intn(64)))
+	}
+	b := make([]byte, 64)
+	for _, v := range vals {
+		for i := range b {
+			b[i] = '#'
+		}
+		n := putInt(b, 3, v)
+		if got, want := string(b[3:n]), strconv.FormatInt(v, 10); got != want || string(b[:3]) != "###" {
+			t.Fatalf("putInt(%d) = %q, want %q", v, b[:n], want)
+		}
+		if v >= 0 {
+			n = putOffset(b, 3, v)
+			if got, want := string(b[3:n]), fmt.Sprintf("%5d: ", v); got != want || string(b[:3]) != "###" {
+				t.Fatalf("putOffset(%d) = %q, want %q", v, b[:n], want)
+			}
+		}
+	}
+	for _, u := range []uint64{math.MaxUint64, math.MaxUint64 - 1, 1e19, 1e19 - 1} {
+		n := putUint(b, 0, u)
+		if got, want := string(b[:n]), strconv.FormatUint(u, 10); got != want {
+			t.Fatalf("putUint(%d) = %q, want %q", u, got, want)
+		}
+	}
+}

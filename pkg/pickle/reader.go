@@ -812,6 +812,82 @@ func fromBig(v *big.Int) (int64, *big.Int) {
 // long o.Str stays valid). At the end of the input it returns io.EOF.
 func (r *Reader) NextInto(o *Op) error { return r.next(o) }
 
+// NextBuffered decodes into ops, in one pass over the read buffer, the
+// opcodes that lie whole in it: those with no argument, a fixed-width one
+// (ints, BINFLOAT, memo indices) or a short str/bytes one (SHORT_BINUNICODE,
+// SHORT_BINBYTES, SHORT_BINSTRING: a length byte, then the bytes), each as
+// NextInto would give it. It stops before the first opcode
+// that NextInto must read itself: one not whole in the buffer, crossing the
+// end of the current frame or of the input, at or after the frame's end,
+// FRAME, STOP, a text or long-length argument, invalid UTF-8, an unknown
+// opcode byte; it returns how many it decoded (0: call NextInto). So the
+// opcodes, arguments and errors a caller sees are those of NextInto, read
+// with fewer calls. The Str of short arguments follows Borrow (borrowed:
+// valid until the next read). Not with Tee set (it returns 0).
+func (r *Reader) NextBuffered(ops []Op) int {
+	if r.Tee != nil || len(ops) == 0 {
+		return 0
+	}
+	b, _ := r.br.Peek(r.br.Buffered())
+	// end: how far opcodes may reach, the buffer, the input and the frame
+	end := len(b)
+	if r.size >= 0 && r.size-r.off < int64(end) {
+		end = int(r.size - r.off)
+	}
+	if r.frameEnd >= 0 {
+		if r.off >= r.frameEnd {
+			return 0 // next leaves the frame first
+		}
+		if r.frameEnd-r.off < int64(end) {
+			end = int(r.frameEnd - r.off)
+		}
+	}
+	th := r.threshold()
+	i, n := 0, 0
+	for n < len(ops) && i < end {
+		c := b[i]
+		info := opTable[c]
+		if info == nil || c == byte(FRAME) || c == byte(STOP) {
+			break
+		}
+		k := argWidth(info.Arg)
+		switch k {
+		case -2:
+			return r.skimmed(i, n)
+		case -1:
+			if i+1 >= end || int64(b[i+1]) >= th {
+				return r.skimmed(i, n)
+			}
+			k = 1 + int(b[i+1])
+		}
+		if i+1+k > end {
+			break
+		}
+		o := &ops[n]
+		*o = Op{Code: Opcode(c), Offset: r.off + int64(i), Len: int64(1 + k)}
+		if k > 0 {
+			if info.Arg == ArgString1 || info.Arg == ArgBytes1 || info.Arg == ArgUnicode1 {
+				p := b[i+2 : i+1+k]
+				if info.Arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
+					break
+				}
+				if len(p) > 0 && r.Borrow {
+					o.Str = unsafe.String(&p[0], len(p))
+				} else if len(p) > 0 {
+					buf := r.small(len(p))
+					copy(buf, p)
+					o.Str = unsafe.String(&buf[0], len(buf))
+				}
+			} else {
+				o.Int = fixedArg(info.Arg, b[i+1:])
+			}
+		}
+		i += 1 + k
+		n++
+	}
+	return r.skimmed(i, n)
+}
+
 // NewReaderAt returns a reader of the input in ra (size bytes) from offset
 // start, with the offsets and bounds of the whole input: for reading again a
 // range of a stream already read once.
