@@ -140,7 +140,6 @@ var costCommands = []struct {
 // stream, the fingerprint pass by ID): pk diff alone, /usr/bin/time, the
 // run of least CPU of two.
 var knownOver = map[string]string{
-	"nest_list_append diff same":           "0.8 s CPU, 276 MB",
 	"nest_list_append diff changed":        "2.6 s CPU, 744 MB",
 	"build_repeated hash":                  "0.5 s CPU, 251 MB (session 7: within bounds, but within a quarter of them: RSS varies by up to a third)",
 	"append_call diff changed":             "3.1 s CPU, 743 MB",
@@ -161,7 +160,6 @@ var knownOver = map[string]string{
 	"cycle_objects diff same":              "1.7 s CPU, 466 MB",
 	"cycle_dict diff same":                 "1.6 s CPU, 421 MB",
 	"cycle_objects diff changed":           "4.0 s CPU, 1006 MB",
-	"cycle_list diff same":                 "1.0 s CPU, 247 MB (within bounds, but within a quarter of them: RSS varies by up to a third)",
 	"cycle_list diff changed":              "4.6 s CPU, 666 MB",
 	"cycle_dict diff changed":              "13.3 s CPU, 968 MB (stopped at 10 s)",
 	"nest_reduce hash":                     "0.9 s CPU, 433 MB (session 7)",
@@ -175,7 +173,6 @@ var knownOver = map[string]string{
 	"dag_list_deep diff changed":           "2.3 s CPU, 357 MB",
 	"nest_dict_setitem hash":               "0.5 s CPU, 311 MB (session 7)",
 	"nest_newobj_build hash":               "1.1 s CPU, 560 MB (session 7)",
-	"nest_dict_setitem diff same":          "1.4 s CPU, 435 MB",
 	"nest_newobj_build trace":              "0.8 s CPU, 583 MB",
 	"nest_newobj_build trace --top 20":     "0.9 s CPU, 640 MB",
 	"nest_newobj_build diff same":          "3.4 s CPU, 935 MB",
