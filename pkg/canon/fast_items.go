@@ -152,6 +152,12 @@ func (s *ItemScan) ListLen() int64 {
 	return s.scan.rootLen
 }
 
+// Depth is the most values and open MARKs pass 1 saw on the stack at
+// once: pass 2 holds a slot and a container record for each (a million
+// nested lists, or a tuple of a million items built by MARK ... TUPLE),
+// which a caller may weigh against another way of reading the file.
+func (s *ItemScan) Depth() int { return s.scan.maxStack + s.scan.maxMarks }
+
 // Items runs pass 2 and records the items of the result (focus -1), or of
 // the list or dict that starts at offset focus (a BigItem's Start): Root
 // then says its kind ('l', 'd'; 0 when nothing was added to it), and the

@@ -144,6 +144,15 @@ func grow[T any](s []T) []T {
 	return slices.Grow(s, max(len(s), 64))
 }
 
+// reserve is s with room for n more without a copy, doubling its
+// capacity when it needs more.
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	return slices.Grow(s, max(len(s), n, 64))
+}
+
 // leafFP gives a pure node, or an object that is no container, its
 // fingerprint. A pure node's is its embedding in its parent's encoding
 // (canon.Node.AppendPure: an inline scalar, or 'H' and the digest of a
@@ -246,7 +255,14 @@ func (t *fpTable) build(root *canon.Node) {
 	}
 	first := len(t.info)
 	stack := t.stack[:0]
-	defer func() { t.stack = stack[:0]; t.kids = t.kids[:0] }()
+	defer func() {
+		// (kept for the next pass while small; a pass down a deep nesting
+		// leaves tens of MB that the walk would hold)
+		t.stack, t.kids, t.hdrs, t.buf = stack[:0], t.kids[:0], t.hdrs[:0], t.buf[:0]
+		if cap(t.stack)+cap(t.kids)+cap(t.hdrs)+cap(t.buf) > 1<<14 {
+			t.stack, t.kids, t.hdrs, t.buf = nil, nil, nil, nil
+		}
+	}()
 	// visit gives n a slot, and a frame when it is an object with children
 	visit := func(n *canon.Node, parent int32) {
 		i := t.add(n, parent)
@@ -256,6 +272,9 @@ func (t *fpTable) build(root *canon.Node) {
 			return
 		}
 		at, kat := len(t.hdrs), len(t.kids)
+		// (the arenas grow by doubling: append's growth of a large slice,
+		// 1.25x, copies them many times down a deep nesting)
+		t.hdrs, t.kids = reserve(t.hdrs, 64), reserve(t.kids, 16)
 		kids, hdrs, ok := children(n, t.hdrs, t.kids)
 		if !ok {
 			t.hdrs, t.kids = hdrs[:at], kids[:kat]

@@ -31,7 +31,7 @@ func (p *pathTable) root(s string) pathRef { return p.push(-1, s) }
 func (p *pathTable) child(parent pathRef, edge string) pathRef { return p.push(parent, edge) }
 
 func (p *pathTable) push(parent pathRef, edge string) pathRef {
-	p.nodes = append(p.nodes, pathNode{parent: parent, edge: edge})
+	p.nodes = append(grow(p.nodes), pathNode{parent: parent, edge: edge})
 	if len(p.ignore) > 0 {
 		for k, ig := range p.ignore {
 			m := int32(0)
