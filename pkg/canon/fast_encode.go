@@ -81,7 +81,53 @@ type dropRec struct {
 
 type memoEnt struct {
 	kind uint8
+	set  bool // the entry was written (in memoTab.dense)
 	enc  []byte
+}
+
+// memoTab holds the live memo entries of pass 2: a slice for the indices
+// a pickler writes (dense, from 0), a map for those far beyond (a hostile
+// or odd file's sparse PUTs). A table's rows read their shared strings
+// and keys back with a GET each: a slice index, not a map lookup.
+type memoTab struct {
+	dense  []memoEnt
+	n      int // entries written to dense: it grows only to twice that (plus 1024), so sparse indices cost no more than the map
+	sparse map[int64]memoEnt
+}
+
+func (m *memoTab) get(i int64) (memoEnt, bool) {
+	if uint64(i) < uint64(len(m.dense)) {
+		if x := m.dense[i]; x.set {
+			return x, true
+		}
+	}
+	if m.sparse == nil {
+		return memoEnt{}, false
+	}
+	x, ok := m.sparse[i]
+	return x, ok
+}
+
+func (m *memoTab) put(i int64, x memoEnt) {
+	if i >= 0 && uint64(i) >= uint64(len(m.dense)) && i < int64(2*m.n+1024) {
+		m.dense = append(m.dense, make([]memoEnt, int(i)+1-len(m.dense))...)
+		m.dense = m.dense[:cap(m.dense)]
+	}
+	if uint64(i) < uint64(len(m.dense)) {
+		if !m.dense[i].set {
+			m.n++
+		}
+		x.set = true
+		m.dense[i] = x
+		if m.sparse != nil {
+			delete(m.sparse, i)
+		}
+		return
+	}
+	if m.sparse == nil {
+		m.sparse = map[int64]memoEnt{}
+	}
+	m.sparse[i] = x
 }
 
 type fastEnc struct {
@@ -93,7 +139,7 @@ type fastEnc struct {
 	marks    []int
 	conts    []fcont
 	free     []int32
-	memo     map[int64]memoEnt
+	memo     *memoTab
 	nmemo    int64
 	lists    int32
 	proto    int
@@ -194,7 +240,7 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 	if hooks != nil || size < 0 {
 		scan.rootVals = nil // item fingerprints need the encodings; no seeking in a compressed stream
 	}
-	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size, hashOnly: hooks == nil}
+	e := &fastEnc{opt: opt, scan: scan, memo: &memoTab{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size, hashOnly: hooks == nil}
 	defer e.closeReplay()
 	e.stack = make([]fslot, 0, scan.maxStack+1)
 	e.conts, e.free = make([]fcont, 0, scan.maxStack+1), make([]int32, 0, scan.maxStack+1)
@@ -503,12 +549,12 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		}
 		s := e.stack[len(e.stack)-1]
 		if !fkPure(s.kind) {
-			e.memo[idx] = memoEnt{kind: fkIdent}
+			e.memo.put(idx, memoEnt{kind: fkIdent})
 			break
 		}
-		e.memo[idx] = memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])}
+		e.memo.put(idx, memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])})
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
-		m, ok := e.memo[o.Int]
+		m, ok := e.memo.get(o.Int)
 		if !ok || !fkPure(m.kind) || o.Big != nil || len(m.enc) > maxMemoEnc {
 			return false, errSlow
 		}
