@@ -609,7 +609,7 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		s := &e.stack[len(e.stack)-1]
 		s.off, s.r0, s.kh, s.kt = start, r0, ch[0], ch[1]
 		if e.conts[s.c].stream {
-			if err := e.emit(e.write, start, len(e.arena), ch, -1); err != nil {
+			if err := e.emit(true, start, len(e.arena), ch); err != nil {
 				return err
 			}
 			e.cut(start, r0)
