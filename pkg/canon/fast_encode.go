@@ -160,6 +160,11 @@ type fastEnc struct {
 	ents   []fent
 	estack []eframe
 	encBuf []byte
+	// the encoding of the empty tuple; the callable of the last REDUCE,
+	// which no rule reads (callOK)
+	emptyTuple []byte
+	lastCall   []byte
+	callOK     bool
 	// calls or globals were met: then the result must be all that is left
 	// at STOP (anything else would hold an effect of its own)
 	logged bool
@@ -438,8 +443,12 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		e.newCont(fkSet)
 	case pickle.EMPTY_TUPLE:
 		e.push(fkPureComp)
-		e.arena = append(e.arena, 'H')
-		e.arena = e.opt.Algo.sum(e.arena, []byte{'T', 0})
+		if e.emptyTuple == nil {
+			// 'H' and the digest of "T\x00", once (every REDUCE of a
+			// table of objects has one)
+			e.emptyTuple = e.opt.Algo.sum([]byte{'H'}, []byte{'T', 0})
+		}
+		e.arena = append(e.arena, e.emptyTuple...)
 	case pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET:
 		p, err := e.toMark()
 		if err != nil {
@@ -510,9 +519,15 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 			if e.stack[x].kind != fkGlobal {
 				return false, errSlow
 			}
-			mod, name, ok := parseGlobal(e.arena[e.stack[x].off:e.stack[x+1].off])
-			if !ok || ruleGlobal(mod, name) {
-				return false, errSlow
+			g := e.arena[e.stack[x].off:e.stack[x+1].off]
+			if !e.callOK || !bytes.Equal(g, e.lastCall) {
+				// the callable of the last REDUCE is checked once (a table
+				// of objects calls the same one on every row)
+				mod, name, ok := parseGlobal(g)
+				if !ok || ruleGlobal(mod, name) {
+					return false, errSlow
+				}
+				e.lastCall, e.callOK = append(e.lastCall[:0], g...), true
 			}
 		}
 		if err := e.sealFrom(x); err != nil {
