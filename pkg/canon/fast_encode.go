@@ -81,7 +81,53 @@ type dropRec struct {
 
 type memoEnt struct {
 	kind uint8
+	set  bool // the entry was written (in memoTab.dense)
 	enc  []byte
+}
+
+// memoTab holds the live memo entries of pass 2: a slice for the indices
+// a pickler writes (dense, from 0), a map for those far beyond (a hostile
+// or odd file's sparse PUTs). A table's rows read their shared strings
+// and keys back with a GET each: a slice index, not a map lookup.
+type memoTab struct {
+	dense  []memoEnt
+	n      int // entries written to dense: it grows only to twice that (plus 1024), so sparse indices cost no more than the map
+	sparse map[int64]memoEnt
+}
+
+func (m *memoTab) get(i int64) (memoEnt, bool) {
+	if uint64(i) < uint64(len(m.dense)) {
+		if x := m.dense[i]; x.set {
+			return x, true
+		}
+	}
+	if m.sparse == nil {
+		return memoEnt{}, false
+	}
+	x, ok := m.sparse[i]
+	return x, ok
+}
+
+func (m *memoTab) put(i int64, x memoEnt) {
+	if i >= 0 && uint64(i) >= uint64(len(m.dense)) && i < int64(2*m.n+1024) {
+		m.dense = append(m.dense, make([]memoEnt, int(i)+1-len(m.dense))...)
+		m.dense = m.dense[:cap(m.dense)]
+	}
+	if uint64(i) < uint64(len(m.dense)) {
+		if !m.dense[i].set {
+			m.n++
+		}
+		x.set = true
+		m.dense[i] = x
+		if m.sparse != nil {
+			delete(m.sparse, i)
+		}
+		return
+	}
+	if m.sparse == nil {
+		m.sparse = map[int64]memoEnt{}
+	}
+	m.sparse[i] = x
 }
 
 type fastEnc struct {
@@ -93,7 +139,7 @@ type fastEnc struct {
 	marks    []int
 	conts    []fcont
 	free     []int32
-	memo     map[int64]memoEnt
+	memo     *memoTab
 	nmemo    int64
 	lists    int32
 	proto    int
@@ -114,6 +160,11 @@ type fastEnc struct {
 	ents   []fent
 	estack []eframe
 	encBuf []byte
+	// the encoding of the empty tuple; the callable of the last REDUCE,
+	// which no rule reads (callOK)
+	emptyTuple []byte
+	lastCall   []byte
+	callOK     bool
 	// calls or globals were met: then the result must be all that is left
 	// at STOP (anything else would hold an effect of its own)
 	logged bool
@@ -194,7 +245,7 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 	if hooks != nil || size < 0 {
 		scan.rootVals = nil // item fingerprints need the encodings; no seeking in a compressed stream
 	}
-	e := &fastEnc{opt: opt, scan: scan, memo: map[int64]memoEnt{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size, hashOnly: hooks == nil}
+	e := &fastEnc{opt: opt, scan: scan, memo: &memoTab{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size, hashOnly: hooks == nil}
 	defer e.closeReplay()
 	e.stack = make([]fslot, 0, scan.maxStack+1)
 	e.conts, e.free = make([]fcont, 0, scan.maxStack+1), make([]int32, 0, scan.maxStack+1)
@@ -392,8 +443,12 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		e.newCont(fkSet)
 	case pickle.EMPTY_TUPLE:
 		e.push(fkPureComp)
-		e.arena = append(e.arena, 'H')
-		e.arena = e.opt.Algo.sum(e.arena, []byte{'T', 0})
+		if e.emptyTuple == nil {
+			// 'H' and the digest of "T\x00", once (every REDUCE of a
+			// table of objects has one)
+			e.emptyTuple = e.opt.Algo.sum([]byte{'H'}, []byte{'T', 0})
+		}
+		e.arena = append(e.arena, e.emptyTuple...)
 	case pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET:
 		p, err := e.toMark()
 		if err != nil {
@@ -464,9 +519,15 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 			if e.stack[x].kind != fkGlobal {
 				return false, errSlow
 			}
-			mod, name, ok := parseGlobal(e.arena[e.stack[x].off:e.stack[x+1].off])
-			if !ok || ruleGlobal(mod, name) {
-				return false, errSlow
+			g := e.arena[e.stack[x].off:e.stack[x+1].off]
+			if !e.callOK || !bytes.Equal(g, e.lastCall) {
+				// the callable of the last REDUCE is checked once (a table
+				// of objects calls the same one on every row)
+				mod, name, ok := parseGlobal(g)
+				if !ok || ruleGlobal(mod, name) {
+					return false, errSlow
+				}
+				e.lastCall, e.callOK = append(e.lastCall[:0], g...), true
 			}
 		}
 		if err := e.sealFrom(x); err != nil {
@@ -503,12 +564,12 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		}
 		s := e.stack[len(e.stack)-1]
 		if !fkPure(s.kind) {
-			e.memo[idx] = memoEnt{kind: fkIdent}
+			e.memo.put(idx, memoEnt{kind: fkIdent})
 			break
 		}
-		e.memo[idx] = memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])}
+		e.memo.put(idx, memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])})
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
-		m, ok := e.memo[o.Int]
+		m, ok := e.memo.get(o.Int)
 		if !ok || !fkPure(m.kind) || o.Big != nil || len(m.enc) > maxMemoEnc {
 			return false, errSlow
 		}
@@ -563,7 +624,7 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		s := &e.stack[len(e.stack)-1]
 		s.off, s.r0, s.kh, s.kt = start, r0, ch[0], ch[1]
 		if e.conts[s.c].stream {
-			if err := e.emit(e.write, start, len(e.arena), ch, -1); err != nil {
+			if err := e.emit(true, start, len(e.arena), ch); err != nil {
 				return err
 			}
 			e.cut(start, r0)

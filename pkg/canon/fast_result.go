@@ -26,7 +26,7 @@ func (e *fastEnc) emitTop(top int) error {
 			return err
 		}
 	}
-	return e.emit(e.write, s.off, len(e.arena), [2]int32{s.kh, s.kt}, -1)
+	return e.emit(true, s.off, len(e.arena), [2]int32{s.kh, s.kt})
 }
 
 // replayAt replays the dropped value whose placeholder is b (0x00 and its

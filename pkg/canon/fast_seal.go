@@ -216,9 +216,9 @@ func (e *fastEnc) sealOut(x int) error {
 		return err
 	}
 	s := e.stack[x]
-	e.emit(e.write, s.off, len(e.arena), e.chainFrom(x), -1)
+	err := e.emit(true, s.off, len(e.arena), e.chainFrom(x))
 	e.cut(s.off, s.r0)
-	return nil
+	return err
 }
 
 // chainFrom links the records of stack[x:] into one chain and returns its
@@ -239,7 +239,7 @@ func (e *fastEnc) encoding(lo, hi int, ch [2]int32) []byte {
 		return e.arena[lo:hi]
 	}
 	e.encBuf = e.encBuf[:0]
-	e.emit(func(b []byte) { e.encBuf = append(e.encBuf, b...) }, lo, hi, ch, -1)
+	e.emit(false, lo, hi, ch)
 	return e.encBuf
 }
 
@@ -260,14 +260,18 @@ type eframe struct {
 }
 
 // emit writes the canonical bytes of arena[lo:hi], whose records are the
-// chain ch, to w. A placeholder of a dropped value (a value of a dict
-// record that holds them) is replayed from the file by replay (the drop
-// index is passed; replay must write in w's order: emit calls it only when
-// w is fastEnc.write). Explicit stack: no recursion over the depth.
-func (e *fastEnc) emit(w func([]byte), lo, hi int, ch [2]int32, _ int) error {
+// chain ch, to the hash (toHash, through e.out as write does) or to
+// e.encBuf. A placeholder of a dropped value (a value of a dict record that
+// holds them) is replayed from the file by replay (only when writing to the
+// hash). Explicit stack: no recursion over the depth.
+func (e *fastEnc) emit(toHash bool, lo, hi int, ch [2]int32) error {
 	stack := append(e.estack[:0], eframe{pos: lo, hi: hi, kid: ch[0], last: ch[1], ents: -1})
 	defer func() { e.estack = stack[:0] }()
 	for len(stack) > 0 {
+		if toHash && len(e.out) >= 64<<10 {
+			e.h.Write(e.out)
+			e.out = e.out[:0]
+		}
 		f := &stack[len(stack)-1]
 		if f.ents >= 0 {
 			if f.n == 0 {
@@ -277,24 +281,31 @@ func (e *fastEnc) emit(w func([]byte), lo, hi int, ch [2]int32, _ int) error {
 			en := e.ents[f.ents]
 			f.ents++
 			f.n--
-			w(e.arena[en.klo:en.vlo])
 			if f.holds && en.vhi > en.vlo && e.arena[en.vlo] == 0 {
+				e.emitPut(toHash, e.arena[en.klo:en.vlo])
 				if err := e.replayAt(e.arena[en.vlo:en.vhi]); err != nil {
 					return err
 				}
 				continue
 			}
+			if en.kh < 0 {
+				// no record in the value: the key and the value lie
+				// together in the arena
+				e.emitPut(toHash, e.arena[en.klo:en.vhi])
+				continue
+			}
+			e.emitPut(toHash, e.arena[en.klo:en.vlo])
 			stack = append(stack, eframe{pos: en.vlo, hi: en.vhi, kid: en.kh, last: en.kt, ents: -1})
 			continue
 		}
 		if f.kid < 0 {
-			w(e.arena[f.pos:f.hi])
+			e.emitPut(toHash, e.arena[f.pos:f.hi])
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		r := *e.recs.at(f.kid)
-		w(e.arena[f.pos:r.off])
-		w(e.hdrs[r.hdr : r.hdr+int(r.hlen)])
+		r := e.recs.at(f.kid)
+		e.emitPut(toHash, e.arena[f.pos:r.off])
+		e.emitPut(toHash, e.hdrs[r.hdr:r.hdr+int(r.hlen)])
 		f.pos = r.end
 		if f.kid == f.last {
 			f.kid = -1
@@ -314,9 +325,26 @@ func (e *fastEnc) emit(w func([]byte), lo, hi int, ch [2]int32, _ int) error {
 			stack = append(stack, eframe{ents: r.ents, n: r.nents, holds: r.holds})
 			continue
 		}
+		if r.kh < 0 {
+			// a record with no record inside: its body at once
+			e.emitPut(toHash, e.arena[r.off:r.end])
+			continue
+		}
 		stack = append(stack, eframe{pos: r.off, hi: r.end, kid: r.kh, last: r.kt, ents: -1})
 	}
 	return nil
+}
+
+// emitPut is emit's write: to e.out (large pieces straight to the hash,
+// as write does) or to e.encBuf.
+func (e *fastEnc) emitPut(toHash bool, b []byte) {
+	if !toHash {
+		e.encBuf = append(e.encBuf, b...)
+	} else if len(b) >= 64<<10 {
+		e.write(b)
+	} else {
+		e.out = append(e.out, b...)
+	}
 }
 
 // boundsAt returns piece i of region, whose pieces start at bounds.
