@@ -46,24 +46,26 @@ func sinkFiles(t *testing.T) []string {
 // output, or the same error, with the writer sink and without it, at every
 // output protocol and with --keep-dict-order, with compactions at 4 and 64
 // records so that small files fold too; with the sink, the tape is spooled
-// past 256 bytes.
+// past 256 bytes and the output past 64 bytes (spill.go: the file the
+// check reads is the output, removed by Close).
 func TestSinkMatches(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	defer func(v int) { tapeMem = v }(tapeMem)
+	defer func(v int) { spillAt = v }(spillAt)
 	defer func() { noSink = false }()
 	files := sinkFiles(t)
 	opts := []Options{{}, {Protocol: 2}, {Protocol: 5}, {KeepDictOrder: true}}
 	if testing.Short() {
 		opts = opts[:1]
 	}
-	sunk, runs := 0, 0
+	sunk, runs, spilled := 0, 0, 0
 	for _, min := range []int{4, 64} {
 		pickle.MinCompact = min
 		for _, p := range files {
 			for _, opt := range opts {
-				noSink, tapeMem = true, 1<<30
+				noSink, tapeMem, spillAt = true, 1<<30, 1<<30
 				want, werr := File(p, opt, false)
-				noSink, tapeMem = false, 256
+				noSink, tapeMem, spillAt = false, 256, 64
 				before := sinkRuns
 				got, gerr := File(p, opt, false)
 				runs++
@@ -80,6 +82,16 @@ func TestSinkMatches(t *testing.T) {
 				var wb, gb bytes.Buffer
 				want.WriteTo(&wb)
 				got.WriteTo(&gb)
+				if sp := got.spool; sp != "" {
+					spilled++
+					if got.Data != nil || got.Size() != int64(gb.Len()) {
+						t.Errorf("%s %+v: a spilled output with Data, or of size %d, not %d", p, opt, got.Size(), gb.Len())
+					}
+					got.Close()
+					if _, err := os.Stat(sp); err == nil {
+						t.Errorf("%s %+v: Close left the spilled output %s", p, opt, sp)
+					}
+				}
 				want.Close()
 				got.Close()
 				if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
@@ -88,7 +100,10 @@ func TestSinkMatches(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d runs wrote folded runs", sunk, runs)
+	t.Logf("%d of %d runs wrote folded runs, %d outputs spilled to a file", sunk, runs, spilled)
+	if spilled < 50 {
+		t.Errorf("only %d outputs spilled to a file", spilled)
+	}
 	if sunk < 50 {
 		t.Errorf("only %d runs wrote folded runs", sunk)
 	}
