@@ -100,6 +100,7 @@ func Stream(v *canon.View, opt Options, buf *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
+	w.fingerprints = true // (checked below)
 	out, err := w.write(false, nil)
 	if err != nil {
 		return err
@@ -122,6 +123,10 @@ type streamWriter struct {
 	storage bool   // legacy torch: storage key placeholders written as their ordinal
 	raw     func(*input.Raw) ([]byte, error)
 	torch   *torchStorages
+	// fingerprints tells values apart by fingerprint (intern.go): only
+	// for an output checked against want, which retry writes again
+	// without them
+	fingerprints bool
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
@@ -166,7 +171,12 @@ func (w *streamWriter) writeOut(getattrForm bool, out *outBuf) error {
 // traverse writes the view onto a tape (to be closed by the caller).
 func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	t := &tape{}
-	e := newEmitter(w.v, w.proto, newShared(), t)
+	sh := newShared()
+	sh.keys.vals.fingerprints = w.fingerprints
+	if st := w.v.Stream; st != nil {
+		sh.keys.vals.sizeHint(st.End - st.Offset)
+	}
+	e := newEmitter(w.v, w.proto, sh, t)
 	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
 	return t, e.stream()
 }
@@ -174,6 +184,19 @@ func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 // retry writes the stream with the getattr form after the plain form
 // failed its check with verr.
 func (w *streamWriter) retry(verr error) ([]byte, error) {
+	if w.fingerprints {
+		// two values with one fingerprint would give this: the plain
+		// form again, values told apart by their texts
+		w.fingerprints = false
+		out, err := w.write(false, nil)
+		if err != nil {
+			return nil, err
+		}
+		if verify(out, w.want, w.v.Opt) == nil {
+			fpRetries++
+			return out, nil
+		}
+	}
 	if w.proto >= 4 {
 		out, err := w.write(true, nil)
 		if err != nil {
@@ -366,7 +389,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		if err != nil {
 			return pickle.WithFile(err, path)
 		}
-		w.raw = raw
+		w.raw, w.fingerprints = raw, true // (checked below)
 		if err = w.writeOut(false, &out); err != nil {
 			return refusedAt(err, s.Offset)
 		}
@@ -556,7 +579,9 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 				if err != nil {
 					return nil, pickle.WithFile(err, path)
 				}
-				w.raw = raw
+				// written with fingerprints: retry writes it again without
+				// them, then in the getattr form
+				w.raw, w.fingerprints = raw, true
 				if b, err = w.retry(verr); err != nil {
 					return nil, refusedAt(err, s.Offset)
 				}

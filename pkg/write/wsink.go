@@ -67,6 +67,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		if err != nil {
 			return err
 		}
+		w.fingerprints = true // (File checks the output)
 		if err = w.writeOut(false, out); err != nil {
 			return err
 		}

@@ -108,3 +108,47 @@ func TestSinkMatches(t *testing.T) {
 		t.Errorf("only %d runs wrote folded runs", sunk)
 	}
 }
+
+// TestFingerprintCollisions: with fingerprints of 2 bits (values collide
+// all the time), every corpus file and fold fixture gives the output, or
+// the error, it gives with 128-bit fingerprints, with the writer sink and
+// without it: a stream whose check fails is written again with values told
+// apart by their texts (intern.go).
+func TestFingerprintCollisions(t *testing.T) {
+	defer func() { fpCollide, noSink = false, false }()
+	files := sinkFiles(t)
+	opts := []Options{{}, {Protocol: 2}}
+	if testing.Short() {
+		opts = opts[:1]
+	}
+	retries := fpRetries
+	for _, sink := range []bool{true, false} {
+		for _, p := range files {
+			for _, opt := range opts {
+				fpCollide, noSink = false, !sink
+				want, werr := File(p, opt, false)
+				fpCollide = true
+				got, gerr := File(p, opt, false)
+				if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+					t.Errorf("%s %+v: with 128-bit fingerprints: %v; with colliding ones: %v", p, opt, werr, gerr)
+					continue
+				}
+				if werr != nil {
+					continue
+				}
+				var wb, gb bytes.Buffer
+				want.WriteTo(&wb)
+				got.WriteTo(&gb)
+				want.Close()
+				got.Close()
+				if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
+					t.Errorf("%s %+v: outputs differ with colliding fingerprints", p, opt)
+				}
+			}
+		}
+	}
+	t.Logf("%d streams written again without fingerprints", fpRetries-retries)
+	if fpRetries-retries < 50 {
+		t.Errorf("only %d streams written again without fingerprints", fpRetries-retries)
+	}
+}
