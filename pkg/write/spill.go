@@ -89,9 +89,14 @@ func (o *outBuf) toFile() bool {
 	return true
 }
 
-// grow makes room for n more bytes when they stay in memory.
+// grow makes room for about n more bytes: in memory when they stay there,
+// else the output goes to its file at once (no buffer grows to spillAt
+// bytes first).
 func (o *outBuf) grow(n int) {
-	if o.f == nil && (!o.spill || o.mem.Len()+n <= spillAt) {
+	if o.f != nil {
+		return
+	}
+	if !o.spill || o.mem.Len()+n <= spillAt || !o.toFile() {
 		o.mem.Grow(n)
 	}
 }
