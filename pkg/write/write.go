@@ -231,7 +231,8 @@ type Result struct {
 	// Data is the output file: the canonical pickle, compressed as the
 	// input was. It is nil when the output was spooled to a temporary
 	// file (a .npy file's output of more than SpoolAbove bytes, whose
-	// array data is copied there from the input): WriteTo and Size read
+	// array data is copied there from the input; a bare pickle file's
+	// output past spillAt bytes, spill.go): WriteTo and Size read
 	// either, and Close removes the file.
 	Data   []byte
 	Input  []byte // the input file's bytes as read (for Canonical), nil when not kept
