@@ -43,20 +43,23 @@ type values struct {
 	slots []uint64 // hash>>32 << 32 | ordinal+1
 	arena []byte
 	ends  []int   // by ordinal: where the value ends in arena
-	index []int32 // by ordinal: the value's index
+	index []int32 // by ordinal: the value's index (with fingerprints; else the ordinal)
 	// fingerprinted values: fslots hold index+1
 	fslots []uint64
-	fps    [][]xxh3.Uint128 // by index, in chunks of fpChunk (no copy as they grow)
+	fps    [][]xxh3.Uint128 // by index, in chunks of fpChunk (no copy of the whole as they grow)
 	hint   int              // how many fingerprinted values to make room for at first
 	nfp    int              // fingerprinted values
 	// hot caches the last value looked up at each of 256 places by hash:
 	// the few values a table's every row repeats (its dicts' keys) are
 	// found without a probe of the slots, which a table of millions of
 	// values keeps out of the processor's caches
-	hot, fhot [256]struct {
-		h   uint64
-		idx int32 // hot: ordinal + 1, fhot: index + 1; 0: none
-	}
+	hot  [256]hotValue
+	fhot *[256]hotValue // (made with fslots: a writer per stream of a million small ones allocates no second cache)
+}
+
+type hotValue struct {
+	h   uint64
+	idx int32 // hot: ordinal + 1, fhot: index + 1; 0: none
 }
 
 // indexOf returns the value's index, numbering it when it is new.
@@ -100,14 +103,15 @@ func (t *values) at(ord int32) (byte, string) {
 
 func (t *values) init() {
 	t.seed = maphash.MakeSeed()
-	t.fseed = rand.Uint64()
 	t.slots = make([]uint64, 64)
 	if t.fingerprints {
+		t.fseed = rand.Uint64()
 		n := 64
 		for n < 2*t.hint && n < 1<<26 {
 			n *= 2
 		}
 		t.fslots = make([]uint64, n)
+		t.fhot = new([256]hotValue)
 	}
 }
 
@@ -127,12 +131,28 @@ func (t *values) sizeHint(n int64) {
 	}
 }
 
+// fpMin is the size of the smallest stream whose values are fingerprinted:
+// a small stream's table is small, and a file of a million small streams
+// would pay a second table for each (tests lower it).
+var fpMin int64 = 1 << 20
+
 // next numbers a new value.
 func (t *values) next() int32 {
 	idx := t.n
 	t.n++
-	if t.fingerprints && idx%fpChunk == 0 {
-		t.fps = append(t.fps, make([]xxh3.Uint128, fpChunk))
+	if t.fingerprints {
+		// the first chunk grows as values come (a stream of a few values,
+		// one of a million in a file, allocates a few), the others are
+		// made whole
+		switch c := int(idx / fpChunk); {
+		case c == 0:
+			if len(t.fps) == 0 {
+				t.fps = append(t.fps, make([]xxh3.Uint128, 0, 8))
+			}
+			t.fps[0] = append(t.fps[0], xxh3.Uint128{})
+		case idx%fpChunk == 0:
+			t.fps = append(t.fps, make([]xxh3.Uint128, fpChunk))
+		}
 	}
 	return idx
 }
@@ -148,11 +168,17 @@ func (t *values) lookup(v vkey) int32 {
 	c := &t.hot[h&255]
 	if c.h == h && c.idx > 0 {
 		if tag, text := t.at(c.idx - 1); tag == v.tag && text == v.s {
+			if !t.fingerprints {
+				return c.idx - 1
+			}
 			return t.index[c.idx-1]
 		}
 	}
 	ord := t.find(v, h)
 	c.h, c.idx = h, ord+1
+	if !t.fingerprints {
+		return ord // (the ordinal is the index)
+	}
 	return t.index[ord]
 }
 
@@ -195,7 +221,9 @@ func (t *values) find(v vkey, h uint64) int32 {
 		s := t.slots[i]
 		if s == 0 {
 			ord := int32(len(t.ends))
-			t.index = append(t.index, t.next())
+			if idx := t.next(); t.fingerprints {
+				t.index = append(t.index, idx)
+			}
 			t.arena = append(append(t.arena, v.tag), v.s...)
 			t.ends = append(t.ends, len(t.arena))
 			t.slots[i] = fp | uint64(ord+1)

@@ -172,8 +172,8 @@ func (w *streamWriter) writeOut(getattrForm bool, out *outBuf) error {
 func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	t := &tape{}
 	sh := newShared()
-	sh.keys.vals.fingerprints = w.fingerprints
-	if st := w.v.Stream; st != nil {
+	if sh.keys.vals.fingerprints = w.usesFP(); sh.keys.vals.fingerprints {
+		st := w.v.Stream
 		sh.keys.vals.sizeHint(st.End - st.Offset)
 	}
 	e := newEmitter(w.v, w.proto, sh, t)
@@ -181,10 +181,17 @@ func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	return t, e.stream()
 }
 
+// usesFP reports whether the writer tells values apart by fingerprint:
+// asked to, and the stream is of fpMin bytes or more (intern.go).
+func (w *streamWriter) usesFP() bool {
+	st := w.v.Stream
+	return w.fingerprints && st != nil && st.End-st.Offset >= fpMin
+}
+
 // retry writes the stream with the getattr form after the plain form
 // failed its check with verr.
 func (w *streamWriter) retry(verr error) ([]byte, error) {
-	if w.fingerprints {
+	if w.usesFP() {
 		// two values with one fingerprint would give this: the plain
 		// form again, values told apart by their texts
 		w.fingerprints = false
