@@ -110,6 +110,7 @@ var ErrNotPlain = errors.New("canon: not a plain embedding")
 type EmbReader struct {
 	r   *bufio.Reader
 	buf []byte
+	f   [8]byte // a float's bits (read here: an Emb read into would escape)
 }
 
 // Reset reads from rd next, reusing the buffers.
@@ -156,9 +157,10 @@ func (d *EmbReader) Next() (Emb, error) {
 		}
 		e.Bool = b != 0
 	case 'f':
-		if _, err := io.ReadFull(d.r, e.Float[:]); err != nil {
+		if _, err := io.ReadFull(d.r, d.f[:]); err != nil {
 			return Emb{}, ErrNotPlain
 		}
+		e.Float = d.f
 	case 'i':
 		sign, err := d.r.ReadByte()
 		if err != nil {

@@ -286,7 +286,7 @@ func (c *keyCache) set(id int32, k key) {
 
 // intern returns the key of a value.
 func (c *keyCache) intern(v vkey) key {
-	return key{id: valueID, v: c.vals.index(v)}
+	return key{id: valueID, v: c.vals.indexOf(v)}
 }
 
 func nodeID(n canon.Ref) int32 { return int32(n.ID()) }

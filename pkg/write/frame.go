@@ -1,7 +1,6 @@
 package write
 
 import (
-	"bytes"
 	"encoding/binary"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -21,7 +20,7 @@ const (
 // through it).
 type framer struct {
 	framing bool
-	out     *bytes.Buffer
+	out     outWriter
 	cur     []byte
 }
 

@@ -2,105 +2,275 @@ package write
 
 import (
 	"hash/maphash"
+	"math/rand/v2"
 	"unsafe"
+
+	"github.com/zeebo/xxh3"
 )
 
 // values numbers distinct values (vkey) 0, 1, 2 ... in order of first
-// appearance: an open-addressing table of slots, each the index of a value
-// plus one (0: empty) beside 32 bits of its hash, so that a value not seen
-// before (most strings of a table) costs one probe of the slots and no
-// comparison. The values themselves are kept one after the other in one
-// arena (a tag byte, then the text), each ending where ends says: 8 bytes
-// and its text a value, not a string header and an allocation of its own.
+// appearance: open-addressing tables of slots, each the index (or
+// ordinal) of a value plus one (0: empty) beside 32 bits of its hash, so
+// that a value not seen before (most strings of a table) costs one probe of
+// the slots and no comparison.
+//
+// With fingerprints, a str or bytes value is told apart from the others by
+// a 128-bit fingerprint of its text (xxh3 with a seed drawn for the table,
+// the tag choosing the seed): 16 bytes a value, whatever its length,
+// instead of its text. Two distinct strs (or bytes) with one fingerprint
+// would be numbered as one, and the second written as a fetch of the
+// first: the output would then hold the first text where the second was,
+// and not have the input's canonical digest, which every output written
+// with fingerprints is checked against (write.go: Stream, File); the stream
+// is then written again without them (streamWriter.retry), and the
+// numbering is the same as with fingerprints when none collide. So a
+// collision costs a second write, never a wrong output, and the output does
+// not depend on the seed. Other values (globals, pure tuples by their key,
+// dtypes, large payloads by digest) are always compared by their texts:
+// two of them can differ in how they are written and not in the canonical
+// form (a global in the getattr form or not), which the check would not
+// tell.
+//
+// Values compared by text are kept one after the other in one arena (a tag
+// byte, then the text), each ending where ends says, by ordinal among them.
 type values struct {
-	seed  maphash.Seed
-	slots []uint64 // hash>>32 << 32 | index+1
+	fingerprints bool // strs and bytes told apart by fingerprint (set before the first lookup)
+	seed         maphash.Seed
+	fseed        uint64
+	n            int32 // values numbered
+
+	// values compared by text: slots hold ordinal+1 among them
+	slots []uint64 // hash>>32 << 32 | ordinal+1
 	arena []byte
-	ends  []int // by index: where the value ends in arena
+	ends  []int   // by ordinal: where the value ends in arena
+	index []int32 // by ordinal: the value's index (with fingerprints; else the ordinal)
+	// fingerprinted values: fslots hold index+1
+	fslots []uint64
+	fps    [][]xxh3.Uint128 // by index, in chunks of fpChunk (no copy of the whole as they grow)
+	hint   int              // how many fingerprinted values to make room for at first
+	nfp    int              // fingerprinted values
 	// hot caches the last value looked up at each of 256 places by hash:
 	// the few values a table's every row repeats (its dicts' keys) are
 	// found without a probe of the slots, which a table of millions of
 	// values keeps out of the processor's caches
-	hot [256]struct {
-		h   uint64
-		idx int32 // index + 1; 0: none
-	}
+	hot  [256]hotValue
+	fhot *[256]hotValue // (made with fslots: a writer per stream of a million small ones allocates no second cache)
 }
 
-// index returns the value's index, numbering it when it is new.
-func (t *values) index(v vkey) int32 { return t.lookup(v) }
+type hotValue struct {
+	h   uint64
+	idx int32 // hot: ordinal + 1, fhot: index + 1; 0: none
+}
 
-// indexTemp is index of a value whose text is a buffer the caller reuses
-// (the arena keeps a copy of a new value's text, as it does of any).
+// indexOf returns the value's index, numbering it when it is new.
+func (t *values) indexOf(v vkey) int32 { return t.lookup(v) }
+
+// indexTemp is indexOf a value whose text is a buffer the caller reuses
+// (the table keeps a copy of a new value's text, or its fingerprint).
 func (t *values) indexTemp(v vkey) int32 { return t.lookup(v) }
 
 func (t *values) hash(tag byte, s string) uint64 {
 	return maphash.String(t.seed, s) ^ uint64(tag)*0x9e3779b97f4a7c15
 }
 
-// at returns value idx's tag and text (a view of the arena).
-func (t *values) at(idx int32) (byte, string) {
-	start := 0
-	if idx > 0 {
-		start = t.ends[idx-1]
+// fingerprint is the value's 128-bit fingerprint (the tag picks the seed).
+func (t *values) fingerprint(tag byte, s string) xxh3.Uint128 {
+	fp := xxh3.HashString128Seed(s, t.fseed^uint64(tag)*0x9e3779b97f4a7c15)
+	if fpCollide {
+		fp = xxh3.Uint128{Lo: fp.Lo & 3}
 	}
-	b := t.arena[start:t.ends[idx]]
+	return fp
+}
+
+// fpCollide cuts fingerprints to 2 bits, so that values collide (tests);
+// fpRetries counts the streams written again without fingerprints whose
+// second write was right (tests).
+var (
+	fpCollide bool
+	fpRetries int
+)
+
+// at returns the tag and text of the value of ordinal ord among those
+// compared by text (a view of the arena).
+func (t *values) at(ord int32) (byte, string) {
+	start := 0
+	if ord > 0 {
+		start = t.ends[ord-1]
+	}
+	b := t.arena[start:t.ends[ord]]
 	return b[0], unsafe.String(unsafe.SliceData(b[1:]), len(b)-1)
+}
+
+func (t *values) init() {
+	t.seed = maphash.MakeSeed()
+	t.slots = make([]uint64, 64)
+	if t.fingerprints {
+		t.fseed = rand.Uint64()
+		n := 64
+		for n < 2*t.hint && n < 1<<26 {
+			n *= 2
+		}
+		t.fslots = make([]uint64, n)
+		t.fhot = new([256]hotValue)
+	}
+}
+
+// fpChunk is the number of fingerprints a chunk of values.fps holds.
+const fpChunk = 1 << 14
+
+func (t *values) fp(idx int32) *xxh3.Uint128 { return &t.fps[idx/fpChunk][idx%fpChunk] }
+
+// sizeHint makes room at first for about the values a stream of n bytes
+// holds when most of it is short distinct strs (a table's names: one in
+// 50 bytes of a table of small dicts), so that the slots of a large table
+// are not rehashed as it grows: at most one slot in 32 bytes of the stream
+// (slots never touched cost address space, not memory).
+func (t *values) sizeHint(n int64) {
+	if t.slots == nil && t.fingerprints && n > 0 {
+		t.hint = int(min(n/64, 1<<25))
+	}
+}
+
+// fpMin is the size of the smallest stream whose values are fingerprinted:
+// a small stream's table is small, and a file of a million small streams
+// would pay a second table for each (tests lower it).
+var fpMin int64 = 1 << 20
+
+// next numbers a new value.
+func (t *values) next() int32 {
+	idx := t.n
+	t.n++
+	if t.fingerprints {
+		// the first chunk grows as values come (a stream of a few values,
+		// one of a million in a file, allocates a few), the others are
+		// made whole
+		switch c := int(idx / fpChunk); {
+		case c == 0:
+			if len(t.fps) == 0 {
+				t.fps = append(t.fps, make([]xxh3.Uint128, 0, 8))
+			}
+			t.fps[0] = append(t.fps[0], xxh3.Uint128{})
+		case idx%fpChunk == 0:
+			t.fps = append(t.fps, make([]xxh3.Uint128, fpChunk))
+		}
+	}
+	return idx
 }
 
 func (t *values) lookup(v vkey) int32 {
 	if t.slots == nil {
-		t.seed = maphash.MakeSeed()
-		t.slots = make([]uint64, 64)
+		t.init()
+	}
+	if t.fingerprints && (v.tag == 's' || v.tag == 'y') {
+		return t.lookupFP(t.fingerprint(v.tag, v.s))
 	}
 	h := t.hash(v.tag, v.s)
 	c := &t.hot[h&255]
 	if c.h == h && c.idx > 0 {
 		if tag, text := t.at(c.idx - 1); tag == v.tag && text == v.s {
-			return c.idx - 1
+			if !t.fingerprints {
+				return c.idx - 1
+			}
+			return t.index[c.idx-1]
 		}
 	}
-	idx := t.find(v, h)
-	c.h, c.idx = h, idx+1
-	return idx
+	ord := t.find(v, h)
+	c.h, c.idx = h, ord+1
+	if !t.fingerprints {
+		return ord // (the ordinal is the index)
+	}
+	return t.index[ord]
 }
 
-// find is lookup past the hot cache (h: the value's hash).
-func (t *values) find(v vkey, h uint64) int32 {
-	mask := uint64(len(t.slots) - 1)
-	fp := h >> 32 << 32
+// lookupFP is lookup by fingerprint: its low half places it in fslots.
+func (t *values) lookupFP(fp xxh3.Uint128) int32 {
+	h := fp.Lo
+	c := &t.fhot[h&255]
+	if c.idx > 0 && *t.fp(c.idx - 1) == fp {
+		return c.idx - 1
+	}
+	mask := uint64(len(t.fslots) - 1)
+	tag := h >> 32 << 32
 	for i := h & mask; ; i = (i + 1) & mask {
-		s := t.slots[i]
+		s := t.fslots[i]
 		if s == 0 {
-			idx := int32(len(t.ends))
-			t.arena = append(append(t.arena, v.tag), v.s...)
-			t.ends = append(t.ends, len(t.arena))
-			t.slots[i] = fp | uint64(idx+1)
-			if 2*len(t.ends) > len(t.slots) {
-				t.grow()
+			idx := t.next()
+			*t.fp(idx) = fp
+			t.fslots[i] = tag | uint64(idx+1)
+			if t.nfp++; 2*t.nfp > len(t.fslots) {
+				t.growFP()
 			}
+			c.idx = idx + 1
 			return idx
 		}
-		if s>>32<<32 == fp {
-			idx := int32(uint32(s)) - 1
-			if tag, text := t.at(idx); tag == v.tag && text == v.s {
+		if s>>32<<32 == tag {
+			if idx := int32(uint32(s)) - 1; *t.fp(idx) == fp {
+				c.idx = idx + 1
 				return idx
 			}
 		}
 	}
 }
 
-// grow doubles the slots (load at most one half).
+// find is lookup of a value compared by text past the hot cache (h: the
+// value's hash); it returns the value's ordinal among those.
+func (t *values) find(v vkey, h uint64) int32 {
+	mask := uint64(len(t.slots) - 1)
+	fp := h >> 32 << 32
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			ord := int32(len(t.ends))
+			if idx := t.next(); t.fingerprints {
+				t.index = append(t.index, idx)
+			}
+			t.arena = append(append(t.arena, v.tag), v.s...)
+			t.ends = append(t.ends, len(t.arena))
+			t.slots[i] = fp | uint64(ord+1)
+			if 2*len(t.ends) > len(t.slots) {
+				t.grow()
+			}
+			return ord
+		}
+		if s>>32<<32 == fp {
+			ord := int32(uint32(s)) - 1
+			if tag, text := t.at(ord); tag == v.tag && text == v.s {
+				return ord
+			}
+		}
+	}
+}
+
+// grow doubles the slots of the values compared by text (load at most one
+// half).
 func (t *values) grow() {
 	slots := make([]uint64, 2*len(t.slots))
 	mask := uint64(len(slots) - 1)
-	for idx := range t.ends {
-		h := t.hash(t.at(int32(idx)))
+	for ord := range len(t.ends) {
+		h := t.hash(t.at(int32(ord)))
 		i := h & mask
 		for slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		slots[i] = h>>32<<32 | uint64(idx+1)
+		slots[i] = h>>32<<32 | uint64(ord+1)
 	}
 	t.slots = slots
+}
+
+// growFP doubles fslots (load at most one half).
+func (t *values) growFP() {
+	slots := make([]uint64, 2*len(t.fslots))
+	mask := uint64(len(slots) - 1)
+	for _, s := range t.fslots {
+		if s == 0 {
+			continue
+		}
+		h := t.fp(int32(uint32(s)) - 1).Lo
+		i := h & mask
+		for slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = s
+	}
+	t.fslots = slots
 }

@@ -208,60 +208,82 @@ func (t *tape) fetch(p int32) {
 // bytes (a window of out). On error out is as it was.
 func (t *tape) replay(proto int, out *bytes.Buffer) ([]byte, error) {
 	start := out.Len()
-	b, err := t.replayTo(proto, out, start)
-	if err != nil {
+	t.collect()
+	out.Grow(t.outSize())
+	if err := t.replayTo(proto, out); err != nil {
 		out.Truncate(start)
 		return nil, err
 	}
-	return b, nil
+	return out.Bytes()[start:], nil
 }
 
-func (t *tape) replayTo(proto int, out *bytes.Buffer, start int) ([]byte, error) {
+// replayOut is replay into an outBuf (spill.go). On error out is as it was.
+func (t *tape) replayOut(proto int, out *outBuf) error {
+	start := out.Len()
+	t.collect()
+	out.grow(t.outSize())
+	if err := t.replayTo(proto, out); err != nil {
+		if terr := out.Truncate(start); terr != nil {
+			return terr
+		}
+		return err
+	}
+	return nil
+}
+
+// collect: a large stream's traversal kept tables of values and nodes,
+// about the size of the output, which are garbage now; they are collected
+// before the output takes their place.
+func (t *tape) collect() {
 	if t.spool != nil {
-		// a large stream: what the traversal kept (its tables of values
-		// and nodes, about the size of the output) is garbage now; collect
-		// it before the output takes its place
 		runtime.GC()
 	}
+}
+
+// outSize is about the size of the stream the tape replays to.
+func (t *tape) outSize() int {
 	size := int(t.spooled) + len(t.buf)
-	out.Grow(size + size/FrameTarget*9 + 16)
+	return size + size/FrameTarget*9 + 16
+}
+
+func (t *tape) replayTo(proto int, out outWriter) error {
 	r := &replayer{t: t, f: &framer{out: out}, proto: proto}
 	if t.spool != nil {
 		var buf, ev []byte
 		var h [16]byte
 		for at := int64(0); at < t.spoolAt; {
 			if _, err := t.spool.ReadAt(h[:], at); err != nil {
-				return nil, fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
+				return fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
 			}
 			nb, ne := binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(h[8:])
 			if nb > uint64(t.spoolAt) || ne > uint64(t.spoolAt) {
-				return nil, &refusal{reason: "internal: a damaged tape chunk"}
+				return &refusal{reason: "internal: a damaged tape chunk"}
 			}
 			buf, ev = slices.Grow(buf[:0], int(nb))[:nb], slices.Grow(ev[:0], int(ne))[:ne]
 			if _, err := t.spool.ReadAt(buf, at+16); err != nil {
-				return nil, fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
+				return fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
 			}
 			if _, err := t.spool.ReadAt(ev, at+16+int64(nb)); err != nil {
-				return nil, fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
+				return fmt.Errorf("reading back what pk spooled (%s): %v", t.spool.Name(), err)
 			}
 			at += 16 + int64(nb) + int64(ne)
 			pos, err := r.chunk(buf, ev)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if pos != len(buf) {
-				return nil, &refusal{reason: "internal: a tape chunk not read to its end"}
+				return &refusal{reason: "internal: a tape chunk not read to its end"}
 			}
 		}
 	}
 	pos, err := r.chunk(t.buf, t.ev)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if pos < len(t.buf) {
 		r.f.write(t.buf[pos:]...)
 	}
-	return out.Bytes()[start:], nil
+	return nil
 }
 
 // replayer is replay's state from one chunk of the tape to the next.

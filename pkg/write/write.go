@@ -100,6 +100,7 @@ func Stream(v *canon.View, opt Options, buf *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
+	w.fingerprints = true // (checked below)
 	out, err := w.write(false, nil)
 	if err != nil {
 		return err
@@ -122,6 +123,10 @@ type streamWriter struct {
 	storage bool   // legacy torch: storage key placeholders written as their ordinal
 	raw     func(*input.Raw) ([]byte, error)
 	torch   *torchStorages
+	// fingerprints tells values apart by fingerprint (intern.go): only
+	// for an output checked against want, which retry writes again
+	// without them
+	fingerprints bool
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
@@ -142,11 +147,9 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 // appending the stream to out (nil: a buffer of its own) and returning its
 // bytes. On error out is as it was.
 func (w *streamWriter) write(getattrForm bool, out *bytes.Buffer) ([]byte, error) {
-	t := &tape{}
+	t, err := w.traverse(getattrForm)
 	defer t.close() // (its spool)
-	e := newEmitter(w.v, w.proto, newShared(), t)
-	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
-	if err := e.stream(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if out == nil {
@@ -155,9 +158,52 @@ func (w *streamWriter) write(getattrForm bool, out *bytes.Buffer) ([]byte, error
 	return t.replay(w.proto, out)
 }
 
+// writeOut is write into an outBuf (spill.go). On error out is as it was.
+func (w *streamWriter) writeOut(getattrForm bool, out *outBuf) error {
+	t, err := w.traverse(getattrForm)
+	defer t.close()
+	if err != nil {
+		return err
+	}
+	return t.replayOut(w.proto, out)
+}
+
+// traverse writes the view onto a tape (to be closed by the caller).
+func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
+	t := &tape{}
+	sh := newShared()
+	if sh.keys.vals.fingerprints = w.usesFP(); sh.keys.vals.fingerprints {
+		st := w.v.Stream
+		sh.keys.vals.sizeHint(st.End - st.Offset)
+	}
+	e := newEmitter(w.v, w.proto, sh, t)
+	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
+	return t, e.stream()
+}
+
+// usesFP reports whether the writer tells values apart by fingerprint:
+// asked to, and the stream is of fpMin bytes or more (intern.go).
+func (w *streamWriter) usesFP() bool {
+	st := w.v.Stream
+	return w.fingerprints && st != nil && st.End-st.Offset >= fpMin
+}
+
 // retry writes the stream with the getattr form after the plain form
 // failed its check with verr.
 func (w *streamWriter) retry(verr error) ([]byte, error) {
+	if w.usesFP() {
+		// two values with one fingerprint would give this: the plain
+		// form again, values told apart by their texts
+		w.fingerprints = false
+		out, err := w.write(false, nil)
+		if err != nil {
+			return nil, err
+		}
+		if verify(out, w.want, w.v.Opt) == nil {
+			fpRetries++
+			return out, nil
+		}
+	}
 	if w.proto >= 4 {
 		out, err := w.write(true, nil)
 		if err != nil {
@@ -192,7 +238,8 @@ type Result struct {
 	// Data is the output file: the canonical pickle, compressed as the
 	// input was. It is nil when the output was spooled to a temporary
 	// file (a .npy file's output of more than SpoolAbove bytes, whose
-	// array data is copied there from the input): WriteTo and Size read
+	// array data is copied there from the input; a bare pickle file's
+	// output past spillAt bytes, spill.go): WriteTo and Size read
 	// either, and Close removes the file.
 	Data   []byte
 	Input  []byte // the input file's bytes as read (for Canonical), nil when not kept
@@ -330,8 +377,11 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		return &Error{File: path, Offset: off, Reason: err.Error()}
 	}
 	// the streams written one after the other into out (ends[i]: where
-	// stream i ends), wants their digests (dsize bytes each)
-	var out bytes.Buffer
+	// stream i ends), wants their digests (dsize bytes each); a bare pickle
+	// file's output goes to a temporary file once it is large (spill.go),
+	// except for -l, which compares it with the file
+	var out outBuf
+	defer out.remove() // (unless handed to the Result)
 	var wants []byte
 	var ends []int
 	dsize := copt.Algo.Size()
@@ -347,8 +397,8 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		if err != nil {
 			return pickle.WithFile(err, path)
 		}
-		w.raw = raw
-		if _, err = w.write(false, &out); err != nil {
+		w.raw, w.fingerprints = raw, true // (checked below)
+		if err = w.writeOut(false, &out); err != nil {
 			return refusedAt(err, s.Offset)
 		}
 		if len(w.want) != dsize {
@@ -366,6 +416,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	var file *pickle.File
 	each := false
 	if path != "-" {
+		out.spill = !keep
 		// through the writer sink (wsink.go) when it holds, else as below
 		if trail, each = sinkStreams(path, p, copt, &out, &wants, &ends); !each {
 			out.Reset()
@@ -393,6 +444,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		runtime.GC()
 	} else {
 		out.Reset()
+		out.spill = false
 		wants, ends = wants[:0], ends[:0]
 		doc, err := open()
 		if err != nil {
@@ -471,28 +523,33 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	}
 	if keep && path != "-" && (trail == nil || base == "pickle") {
 		// pk canon -l: a file that is its own output needs no check
-		if res := listSame(path, format, compression, &out, trail); res != nil {
+		if res := listSame(path, format, compression, &out.mem, trail); res != nil {
 			return res, nil
 		}
 	}
 	n := len(ends)
 	want := func(i int) []byte { return wants[i*dsize : (i+1)*dsize] }
-	span := func(i int) []byte {
-		start := 0
-		if i > 0 {
-			start = ends[i-1]
-		}
-		return out.Bytes()[start:ends[i]]
-	}
 	// the output read back: one pk hash of the file (its fast path for plain
 	// data), against the digest its streams' digests give; when it differs,
 	// stream by stream to find the streams to write again
 	var bad map[int]error
 	ok := false
-	if fastCheck(out.Bytes(), canon.BareSum(copt, n, wants), copt) {
+	if fastCheckOut(&out, canon.BareSum(copt, n, wants), copt) {
 		bad, ok = map[int]error{}, true
-	} else {
-		bad, ok = readBack(out.Bytes(), n, want, copt)
+	}
+	var all []byte // the output in memory, when it is looked at stream by stream
+	if !ok {
+		if all, err = out.Bytes(); err != nil {
+			return nil, err
+		}
+		bad, ok = readBack(all, n, want, copt)
+	}
+	span := func(i int) []byte {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return all[start:ends[i]]
 	}
 	if !ok {
 		// check stream by stream
@@ -503,6 +560,11 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		}
 	}
 	if len(bad) > 0 && !noVerify {
+		if all == nil {
+			if all, err = out.Bytes(); err != nil {
+				return nil, err
+			}
+		}
 		var fixed bytes.Buffer
 		var f *pickle.File
 		var vopt canon.Options
@@ -525,14 +587,18 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 				if err != nil {
 					return nil, pickle.WithFile(err, path)
 				}
-				w.raw = raw
+				// written with fingerprints: retry writes it again without
+				// them, then in the getattr form
+				w.raw, w.fingerprints = raw, true
 				if b, err = w.retry(verr); err != nil {
 					return nil, refusedAt(err, s.Offset)
 				}
 			}
 			fixed.Write(b)
 		}
-		out = fixed
+		out.Reset()
+		out.spill = false
+		out.Write(fixed.Bytes())
 	}
 	if trail != nil && base != "pickle" {
 		return nil, &Error{File: path, Offset: trail.Offset, Reason: fmt.Sprintf("bytes after the pickle of a %s file: pk canon does not write them", format)}
@@ -543,8 +609,18 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		}
 	}
 	res := &Result{Format: format, Input: data}
-	res.Data, err = compress(compression, out.Bytes())
+	if out.spilled() && compression == "" && base == "pickle" {
+		// the file the check read is the output
+		if res.spool, res.size, err = out.file(); err != nil {
+			return nil, err
+		}
+		return res, nil // (base "pickle", not compressed: checked above)
+	}
+	b, err := out.Bytes()
 	if err != nil {
+		return nil, err
+	}
+	if res.Data, err = compress(compression, b); err != nil {
 		return nil, err
 	}
 	if (compression != "" || base != "pickle") && !noVerify {
@@ -671,6 +747,23 @@ func readBack(b []byte, n int, want func(i int) []byte, copt canon.Options) (bad
 // fastChecks counts the outputs fastCheck found right (tests).
 var fastChecks int
 
+// fastCheckOut is fastCheck of the streams in out: a spilled output's
+// file is hashed where it is.
+func fastCheckOut(out *outBuf, sum []byte, copt canon.Options) bool {
+	if !out.spilled() {
+		return fastCheck(out.mem.Bytes(), sum, copt)
+	}
+	if out.Len() == 0 || out.flush() != nil {
+		return false
+	}
+	res, err := canon.HashFile(out.f.Name(), copt)
+	if err != nil || !bytes.Equal(res.Sum, sum) {
+		return false
+	}
+	fastChecks++
+	return true
+}
+
 // fastCheck reports whether the pk hash of b (bare pickle streams, written
 // to a temporary file and hashed as pk hash hashes a file) is sum.
 func fastCheck(b []byte, sum []byte, copt canon.Options) bool {
@@ -743,7 +836,7 @@ func copyDecompressed(path string, data []byte, off, n int64, out io.Writer) err
 
 // trailing copies the bytes after the last stream verbatim (pk hash covers
 // them by length and content).
-func trailing(path string, data []byte, compression string, t *pickle.Trailing, out *bytes.Buffer) error {
+func trailing(path string, data []byte, compression string, t *pickle.Trailing, out io.Writer) error {
 	if data != nil && compression == "" {
 		if t.Offset+t.Len > int64(len(data)) {
 			return &Error{File: path, Offset: t.Offset, Reason: "trailing bytes past the end of the input"}

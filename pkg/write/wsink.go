@@ -1,7 +1,6 @@
 package write
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"math/big"
@@ -55,7 +54,7 @@ func foldable(enc []byte) bool { return canon.PlainEmbedding(enc, foldDepth) }
 // the writer sink, appending each to out, its digest to wants and its end
 // to ends. ok false: the sink does not apply, or a stream could not be
 // written with it (out, wants and ends are then to be discarded).
-func sinkStreams(path string, p int, copt canon.Options, out *bytes.Buffer, wants *[]byte, ends *[]int) (trail *pickle.Trailing, ok bool) {
+func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]byte, ends *[]int) (trail *pickle.Trailing, ok bool) {
 	if noSink {
 		return nil, false
 	}
@@ -68,7 +67,8 @@ func sinkStreams(path string, p int, copt canon.Options, out *bytes.Buffer, want
 		if err != nil {
 			return err
 		}
-		if _, err = w.write(false, out); err != nil {
+		w.fingerprints = true // (File checks the output)
+		if err = w.writeOut(false, out); err != nil {
 			return err
 		}
 		if len(w.want) != dsize {

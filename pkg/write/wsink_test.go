@@ -46,24 +46,26 @@ func sinkFiles(t *testing.T) []string {
 // output, or the same error, with the writer sink and without it, at every
 // output protocol and with --keep-dict-order, with compactions at 4 and 64
 // records so that small files fold too; with the sink, the tape is spooled
-// past 256 bytes.
+// past 256 bytes and the output past 64 bytes (spill.go: the file the
+// check reads is the output, removed by Close).
 func TestSinkMatches(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	defer func(v int) { tapeMem = v }(tapeMem)
+	defer func(v int) { spillAt = v }(spillAt)
 	defer func() { noSink = false }()
 	files := sinkFiles(t)
 	opts := []Options{{}, {Protocol: 2}, {Protocol: 5}, {KeepDictOrder: true}}
 	if testing.Short() {
 		opts = opts[:1]
 	}
-	sunk, runs := 0, 0
+	sunk, runs, spilled := 0, 0, 0
 	for _, min := range []int{4, 64} {
 		pickle.MinCompact = min
 		for _, p := range files {
 			for _, opt := range opts {
-				noSink, tapeMem = true, 1<<30
+				noSink, tapeMem, spillAt = true, 1<<30, 1<<30
 				want, werr := File(p, opt, false)
-				noSink, tapeMem = false, 256
+				noSink, tapeMem, spillAt = false, 256, 64
 				before := sinkRuns
 				got, gerr := File(p, opt, false)
 				runs++
@@ -80,6 +82,16 @@ func TestSinkMatches(t *testing.T) {
 				var wb, gb bytes.Buffer
 				want.WriteTo(&wb)
 				got.WriteTo(&gb)
+				if sp := got.spool; sp != "" {
+					spilled++
+					if got.Data != nil || got.Size() != int64(gb.Len()) {
+						t.Errorf("%s %+v: a spilled output with Data, or of size %d, not %d", p, opt, got.Size(), gb.Len())
+					}
+					got.Close()
+					if _, err := os.Stat(sp); err == nil {
+						t.Errorf("%s %+v: Close left the spilled output %s", p, opt, sp)
+					}
+				}
 				want.Close()
 				got.Close()
 				if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
@@ -88,8 +100,57 @@ func TestSinkMatches(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d runs wrote folded runs", sunk, runs)
+	t.Logf("%d of %d runs wrote folded runs, %d outputs spilled to a file", sunk, runs, spilled)
+	if spilled < 50 {
+		t.Errorf("only %d outputs spilled to a file", spilled)
+	}
 	if sunk < 50 {
 		t.Errorf("only %d runs wrote folded runs", sunk)
+	}
+}
+
+// TestFingerprintCollisions: with fingerprints of 2 bits (values collide
+// all the time), every corpus file and fold fixture gives the output, or
+// the error, it gives with 128-bit fingerprints, with the writer sink and
+// without it: a stream whose check fails is written again with values told
+// apart by their texts (intern.go).
+func TestFingerprintCollisions(t *testing.T) {
+	defer func() { fpCollide, noSink = false, false }()
+	defer func(v int64) { fpMin = v }(fpMin)
+	fpMin = 0 // (every stream fingerprinted)
+	files := sinkFiles(t)
+	opts := []Options{{}, {Protocol: 2}}
+	if testing.Short() {
+		opts = opts[:1]
+	}
+	retries := fpRetries
+	for _, sink := range []bool{true, false} {
+		for _, p := range files {
+			for _, opt := range opts {
+				fpCollide, noSink = false, !sink
+				want, werr := File(p, opt, false)
+				fpCollide = true
+				got, gerr := File(p, opt, false)
+				if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+					t.Errorf("%s %+v: with 128-bit fingerprints: %v; with colliding ones: %v", p, opt, werr, gerr)
+					continue
+				}
+				if werr != nil {
+					continue
+				}
+				var wb, gb bytes.Buffer
+				want.WriteTo(&wb)
+				got.WriteTo(&gb)
+				want.Close()
+				got.Close()
+				if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
+					t.Errorf("%s %+v: outputs differ with colliding fingerprints", p, opt)
+				}
+			}
+		}
+	}
+	t.Logf("%d streams written again without fingerprints", fpRetries-retries)
+	if fpRetries-retries < 50 {
+		t.Errorf("only %d streams written again without fingerprints", fpRetries-retries)
 	}
 }

@@ -1,0 +1,182 @@
+package write
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// outWriter is where the replay of a tape writes a stream (frame.go): a
+// bytes.Buffer, or an outBuf.
+type outWriter interface {
+	io.Writer
+	io.StringWriter
+}
+
+// outBuf holds the output of a bare pickle file as its streams are written:
+// in memory up to spillAt bytes, then in a temporary file, which the
+// output's check (one pk hash of it) reads and the Result hands on
+// (Result.spool). So a large output is never held in memory besides the
+// input's tables, nor written out a second time to be checked.
+type outBuf struct {
+	mem   bytes.Buffer
+	spill bool // the output may go to a file past spillAt bytes
+
+	f   *os.File      // the file, once spilled
+	bw  *bufio.Writer // its writer
+	n   int64         // bytes written to the file (flushed or not)
+	err error         // the first error writing the file
+}
+
+// spillAt is the size past which an outBuf that may spill writes to a
+// temporary file (tests lower it).
+var spillAt = 4 << 20
+
+func (o *outBuf) spilled() bool { return o.f != nil }
+
+// Len is the number of bytes written.
+func (o *outBuf) Len() int {
+	if o.f != nil {
+		return int(o.n)
+	}
+	return o.mem.Len()
+}
+
+func (o *outBuf) Write(p []byte) (int, error) {
+	if o.f == nil {
+		if !o.spill || o.mem.Len()+len(p) <= spillAt || !o.toFile() {
+			return o.mem.Write(p)
+		}
+	}
+	n, err := o.bw.Write(p)
+	o.n += int64(n)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
+}
+
+func (o *outBuf) WriteString(s string) (int, error) {
+	if o.f == nil {
+		if !o.spill || o.mem.Len()+len(s) <= spillAt || !o.toFile() {
+			return o.mem.WriteString(s)
+		}
+	}
+	n, err := o.bw.WriteString(s)
+	o.n += int64(n)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
+}
+
+// toFile moves what is in memory to a new temporary file, which takes what
+// follows; false when no file can be made (the output stays in memory).
+func (o *outBuf) toFile() bool {
+	f, err := os.CreateTemp("", "pk-canon-*.pkl")
+	if err != nil {
+		o.spill = false
+		return false
+	}
+	o.f, o.bw = f, bufio.NewWriterSize(f, 1<<20)
+	o.n = int64(o.mem.Len())
+	if _, err := o.bw.Write(o.mem.Bytes()); err != nil {
+		o.err = err
+	}
+	o.mem = bytes.Buffer{}
+	return true
+}
+
+// grow makes room for about n more bytes: in memory when they stay there,
+// else the output goes to its file at once (no buffer grows to spillAt
+// bytes first).
+func (o *outBuf) grow(n int) {
+	if o.f != nil {
+		return
+	}
+	if !o.spill || o.mem.Len()+n <= spillAt || !o.toFile() {
+		o.mem.Grow(n)
+	}
+}
+
+// flush writes what is buffered to the file and reports the first error
+// writing it.
+func (o *outBuf) flush() error {
+	if o.f == nil {
+		return nil
+	}
+	if err := o.bw.Flush(); err != nil && o.err == nil {
+		o.err = err
+	}
+	if o.err != nil {
+		return fmt.Errorf("writing the output to %s: %v", o.f.Name(), o.err)
+	}
+	return nil
+}
+
+// Truncate drops what was written past n bytes.
+func (o *outBuf) Truncate(n int) error {
+	if o.f == nil {
+		o.mem.Truncate(n)
+		return nil
+	}
+	if err := o.flush(); err != nil {
+		return err
+	}
+	if err := o.f.Truncate(int64(n)); err != nil {
+		return err
+	}
+	if _, err := o.f.Seek(int64(n), io.SeekStart); err != nil {
+		return err
+	}
+	o.n = int64(n)
+	return nil
+}
+
+// Bytes returns the whole output in memory (a spilled one read back).
+func (o *outBuf) Bytes() ([]byte, error) {
+	if o.f == nil {
+		return o.mem.Bytes(), nil
+	}
+	if err := o.flush(); err != nil {
+		return nil, err
+	}
+	b := make([]byte, o.n)
+	if _, err := o.f.ReadAt(b, 0); err != nil {
+		return nil, fmt.Errorf("reading back the output (%s): %v", o.f.Name(), err)
+	}
+	return b, nil
+}
+
+// Reset empties the buffer (a spilled file is removed).
+func (o *outBuf) Reset() {
+	o.remove()
+	o.mem.Reset()
+}
+
+// file flushes a spilled output and returns its file's name and size,
+// handing the file to the caller (the buffer forgets it).
+func (o *outBuf) file() (string, int64, error) {
+	if err := o.flush(); err != nil {
+		return "", 0, err
+	}
+	name, n := o.f.Name(), o.n
+	if err := o.f.Close(); err != nil {
+		os.Remove(name)
+		o.f, o.bw, o.n = nil, nil, 0
+		return "", 0, err
+	}
+	o.f, o.bw, o.n = nil, nil, 0
+	return name, n, nil
+}
+
+// remove closes and removes a spilled file.
+func (o *outBuf) remove() {
+	if o.f != nil {
+		o.f.Close()
+		os.Remove(o.f.Name())
+		o.f, o.bw, o.n, o.err = nil, nil, 0, nil
+	}
+}
