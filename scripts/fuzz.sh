@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs each fuzz target for DURATION (a Go duration such as 30s or 10m;
 # default 20s): the windowed xz and LZMA decoders (pkg/input), the reader and the machine (pkg/pickle, with and without
-# release: FuzzKeep), and the streaming
+# release: FuzzKeep; the batched opcode reader against the one-at-a-time one: FuzzNextBuffered), and the streaming
 # hash and the canon sink against the store path (pkg/canon), and pk scan's verdicts (never
 # clean with a call that is not allowlisted: pkg/scan), and pk canon (pkg/write:
 # never a panic; an output always reads back to the input's pk hash), and the
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/scan:FuzzScan pkg/write:FuzzFile pkg/path:FuzzParse)
+TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/scan:FuzzScan pkg/write:FuzzFile pkg/path:FuzzParse)
 
 # tolerable LOG: the run failed only with the coordinator's deadline race: no
 # failing input was written, the last line of the failure is the bare error,
