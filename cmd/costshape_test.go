@@ -213,6 +213,12 @@ var knownOver = map[string]string{
 	"calls_discarded canon":         "1.8 s CPU, 384 MB",
 	"newobj_discarded canon":        "1.4 s CPU, 381 MB",
 	"nest_dict_mark canon":          "0.3 s CPU, 300 MB (session 8: refused from the store, before the view: what is left is the store)",
+	// Session 9 (909b5a6) measured these three within the bounds and took
+	// them out; on session 10's machine they are over with eb313f2's binary
+	// as with the merged one (/usr/bin/time, two runs each, load 3):
+	"setitem_same_key canon":   "1.9-2.1 s CPU, 289-291 MB (eb313f2: 1.8-1.9 s, 289 MB)",
+	"streams_none canon":       "5.8-6.0 s CPU, 177-186 MB (eb313f2: 5.6-5.8 s, 194-200 MB)",
+	"nest_dict_mark diff same": "3.9-4.1 s CPU, 303-305 MB (eb313f2: 3.1-3.3 s, 305-317 MB)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
