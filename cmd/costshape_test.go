@@ -219,6 +219,10 @@ var knownOver = map[string]string{
 	"setitem_same_key canon":   "1.9-2.1 s CPU, 289-291 MB (eb313f2: 1.8-1.9 s, 289 MB)",
 	"streams_none canon":       "5.8-6.0 s CPU, 177-186 MB (eb313f2: 5.6-5.8 s, 194-200 MB)",
 	"nest_dict_mark diff same": "3.9-4.1 s CPU, 303-305 MB (eb313f2: 3.1-3.3 s, 305-317 MB)",
+	// Within the bounds on a quiet machine but not at a load of 5-6, where
+	// the clean-clone run of session 10 found it over (6.1-6.2 s CPU); the
+	// binary of eb313f2 is as dear (three runs each, alternating):
+	"streams_dicts canon": "4.2-6.5 s CPU, 47 MB (eb313f2: 4.5-5.7 s, 57 MB)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
