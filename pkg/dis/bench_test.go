@@ -2,11 +2,12 @@ package dis
 
 import (
 	"bytes"
-	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
 // benchInput returns testdata/bench/dicts.pkl (made by scripts/bench-gen.py)
@@ -49,19 +50,7 @@ func BenchmarkDisPickletools(b *testing.B) { benchRun(b, Options{Pickletools: tr
 func BenchmarkDisTables(b *testing.B) {
 	for _, name := range []string{"table_dicts_lists", "table_floats", "table_strings_memo", "table_namespaces", "table_objects"} {
 		b.Run(name, func(b *testing.B) {
-			f, err := os.Open(filepath.Join("..", "..", "testdata", "costshapes", "shapes", name+".pkl.gz"))
-			if err != nil {
-				b.Skip(err)
-			}
-			defer f.Close()
-			zr, err := gzip.NewReader(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			data, err := io.ReadAll(zr)
-			if err != nil {
-				b.Fatal(err)
-			}
+			data := testfile.Gunzip(b, filepath.Join("..", "..", "testdata", "costshapes", "shapes", name+".pkl.gz"))
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
