@@ -828,41 +828,15 @@ func (r *Reader) NextBuffered(ops []Op) int {
 	if r.Tee != nil || len(ops) == 0 {
 		return 0
 	}
-	b, _ := r.br.Peek(r.br.Buffered())
-	// end: how far opcodes may reach, the buffer, the input and the frame
-	end := len(b)
-	if r.size >= 0 && r.size-r.off < int64(end) {
-		end = int(r.size - r.off)
-	}
-	if r.frameEnd >= 0 {
-		if r.off >= r.frameEnd {
-			return 0 // next leaves the frame first
-		}
-		if r.frameEnd-r.off < int64(end) {
-			end = int(r.frameEnd - r.off)
-		}
-	}
+	b, end := r.buffered()
 	th := r.threshold()
 	i, n := 0, 0
 	for n < len(ops) && i < end {
+		info, k, ok := bufferedOp(b, i, end, th)
+		if !ok {
+			break
+		}
 		c := b[i]
-		info := opTable[c]
-		if info == nil || c == byte(FRAME) || c == byte(STOP) {
-			break
-		}
-		k := argWidth(info.Arg)
-		switch k {
-		case -2:
-			return r.skimmed(i, n)
-		case -1:
-			if i+1 >= end || int64(b[i+1]) >= th {
-				return r.skimmed(i, n)
-			}
-			k = 1 + int(b[i+1])
-		}
-		if i+1+k > end {
-			break
-		}
 		o := &ops[n]
 		*o = Op{Code: Opcode(c), Offset: r.off + int64(i), Len: int64(1 + k)}
 		if k > 0 {
@@ -943,33 +917,16 @@ func (r *Reader) Skim(dst []Skimmed) (n int, err error) {
 // skimBuffered decodes the opcodes that lie whole in the read buffer, up to
 // the first one next must see (see Skim), and consumes them.
 func (r *Reader) skimBuffered(dst []Skimmed) int {
-	b, _ := r.br.Peek(r.br.Buffered())
+	b, end := r.buffered()
 	i, n := 0, 0
 	th := r.threshold()
-	for n < len(dst) && i < len(b) {
+	for n < len(dst) && i < end {
+		info, k, ok := bufferedOp(b, i, end, th)
+		if !ok {
+			break
+		}
 		off := r.off + int64(i)
-		if r.frameEnd >= 0 && off >= r.frameEnd {
-			break // next leaves the frame
-		}
 		c := b[i]
-		info := opTable[c]
-		if info == nil || c == byte(FRAME) || c == byte(STOP) {
-			break
-		}
-		k := argWidth(info.Arg)
-		switch k {
-		case -2:
-			return r.skimmed(i, n)
-		case -1:
-			if i+1 >= len(b) || int64(b[i+1]) >= th {
-				return r.skimmed(i, n)
-			}
-			k = 1 + int(b[i+1])
-		}
-		end := off + 1 + int64(k)
-		if i+1+k > len(b) || (r.size >= 0 && end > r.size) || (r.frameEnd >= 0 && end > r.frameEnd) {
-			break
-		}
 		d := &dst[n]
 		*d = Skimmed{Code: Opcode(c), Offset: off}
 		d.Int = fixedArg(info.Arg, b[i+1:])
@@ -977,6 +934,52 @@ func (r *Reader) skimBuffered(dst []Skimmed) int {
 		n++
 	}
 	return r.skimmed(i, n)
+}
+
+// buffered returns the read buffer and how far opcodes decoded from it may
+// reach: the buffer, the input's end, the current frame's end (0 when the
+// frame ends here: the next opcode leaves it first).
+func (r *Reader) buffered() ([]byte, int) {
+	b, _ := r.br.Peek(r.br.Buffered())
+	end := len(b)
+	if r.size >= 0 && r.size-r.off < int64(end) {
+		end = int(r.size - r.off)
+	}
+	if r.frameEnd >= 0 {
+		if r.off >= r.frameEnd {
+			return b, 0
+		}
+		if r.frameEnd-r.off < int64(end) {
+			end = int(r.frameEnd - r.off)
+		}
+	}
+	return b, end
+}
+
+// bufferedOp says whether the opcode at b[i] can be decoded from the buffer
+// (NextBuffered, skimBuffered): known, not FRAME or STOP, a fixed-width or
+// short argument below the blob threshold th, whole before end; k is its
+// argument's width.
+func bufferedOp(b []byte, i, end int, th int64) (info *OpInfo, k int, ok bool) {
+	c := b[i]
+	info = opTable[c]
+	if info == nil || c == byte(FRAME) || c == byte(STOP) {
+		return nil, 0, false
+	}
+	k = argWidth(info.Arg)
+	switch k {
+	case -2:
+		return nil, 0, false
+	case -1:
+		if i+1 >= end || int64(b[i+1]) >= th {
+			return nil, 0, false
+		}
+		k = 1 + int(b[i+1])
+	}
+	if i+1+k > end {
+		return nil, 0, false
+	}
+	return info, k, true
 }
 
 func (r *Reader) skimmed(i, n int) int {
