@@ -12,7 +12,7 @@ FISHDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 GEN     ?= $(BIN).gen
 LDFLAGS ?= -X github.com/pk-tools/pk/cmd.DocDir=$(DOCDIR)
 
-.PHONY: all build install demo test test-short test-integrations fuzz bench fixtures clean
+.PHONY: all build install demo test test-full test-integrations fuzz bench fixtures clean
 
 all: build
 
@@ -43,13 +43,22 @@ install: build
 demo: build
 	@bash testdata/demo/demo.sh $(BIN)
 
-# -timeout: go test's default of 10 minutes a package is what pkg/write's tests
-# (which load pk canon's outputs with Python) came to on a machine loaded by
-# other builds (at a load of 15-19 here, 2 December).
+# make test: go vet, go test -short (the corpus tests walk a fixed sample of
+# their files, option sets and seeds: testfile.Sample; the Python load tests
+# and the large cost-shape runs are skipped; each cost shape runs a quarter
+# of the commands), then the integrations. A few minutes on 2 CPUs.
 test:
 	$(GO) vet ./...
-	$(GO) test -timeout 25m ./...
+	$(GO) test -short -timeout 15m ./...
 	$(MAKE) --no-print-directory test-integrations
+
+# make test-full: every test over every file, with real Python (pk canon's
+# outputs loaded by cloudpickle, dill, numpy, torch...) and every cost shape
+# through every command against its bounds. CI (.ci/run) runs it after make
+# test; about 20 minutes on 2 CPUs. -timeout: go test's default of 10
+# minutes a package is what pkg/write's tests came to on a loaded machine.
+test-full:
+	$(GO) test -timeout 30m ./...
 
 # The pre-commit hooks and the GitHub Action, run for real (scripts/test-integrations.sh,
 # about 10 s; the pre-commit part is skipped when pre-commit is not installed).

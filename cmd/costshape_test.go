@@ -55,12 +55,15 @@ func TestCostShapes(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	for _, sh := range shapes {
+	for i, sh := range shapes {
 		t.Run(sh.Name, func(t *testing.T) {
 			t.Parallel()
 			files := sh.materialise(t, dir)
-			for _, c := range costCommands {
+			for j, c := range costCommands {
 				t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+					if testing.Short() && (i+j)%costShortEvery != 0 {
+						t.Skipf("-short runs every %dth command of a shape (make test-full runs all)", costShortEvery)
+					}
 					key := sh.Name + " " + c.name
 					reason, over := knownOver[key]
 					if over && !all {
@@ -97,8 +100,12 @@ func TestCostShapes(t *testing.T) {
 	}
 }
 
-// The bounds (docs/cost.md), and when a run is stopped.
+// The bounds (docs/cost.md), and when a run is stopped. Under -short (make
+// test) each shape runs every costShortEvery-th command, in turn, so that
+// every command meets a quarter of the shapes; make test-full (CI) runs all.
 const (
+	costShortEvery = 4
+
 	costCPU     = 5 * time.Second
 	costRSS     = 256 << 20
 	costKillCPU = 10 * time.Second

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -28,7 +29,7 @@ func countFolds(s *pickle.Store) int {
 func TestFoldMatches(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	opts := []Options{{}, {Form: Form2}, {KeepDictOrder: true}, {Algo: XXH3}, {Strict: true}, {Form: Form2, StripLineno: true}}
-	files := fastCorpus(t)
+	files := testfile.Sample(fastCorpus(t), 4)
 	folded := 0
 	defer func(v int) { spoolMem = v }(spoolMem)
 	for _, min := range []int{4, 64} {
@@ -62,7 +63,7 @@ func TestFoldMatches(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d runs had folded runs at STOP", folded, 2*len(files)*len(opts))
-	if folded < 100 {
+	if folded < testfile.ShortDiv(100, 4) {
 		t.Errorf("only %d runs folded anything", folded)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -39,7 +40,7 @@ func agreeEach(t *testing.T, a, b string, opt Options) bool {
 func TestEachDiffGenerated(t *testing.T) {
 	dir := t.TempDir()
 	taken, total := 0, 0
-	for seed := int64(0); seed < 12; seed++ {
+	for seed := int64(0); seed < int64(testfile.ShortDiv(12, 2)); seed++ {
 		for proto := 0; proto <= 5; proto++ {
 			g := &vgen{r: rand.New(rand.NewSource(seed*11 + int64(proto))), proto: proto, words: words}
 			n := 2 + g.r.Intn(6)
@@ -163,7 +164,7 @@ func TestEachDiffOneStream(t *testing.T) {
 	}
 	taken, total := 0, 0
 	for _, files := range byDir {
-		for i := 0; i < len(files) && i < 16; i++ {
+		for i := 0; i < len(files) && i < testfile.ShortDiv(16, 4); i++ {
 			pairs := [][2]string{{files[i], files[i]}}
 			if i+1 < len(files) {
 				pairs = append(pairs, [2]string{files[i], files[i+1]})

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
 // ---- objects, as CPython's pickler writes instances ----
@@ -153,7 +155,7 @@ func TestFastDiffObjects(t *testing.T) {
 	dir := t.TempDir()
 	taken, total := 0, 0
 	kinds, seen := map[string]int{}, map[string]int{}
-	for seed := int64(0); seed < 20; seed++ {
+	for seed := int64(0); seed < int64(testfile.ShortDiv(20, 2)); seed++ {
 		for _, proto := range []int{0, 1, 2, 3, 4, 5} {
 			g := &vgen{r: rand.New(rand.NewSource(seed*11 + int64(proto))), proto: proto, words: words}
 			n := 1 + g.r.Intn(30)
@@ -206,7 +208,7 @@ func TestFastDiffObjects(t *testing.T) {
 	}
 	t.Logf("fast path took %d of %d pairs; changes %v; entries %v", taken, total, kinds, seen)
 	for _, k := range []string{"class", string(Added), string(Removed), "attribute"} {
-		if seen[k] < 5 {
+		if seen[k] < testfile.ShortDiv(5, 2) {
 			t.Errorf("only %d entries of kind %s", seen[k], k)
 		}
 	}

@@ -40,7 +40,7 @@ func TestRereadWritten(t *testing.T) {
 		testfile.GunzipTo(t, dir+name+".gz", p)
 		files = append(files, p)
 	}
-	for _, opt := range []Options{{Protocol: 2}, {Protocol: 3}, {Protocol: 4}, {Protocol: 5}} {
+	for _, opt := range testfile.Sample([]Options{{Protocol: 2}, {Protocol: 3}, {Protocol: 4}, {Protocol: 5}}, 2) {
 		outs, refused := roundTrip(t, files, opt)
 		for p, why := range refused {
 			t.Errorf("protocol %d: %s refused: %s", opt.Protocol, p, why)

@@ -8,8 +8,11 @@ import (
 )
 
 // TestCostShapes: the legal but costly pickles of testdata/costshapes
-// (docs/cost.md) are written or refused in one line, without a panic,
-// within a few seconds each.
+// (docs/cost.md) are written or refused in one line, without a panic or a
+// hang. Their CPU and memory bounds are cmd's TestCostShapes (pk canon as a
+// subprocess, CPU time); here only a wall-time guard against a hang, wide
+// enough for a loaded machine (a million streams of None took 24 s of wall
+// at a load of 5-8 on 2 CPUs, beside the other packages' tests).
 func TestCostShapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -35,7 +38,7 @@ func TestCostShapes(t *testing.T) {
 			written++
 			t.Logf("%s: %d bytes in %v", filepath.Base(p), len(res.Data), d.Round(time.Millisecond))
 		}
-		if d > 20*time.Second {
+		if d > 120*time.Second {
 			t.Errorf("%s: %v", p, d)
 		}
 	}

@@ -81,3 +81,28 @@ func Compress(t testing.TB, kind string, b []byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// Sample is what a corpus test runs over: every item, or under -short
+// (make test) every k-th of them, starting at the first, so the quick run
+// keeps each test's code paths and make test-full (go test without -short,
+// which CI runs too) walks every file. The subset is fixed: a failure in
+// it reproduces.
+func Sample[T any](xs []T, k int) []T {
+	if !testing.Short() || k <= 1 {
+		return xs
+	}
+	out := make([]T, 0, (len(xs)+k-1)/k)
+	for i := 0; i < len(xs); i += k {
+		out = append(out, xs[i])
+	}
+	return out
+}
+
+// ShortDiv is n under the full run and n/k (at least 1) under -short: the
+// floor of a count a corpus test asserts, scaled with Sample.
+func ShortDiv(n, k int) int {
+	if !testing.Short() || k <= 1 {
+		return n
+	}
+	return max(1, n/k)
+}
