@@ -55,7 +55,7 @@ func TestPk2Fixtures(t *testing.T) {
 	if len(files) < 250 {
 		t.Fatalf("only %d fixtures", len(files))
 	}
-	for _, opt := range testfile.Sample([]Options{{Protocol: 4}, {Protocol: 5}, {Protocol: 2}, {Protocol: 3}}, 2) {
+	for _, opt := range testfile.Sample([]Options{{Protocol: 4}, {Protocol: 5}, {Protocol: 2}, {Protocol: 3}}, 4) {
 		outs, refused := roundTrip(t, files, opt)
 		for p, why := range refused {
 			t.Errorf("protocol %d: %s refused: %s", opt.Protocol, p, why)
