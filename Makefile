@@ -45,7 +45,7 @@ demo: build
 
 # make test: go vet, go test -short (the corpus tests walk a fixed sample of
 # their files, option sets and seeds: testfile.Sample; the Python load tests
-# and the large cost-shape runs are skipped; each cost shape runs a quarter
+# and the large cost-shape runs are skipped; each cost shape runs an eighth
 # of the commands), then the integrations. A few minutes on 2 CPUs.
 test:
 	$(GO) vet ./...

@@ -102,9 +102,9 @@ func TestCostShapes(t *testing.T) {
 
 // The bounds (docs/cost.md), and when a run is stopped. Under -short (make
 // test) each shape runs every costShortEvery-th command, in turn, so that
-// every command meets a quarter of the shapes; make test-full (CI) runs all.
+// every command meets an eighth of the shapes; make test-full (CI) runs all.
 const (
-	costShortEvery = 4
+	costShortEvery = 8
 
 	costCPU     = 5 * time.Second
 	costRSS     = 256 << 20

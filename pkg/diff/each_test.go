@@ -164,7 +164,7 @@ func TestEachDiffOneStream(t *testing.T) {
 	}
 	taken, total := 0, 0
 	for _, files := range byDir {
-		for i := 0; i < len(files) && i < testfile.ShortDiv(16, 4); i++ {
+		for i := 0; i < len(files) && i < testfile.ShortDiv(16, 8); i++ {
 			pairs := [][2]string{{files[i], files[i]}}
 			if i+1 < len(files) {
 				pairs = append(pairs, [2]string{files[i], files[i+1]})

@@ -789,7 +789,7 @@ func rows(n int, g *vgen) *pv {
 func TestFastDiffNested(t *testing.T) {
 	dir := t.TempDir()
 	descended, passes := 0, fastDescents
-	for seed := int64(0); seed < 6; seed++ {
+	for seed := int64(0); seed < int64(testfile.ShortDiv(6, 2)); seed++ {
 		proto := int(seed % 6)
 		g := &vgen{r: rand.New(rand.NewSource(seed)), proto: proto, words: words}
 		table := rows(28000, g)
@@ -845,7 +845,7 @@ func TestFastDiffNested(t *testing.T) {
 		}
 	}
 	t.Logf("%d pairs differed below a large container; %d passes over one", descended, fastDescents-passes)
-	if descended < 4 || fastDescents-passes < 6 {
+	if descended < testfile.ShortDiv(4, 2) || fastDescents-passes < testfile.ShortDiv(6, 2) {
 		t.Errorf("only %d pairs differed below a large container, %d passes descended into one", descended, fastDescents-passes)
 	}
 }

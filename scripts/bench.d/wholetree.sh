@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Whole-file output (issue 10's third target): the whole tree of pk trace
+# (--lines 0), its --svg and --html pictures, and pk diff of two tables of
+# different lengths, against pickle.load of the same file. Targets: at most
+# 2x pickle.load's time, peak RSS at most the file's size + 64 MB. Runs
+# standalone or from scripts/bench.sh.
+#
+# The table is the issue's: 600,000 small dicts, each with a nested two-item
+# list (about 27 MB, protocol 4), and its first 200,000 rows as the shorter
+# file; made once by the Python below in $BENCH_DIR/wholetree (deterministic).
+# One line a command:
+#   wholetree trace --lines 0: pk 2.33 s cpu 2.30 s 939 MB | pickle.load 1.40 s | ratio 1.66x of pickle.load (target <= 2x); rss 939 MB (limit 91 MB)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PK=${PK:-bin/pk}
+PY=${PYTHON:-python3}
+RUNS=${BENCH_RUNS:-3}
+DIR=${BENCH_DIR:-testdata/bench}/wholetree
+[ -x "$PK" ] || { mkdir -p "$(dirname "$PK")"; go build -o "$PK" .; }
+if ! declare -F measure >/dev/null; then
+	# standalone: scripts/bench.d/measure.sh
+	source scripts/bench.d/measure.sh
+	measure() { bench_measure "$@"; }
+fi
+T=$DIR/table.pkl S=$DIR/table_200k.pkl
+if [ ! -s "$T" ] || [ ! -s "$S" ]; then
+	mkdir -p "$DIR"
+	"$PY" - "$T" "$S" <<'PY'
+import pickle, sys
+rows = [{"id": i, "name": "row%06d" % i, "score": i * 0.25, "pair": [i % 7, "t%d" % (i % 13)]} for i in range(600_000)]
+with open(sys.argv[1], "wb") as f:
+    pickle.dump(rows, f, protocol=4)
+with open(sys.argv[2], "wb") as f:
+    pickle.dump(rows[:200_000], f, protocol=4)
+PY
+fi
+size=$(stat -c %s "$T")
+limit_kb=$(( size / 1024 + 64 * 1024 ))
+read -r lt lc lm < <(measure "$RUNS" "$PY" -c 'import pickle, sys; pickle.load(open(sys.argv[1], "rb"))' "$T")
+echo "== wholetree: $T ($(( size / 1048576 )) MB; RSS limit $(( limit_kb / 1024 )) MB); pickle.load ${lt}s (cpu ${lc}s, $(( lm / 1024 )) MB)"
+over=0
+run() {
+	local name=$1
+	shift
+	read -r t c m < <(measure "$RUNS" "$@")
+	local ratio
+	ratio=$(awk -v a="$t" -v b="$lt" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else print "inf" }')
+	echo "wholetree $name: pk ${t}s (cpu ${c}s, peak $(( m / 1024 )) MB) | ratio ${ratio}x of pickle.load (target <= 2x); rss limit $(( limit_kb / 1024 )) MB"
+	if awk -v r="$ratio" 'BEGIN{ exit !(r > 2) }' || [ "$m" -gt "$limit_kb" ]; then over=$((over + 1)); fi
+}
+run "trace --lines 0" "$PK" trace --lines 0 --color=never "$T"
+run "trace --svg" "$PK" trace --svg /dev/null "$T"
+run "trace --html" "$PK" trace --html /dev/null "$T"
+run "diff (200,000 rows against 600,000)" "$PK" diff --color=never "$S" "$T"
+"$PK" diff --color=never "$S" "$T" | head -3 || true
+echo "wholetree: $over of 4 runs over a target (time <= 2x pickle.load, RSS <= file + 64 MB)"
