@@ -7,6 +7,7 @@ import (
 	"hash"
 	"math"
 	"math/big"
+	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -312,7 +313,7 @@ func appendIntVal(b []byte, i int64, x *big.Int) []byte {
 		}
 		var mag [8]byte
 		binary.BigEndian.PutUint64(mag[:], u)
-		m := bytes.TrimLeft(mag[:], "\x00")
+		m := mag[8-(bits.Len64(u)+7)/8:] // no leading zero byte
 		b = append(b, sign)
 		b = appendUvarint(b, uint64(len(m)))
 		return append(b, m...)

@@ -253,22 +253,24 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 	e.h.Write([]byte(opt.header()))
 	e.out = append(e.out, 'r')
 	var o pickle.Op
+	batch := make([]pickle.Op, fastBatch)
 	for {
+		// the opcodes whole in the read buffer (never STOP), then one the
+		// ordinary way
+		if n := rd.NextBuffered(batch); n > 0 {
+			for i := range batch[:n] {
+				if _, err := e.run(&batch[i], hooks); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		if err := rd.NextInto(&o); err != nil {
 			return nil, errSlow
 		}
-		if hooks != nil {
-			if err := hooks.before(e, &o); err != nil {
-				return nil, errSlow
-			}
-		}
-		e.opOff = o.Offset
-		stop, err := e.step(&o)
+		stop, err := e.run(&o, hooks)
 		if err != nil {
 			return nil, err
-		}
-		if e.held() > arenaExpansion*rd.Offset()+arenaSlack {
-			return nil, errSlow
 		}
 		if stop {
 			if !rd.AtEOF() || done() != nil {
@@ -280,10 +282,32 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 			}
 			return e.h.Sum(nil), nil
 		}
-		if hooks != nil {
-			hooks.after(e, &o)
+	}
+}
+
+// fastBatch is how many opcodes pass 2 decodes from the read buffer at once.
+const fastBatch = 256
+
+// run steps one opcode with the hooks around it and checks the bound on
+// what pass 2 holds against the bytes read up to the opcode's end.
+func (e *fastEnc) run(o *pickle.Op, hooks fastHooks) (bool, error) {
+	if hooks != nil {
+		if err := hooks.before(e, o); err != nil {
+			return false, errSlow
 		}
 	}
+	e.opOff = o.Offset
+	stop, err := e.step(o)
+	if err != nil {
+		return false, err
+	}
+	if e.held() > arenaExpansion*(o.Offset+o.Len)+arenaSlack {
+		return false, errSlow
+	}
+	if hooks != nil && !stop {
+		hooks.after(e, o)
+	}
+	return stop, nil
 }
 
 // held is the memory pass 2 holds for encodings: the arena, the records
@@ -315,7 +339,15 @@ func (e *fastEnc) toMark() (int, error) {
 
 // push starts a value whose bytes the caller appends to the arena next.
 func (e *fastEnc) push(kind uint8) {
-	e.stack = append(e.stack, fslot{off: len(e.arena), r0: e.recs.n, kind: kind, c: -1, op: e.opOff, kh: -1, kt: -1})
+	e.pushSlot(len(e.arena), e.recs.n, kind, -1, e.opOff, -1, -1)
+}
+
+// pushSlot appends a slot with the given fields, set one by one in place (a
+// slot built whole and copied in costs a stalled copy on every opcode).
+func (e *fastEnc) pushSlot(off int, r0 int32, kind uint8, c int32, op int64, kh, kt int32) {
+	e.stack = append(e.stack, fslot{})
+	s := &e.stack[len(e.stack)-1]
+	s.off, s.r0, s.kind, s.c, s.op, s.kh, s.kt = off, r0, kind, c, op, kh, kt
 }
 
 func (e *fastEnc) newCont(kind uint8) int32 {
@@ -323,12 +355,15 @@ func (e *fastEnc) newCont(kind uint8) int32 {
 	if n := len(e.free); n > 0 {
 		c = e.free[n-1]
 		e.free = e.free[:n-1]
-		e.conts[c] = fcont{bounds: e.conts[c].bounds[:0], ops: e.conts[c].ops[:0], vk: e.conts[c].vk[:0]}
+		// reset in place (every field), keeping the slices' storage
+		x := &e.conts[c]
+		x.drop, x.root, x.holds, x.form, x.n, x.stream = 0, false, false, 0, 0, false
+		x.ops, x.bounds, x.vk = x.ops[:0], x.bounds[:0], x.vk[:0]
 	} else {
 		c = int32(len(e.conts))
 		e.conts = append(e.conts, fcont{})
 	}
-	e.stack = append(e.stack, fslot{off: len(e.arena), r0: e.recs.n, kind: kind, c: c, op: e.opOff, kh: -1, kt: -1})
+	e.pushSlot(len(e.arena), e.recs.n, kind, c, e.opOff, -1, -1)
 	return c
 }
 
@@ -676,10 +711,11 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		e.arena = append(e.arena[:start], 'H')
 		e.arena = e.opt.Algo.sum(e.arena, e.tmp)
 		e.stack = e.stack[:p]
-		e.stack = append(e.stack, fslot{off: start, r0: r0, kind: fkPureComp, c: -1, kh: -1, kt: -1})
+		kind := fkPureComp
 		if num {
-			e.stack[len(e.stack)-1].kind = fkPureCompNum
+			kind = fkPureCompNum
 		}
+		e.pushSlot(start, r0, kind, -1, 0, -1, -1)
 	case pickle.FROZENSET:
 		for _, kd := range e.kinds[:k] {
 			if !fkKey(kd) {
@@ -697,7 +733,8 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		}
 		e.arena = append(e.arena[:start], 'H')
 		e.arena = e.opt.Algo.sum(e.arena, e.tmp)
-		e.stack = append(e.stack[:p], fslot{off: start, r0: r0, kind: fkPureComp, c: -1, kh: -1, kt: -1})
+		e.stack = e.stack[:p]
+		e.pushSlot(start, r0, fkPureComp, -1, 0, -1, -1)
 	}
 	return nil
 }

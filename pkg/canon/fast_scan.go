@@ -127,6 +127,7 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 	var have, next int
 	var o *pickle.Skimmed
 	var failed error
+	var maxStack, maxMarks int // res's, kept in registers meanwhile
 	for {
 		if next == have {
 			if failed != nil {
@@ -140,8 +141,8 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 		}
 		o = &batch[next]
 		next++
-		res.maxStack = max(res.maxStack, len(stack))
-		res.maxMarks = max(res.maxMarks, len(marks))
+		maxStack = max(maxStack, len(stack))
+		maxMarks = max(maxMarks, len(marks))
 		switch o.Code {
 		case pickle.PROTO:
 			if o.Int > pickle.HighestProtocol {
@@ -166,6 +167,7 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 				res.rootVals = nil
 			}
 			res.memoize = memo == 1
+			res.maxStack, res.maxMarks = maxStack, maxMarks
 			if done() != nil {
 				return nil, 0, errSlow
 			}

@@ -158,7 +158,9 @@ func (e *fastEnc) seal(s *fslot, end int) error {
 				if 2*i+2 < len(c.bounds) {
 					vhi = c.bounds[2*i+2]
 				}
-				e.ents = append(e.ents, fent{klo: s.off + c.bounds[2*i], vlo: s.off + c.bounds[2*i+1], vhi: s.off + vhi, kh: c.vk[2*i], kt: c.vk[2*i+1]})
+				e.ents = append(e.ents, fent{})
+				en := &e.ents[len(e.ents)-1] // set in place (see pushSlot)
+				en.klo, en.vlo, en.vhi, en.kh, en.kt = s.off+c.bounds[2*i], s.off+c.bounds[2*i+1], s.off+vhi, c.vk[2*i], c.vk[2*i+1]
 			}
 			r.nents = int32(n)
 		}
@@ -206,7 +208,8 @@ func (e *fastEnc) ident(p int, head []byte) {
 	}
 	e.hdrs = append(e.hdrs, head...)
 	k := e.recs.add(r)
-	e.stack = append(e.stack[:p], fslot{off: start, r0: r0, kind: fkIdent, c: -1, kh: k, kt: k})
+	e.stack = e.stack[:p]
+	e.pushSlot(start, r0, fkIdent, -1, 0, k, k)
 }
 
 // sealOut writes the final encodings of stack[x:] (appended to the list
@@ -265,7 +268,7 @@ type eframe struct {
 // holds them) is replayed from the file by replay (only when writing to the
 // hash). Explicit stack: no recursion over the depth.
 func (e *fastEnc) emit(toHash bool, lo, hi int, ch [2]int32) error {
-	stack := append(e.estack[:0], eframe{pos: lo, hi: hi, kid: ch[0], last: ch[1], ents: -1})
+	stack := pushRange(e.estack[:0], lo, hi, ch[0], ch[1])
 	defer func() { e.estack = stack[:0] }()
 	for len(stack) > 0 {
 		if toHash && len(e.out) >= 64<<10 {
@@ -295,7 +298,7 @@ func (e *fastEnc) emit(toHash bool, lo, hi int, ch [2]int32) error {
 				continue
 			}
 			e.emitPut(toHash, e.arena[en.klo:en.vlo])
-			stack = append(stack, eframe{pos: en.vlo, hi: en.vhi, kid: en.kh, last: en.kt, ents: -1})
+			stack = pushRange(stack, en.vlo, en.vhi, en.kh, en.kt)
 			continue
 		}
 		if f.kid < 0 {
@@ -319,10 +322,10 @@ func (e *fastEnc) emit(toHash bool, lo, hi int, ch [2]int32) error {
 			if r.nents == 0 {
 				// holds placeholders but keeps stream order: entries not
 				// listed, none can be a placeholder (see seal)
-				stack = append(stack, eframe{pos: r.off, hi: r.end, kid: r.kh, last: r.kt, ents: -1})
+				stack = pushRange(stack, r.off, r.end, r.kh, r.kt)
 				continue
 			}
-			stack = append(stack, eframe{ents: r.ents, n: r.nents, holds: r.holds})
+			stack = pushEnts(stack, r.ents, r.nents, r.holds)
 			continue
 		}
 		if r.kh < 0 {
@@ -330,9 +333,25 @@ func (e *fastEnc) emit(toHash bool, lo, hi int, ch [2]int32) error {
 			e.emitPut(toHash, e.arena[r.off:r.end])
 			continue
 		}
-		stack = append(stack, eframe{pos: r.off, hi: r.end, kid: r.kh, last: r.kt, ents: -1})
+		stack = pushRange(stack, r.off, r.end, r.kh, r.kt)
 	}
 	return nil
+}
+
+// pushRange and pushEnts add a frame to emit's stack, its fields set in
+// place (see pushSlot).
+func pushRange(stack []eframe, pos, hi int, kid, last int32) []eframe {
+	stack = append(stack, eframe{})
+	f := &stack[len(stack)-1]
+	f.pos, f.hi, f.kid, f.last, f.ents = pos, hi, kid, last, -1
+	return stack
+}
+
+func pushEnts(stack []eframe, ents, n int32, holds bool) []eframe {
+	stack = append(stack, eframe{})
+	f := &stack[len(stack)-1]
+	f.ents, f.n, f.holds = ents, n, holds
+	return stack
 }
 
 // emitPut is emit's write: to e.out (large pieces straight to the hash,

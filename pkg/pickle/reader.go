@@ -832,11 +832,12 @@ func (r *Reader) NextBuffered(ops []Op) int {
 	th := r.threshold()
 	i, n := 0, 0
 	for n < len(ops) && i < end {
-		info, k, ok := bufferedOp(b, i, end, th)
+		k, ok := bufferedOp(b, i, end, th)
 		if !ok {
 			break
 		}
 		c := b[i]
+		info := opTable[c]
 		o := &ops[n]
 		*o = Op{Code: Opcode(c), Offset: r.off + int64(i), Len: int64(1 + k)}
 		if k > 0 {
@@ -921,12 +922,13 @@ func (r *Reader) skimBuffered(dst []Skimmed) int {
 	i, n := 0, 0
 	th := r.threshold()
 	for n < len(dst) && i < end {
-		info, k, ok := bufferedOp(b, i, end, th)
+		k, ok := bufferedOp(b, i, end, th)
 		if !ok {
 			break
 		}
 		off := r.off + int64(i)
 		c := b[i]
+		info := opTable[c]
 		d := &dst[n]
 		*d = Skimmed{Code: Opcode(c), Offset: off}
 		d.Int = fixedArg(info.Arg, b[i+1:])
@@ -956,30 +958,36 @@ func (r *Reader) buffered() ([]byte, int) {
 	return b, end
 }
 
+// bufWidth is, by opcode byte, what bufferedOp needs: the width of its
+// fixed-width argument (argWidth), -1 for a short str/bytes argument, -2
+// for a byte that never is decoded from the buffer (unknown, FRAME, STOP,
+// a text or long-length argument).
+var bufWidth [256]int8
+
+func init() {
+	for c := range bufWidth {
+		bufWidth[c] = -2
+	}
+	for _, info := range opList {
+		if info.Code != FRAME && info.Code != STOP {
+			bufWidth[info.Code] = int8(argWidth(info.Arg))
+		}
+	}
+}
+
 // bufferedOp says whether the opcode at b[i] can be decoded from the buffer
 // (NextBuffered, skimBuffered): known, not FRAME or STOP, a fixed-width or
 // short argument below the blob threshold th, whole before end; k is its
 // argument's width.
-func bufferedOp(b []byte, i, end int, th int64) (info *OpInfo, k int, ok bool) {
-	c := b[i]
-	info = opTable[c]
-	if info == nil || c == byte(FRAME) || c == byte(STOP) {
-		return nil, 0, false
-	}
-	k = argWidth(info.Arg)
-	switch k {
-	case -2:
-		return nil, 0, false
-	case -1:
-		if i+1 >= end || int64(b[i+1]) >= th {
-			return nil, 0, false
+func bufferedOp(b []byte, i, end int, th int64) (k int, ok bool) {
+	k = int(bufWidth[b[i]])
+	if k < 0 {
+		if k == -2 || i+1 >= end || int64(b[i+1]) >= th {
+			return 0, false
 		}
 		k = 1 + int(b[i+1])
 	}
-	if i+1+k > end {
-		return nil, 0, false
-	}
-	return info, k, true
+	return k, i+1+k <= end
 }
 
 func (r *Reader) skimmed(i, n int) int {

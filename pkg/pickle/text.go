@@ -1,6 +1,7 @@
 package pickle
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/big"
@@ -31,16 +32,16 @@ func utf8Prefix(b []byte) (int, bool) {
 	i := 0
 	n := len(b)
 	for i < n {
+		// ASCII fast path: eight bytes at a time
+		for i+8 <= n && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+			i += 8
+		}
+		if i == n {
+			break
+		}
 		c := b[i]
 		if c < 0x80 {
 			i++
-			// ASCII fast path
-			for i+8 <= n {
-				if (b[i]|b[i+1]|b[i+2]|b[i+3]|b[i+4]|b[i+5]|b[i+6]|b[i+7])&0x80 != 0 {
-					break
-				}
-				i += 8
-			}
 			continue
 		}
 		l := seqLen(c)
