@@ -504,6 +504,7 @@ func (m *machine) growRecs() {
 		proj = floor
 	}
 	recs := make([]rec, n, proj)
+	adviseHuge(recs) // (filled front to back from here: see adviseHuge)
 	copy(recs, s.recs)
 	s.recs = recs
 	// the item and text arenas grow with the records: to the share
