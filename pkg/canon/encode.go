@@ -18,7 +18,11 @@ import (
 // pure composites (memoised per node, so shared tuples stay linear),
 // isolated digests (sort keys of mutable set elements and dict keys).
 type encState struct {
-	pure []uint8 // by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided
+	// pure, by node ID: 0 unknown, 1 pure, 2 identity, 3 being decided,
+	// 4 pure and composite (leaf 3: a tuple, frozenset or dynamic global
+	// encoded by its digest), so that the encoding of a pure node reads
+	// its class here instead of classifying it again (composite)
+	pure []uint8
 	// pslot, by node ID: for a pure node, 1 + index of its digest in pdig
 	// (0: none yet); for an identity node, 1 + its ordinal in the main
 	// encoder (0: not reached yet). The two never share a node, so one
@@ -63,20 +67,26 @@ func budgetError(nodes int32) error {
 }
 
 func (v *View) state() *encState {
-	if v.enc == nil {
-		n := int(v.nsyn)
-		if s := v.scr; s != nil {
-			// the previous stream of the input is done with them
-			s.pure, s.pslot = grown(s.pure, n), grown(s.pslot, n)
-			prev := &s.st
-			s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20,
-				pdig: prev.pdig.reset(), isoDig: prev.isoDig.reset(), eqDig: prev.eqDig.reset(),
-				stk: prev.stk[:0], body: prev.body[:0]}
-			v.enc = &s.st
-		} else {
-			v.enc = &encState{budget: 32*int64(n) + 1<<20}
-			v.enc.pure, v.enc.pslot = make([]uint8, n), make([]int32, n)
-		}
+	if v.enc != nil {
+		return v.enc // (the encoding asks for it at every node: kept inlinable)
+	}
+	return v.newState()
+}
+
+// newState makes the encoding state of the view (see state).
+func (v *View) newState() *encState {
+	n := int(v.nsyn)
+	if s := v.scr; s != nil {
+		// the previous stream of the input is done with them
+		s.pure, s.pslot = grown(s.pure, n), grown(s.pslot, n)
+		prev := &s.st
+		s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20,
+			pdig: prev.pdig.reset(), isoDig: prev.isoDig.reset(), eqDig: prev.eqDig.reset(),
+			stk: prev.stk[:0], body: prev.body[:0]}
+		v.enc = &s.st
+	} else {
+		v.enc = &encState{budget: 32*int64(n) + 1<<20}
+		v.enc.pure, v.enc.pslot = make([]uint8, n), make([]int32, n)
 	}
 	return v.enc
 }
@@ -180,7 +190,7 @@ func (v *View) leaf(n pickle.ID) uint8 {
 	case 't', 'A', 'S', 'J':
 		return 2
 	}
-	if v.nmuts(n) > 0 || len(v.extra(n)) > 0 {
+	if v.extraSet.has(n) || v.nmuts(n) > 0 { // (extraSet: the nodes extra has calls for)
 		return 2
 	}
 	switch v.kind(n) {
@@ -200,13 +210,19 @@ func (v *View) leaf(n pickle.ID) uint8 {
 // isPure reports whether n (resolved) is encoded by value.
 func (v *View) isPure(n pickle.ID) bool {
 	st := v.state()
-	if p := st.pure[n]; p == 1 || p == 2 {
-		return p == 1
+	switch p := st.pure[n]; p {
+	case 1, 2, 4:
+		return p != 2
+	case 0:
+		if l := v.leaf(n); l != 3 {
+			st.pure[n] = l // (a scalar, most nodes: no walk)
+			return l == 1
+		}
 	}
 	stack := append(st.takeStack(), n)
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
-		if p := st.pure[x]; p == 1 || p == 2 {
+		if p := st.pure[x]; p == 1 || p == 2 || p == 4 {
 			stack = stack[:len(stack)-1]
 			continue
 		}
@@ -227,9 +243,9 @@ func (v *View) isPure(n pickle.ID) bool {
 			continue
 		}
 		// second visit: all items decided (or on a cycle: then identity)
-		res := uint8(1)
+		res := uint8(4)
 		for _, c := range v.items(x) {
-			if st.pure[v.res(c)] != 1 {
+			if p := st.pure[v.res(c)]; p != 1 && p != 4 {
 				res = 2
 				break
 			}
@@ -238,7 +254,21 @@ func (v *View) isPure(n pickle.ID) bool {
 		stack = stack[:len(stack)-1]
 	}
 	st.putStack(stack)
-	return st.pure[n] == 1
+	p := st.pure[n]
+	return p == 1 || p == 4
+}
+
+// composite reports whether pure node n is encoded by its digest (leaf 3)
+// rather than as a scalar: from the purity table once isPure has decided n
+// (always, on the paths that encode a pure node), else as leaf says.
+func (v *View) composite(st *encState, n pickle.ID) bool {
+	switch st.pure[n] {
+	case 1:
+		return false
+	case 4:
+		return true
+	}
+	return v.leaf(n) == 3
 }
 
 // ---- scalar encodings ----
@@ -387,7 +417,7 @@ func (v *View) pureDigest(n pickle.ID) []byte {
 		ready := true
 		for _, c := range v.items(x) {
 			c = v.res(c)
-			if v.leaf(c) == 3 && st.pslot[c] == 0 {
+			if v.composite(st, c) && st.pslot[c] == 0 {
 				stack = append(stack, c)
 				ready = false
 			}
@@ -431,7 +461,7 @@ func (v *View) pureBody(b []byte, x pickle.ID) []byte {
 
 // appendPure encodes a pure node as it is embedded in its parent.
 func (v *View) appendPure(b []byte, c pickle.ID) []byte {
-	if v.leaf(c) == 3 {
+	if v.composite(v.state(), c) {
 		b = append(b, 'H')
 		return append(b, v.pureDigest(c)...)
 	}
@@ -469,7 +499,7 @@ func (v *View) eqKey(b []byte, c pickle.ID) ([]byte, bool) {
 	if v.kind(c) == pickle.KindFloat && math.IsNaN(v.float(c)) && v.specialOf(c) == 0 {
 		return nil, false
 	}
-	if v.leaf(c) == 3 {
+	if v.composite(v.state(), c) {
 		b = append(b, 'Q')
 		return append(b, v.eqDigest(c)...), true
 	}
@@ -530,7 +560,7 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 		xitems := v.items(x)
 		for _, c := range xitems {
 			c = v.res(c)
-			if v.leaf(c) == 3 && st.eqSlot[c] == 0 {
+			if v.composite(st, c) && st.eqSlot[c] == 0 {
 				stack = append(stack, c)
 				ready = false
 			}
@@ -540,7 +570,7 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 		}
 		item := func(b []byte, c pickle.ID) []byte {
 			c = v.res(c)
-			if v.leaf(c) == 3 {
+			if v.composite(st, c) {
 				b = append(b, 'Q')
 				return append(b, st.eqDig.get(st.eqSlot[c], size)...)
 			}

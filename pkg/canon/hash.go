@@ -34,7 +34,7 @@ func (v *View) cover(n pickle.ID) {
 		if c < 0 || int(c) >= int(v.nsyn) {
 			return
 		}
-		w, b := c/64, uint(c%64)
+		w, b := uint32(c)/64, uint32(c)%64
 		if st.covered[w]&(1<<b) != 0 {
 			return
 		}
@@ -65,6 +65,9 @@ func (v *View) cover(n pickle.ID) {
 					push(c)
 				}
 			}
+		}
+		if !v.extraSet.has(x) {
+			continue // (extra's own test, without the call: most nodes)
 		}
 		for _, f := range v.extra(x) {
 			o := v.foldOp(f)

@@ -40,6 +40,17 @@ func (v *View) mutsAt(id pickle.ID) (*pickle.Store, pickle.ID) {
 	return v.at(id)
 }
 
+// nmuts is the number of operations of id (the stream's nodes first: the
+// encoding asks at every node, and a synthetic node has none of its own).
+func (v *View) nmuts(id pickle.ID) int {
+	if id < v.base {
+		return v.s.NMuts(id)
+	}
+	return v.nmutsSynth(id)
+}
+
+func (v *View) nmutsSynth(id pickle.ID) int { s, i := v.mutsAt(id); return s.NMuts(i) }
+
 // mutsInto appends the operations of id to buf (Store.Muts allocates).
 func (v *View) mutsInto(buf []pickle.SMut, id pickle.ID) []pickle.SMut {
 	s, i := v.mutsAt(id)
@@ -54,7 +65,6 @@ func (v *View) kind(id pickle.ID) pickle.Kind   { s, i := v.at(id); return s.Kin
 func (v *View) opOf(id pickle.ID) pickle.Opcode { s, i := v.at(id); return s.Op(i) }
 func (v *View) flags(id pickle.ID) pickle.Flags { s, i := v.at(id); return s.Flags(i) }
 func (v *View) offset(id pickle.ID) int64       { s, i := v.at(id); return s.Offset(i) }
-func (v *View) nmuts(id pickle.ID) int          { s, i := v.mutsAt(id); return s.NMuts(i) }
 func (v *View) muts(id pickle.ID) []pickle.SMut { s, i := v.mutsAt(id); return s.Muts(i) }
 func (v *View) items(id pickle.ID) []pickle.ID  { s, i := v.at(id); return s.Items(i) }
 func (v *View) nitems(id pickle.ID) int         { s, i := v.at(id); return s.NItems(i) }
@@ -114,15 +124,19 @@ func (v *View) synth(k pickle.Kind, like pickle.ID) pickle.ID {
 }
 
 func (v *View) synthOp(k pickle.Kind, op pickle.Opcode, off int64) pickle.ID {
+	v.x.Reserve(1, 0, int64(v.walked), int64(v.base))
 	local := v.x.Add(k, op, off)
 	v.xspec = append(v.xspec, 0)
 	v.nsyn++
 	return v.base + local
 }
 
-func (v *View) setKids(id pickle.ID, items []pickle.ID) { v.x.SetItems(id-v.base, items) }
-func (v *View) setFlags(id pickle.ID, f pickle.Flags)   { v.x.SetFlags(id-v.base, f) }
-func (v *View) setInt(id pickle.ID, i int64)            { v.x.SetInt(id-v.base, i) }
+func (v *View) setKids(id pickle.ID, items []pickle.ID) {
+	v.x.Reserve(0, len(items), int64(v.walked), int64(v.base))
+	v.x.SetItems(id-v.base, items)
+}
+func (v *View) setFlags(id pickle.ID, f pickle.Flags) { v.x.SetFlags(id-v.base, f) }
+func (v *View) setInt(id pickle.ID, i int64)          { v.x.SetInt(id-v.base, i) }
 func (v *View) setText(id pickle.ID, t string) {
 	if v.xstr == nil {
 		v.xstr = map[pickle.ID]string{}

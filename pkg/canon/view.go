@@ -105,6 +105,7 @@ type View struct {
 	mutBuf    []pickle.SMut     // the operations appendOps reads
 	nameBuf   []byte
 	nsyn      int32                      // base + the synthetic nodes: the size of the tables by ID
+	walked    pickle.ID                  // while normalize walks the stream's nodes, how many it has: the synthetic store grows to the count projected from it (Store.Reserve)
 	arrCand   []pickle.ID                // calls of numpy callables (Form2, array.go)
 	arr       map[pickle.ID]*Array       // the array nodes (Form2)
 	pidCand   []pickle.ID                // persistent ids (Form2, tensor.go)
@@ -213,6 +214,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	// Creation order: the parts of a call (callable, arguments) are created
 	// before it, so inner rewrites are seen by outer ones.
 	for id := pickle.ID(0); id < v.base; id++ {
+		v.walked = id
 		switch s.Kind(id) {
 		case pickle.KindCall:
 			v.call(id)
@@ -232,6 +234,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 			}
 		}
 	}
+	v.walked = 0 // (from here the synthetic store doubles)
 	v.refold = v.refold && spoiled(s)
 	if opt.storageKeys != nil {
 		v.storageKeyList()

@@ -488,7 +488,14 @@ func (m *machine) growRecs() {
 	done := m.rd.Offset() - start
 	total := before + n
 	if size < 0 || done <= 0 || total < 1024 || !m.project {
-		return // append doubles
+		if n >= 256 && n < int64(MinCompact) {
+			// doubled up to the size of a first compaction: past 256
+			// entries append grows by a quarter at a time (the records
+			// below 16K were allocated and copied five times over);
+			// below, append doubles and a small stream stays small
+			s.recs = grownTo(s.recs, 2*int(n))
+		}
+		return // append grows it
 	}
 	proj := total * (size - start) / done
 	proj += proj/16 + 1024
@@ -497,6 +504,7 @@ func (m *machine) growRecs() {
 		proj = floor
 	}
 	recs := make([]rec, n, proj)
+	adviseHuge(recs) // (filled front to back from here: see adviseHuge)
 	copy(recs, s.recs)
 	s.recs = recs
 	// the item and text arenas grow with the records: to the share
@@ -514,6 +522,10 @@ func (m *machine) growRecs() {
 	s.Log = projected(s.Log, n, proj)
 	s.Tops = projected(s.Tops, n, proj)
 	s.Popped = projected(s.Popped, n, proj)
+	// the memo's dense part too (a cloudpickle state memoises every other
+	// node: 400,000 entries, which append's quarter steps allocated 5
+	// times over)
+	m.memo.dense = projected(m.memo.dense, n, proj)
 }
 
 // projected returns buf with room for the length it would have at proj
@@ -1122,6 +1134,11 @@ func (t *memoTable) put(i int64, id ID, now int64) {
 		if _, ok := t.sparse[i]; ok {
 			delete(t.sparse, i)
 			t.count--
+		}
+		if len(t.dense) == cap(t.dense) {
+			// doubling, not append's quarter steps (each index is one
+			// opcode: the table stays within a few times the input)
+			t.dense = grownTo(t.dense, 2*len(t.dense)+64)
 		}
 		t.dense = append(t.dense, v)
 		t.count++

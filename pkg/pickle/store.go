@@ -367,6 +367,45 @@ func (s *Store) Add(k Kind, op Opcode, off int64) ID {
 	return id
 }
 
+// Reserve makes room for nodes more nodes and items more items (Add,
+// SetItems), for a consumer that adds its nodes one at a time and calls it
+// before each. Appended to one at a time, a large array grows by a quarter
+// at a time and so allocates and copies about 5 times its final length
+// (the view of a cloudpickle state adds 77,000 nodes: 15 MB allocated for
+// 3 MB of records). An array that must grow here is sized for the length
+// projected from done of total, how far the consumer is through the work
+// that adds the nodes (0, 0: unknown), bounded to 8 times its length
+// (mostly one copy in all), else doubled.
+func (s *Store) Reserve(nodes, items int, done, total int64) {
+	if len(s.recs)+nodes > cap(s.recs) {
+		s.recs = grownTo(s.recs, reserved(len(s.recs), nodes, done, total))
+	}
+	if len(s.kids)+items > cap(s.kids) {
+		s.kids = grownTo(s.kids, reserved(len(s.kids), items, done, total))
+	}
+}
+
+// reserved is the capacity Reserve gives an array of length n that needs
+// room for k more.
+func reserved(n, k int, done, total int64) int {
+	c := 2 * int64(n)
+	if done > 0 && done < total && n >= 256 {
+		proj := int64(n)*total/done + int64(n)/16
+		c = min(max(proj, int64(n)+int64(n)/4), 8*int64(n))
+	}
+	return max(int(c), n+k, 16)
+}
+
+// grownTo returns a copy of buf with capacity n. Unlike append and
+// slices.Grow, which clear the new capacity at once, it leaves the room
+// untouched: a large array fresh from the system costs memory only as it
+// is filled.
+func grownTo[T any](buf []T, n int) []T {
+	out := make([]T, len(buf), n)
+	copy(out, buf)
+	return out
+}
+
 // AddFrom appends a copy of node src's record (kind, opcode, offset, flags,
 // value, text, items and extras shared, no operations) and returns its ID;
 // a consumer edits the copy with the Set methods.

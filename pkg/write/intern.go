@@ -222,10 +222,10 @@ func (t *values) find(v vkey, h uint64) int32 {
 		if s == 0 {
 			ord := int32(len(t.ends))
 			if idx := t.next(); t.fingerprints {
-				t.index = append(t.index, idx)
+				t.index = append(room(t.index, 1), idx)
 			}
-			t.arena = append(append(t.arena, v.tag), v.s...)
-			t.ends = append(t.ends, len(t.arena))
+			t.arena = append(append(room(t.arena, 1+len(v.s)), v.tag), v.s...)
+			t.ends = append(room(t.ends, 1), len(t.arena))
 			t.slots[i] = fp | uint64(ord+1)
 			if 2*len(t.ends) > len(t.slots) {
 				t.grow()

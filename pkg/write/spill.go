@@ -91,13 +91,18 @@ func (o *outBuf) toFile() bool {
 
 // grow makes room for about n more bytes: in memory when they stay there,
 // else the output goes to its file at once (no buffer grows to spillAt
-// bytes first).
-func (o *outBuf) grow(n int) {
+// bytes first). more is room beyond n that the output may take (an
+// estimate that may be high): it is made in memory within spillAt, and
+// never sends the output to the file.
+func (o *outBuf) grow(n, more int) {
 	if o.f != nil {
 		return
 	}
 	if !o.spill || o.mem.Len()+n <= spillAt || !o.toFile() {
-		o.mem.Grow(n)
+		if o.spill {
+			more = min(more, spillAt-o.mem.Len()-n) // (past spillAt the output goes to the file)
+		}
+		o.mem.Grow(n + max(more, 0))
 	}
 }
 

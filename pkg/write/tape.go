@@ -113,6 +113,7 @@ func (t *tape) event(kind byte, arg uint64, witharg bool) {
 		t.flush()
 	}
 	t.nev++
+	t.ev = room(t.ev, 1+2*binary.MaxVarintLen64)
 	d := len(t.buf) - t.last
 	if d < 15 {
 		t.ev = append(t.ev, kind|byte(d)<<4)
@@ -129,7 +130,7 @@ func (t *tape) event(kind byte, arg uint64, witharg bool) {
 
 func (t *tape) raw(b []byte) {
 	t.event(evRaw, uint64(len(b)), true)
-	t.buf = append(t.buf, b...)
+	t.buf = append(room(t.buf, len(b)), b...)
 	t.last = len(t.buf)
 }
 
@@ -143,20 +144,20 @@ func (t *tape) boundary() {
 	t.event(evBoundary, 0, false)
 }
 
-func (t *tape) write(b ...byte) { t.buf = append(t.buf, b...) }
+func (t *tape) write(b ...byte) { t.buf = append(room(t.buf, len(b)), b...) }
 
-func (t *tape) writeString(s string) { t.buf = append(t.buf, s...) }
+func (t *tape) writeString(s string) { t.buf = append(room(t.buf, len(s)), s...) }
 
 // header writes an opcode with its length argument; a payload of n bytes
 // follows (payload / payloadString).
 func (t *tape) header(h []byte, n int64) {
 	if n >= FrameTarget {
 		t.event(evHeader, uint64(len(h)), true)
-		t.buf = append(t.buf, h...)
+		t.buf = append(room(t.buf, len(h)), h...)
 		t.last = len(t.buf)
 		return
 	}
-	t.buf = append(t.buf, h...)
+	t.buf = append(room(t.buf, len(h)), h...)
 }
 
 func (t *tape) payload(b []byte) {
@@ -164,7 +165,7 @@ func (t *tape) payload(b []byte) {
 		t.payloadString(string(b))
 		return
 	}
-	t.buf = append(t.buf, b...)
+	t.buf = append(room(t.buf, len(b)), b...)
 }
 
 func (t *tape) payloadString(s string) {
@@ -173,7 +174,7 @@ func (t *tape) payloadString(s string) {
 		t.bigs = append(t.bigs, s)
 		return
 	}
-	t.buf = append(t.buf, s...)
+	t.buf = append(room(t.buf, len(s)), s...)
 }
 
 // built records that an object with a key is built and returns its
@@ -186,9 +187,9 @@ func (t *tape) built(prev int32) int32 {
 		g = t.group[prev]
 		t.uses[g]++
 	} else {
-		t.uses = append(t.uses, 1)
+		t.uses = append(room(t.uses, 1), 1)
 	}
-	t.group = append(t.group, g)
+	t.group = append(room(t.group, 1), g)
 	t.event(evMemo, 0, false)
 	return p
 }
@@ -209,7 +210,7 @@ func (t *tape) fetch(p int32) {
 func (t *tape) replay(proto int, out *bytes.Buffer) ([]byte, error) {
 	start := out.Len()
 	t.collect()
-	out.Grow(t.outSize())
+	out.Grow(t.outSize() + t.nev)
 	if err := t.replayTo(proto, out); err != nil {
 		out.Truncate(start)
 		return nil, err
@@ -221,7 +222,7 @@ func (t *tape) replay(proto int, out *bytes.Buffer) ([]byte, error) {
 func (t *tape) replayOut(proto int, out *outBuf) error {
 	start := out.Len()
 	t.collect()
-	out.grow(t.outSize())
+	out.grow(t.outSize(), t.nev)
 	if err := t.replayTo(proto, out); err != nil {
 		if terr := out.Truncate(start); terr != nil {
 			return terr
@@ -240,7 +241,11 @@ func (t *tape) collect() {
 	}
 }
 
-// outSize is about the size of the stream the tape replays to.
+// outSize is about the size of the stream the tape replays to, without
+// the memo opcodes, which the tape does not hold: room for t.nev bytes
+// more, one an event (most write a MEMOIZE or a BINGET: one or two bytes),
+// saves the output buffer a doubling (3 MB copied, for the canonical form
+// of a 5 MB cloudpickle state).
 func (t *tape) outSize() int {
 	size := int(t.spooled) + len(t.buf)
 	return size + size/FrameTarget*9 + 16
