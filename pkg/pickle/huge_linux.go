@@ -1,6 +1,7 @@
 package pickle
 
 import (
+	"os"
 	"syscall"
 	"unsafe"
 )
@@ -17,7 +18,16 @@ import (
 // under 4 MiB are left alone. (The Go runtime gave up marking its heap so
 // in Go 1.21.4: with defrag "madvise", a fault there may stall in direct
 // compaction on a host whose memory is fragmented, golang/go#61718.)
+//
+// The risk is the one that made Go's runtime stop advising its own heap
+// this way (golang/go#61718, #64342): where the kernel's defrag setting is
+// "madvise" (Debian's default), a fault in such memory may compact memory
+// first, which on a host with fragmented memory can stall. PK_NO_HUGEPAGES=1
+// turns the advice off (docs/engine.md, "Huge pages").
 func adviseHuge[T any](buf []T) {
+	if noHuge {
+		return
+	}
 	var z T
 	n := uintptr(cap(buf)) * unsafe.Sizeof(z)
 	if n < 4<<20 {
@@ -33,3 +43,6 @@ func adviseHuge[T any](buf []T) {
 	}
 	_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Add(base, lo-p)), hi-lo), syscall.MADV_HUGEPAGE)
 }
+
+// noHuge: PK_NO_HUGEPAGES=1 in the environment (read once).
+var noHuge = os.Getenv("PK_NO_HUGEPAGES") == "1"
