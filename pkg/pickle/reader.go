@@ -541,13 +541,7 @@ func (r *Reader) fastArg(o *Op, info *OpInfo) bool {
 		if info.Arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
 			return false
 		}
-		if len(p) > 0 && r.Borrow {
-			o.Str = unsafe.String(&p[0], len(p))
-		} else if len(p) > 0 {
-			buf := r.small(len(p))
-			copy(buf, p)
-			o.Str = unsafe.String(&buf[0], len(buf))
-		}
+		o.Str = r.shortStr(p)
 	}
 	if r.Tee != nil {
 		r.Tee.Write(b)
@@ -812,6 +806,21 @@ func fromBig(v *big.Int) (int64, *big.Int) {
 // long o.Str stays valid). At the end of the input it returns io.EOF.
 func (r *Reader) NextInto(o *Op) error { return r.next(o) }
 
+// shortStr is the Str of a short str/bytes argument p, read from the
+// buffer: p itself when the reader lends (Borrow: valid until the next
+// read), else a copy.
+func (r *Reader) shortStr(p []byte) string {
+	if len(p) == 0 {
+		return ""
+	}
+	if r.Borrow {
+		return unsafe.String(&p[0], len(p))
+	}
+	buf := r.small(len(p))
+	copy(buf, p)
+	return unsafe.String(&buf[0], len(buf))
+}
+
 // NextBuffered decodes into ops, in one pass over the read buffer, the
 // opcodes that lie whole in it: those with no argument, a fixed-width one
 // (ints, BINFLOAT, memo indices) or a short str/bytes one (SHORT_BINUNICODE,
@@ -846,13 +855,7 @@ func (r *Reader) NextBuffered(ops []Op) int {
 				if info.Arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
 					break
 				}
-				if len(p) > 0 && r.Borrow {
-					o.Str = unsafe.String(&p[0], len(p))
-				} else if len(p) > 0 {
-					buf := r.small(len(p))
-					copy(buf, p)
-					o.Str = unsafe.String(&buf[0], len(buf))
-				}
+				o.Str = r.shortStr(p)
 			} else {
 				o.Int = fixedArg(info.Arg, b[i+1:])
 			}
