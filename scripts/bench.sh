@@ -45,7 +45,11 @@ echo "== inputs ($BENCH_DIR)"
 
 # shellcheck source=bench.d/measure.sh
 . scripts/bench.d/measure.sh
-export -f bench_measure
+export -f bench_measure bench_target
+# every script records its targets here (bench_target); printed at the end
+BENCH_TARGETS=$(mktemp)
+export BENCH_TARGETS
+trap 'rm -f "$BENCH_TARGETS"' EXIT
 measure() {
 	local runs=$1
 	shift
@@ -73,4 +77,9 @@ for s in scripts/bench.d/*.sh; do
 	[ -e "$s" ] || continue
 	bash "$s" || { echo "bench: $s failed" >&2; status=1; }
 done
+
+# The issues' targets as this run measured them, one line each (the
+# scripts above print how each figure was measured).
+echo "== targets ($(grep -c . "$BENCH_TARGETS" || true) checked, $(grep -c $'\tmet$' "$BENCH_TARGETS" || true) met; load average $(cut -d' ' -f1 /proc/loadavg), $(nproc) CPUs)"
+sort -s -t$'\t' -k1,1 "$BENCH_TARGETS" | awk -F'\t' '{ printf "%-6s %-72s %8s %-2s %-8s %-14s %s\n", $1, $2, $3, $4, $5, $6, $7 }'
 exit $status

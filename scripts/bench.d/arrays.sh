@@ -48,8 +48,11 @@ cat "$D/a500.pkl" "$D/a300.pkl" "$D/a300-b.pkl" >/dev/null
 read -r ht hc hm < <(measure "$RUNS" "$PK" hash "$D/a500.pkl")
 read -r st sc sm < <(measure "$RUNS" sha256sum "$D/a500.pkl")
 echo "arrays hash a500.pkl ($(mb "$D/a500.pkl") MB): pk hash ${ht}s cpu ${hc}s $((hm / 1024)) MB | sha256sum ${st}s cpu ${sc}s | throughput $(ratio "$st" "$ht")x of sha256sum (target >= 0.7x), memory $((hm / 1024)) MB (target < 100 MB)"
+bench_target "arrays" "arrays: pk hash a500.pkl, throughput / sha256sum" "$(ratio "$st" "$ht")" ">=" 0.7 x >/dev/null
+bench_target "arrays" "arrays: pk hash a500.pkl, peak RSS" "$((hm / 1024))" "<" 100 MB >/dev/null
 
 read -r dt dc dm < <(measure "$RUNS" "$PK" diff "$D/a300.pkl" "$D/a300-b.pkl")
 read -r h2t h2c h2m < <(measure "$RUNS" "$PK" hash --jobs 1 "$D/a300.pkl" "$D/a300-b.pkl")
 named=$("$PK" diff --color=never "$D/a300.pkl" "$D/a300-b.pkl" | head -n 1 || true)
 echo "arrays diff a300.pkl a300-b.pkl ($(mb "$D/a300.pkl") MB each): pk diff ${dt}s cpu ${dc}s $((dm / 1024)) MB | pk hash of both ${h2t}s cpu ${h2c}s $((h2m / 1024)) MB | time $(ratio "$dt" "$h2t")x (cpu $(ratio "$dc" "$h2c")x; target <= 2.5x) | names: $named"
+bench_target "arrays" "arrays: pk diff a300.pkl a300-b.pkl, time / pk hash of both" "$(ratio "$dt" "$h2t")" "<=" 2.5 x >/dev/null

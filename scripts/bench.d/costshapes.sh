@@ -13,6 +13,7 @@
 # COSTSHAPES_ONLY=name,name runs only those shapes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+declare -F bench_target >/dev/null || source scripts/bench.d/measure.sh # bench_target, standalone
 PK=${PK:-$PWD/bin/pk}
 BENCH_DIR=${BENCH_DIR:-testdata/bench}
 PYTHON=${PYTHON:-python3}
@@ -99,3 +100,5 @@ awk -F'\t' -v T="$T" 'NR > 1 {
 END {
 	printf "costshapes summary: %d runs, %d over the bounds: %d over 5 s CPU (or stopped at %d s), %d over 256 MB; most CPU: %s %.2f s (%.2f s wall); largest: %s %.0f MB\n", n, o, slow, T, big, ms, mc, mw, mrs, mr / 1024
 }' "$res"
+read -r nruns nover < <(awk -F'\t' 'NR > 1 { n++; if ($5 > 5 || $6 > 262144 || $7 == 124 || $7 == 137) o++ } END { print n + 0, o + 0 }' "$res")
+bench_target "#10" "cost shapes: runs over 5 s CPU or 256 MB (of $nruns)" "$nover" "<=" 0 runs >/dev/null

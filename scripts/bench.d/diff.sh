@@ -25,3 +25,5 @@ read -r d_t d_c d_m < <(measure "$PK" diff "$A" "$B")
 read -r h_t h_c h_m < <(measure "$PK" hash --jobs 1 "$A" "$B")
 echo "diff dicts: pk diff ${d_t}s (cpu ${d_c}s, peak $((d_m / 1024)) MB), pk hash of both ${h_t}s (cpu ${h_c}s, peak $((h_m / 1024)) MB), ratio $(echo "scale=2; $d_t / $h_t" | bc)x wall, $(echo "scale=2; $d_c / $h_c" | bc)x cpu (target <= 2.5x); diff peak / files $(echo "scale=2; $d_m * 1024 / ($sa + $sb)" | bc) (target < 1)"
 "$PK" diff --color=never "$A" "$B" | tail -5 || true
+bench_target "diff" "diff: pk diff dicts, time / pk hash of both" "$(echo "scale=2; $d_t / $h_t" | bc)" "<=" 2.5 x >/dev/null
+bench_target "diff" "diff: pk diff dicts, peak RSS / both files" "$(echo "scale=2; $d_m * 1024 / ($sa + $sb)" | bc)" "<" 1 x >/dev/null

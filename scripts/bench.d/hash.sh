@@ -10,6 +10,7 @@
 # Inputs are generated under testdata/bench/ (gitignored) on first run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+declare -F bench_target >/dev/null || source scripts/bench.d/measure.sh # bench_target, standalone
 PK=${PK:-bin/pk}
 PY=${PY:-python3}
 [ -x "$PK" ] || go build -o "$PK" .
@@ -53,6 +54,8 @@ for F in testdata/bench/dicts.pkl "$D"; do
   echo "pk hash        ${pk_t}s  maxrss $((pk_m/1024)) MB"
   echo "python load    ${py_t}s  maxrss $((py_m/1024)) MB"
   echo "ratio (python/pk): $(echo "scale=2; $py_t / $pk_t" | bc)x   (target >= 5x; pk RSS / file size: $(echo "scale=2; $pk_m / 1024 / $(size_mb "$F")" | bc), target < 1)"
+  bench_target "hash" "hash: pk hash $(basename "$F"), speed-up on pickle.load" "$(echo "scale=2; $py_t / $pk_t" | bc)" ">=" 5 x >/dev/null
+  bench_target "hash" "hash: pk hash $(basename "$F"), peak RSS / file" "$(echo "scale=2; $pk_m / 1024 / $(size_mb "$F")" | bc)" "<" 1 x >/dev/null
 done
 
 echo "== pk hash: $B ($(size_mb "$B") MB, large byte arrays)"
@@ -62,6 +65,8 @@ read -r sh_t sh_m < <(measure sha256sum "$B")
 echo "pk hash        ${pk_t}s  maxrss $((pk_m/1024)) MB"
 echo "sha256sum      ${sh_t}s  maxrss $((sh_m/1024)) MB"
 echo "throughput ratio (pk/sha256sum): $(echo "scale=2; $sh_t / $pk_t" | bc)x   (target >= 0.7x, RSS < 100 MB)"
+bench_target "hash" "hash: pk hash of blobs, throughput / sha256sum" "$(echo "scale=2; $sh_t / $pk_t" | bc)" ">=" 0.7 x >/dev/null
+bench_target "hash" "hash: pk hash of blobs, peak RSS" "$((pk_m / 1024))" "<" 100 MB >/dev/null
 
 # 3. other shapes the streaming path takes (docs/pk-hash.md quotes these):
 #    a dict whose value is a big table, an object whose state holds one, a

@@ -21,3 +21,23 @@ bench_measure() {
 	rm -f "$tf"
 	echo "$best $cpu $rss"
 }
+
+# bench_target ISSUE NAME VALUE OP LIMIT UNIT: one target of the issues,
+# checked: prints "met" or "NOT met" (VALUE OP LIMIT, OP one of >= <= <;
+# a VALUE of "inf" is larger than any limit) and, when BENCH_TARGETS names
+# a file (scripts/bench.sh sets it), appends a tab-separated line
+#   ISSUE NAME VALUE OP LIMIT UNIT VERDICT
+# that bench.sh prints as the table of targets at its end.
+bench_target() {
+	local issue=$1 name=$2 value=$3 op=$4 limit=$5 unit=${6:-} v
+	v=$(awk -v a="$value" -v b="$limit" -v op="$op" 'BEGIN{
+		if (a == "inf") ok = (op == ">=")
+		else if (op == ">=") ok = (a + 0 >= b + 0)
+		else if (op == "<=") ok = (a + 0 <= b + 0)
+		else ok = (a + 0 < b + 0)
+		print ok ? "met" : "NOT met" }')
+	if [ -n "${BENCH_TARGETS:-}" ]; then
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$issue" "$name" "$value" "$op" "$limit" "$unit" "$v" >>"$BENCH_TARGETS"
+	fi
+	echo "$v"
+}

@@ -16,6 +16,7 @@
 #   git clone https://github.com/mmaitre314/picklescan; PYTHONPATH=picklescan/src make bench
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+declare -F bench_target >/dev/null || source scripts/bench.d/measure.sh # bench_target, standalone
 PK=${PK:-$PWD/bin/pk}
 PY=${PYTHON:-python3}
 RUNS=${BENCH_RUNS:-3}
@@ -65,6 +66,7 @@ for name in smalldicts.pkl bytes.pkl; do
   read -r pt pm < <(timed "$RUNS" "$PK" scan "$f")
   line="scan $name ($((size_kb / 1024)) MB): pk ${pt}s (peak $((pm / 1024)) MB, $(ratio "$pm" "$size_kb")x the file; target $limit)"
   [ "$pm" -lt "$limit_kb" ] || over=$((over + 1))
+  bench_target "scan" "scan: pk scan $name, peak RSS" "$((pm / 1024))" "<" "$((limit_kb / 1024))" MB >/dev/null
   if [ ${#PS[@]} -gt 0 ]; then
     read -r st sm < <(timed "$RUNS" "${PS[@]}" --path "$f")
     target=">= 20x"; [ "$name" = bytes.pkl ] && target=">= 1x"

@@ -50,5 +50,9 @@ for name in cloudpickle_state dill_state; do
   echo "trace --top 20 $name: pk ${tt}s (peak $((tm / 1024)) MB), ratio $(ratio "$lt" "$tt")x (target >= 3x)"
   echo "diff $name a b: pk ${dt}s (peak $((dm / 1024)) MB), hash of both ${h2}s, ratio $(ratio "$dt" "$h2")x of hashing both (target <= 2.5x)"
   for m in "$hm" "$tm" "$dm"; do [ "$m" -le "$limit_kb" ] || over=$((over + 1)); done
+  bench_target "#10" "states: pk hash $name, speed-up on pickle.load" "$(ratio "$lt" "$ht")" ">=" 5 x >/dev/null
+  bench_target "#10" "states: pk trace --top 20 $name, speed-up" "$(ratio "$lt" "$tt")" ">=" 3 x >/dev/null
+  bench_target "#10" "states: pk diff $name a b, time / hash of both" "$(ratio "$dt" "$h2")" "<=" 2.5 x >/dev/null
+  bench_target "#10" "states: largest peak RSS of hash, trace, diff on $name" "$(( $(printf '%s\n' "$hm" "$tm" "$dm" | sort -n | tail -1) / 1024 ))" "<=" "$((limit_kb / 1024))" "MB (2x+16)" >/dev/null
 done
 echo "states: $over runs above the RSS limit (2x the file + 16 MB)"

@@ -117,6 +117,8 @@ for s in "${shapes[@]}"; do
 	fi
 	read -r lt lc lm < <(measure "$RUNS" "$PY" -c "$LOAD" "$f")
 	r=$(ratio "$lt" "$ht")
+	bench_target "#10" "tables: pk hash $s, speed-up on pickle.load" "$r" ">=" 5 x >/dev/null
+	bench_target "#10" "tables: pk hash $s, peak RSS / file" "$(awk "BEGIN{printf \"%.2f\", $hm / $size_kb}")" "<" 1 x >/dev/null
 	printf 'tables %-13s (%5.1f MB): pk %5s s cpu %5s s %4s MB | pickle.load %5s s cpu %5s s %4s MB | ratio %sx (cpu %sx) rss/file %s\n' \
 		"$s" "$(awk "BEGIN{print $size_kb / 1024}")" "$ht" "$hc" "$(mb "$hm")" "$lt" "$lc" "$(mb "$lm")" \
 		"$r" "$(ratio "$lc" "$hc")" "$(awk "BEGIN{printf \"%.2f\", $hm / $size_kb}")"

@@ -9,6 +9,7 @@
 # the fairer one. Measured with /usr/bin/time (GNU time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+declare -F bench_target >/dev/null || source scripts/bench.d/measure.sh # bench_target, standalone
 PK=${PK:-bin/pk}
 PY=${PY:-python3}
 RUNS=${RUNS:-1}
@@ -60,3 +61,5 @@ printf "  %-28s %8s s wall %8s s cpu %8d MiB peak RSS\n" "  graph path (PK_TRACE
 printf "  %-28s %8s s wall %8s s cpu %8d MiB peak RSS\n" "python3 pickle.load" "$yw" "$yc" $((ym / 1024))
 echo "  speed-up (wall): $(echo "scale=2; $yw / $pw" | bc)x   speed-up (cpu): $(echo "scale=2; $yc / $pc" | bc)x   (target >= 3x)"
 echo "  peak RSS / file size: $(echo "scale=2; $pm * 1024 / $size" | bc)   (target < 1)"
+bench_target "trace" "trace: pk trace --top 20 dicts, speed-up on pickle.load" "$(echo "scale=2; $yw / $pw" | bc)" ">=" 3 x >/dev/null
+bench_target "trace" "trace: pk trace --top 20 dicts, peak RSS / file" "$(echo "scale=2; $pm * 1024 / $size" | bc)" "<" 1 x >/dev/null

@@ -47,6 +47,8 @@ run() {
 	ratio=$(awk -v a="$t" -v b="$lt" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else print "inf" }')
 	echo "wholetree $name: pk ${t}s (cpu ${c}s, peak $(( m / 1024 )) MB) | ratio ${ratio}x of pickle.load (target <= 2x); rss limit $(( limit_kb / 1024 )) MB"
 	if awk -v r="$ratio" 'BEGIN{ exit !(r > 2) }' || [ "$m" -gt "$limit_kb" ]; then over=$((over + 1)); fi
+	bench_target "#10" "whole-file output: $name, time / pickle.load" "$ratio" "<=" 2 x >/dev/null
+	bench_target "#10" "whole-file output: $name, peak RSS" "$(( m / 1024 ))" "<=" "$(( limit_kb / 1024 ))" "MB (file+64)" >/dev/null
 }
 run "trace --lines 0" "$PK" trace --lines 0 --color=never "$T"
 run "trace --svg" "$PK" trace --svg /dev/null "$T"
