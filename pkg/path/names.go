@@ -26,9 +26,14 @@ func argTable(qualname string, n int) ([]string, int) {
 	if qualname == "" {
 		return nil, 0
 	}
-	last := qualname[strings.LastIndexByte(qualname, '.')+1:]
+	return argTableOf(qualname == "types.CodeType", qualname == "types.FunctionType", qualname[strings.LastIndexByte(qualname, '.')+1:], n)
+}
+
+// argTableOf is argTable of a qualname that is types.CodeType, or
+// types.FunctionType, or whose last dotted part is last.
+func argTableOf(code, function bool, last string, n int) ([]string, int) {
 	switch {
-	case qualname == "types.CodeType" || last == "_create_code":
+	case code || last == "_create_code":
 		switch {
 		case n == 16:
 			return codeNames16, 0
@@ -39,7 +44,7 @@ func argTable(qualname string, n int) ([]string, int) {
 		case n == 19 && last == "_create_code":
 			return codeNames18, 1
 		}
-	case last == "_make_function" || last == "_create_function" || qualname == "types.FunctionType":
+	case last == "_make_function" || last == "_create_function" || function:
 		return funcNames, 0
 	case last == "_make_skeleton_class":
 		return skeletonClassNames, 0
@@ -55,6 +60,15 @@ func argTable(qualname string, n int) ([]string, int) {
 // arguments are named (ArgName).
 func NamesArgs(qualname string, n int) bool {
 	t, _ := argTable(qualname, n)
+	return t != nil
+}
+
+// NamesArgsOf is NamesArgs of the qualname module + "." + name, without
+// building it (pk trace asks it of every call's arguments as it sizes a
+// stream; the strings were a twelfth of trace --top's time on a
+// cloudpickle state).
+func NamesArgsOf(module, name string, n int) bool {
+	t, _ := argTableOf(module == "types" && name == "CodeType", module == "types" && name == "FunctionType", name[strings.LastIndexByte(name, '.')+1:], n)
 	return t != nil
 }
 

@@ -97,11 +97,8 @@ func (r role) isTop() bool {
 // length, when pkg/path names those arguments (.__code__, .co_consts):
 // the items are then steps from the call, as pk diff prints them.
 func namedArgs(s *pickle.Store, t pickle.ID) (string, int, bool) {
-	if s == nil || t < 0 || s.Kind(t) != pickle.KindTuple {
-		return "", 0, false
-	}
-	o := s.Owner(t)
-	if o == pickle.NoID || s.Kind(o) != pickle.KindCall || s.Args(o) != t {
+	o, ok := argsOf(s, t)
+	if !ok {
 		return "", 0, false
 	}
 	q := storeQualified(s, s.Func(o))
@@ -109,32 +106,55 @@ func namedArgs(s *pickle.Store, t pickle.ID) (string, int, bool) {
 	return q, n, ppath.NamesArgs(q, n)
 }
 
+// argsOf is the call whose arguments tuple t is.
+func argsOf(s *pickle.Store, t pickle.ID) (pickle.ID, bool) {
+	if s == nil || t < 0 || s.Kind(t) != pickle.KindTuple {
+		return pickle.NoID, false
+	}
+	o := s.Owner(t)
+	if o == pickle.NoID || s.Kind(o) != pickle.KindCall || s.Args(o) != t {
+		return pickle.NoID, false
+	}
+	return o, true
+}
+
 // storeQualified is "module.name" of a global, "types.X" of cloudpickle's
 // _builtin_type('X') and dill's _load_type('X'), else "".
 func storeQualified(s *pickle.Store, f pickle.ID) string {
+	if mod, name, ok := storeQualifiedParts(s, f); ok {
+		return mod + "." + name
+	}
+	return ""
+}
+
+// storeQualifiedParts is storeQualified as its module and name (ok false
+// for ""), without building the string.
+func storeQualifiedParts(s *pickle.Store, f pickle.ID) (mod, name string, ok bool) {
 	if f < 0 {
-		return ""
+		return "", "", false
 	}
 	switch s.Kind(f) {
 	case pickle.KindGlobal:
-		return s.Qualified(f)
+		if s.Flags(f)&pickle.FlagDynamic != 0 {
+			return "", "", false
+		}
+		return s.Str(f), s.Name(f), true
 	case pickle.KindCall:
 		g := s.Func(f)
-		if g < 0 || s.Kind(g) != pickle.KindGlobal {
-			return ""
+		if g < 0 || s.Kind(g) != pickle.KindGlobal || s.Flags(g)&pickle.FlagDynamic != 0 {
+			return "", "", false
 		}
-		inner := s.Qualified(g)
-		if !strings.HasSuffix(inner, "._builtin_type") && !strings.HasSuffix(inner, "._load_type") {
-			return ""
+		if n := s.Name(g); n != "_builtin_type" && n != "_load_type" && !strings.HasSuffix(n, "._builtin_type") && !strings.HasSuffix(n, "._load_type") {
+			return "", "", false
 		}
 		a := s.Args(f)
 		if a >= 0 && s.Kind(a) == pickle.KindTuple && s.NItems(a) == 1 {
 			if x := s.Items(a)[0]; s.Kind(x) == pickle.KindStr {
-				return "types." + s.Str(x)
+				return "types", s.Str(x), true
 			}
 		}
 	}
-	return ""
+	return "", "", false
 }
 
 // attrState reports whether dict n holds attributes of an object, as pk
@@ -463,8 +483,12 @@ func (t *Tree) findPart(key string) (Item, bool) {
 }
 
 func isNamedArgs(s *pickle.Store, t pickle.ID) bool {
-	_, _, ok := namedArgs(s, t)
-	return ok
+	o, ok := argsOf(s, t)
+	if !ok {
+		return false
+	}
+	mod, name, ok := storeQualifiedParts(s, s.Func(o))
+	return ok && ppath.NamesArgsOf(mod, name, s.NItems(t))
 }
 
 // NotFoundError says that a well-formed path names nothing in the tree.
