@@ -305,10 +305,14 @@ func (pv *picView) role(m *fastMachine, x *picRec, by *fastSlot, pos int64, i in
 	case pickle.KindSet, pickle.KindFrozenSet:
 		x.rk = picSet
 	case pickle.KindDict:
-		key := &m.stack[i-1] // (pos is odd: a value)
+		if pos%2 == 0 || i <= 0 {
+			x.rk = picIndex // a key that is not a scalar (objKey: the fast path gives up)
+			return
+		}
+		key := &m.stack[i-1]
 		switch {
-		case pos%2 == 0 || !isScalarKind(key.kind):
-			x.rk = picIndex // (objKey: the fast path gives up)
+		case !isScalarKind(key.kind):
+			x.rk = picIndex // (objKey)
 		case key.origin:
 			x.rk, x.role = picKey, m.keyRole(valOf(key))
 		default:
