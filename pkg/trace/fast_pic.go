@@ -45,6 +45,7 @@ import (
 type picSpec struct {
 	width, minW float64
 	maxDepth    int
+	maxNodes    int // the page's cap: the first boxes in pre-order (0: svg)
 }
 
 func (o SVGOptions) spec() picSpec {
@@ -54,7 +55,7 @@ func (o SVGOptions) spec() picSpec {
 
 func (o HTMLOptions) spec() picSpec {
 	o.defaults()
-	return picSpec{width: float64(o.MaxNodes), minW: 1, maxDepth: o.MaxDepth}
+	return picSpec{width: float64(o.MaxNodes), minW: 1, maxDepth: o.MaxDepth, maxNodes: o.MaxNodes}
 }
 
 // FastPicture returns the tree of the file at path from which WriteSVG
@@ -108,6 +109,9 @@ type picRec struct {
 type picPend struct {
 	first, last int32
 	h           uint8
+	// html: how many records the page may draw are on each level below
+	// the slot (cnt[d], d = 1..levels), for the page's cap (adopt)
+	cnt []int32
 }
 
 const picPage = 1 << 12
@@ -128,6 +132,19 @@ type picView struct {
 	st     *StreamTree
 	most   pickle.ID
 	roleOf map[int64]string // roles of memoized keys, by the key's offset
+	// the page's cap (html only; cap 0 otherwise): it embeds the first cap
+	// boxes in pre-order, boxes at least minW wide at scale hscale; sscale
+	// and sminW are the svg's (0: none)
+	cap           int
+	hscale, hminW float64
+	sscale, sminW float64
+	before, seen  []int32 // scratch for adopt
+	frames        []picFrame
+}
+
+type picFrame struct {
+	i, prev int32
+	d       int
 }
 
 type picCut struct {
@@ -192,6 +209,11 @@ func fastPicOf(ra io.ReaderAt, size int64, name string, specs []picSpec) (*Tree,
 	for _, sp := range specs {
 		pv.scales = append(pv.scales, sp.width/float64(size))
 		pv.levels = max(pv.levels, sp.maxDepth-1)
+		if sp.maxNodes > 0 {
+			pv.cap, pv.hscale, pv.hminW = sp.maxNodes, sp.width/float64(size), sp.minW
+		} else {
+			pv.sscale, pv.sminW = sp.width/float64(size), sp.minW
+		}
 	}
 	m := &fastMachine{ra: ra, size: size, name: name, pv: pv}
 	m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
@@ -237,7 +259,10 @@ func (pv *picView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 			return err
 		}
 		pv.role(m, pv.rec(r), by, pos, i)
-		pv.adopt(by, r)
+		pv.adopt(by, r, s.ln)
+		if s.ln != 0 {
+			pv.freePend(s)
+		}
 	}
 	m.stack = m.stack[:from]
 	return nil
@@ -268,7 +293,6 @@ func (pv *picView) record(m *fastMachine, s *fastSlot, sz, at int64) (int32, err
 	if s.ln != 0 {
 		p := &pv.pend[s.ln]
 		x.first, x.h = p.first, p.h
-		pv.freePend(s)
 	}
 	return r, nil
 }
@@ -323,9 +347,11 @@ func (pv *picView) role(m *fastMachine, x *picRec, by *fastSlot, pos int64, i in
 	}
 }
 
-// adopt appends record r to the kept children of slot by, first cutting
-// off what would lie more than levels below by.
-func (pv *picView) adopt(by *fastSlot, r int32) {
+// adopt appends record r (made from a slot whose kept children were
+// pend, 0: none) to the kept children of slot by, first cutting off what
+// would lie more than levels below by, and for the page what lies past
+// its cap.
+func (pv *picView) adopt(by *fastSlot, r int32, pend int32) {
 	x := pv.rec(r)
 	if pv.levels <= 0 {
 		pv.release(r)
@@ -343,7 +369,14 @@ func (pv *picView) adopt(by *fastSlot, r int32) {
 			pi = int32(len(pv.pend))
 			pv.pend = append(pv.pend, picPend{})
 		}
+		if pv.cap > 0 && pv.pend[pi].cnt == nil {
+			pv.pend[pi].cnt = make([]int32, pv.levels+1)
+		}
 		by.ln = pi
+	}
+	if pv.cap > 0 && !pv.capped(pi, r, pend) {
+		pv.release(r)
+		return
 	}
 	p := &pv.pend[pi]
 	if p.first == 0 {
@@ -353,6 +386,111 @@ func (pv *picView) adopt(by *fastSlot, r int32) {
 	}
 	p.last = r
 	p.h = max(p.h, x.h+1)
+}
+
+// drawable: the page may draw a box of this size.
+func (pv *picView) drawable(size int64) bool { return float64(size)*pv.hscale >= pv.hminW }
+
+// svgKeep: the svg may draw a box of this size.
+func (pv *picView) svgKeep(size int64) bool {
+	return pv.sscale > 0 && float64(size)*pv.sscale >= pv.sminW*(1-1e-9)
+}
+
+// capped applies the page's cap to record r, about to become the last
+// kept child of the slot of pending list pi (r's own children were pend):
+// it counts r's subtree into pi's levels, and releases the records of it
+// that the page cannot embed and the svg does not draw. It returns false
+// when r itself goes.
+//
+// The page embeds the first cap boxes of layout's pre-order. A record at
+// level k under the slot is preceded in that order by every record before
+// it in the slot's subtree on levels 1..k that the page may draw (they lie
+// as deep as their slot does plus their level, so they are drawn if it is),
+// so when those are cap or more it is not embedded, nor anything below it.
+// Only a subtree adopted after other kept children is walked: the first
+// one keeps the ranks it had under its own slot (a few more boxes kept
+// than needed, none missing).
+func (pv *picView) capped(pi, r int32, pend int32) bool {
+	cnt := pv.pend[pi].cnt
+	L := pv.levels
+	add := func(seen []int32) {
+		for d := 1; d <= L; d++ {
+			cnt[d] += seen[d]
+		}
+	}
+	// before[k]: records on levels 1..k already under the slot
+	pv.before = append(pv.before[:0], make([]int32, L+1)...)
+	pv.seen = append(pv.seen[:0], make([]int32, L+1)...)
+	before, seen := pv.before, pv.seen
+	var total int32
+	for d := 1; d <= L; d++ {
+		total += cnt[d]
+		before[d] = total
+	}
+	x := pv.rec(r)
+	if total == 0 {
+		// the first child: its own counts, a level down
+		if pv.drawable(x.size) {
+			seen[1]++
+		}
+		if pend != 0 {
+			for d, c := range pv.pend[pend].cnt {
+				if d >= 1 && d+1 <= L {
+					seen[d+1] += c
+				}
+			}
+		}
+		add(seen)
+		return true
+	}
+	rank := func(k int) int32 {
+		v := before[k]
+		for d := 1; d <= k; d++ {
+			v += seen[d]
+		}
+		return v
+	}
+	if rank(1) >= int32(pv.cap) && !pv.svgKeep(x.size) {
+		return false
+	}
+	if pv.drawable(x.size) {
+		seen[1]++
+	}
+	fr := append(pv.frames[:0], picFrame{i: r, d: 1})
+	for len(fr) > 0 {
+		f := &fr[len(fr)-1]
+		p := pv.rec(f.i)
+		c := p.first
+		if f.prev != 0 {
+			c = pv.rec(f.prev).next
+		}
+		if c == 0 || f.d+1 > L {
+			fr = fr[:len(fr)-1]
+			continue
+		}
+		k := f.d + 1
+		y := pv.rec(c)
+		if rank(k) >= int32(pv.cap) && !pv.svgKeep(y.size) {
+			nx := y.next
+			if f.prev == 0 {
+				p.first = nx
+			} else {
+				pv.rec(f.prev).next = nx
+			}
+			pv.release(c)
+			continue
+		}
+		if pv.drawable(y.size) {
+			seen[k]++
+		}
+		f.prev = c
+		if y.first != 0 {
+			fr = append(fr, picFrame{i: c, d: k})
+		}
+	}
+	pv.frames = fr[:0]
+	add(seen)
+	return true
 }
 
 // cutBelow releases the records levels below r (its subtree is at most
@@ -393,7 +531,9 @@ func (pv *picView) dropPend(s *fastSlot) {
 }
 
 func (pv *picView) freePend(s *fastSlot) {
-	pv.pend[s.ln] = picPend{}
+	c := pv.pend[s.ln].cnt
+	clear(c)
+	pv.pend[s.ln] = picPend{cnt: c}
 	pv.pfree = append(pv.pfree, s.ln)
 	s.ln = 0
 }
@@ -403,6 +543,9 @@ func (pv *picView) done(m *fastMachine, r *fastSlot) error {
 	i, err := pv.record(m, r, r.self+r.incl, 0)
 	if err != nil {
 		return err
+	}
+	if r.ln != 0 {
+		pv.freePend(r)
 	}
 	pv.rec(i).rk = picRoot
 	pv.root = i
@@ -521,7 +664,7 @@ func (t *Tree) picServes(start Item, sp picSpec) error {
 		return errors.New("pk trace: the fast picture draws from the stream only")
 	}
 	for _, b := range pv.specs {
-		if b.width == sp.width && b.minW == sp.minW && b.maxDepth >= sp.maxDepth {
+		if b.width == sp.width && b.minW == sp.minW && b.maxDepth >= sp.maxDepth && b.maxNodes >= sp.maxNodes {
 			return nil
 		}
 	}

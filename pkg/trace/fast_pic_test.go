@@ -150,8 +150,9 @@ func TestFastPictureGenerated(t *testing.T) {
 
 // chains writes a list of n chains, each depth single-item lists (or
 // dicts, every third level, under a memoized key) around a str of size
-// bytes: every level holds n nodes of about the same size.
-func chains(n, depth, size int) []byte {
+// bytes: every level holds n nodes of about the same size. The list's
+// items are appended batch at a time (CPython: 1,000; 0: all at once).
+func chains(n, depth, size, batch int) []byte {
 	e := &enc{proto: 4}
 	e.op(pickle.PROTO, 4)
 	e.op(pickle.EMPTY_LIST)
@@ -159,6 +160,10 @@ func chains(n, depth, size int) []byte {
 	key := -1
 	e.op(pickle.MARK)
 	for i := 0; i < n; i++ {
+		if batch > 0 && i > 0 && i%batch == 0 {
+			e.op(pickle.APPENDS)
+			e.op(pickle.MARK)
+		}
 		for d := 0; d < depth; d++ {
 			if d%3 == 2 {
 				e.op(pickle.EMPTY_DICT)
@@ -192,15 +197,20 @@ func chains(n, depth, size int) []byte {
 func TestFastPictureBounded(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		n, depth, size int
-		c              picCase
+		n, depth, size, batch int
+		c                     picCase
+		most                  int // records at most (0: the bound)
 	}{
-		{2000, 60, 200, picCase{html: &HTMLOptions{}}},
-		{2000, 60, 200, picCase{svg: &SVGOptions{}}},
-		{300, 12, 50, picCase{svg: &SVGOptions{Width: 300, MaxDepth: 5}, html: &HTMLOptions{MaxNodes: 500, MaxDepth: 7}}},
-		{1, 5000, 10, picCase{svg: &SVGOptions{}, html: &HTMLOptions{}}},
+		{2000, 60, 200, 0, picCase{html: &HTMLOptions{}}, 0},
+		{2000, 60, 200, 0, picCase{svg: &SVGOptions{}}, 0},
+		{300, 12, 50, 0, picCase{svg: &SVGOptions{Width: 300, MaxDepth: 5}, html: &HTMLOptions{MaxNodes: 500, MaxDepth: 7}}, 0},
+		{1, 5000, 10, 0, picCase{svg: &SVGOptions{}, html: &HTMLOptions{}}, 0},
+		// as CPython writes it: the page's cap prunes each batch as the
+		// list takes it (about cap × H(levels) records and a batch)
+		{1900, 45, 3000, 500, picCase{html: &HTMLOptions{MaxNodes: 2000}}, 2000*5 + 500*39},
+		{300, 12, 50, 40, picCase{svg: &SVGOptions{Width: 300, MaxDepth: 5}, html: &HTMLOptions{MaxNodes: 100, MaxDepth: 7}}, 0},
 	} {
-		b := chains(tc.n, tc.depth, tc.size)
+		b := chains(tc.n, tc.depth, tc.size, tc.batch)
 		ft, err := fastPicOf(bytes.NewReader(b), int64(len(b)), "chains.pkl", tc.c.specs())
 		if ft == nil {
 			t.Fatalf("%d chains of %d: fell back: %v", tc.n, tc.depth, err)
@@ -214,6 +224,9 @@ func TestFastPictureBounded(t *testing.T) {
 		}
 		perLevel = min(perLevel, tc.n)
 		bound := pv.levels*perLevel + 2
+		if tc.most > 0 {
+			bound = min(bound, tc.most)
+		}
 		if int(pv.n) > bound {
 			t.Errorf("%d chains of %d, %v: %d records, bound %d (levels %d)", tc.n, tc.depth, tc.c, pv.n, bound, pv.levels)
 		}
@@ -268,7 +281,7 @@ func FuzzFastPicture(f *testing.F) {
 	for proto := 0; proto <= 5; proto++ {
 		f.Add(genPickle(int64(proto), proto))
 	}
-	f.Add(chains(20, 9, 30))
+	f.Add(chains(20, 9, 30, 3))
 	dir := f.TempDir()
 	cases := []picCase{picCases[2], picCases[5]}
 	f.Fuzz(func(t *testing.T, b []byte) {
