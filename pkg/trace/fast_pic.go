@@ -31,14 +31,19 @@ import (
 // under one stack slot are kept at most maxDepth-1 levels deep (anything
 // deeper would be drawn below maxDepth, as every slot is at least at depth
 // 1), and nodes on one level under the stack's slots are disjoint, so at
-// most start/threshold of them (html: 20,000; svg: 2,360) are on each of
-// those levels: at most 39 × 20,000 = 780,000 records of 80 bytes (62 MB)
-// for the page, 23 × 2,360 = 54,280 (4.3 MB) for the svg, in the worst case
-// of 20,000 chains of 39 nested containers each just above the threshold;
-// a scalar's value is kept only for the labels (a str's first 41 runes, a
+// most width/minW of them (html: 20,000; svg: 2,360) are on each of those
+// levels: at most 39 × 20,000 = 780,000 records of 80 bytes (62 MB) for
+// the page, 23 × 2,360 = 54,280 (4.3 MB) for the svg. For the page, a
+// subtree consumed after other kept children also loses what lies past
+// the page's cap (capped), so that of a list of chains 39 levels deep, each
+// just above the threshold, only about 20,000 × (1 + 1/2 + ... + 1/39) are
+// kept once the list holds them, plus the items waiting on the stack for
+// their APPENDS (CPython writes 1,000 at a time): 18,000 such chains peak
+// at 64 MB (122 MB with the levels' bound alone; the graph path 128 MB).
+// A scalar's value is kept only for the labels (a str's first 41 runes, a
 // bytes' length), and the role of a dict value in full, as every path
 // shows it. On a table of small rows nothing but the root is that large.
-// Records cut off below the levels are reused.
+// Records cut off are reused.
 
 // picSpec is what one picture draws: boxes of at least minW at a scale of
 // width / the start's bytes, maxDepth levels.
