@@ -212,6 +212,9 @@ func fastPicOf(ra io.ReaderAt, size int64, name string, specs []picSpec) (*Tree,
 	pv := &picView{specs: specs, pend: make([]picPend, 1), n: 1, roleOf: map[int64]string{}}
 	pv.pages = append(pv.pages, make([]picRec, picPage))
 	for _, sp := range specs {
+		if sp.maxDepth > fastMaxDepth {
+			return nil, fallback("pictures deeper than fastMaxDepth") // (levels are counted in a byte)
+		}
 		pv.scales = append(pv.scales, sp.width/float64(size))
 		pv.levels = max(pv.levels, sp.maxDepth-1)
 		if sp.maxNodes > 0 {
@@ -424,9 +427,11 @@ func (pv *picView) capped(pi, r int32, pend int32) bool {
 		}
 	}
 	// before[k]: records on levels 1..k already under the slot
-	pv.before = append(pv.before[:0], make([]int32, L+1)...)
-	pv.seen = append(pv.seen[:0], make([]int32, L+1)...)
-	before, seen := pv.before, pv.seen
+	if cap(pv.before) < L+1 {
+		pv.before, pv.seen = make([]int32, L+1), make([]int32, L+1)
+	}
+	before, seen := pv.before[:L+1], pv.seen[:L+1]
+	clear(seen)
 	var total int32
 	for d := 1; d <= L; d++ {
 		total += cnt[d]

@@ -264,6 +264,9 @@ func TestFastPictureServesOnly(t *testing.T) {
 	if err := ft.WriteSVG(&w, Item{Kind: ItemFile, Size: 10}, SVGOptions{}); err == nil {
 		t.Error("drew from another start")
 	}
+	if ft, _ := fastPicOf(bytes.NewReader(b), int64(len(b)), "g.pkl", []picSpec{HTMLOptions{MaxDepth: fastMaxDepth + 1}.spec()}); ft != nil {
+		t.Error("a page deeper than fastMaxDepth took the fast path")
+	}
 	if FastPicture("-", &SVGOptions{}, nil) != nil || FastPicture("/nonexistent/file.pkl", &SVGOptions{}, nil) != nil || FastPicture(".", nil, &HTMLOptions{}) != nil {
 		t.Error("stdin, a missing file or a directory took the fast path")
 	}
