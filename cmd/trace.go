@@ -145,6 +145,22 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
 		}
 	}
+	if f.path == "" && (f.svg != "" || f.html != "") && f.top == 0 && !f.json && f.depth < 0 {
+		// only pictures, from the root, of plain data: one streaming pass
+		// keeps the boxes they may draw (nil otherwise: fall back)
+		var so *trace.SVGOptions
+		var ho *trace.HTMLOptions
+		if f.svg != "" {
+			so = &trace.SVGOptions{}
+		}
+		if f.html != "" {
+			ho = &trace.HTMLOptions{}
+		}
+		if t := trace.FastPicture(path, so, ho); t != nil {
+			prog.Done()
+			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
+		}
+	}
 	f.bounded(c)
 	if f.path == "" && f.svg == "" && f.html == "" && (f.boundedView || f.top > 0 && !f.group) {
 		// a bare pickle file: stream by stream, keeping only the streams

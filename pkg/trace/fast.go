@@ -207,6 +207,7 @@ type fastMachine struct {
 	sself  int64         // the stream's own bytes (PROTO, FRAME, STOP)
 	bview  bool          // the heap keeps the lines of a bounded view: no small scalars
 	dv     *depthView    // set for a depth view (fast_depth.go); nil for --top
+	pv     *picView      // set for the pictures (fast_pic.go)
 	keys   *pickle.Store // scratch for keyRole
 }
 
@@ -323,6 +324,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		}
 		if m.dv != nil {
 			return true, m.dv.done(m, r)
+		}
+		if m.pv != nil {
+			return true, m.pv.done(m, r)
 		}
 		m.offer(r)
 		if r.rec != nil {
@@ -537,6 +541,9 @@ func (m *fastMachine) takeAll(from int, by *fastSlot) error {
 	}
 	if m.dv != nil {
 		return m.dv.takeAll(m, from, by)
+	}
+	if m.pv != nil {
+		return m.pv.takeAll(m, from, by)
 	}
 	for i := from; i < len(m.stack); i++ {
 		s := &m.stack[i]

@@ -18,18 +18,37 @@ type SVGOptions struct {
 	MaxDepth int // levels drawn (default 24)
 }
 
+// defaults fills in the options left zero.
+func (o *SVGOptions) defaults() {
+	if o.Width <= 0 {
+		o.Width = 1200
+	}
+	if o.RowH <= 0 {
+		o.RowH = 20
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 24
+	}
+}
+
 // picNode is one box of a picture: an item and its place.
 type picNode struct {
 	it    Item
 	depth int
 	x, w  float64
+	off   int64 // bytes before the box under start: x is off × scale
+	pi    int32 // the box's record in a fast picture (fast_pic.go)
 }
 
 // layout places the items from start, left to right in stream order, each
 // as wide as its share of start's bytes. Children narrower than minW are
 // not drawn (their bytes show as the parent's colour); references take no
-// width. Explicit stack; only drawn items are visited.
-func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(p picNode)) {
+// width. A box's x is the bytes before it under start (an integer sum of
+// the preceding siblings' sizes, drawn or not, and its parent's) times the
+// scale, so a tree that holds only the boxes drawn and their offsets (the
+// fast picture, fast_pic.go) places them alike. visit returns false to
+// stop. Explicit stack; only drawn items are visited.
+func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(p picNode) bool) {
 	if start.Size <= 0 {
 		visit(picNode{it: start, w: width})
 		return
@@ -39,24 +58,29 @@ func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(
 	for len(stack) > 0 {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		visit(p)
+		if !visit(p) {
+			return
+		}
 		if p.depth+1 >= maxDepth {
 			continue
 		}
-		// children as kids: only the drawn ones become items
-		kids := t.kidsOf(p.it)
-		x := p.x
 		var next []picNode
-		for i := range kids {
-			k := &kids[i]
-			if k.kind == ItemRef || k.size <= 0 {
-				continue
+		if t.pic != nil {
+			next = t.pic.kids(p, scale, minW, next)
+		} else {
+			// children as kids: only the drawn ones become items
+			kids := t.kidsOf(p.it)
+			off := p.off
+			for i := range kids {
+				k := &kids[i]
+				if k.kind == ItemRef || k.size <= 0 {
+					continue
+				}
+				if w := float64(k.size) * scale; w >= minW {
+					next = append(next, picNode{it: k.open(p.it.Stream, p.it.pl), depth: p.depth + 1, x: float64(off) * scale, off: off, w: w})
+				}
+				off += k.size
 			}
-			w := float64(k.size) * scale
-			if w >= minW {
-				next = append(next, picNode{it: k.open(p.it.Stream, p.it.pl), depth: p.depth + 1, x: x, w: w})
-			}
-			x += w
 		}
 		for i := len(next) - 1; i >= 0; i-- {
 			stack = append(stack, next[i])
@@ -95,20 +119,16 @@ func fit(s string, px float64) string {
 // each box as wide as its bytes, labelled where it is wide enough, with the
 // path, type, size and share in a tooltip.
 func (t *Tree) WriteSVG(w io.Writer, start Item, o SVGOptions) error {
-	if o.Width <= 0 {
-		o.Width = 1200
-	}
-	if o.RowH <= 0 {
-		o.RowH = 20
-	}
-	if o.MaxDepth <= 0 {
-		o.MaxDepth = 24
+	o.defaults()
+	if err := t.picServes(start, o.spec()); err != nil {
+		return err
 	}
 	var boxes []picNode
 	depth := 0
-	t.layout(start, float64(o.Width-20), 0.5, o.MaxDepth, func(p picNode) {
+	t.layout(start, float64(o.Width-20), 0.5, o.MaxDepth, func(p picNode) bool {
 		boxes = append(boxes, p)
 		depth = max(depth, p.depth+1)
+		return true
 	})
 	codes := legendCodes(t, boxes)
 	top := 64
@@ -165,6 +185,16 @@ type HTMLOptions struct {
 	MaxDepth int // levels embedded (default 40)
 }
 
+// defaults fills in the options left zero.
+func (o *HTMLOptions) defaults() {
+	if o.MaxNodes <= 0 {
+		o.MaxNodes = 20000
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 40
+	}
+}
+
 // WriteHTML writes a self-contained page (inline CSS and JS, no network):
 // an icicle of the bytes under start where a click on a box zooms into that
 // subtree and the path bar (or Backspace) goes back. The page writes
@@ -172,11 +202,9 @@ type HTMLOptions struct {
 // hash #selftest it clicks into the largest child and back, and writes the
 // outcome into <div id="pk-selftest">.
 func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
-	if o.MaxNodes <= 0 {
-		o.MaxNodes = 20000
-	}
-	if o.MaxDepth <= 0 {
-		o.MaxDepth = 40
+	o.defaults()
+	if err := t.picServes(start, o.spec()); err != nil {
+		return err
 	}
 	// Keep the boxes at least total/MaxNodes wide: at most MaxNodes of
 	// them per level band, and every embedded box is visible when zoomed.
@@ -195,9 +223,9 @@ func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
 	index := map[[2]int64]int{}
 	parentAt := []int{} // by depth: index of the open box
 	count := 0
-	t.layout(start, width, minW, o.MaxDepth, func(p picNode) {
+	t.layout(start, width, minW, o.MaxDepth, func(p picNode) bool {
 		if count >= o.MaxNodes {
-			return
+			return false // (pre-order: no later box is embedded either)
 		}
 		count++
 		n := jn{C: t.Code(p.it), L: t.picLabel(p.it), P: p.it.Path(), S: p.it.Size, F: p.it.Self}
@@ -210,6 +238,7 @@ func (t *Tree) WriteHTML(w io.Writer, start Item, o HTMLOptions) error {
 			nodes[par].K = append(nodes[par].K, i)
 		}
 		_ = index
+		return true
 	})
 	data, err := json.Marshal(struct {
 		File   string      `json:"file"`

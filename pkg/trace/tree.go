@@ -43,6 +43,7 @@ type Tree struct {
 	stOf  map[*pickle.Store]*StreamTree // (Doc set)
 	fast  *fastTop                      // --top computed by the fast path (fast.go)
 	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
+	pic   *picView                      // the boxes of the pictures computed by the fast path (fast_pic.go)
 	// Leaves makes Top list only objects that hold no other (--top --leaves).
 	Leaves bool
 	// Element is the element of an array or cell of a frame that --path
