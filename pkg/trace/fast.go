@@ -150,6 +150,7 @@ type fastSlot struct {
 	rec    *fastRec // created when the node or one it owns entered the heap
 	ln     int32    // 1 + the node's ID in a depth view's store (fast_depth.go); 0: not built
 	ref    int32    // reference: the ID of the node it refers to
+	w      wholeSlot // the whole view's (fast_whole.go)
 }
 
 // fastRec is what --top needs of a node in the heap or of an ancestor of
@@ -207,6 +208,7 @@ type fastMachine struct {
 	sself  int64         // the stream's own bytes (PROTO, FRAME, STOP)
 	bview  bool          // the heap keeps the lines of a bounded view: no small scalars
 	dv     *depthView    // set for a depth view (fast_depth.go); nil for --top
+	wv     *wholeView    // set for the whole view (fast_whole.go)
 	keys   *pickle.Store // scratch for keyRole
 }
 
@@ -221,6 +223,11 @@ func (m *fastMachine) run() error {
 		m.op, err = m.rd.Next()
 		if err != nil {
 			return err
+		}
+		if m.wv != nil {
+			if err := m.wv.before(m); err != nil {
+				return err
+			}
 		}
 		done, err := m.step(&m.op)
 		if err != nil {
@@ -283,6 +290,9 @@ func (m *fastMachine) newSlot(k pickle.Kind, o *pickle.Op) (fastSlot, error) {
 	if m.dv != nil {
 		m.dv.created(&s)
 	}
+	if m.wv != nil {
+		m.wv.created(&s)
+	}
 	return s, nil
 }
 
@@ -323,6 +333,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		}
 		if m.dv != nil {
 			return true, m.dv.done(m, r)
+		}
+		if m.wv != nil {
+			return true, m.wv.done(m, r)
 		}
 		m.offer(r)
 		if r.rec != nil {
@@ -444,6 +457,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		if m.dv != nil {
 			m.dv.memoized(top)
 		}
+		if m.wv != nil {
+			m.wv.memoized(top)
+		}
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 		if o.Big != nil {
 			return false, fallback("memo value not found")
@@ -458,6 +474,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		m.stack = append(m.stack, fastSlot{kind: k, off: off, self: o.Len, ref: id})
 		if m.dv != nil && m.dv.pass1 {
 			m.dv.referenced(id)
+		}
+		if m.wv != nil {
+			m.wv.got(&m.stack[len(m.stack)-1])
 		}
 	default:
 		return false, fallback("opcode " + o.Code.String())
@@ -537,6 +556,9 @@ func (m *fastMachine) takeAll(from int, by *fastSlot) error {
 	}
 	if m.dv != nil {
 		return m.dv.takeAll(m, from, by)
+	}
+	if m.wv != nil {
+		return m.wv.takeAll(m, from, by)
 	}
 	for i := from; i < len(m.stack); i++ {
 		s := &m.stack[i]
