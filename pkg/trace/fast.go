@@ -150,7 +150,8 @@ type fastSlot struct {
 	rec    *fastRec // created when the node or one it owns entered the heap
 	ln     int32    // 1 + the node's ID in a depth view's store (fast_depth.go); 0: not built
 	ref    int32    // reference: the ID of the node it refers to
-	w      wholeSlot // the whole view's (fast_whole.go)
+
+	w wholeSlot // the whole view's (fast_whole.go)
 }
 
 // fastRec is what --top needs of a node in the heap or of an ancestor of

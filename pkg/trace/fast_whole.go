@@ -51,11 +51,11 @@ const wholeMaxKeys = 1 << 16
 
 // wholeSlot is what the whole view keeps in a stack slot.
 type wholeSlot struct {
-	start int64 // number of the push where the slot's subtree starts
-	ci    int64 // a container's index (creation order), a reference's to a tuple or frozenset; -1: none
+	start uint32 // number of the push where the slot's subtree starts (fewer than the input's bytes)
+	ci    int32  // a container's index (creation order), a reference's to a tuple or frozenset; -1: none
 	// pass 1: the last line among the children so far: 0 none, 1+ci a
 	// container, -1 a reference, -2-i bigs[i]
-	last int64
+	last int32
 	el   bool // pass 1: some child is summed in the aggregate line
 }
 
@@ -331,10 +331,10 @@ func buildKind(op pickle.Opcode) pickle.Kind {
 
 // created: a node was numbered (fastMachine.newSlot).
 func (wv *wholeView) created(s *fastSlot) {
-	s.w = wholeSlot{start: wv.seq, ci: -1}
+	s.w = wholeSlot{start: uint32(wv.seq), ci: -1}
 	wv.seq++
 	if isContainer(s.kind) {
-		s.w.ci = wv.nci
+		s.w.ci = int32(wv.nci)
 		wv.nci++
 		if wv.pass1 {
 			wv.recs.push(wholeRec{parent: -1})
@@ -347,10 +347,10 @@ func (wv *wholeView) created(s *fastSlot) {
 
 // got: a memo reference was pushed.
 func (wv *wholeView) got(s *fastSlot) {
-	s.w = wholeSlot{start: wv.seq, ci: -1}
+	s.w = wholeSlot{start: uint32(wv.seq), ci: -1}
 	wv.seq++
 	if !isScalarKind(s.kind) {
-		s.w.ci = wv.nref
+		s.w.ci = int32(wv.nref)
 		wv.nref++
 		if wv.pass1 {
 			wv.refs.push(-1)
@@ -385,10 +385,10 @@ func (wv *wholeView) memoized(s *fastSlot) {
 // finish records container s, consumed by the node parent (-1: the result).
 func (wv *wholeView) finish(s *fastSlot, parent int32) error {
 	sz, self := s.self+s.incl, s.self+s.fold
-	if s.count > wCount || sz >= wholeMaxSize || self >= wholeMaxSize || s.w.ci < 0 || s.w.ci >= wv.recs.n {
+	if s.count > wCount || sz >= wholeMaxSize || self >= wholeMaxSize || s.w.ci < 0 || int64(s.w.ci) >= wv.recs.n {
 		return fallback("a container too large for the whole view")
 	}
-	r := wv.recs.at(s.w.ci)
+	r := wv.recs.at(int64(s.w.ci))
 	r.parent, r.incl, r.self = parent, uint32(sz), uint32(self)
 	r.count = r.count&^wCount | uint32(s.count)
 	if s.memo {
@@ -399,7 +399,7 @@ func (wv *wholeView) finish(s *fastSlot, parent int32) error {
 	}
 	switch l := s.w.last; {
 	case l > 0:
-		wv.recs.at(l - 1).count |= wLast
+		wv.recs.at(int64(l) - 1).count |= wLast
 	case l <= -2:
 		wv.bigs[-2-l].last = true
 	}
@@ -414,10 +414,10 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 	}
 	if building && from < len(m.stack) {
 		by.w.start = m.stack[from].w.start
-		if by.w.start >= wholeMaxSize || by.w.ci < 0 {
-			return fallback("too many objects for the whole view")
+		if by.w.ci < 0 {
+			return fallback("a built container without an index")
 		}
-		wv.starts = append(wv.starts, wholeStart{start: uint32(by.w.start), id: by.id, ci: int32(by.w.ci), op: by.op})
+		wv.starts = append(wv.starts, wholeStart{start: by.w.start, id: by.id, ci: by.w.ci, op: by.op})
 	}
 	for i := from; i < len(m.stack); i++ {
 		s := &m.stack[i]
@@ -431,8 +431,8 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 				wv.keyRefs[s.off] = true
 			case isScalarKind(s.kind):
 				by.w.el = true
-			case s.w.ci >= 0 && s.w.ci < wv.refs.n:
-				*wv.refs.at(s.w.ci) = by.id
+			case s.w.ci >= 0 && int64(s.w.ci) < wv.refs.n:
+				*wv.refs.at(int64(s.w.ci)) = by.id
 				by.w.last = -1
 			}
 			continue
@@ -449,7 +449,7 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 			by.w.last = 1 + s.w.ci
 		case sz >= SmallScalar:
 			wv.bigs = append(wv.bigs, wholeBig{id: s.id, parent: by.id, size: sz, memo: s.memo})
-			by.w.last = -1 - int64(len(wv.bigs))
+			by.w.last = -1 - int32(len(wv.bigs))
 		default:
 			by.w.el = true
 		}
@@ -468,7 +468,7 @@ func (wv *wholeView) done(m *fastMachine, r *fastSlot) error {
 		if err := wv.finish(r, -1); err != nil {
 			return err
 		}
-		wv.recs.at(r.w.ci).count |= wLast
+		wv.recs.at(int64(r.w.ci)).count |= wLast
 		return nil
 	}
 	for len(wv.path) > 0 {
@@ -490,7 +490,7 @@ func (wv *wholeView) before(m *fastMachine) error {
 		return errChanged
 	}
 	s := &m.stack[p]
-	if err := wv.starting(m, s.w.start, p); err != nil {
+	if err := wv.starting(m, int64(s.w.start), p); err != nil {
 		return err
 	}
 	switch {
@@ -505,11 +505,11 @@ func (wv *wholeView) before(m *fastMachine) error {
 		wv.ri++
 		return wv.startRef(m, s, parent, p)
 	case isContainer(s.kind):
-		return wv.startContainer(m, s.id, s.kind, s.w.ci, p, p+1)
+		return wv.startContainer(m, s.id, s.kind, int64(s.w.ci), p, p+1)
 	case wv.bi < len(wv.bigs) && wv.bigs[wv.bi].id == s.id:
 		b := wv.bigs[wv.bi]
 		wv.bi++
-		e, err := wv.closeTo(b.parent)
+		e, err := wv.under(b.parent)
 		if err != nil {
 			return err
 		}
@@ -550,7 +550,7 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 		return errChanged
 	}
 	r := *wv.recs.at(ci)
-	e, err := wv.closeTo(r.parent)
+	e, err := wv.under(r.parent)
 	if err != nil {
 		return err
 	}
@@ -615,6 +615,17 @@ func (wv *wholeView) flushRef(e *wEntry, last bool) error {
 	return wv.emit(it, e.depth+1, last, false)
 }
 
+// under returns the open line of node id for a new child's line (not a
+// reference): the lines above it are closed, its waiting references
+// printed.
+func (wv *wholeView) under(id int32) (*wEntry, error) {
+	e, err := wv.closeTo(id)
+	if err != nil {
+		return nil, err
+	}
+	return e, wv.flushRef(e, false)
+}
+
 // closeTo closes the open lines above the one of node id (-1: the
 // stream) and returns it.
 func (wv *wholeView) closeTo(id int32) (*wEntry, error) {
@@ -650,10 +661,10 @@ func (wv *wholeView) close() error {
 func (wv *wholeView) consume(m *fastMachine, from int, by *fastSlot, building bool) error {
 	if building && from == len(m.stack) {
 		// an empty container built here: its line now
-		if err := wv.starting(m, by.w.start, from); err != nil {
+		if err := wv.starting(m, int64(by.w.start), from); err != nil {
 			return err
 		}
-		return wv.startContainer(m, by.id, by.kind, by.w.ci, from, from+1)
+		return wv.startContainer(m, by.id, by.kind, int64(by.w.ci), from, from+1)
 	}
 	if from == len(m.stack) {
 		return nil
