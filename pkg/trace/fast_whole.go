@@ -510,7 +510,7 @@ func (wv *wholeView) before(m *fastMachine) error {
 		b := wv.bigs[wv.bi]
 		wv.bi++
 		e, err := wv.under(b.parent)
-		if err != nil {
+		if err != nil || wv.hidden(e.depth+1) {
 			return err
 		}
 		rs, err := wv.roleAt(m, e, p)
@@ -554,16 +554,22 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 	if err != nil {
 		return err
 	}
+	depth := e.depth + 1
+	n := int64(r.count & wCount)
+	if wv.hidden(depth) {
+		if n > 0 {
+			wv.path = append(wv.path, wEntry{id: id, kind: k, depth: depth, base: base})
+		}
+		return nil
+	}
 	rs, err := wv.roleAt(m, e, p)
 	if err != nil {
 		return err
 	}
-	depth := e.depth + 1
 	v := fastVal{id: id, kind: k}
 	if r.count&wMemo != 0 {
 		v.flags |= pickle.FlagMemo
 	}
-	n := int64(r.count & wCount)
 	it := Item{Kind: ItemNode, Stream: wv.st, Node: wv.add(v, n), Role: rs, Size: int64(r.incl), Self: int64(r.self)}
 	if err := wv.emit(it, depth, r.count&wLast != 0, n > 0); err != nil {
 		return err
@@ -578,7 +584,7 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 // references to one object is one line, printed when the run ends.
 func (wv *wholeView) startRef(m *fastMachine, s *fastSlot, parent int32, p int) error {
 	e, err := wv.closeTo(parent)
-	if err != nil {
+	if err != nil || wv.hidden(e.depth+1) {
 		return err
 	}
 	tv, ok := wv.tupVals[s.off]
@@ -729,10 +735,13 @@ func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (string, error) {
 	return role{kind: rIndex, i: int(pos)}.str(nil), nil
 }
 
+// hidden says whether lines at depth are below the depth limit.
+func (wv *wholeView) hidden(depth int) bool { return wv.limit >= 0 && depth > wv.limit }
+
 // emit prints the line of it at depth (within the depth limit); kids says
 // whether it has children.
 func (wv *wholeView) emit(it Item, depth int, isLast, kids bool) error {
-	if wv.limit >= 0 && depth > wv.limit {
+	if wv.hidden(depth) {
 		return nil
 	}
 	if depth > 0 {
