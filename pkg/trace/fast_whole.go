@@ -45,6 +45,9 @@ import (
 // wholeMaxSize: sizes are kept in 32 bits.
 const wholeMaxSize = 1 << 32
 
+// wholeGCPercent is the collector's pace while the whole view runs.
+const wholeGCPercent = 25
+
 // wholeMaxKeys bounds the scalar values kept for memo references used as
 // dict keys; beyond it a key is read again from the input.
 const wholeMaxKeys = 1 << 16
@@ -215,6 +218,10 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	if !bare(ra) {
 		return fallback("not a bare pickle (compression or container magic)")
 	}
+	// what is live is pass 1's records, the memo and pages without
+	// pointers, cheap to mark; the garbage is the lines' strings: collect
+	// it often, so that the peak stays near what is live
+	defer debug.SetGCPercent(debug.SetGCPercent(wholeGCPercent))
 	run := func(wv *wholeView) (*fastMachine, error) {
 		m := &fastMachine{ra: ra, size: size, name: name, wv: wv}
 		m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
@@ -417,7 +424,9 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 		if by.w.ci < 0 {
 			return fallback("a built container without an index")
 		}
-		wv.starts = append(wv.starts, wholeStart{start: by.w.start, id: by.id, ci: by.w.ci, op: by.op})
+		if wholeLines(m.stack[from:], by.kind) {
+			wv.starts = append(wv.starts, wholeStart{start: by.w.start, id: by.id, ci: by.w.ci, op: by.op})
+		}
 	}
 	for i := from; i < len(m.stack); i++ {
 		s := &m.stack[i]
@@ -663,6 +672,23 @@ func (wv *wholeView) close() error {
 	return nil
 }
 
+// wholeLines says whether any of items, consumed by a container of kind
+// k, has a line of its own: a container built from them has its line
+// printed before their pushes (wholeStart), else when it is built.
+func wholeLines(items []fastSlot, k pickle.Kind) bool {
+	for i := range items {
+		s := &items[i]
+		switch {
+		case k == pickle.KindDict && i%2 == 0 && isScalarKind(s.kind):
+		case !isScalarKind(s.kind):
+			return true
+		case s.origin && s.self+s.incl >= SmallScalar:
+			return true
+		}
+	}
+	return false
+}
+
 // consume is pass 2's takeAll: the aggregate line's count and bytes.
 func (wv *wholeView) consume(m *fastMachine, from int, by *fastSlot, building bool) error {
 	if building && from == len(m.stack) {
@@ -671,6 +697,12 @@ func (wv *wholeView) consume(m *fastMachine, from int, by *fastSlot, building bo
 			return err
 		}
 		return wv.startContainer(m, by.id, by.kind, int64(by.w.ci), from, from+1)
+	}
+	if building && !wholeLines(m.stack[from:], by.kind) {
+		// no line between its first item and here: its line now
+		if err := wv.startContainer(m, by.id, by.kind, int64(by.w.ci), from, from); err != nil {
+			return err
+		}
 	}
 	if from == len(m.stack) {
 		return nil
