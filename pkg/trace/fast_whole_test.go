@@ -260,6 +260,8 @@ func TestFastWholeCases(t *testing.T) {
 	}
 	{ // protocol 0: MARK LIST with items, then APPENDs; DICT with items
 		cases["p0.pkl"] = []byte("(I1\nI2\nlp0\nI3\naS'x'\np1\nag1\na(Vk\np3\n(I1\nI2\ntp4\ndp2\nVj\nF1.5\nsa.")
+		// a MARK LIST whose items have lines: its line before them
+		cases["p0nested.pkl"] = []byte("(I1\n(lp9\nI2\nalp0\nI3\na(Vk\n(lp8\ndp7\nVj\n(I4\n(dtp6\nsa.")
 	}
 	{ // 80 levels: lines past 60 show their depth
 		e := &enc{proto: 2}
