@@ -12,7 +12,8 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// The whole-tree fast path (docs/pk-trace.md, "The fast paths").
+// The whole-tree fast path (docs/pk-trace.md, "The fast paths: --top and
+// --depth", its paragraph "The whole tree").
 //
 // FastWhole prints `pk trace --lines 0` (and `--depth D`) as text for the
 // inputs of FastTop — a bare pickle of plain data — without building the
