@@ -60,7 +60,8 @@ type wholeSlot struct {
 	// pass 1: the last line among the children so far: 0 none, 1+ci a
 	// container, -1 a reference, -2-i bigs[i]
 	last int32
-	el   bool // pass 1: some child is summed in the aggregate line
+	el   bool  // pass 1: some child is summed in the aggregate line
+	roff int64 // pass 1, JSON: the offset of the node the last reference among the children reads
 }
 
 // wholeRec is what pass 1 records of a container.
@@ -90,6 +91,7 @@ type wholeStart struct {
 	start  uint32
 	id, ci int32
 	op     pickle.Opcode
+	off    int64 // of op (JSON)
 }
 
 // wholeTup is a tuple or frozenset that a memo reference reads.
@@ -102,6 +104,7 @@ type wholeTup struct {
 type wEntry struct {
 	id     int32 // -1: the stream
 	kind   pickle.Kind
+	pl     *pathLink // its path (JSON)
 	depth  int
 	base   int   // stack position of the first item of its current batch
 	count  int64 // items consumed so far
@@ -117,6 +120,7 @@ type wRef struct {
 	count       int64
 	n           int
 	role, roleE string
+	pl          *pathLink
 }
 
 // paged grows without copying.
@@ -148,6 +152,8 @@ type wholeView struct {
 	nref  int64 // references to tuples and frozensets so far
 	// pass 1's records
 	recs    paged[wholeRec]
+	kids    paged[uint32] // JSON: each container's display children (its line's "children")
+	json    bool
 	refs    paged[int32] // owners of the references to tuples and frozensets
 	bigs    []wholeBig
 	starts  []wholeStart
@@ -181,16 +187,17 @@ type wholeView struct {
 // errChanged: the second pass read what the first did not.
 var errChanged = errors.New("the input changed between the two passes of the whole view")
 
-// FastWhole writes the whole text tree (`pk trace --lines 0`, or with
-// depth >= 0 `--depth depth`, stream order, small scalars summed: Options
-// {Depth: depth}) of the file at path to w, with its column header, as
-// WriteHeader and WriteText over the graph path's tree would. begin is
+// FastWhole writes the whole tree (`pk trace --lines 0`, or with depth >=
+// 0 `--depth depth`, stream order, small scalars summed: Options{Depth:
+// depth}) of the file at path to w: as text with its column header, as
+// WriteHeader and WriteText over the graph path's tree would, or with
+// asJSON as WriteJSON would. begin is
 // called once the first pass is done, before anything is written. It
 // returns false when the fast path does not apply (nothing was written:
 // take the graph path), and always when PK_TRACE_FAST=0. An error with
 // true is an error of writing, or of an input that changed between the
 // passes, after some output.
-func FastWhole(path string, w io.Writer, depth int, sty Style, begin func()) (bool, error) {
+func FastWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
 	if path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
 		return false, nil
 	}
@@ -199,7 +206,7 @@ func FastWhole(path string, w io.Writer, depth int, sty Style, begin func()) (bo
 		return false, nil
 	}
 	defer f.Close()
-	err := fastWholeOf(f, size, path, w, depth, sty, begin)
+	err := fastWholeOf(f, size, path, w, depth, asJSON, sty, begin)
 	var fb *errFallback
 	if errors.As(err, &fb) {
 		return false, nil
@@ -209,7 +216,7 @@ func FastWhole(path string, w io.Writer, depth int, sty Style, begin func()) (bo
 
 // fastWholeOf is FastWhole over size bytes of ra; a *errFallback means
 // nothing was written.
-func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int, sty Style, begin func()) error {
+func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) error {
 	if size <= 0 {
 		return fallback("empty or unknown size")
 	}
@@ -236,7 +243,7 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 		return m, nil
 	}
 	// pass 1
-	p1 := &wholeView{pass1: true, keyRefs: map[int64]bool{}, tupRefs: map[int64]bool{}}
+	p1 := &wholeView{pass1: true, json: asJSON, keyRefs: map[int64]bool{}, tupRefs: map[int64]bool{}}
 	m, err := run(p1)
 	if err != nil {
 		return err
@@ -268,10 +275,15 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	wv.t = &Tree{File: &pickle.File{Name: name, Size: size}, Total: size}
 	wv.st = &StreamTree{upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root, tree: wv.t}
 	wv.scratch(size)
-	writeHeader(&wv.line, wv.width)
-	wv.bw.Write(wv.line.b)
-	wv.path = append(wv.path, wEntry{id: -1, depth: 0})
-	if err := wv.emit(Item{Kind: ItemStream, Stream: wv.st, Size: size, Self: wv.sself}, 0, true, true); err != nil {
+	if asJSON {
+		wv.t.jsonSummary(wv.bw)
+	} else {
+		writeHeader(&wv.line, wv.width)
+		wv.bw.Write(wv.line.b)
+	}
+	spl := link(nil, "")
+	wv.path = append(wv.path, wEntry{id: -1, depth: 0, pl: spl})
+	if err := wv.emit(Item{Kind: ItemStream, Stream: wv.st, Size: size, Self: wv.sself, pl: spl}, 0, true, 1); err != nil {
 		return err
 	}
 	m, err = run(wv)
@@ -346,6 +358,9 @@ func (wv *wholeView) created(s *fastSlot) {
 		wv.nci++
 		if wv.pass1 {
 			wv.recs.push(wholeRec{parent: -1})
+			if wv.json {
+				wv.kids.push(0)
+			}
 		}
 	}
 	if !wv.pass1 && !buildOp(s.op) {
@@ -402,6 +417,16 @@ func (wv *wholeView) finish(s *fastSlot, parent int32) error {
 	if s.memo {
 		r.count |= wMemo
 	}
+	if wv.json {
+		k := s.kids
+		if s.w.el {
+			k++
+		}
+		if k > wCount || s.w.ci >= int32(wv.kids.n) {
+			return fallback("a container too large for the whole view")
+		}
+		*wv.kids.at(int64(s.w.ci)) = uint32(k)
+	}
 	if s.w.el {
 		return nil
 	}
@@ -426,7 +451,7 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 			return fallback("a built container without an index")
 		}
 		if wholeLines(m.stack[from:], by.kind) {
-			wv.starts = append(wv.starts, wholeStart{start: by.w.start, id: by.id, ci: by.w.ci, op: by.op})
+			wv.starts = append(wv.starts, wholeStart{start: by.w.start, id: by.id, ci: by.w.ci, op: by.op, off: by.off})
 		}
 	}
 	for i := from; i < len(m.stack); i++ {
@@ -443,7 +468,10 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 				by.w.el = true
 			case s.w.ci >= 0 && int64(s.w.ci) < wv.refs.n:
 				*wv.refs.at(int64(s.w.ci)) = by.id
-				by.w.last = -1
+				if by.w.last != -1 || by.w.roff != s.off {
+					by.kids++ // (a run of references to one object is one line)
+				}
+				by.w.last, by.w.roff = -1, s.off
 			}
 			continue
 		}
@@ -457,9 +485,11 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 				return err
 			}
 			by.w.last = 1 + s.w.ci
+			by.kids++
 		case sz >= SmallScalar:
 			wv.bigs = append(wv.bigs, wholeBig{id: s.id, parent: by.id, size: sz, memo: s.memo})
 			by.w.last = -1 - int32(len(wv.bigs))
+			by.kids++
 		default:
 			by.w.el = true
 		}
@@ -515,7 +545,7 @@ func (wv *wholeView) before(m *fastMachine) error {
 		wv.ri++
 		return wv.startRef(m, s, parent, p)
 	case isContainer(s.kind):
-		return wv.startContainer(m, s.id, s.kind, int64(s.w.ci), p, p+1)
+		return wv.startContainer(m, s.id, s.kind, int64(s.w.ci), p, p+1, s.op, s.off)
 	case wv.bi < len(wv.bigs) && wv.bigs[wv.bi].id == s.id:
 		b := wv.bigs[wv.bi]
 		wv.bi++
@@ -531,7 +561,7 @@ func (wv *wholeView) before(m *fastMachine) error {
 		if b.memo {
 			v.flags |= pickle.FlagMemo
 		}
-		return wv.emit(Item{Kind: ItemNode, Stream: wv.st, Node: wv.add(v, 0), Role: rs, Size: b.size, Self: b.size}, e.depth+1, b.last, false)
+		return wv.emit(Item{Kind: ItemNode, Stream: wv.st, Node: wv.add(v, 0), Role: rs, pl: wv.link(e, rs), Size: b.size, Self: b.size}, e.depth+1, b.last, 0)
 	}
 	return nil
 }
@@ -546,7 +576,7 @@ func (wv *wholeView) starting(m *fastMachine, seq int64, p int) error {
 		if int64(st.start) != seq {
 			return errChanged
 		}
-		if err := wv.startContainer(m, st.id, buildKind(st.op), int64(st.ci), p, p); err != nil {
+		if err := wv.startContainer(m, st.id, buildKind(st.op), int64(st.ci), p, p, st.op, st.off); err != nil {
 			return err
 		}
 	}
@@ -555,7 +585,7 @@ func (wv *wholeView) starting(m *fastMachine, seq int64, p int) error {
 
 // startContainer prints the line of container id (index ci), which sits
 // (or will) at stack position p, and opens it; its items start at base.
-func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci int64, p, base int) error {
+func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci int64, p, base int, op pickle.Opcode, off int64) error {
 	if ci < 0 || ci >= wv.recs.n {
 		return errChanged
 	}
@@ -576,16 +606,23 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 	if err != nil {
 		return err
 	}
-	v := fastVal{id: id, kind: k}
+	v := fastVal{id: id, kind: k, op: op, off: off}
 	if r.count&wMemo != 0 {
 		v.flags |= pickle.FlagMemo
 	}
-	it := Item{Kind: ItemNode, Stream: wv.st, Node: wv.add(v, n), Role: rs, Size: int64(r.incl), Self: int64(r.self)}
-	if err := wv.emit(it, depth, r.count&wLast != 0, n > 0); err != nil {
+	kids := 0
+	if wv.json {
+		kids = int(*wv.kids.at(ci))
+	} else if n > 0 {
+		kids = 1 // (the text needs only whether there are any)
+	}
+	pl := wv.link(e, rs) // (the result's: the stream's head, root)
+	it := Item{Kind: ItemNode, Stream: wv.st, Node: wv.add(v, n), Role: rs, pl: pl, Size: int64(r.incl), Self: int64(r.self)}
+	if err := wv.emit(it, depth, r.count&wLast != 0, kids); err != nil {
 		return err
 	}
 	if n > 0 {
-		wv.path = append(wv.path, wEntry{id: id, kind: k, depth: depth, base: base})
+		wv.path = append(wv.path, wEntry{id: id, kind: k, depth: depth, base: base, pl: pl})
 	}
 	return nil
 }
@@ -613,8 +650,16 @@ func (wv *wholeView) startRef(m *fastMachine, s *fastSlot, parent int32, p int) 
 	if err := wv.flushRef(e, false); err != nil {
 		return err
 	}
-	e.ref = wRef{on: true, id: tv.id, kind: s.kind, count: tv.count, n: 1, role: rs}
+	e.ref = wRef{on: true, id: tv.id, kind: s.kind, count: tv.count, n: 1, role: rs, pl: wv.link(e, rs)}
 	return nil
+}
+
+// link is the path of a child of e with role rs (JSON only: nil for text).
+func (wv *wholeView) link(e *wEntry, rs string) *pathLink {
+	if !wv.json {
+		return nil
+	}
+	return link(e.pl, rs)
 }
 
 // flushRef prints e's waiting run of references.
@@ -624,11 +669,11 @@ func (wv *wholeView) flushRef(e *wEntry, last bool) error {
 		return nil
 	}
 	e.ref = wRef{}
-	it := Item{Kind: ItemRef, Stream: wv.st, Node: wv.add(fastVal{id: r.id, kind: r.kind}, r.count), Role: r.role}
+	it := Item{Kind: ItemRef, Stream: wv.st, Node: wv.add(fastVal{id: r.id, kind: r.kind}, r.count), Role: r.role, pl: r.pl}
 	if r.n > 1 {
 		it.Count, it.RoleEnd = r.n, r.roleE
 	}
-	return wv.emit(it, e.depth+1, last, false)
+	return wv.emit(it, e.depth+1, last, 0)
 }
 
 // under returns the open line of node id for a new child's line (not a
@@ -664,8 +709,8 @@ func (wv *wholeView) close() error {
 		return err
 	}
 	if e.elN > 0 {
-		it := Item{Kind: ItemElided, Stream: wv.st, Count: int(e.elN), Size: e.elSize, Self: e.elSize, Role: "…"}
-		if err := wv.emit(it, e.depth+1, true, false); err != nil {
+		it := Item{Kind: ItemElided, Stream: wv.st, Count: int(e.elN), Size: e.elSize, Self: e.elSize, Role: "…", pl: e.pl}
+		if err := wv.emit(it, e.depth+1, true, 0); err != nil {
 			return err
 		}
 	}
@@ -697,11 +742,11 @@ func (wv *wholeView) consume(m *fastMachine, from int, by *fastSlot, building bo
 		if err := wv.starting(m, int64(by.w.start), from); err != nil {
 			return err
 		}
-		return wv.startContainer(m, by.id, by.kind, int64(by.w.ci), from, from+1)
+		return wv.startContainer(m, by.id, by.kind, int64(by.w.ci), from, from+1, by.op, by.off)
 	}
 	if building && !wholeLines(m.stack[from:], by.kind) {
 		// no line between its first item and here: its line now
-		if err := wv.startContainer(m, by.id, by.kind, int64(by.w.ci), from, from); err != nil {
+		if err := wv.startContainer(m, by.id, by.kind, int64(by.w.ci), from, from, by.op, by.off); err != nil {
 			return err
 		}
 	}
@@ -771,9 +816,10 @@ func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (string, error) {
 // hidden says whether lines at depth are below the depth limit.
 func (wv *wholeView) hidden(depth int) bool { return wv.limit >= 0 && depth > wv.limit }
 
-// emit prints the line of it at depth (within the depth limit); kids says
-// whether it has children.
-func (wv *wholeView) emit(it Item, depth int, isLast, kids bool) error {
+// emit prints the line of it at depth (within the depth limit), or its
+// JSON record; kids is its display children (for the text, any number
+// above 0 if it has some).
+func (wv *wholeView) emit(it Item, depth int, isLast bool, kids int) error {
 	if wv.hidden(depth) {
 		return nil
 	}
@@ -784,12 +830,16 @@ func (wv *wholeView) emit(it Item, depth int, isLast, kids bool) error {
 		wv.last = append(wv.last[:depth-1], isLast)
 	}
 	v := Visit{Item: it, Depth: depth, Last: wv.last[:depth]}
-	if kids {
+	if kids > 0 {
 		if wv.limit >= 0 && depth >= wv.limit {
 			v.Truncated = true
 		} else {
-			v.Kids = 1
+			v.Kids = kids
 		}
+	}
+	if wv.json {
+		wv.t.jsonVisit(wv.bw, &v)
+		return nil
 	}
 	wv.line.Reset()
 	wv.t.textLine(&wv.line, &v, wv.g, wv.width, wv.sty)

@@ -19,9 +19,15 @@ var wholeStyles = []Style{{}, {ASCII: true, Bytes: true}}
 
 // wholeGraph is what pk trace prints of the whole tree (to depth) on the
 // graph path: the column header, then WriteText from the root.
-func wholeGraph(t testing.TB, tr *Tree, depth int, sty Style) string {
+func wholeGraph(t testing.TB, tr *Tree, depth int, sty Style, asJSON bool) string {
 	t.Helper()
 	var b bytes.Buffer
+	if asJSON {
+		if err := tr.WriteJSON(&b, tr.Root(), Options{Depth: depth}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
 	if err := WriteHeader(&b, sty); err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +39,11 @@ func wholeGraph(t testing.TB, tr *Tree, depth int, sty Style) string {
 
 // wholeFast is the same from the whole view over b; nil error and ok
 // false: it fell back (and wrote nothing).
-func wholeFast(t testing.TB, b []byte, name string, depth int, sty Style) (string, bool) {
+func wholeFast(t testing.TB, b []byte, name string, depth int, sty Style, asJSON bool) (string, bool) {
 	t.Helper()
 	var out bytes.Buffer
 	began := false
-	err := fastWholeOf(bytes.NewReader(b), int64(len(b)), name, &out, depth, sty, func() { began = true })
+	err := fastWholeOf(bytes.NewReader(b), int64(len(b)), name, &out, depth, asJSON, sty, func() { began = true })
 	if err != nil {
 		if _, ok := err.(*errFallback); !ok {
 			t.Fatalf("%s: the whole view failed after the first pass: %v", name, err)
@@ -63,8 +69,9 @@ func agreeWhole(t *testing.T, path string) bool {
 	var slow *Tree
 	took := false
 	for _, depth := range wholeDepths {
-		for _, sty := range wholeStyles {
-			got, ok := wholeFast(t, b, path, depth, sty)
+		for si, sty := range append(wholeStyles, Style{}) {
+			asJSON := si == len(wholeStyles) // (the last: JSON)
+			got, ok := wholeFast(t, b, path, depth, sty, asJSON)
 			if !ok {
 				tt, _ := fastTopOf(bytes.NewReader(b), int64(len(b)), path, 1)
 				if tt != nil && tt.fast != nil && len(tt.fast.items) > 0 && isContainer(tt.fast.items[0].Stream.Store.Kind(tt.fast.items[0].Node)) {
@@ -79,8 +86,8 @@ func agreeWhole(t *testing.T, path string) bool {
 					return took
 				}
 			}
-			if want := wholeGraph(t, slow, depth, sty); got != want {
-				t.Errorf("%s depth %d %+v: the whole view differs\n%s", path, depth, sty, firstDiff(got, want))
+			if want := wholeGraph(t, slow, depth, sty, asJSON); got != want {
+				t.Errorf("%s depth %d %+v json %v: the whole view differs\n%s", path, depth, sty, asJSON, firstDiff(got, want))
 				return took
 			}
 		}
@@ -89,7 +96,7 @@ func agreeWhole(t *testing.T, path string) bool {
 }
 
 func wholeReason(b []byte) string {
-	err := fastWholeOf(bytes.NewReader(b), int64(len(b)), "x", &bytes.Buffer{}, -1, Style{}, nil)
+	err := fastWholeOf(bytes.NewReader(b), int64(len(b)), "x", &bytes.Buffer{}, -1, false, Style{}, nil)
 	if err == nil {
 		return "none"
 	}
@@ -318,7 +325,7 @@ func FuzzFastWhole(f *testing.F) {
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, ok := wholeFast(t, b, "fuzz.pkl", -1, Style{})
+		got, ok := wholeFast(t, b, "fuzz.pkl", -1, Style{}, false)
 		if !ok {
 			return
 		}
@@ -334,12 +341,16 @@ func FuzzFastWhole(f *testing.F) {
 			t.Fatalf("the whole view answered but the graph path fails: %v", err)
 		}
 		slow.File.Name = "fuzz.pkl"
-		if want := wholeGraph(t, slow, -1, Style{}); got != want {
+		if want := wholeGraph(t, slow, -1, Style{}, false); got != want {
 			t.Fatalf("the whole view differs\n%s", firstDiff(got, want))
 		}
-		got, _ = wholeFast(t, b, "fuzz.pkl", 2, Style{ASCII: true, Bytes: true})
-		if want := wholeGraph(t, slow, 2, Style{ASCII: true, Bytes: true}); got != want {
+		got, _ = wholeFast(t, b, "fuzz.pkl", 2, Style{ASCII: true, Bytes: true}, false)
+		if want := wholeGraph(t, slow, 2, Style{ASCII: true, Bytes: true}, false); got != want {
 			t.Fatalf("the whole view to depth 2 differs\n%s", firstDiff(got, want))
+		}
+		got, _ = wholeFast(t, b, "fuzz.pkl", -1, Style{}, true)
+		if want := wholeGraph(t, slow, -1, Style{}, true); got != want {
+			t.Fatalf("the whole view's JSON differs\n%s", firstDiff(got, want))
 		}
 	})
 }
