@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -353,4 +354,18 @@ func FuzzFastWhole(f *testing.F) {
 			t.Fatalf("the whole view's JSON differs\n%s", firstDiff(got, want))
 		}
 	})
+}
+
+// BenchmarkFastWhole is `pk trace --lines 0` of dicts.pkl through the
+// whole view.
+func BenchmarkFastWhole(b *testing.B) {
+	const path = "../../testdata/bench/dicts.pkl"
+	if _, err := os.Stat(path); err != nil {
+		b.Skip("no ", path, ": run python3 scripts/bench-gen.py")
+	}
+	for i := 0; i < b.N; i++ {
+		if ok, err := FastWhole(path, io.Discard, -1, false, Style{}, nil); !ok || err != nil {
+			b.Fatal("the whole view fell back or failed: ", err)
+		}
+	}
 }
