@@ -22,15 +22,17 @@ import (
 //
 // A line of the whole tree needs things the stream says only later: a
 // container's size, own bytes and item count (its items come after it),
-// whether it is the last line among its siblings, whether it is memoized.
-// The first pass records them, for each container in creation order (16
-// bytes), for each str or bytes of a line of its own (SmallScalar or more;
-// at most one per KiB of input) and for each reference to a tuple or
-// frozenset (its owner, 4 bytes). The second pass prints in stream order,
+// whether it is the last line among its siblings, whether it is memoized
+// (and for JSON how many display children it has). The first pass records
+// them, for each container in creation order (16 bytes; 20 for JSON), for
+// each str or bytes of a line of its own (SmallScalar or more; at most one
+// per KiB of input) and for each reference to a tuple or frozenset (its
+// owner, 4 bytes). The second pass prints in stream order,
 // which is the tree's preorder but for containers built after their items
 // (TUPLE, FROZENSET, and LIST or DICT after a MARK): the first pass notes
-// where each one's first item starts, and the second prints the
-// container's line there, before its items. What the second pass holds is
+// where each one that has an item with a line starts (16 bytes), and the
+// second prints the container's line there, before its items (the others
+// are printed when they are built). What the second pass holds is
 // the open path (a frame a level, with the children's aggregate line
 // summed as they are consumed and a run of references waiting for its
 // end), the fast machine's stack and memo, and the values of the few
@@ -181,7 +183,6 @@ type wholeView struct {
 	g       glyphs
 	width   int
 	sty     Style
-	written bool
 }
 
 // errChanged: the second pass read what the first did not.
@@ -191,12 +192,11 @@ var errChanged = errors.New("the input changed between the two passes of the who
 // 0 `--depth depth`, stream order, small scalars summed: Options{Depth:
 // depth}) of the file at path to w: as text with its column header, as
 // WriteHeader and WriteText over the graph path's tree would, or with
-// asJSON as WriteJSON would. begin is
-// called once the first pass is done, before anything is written. It
-// returns false when the fast path does not apply (nothing was written:
-// take the graph path), and always when PK_TRACE_FAST=0. An error with
-// true is an error of writing, or of an input that changed between the
-// passes, after some output.
+// asJSON as WriteJSON would. begin is called once the first pass is done,
+// before anything is written. It returns false when the fast path does not
+// apply (nothing was written: take the graph path), and always when
+// PK_TRACE_FAST=0. An error with true is an error of writing, or of an
+// input that changed between the passes, after some output.
 func FastWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
 	if path == "-" || os.Getenv("PK_TRACE_FAST") == "0" {
 		return false, nil
