@@ -173,16 +173,16 @@ type wholeView struct {
 	last    []bool
 	limit   int // --depth; -1: none
 	// printing
-	t       *Tree
-	st      *StreamTree
-	base    pickle.ID // the scratch node with the most (NoID) items
-	baseN   int64
-	textN   int64 // text bytes in the scratch store
-	bw      *bufio.Writer
-	line    lineBuf
-	g       glyphs
-	width   int
-	sty     Style
+	t     *Tree
+	st    *StreamTree
+	base  pickle.ID // the scratch node with the most (NoID) items
+	baseN int64
+	textN int64 // text bytes in the scratch store
+	bw    *bufio.Writer
+	line  lineBuf
+	g     glyphs
+	width int
+	sty   Style
 }
 
 // errChanged: the second pass read what the first did not.
