@@ -175,8 +175,6 @@ type wholeView struct {
 	// printing
 	t     *Tree
 	st    *StreamTree
-	base  pickle.ID // the scratch node with the most (NoID) items
-	baseN int64
 	textN int64 // text bytes in the scratch store
 	bw    *bufio.Writer
 	line  lineBuf
@@ -273,7 +271,7 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	wv.g, wv.width = sty.layout()
 	wv.sty = sty
 	wv.t = &Tree{File: &pickle.File{Name: name, Size: size}, Total: size}
-	wv.st = &StreamTree{upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root, tree: wv.t}
+	wv.st = &StreamTree{upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root, tree: wv.t, counts: make([]int64, 0, 4096)}
 	wv.scratch(size)
 	if asJSON {
 		wv.t.jsonSummary(wv.bw)
@@ -306,25 +304,17 @@ func (wv *wholeView) scratch(size int64) {
 		return
 	}
 	wv.st.Store = &pickle.Store{Index: 0, Begin: 0, End: size, Proto: wv.proto, Root: pickle.NoID, StreamSelf: wv.sself}
-	wv.st.num = wv.st.num[:0]
-	wv.base, wv.baseN, wv.textN = pickle.NoID, 0, 0
+	wv.st.num, wv.st.counts = wv.st.num[:0], wv.st.counts[:0]
+	wv.textN = 0
 }
 
-// add puts v into the scratch store with count (NoID) items.
+// add puts v into the scratch store, with count items (its label's).
 func (wv *wholeView) add(v fastVal, count int64) pickle.ID {
 	wv.scratch(wv.t.Total)
-	s := wv.st.Store
-	id := v.add(s)
+	id := v.add(wv.st.Store)
 	wv.textN += int64(len(v.str))
 	wv.st.num = append(wv.st.num, v.id)
-	if count > 0 {
-		if count > wv.baseN {
-			s.SetNoItems(id, int(count))
-			wv.base, wv.baseN = id, count
-		} else {
-			s.ShareItems(id, wv.base, int(count))
-		}
-	}
+	wv.st.counts = append(wv.st.counts, count)
 	return id
 }
 
