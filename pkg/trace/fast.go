@@ -164,6 +164,7 @@ type fastRec struct {
 	keyRef  bool
 	keyKind pickle.Kind
 	keyOff  int64
+	keyIdx  int     // the entry's index in its dict
 	val     fastVal // nodes that entered the heap: what their line shows
 	size    int64
 	self    int64
@@ -577,7 +578,9 @@ func (m *fastMachine) takeAll(from int, by *fastSlot) error {
 		if by.kind == pickle.KindDict && pos%2 == 0 && isScalarKind(s.kind) {
 			by.fold += sz
 		}
-		m.offer(s)
+		if !m.bview || by.kind != pickle.KindDict || pos%2 == 1 || !isScalarKind(s.kind) {
+			m.offer(s) // (a bounded view shows no dict key: its bytes are on the dict's line)
+		}
 		if s.rec != nil {
 			m.role(s.rec, by, pos, i)
 			if by.rec == nil {
@@ -710,11 +713,15 @@ func (v *fastVal) set(out *pickle.Store, id pickle.ID) {
 // keyRole is the role of a value under the scalar dict key v, spelled
 // from a scratch store of keys (the role strings do not share its memory,
 // so it is dropped and begun again when it has grown).
-func (m *fastMachine) keyRole(v fastVal) string {
+func (m *fastMachine) keyRole(v fastVal) string { return m.keyRoleAt(v, 0) }
+
+// keyRoleAt is keyRole for the key of entry j of its dict (a key with no
+// path literal, a str of 1 MiB or more, is spelled [<key j>]).
+func (m *fastMachine) keyRoleAt(v fastVal, j int) string {
 	if m.keys == nil || m.keys.Len() >= 1024 {
 		m.keys = &pickle.Store{}
 	}
-	return role{kind: rKey, k: v.add(m.keys)}.str(m.keys)
+	return role{kind: rKey, k: v.add(m.keys), i: j}.str(m.keys)
 }
 
 // withCounts gives each node ids[i] of out counts[i] items, all NoID (the
@@ -778,10 +785,10 @@ func (m *fastMachine) role(r *fastRec, by *fastSlot, pos int64, i int) {
 		case !isScalarKind(key.kind):
 			r.role = role{kind: rKeyVal, i: j}.str(nil) // (not printed: objKey)
 		case key.origin:
-			r.role = m.keyRole(valOf(key))
+			r.role = m.keyRoleAt(valOf(key), j)
 		default:
 			r.role = ""
-			r.keyRef, r.keyKind, r.keyOff = true, key.kind, key.off
+			r.keyRef, r.keyKind, r.keyOff, r.keyIdx = true, key.kind, key.off, j
 		}
 		return
 	}
@@ -797,7 +804,7 @@ func (m *fastMachine) resolve(r *fastRec) error {
 	if err != nil {
 		return err
 	}
-	r.role, r.keyRef = m.keyRole(kn), false
+	r.role, r.keyRef = m.keyRoleAt(kn, r.keyIdx), false
 	return nil
 }
 

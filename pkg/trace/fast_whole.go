@@ -797,8 +797,7 @@ func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (string, error) {
 				return "", err
 			}
 		}
-		kn := wv.add(v, 0)
-		return role{kind: rKey, k: kn, i: int(pos / 2)}.str(wv.st.Store), nil
+		return m.keyRoleAt(v, int(pos/2)), nil
 	}
 	return role{kind: rIndex, i: int(pos)}.str(nil), nil
 }

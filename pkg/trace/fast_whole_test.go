@@ -369,3 +369,38 @@ func BenchmarkFastWhole(b *testing.B) {
 		}
 	}
 }
+
+// TestFastBigKeys: dict keys of 1 KiB and more, one over the blob
+// threshold (no path literal: spelled [<key j>] by its entry's index), not
+// first in their dict: every fast path prints what the graph path prints
+// (the default view showed such a key on a line of its own, and --top and
+// the default view spelled [<key 0>]).
+func TestFastBigKeys(t *testing.T) {
+	dir := t.TempDir()
+	e := &enc{proto: 4}
+	e.op(pickle.PROTO, 4)
+	e.op(pickle.EMPTY_DICT)
+	e.op(pickle.MARK)
+	e.str("a")
+	e.int(1)
+	e.str(strings.Repeat("k", 2000))
+	e.str(strings.Repeat("v", 3000))
+	e.str(strings.Repeat("b", pickle.DefaultBlobThreshold+10))
+	e.put()
+	e.str(strings.Repeat("w", 5000))
+	e.op(pickle.SETITEMS)
+	e.op(pickle.STOP)
+	p := writeTemp(t, dir, "bigkeys.pkl", e.b.Bytes())
+	if agree(t, p) == 0 {
+		t.Error("--top fell back")
+	}
+	if agreeBounded(t, p) == 0 {
+		t.Error("the default view fell back")
+	}
+	if agreeDepth(t, p) == 0 {
+		t.Error("the depth view fell back")
+	}
+	if !agreeWhole(t, p) {
+		t.Error("the whole view fell back")
+	}
+}
