@@ -130,6 +130,17 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 	// progress: a spinner while pkg reads the input (it opens the path itself)
 	prog := newProgress(c.ErrOrStderr(), f.noProgress, "pk trace "+path, -1, unitFiles)
 	defer prog.Done()
+	if f.path == "" && f.svg == "" && f.html == "" && !f.bounded(c) && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize {
+		// the whole tree (--lines 0, --depth D, --json) of plain data:
+		// printed as a second streaming pass reaches each line (false: fall back)
+		sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
+		if ok, err := trace.FastWhole(path, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
+			if err != nil {
+				return trouble(err)
+			}
+			return nil
+		}
+	}
 	if f.path == "" && f.svg == "" && f.html == "" {
 		// plain data: streaming passes, no graph (nil otherwise: fall back)
 		var t *trace.Tree

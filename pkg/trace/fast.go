@@ -150,6 +150,8 @@ type fastSlot struct {
 	rec    *fastRec // created when the node or one it owns entered the heap
 	ln     int32    // 1 + the node's ID in a depth view's store (fast_depth.go); 0: not built
 	ref    int32    // reference: the ID of the node it refers to
+
+	w wholeSlot // the whole view's (fast_whole.go)
 }
 
 // fastRec is what --top needs of a node in the heap or of an ancestor of
@@ -162,6 +164,7 @@ type fastRec struct {
 	keyRef  bool
 	keyKind pickle.Kind
 	keyOff  int64
+	keyIdx  int     // the entry's index in its dict
 	val     fastVal // nodes that entered the heap: what their line shows
 	size    int64
 	self    int64
@@ -208,6 +211,7 @@ type fastMachine struct {
 	bview  bool          // the heap keeps the lines of a bounded view: no small scalars
 	dv     *depthView    // set for a depth view (fast_depth.go); nil for --top
 	pv     *picView      // set for the pictures (fast_pic.go)
+	wv     *wholeView    // set for the whole view (fast_whole.go)
 	keys   *pickle.Store // scratch for keyRole
 }
 
@@ -222,6 +226,11 @@ func (m *fastMachine) run() error {
 		m.op, err = m.rd.Next()
 		if err != nil {
 			return err
+		}
+		if m.wv != nil {
+			if err := m.wv.before(m); err != nil {
+				return err
+			}
 		}
 		done, err := m.step(&m.op)
 		if err != nil {
@@ -284,6 +293,9 @@ func (m *fastMachine) newSlot(k pickle.Kind, o *pickle.Op) (fastSlot, error) {
 	if m.dv != nil {
 		m.dv.created(&s)
 	}
+	if m.wv != nil {
+		m.wv.created(&s)
+	}
 	return s, nil
 }
 
@@ -327,6 +339,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		}
 		if m.pv != nil {
 			return true, m.pv.done(m, r)
+		}
+		if m.wv != nil {
+			return true, m.wv.done(m, r)
 		}
 		m.offer(r)
 		if r.rec != nil {
@@ -448,6 +463,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		if m.dv != nil {
 			m.dv.memoized(top)
 		}
+		if m.wv != nil {
+			m.wv.memoized(top)
+		}
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 		if o.Big != nil {
 			return false, fallback("memo value not found")
@@ -462,6 +480,9 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		m.stack = append(m.stack, fastSlot{kind: k, off: off, self: o.Len, ref: id})
 		if m.dv != nil && m.dv.pass1 {
 			m.dv.referenced(id)
+		}
+		if m.wv != nil {
+			m.wv.got(&m.stack[len(m.stack)-1])
 		}
 	default:
 		return false, fallback("opcode " + o.Code.String())
@@ -545,6 +566,9 @@ func (m *fastMachine) takeAll(from int, by *fastSlot) error {
 	if m.pv != nil {
 		return m.pv.takeAll(m, from, by)
 	}
+	if m.wv != nil {
+		return m.wv.takeAll(m, from, by)
+	}
 	for i := from; i < len(m.stack); i++ {
 		s := &m.stack[i]
 		pos := by.count
@@ -561,7 +585,9 @@ func (m *fastMachine) takeAll(from int, by *fastSlot) error {
 		if by.kind == pickle.KindDict && pos%2 == 0 && isScalarKind(s.kind) {
 			by.fold += sz
 		}
-		m.offer(s)
+		if !m.bview || by.kind != pickle.KindDict || pos%2 == 1 || !isScalarKind(s.kind) {
+			m.offer(s) // (a bounded view shows no dict key: its bytes are on the dict's line)
+		}
 		if s.rec != nil {
 			m.role(s.rec, by, pos, i)
 			if by.rec == nil {
@@ -694,11 +720,15 @@ func (v *fastVal) set(out *pickle.Store, id pickle.ID) {
 // keyRole is the role of a value under the scalar dict key v, spelled
 // from a scratch store of keys (the role strings do not share its memory,
 // so it is dropped and begun again when it has grown).
-func (m *fastMachine) keyRole(v fastVal) string {
+func (m *fastMachine) keyRole(v fastVal) string { return m.keyRoleAt(v, 0) }
+
+// keyRoleAt is keyRole for the key of entry j of its dict (a key with no
+// path literal, a str of 1 MiB or more, is spelled [<key j>]).
+func (m *fastMachine) keyRoleAt(v fastVal, j int) string {
 	if m.keys == nil || m.keys.Len() >= 1024 {
 		m.keys = &pickle.Store{}
 	}
-	return role{kind: rKey, k: v.add(m.keys)}.str(m.keys)
+	return role{kind: rKey, k: v.add(m.keys), i: j}.str(m.keys)
 }
 
 // withCounts gives each node ids[i] of out counts[i] items, all NoID (the
@@ -762,10 +792,10 @@ func (m *fastMachine) role(r *fastRec, by *fastSlot, pos int64, i int) {
 		case !isScalarKind(key.kind):
 			r.role = role{kind: rKeyVal, i: j}.str(nil) // (not printed: objKey)
 		case key.origin:
-			r.role = m.keyRole(valOf(key))
+			r.role = m.keyRoleAt(valOf(key), j)
 		default:
 			r.role = ""
-			r.keyRef, r.keyKind, r.keyOff = true, key.kind, key.off
+			r.keyRef, r.keyKind, r.keyOff, r.keyIdx = true, key.kind, key.off, j
 		}
 		return
 	}
@@ -781,7 +811,7 @@ func (m *fastMachine) resolve(r *fastRec) error {
 	if err != nil {
 		return err
 	}
-	r.role, r.keyRef = m.keyRole(kn), false
+	r.role, r.keyRef = m.keyRoleAt(kn, r.keyIdx), false
 	return nil
 }
 

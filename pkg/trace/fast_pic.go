@@ -107,6 +107,7 @@ type picRec struct {
 	h          uint8 // levels of records kept below it
 	rk         uint8
 	keyKind    pickle.Kind
+	ent        int32 // a dict value's entry (its key's [<key j>] when the key has no literal)
 }
 
 // picPend is the list of kept children of a slot still on the stack
@@ -346,9 +347,9 @@ func (pv *picView) role(m *fastMachine, x *picRec, by *fastSlot, pos int64, i in
 		case !isScalarKind(key.kind):
 			x.rk = picIndex // (objKey)
 		case key.origin:
-			x.rk, x.role = picKey, m.keyRole(valOf(key))
+			x.rk, x.role = picKey, m.keyRoleAt(valOf(key), int(pos/2))
 		default:
-			x.rk, x.pos, x.keyKind = picKeyRef, key.off, key.kind
+			x.rk, x.pos, x.keyKind, x.ent = picKeyRef, key.off, key.kind, int32(pos/2)
 		}
 	default:
 		x.rk = picIndex
@@ -579,8 +580,12 @@ func (pv *picView) tree(m *fastMachine) (*Tree, error) {
 				if err != nil {
 					return nil, err
 				}
-				r = m.keyRole(kn)
-				pv.roleOf[x.pos] = r
+				r = m.keyRoleAt(kn, int(x.ent))
+				if r == m.keyRoleAt(kn, int(x.ent)+1) {
+					// one role for every reference to the key (not one
+					// spelled by its entry, [<key j>])
+					pv.roleOf[x.pos] = r
+				}
 			}
 			x.rk, x.role = picKey, r
 		}

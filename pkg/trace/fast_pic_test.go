@@ -107,17 +107,6 @@ func agreePic(t *testing.T, path string) (fast int) {
 	return fast
 }
 
-// firstDiff shows where two outputs part.
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) && i < len(w); i++ {
-		if g[i] != w[i] {
-			return fmt.Sprintf("line %d\n--- fast\n%.2000s\n--- graph\n%.2000s", i+1, g[i], w[i])
-		}
-	}
-	return fmt.Sprintf("%d lines (fast) against %d (graph)", len(g), len(w))
-}
-
 // TestFastPictureCorpus: every file under testdata/ that the fast picture
 // takes draws what the graph path (PK_TRACE_FAST=0) draws.
 func TestFastPictureCorpus(t *testing.T) {

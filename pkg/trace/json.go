@@ -179,19 +179,22 @@ func (t *Tree) WriteJSON(w io.Writer, start Item, opt Options) error {
 	if t.Element != nil {
 		t.jsonElement(b, t.Element)
 	}
-	t.walk(start, opt, func(v *Visit) {
-		t.jsonHead(b)
-		jsonInt(b, "depth", int64(v.Depth))
-		t.jsonFields(b, v.Item)
-		if v.Truncated {
-			b.WriteString(`,"truncated":true`)
-		}
-		if v.Kids > 0 {
-			jsonInt(b, "children", int64(v.Kids))
-		}
-		b.WriteString("}\n")
-	}, func(v *Visit) {}, false)
+	t.walk(start, opt, func(v *Visit) { t.jsonVisit(b, v) }, func(v *Visit) {}, false)
 	return b.Flush()
+}
+
+// jsonVisit writes the record of one line of a walk.
+func (t *Tree) jsonVisit(b *bufio.Writer, v *Visit) {
+	t.jsonHead(b)
+	jsonInt(b, "depth", int64(v.Depth))
+	t.jsonFields(b, v.Item)
+	if v.Truncated {
+		b.WriteString(`,"truncated":true`)
+	}
+	if v.Kids > 0 {
+		jsonInt(b, "children", int64(v.Kids))
+	}
+	b.WriteString("}\n")
 }
 
 // WriteTopJSON writes the n largest objects as JSON Lines: the summary

@@ -274,15 +274,15 @@ func (st *StreamTree) describe(n pickle.ID) (string, string) {
 	case pickle.KindByteArray:
 		return CodeBArr, "bytearray[" + itoa(s.PayloadLen(n)) + "]"
 	case pickle.KindList:
-		return CodeList, "list[" + itoa(int64(s.NItems(n)+mutCount(s, n))) + "]"
+		return CodeList, "list[" + itoa(st.nItems(n)+int64(mutCount(s, n))) + "]"
 	case pickle.KindTuple:
-		return CodeTuple, "tuple[" + itoa(int64(s.NItems(n))) + "]"
+		return CodeTuple, "tuple[" + itoa(st.nItems(n)) + "]"
 	case pickle.KindDict:
-		return CodeD2, "dict[" + itoa(int64(s.NItems(n)/2)) + "]"
+		return CodeD2, "dict[" + itoa(st.nItems(n)/2) + "]"
 	case pickle.KindSet:
-		return CodeSet, "set[" + itoa(int64(s.NItems(n))) + "]"
+		return CodeSet, "set[" + itoa(st.nItems(n)) + "]"
 	case pickle.KindFrozenSet:
-		return CodeFSet, "frozenset[" + itoa(int64(s.NItems(n))) + "]"
+		return CodeFSet, "frozenset[" + itoa(st.nItems(n)) + "]"
 	case pickle.KindGlobal:
 		return globalCode(s, n)
 	case pickle.KindPersID:
@@ -295,6 +295,15 @@ func (st *StreamTree) describe(n pickle.ID) (string, string) {
 		return st.call(n)
 	}
 	return "?", s.Kind(n).String()
+}
+
+// nItems is the number of items of node n: Store.NItems, or for the whole
+// view's scratch store its count (StreamTree.counts).
+func (st *StreamTree) nItems(n pickle.ID) int64 {
+	if st.counts != nil && int(n) < len(st.counts) {
+		return st.counts[n]
+	}
+	return int64(st.Store.NItems(n))
 }
 
 func mutCount(s *pickle.Store, n pickle.ID) int {

@@ -98,6 +98,9 @@ type StreamTree struct {
 	// stream (what the graph path would call it: "#12"); nil when the
 	// store's IDs are the stream's.
 	num []int32
+	// counts is, for the whole view's scratch store (fast_whole.go), the
+	// item count of each node (the store holds no items); nil otherwise.
+	counts []int64
 	// owns has a bit for each node that owns another (nil: none).
 	owns []uint64
 	// ownStart and owned list, for node i, the IDs of the nodes it owns:
