@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"container/heap"
-	"errors"
 	"io"
 	"sort"
 	"strconv"
@@ -359,12 +358,7 @@ func fastBoundedOf(ra io.ReaderAt, size int64, name string, lines int) (*Tree, e
 		return nil, fallback("not a bare pickle (compression or container magic)")
 	}
 	m := &fastMachine{ra: ra, size: size, name: name, n: lines, bview: true}
-	m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
-	if err := m.run(); err != nil {
-		var fb *errFallback
-		if !errors.As(err, &fb) {
-			err = fallback(err.Error())
-		}
+	if err := m.runAll(); err != nil {
 		return nil, err
 	}
 	h := m.heap

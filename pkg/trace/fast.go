@@ -117,15 +117,25 @@ func fastTopOf(ra io.ReaderAt, size int64, name string, n int) (*Tree, error) {
 		return nil, fallback("not a bare pickle (compression or container magic)")
 	}
 	m := &fastMachine{ra: ra, size: size, name: name, n: n}
-	m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
+	if err := m.runAll(); err != nil {
+		return nil, err
+	}
+	return m.tree()
+}
+
+// runAll runs m (its view set) over the input from its start; an error
+// that is not a fallback already becomes one (the graph path then reports
+// it, or answers).
+func (m *fastMachine) runAll() error {
+	m.rd = pickle.NewReader(io.NewSectionReader(m.ra, 0, m.size), m.size, m.name)
 	if err := m.run(); err != nil {
 		var fb *errFallback
 		if !errors.As(err, &fb) {
 			err = fallback(err.Error())
 		}
-		return nil, err
+		return err
 	}
-	return m.tree()
+	return nil
 }
 
 // fastSlot is one stack entry: a node being built or consumed, or a

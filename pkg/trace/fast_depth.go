@@ -45,7 +45,7 @@ func FastDepth(path string, depth int) *Tree {
 // depthView is the state of the two passes.
 type depthView struct {
 	pass1  bool
-	owners pagedInt32        // pass 1: the owner of every node (-1: none)
+	owners paged[int32]      // pass 1: the owner of every node (-1: none)
 	refd   []uint64          // the nodes a memo reference points to (a bit each), from pass 1
 	vals   map[int32]fastVal // pass 2: their values (scalars), kept at their memo write
 	limit  int               // max(depth, 1): the root is always built
@@ -72,27 +72,30 @@ func (dv *depthView) node(k pickle.Kind, op pickle.Opcode, off int64, id int32) 
 	return n
 }
 
-// pagedInt32 grows without copying.
-type pagedInt32 struct {
-	pages [][]int32
+// paged is a table of the fast paths' passes that grows without copying
+// (pages of fastPage entries).
+type paged[T any] struct {
+	pages [][]T
 	n     int64
 }
 
-func (p *pagedInt32) push(v int32) {
+func (p *paged[T]) push(v T) {
 	if p.n%fastPage == 0 {
 		c := fastPage
 		if p.n == 0 {
 			c = 64
 		}
-		p.pages = append(p.pages, make([]int32, 0, c))
+		p.pages = append(p.pages, make([]T, 0, c))
 	}
 	l := len(p.pages) - 1
 	p.pages[l] = append(p.pages[l], v)
 	p.n++
 }
 
-func (p *pagedInt32) set(i int64, v int32) { p.pages[i/fastPage][i%fastPage] = v }
-func (p *pagedInt32) get(i int64) int32    { return p.pages[i/fastPage][i%fastPage] }
+func (p *paged[T]) at(i int64) *T { return &p.pages[i/fastPage][i%fastPage] }
+
+func (p *paged[T]) set(i int64, v T) { p.pages[i/fastPage][i%fastPage] = v }
+func (p *paged[T]) get(i int64) T    { return p.pages[i/fastPage][i%fastPage] }
 
 func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, error) {
 	if size <= 0 {
@@ -104,11 +107,7 @@ func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, err
 	run := func(dv *depthView) (*fastMachine, error) {
 		m := &fastMachine{ra: ra, size: size, name: name, dv: dv}
 		m.memo.withID = true
-		m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
-		if err := m.run(); err != nil {
-			if _, ok := err.(*errFallback); !ok {
-				err = fallback(err.Error())
-			}
+		if err := m.runAll(); err != nil {
 			return nil, err
 		}
 		return m, nil
@@ -146,7 +145,7 @@ func fastDepthOf(ra io.ReaderAt, size int64, name string, depth int) (*Tree, err
 
 // depths computes every node's depth from the owners (the root, the only
 // node without one, is at 1), with an explicit stack.
-func depths(owners *pagedInt32, total int64) ([]uint8, error) {
+func depths(owners *paged[int32], total int64) ([]uint8, error) {
 	d := make([]uint8, total)
 	var chain []int32
 	for id := int64(0); id < total; id++ {

@@ -225,12 +225,7 @@ func fastPicOf(ra io.ReaderAt, size int64, name string, specs []picSpec) (*Tree,
 		}
 	}
 	m := &fastMachine{ra: ra, size: size, name: name, pv: pv}
-	m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
-	if err := m.run(); err != nil {
-		var fb *errFallback
-		if !errors.As(err, &fb) {
-			err = fallback(err.Error())
-		}
+	if err := m.runAll(); err != nil {
 		return nil, err
 	}
 	if pv.root == 0 {

@@ -125,27 +125,6 @@ type wRef struct {
 	pl          *pathLink
 }
 
-// paged grows without copying.
-type paged[T any] struct {
-	pages [][]T
-	n     int64
-}
-
-func (p *paged[T]) push(v T) {
-	if p.n%fastPage == 0 {
-		c := fastPage
-		if p.n == 0 {
-			c = 64
-		}
-		p.pages = append(p.pages, make([]T, 0, c))
-	}
-	l := len(p.pages) - 1
-	p.pages[l] = append(p.pages[l], v)
-	p.n++
-}
-
-func (p *paged[T]) at(i int64) *T { return &p.pages[i/fastPage][i%fastPage] }
-
 // wholeView is the state of the two passes.
 type wholeView struct {
 	pass1 bool
@@ -230,12 +209,7 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	defer debug.SetGCPercent(debug.SetGCPercent(wholeGCPercent))
 	run := func(wv *wholeView) (*fastMachine, error) {
 		m := &fastMachine{ra: ra, size: size, name: name, wv: wv}
-		m.rd = pickle.NewReader(io.NewSectionReader(ra, 0, size), size, name)
-		if err := m.run(); err != nil {
-			var fb *errFallback
-			if !errors.As(err, &fb) {
-				err = fallback(err.Error())
-			}
+		if err := m.runAll(); err != nil {
 			return m, err
 		}
 		return m, nil
