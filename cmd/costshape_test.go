@@ -123,6 +123,10 @@ var costCommands = []struct {
 	{"hash", func(f costFiles) []string { return []string{"hash", f.shape} }},
 	{"trace", func(f costFiles) []string { return []string{"trace", "--color=never", f.shape} }},
 	{"trace --top 20", func(f costFiles) []string { return []string{"trace", "--top", "20", f.shape} }},
+	// the whole-file outputs (issue 10's third target): the whole tree and
+	// a picture, to /dev/null (stdout is discarded anyway)
+	{"trace --lines 0", func(f costFiles) []string { return []string{"trace", "--lines", "0", "--color=never", f.shape} }},
+	{"trace --svg", func(f costFiles) []string { return []string{"trace", "--svg", os.DevNull, f.shape} }},
 	{"scan", func(f costFiles) []string { return []string{"scan", f.shape} }},
 	// the canonical pickle to stdout (drained and counted)
 	{"canon", func(f costFiles) []string { return []string{"canon", f.shape} }},
@@ -230,6 +234,38 @@ var knownOver = map[string]string{
 	// the clean-clone run of session 10 found it over (6.1-6.2 s CPU); the
 	// binary of eb313f2 is as dear (three runs each, alternating):
 	"streams_dicts canon": "4.2-6.5 s CPU, 47 MB (eb313f2: 4.5-5.7 s, 57 MB)",
+	// The whole tree and the picture (added in session 12, measured at a
+	// load of 5): plain data is streamed (pkg/trace/fast_whole.go,
+	// fast_pic.go); these shapes take the graph path (calls, cycles, a
+	// million streams, nesting deeper than the fast machine's 262,144
+	// levels) and hold the store and the tree, or are within a quarter of
+	// the bounds (the 26 MB table prints 2.6 million lines)
+	"calls_discarded trace --lines 0":         "4.1 s CPU, 271 MB",
+	"cycle_objects trace --lines 0":           "5.9 s CPU, 273 MB",
+	"nest_dict_mark trace --lines 0":          "4.5 s CPU, 316 MB",
+	"nest_newobj_build trace --lines 0":       "7.4 s CPU, 524 MB",
+	"nest_reduce trace --lines 0":             "7.6 s CPU, 471 MB",
+	"nest_tuple1 trace --lines 0":             "3.8 s CPU, 535 MB",
+	"nest_tuple2 trace --lines 0":             "5.0 s CPU, 501 MB",
+	"newobj_discarded trace --lines 0":        "6.7 s CPU, 270 MB",
+	"streams_dicts trace --lines 0":           "3.1 s CPU, 432 MB",
+	"streams_none trace --lines 0":            "12.1 s CPU, 1509 MB",
+	"build_repeated trace --lines 0":          "1.7 s CPU, 201 MB (within, but within a quarter of the RSS bound)",
+	"cycle_dict trace --lines 0":              "2.7 s CPU, 238 MB (within, but within a quarter of the RSS bound)",
+	"nest_dict_setitem trace --lines 0":       "3.5 s CPU, 241 MB (within, but within a quarter of the bounds)",
+	"nest_mixed trace --lines 0":              "3.1 s CPU, 226 MB (within, but within a quarter of the RSS bound)",
+	"stack_globals_discarded trace --lines 0": "2.2 s CPU, 230 MB (within, but within a quarter of the RSS bound)",
+	"table_dicts_lists trace --lines 0":       "3.9 s CPU, 50 MB (within, but within a quarter of the CPU bound at a load of 5)",
+	"cycle_objects trace --svg":               "1.2 s CPU, 260 MB",
+	"nest_dict_mark trace --svg":              "1.7 s CPU, 288 MB",
+	"nest_newobj_build trace --svg":           "2.2 s CPU, 460 MB",
+	"nest_reduce trace --svg":                 "0.7 s CPU, 415 MB",
+	"streams_dicts trace --svg":               "2.0 s CPU, 350 MB",
+	"streams_none trace --svg":                "9.1 s CPU, 1353 MB",
+	"cycle_dict trace --svg":                  "1.2 s CPU, 238 MB (within, but within a quarter of the RSS bound)",
+	"cycle_list trace --svg":                  "1.2 s CPU, 204 MB (within, but within a quarter of the RSS bound)",
+	"nest_dict_setitem trace --svg":           "1.4 s CPU, 222 MB (within, but within a quarter of the RSS bound)",
+	"nest_list_append trace --svg":            "1.4 s CPU, 201 MB (within, but within a quarter of the RSS bound)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
