@@ -55,7 +55,7 @@ mapfile -t shapes < <("$PYTHON" -c 'import json, sys
 for e in json.load(open(sys.argv[1]))["shapes"]:
     print(e["name"], e["size"], e["cpython"], 1 if e["change"] else 0)' "$D/manifest.json")
 
-cmds=("dis" "hash" "trace" "trace --top 20" "diff same" "diff changed")
+cmds=("dis" "hash" "trace" "trace --top 20" "trace --lines 0" "trace --svg" "scan" "canon" "diff same" "diff changed")
 res=$D/results.tsv
 printf 'shape\tsize\tcommand\twall_s\tcpu_s\trss_kb\texit\tpy_wall_s\tpy_cpu_s\tpy_rss_kb\tpy_exit\n' >"$res"
 echo "== cost shapes ($D, ${#shapes[@]} shapes; bounds 5 s CPU, 256 MB; runs stopped after ${T}s; load average $(cut -d' ' -f1 /proc/loadavg))"
@@ -75,6 +75,7 @@ for line in "${shapes[@]}"; do
 			[ "$haschange" = 1 ] || continue
 			args=(diff "$f" "$D/$name-changed.pkl")
 			;;
+		"trace --svg") args=(trace --svg /dev/null "$f") ;;
 		*) read -ra args <<<"$c" && args+=("$f") ;;
 		esac
 		read -r w cpu rss x <<<"$(run "$PK" "${args[@]}")"
