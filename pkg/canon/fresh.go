@@ -103,14 +103,15 @@ func (r Ref) idOrNo() pickle.ID {
 	return r.id
 }
 
-// EachOp calls f for each operation Ops gives, in order, with its name
-// and its arguments' IDs (pickle.NoID for a nil one), without making a
-// node or a Ref for each; args is only valid during the call.
-func (r Ref) EachOp(f func(name string, args []pickle.ID)) {
+// EachOp calls f for each operation Ops gives, in order, with its index,
+// their number, its name and its arguments' IDs (pickle.NoID for a nil
+// one), without making a node or a Ref for each; args is only valid
+// during the call. It returns the number of operations.
+func (r Ref) EachOp(f func(i, n int, name string, args []pickle.ID)) int {
 	v := r.v
 	ops := v.ops(r.id)
 	var ids []pickle.ID
-	for _, o := range ops {
+	for i, o := range ops {
 		name := o.name
 		if name == "" {
 			name = opNames[o.tag]
@@ -119,9 +120,10 @@ func (r Ref) EachOp(f func(name string, args []pickle.ID)) {
 		for _, c := range o.args {
 			ids = append(ids, v.ref(c).idOrNo())
 		}
-		f(name, ids)
+		f(i, len(ops), name, ids)
 	}
+	return len(ops)
 }
 
-// NOps is len(Ops()).
-func (r Ref) NOps() int { return len(r.v.ops(r.id)) }
+// HasOps is len(Ops()) > 0, without making them.
+func (r Ref) HasOps() bool { return r.v.nmuts(r.id) > 0 || len(r.v.extra(r.id)) > 0 }

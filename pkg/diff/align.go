@@ -308,6 +308,7 @@ func (x *runAcc) flush() {
 	if c.N == 0 {
 		return
 	}
+	x.out = grow(x.out) // (doubling: append's quarter steps copy a long list many times)
 	if c.N >= RunMin {
 		x.out = append(x.out, c)
 		return
@@ -320,6 +321,6 @@ func (x *runAcc) flush() {
 		if r.B >= 0 {
 			r.B += k
 		}
-		x.out = append(x.out, r)
+		x.out = append(grow(x.out), r)
 	}
 }

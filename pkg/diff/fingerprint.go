@@ -222,13 +222,17 @@ func children(n canon.Ref, hdr []byte, kids []pickle.ID) (_ []pickle.ID, _ []byt
 		return kids, hdr, false
 	}
 	hdr = binary.AppendUvarint(hdr, uint64(len(kids)-at))
-	hdr = binary.AppendUvarint(hdr, uint64(n.NOps()))
-	n.EachOp(func(name string, args []pickle.ID) {
+	if n.EachOp(func(i, nops int, name string, args []pickle.ID) {
+		if i == 0 {
+			hdr = binary.AppendUvarint(hdr, uint64(nops))
+		}
 		hdr = binary.AppendUvarint(hdr, uint64(len(name)))
 		hdr = append(hdr, name...)
 		hdr = binary.AppendUvarint(hdr, uint64(len(args)))
 		kids = append(kids, args...)
-	})
+	}) == 0 {
+		hdr = binary.AppendUvarint(hdr, 0)
+	}
 	return kids, hdr, true
 }
 
@@ -289,7 +293,7 @@ func (t *fpTable) build(rootNode *canon.Node) {
 		if !ok {
 			t.hdrs, t.kids = hdrs[:at], kids[:kat]
 			in.fp, in.flags = t.leafFP(n), fpDone
-			if n.NOps() == 0 {
+			if !n.HasOps() {
 				in.flags |= fpClean
 			}
 			return
@@ -325,7 +329,10 @@ func (t *fpTable) build(rootNode *canon.Node) {
 			continue
 		}
 		// all children done (or on the stack: cyclic)
-		b := append(t.buf[:0], t.hdrs[f.hdr:f.hdr+f.hlen]...)
+		// (sized at once: the object of a million operations has a
+		// million children)
+		b := slices.Grow(t.buf[:0], int(f.hlen)+len(nilFP)*int(f.kend-f.kb))
+		b = append(b, t.hdrs[f.hdr:f.hdr+f.hlen]...)
 		for _, c := range t.kids[f.kb:f.kend] {
 			if c < 0 {
 				b = append(b, nilFP[:]...)
