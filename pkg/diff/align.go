@@ -308,7 +308,9 @@ func (x *runAcc) flush() {
 	if c.N == 0 {
 		return
 	}
-	x.out = grow(x.out) // (doubling: append's quarter steps copy a long list many times)
+	// (doubling: append's quarter steps copy a long list many times;
+	// below 256, append's own growth: a million levels align one item each)
+	x.out = growLarge(x.out)
 	if c.N >= RunMin {
 		x.out = append(x.out, c)
 		return
@@ -321,6 +323,6 @@ func (x *runAcc) flush() {
 		if r.B >= 0 {
 			r.B += k
 		}
-		x.out = append(grow(x.out), r)
+		x.out = append(growLarge(x.out), r)
 	}
 }

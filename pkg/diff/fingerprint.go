@@ -156,6 +156,23 @@ func grow[T any](s []T) []T {
 	return slices.Grow(s, max(len(s), 64))
 }
 
+// growLarge is grow for a slice of 256 items or more, else s (append's
+// own growth: a list made for each of a million nodes stays small).
+func growLarge[T any](s []T) []T {
+	if len(s) < 256 {
+		return s
+	}
+	return grow(s)
+}
+
+// reserveLarge is reserve once s holds 256 items or more, else s.
+func reserveLarge[T any](s []T, n int) []T {
+	if len(s) < 256 {
+		return s
+	}
+	return reserve(s, n)
+}
+
 // reserve is s with room for n more without a copy, doubling its
 // capacity when it needs more.
 func reserve[T any](s []T, n int) []T {
