@@ -29,7 +29,11 @@ func (n *Node) AppendPure(b []byte) []byte { return n.v.appendPure(b, n.src) }
 
 // ItemIDs appends to buf the IDs of Items() (pickle.NoID where Items has
 // nil), without making their nodes.
-func (n *Node) ItemIDs(buf []pickle.ID) []pickle.ID {
+func (n *Node) ItemIDs(buf []pickle.ID) []pickle.ID { return n.Ref().ItemIDs(buf) }
+
+// ItemIDs is Node.ItemIDs.
+func (r Ref) ItemIDs(buf []pickle.ID) []pickle.ID {
+	n := Node{v: r.v, src: r.id} // (a value: nothing escapes)
 	for _, c := range n.v.itemsOf(n.src) {
 		if c >= 0 {
 			c = n.v.res(c)
@@ -59,7 +63,11 @@ func (v *View) itemsOf(s pickle.ID) []pickle.ID {
 
 // EntryIDs appends to buf the IDs of the keys and values of Entries(), key
 // then value, without making their nodes.
-func (n *Node) EntryIDs(buf []pickle.ID) []pickle.ID {
+func (n *Node) EntryIDs(buf []pickle.ID) []pickle.ID { return n.Ref().EntryIDs(buf) }
+
+// EntryIDs is Node.EntryIDs.
+func (r Ref) EntryIDs(buf []pickle.ID) []pickle.ID {
+	n := Node{v: r.v, src: r.id} // (a value: nothing escapes)
 	if n.v.kind(n.src) != pickle.KindDict {
 		return buf
 	}
@@ -78,3 +86,44 @@ func (n *Node) EntryIDs(buf []pickle.ID) []pickle.ID {
 	}
 	return buf
 }
+
+// FuncID is Func's ID (pickle.NoID for none), without making a node.
+func (r Ref) FuncID() pickle.ID { return r.v.ref(r.v.fn(r.id)).idOrNo() }
+
+// ArgsID is Args' ID (pickle.NoID for none).
+func (r Ref) ArgsID() pickle.ID { return r.v.ref(r.v.argsOf(r.id)).idOrNo() }
+
+// KwargsID is Kwargs' ID (pickle.NoID for none).
+func (r Ref) KwargsID() pickle.ID { return r.Kwargs().idOrNo() }
+
+func (r Ref) idOrNo() pickle.ID {
+	if r.v == nil {
+		return pickle.NoID
+	}
+	return r.id
+}
+
+// EachOp calls f for each operation Ops gives, in order, with its index,
+// their number, its name and its arguments' IDs (pickle.NoID for a nil
+// one), without making a node or a Ref for each; args is only valid
+// during the call. It returns the number of operations.
+func (r Ref) EachOp(f func(i, n int, name string, args []pickle.ID)) int {
+	v := r.v
+	ops := v.ops(r.id)
+	var ids []pickle.ID
+	for i, o := range ops {
+		name := o.name
+		if name == "" {
+			name = opNames[o.tag]
+		}
+		ids = ids[:0]
+		for _, c := range o.args {
+			ids = append(ids, v.ref(c).idOrNo())
+		}
+		f(i, len(ops), name, ids)
+	}
+	return len(ops)
+}
+
+// HasOps is len(Ops()) > 0, without making them.
+func (r Ref) HasOps() bool { return r.v.nmuts(r.id) > 0 || len(r.v.extra(r.id)) > 0 }

@@ -128,7 +128,7 @@ func (v *View) effectIndexes() []int {
 		if v.isCovered(ev.Node) {
 			continue
 		}
-		out = append(out, i)
+		out = append(growInts(out), i)
 		v.cover(ev.Node)
 	}
 	// Effects may be computed before an encoding: reset so the encoder
@@ -198,7 +198,7 @@ func (v *View) topEffects() []int {
 		if v.isCovered(ev.Node) {
 			continue
 		}
-		out = append(out, i)
+		out = append(growInts(out), i)
 		v.cover(ev.Node)
 	}
 	slices.Reverse(out)
@@ -596,4 +596,14 @@ func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 		return HashDoc(doc, opt)
 	}
 	return res, err
+}
+
+// growInts doubles a full slice's capacity (append's growth of a large
+// slice, a quarter at a time, allocates and copies a million effects'
+// indexes five times over).
+func growInts(s []int) []int {
+	if len(s) < cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(len(s), 64))
 }

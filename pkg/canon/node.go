@@ -129,8 +129,12 @@ func (v *View) Root() *Node { return v.wrap(v.s.Root, nil, edge{kind: edgeRoot})
 // call log (EffectIndex).
 func (v *View) EffectNodes() []*Node {
 	v.Root()
-	var out []*Node
-	for _, i := range v.effectIndexes() {
+	idx := v.effectIndexes()
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]*Node, 0, len(idx))
+	for _, i := range idx {
 		out = append(out, v.wrap(v.s.Log[i].Node, nil, edge{kind: edgeEffect, i: int32(i)}))
 	}
 	return out

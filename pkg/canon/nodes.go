@@ -2,6 +2,7 @@ package canon
 
 import (
 	"math/big"
+	"slices"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -53,6 +54,11 @@ func (v *View) nmutsSynth(id pickle.ID) int { s, i := v.mutsAt(id); return s.NMu
 
 // mutsInto appends the operations of id to buf (Store.Muts allocates).
 func (v *View) mutsInto(buf []pickle.SMut, id pickle.ID) []pickle.SMut {
+	// (sized once: append's quarter steps copied the 700,000 operations
+	// on one object five times over)
+	if n := v.nmuts(id); cap(buf)-len(buf) < n {
+		buf = slices.Grow(buf, n)
+	}
 	s, i := v.mutsAt(id)
 	it := s.MutIter(i)
 	for m, ok := it.Next(); ok; m, ok = it.Next() {

@@ -82,8 +82,12 @@ func (v *View) RootRef() Ref { return v.ref(v.s.Root) }
 // EffectRefs is EffectNodes as Refs.
 func (v *View) EffectRefs() []Ref {
 	v.Root()
-	var out []Ref
-	for _, i := range v.effectIndexes() {
+	idx := v.effectIndexes()
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]Ref, 0, len(idx))
+	for _, i := range idx {
 		out = append(out, v.ref(v.s.Log[i].Node))
 	}
 	return out

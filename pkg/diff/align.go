@@ -308,6 +308,9 @@ func (x *runAcc) flush() {
 	if c.N == 0 {
 		return
 	}
+	// (doubling: append's quarter steps copy a long list many times;
+	// below 256, append's own growth: a million levels align one item each)
+	x.out = growLarge(x.out)
 	if c.N >= RunMin {
 		x.out = append(x.out, c)
 		return
@@ -320,6 +323,6 @@ func (x *runAcc) flush() {
 		if r.B >= 0 {
 			r.B += k
 		}
-		x.out = append(x.out, r)
+		x.out = append(growLarge(x.out), r)
 	}
 }

@@ -779,7 +779,9 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	// trace; a run names the places of its first and last effects
 	formA, formB := effectsForm(ea), effectsForm(eb)
 	effect := func(i int) pathRef { return c.paths.root(root + formB.item(i)) }
-	for _, r := range AlignRuns(len(ea), len(eb), func(i, j int) bool { return c.same(ea[i], eb[j]) }, true) {
+	// (without the '=' steps, which give no entry: a million equal effects
+	// were a million runs)
+	for _, r := range AlignRuns(len(ea), len(eb), func(i, j int) bool { return c.same(ea[i], eb[j]) }, false) {
 		if r.N > 1 {
 			if r.Kind == '~' {
 				c.walk(ea[r.A], eb[r.B], effect(r.B), true)
@@ -1475,18 +1477,24 @@ func splitOpsAll(ops []canon.Op, noAttrs ...bool) (attrs, items []canon.Entry, a
 			if len(o.Args)%2 == 0 {
 				// numbered across the setitems, in pickle order (as pk trace)
 				for i := 0; i+1 < len(o.Args); i += 2 {
-					items = append(items, canon.Entry{Key: o.Args[i], Value: o.Args[i+1], Pos: len(items)})
+					// (the lists double past 256: 700,000 operations on one
+					// object, which append's quarter steps copied five times)
+					items = append(growLarge(items), canon.Entry{Key: o.Args[i], Value: o.Args[i+1], Pos: len(items)})
 				}
 				continue
 			}
 		case "append":
-			appended = append(appended, o.Args...)
+			if len(o.Args) > 0 {
+				appended = append(reserveLarge(appended, len(o.Args)), o.Args...)
+			}
 			continue
 		}
 		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(o.Args) == 1 && len(noAttrs) == 0 {
 			st := o.Args[0]
 			if es, ok := attrDict(st); ok {
-				attrs = append(attrs, es...)
+				if len(es) > 0 {
+					attrs = append(reserveLarge(attrs, len(es)), es...)
+				}
 				continue
 			}
 			if st.Kind() == pickle.KindTuple {
@@ -1510,7 +1518,7 @@ func splitOpsAll(ops []canon.Op, noAttrs ...bool) (attrs, items []canon.Entry, a
 				}
 			}
 		}
-		rest = append(rest, o)
+		rest = append(growLarge(rest), o)
 	}
 	return attrs, items, appended, rest
 }

@@ -163,7 +163,14 @@ func (s *streamSums) set(f *os.File, walk Options) streamSet {
 			s.last = nil
 			rd := pickle.NewReaderAt(f, size, s.path, s.off[i])
 			rd.BlobThreshold, rd.NewHash = ropt.BlobThreshold, ropt.NewHash
-			st, err := pickle.RunStream(rd, i)
+			// (its length known: the tables sized from it)
+			var length int64
+			if i+1 < len(s.off) {
+				length = s.off[i+1] - s.off[i]
+			} else {
+				length = s.end - s.off[i]
+			}
+			st, err := pickle.RunStreamLen(rd, i, length)
 			if err == nil {
 				s.last, s.lastAt, s.lastAlgo = st, i, walk.Canon.Algo
 			}

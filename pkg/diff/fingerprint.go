@@ -87,6 +87,18 @@ func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
 		t.info = t.info[:0]
 		t.hdrs = t.hdrs[:0]
 	}
+	// sized once for the view's IDs: the passes reach most of its nodes
+	// (doubling from 64 allocated and cleared twice the table again, and
+	// copied it)
+	for _, r := range roots {
+		if r != nil {
+			if nc := r.Ref().View().NodeCount(); len(t.idx) < nc {
+				t.idx = make([]int32, nc)
+				t.info = make([]fpInfo, 0, nc)
+			}
+			break
+		}
+	}
 	for _, r := range roots {
 		if r != nil {
 			t.build(r)
@@ -118,7 +130,7 @@ func (t *fpTable) slotID(n pickle.ID) (int32, bool) {
 	return -1, false
 }
 
-func (t *fpTable) add(n *canon.Node, parent int32) int32 {
+func (t *fpTable) add(n canon.Ref, parent int32) int32 {
 	id := int(n.ID())
 	if id >= len(t.idx) {
 		t.idx = append(t.idx, make([]int32, max(id+1, 2*len(t.idx))-len(t.idx))...)
@@ -144,6 +156,23 @@ func grow[T any](s []T) []T {
 	return slices.Grow(s, max(len(s), 64))
 }
 
+// growLarge is grow for a slice of 256 items or more, else s (append's
+// own growth: a list made for each of a million nodes stays small).
+func growLarge[T any](s []T) []T {
+	if len(s) < 256 {
+		return s
+	}
+	return grow(s)
+}
+
+// reserveLarge is reserve once s holds 256 items or more, else s.
+func reserveLarge[T any](s []T, n int) []T {
+	if len(s) < 256 {
+		return s
+	}
+	return reserve(s, n)
+}
+
 // reserve is s with room for n more without a copy, doubling its
 // capacity when it needs more.
 func reserve[T any](s []T, n int) []T {
@@ -160,7 +189,7 @@ func reserve[T any](s []T, n int) []T {
 // XXH3-128 of it; an object's is canon's Digest, cut to 16 bytes. (Apart
 // from the Merkle ones by what was hashed: an embedding, an object's
 // starting 'N', the Merkle input a prefix of its own.)
-func (t *fpTable) leafFP(n *canon.Node) (out [16]byte) {
+func (t *fpTable) leafFP(n canon.Ref) (out [16]byte) {
 	if n.Pure() {
 		b := n.AppendPure(t.buf[:0])
 		t.buf = b
@@ -180,7 +209,7 @@ func (t *fpTable) leafFP(n *canon.Node) (out [16]byte) {
 // the children's fingerprints determines n's encoding (kind, counts, call
 // form, operation names); ok is false for an object that is no container
 // (its Digest is its fingerprint). It makes no node for the children.
-func children(n *canon.Node, hdr []byte, kids []pickle.ID) (_ []pickle.ID, _ []byte, ok bool) {
+func children(n canon.Ref, hdr []byte, kids []pickle.ID) (_ []pickle.ID, _ []byte, ok bool) {
 	at := len(kids)
 	hdr = append(hdr, "\xff\xfepkdiff-merkle"...)
 	hdr = append(hdr, byte(n.Kind()))
@@ -201,24 +230,25 @@ func children(n *canon.Node, hdr []byte, kids []pickle.ID) (_ []pickle.ID, _ []b
 		kids = n.EntryIDs(kids)
 	case pickle.KindCall:
 		hdr = append(hdr, n.CallForm()...)
-		kids = append(kids, idOf(n.Func()), idOf(n.Args()))
-		if kw := n.Kwargs(); kw != nil {
+		kids = append(kids, n.FuncID(), n.ArgsID())
+		if kw := n.KwargsID(); kw != pickle.NoID {
 			hdr = append(hdr, 'k')
-			kids = append(kids, kw.ID())
+			kids = append(kids, kw)
 		}
 	default:
 		return kids, hdr, false
 	}
 	hdr = binary.AppendUvarint(hdr, uint64(len(kids)-at))
-	ops := n.Ops()
-	hdr = binary.AppendUvarint(hdr, uint64(len(ops)))
-	for _, o := range ops {
-		hdr = binary.AppendUvarint(hdr, uint64(len(o.Name)))
-		hdr = append(hdr, o.Name...)
-		hdr = binary.AppendUvarint(hdr, uint64(len(o.Args)))
-		for _, a := range o.Args {
-			kids = append(kids, idOf(a))
+	if n.EachOp(func(i, nops int, name string, args []pickle.ID) {
+		if i == 0 {
+			hdr = binary.AppendUvarint(hdr, uint64(nops))
 		}
+		hdr = binary.AppendUvarint(hdr, uint64(len(name)))
+		hdr = append(hdr, name...)
+		hdr = binary.AppendUvarint(hdr, uint64(len(args)))
+		kids = append(kids, args...)
+	}) == 0 {
+		hdr = binary.AppendUvarint(hdr, 0)
 	}
 	return kids, hdr, true
 }
@@ -246,8 +276,9 @@ var nilFP = [16]byte{'n', 'i', 'l'}
 // and those above, not clean. The children of the nodes on the stack are
 // held as IDs in one arena (t.kids), a node made for each only while it is
 // visited.
-func (t *fpTable) build(root *canon.Node) {
-	if i, ok := t.slot(root); ok {
+func (t *fpTable) build(rootNode *canon.Node) {
+	root := rootNode.Ref()
+	if i, ok := t.slotID(root.ID()); ok {
 		if t.info[i].refs < 2 {
 			t.info[i].refs++
 		}
@@ -264,7 +295,7 @@ func (t *fpTable) build(root *canon.Node) {
 		}
 	}()
 	// visit gives n a slot, and a frame when it is an object with children
-	visit := func(n *canon.Node, parent int32) {
+	visit := func(n canon.Ref, parent int32) {
 		i := t.add(n, parent)
 		in := &t.info[i]
 		if n.Pure() {
@@ -279,7 +310,7 @@ func (t *fpTable) build(root *canon.Node) {
 		if !ok {
 			t.hdrs, t.kids = hdrs[:at], kids[:kat]
 			in.fp, in.flags = t.leafFP(n), fpDone
-			if len(n.Ops()) == 0 {
+			if !n.HasOps() {
 				in.flags |= fpClean
 			}
 			return
@@ -315,7 +346,10 @@ func (t *fpTable) build(root *canon.Node) {
 			continue
 		}
 		// all children done (or on the stack: cyclic)
-		b := append(t.buf[:0], t.hdrs[f.hdr:f.hdr+f.hlen]...)
+		// (sized at once: the object of a million operations has a
+		// million children)
+		b := slices.Grow(t.buf[:0], int(f.hlen)+len(nilFP)*int(f.kend-f.kb))
+		b = append(b, t.hdrs[f.hdr:f.hdr+f.hlen]...)
 		for _, c := range t.kids[f.kb:f.kend] {
 			if c < 0 {
 				b = append(b, nilFP[:]...)

@@ -294,6 +294,7 @@ type machine struct {
 	reuse   bool   // ParseEach: every stream runs in the memory of the one before
 	graph   bool   // build the *Node graph of each stream
 	project bool   // may project record counts from the input's size (not for RunStream)
+	end     int64  // RunStreamLen: where the stream ends (0: the input's size)
 	one     Store  // with reuse, the Store every stream is built in
 	oneSt   Stream // with reuse and NoGraph, the Stream every stream is handed out in
 
@@ -326,6 +327,16 @@ func newMachine(rd *Reader, reuse, graph bool) *machine {
 // (a joblib file runs one for each object array, followed by array data).
 func RunStream(rd *Reader, index int) (*Stream, error) {
 	m := &machine{rd: rd, start: rd.Offset()}
+	return m.run(index)
+}
+
+// RunStreamLen is RunStream for a stream known to end n bytes from the
+// reader's position (pk diff reads again a stream it has hashed): the
+// machine sizes its tables from the share of those bytes read so far, as
+// Parse does from the file's size, instead of growing them by append's
+// quarter steps (a million discarded calls: 1.5 GB allocated and copied).
+func RunStreamLen(rd *Reader, index int, n int64) (*Stream, error) {
+	m := &machine{rd: rd, start: rd.Offset(), project: n > 0, end: rd.Offset() + n}
 	return m.run(index)
 }
 
@@ -478,6 +489,9 @@ func (m *machine) growRecs() {
 	s := m.s
 	n := int64(len(s.recs))
 	size := m.rd.Size()
+	if m.end > 0 {
+		size = m.end
+	}
 	start, before := m.start, m.before
 	if m.graph || m.reuse {
 		// the buffers are not windows for the streams after this one
