@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
 var boundedNs = []int{2, 3, 5, 10, 40, 1000}
@@ -102,17 +100,7 @@ func agreeBounded(t *testing.T, path string) (fast int) {
 }
 
 func TestBoundedCorpus(t *testing.T) {
-	files := testfile.Sample(corpusFiles(2<<20), 2)
-	took := 0
-	for _, p := range files {
-		if agreeBounded(t, p) > 0 {
-			took++
-		}
-	}
-	t.Logf("%d files, the fast path applied to %d", len(files), took)
-	if took < testfile.ShortDiv(30, 2) {
-		t.Errorf("the fast path applied to only %d files", took)
-	}
+	corpusAgrees(t, "the bounded fast path", 2<<20, func(t *testing.T, p string) bool { return agreeBounded(t, p) > 0 })
 }
 
 func TestBoundedGenerated(t *testing.T) {

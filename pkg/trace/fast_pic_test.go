@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pk-tools/pk/pkg/internal/testfile"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -110,17 +109,7 @@ func agreePic(t *testing.T, path string) (fast int) {
 // TestFastPictureCorpus: every file under testdata/ that the fast picture
 // takes draws what the graph path (PK_TRACE_FAST=0) draws.
 func TestFastPictureCorpus(t *testing.T) {
-	files := testfile.Sample(corpusFiles(8<<20), 2)
-	took := 0
-	for _, p := range files {
-		if agreePic(t, p) > 0 {
-			took++
-		}
-	}
-	t.Logf("%d files, the fast picture applied to %d", len(files), took)
-	if took < testfile.ShortDiv(30, 2) {
-		t.Errorf("the fast picture applied to only %d files of the corpus", took)
-	}
+	corpusAgrees(t, "the fast picture", 8<<20, func(t *testing.T, p string) bool { return agreePic(t, p) > 0 })
 }
 
 // TestFastPictureGenerated: random plain data of protocols 0-5.

@@ -868,19 +868,28 @@ func corpusFiles(max int64) []string {
 	return files
 }
 
-// TestFastDepthCorpus: FastDepth on every file under testdata/.
-func TestFastDepthCorpus(t *testing.T) {
-	files := testfile.Sample(corpusFiles(8<<20), 2)
+// corpusAgrees runs agree (a fast path against the graph path, true when
+// the fast path answered) on every file under testdata/ of less than max
+// bytes (every second one under -short) and asks that the fast path took
+// at least 30 (15) of them.
+func corpusAgrees(t *testing.T, name string, max int64, agree func(*testing.T, string) bool) {
+	t.Helper()
+	files := testfile.Sample(corpusFiles(max), 2)
 	took := 0
 	for _, p := range files {
-		if agreeDepth(t, p) > 0 {
+		if agree(t, p) {
 			took++
 		}
 	}
-	t.Logf("%d files, the depth fast path applied to %d", len(files), took)
+	t.Logf("%d files, %s applied to %d", len(files), name, took)
 	if took < testfile.ShortDiv(30, 2) {
-		t.Errorf("the depth fast path applied to only %d files of the corpus", took)
+		t.Errorf("%s applied to only %d files of the corpus", name, took)
 	}
+}
+
+// TestFastDepthCorpus: FastDepth on every file under testdata/.
+func TestFastDepthCorpus(t *testing.T) {
+	corpusAgrees(t, "the depth fast path", 8<<20, func(t *testing.T, p string) bool { return agreeDepth(t, p) > 0 })
 }
 
 // TestFastDepthGenerated: random plain data of protocols 0-5 and the

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pk-tools/pk/pkg/internal/testfile"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -129,17 +128,7 @@ func firstDiff(got, want string) string {
 // TestFastWholeCorpus: the whole view on every file under testdata/
 // (every second one under -short) prints what the graph path prints.
 func TestFastWholeCorpus(t *testing.T) {
-	files := testfile.Sample(corpusFiles(8<<20), 2)
-	took := 0
-	for _, p := range files {
-		if agreeWhole(t, p) {
-			took++
-		}
-	}
-	t.Logf("%d files, the whole view applied to %d", len(files), took)
-	if took < testfile.ShortDiv(30, 2) {
-		t.Errorf("the whole view applied to only %d files of the corpus", took)
-	}
+	corpusAgrees(t, "the whole view", 8<<20, agreeWhole)
 }
 
 // TestFastWholeGenerated: random plain data of protocols 0-5.
