@@ -11,6 +11,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -78,7 +79,7 @@ func (v *View) newState() *encState {
 	n := int(v.nsyn)
 	if s := v.scr; s != nil {
 		// the previous stream of the input is done with them
-		s.pure, s.pslot = grown(s.pure, n), grown(s.pslot, n)
+		s.pure, s.pslot = grow.Reuse(s.pure, n), grow.Reuse(s.pslot, n)
 		prev := &s.st
 		s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20,
 			pdig: prev.pdig.reset(), isoDig: prev.isoDig.reset(), eqDig: prev.eqDig.reset(),
@@ -167,16 +168,6 @@ type docScratch struct {
 	st     encState
 	enc    encoder
 	view   View
-}
-
-// grown returns s with length n, zeroed, reusing its array when it can.
-func grown[T uint8 | int32 | uint32](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
 }
 
 // ---- purity ----

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -189,7 +190,7 @@ func (k *foldSink) fold(s *pickle.Store, roots, keys []pickle.ID, shared []uint8
 	}
 	e := k.e
 	st := v.state()
-	k.gen, k.ord = grown(k.gen, int(v.nsyn)), grown(k.ord, int(v.nsyn))
+	k.gen, k.ord = grow.Reuse(k.gen, int(v.nsyn)), grow.Reuse(k.ord, int(v.nsyn))
 	st.ordGen, st.ordVal, st.gen = k.gen, k.ord, 0
 	st.genBusy = true // isolated encoders inside (sort keys) use maps
 	k.walked = grownSet(k.walked, int(v.nsyn))

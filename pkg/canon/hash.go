@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -128,7 +129,7 @@ func (v *View) effectIndexes() []int {
 		if v.isCovered(ev.Node) {
 			continue
 		}
-		out = append(growInts(out), i)
+		out = append(grow.Room(out, 1), i)
 		v.cover(ev.Node)
 	}
 	// Effects may be computed before an encoding: reset so the encoder
@@ -198,7 +199,7 @@ func (v *View) topEffects() []int {
 		if v.isCovered(ev.Node) {
 			continue
 		}
-		out = append(growInts(out), i)
+		out = append(grow.Room(out, 1), i)
 		v.cover(ev.Node)
 	}
 	slices.Reverse(out)
@@ -596,14 +597,4 @@ func hashOpened(path string, r io.Reader, opt Options) (*Result, error) {
 		return HashDoc(doc, opt)
 	}
 	return res, err
-}
-
-// growInts doubles a full slice's capacity (append's growth of a large
-// slice, a quarter at a time, allocates and copies a million effects'
-// indexes five times over).
-func growInts(s []int) []int {
-	if len(s) < cap(s) {
-		return s
-	}
-	return slices.Grow(s, max(len(s), 64))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -113,7 +114,7 @@ func sumStreams(path string, opt Options) (*streamSums, bool) {
 	// read through the canon sink: a stream it folded is read again, whole,
 	// only when its pair differs (load)
 	res, file, _, ok := canon.EachStreamFolded(path, opt.Canon, s.census.node, func(st *pickle.Stream, d []byte) error {
-		s.off, s.fps = grow(s.off), grow(s.fps)
+		s.off, s.fps = grow.Room(s.off, 1), grow.Room(s.fps, 1)
 		s.off = append(s.off, st.Offset)
 		s.fps = append(s.fps, [16]byte(d[:16]))
 		s.end = st.Offset + st.Len()

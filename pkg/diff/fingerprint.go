@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/zeebo/xxh3"
 )
@@ -135,7 +136,7 @@ func (t *fpTable) add(n canon.Ref, parent int32) int32 {
 	if id >= len(t.idx) {
 		t.idx = append(t.idx, make([]int32, max(id+1, 2*len(t.idx))-len(t.idx))...)
 	}
-	t.info = grow(t.info)
+	t.info = grow.Room(t.info, 1)
 	t.info = append(t.info, fpInfo{parent: parent, refs: 1})
 	t.idx[id] = int32(len(t.info))
 	return int32(len(t.info) - 1)
@@ -147,39 +148,21 @@ func (t *fpTable) add(n canon.Ref, parent int32) int32 {
 // inputs whose digests differ differ: the verdict is the digests').
 func (t *fpTable) sum(b []byte) [16]byte { return xxh3.Hash128(b).Bytes() }
 
-// grow doubles a full slice's capacity (append's growth of large slices,
-// 1.25x, copies a million-level stack many times over).
-func grow[T any](s []T) []T {
-	if len(s) < cap(s) {
-		return s
-	}
-	return slices.Grow(s, max(len(s), 64))
-}
-
 // growLarge is grow for a slice of 256 items or more, else s (append's
 // own growth: a list made for each of a million nodes stays small).
 func growLarge[T any](s []T) []T {
 	if len(s) < 256 {
 		return s
 	}
-	return grow(s)
+	return grow.Room(s, 1)
 }
 
-// reserveLarge is reserve once s holds 256 items or more, else s.
+// reserveLarge is grow.Room(s, n) once s holds 256 items or more, else s.
 func reserveLarge[T any](s []T, n int) []T {
 	if len(s) < 256 {
 		return s
 	}
-	return reserve(s, n)
-}
-
-// reserve is s with room for n more without a copy, doubling its
-// capacity when it needs more.
-func reserve[T any](s []T, n int) []T {
-	if cap(s)-len(s) >= n {
-		return s
-	}
-	return slices.Grow(s, max(len(s), n, 64))
+	return grow.Room(s, n)
 }
 
 // leafFP gives a pure node, or an object that is no container, its
@@ -305,7 +288,7 @@ func (t *fpTable) build(rootNode *canon.Node) {
 		at, kat := len(t.hdrs), len(t.kids)
 		// (the arenas grow by doubling: append's growth of a large slice,
 		// 1.25x, copies them many times down a deep nesting)
-		t.hdrs, t.kids = reserve(t.hdrs, 64), reserve(t.kids, 16)
+		t.hdrs, t.kids = grow.Room(t.hdrs, 64), grow.Room(t.kids, 16)
 		kids, hdrs, ok := children(n, t.hdrs, t.kids)
 		if !ok {
 			t.hdrs, t.kids = hdrs[:at], kids[:kat]
@@ -316,7 +299,7 @@ func (t *fpTable) build(rootNode *canon.Node) {
 			return
 		}
 		t.hdrs, t.kids = hdrs, kids
-		stack = grow(stack)
+		stack = grow.Room(stack, 1)
 		stack = append(stack, fpFrame{i: i, kb: int32(kat), k: int32(kat), kend: int32(len(kids)), hdr: int32(at), hlen: int32(len(hdrs) - at), clean: true})
 	}
 	visit(root, -1)

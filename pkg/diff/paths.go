@@ -1,6 +1,9 @@
 package diff
 
-import ppath "github.com/pk-tools/pk/pkg/path"
+import (
+	"github.com/pk-tools/pk/pkg/internal/grow"
+	ppath "github.com/pk-tools/pk/pkg/path"
+)
 
 // Paths of the walk, held as a tree: each is its parent and one edge
 // ("[3]", "['key']", ".attr"), so a task a million levels down costs one
@@ -31,7 +34,7 @@ func (p *pathTable) root(s string) pathRef { return p.push(-1, s) }
 func (p *pathTable) child(parent pathRef, edge string) pathRef { return p.push(parent, edge) }
 
 func (p *pathTable) push(parent pathRef, edge string) pathRef {
-	p.nodes = append(grow(p.nodes), pathNode{parent: parent, edge: edge})
+	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, edge: edge})
 	if len(p.ignore) > 0 {
 		for k, ig := range p.ignore {
 			m := int32(0)

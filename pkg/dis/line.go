@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -68,16 +69,6 @@ var lines = func() *lineTable {
 	}
 	return t
 }()
-
-// room returns b with at least n bytes of capacity after its length.
-func room(b []byte, n int) []byte {
-	if cap(b)-len(b) >= n {
-		return b
-	}
-	nb := make([]byte, len(b), 2*cap(b)+n)
-	copy(nb, b)
-	return nb
-}
 
 // pairs[k] is the two decimal digits of k (0-99) as a little-endian
 // uint16: tens in the low byte.
@@ -175,7 +166,7 @@ func putString(b []byte, n int, s string) int { return n + copy(b[n:], s) }
 // there is an argument or a note the name padded to 10 columns, then
 // " repr(arg)", " (MARK at N)" and pk's memo note or pickletools' "(as N)".
 func (d *disassembler) textLine(lvl int, o *pickle.Op, info *pickle.OpInfo, markPos, memoIdx, memoOrigin int64) {
-	b := room(d.out, d.lineRoom)
+	b := grow.Room(d.out, d.lineRoom)
 	n := len(b)
 	b = b[:cap(b)]
 	c := o.Code
@@ -251,7 +242,7 @@ func (d *disassembler) putArg(b []byte, n int, o *pickle.Op) (int, []byte) {
 		}
 	}
 	out := appendArgRepr(b[:n], o)
-	out = room(out, d.lineRoom)
+	out = grow.Room(out, d.lineRoom)
 	return len(out), out[:cap(out)]
 }
 

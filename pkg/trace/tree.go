@@ -26,6 +26,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -175,16 +176,6 @@ type sizeScratch struct {
 	stack []int32
 }
 
-// grow returns buf with length n, reusing its memory when it can.
-func grow[T any](buf []T, n int) []T {
-	if cap(buf) < n {
-		return make([]T, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
-}
-
 // sizeStream is newStream; with scr, the tree and its tables are scr's,
 // valid until the next call with scr.
 //
@@ -204,7 +195,7 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *Str
 		st = &StreamTree{Store: s, Incl: make([]int64, n)}
 		cnt = make([]int32, n)
 	} else {
-		scr.incl, scr.cnt = grow(scr.incl, n), grow(scr.cnt, n)
+		scr.incl, scr.cnt = grow.Reuse(scr.incl, n), grow.Reuse(scr.cnt, n)
 		scr.st = StreamTree{Store: s, Incl: scr.incl}
 		st, cnt = &scr.st, scr.cnt
 		if len(scr.mark.bits) < (n+63)/64 {
@@ -249,7 +240,7 @@ func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
 	if scr == nil {
 		bits, owns = make([]uint64, words), make([]uint64, words)
 	} else {
-		scr.bits, scr.owns = grow(scr.bits, words), grow(scr.owns, words)
+		scr.bits, scr.owns = grow.Reuse(scr.bits, words), grow.Reuse(scr.owns, words)
 		bits, owns = scr.bits, scr.owns
 	}
 	// every root a top (else there are orphans: sizeDFS names them)

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"unsafe"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
+
 	"github.com/zeebo/xxh3"
 )
 
@@ -222,10 +224,10 @@ func (t *values) find(v vkey, h uint64) int32 {
 		if s == 0 {
 			ord := int32(len(t.ends))
 			if idx := t.next(); t.fingerprints {
-				t.index = append(room(t.index, 1), idx)
+				t.index = append(grow.Room(t.index, 1), idx)
 			}
-			t.arena = append(append(room(t.arena, 1+len(v.s)), v.tag), v.s...)
-			t.ends = append(room(t.ends, 1), len(t.arena))
+			t.arena = append(append(grow.Room(t.arena, 1+len(v.s)), v.tag), v.s...)
+			t.ends = append(grow.Room(t.ends, 1), len(t.arena))
 			t.slots[i] = fp | uint64(ord+1)
 			if 2*len(t.ends) > len(t.slots) {
 				t.grow()

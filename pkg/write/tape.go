@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -113,7 +114,7 @@ func (t *tape) event(kind byte, arg uint64, witharg bool) {
 		t.flush()
 	}
 	t.nev++
-	t.ev = room(t.ev, 1+2*binary.MaxVarintLen64)
+	t.ev = grow.Room(t.ev, 1+2*binary.MaxVarintLen64)
 	d := len(t.buf) - t.last
 	if d < 15 {
 		t.ev = append(t.ev, kind|byte(d)<<4)
@@ -130,7 +131,7 @@ func (t *tape) event(kind byte, arg uint64, witharg bool) {
 
 func (t *tape) raw(b []byte) {
 	t.event(evRaw, uint64(len(b)), true)
-	t.buf = append(room(t.buf, len(b)), b...)
+	t.buf = append(grow.Room(t.buf, len(b)), b...)
 	t.last = len(t.buf)
 }
 
@@ -144,20 +145,20 @@ func (t *tape) boundary() {
 	t.event(evBoundary, 0, false)
 }
 
-func (t *tape) write(b ...byte) { t.buf = append(room(t.buf, len(b)), b...) }
+func (t *tape) write(b ...byte) { t.buf = append(grow.Room(t.buf, len(b)), b...) }
 
-func (t *tape) writeString(s string) { t.buf = append(room(t.buf, len(s)), s...) }
+func (t *tape) writeString(s string) { t.buf = append(grow.Room(t.buf, len(s)), s...) }
 
 // header writes an opcode with its length argument; a payload of n bytes
 // follows (payload / payloadString).
 func (t *tape) header(h []byte, n int64) {
 	if n >= FrameTarget {
 		t.event(evHeader, uint64(len(h)), true)
-		t.buf = append(room(t.buf, len(h)), h...)
+		t.buf = append(grow.Room(t.buf, len(h)), h...)
 		t.last = len(t.buf)
 		return
 	}
-	t.buf = append(room(t.buf, len(h)), h...)
+	t.buf = append(grow.Room(t.buf, len(h)), h...)
 }
 
 func (t *tape) payload(b []byte) {
@@ -165,7 +166,7 @@ func (t *tape) payload(b []byte) {
 		t.payloadString(string(b))
 		return
 	}
-	t.buf = append(room(t.buf, len(b)), b...)
+	t.buf = append(grow.Room(t.buf, len(b)), b...)
 }
 
 func (t *tape) payloadString(s string) {
@@ -174,7 +175,7 @@ func (t *tape) payloadString(s string) {
 		t.bigs = append(t.bigs, s)
 		return
 	}
-	t.buf = append(room(t.buf, len(s)), s...)
+	t.buf = append(grow.Room(t.buf, len(s)), s...)
 }
 
 // built records that an object with a key is built and returns its
@@ -187,9 +188,9 @@ func (t *tape) built(prev int32) int32 {
 		g = t.group[prev]
 		t.uses[g]++
 	} else {
-		t.uses = append(room(t.uses, 1), 1)
+		t.uses = append(grow.Room(t.uses, 1), 1)
 	}
-	t.group = append(room(t.group, 1), g)
+	t.group = append(grow.Room(t.group, 1), g)
 	t.event(evMemo, 0, false)
 	return p
 }

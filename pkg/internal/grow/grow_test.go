@@ -1,0 +1,41 @@
+package grow
+
+import "testing"
+
+func TestRoom(t *testing.T) {
+	var s []int
+	copies := 0
+	for i := 0; i < 1<<20; i++ {
+		before := cap(s)
+		s = Room(s, 1)
+		if cap(s) != before {
+			copies++
+			if before > 0 && cap(s) < 2*before {
+				t.Fatalf("grew %d -> %d: not doubled", before, cap(s))
+			}
+		}
+		s = append(s, i)
+	}
+	if copies > 15 {
+		t.Errorf("%d reallocations for 2^20 items", copies)
+	}
+	for i, v := range s {
+		if v != i {
+			t.Fatalf("s[%d] = %d", i, v)
+		}
+	}
+	if b := Room([]byte("ab"), 100); len(b) != 2 || cap(b) < 102 || string(b) != "ab" {
+		t.Errorf("Room kept %q, cap %d", b, cap(b))
+	}
+}
+
+func TestReuse(t *testing.T) {
+	s := []int32{1, 2, 3, 4}
+	r := Reuse(s, 3)
+	if len(r) != 3 || &r[0] != &s[0] || r[0] != 0 || r[2] != 0 {
+		t.Errorf("Reuse(4 of cap 4, 3) = %v", r)
+	}
+	if r := Reuse(s, 9); len(r) != 9 || r[8] != 0 {
+		t.Errorf("Reuse(cap 4, 9) = %v", r)
+	}
+}
