@@ -254,14 +254,7 @@ func TestFastPictureServesOnly(t *testing.T) {
 // exactly when --top's fast path does, and otherwise draws what the graph
 // path draws.
 func FuzzFastPicture(f *testing.F) {
-	for _, p := range fixturesForSeeds() {
-		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
-			f.Add(b)
-		}
-	}
-	for proto := 0; proto <= 5; proto++ {
-		f.Add(genPickle(int64(proto), proto))
-	}
+	addFuzzSeeds(f)
 	f.Add(chains(20, 9, 30, 3))
 	dir := f.TempDir()
 	cases := []picCase{picCases[2], picCases[5]}
@@ -280,17 +273,7 @@ func FuzzFastPicture(f *testing.F) {
 				continue
 			}
 			if slow == nil {
-				fh, err := os.CreateTemp(dir, "f*.pkl")
-				if err != nil {
-					t.Fatal(err)
-				}
-				fh.Write(b)
-				fh.Close()
-				defer os.Remove(fh.Name())
-				if slow, err = slowTree(fh.Name()); err != nil {
-					t.Fatalf("the fast picture answered but the graph path fails: %v", err)
-				}
-				slow.File.Name = "fuzz.pkl"
+				slow = fuzzSlowTree(t, dir, b, "the fast picture")
 			}
 			if got, want := picOutputs(t, ft, c), picOutputs(t, slow, c); got != want {
 				t.Fatalf("%v differs\n%s", c, firstDiff(got, want))

@@ -683,9 +683,9 @@ func TestFastTopFallsBack(t *testing.T) {
 	}
 }
 
-// FuzzFastTop: on any bytes the fast paths (--top and the depth view) never
-// panic, and either fall back or print what the graph path prints.
-func FuzzFastTop(f *testing.F) {
+// addFuzzSeeds seeds a fast path's fuzz target: the small fixtures and a
+// generated plain-data pickle of each protocol.
+func addFuzzSeeds(f *testing.F) {
 	for _, p := range fixturesForSeeds() {
 		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
 			f.Add(b)
@@ -694,6 +694,32 @@ func FuzzFastTop(f *testing.F) {
 	for proto := 0; proto <= 5; proto++ {
 		f.Add(genPickle(int64(proto), proto))
 	}
+}
+
+// fuzzSlowTree is the graph path's tree of b (written to a file in dir,
+// named fuzz.pkl as the fast paths are told), the fuzz targets' oracle;
+// what names the fast path that answered.
+func fuzzSlowTree(t *testing.T, dir string, b []byte, what string) *Tree {
+	t.Helper()
+	fh, err := os.CreateTemp(dir, "f*.pkl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.Write(b)
+	fh.Close()
+	defer os.Remove(fh.Name())
+	slow, err := slowTree(fh.Name())
+	if err != nil {
+		t.Fatalf("%s answered but the graph path fails: %v", what, err)
+	}
+	slow.File.Name = "fuzz.pkl"
+	return slow
+}
+
+// FuzzFastTop: on any bytes the fast paths (--top and the depth view) never
+// panic, and either fall back or print what the graph path prints.
+func FuzzFastTop(f *testing.F) {
+	addFuzzSeeds(f)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, n := range []int{1, 4} {
@@ -704,18 +730,7 @@ func FuzzFastTop(f *testing.F) {
 				}
 				continue
 			}
-			fh, err := os.CreateTemp(dir, "f*.pkl")
-			if err != nil {
-				t.Fatal(err)
-			}
-			fh.Write(b)
-			fh.Close()
-			defer os.Remove(fh.Name())
-			slow, err := slowTree(fh.Name())
-			if err != nil {
-				t.Fatalf("the fast path answered but the graph path fails: %v", err)
-			}
-			slow.File.Name = "fuzz.pkl"
+			slow := fuzzSlowTree(t, dir, b, "the fast path")
 			if got, want := topOutputs(t, tr, n), topOutputs(t, slow, n); got != want {
 				t.Fatalf("--top %d differs\n--- fast\n%s\n--- graph\n%s", n, got, want)
 			}
@@ -730,18 +745,7 @@ func FuzzFastTop(f *testing.F) {
 			if dt == nil {
 				continue
 			}
-			fh, err := os.CreateTemp(dir, "f*.pkl")
-			if err != nil {
-				t.Fatal(err)
-			}
-			fh.Write(b)
-			fh.Close()
-			defer os.Remove(fh.Name())
-			slow, err := slowTree(fh.Name())
-			if err != nil {
-				t.Fatalf("the depth view answered but the graph path fails: %v", err)
-			}
-			slow.File.Name = "fuzz.pkl"
+			slow := fuzzSlowTree(t, dir, b, "the depth view")
 			if got, want := depthOutputs(t, dt, opt), depthOutputs(t, slow, opt); got != want {
 				t.Fatalf("%+v differs\n--- fast\n%s\n--- graph\n%s", opt, got, want)
 			}

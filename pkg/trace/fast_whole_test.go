@@ -307,32 +307,14 @@ func TestFastWholeCases(t *testing.T) {
 // FuzzFastWhole: on any input the whole view falls back before writing
 // or prints what the graph path prints.
 func FuzzFastWhole(f *testing.F) {
-	for _, p := range fixturesForSeeds() {
-		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
-			f.Add(b)
-		}
-	}
-	for proto := 0; proto <= 5; proto++ {
-		f.Add(genPickle(int64(proto), proto))
-	}
+	addFuzzSeeds(f)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, ok := wholeFast(t, b, "fuzz.pkl", -1, Style{}, false)
 		if !ok {
 			return
 		}
-		fh, err := os.CreateTemp(dir, "f*.pkl")
-		if err != nil {
-			t.Fatal(err)
-		}
-		fh.Write(b)
-		fh.Close()
-		defer os.Remove(fh.Name())
-		slow, err := slowTree(fh.Name())
-		if err != nil {
-			t.Fatalf("the whole view answered but the graph path fails: %v", err)
-		}
-		slow.File.Name = "fuzz.pkl"
+		slow := fuzzSlowTree(t, dir, b, "the whole view")
 		if want := wholeGraph(t, slow, -1, Style{}, false); got != want {
 			t.Fatalf("the whole view differs\n%s", firstDiff(got, want))
 		}
