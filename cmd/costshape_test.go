@@ -75,11 +75,12 @@ func TestCostShapes(t *testing.T) {
 					}
 					r := runCost(t, pk, args)
 					status := sh.check(r, c.name)
-					if status != "" && !over {
+					for try := 1; status != "" && !over && try < costTries; try++ {
 						// Peak RSS varies by up to a third between runs (when
-						// the collector runs), CPU time with the machine's
-						// load: a run over the bounds fails when it is over
-						// twice.
+						// the collector runs: later on a loaded machine, so
+						// the heap overshoots more), CPU time with the
+						// machine's load: a run over the bounds fails when it
+						// is over costTries times in a row.
 						t.Logf("%s: %s; running it again", r, status)
 						r = runCost(t, pk, args)
 						status = sh.check(r, c.name)
@@ -105,6 +106,11 @@ func TestCostShapes(t *testing.T) {
 // every command meets an eighth of the shapes; make test-full (CI) runs all.
 const (
 	costShortEvery = 8
+	// costTries: the runs a command gets before it fails (the least of
+	// them counts). Two were not enough on the CI machine of session 12,
+	// loaded by the other packages' tests: cycle_dict's trace --top 20 read
+	// 283 and 280 MB there, 214-286 MB on a quiet machine.
+	costTries = 3
 
 	costCPU     = 5 * time.Second
 	costRSS     = 256 << 20
@@ -170,6 +176,7 @@ var knownOver = map[string]string{
 	"cycle_objects trace":                  "0.5 s CPU, 332 MB",
 	"cycle_objects trace --top 20":         "0.4 s CPU, 326 MB",
 	"cycle_dict hash":                      "0.5 s CPU, 269 MB (session 7)",
+	"cycle_dict trace --top 20":            "1.5-1.7 s CPU, 215-286 MB (session 13; 280 and 283 MB in session 12's CI: a million levels of dicts, all live to the end)",
 	"cycle_objects diff same":              "5.4-5.6 s CPU, 279-280 MB (session 10, at a load of 35)",
 	"cycle_dict diff same":                 "3.5-5.6 s CPU, 215-348 MB (session 10, at a load of 35-40: within the bounds in 3 of 4 runs, RSS varies by half)",
 	"cycle_objects diff changed":           "8.4 s CPU, 612 MB (diffcost, at a load of 5-10 with tests running)",
