@@ -4,6 +4,8 @@ package canon
 // arguments and a stack of small handles; what pass 2 must know first.
 
 import (
+	"slices"
+
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -29,6 +31,23 @@ type fastScanResult struct {
 
 func (s *fastScanResult) isLive(i int64) bool {
 	return i >= 0 && i>>6 < int64(len(s.live)) && s.live[i>>6]&(1<<(i&63)) != 0
+}
+
+// mutable is pass 1's handle of a mutable object other than a list (a
+// dict, set, bytearray or call result; lists have handles of their own, and
+// so have the dicts and the call at the bottom of the stack, -2 to -4).
+const mutable int32 = -5
+
+// noScanMut turns pass 1's check of GETs of mutable objects off (tests: pass
+// 2 must then give up wherever pass 1 did).
+var noScanMut bool
+
+// growMut makes room in the bitset m for word w (doubling; not inlined, so
+// that the memo writes stay short).
+//
+//go:noinline
+func growMut(m []uint64, w uint64) []uint64 {
+	return slices.Grow(m, int(w)+1-len(m))[:w+1]
 }
 
 // maxFastMemo bounds the memo indices the fast path tracks in a bitset.
@@ -119,6 +138,31 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 		tooMany = len(*m) > maxRootVals
 	}
 	var puts []uint64 // PUT indices written (one written twice: no rootVals)
+	// mut: the memo indices whose last write stored a mutable object (a
+	// handle other than -1). Pass 2 gives up at a GET of one (it reads
+	// only pure values from the memo): pass 1 gives up there first, so
+	// that a shared or cyclic structure does not pay for a pass 2 it cannot
+	// finish (the cost shape cycle_dict: 400 -> 245 MB, the store path's
+	// own peak, no longer after pass 2's)
+	var mut []uint64
+	track := !noScanMut
+	noteMut := func(i int64, h int32) {
+		if !track {
+			return
+		}
+		w, b := uint64(i>>6), uint64(1)<<(i&63)
+		if w >= uint64(len(mut)) {
+			if h == -1 {
+				return
+			}
+			mut = growMut(mut, w)
+		}
+		if h != -1 {
+			mut[w] |= b
+		} else {
+			mut[w] &^= b
+		}
+	}
 	dupPut := false
 	// Pass 1 needs the opcodes and their integer arguments only: Skim
 	// reads them in batches without decoding short strings (pass 2 checks
@@ -177,9 +221,11 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 		case pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
 			pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
 			pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
-			pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8,
-			pickle.EMPTY_TUPLE, pickle.EMPTY_SET:
+			pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8,
+			pickle.EMPTY_TUPLE:
 			stack = append(stack, -1)
+		case pickle.BYTEARRAY8, pickle.EMPTY_SET:
+			stack = append(stack, mutable)
 		case pickle.EMPTY_DICT:
 			switch {
 			case len(stack) == 0:
@@ -188,7 +234,7 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 				nState++
 				stack = append(stack, -3)
 			default:
-				stack = append(stack, -1)
+				stack = append(stack, mutable)
 			}
 		case pickle.EMPTY_LIST:
 			stack = append(stack, newList(len(stack), 0))
@@ -199,9 +245,12 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			}
 			k := len(stack) - p
 			stack = stack[:p]
-			if o.Code == pickle.LIST {
+			switch o.Code {
+			case pickle.LIST:
 				stack = append(stack, newList(len(stack), int64(k)))
-			} else {
+			case pickle.DICT:
+				stack = append(stack, mutable)
+			default:
 				stack = append(stack, -1)
 			}
 		case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
@@ -250,6 +299,8 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			if o.Code != pickle.STACK_GLOBAL && len(stack) == 0 {
 				nCalls0++
 				stack = append(stack, -4)
+			} else if o.Code != pickle.STACK_GLOBAL {
+				stack = append(stack, mutable)
 			} else {
 				stack = append(stack, -1)
 			}
@@ -266,6 +317,7 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			if len(stack) <= fence() || !useMemo(1) {
 				return nil, 0, errSlow
 			}
+			noteMut(nmemo, stack[len(stack)-1])
 			nmemo++
 		case pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
 			if len(stack) <= fence() || !useMemo(2) || o.Int < 0 || o.Int >= maxFastMemo || o.Big {
@@ -277,9 +329,10 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			}
 			dupPut = dupPut || puts[i>>6]&(1<<(i&63)) != 0
 			puts[i>>6] |= 1 << (i & 63)
+			noteMut(i, stack[len(stack)-1])
 		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 			i := o.Int
-			if i < 0 || i >= maxFastMemo || o.Big {
+			if i < 0 || i >= maxFastMemo || o.Big || (uint64(i>>6) < uint64(len(mut)) && mut[i>>6]&(1<<(i&63)) != 0) {
 				return nil, 0, errSlow
 			}
 			for int64(len(res.live)) <= i>>6 {
