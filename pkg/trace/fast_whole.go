@@ -112,7 +112,9 @@ type wEntry struct {
 	count  int64 // items consumed so far
 	elN    int64 // children summed in the aggregate line
 	elSize int64
-	ref    wRef // a run of references waiting for its end
+	// (a run of references waiting for its end is wholeView.ref: only the
+	// innermost open line can have one, since a line's run is printed
+	// before a line opens under it)
 }
 
 type wRef struct {
@@ -147,8 +149,9 @@ type wholeView struct {
 	tupVals map[int64]wholeTup
 	bi, si  int
 	ri      int64
-	pend    bool // a push waits for before()
-	path    []wEntry
+	pend    bool               // a push waits for before()
+	path    pagedStack[wEntry] // paged: a chain of a million levels is not copied as it grows
+	ref     wRef               // the innermost open line's run of references (wEntry)
 	last    []bool
 	limit   int // --depth; -1: none
 	// printing
@@ -254,12 +257,12 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 		wv.bw.Write(wv.line.b)
 	}
 	spl := link(nil, "")
-	wv.path = append(wv.path, wEntry{id: -1, depth: 0, pl: spl})
+	wv.path.push(wEntry{id: -1, depth: 0, pl: spl})
 	if err := wv.emit(Item{Kind: ItemStream, Stream: wv.st, Size: size, Self: wv.sself, pl: spl}, 0, true, 1); err != nil {
 		return err
 	}
 	m, err = run(wv)
-	if err == nil && (m.ids != total || wv.nci != nci || wv.nref != nref || len(wv.path) != 0) {
+	if err == nil && (m.ids != total || wv.nci != nci || wv.nref != nref || wv.path.n != 0) {
 		err = errChanged
 	}
 	if err != nil {
@@ -475,7 +478,7 @@ func (wv *wholeView) done(m *fastMachine, r *fastSlot) error {
 		wv.recs.at(int64(r.w.ci)).count |= wLast
 		return nil
 	}
-	for len(wv.path) > 0 {
+	for wv.path.n > 0 {
 		if err := wv.close(); err != nil {
 			return err
 		}
@@ -562,7 +565,7 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 	n := int64(r.count & wCount)
 	if wv.hidden(depth) {
 		if n > 0 {
-			wv.path = append(wv.path, wEntry{id: id, kind: k, depth: depth, base: base})
+			wv.path.push(wEntry{id: id, kind: k, depth: depth, base: base})
 		}
 		return nil
 	}
@@ -586,7 +589,7 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 		return err
 	}
 	if n > 0 {
-		wv.path = append(wv.path, wEntry{id: id, kind: k, depth: depth, base: base, pl: pl})
+		wv.path.push(wEntry{id: id, kind: k, depth: depth, base: base, pl: pl})
 	}
 	return nil
 }
@@ -606,15 +609,15 @@ func (wv *wholeView) startRef(m *fastMachine, s *fastSlot, parent int32, p int) 
 	if err != nil {
 		return err
 	}
-	if e.ref.on && e.ref.id == tv.id {
-		e.ref.n++
-		e.ref.roleE = rs
+	if wv.ref.on && wv.ref.id == tv.id {
+		wv.ref.n++
+		wv.ref.roleE = rs
 		return nil
 	}
 	if err := wv.flushRef(e, false); err != nil {
 		return err
 	}
-	e.ref = wRef{on: true, id: tv.id, kind: s.kind, count: tv.count, n: 1, role: rs, pl: wv.link(e, rs)}
+	wv.ref = wRef{on: true, id: tv.id, kind: s.kind, count: tv.count, n: 1, role: rs, pl: wv.link(e, rs)}
 	return nil
 }
 
@@ -626,13 +629,14 @@ func (wv *wholeView) link(e *wEntry, rs string) *pathLink {
 	return link(e.pl, rs)
 }
 
-// flushRef prints e's waiting run of references.
+// flushRef prints e's waiting run of references (wv.ref: e is the
+// innermost open line).
 func (wv *wholeView) flushRef(e *wEntry, last bool) error {
-	r := e.ref
+	r := wv.ref
 	if !r.on {
 		return nil
 	}
-	e.ref = wRef{}
+	wv.ref = wRef{}
 	it := Item{Kind: ItemRef, Stream: wv.st, Node: wv.add(fastVal{id: r.id, kind: r.kind}, r.count), Role: r.role, pl: r.pl}
 	if r.n > 1 {
 		it.Count, it.RoleEnd = r.n, r.roleE
@@ -654,8 +658,8 @@ func (wv *wholeView) under(id int32) (*wEntry, error) {
 // closeTo closes the open lines above the one of node id (-1: the
 // stream) and returns it.
 func (wv *wholeView) closeTo(id int32) (*wEntry, error) {
-	for len(wv.path) > 0 {
-		if e := &wv.path[len(wv.path)-1]; e.id == id {
+	for wv.path.n > 0 {
+		if e := wv.path.top(); e.id == id {
 			return e, nil
 		}
 		if err := wv.close(); err != nil {
@@ -668,7 +672,7 @@ func (wv *wholeView) closeTo(id int32) (*wEntry, error) {
 // close ends the innermost open line: its waiting references, then its
 // aggregate line.
 func (wv *wholeView) close() error {
-	e := &wv.path[len(wv.path)-1]
+	e := wv.path.top()
 	if err := wv.flushRef(e, e.elN == 0); err != nil {
 		return err
 	}
@@ -678,7 +682,7 @@ func (wv *wholeView) close() error {
 			return err
 		}
 	}
-	wv.path = wv.path[:len(wv.path)-1]
+	wv.path.pop()
 	return nil
 }
 
