@@ -683,11 +683,25 @@ func TestFastTopFallsBack(t *testing.T) {
 	}
 }
 
-// addFuzzSeeds seeds a fast path's fuzz target: the small fixtures and a
-// generated plain-data pickle of each protocol.
+// fuzzMaxInput bounds the inputs of the fast paths' fuzz targets: the seeds
+// they are given and the inputs they test (a larger one returns at once).
+// Go minimizes each input that adds coverage, for at most -fuzzminimizetime
+// (3 s in scripts/fuzz.sh; Go's minimizer is quadratic in the input's
+// length), and a minimization not done by then kills the worker process, no
+// execution counted meanwhile. An execution here costs one to a few
+// milliseconds (the fast paths, each with its own 256 KB read buffer, the
+// graph path and up to a dozen renderings): a new input of more than a few
+// hundred bytes is not minimized in time, and children of the 10-60 KB seeds
+// (and the unminimized inputs such kills leave in the fuzz cache) kept the
+// workers at 0-10 execs/sec for much of a run. The corpus tests cover the
+// larger fixtures.
+const fuzzMaxInput = 1 << 10
+
+// addFuzzSeeds seeds a fast path's fuzz target: the small fixtures (at most
+// fuzzMaxInput) and a generated plain-data pickle of each protocol.
 func addFuzzSeeds(f *testing.F) {
 	for _, p := range fixturesForSeeds() {
-		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
+		if b, err := os.ReadFile(p); err == nil && len(b) <= fuzzMaxInput {
 			f.Add(b)
 		}
 	}
@@ -722,31 +736,42 @@ func FuzzFastTop(f *testing.F) {
 	addFuzzSeeds(f)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > fuzzMaxInput {
+			return
+		}
+		var slowT *Tree // the oracle, made once
+		slow := func(what string) *Tree {
+			if slowT == nil {
+				slowT = fuzzSlowTree(t, dir, b, what)
+			}
+			return slowT
+		}
+		topFellBack := false // --top 1 fell back
 		for _, n := range []int{1, 4} {
 			tr, err := fastTopOf(bytes.NewReader(b), int64(len(b)), "fuzz.pkl", n)
+			if n == 1 {
+				topFellBack = tr == nil
+			}
 			if tr == nil {
 				if err == nil {
 					t.Fatal("no tree and no reason")
 				}
 				continue
 			}
-			slow := fuzzSlowTree(t, dir, b, "the fast path")
-			if got, want := topOutputs(t, tr, n), topOutputs(t, slow, n); got != want {
+			if got, want := topOutputs(t, tr, n), topOutputs(t, slow("the fast path"), n); got != want {
 				t.Fatalf("--top %d differs\n--- fast\n%s\n--- graph\n%s", n, got, want)
 			}
 		}
 		// the depth view: falls back exactly when --top does, else agrees
 		for _, opt := range []Options{{Depth: 1}, {Depth: 3, All: true}} {
 			dt, err := fastDepthOf(bytes.NewReader(b), int64(len(b)), "fuzz.pkl", opt.Depth)
-			tt, _ := fastTopOf(bytes.NewReader(b), int64(len(b)), "fuzz.pkl", 1)
-			if (dt == nil) != (tt == nil) {
+			if (dt == nil) != topFellBack {
 				t.Fatalf("depth view and --top disagree on falling back: %v", err)
 			}
 			if dt == nil {
 				continue
 			}
-			slow := fuzzSlowTree(t, dir, b, "the depth view")
-			if got, want := depthOutputs(t, dt, opt), depthOutputs(t, slow, opt); got != want {
+			if got, want := depthOutputs(t, dt, opt), depthOutputs(t, slow("the depth view"), opt); got != want {
 				t.Fatalf("%+v differs\n--- fast\n%s\n--- graph\n%s", opt, got, want)
 			}
 		}

@@ -310,6 +310,9 @@ func FuzzFastWhole(f *testing.F) {
 	addFuzzSeeds(f)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > fuzzMaxInput {
+			return
+		}
 		got, ok := wholeFast(t, b, "fuzz.pkl", -1, Style{}, false)
 		if !ok {
 			return

@@ -289,18 +289,29 @@ type tailFrame struct {
 // each time it grows.
 const stackPage = 4096
 
-// pagedStack is a stack in pages.
+// pagedStack is a stack in pages. The first page starts at 64 entries and
+// grows by append up to stackPage (as paged's, fast_depth.go): a walk of a
+// small tree, the most common, no longer makes and clears 4096 frames
+// (288 KB of walkFrames, 64 KB of tailFrames) that it never uses.
 type pagedStack[T any] struct {
 	pages [][]T
 	n     int
 }
 
 func (s *pagedStack[T]) push(f T) {
-	p := s.n / stackPage
+	p, i := s.n/stackPage, s.n%stackPage
 	if p == len(s.pages) {
-		s.pages = append(s.pages, make([]T, stackPage))
+		c := stackPage
+		if p == 0 {
+			c = 64
+		}
+		s.pages = append(s.pages, make([]T, 0, c))
 	}
-	s.pages[p][s.n%stackPage] = f
+	if i < len(s.pages[p]) {
+		s.pages[p][i] = f // a slot of a page kept by pop
+	} else {
+		s.pages[p] = append(s.pages[p], f)
+	}
 	s.n++
 }
 
