@@ -140,6 +140,13 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			}
 			return nil
 		}
+		// a file of several pickles: printed stream by stream
+		if ok, err := trace.EachWhole(path, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
+			if err != nil {
+				return trouble(err)
+			}
+			return nil
+		}
 	}
 	if f.path == "" && f.svg == "" && f.html == "" {
 		// plain data: streaming passes, no graph (nil otherwise: fall back)

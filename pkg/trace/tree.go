@@ -58,6 +58,8 @@ type Tree struct {
 	// again: a walk of the whole tree makes one list a node, which without
 	// reuse is garbage the size of the stream's items.
 	kidFree [][]kid
+	// spareWalk: the stacks of the last walk, for the next (walk.go)
+	spareWalk *walkStacks
 }
 
 // getKids returns an empty list of kids with room for n, reused when the
@@ -517,6 +519,11 @@ func (t *Tree) streamItem(i int) Item {
 	return Item{Kind: ItemStream, Stream: s, Index: s.Store.Index, Size: s.Store.Length(), Self: s.Store.StreamSelf, pl: link(nil, "")}
 }
 
+// trailingItem is the line of a file's bytes after its last stream.
+func trailingItem(tr *pickle.Trailing) Item {
+	return Item{Kind: ItemTrailing, Size: tr.Len, Self: tr.Len, Role: ppath.Trailing, pl: link(nil, ppath.Trailing)}
+}
+
 // Children returns the display children of it, in stream order.
 func (t *Tree) Children(it Item) []Item {
 	switch it.Kind {
@@ -529,7 +536,7 @@ func (t *Tree) Children(it Item) []Item {
 			out = append(out, t.streamItem(i))
 		}
 		if tr := t.File.Trailing; tr != nil {
-			out = append(out, Item{Kind: ItemTrailing, Size: tr.Len, Self: tr.Len, Role: ppath.Trailing, pl: link(nil, ppath.Trailing)})
+			out = append(out, trailingItem(tr))
 		}
 		return out
 	case ItemStream:

@@ -16,6 +16,12 @@ type Options struct {
 	MinSize  int64 // children smaller than this are folded into one "more" line
 	SortSize bool  // children by size, largest first (default: stream order)
 	All      bool  // show small scalars one by one (default: one summary line per parent)
+
+	// base and baseLast place the start of a walk under an ancestor that is
+	// not walked: at depth base, the last of its siblings or not (EachWhole
+	// walks a file's streams one at a time under the file's line)
+	base     int
+	baseLast bool
 }
 
 // SmallScalar is the size under which scalars (and references) are summed
@@ -331,15 +337,31 @@ func (s *pagedStack[T]) pop() T {
 	return v
 }
 
+// walkStacks are the stacks of a walk, kept by the Tree for its next one
+// (empty: every frame a walk pushes, it pops).
+type walkStacks struct {
+	stack pagedStack[walkFrame]
+	tails pagedStack[tailFrame]
+	last  []bool
+}
+
 // walk is Walk; keepItem says whether leave needs the whole item (when
 // false, leave sees only Depth, Kids, Truncated and Last, and frames whose
 // last child is open are folded into tailFrames).
 func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepItem bool) {
-	var stack pagedStack[walkFrame]
-	var tails pagedStack[tailFrame]
+	// the stacks of the last walk, when it is done (EachWhole walks each of
+	// a million streams: a walk's first pages and last flags are made once)
+	ws := t.spareWalk
+	if ws == nil {
+		ws = &walkStacks{last: []bool{}}
+	}
+	t.spareWalk = nil
+	defer func() { t.spareWalk = ws }()
+	stack, tails, last := &ws.stack, &ws.tails, ws.last[:0]
+	stack.n, tails.n = 0, 0
+	defer func() { ws.last = last }()
 	var items []Item // the open items, kept only for leave callbacks that need them
-	last := []bool{}
-	var v, lv Visit // one each: what the callbacks get is not kept
+	var v, lv Visit  // one each: what the callbacks get is not kept
 	open := func(it Item, depth int, isLast bool, tail int32, lvl int32) {
 		if it.Kind == ItemRef {
 			it.Cycle = it.Stream.onPathGet(it.Node)
@@ -373,7 +395,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		}
 		stack.push(f)
 	}
-	open(start, 0, true, 0, 0)
+	open(start, opt.base, opt.base == 0 || opt.baseLast, 0, 0)
 	for stack.n > 0 {
 		f := stack.top()
 		if int(f.i) < len(f.kids) {

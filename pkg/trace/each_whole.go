@@ -1,0 +1,120 @@
+package trace
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// EachWhole writes the whole tree (`pk trace --lines 0`, or with depth >=
+// 0 `--depth depth`; as text with its column header, or with asJSON as JSON
+// Lines) of a bare pickle file of several streams, one stream at a time: a
+// first read counts the streams (the file's line says how many), a second
+// sizes each stream and prints its lines under the file's before the next
+// is read. What is held is the largest stream's store and sizes, not the
+// file's (a million back-to-back pickles took 1.4 GB on the graph path).
+// The output is WriteHeader and WriteText (or WriteJSON) of the graph
+// path's tree, byte for byte.
+//
+// It returns false when it does not apply (stdin, anything but a bare
+// pickle file of two streams or more, any error of the first read: nothing
+// was written, the caller takes the graph path, which reports the error);
+// begin is called before anything is written. An error with true is one of
+// writing, or an input that changed between the reads.
+func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
+	if noEach || path == "-" {
+		return false, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false, nil
+	}
+	size := fi.Size()
+	ropt := pickle.Options{NoGraph: true}
+	var (
+		n     int
+		bytes int64
+	)
+	file, ok := input.EachStream(path, ropt, func(ps *pickle.Stream) error {
+		n++
+		bytes += ps.Store().Length()
+		return nil
+	})
+	if !ok || n < 2 || file.Size != size {
+		return false, nil
+	}
+	if begin != nil {
+		begin()
+	}
+	t := &Tree{File: &pickle.File{Name: path, Size: size, Trailing: file.Trailing}, Total: size}
+	t.nStreams, t.streamBytes = n, bytes
+	// what NewDoc gives a bare pickle's streams (a tensor label reads a
+	// large pickle.dump storage's head again from the file)
+	doc := &input.Doc{Path: path, Size: size, Format: "pickle"}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	g, width := sty.layout()
+	var line lineBuf
+	visit := func(v *Visit) {
+		if asJSON {
+			t.jsonVisit(bw, v)
+			return
+		}
+		line.Reset()
+		t.textLine(&line, v, g, width, sty)
+		if sty.ASCII {
+			bw.WriteString(asciiOnly(line.String()))
+		} else {
+			bw.Write(line.b)
+		}
+	}
+	if asJSON {
+		t.jsonSummary(bw)
+	} else {
+		writeHeader(&line, width)
+		bw.Write(line.b)
+	}
+	// the file's line: its children are its streams and trailing bytes
+	// (wrappers: never summed into a "more" line, and no level of --depth)
+	kids := n
+	if file.Trailing != nil {
+		kids++
+	}
+	root := Visit{Item: t.Root(), Depth: 0, Last: []bool{}}
+	if depth == 0 {
+		root.Truncated = true
+	} else {
+		root.Kids = kids
+	}
+	visit(&root)
+	if depth != 0 {
+		var scr sizeScratch
+		i := 0
+		_, ok = input.EachStream(path, ropt, func(ps *pickle.Stream) error {
+			if i >= n {
+				return errChanged
+			}
+			s := ps.Store()
+			st := sizeStream(s, nil, &scr)
+			st.setHead(i)
+			st.tree, st.doc = t, doc
+			t.Streams = append(t.Streams[:0], st)
+			it := Item{Kind: ItemStream, Stream: st, Index: s.Index, Size: s.Length(), Self: s.StreamSelf, pl: link(nil, "")}
+			opt := Options{Depth: depth, base: 1, baseLast: i == kids-1}
+			t.walk(it, opt, visit, nil, false)
+			t.Streams = t.Streams[:0]
+			i++
+			return nil
+		})
+		if !ok || i != n {
+			return true, errors.Join(bw.Flush(), errChanged)
+		}
+		if tr := file.Trailing; tr != nil {
+			visit(&Visit{Item: trailingItem(tr), Depth: 1, Last: []bool{true}})
+		}
+	}
+	return true, bw.Flush()
+}

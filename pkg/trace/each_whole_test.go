@@ -1,0 +1,96 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+// agreeEachWhole checks that EachWhole declines the file or prints what
+// the graph path prints, for every depth, style and JSON; it reports
+// whether it took the file.
+func agreeEachWhole(t *testing.T, path string) bool {
+	t.Helper()
+	var slow *Tree
+	for _, depth := range wholeDepths {
+		for si, sty := range append(wholeStyles, Style{}) {
+			asJSON := si == len(wholeStyles) // (the last: JSON)
+			var out bytes.Buffer
+			began := false
+			ok, err := EachWhole(path, &out, depth, asJSON, sty, func() { began = true })
+			if !ok {
+				if out.Len() > 0 || began || err != nil {
+					t.Fatalf("%s: EachWhole declined after writing (%v)", path, err)
+				}
+				return false
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if slow == nil {
+				if slow, err = slowTree(path); err != nil {
+					t.Fatalf("%s: EachWhole answered but the graph path fails: %v", path, err)
+				}
+			}
+			if want := wholeGraph(t, slow, depth, sty, asJSON); out.String() != want {
+				t.Fatalf("%s depth %d %+v json %v: EachWhole differs\n%s", path, depth, sty, asJSON, firstDiff(out.String(), want))
+			}
+		}
+	}
+	return true
+}
+
+// TestEachWholeCorpus: the files of several streams under testdata/ (four
+// of them).
+func TestEachWholeCorpus(t *testing.T) {
+	took := 0
+	for _, p := range corpusFiles(8 << 20) {
+		if agreeEachWhole(t, p) {
+			took++
+		}
+	}
+	t.Logf("EachWhole took %d files", took)
+	if took < 4 {
+		t.Errorf("EachWhole took only %d files of the corpus", took)
+	}
+}
+
+// TestEachWholeGenerated: streams of random plain data of every protocol
+// back to back, with and without bytes after them; shared and cyclic
+// objects and calls (what the fast whole view leaves to the graph path);
+// one stream (declined: the graph path's tree is that stream's).
+func TestEachWholeGenerated(t *testing.T) {
+	dir := t.TempDir()
+	var all []byte
+	for proto := 0; proto <= 5; proto++ {
+		all = append(all, genPickle(int64(proto)*7+1, proto)...)
+	}
+	shared := "\x80\x04\x95\x0b\x00\x00\x00\x00\x00\x00\x00]\x94(]\x94h\x01h\x01e."
+	call := "\x80\x04\x8c\x08builtins\x8c\x04list\x93)R\x94K\x01a."
+	cycle := "\x80\x04}\x94K\x00h\x00s."
+	for i, c := range []struct {
+		data     []byte
+		declined bool
+	}{
+		{all, false},
+		{append(append([]byte{}, all...), "junk after"...), false},
+		{[]byte(shared + call + cycle + shared), false},
+		{[]byte(cycle + "N."), false},
+		{genPickle(3, 4), true},
+	} {
+		p := writeTemp(t, dir, fmt.Sprintf("each%d.pkl", i), c.data)
+		if took := agreeEachWhole(t, p); took == c.declined {
+			t.Errorf("case %d: took %v", i, took)
+		}
+	}
+}
+
+// TestEachWholeMissing: what is no file is declined.
+func TestEachWholeMissing(t *testing.T) {
+	if ok, err := EachWhole(t.TempDir()+"/none.pkl", &bytes.Buffer{}, -1, false, Style{}, nil); ok || err != nil {
+		t.Errorf("a missing file: %v %v", ok, err)
+	}
+	if ok, _ := EachWhole("-", &bytes.Buffer{}, -1, false, Style{}, nil); ok {
+		t.Error("stdin taken")
+	}
+}
