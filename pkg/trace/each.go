@@ -76,17 +76,26 @@ type streamAt struct {
 	begin int64
 }
 
-// eachTree runs k over the streams of path and calls out with the tree of
-// the streams k keeps.
-func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
+// eachSize is the size of the file at path when the stream-by-stream paths
+// may read it: a regular file (not stdin), PK_TRACE_EACH not 0.
+func eachSize(path string) (int64, bool) {
 	if noEach || path == "-" {
-		return false, nil
+		return 0, false
 	}
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
+		return 0, false
+	}
+	return fi.Size(), true
+}
+
+// eachTree runs k over the streams of path and calls out with the tree of
+// the streams k keeps.
+func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
+	size, ok := eachSize(path)
+	if !ok {
 		return false, nil
 	}
-	size := fi.Size()
 	var (
 		n     int
 		bytes int64

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"os"
 
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -26,14 +25,10 @@ import (
 // begin is called before anything is written. An error with true is one of
 // writing, or an input that changed between the reads.
 func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
-	if noEach || path == "-" {
+	size, ok := eachSize(path)
+	if !ok {
 		return false, nil
 	}
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false, nil
-	}
-	size := fi.Size()
 	ropt := pickle.Options{NoGraph: true}
 	var (
 		n     int
