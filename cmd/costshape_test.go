@@ -264,8 +264,6 @@ var knownOver = map[string]string{
 	"nest_dict_mark trace --svg":              "1.7 s CPU, 288 MB",
 	"nest_newobj_build trace --svg":           "2.2 s CPU, 460 MB",
 	"nest_reduce trace --svg":                 "0.7 s CPU, 415 MB",
-	"streams_dicts trace --svg":               "2.0 s CPU, 350 MB",
-	"streams_none trace --svg":                "9.1 s CPU, 1353 MB",
 	"cycle_dict trace --svg":                  "1.2 s CPU, 238 MB (within, but within a quarter of the RSS bound)",
 	"cycle_list trace --svg":                  "1.2 s CPU, 204 MB (within, but within a quarter of the RSS bound)",
 	"nest_dict_setitem trace --svg":           "1.4 s CPU, 222 MB (within, but within a quarter of the RSS bound)",

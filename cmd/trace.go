@@ -178,6 +178,13 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			prog.Done()
 			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
 		}
+		// a bare pickle file: stream by stream, keeping the streams drawn
+		if ok, err := trace.EachPicture(path, so, ho, func(t *trace.Tree) error {
+			prog.Done()
+			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
+		}); ok {
+			return err
+		}
 	}
 	f.bounded(c)
 	if f.path == "" && f.svg == "" && f.html == "" && (f.boundedView || f.top > 0 && !f.group) {

@@ -337,3 +337,58 @@ func (k *topKeep) kept() []streamAt {
 	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
 	return out
 }
+
+// EachPicture is EachBounded for the pictures (WriteSVG with svg's options
+// when svg is not nil, WriteHTML with html's when html is not nil) drawn
+// from the root of a bare pickle file of several streams: a stream narrower
+// than the narrowest box a picture draws is not drawn, nor anything in it,
+// so only the streams at least that wide are kept (at most the picture's
+// width in boxes: 2,360 for the SVG, 20,000 for the page), each placed by
+// the bytes of the streams before it (Tree.streamsAt); the others are
+// summed for the File line. (A file of one stream gets the tree of that
+// stream, as the graph path draws it.) out gets a tree that serves those
+// pictures only.
+func EachPicture(path string, svg *SVGOptions, html *HTMLOptions, out func(*Tree) error) (ok bool, err error) {
+	k := &picKeep{}
+	if svg != nil {
+		k.specs = append(k.specs, svg.spec())
+	}
+	if html != nil {
+		k.specs = append(k.specs, html.spec())
+	}
+	size, ok := eachSize(path)
+	if !ok || len(k.specs) == 0 {
+		return false, nil
+	}
+	k.total = size
+	return eachTree(path, k, func(t *Tree) error {
+		t.placed, t.streamsAt = true, k.first
+		return out(t)
+	})
+}
+
+// picKeep keeps the streams a picture draws a box for.
+type picKeep struct {
+	specs []picSpec
+	total int64
+	at    []streamAt
+	first int64 // the first stream's offset (the File's children start there)
+	seen  bool
+}
+
+func (k *picKeep) sized() bool { return false }
+
+func (k *picKeep) offer(s *pickle.Store, _ *StreamTree) {
+	if !k.seen {
+		k.first, k.seen = s.Begin, true
+	}
+	for _, sp := range k.specs {
+		// as layout decides (scale: width over the root's bytes)
+		if scale := sp.width / float64(k.total); float64(s.Length())*scale >= sp.minW {
+			k.at = append(k.at, streamAt{s.Index, s.Begin})
+			return
+		}
+	}
+}
+
+func (k *picKeep) kept() []streamAt { return k.at }

@@ -94,3 +94,78 @@ func TestEachWholeMissing(t *testing.T) {
 		t.Error("stdin taken")
 	}
 }
+
+// agreeEachPicture checks that EachPicture declines the file or draws the
+// SVG and the page the graph path draws; it reports whether it took it.
+func agreeEachPicture(t *testing.T, path string) bool {
+	t.Helper()
+	var slow *Tree
+	took := false
+	for _, svg := range []bool{true, false} {
+		draw := func(tr *Tree, b *bytes.Buffer) error {
+			if svg {
+				return tr.WriteSVG(b, tr.Root(), SVGOptions{})
+			}
+			return tr.WriteHTML(b, tr.Root(), HTMLOptions{})
+		}
+		so, ho := &SVGOptions{}, (*HTMLOptions)(nil)
+		if !svg {
+			so, ho = nil, &HTMLOptions{}
+		}
+		var got bytes.Buffer
+		ok, err := EachPicture(path, so, ho, func(tr *Tree) error { return draw(tr, &got) })
+		if !ok {
+			return took
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		took = true
+		if slow == nil {
+			if slow, err = slowTree(path); err != nil {
+				t.Fatalf("%s: EachPicture answered but the graph path fails: %v", path, err)
+			}
+		}
+		var want bytes.Buffer
+		if err := draw(slow, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("%s svg %v: EachPicture draws otherwise\n%s", path, svg, firstDiff(got.String(), want.String()))
+		}
+	}
+	return took
+}
+
+// TestEachPictureCorpus: every bare pickle file under testdata/ (a sample
+// under -short), one stream or several.
+func TestEachPictureCorpus(t *testing.T) {
+	corpusAgrees(t, "EachPicture", 8<<20, agreeEachPicture)
+}
+
+// TestEachPictureStreams: streams of many sizes back to back, some wider
+// than the narrowest box and most not, so that a stream drawn is placed by
+// the bytes of the streams not kept before it; with trailing bytes.
+func TestEachPictureStreams(t *testing.T) {
+	dir := t.TempDir()
+	var b []byte
+	for i := 0; i < 40; i++ {
+		switch i % 4 {
+		case 0:
+			b = append(b, genPickle(int64(i), 4)...)
+		case 1:
+			b = append(b, bytes.Repeat([]byte("N."), 3+i)...)
+		case 2:
+			b = append(b, genPickle(int64(i), 2)...)
+			b = append(b, "\x80\x04}\x94K\x00h\x00s."...) // a cycle
+		default:
+			b = append(b, genPickle(int64(i), 0)...)
+		}
+	}
+	for i, data := range [][]byte{b, append(append([]byte{}, b...), "tail"...), append(bytes.Repeat([]byte("N."), 5000), genPickle(9, 5)...)} {
+		p := writeTemp(t, dir, fmt.Sprintf("pic%d.pkl", i), data)
+		if !agreeEachPicture(t, p) {
+			t.Errorf("case %d: declined", i)
+		}
+	}
+}

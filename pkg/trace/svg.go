@@ -73,6 +73,9 @@ func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(
 			off := p.off
 			for i := range kids {
 				k := &kids[i]
+				if t.placed && p.it.Kind == ItemFile {
+					off = p.off + t.fileOffset(k)
+				}
 				if k.kind == ItemRef || k.size <= 0 {
 					continue
 				}
@@ -86,6 +89,16 @@ func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(
 			stack = append(stack, next[i])
 		}
 	}
+}
+
+// fileOffset is the bytes of the File's children before k, a stream or the
+// trailing bytes, in a tree that holds only some of its streams (placed):
+// the streams lie back to back from the first.
+func (t *Tree) fileOffset(k *kid) int64 {
+	if k.kind == ItemStream && k.item != nil && k.item.Stream != nil {
+		return k.item.Stream.Store.Begin - t.streamsAt
+	}
+	return t.streamBytes // the trailing bytes, after every stream
 }
 
 // colour picks a warm flame-graph colour from the type code (stable across runs).

@@ -54,6 +54,11 @@ type Tree struct {
 	// when Streams holds only some of them (each.go); 0: Streams is all.
 	nStreams    int
 	streamBytes int64
+	// placed: the pictures place the File's children by their offsets in
+	// the file, streamsAt that of its first stream (EachPicture keeps only
+	// the streams drawn); else by the sizes of the children before them
+	placed    bool
+	streamsAt int64
 	// kidFree holds lists of kids a walk is done with, for nodeKids to fill
 	// again: a walk of the whole tree makes one list a node, which without
 	// reuse is garbage the size of the stream's items.
