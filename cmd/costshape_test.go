@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -426,19 +428,49 @@ func (r costRun) stderrTail() string {
 
 // runCost runs pk with args, stdout drained and counted, killed when it has
 // used costKillCPU or costKillRSS, or after costTimeout.
+//
+// pk is started by a wrapper (this test binary again, costWrap), not by the
+// test itself: on Linux a child's peak RSS as wait4 reports it is at least
+// the peak RSS of the process that started it (exec records the old memory
+// map's high-water mark, and Go starts children with vfork, sharing the
+// parent's map), so pk started by a test process of 200 MB read as 200 MB
+// whatever it used. The wrapper is small (TestCostWrapRSS).
 func runCost(t *testing.T, pk string, args []string) costRun {
 	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), costTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, pk, args...)
+	cmd := exec.CommandContext(ctx, self, append([]string{pk}, args...)...)
 	out := &counter{}
 	r := costRun{stderr: &capped{max: 4096}}
 	cmd.Stdout, cmd.Stderr = out, r.stderr
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", costWrapEnv+"=1")
 	cmd.WaitDelay = 2 * time.Second
+	rep, repW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	cmd.ExtraFiles = []*os.File{repW}
+	pid := 0 // pk's
+	cmd.Cancel = func() error {
+		if pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return cmd.Process.Kill()
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	repW.Close()
+	br := bufio.NewReader(rep)
+	if _, err := fmt.Fscanf(br, "pid %d\n", &pid); err != nil {
+		cmd.Wait()
+		t.Fatalf("pk %s: the wrapper did not start pk (%v): %s", strings.Join(args, " "), err, r.stderr.String())
 	}
 	var mu sync.Mutex
 	done := make(chan struct{})
@@ -450,7 +482,7 @@ func runCost(t *testing.T, pk string, args []string) costRun {
 			case <-done:
 				return
 			case <-tick.C:
-				cpu, rss := procUsage(cmd.Process.Pid)
+				cpu, rss := procUsage(pid)
 				why := ""
 				if cpu > costKillCPU {
 					why = fmt.Sprintf("killed after %v of CPU", costKillCPU)
@@ -461,13 +493,13 @@ func runCost(t *testing.T, pk string, args []string) costRun {
 					mu.Lock()
 					r.killed, r.killReason = true, why
 					mu.Unlock()
-					cmd.Process.Kill()
+					syscall.Kill(pid, syscall.SIGKILL)
 					return
 				}
 			}
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(done)
 	r.wall = time.Since(start)
 	mu.Lock()
@@ -475,17 +507,61 @@ func runCost(t *testing.T, pk string, args []string) costRun {
 	if ctx.Err() != nil && !r.killed {
 		r.killed, r.killReason = true, fmt.Sprintf("killed after %v of wall time (a hang?)", costTimeout)
 	}
-	ps := cmd.ProcessState
-	if ps == nil {
-		t.Fatalf("pk %s: %v", strings.Join(args, " "), err)
+	var cpuNS, rssKB int64
+	if _, serr := fmt.Fscanf(br, "done %d %d %d\n", &r.code, &cpuNS, &rssKB); serr != nil {
+		if r.killed {
+			r.code = -1
+			return r
+		}
+		t.Fatalf("pk %s: no report from the wrapper (%v, %v): %s", strings.Join(args, " "), err, serr, r.stderr.String())
 	}
-	r.code = ps.ExitCode()
-	r.cpu = ps.UserTime() + ps.SystemTime()
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss << 10 // KB on Linux
-	}
+	r.cpu, r.rss = time.Duration(cpuNS), rssKB<<10 // KB on Linux
 	r.out = out.n
 	return r
+}
+
+// costWrapEnv makes this test binary the wrapper that starts pk for
+// runCost (costWrap).
+const costWrapEnv = "PK_COSTSHAPES_WRAP"
+
+func init() {
+	if os.Getenv(costWrapEnv) == "1" {
+		os.Exit(costWrap(os.Args[1:]))
+	}
+}
+
+// costWrap runs args (pk and its arguments) with this process's stdin,
+// stdout and stderr, and reports on file descriptor 3 "pid N" once pk has
+// started, then "done EXIT CPU_NS MAXRSS_KB" (exit -1: killed by a signal).
+// pk is killed when the wrapper dies.
+func costWrap(args []string) int {
+	rep := os.NewFile(3, "report")
+	if len(args) == 0 || rep == nil {
+		return 3
+	}
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, costWrapEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	runtime.LockOSThread() // Pdeathsig follows the thread that started pk
+	c := exec.Command(args[0], args[1:]...)
+	c.Stdin, c.Stdout, c.Stderr, c.Env = os.Stdin, os.Stdout, os.Stderr, env
+	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	fmt.Fprintf(rep, "pid %d\n", c.Process.Pid)
+	c.Wait()
+	ps := c.ProcessState
+	var rss int64
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss
+	}
+	fmt.Fprintf(rep, "done %d %d %d\n", ps.ExitCode(), int64(ps.UserTime()+ps.SystemTime()), rss)
+	return 0
 }
 
 // procUsage is the user+sys CPU and resident set of process pid, from
@@ -580,4 +656,25 @@ func sortedKeys(m map[string]string) []string {
 		}
 	}
 	return keys
+}
+
+// TestCostWrapRSS: the peak RSS runCost reports is pk's own, not that of
+// the process that started it (the test process, here grown past 256 MB).
+func TestCostWrapRSS(t *testing.T) {
+	pk, err := exec.LookPath("pk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 256<<20)
+	for i := 0; i < len(big); i += 4096 {
+		big[i] = 1
+	}
+	r := runCost(t, pk, []string{"dis", "../testdata/fixtures/stdlib/batch_p4_c_py311.pkl"})
+	if r.code != 0 || r.killed {
+		t.Fatalf("pk dis: %v: %s", r, r.stderrTail())
+	}
+	if r.rss <= 0 || r.rss > 64<<20 {
+		t.Errorf("pk dis of a small file: peak RSS %d MB; the test process holds %d MB", r.rss>>20, len(big)>>20)
+	}
+	runtime.KeepAlive(big)
 }
