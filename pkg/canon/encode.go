@@ -1210,6 +1210,7 @@ func (e *encoder) node(n pickle.ID) {
 		ents := v.dictEntries(n, sc)
 		e.write('d')
 		e.buf = appendUvarint(e.buf, uint64(len(ents)))
+		e.chbuf = grow.Room(e.chbuf, 2*len(ents))
 		for _, k := range ents {
 			e.chbuf = append(e.chbuf, k.node, k.val)
 		}
@@ -1229,7 +1230,7 @@ func (e *encoder) node(n pickle.ID) {
 	case kind == pickle.KindCall:
 		form, kw := callForm(v, n)
 		e.write('C', form)
-		e.chbuf = append(e.chbuf, v.fn(n), v.argsOf(n))
+		e.chbuf = append(grow.Room(e.chbuf, 3), v.fn(n), v.argsOf(n))
 		if kw {
 			e.chbuf = append(e.chbuf, v.kwargsOf(n))
 		}
@@ -1261,7 +1262,7 @@ func (e *encoder) node(n pickle.ID) {
 	e.buf = appendUvarint(e.buf, uint64(len(ops)))
 	if len(ops) > 0 {
 		if !carved {
-			e.chbuf = append(e.chbuf, ch...)
+			e.chbuf = append(grow.Room(e.chbuf, len(ch)), ch...)
 			carved = true
 		}
 		for _, o := range ops {
@@ -1270,7 +1271,7 @@ func (e *encoder) node(n pickle.ID) {
 			if o.name != "" {
 				e.buf = appendStr(e.buf, o.name)
 			}
-			e.chbuf = append(e.chbuf, o.args...)
+			e.chbuf = append(grow.Room(e.chbuf, len(o.args)), o.args...)
 		}
 		ch = e.chbuf[base:]
 	}
@@ -1279,7 +1280,7 @@ func (e *encoder) node(n pickle.ID) {
 		return
 	}
 	if !carved {
-		e.chbuf = append(e.chbuf, ch...)
+		e.chbuf = append(grow.Room(e.chbuf, len(ch)), ch...)
 	}
 	if len(e.chbuf) > math.MaxInt32 {
 		if st := v.state(); st.err == nil {
@@ -1288,7 +1289,7 @@ func (e *encoder) node(n pickle.ID) {
 		e.chbuf = e.chbuf[:base]
 		return
 	}
-	e.stack = append(e.stack, frame{lo: int32(base), hi: int32(len(e.chbuf))})
+	e.stack = append(grow.Room(e.stack, 1), frame{lo: int32(base), hi: int32(len(e.chbuf))})
 }
 
 // callForm says how a call is encoded: 'c' func(*args), 'w' cls.__new__(cls,

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"unsafe"
+
+	"github.com/pk-tools/pk/pkg/internal/grow"
 )
 
 // ID names one node of a Store: its index in creation order. NoID is no
@@ -430,7 +432,7 @@ func (s *Store) AddFrom(src ID) ID {
 func (s *Store) xw(id ID) *ext {
 	r := &s.recs[id]
 	if r.x == 0 {
-		s.ext = append(s.ext, ext{})
+		s.ext = append(room(s.ext, 1), ext{})
 		r.x = int32(len(s.ext))
 	}
 	return &s.ext[r.x-1]
@@ -523,7 +525,7 @@ func (s *Store) SetItems(id ID, items []ID) {
 	r := &s.recs[id]
 	r.kid = int32(len(s.kids))
 	r.nkid = int32(len(items))
-	s.kids = append(s.kids, items...)
+	s.kids = append(room(s.kids, len(items)), items...)
 	if x := s.x(id); x != nil {
 		x.kcap = 0
 	}
@@ -565,8 +567,8 @@ func (s *Store) AppendItems(id ID, items []ID) {
 // AddMut records an operation applied to target after its creation and
 // returns its index in Muts(target).
 func (s *Store) AddMut(target ID, op Opcode, off int64, args []ID) int {
-	s.muts = append(s.muts, smut{op: op, off: off, kid: int32(len(s.kids)), nkid: int32(len(args))})
-	s.kids = append(s.kids, args...)
+	s.muts = append(room(s.muts, 1), smut{op: op, off: off, kid: int32(len(s.kids)), nkid: int32(len(args))})
+	s.kids = append(room(s.kids, len(args)), args...)
 	i := int32(len(s.muts))
 	x := s.xw(target)
 	if x.end == 0 {
@@ -764,4 +766,17 @@ func (s *Store) Graph() *Stream {
 		st.Log[i] = Event{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: node(e.Node), Mut: int(e.Mut)}
 	}
 	return st
+}
+
+// room is grow.Room for the store's and the machine's arrays that append
+// fills one entry at a time: a small one grows as append grows it (a
+// stream of one None allocates next to nothing), a large one doubles
+// (append's quarter steps allocate five times its final size, all of it
+// held at the collector's quiet pace: a million levels of objects' BUILDs
+// and stack slots, cost shape nest_newobj_build).
+func room[T any](s []T, n int) []T {
+	if n <= cap(s)-len(s) || cap(s) < 1024 {
+		return s
+	}
+	return grow.Room(s, n)
 }
