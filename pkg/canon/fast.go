@@ -47,10 +47,9 @@ package canon
 import (
 	"errors"
 	"io"
-	"runtime"
-	"runtime/metrics"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 )
 
 // errSlow means: this input is not for the fast path.
@@ -69,32 +68,13 @@ func fastHashFile(path string, opt Options) (res *Result, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	before := heapAllocs()
+	mark := grow.Mark()
 	sum, err := fastEncode(path, size, opt, scan, nil)
 	if err != nil {
-		if heapAllocs()-before >= giveUpGC {
-			// what pass 2 built before it gave up is garbage, which the
-			// graph path's parse (at the collector's quiet pace,
-			// pickle.QuietGC) would hold beside its own: collected now,
-			// its memory is the parse's to reuse (cost shape nest_reduce,
-			// a million levels of calls pass 2 gives up on at the first:
-			// 361 -> 319 MB)
-			runtime.GC()
-		}
+		grow.Discard(mark) // (the graph path parses next)
 		return nil, false
 	}
 	return docResult(opt, sum), true
-}
-
-// giveUpGC is how much a failed pass 2 must have allocated for
-// fastHashFile to collect it before the graph path runs.
-const giveUpGC = 32 << 20
-
-// heapAllocs is the bytes allocated on the heap so far.
-func heapAllocs() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }
 
 // docResult is HashDoc's digest of an input with one part, named "", of one

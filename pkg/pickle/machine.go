@@ -518,11 +518,16 @@ func (m *machine) growRecs() {
 	if m.projN > 0 && n > m.projN && done > m.projDone {
 		// the last projection fell short: the input changed its pace (a
 		// million GETs that make no record, then a million levels of calls
-		// that make three each): project from the pace since then too,
-		// within four times the whole input's (cost shape nest_reduce:
-		// six projections of 443 MB in all -> two of 141 MB)
-		recent := total + (n-m.projN)*(size-start-done)/(done-m.projDone)
-		proj = max(proj, min(recent, 4*proj))
+		// that make three each): project from the pace since then, or
+		// double (within a record a byte left), whichever is more, within
+		// four times the whole input's pace (cost shape nest_reduce: six
+		// projections of 443 MB in all -> two of 141 MB; nest_dict_mark,
+		// whose last quarter makes three times the records of the rest:
+		// three of 200 MB -> two of 133 MB)
+		left := size - start - done
+		recent := total + (n-m.projN)*left/(done-m.projDone)
+		double := total + min(total, left)
+		proj = max(proj, min(max(recent, double), 4*proj))
 	}
 	m.projN, m.projDone = n, done
 	proj += proj/16 + 1024

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -75,7 +76,11 @@ func fastFile(path string, run func(ra io.ReaderAt, size int64) (*Tree, error)) 
 		return nil
 	}
 	defer f.Close()
+	mark := grow.Mark()
 	t, _ := run(f, size)
+	if t == nil {
+		grow.Discard(mark) // (the graph path parses next)
+	}
 	return t
 }
 

@@ -1,6 +1,10 @@
 package grow
 
-import "testing"
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+)
 
 func TestRoom(t *testing.T) {
 	var s []int
@@ -38,4 +42,30 @@ func TestReuse(t *testing.T) {
 	if r := Reuse(s, 9); len(r) != 9 || r[8] != 0 {
 		t.Errorf("Reuse(cap 4, 9) = %v", r)
 	}
+}
+
+func TestDiscard(t *testing.T) {
+	cycles := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection but Discard's
+	m := Mark()
+	Discard(m)
+	if c0 := cycles(); func() uint64 { Discard(Mark()); return cycles() }() != c0 {
+		t.Errorf("Discard collected after a pass that allocated nothing")
+	}
+	m = Mark()
+	var keep [][]byte
+	for range DiscardAt>>20 + 1 {
+		keep = append(keep, make([]byte, 1<<20))
+	}
+	keep = nil
+	c0 := cycles()
+	Discard(m)
+	if cycles() == c0 {
+		t.Errorf("Discard did not collect after a pass that allocated %d MB", DiscardAt>>20+1)
+	}
+	_ = keep
 }
