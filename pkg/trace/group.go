@@ -149,9 +149,9 @@ func (t *Tree) WriteGroups(w io.Writer, n int, leaves bool, sty Style) error {
 			line.WriteByte(' ')
 		}
 		line.WriteString(" ")
-		line.WriteString(cCode.Sprint(g.Code))
+		line.paint(cCode, g.Code)
 		line.WriteByte(' ')
-		line.WriteString(cPath.Sprint(g.Pattern))
+		line.paint(cPath, g.Pattern)
 		line.WriteString("  ")
 		if g.Count > 1 {
 			line.WriteString(avg(g.Size, g.Count, sty) + " each")

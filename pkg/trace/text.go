@@ -156,7 +156,7 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 			line.WriteString(" more")
 		}
 	case ItemRef:
-		line.WriteString(cRef.Sprint(g.ref))
+		line.paint(cRef, g.ref)
 		if v.Role != "" {
 			line.WriteByte(' ')
 			line.WriteString(v.Role)
@@ -166,18 +166,27 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 			}
 		}
 		_, l := v.Stream.describe(v.Node)
-		line.WriteString(" " + cRef.Sprint("#"+itoa(v.Stream.numOf(v.Node))+" "+l))
+		line.WriteByte(' ')
+		if color.NoColor {
+			line.WriteByte('#')
+			line.b = strconv.AppendInt(line.b, v.Stream.numOf(v.Node), 10)
+			line.WriteByte(' ')
+			line.WriteString(l)
+		} else {
+			line.WriteString(cRef.Sprint("#" + itoa(v.Stream.numOf(v.Node)) + " " + l))
+		}
 		if v.Count > 1 {
 			line.WriteString(" " + g.times + itoa(int64(v.Count)))
 		}
 		if v.Cycle {
-			line.WriteString(" " + cCycle.Sprint(g.cycle+" cycle"))
+			line.WriteByte(' ')
+			line.paint(cCycle, g.cycle+" cycle")
 		}
 	default:
-		line.WriteString(cCode.Sprint(t.Code(v.Item)))
+		line.paint(cCode, t.Code(v.Item))
 		if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil && v.pl.up != nil)) && v.Role != "" {
 			line.WriteByte(' ')
-			line.WriteString(cPath.Sprint(v.Role))
+			line.paint(cPath, v.Role)
 		}
 		line.WriteByte(' ')
 		line.WriteString(t.Label(v.Item))
@@ -198,6 +207,16 @@ type lineBuf struct{ b []byte }
 
 func (l *lineBuf) Reset()               { l.b = l.b[:0] }
 func (l *lineBuf) WriteString(s string) { l.b = append(l.b, s...) }
+
+// paint writes s in colour c, or as it is when colour is off (color.NoColor,
+// which pk's --color sets): fatih/color's Sprint allocates even then.
+func (l *lineBuf) paint(c *color.Color, s string) {
+	if color.NoColor {
+		l.WriteString(s)
+		return
+	}
+	l.WriteString(c.Sprint(s))
+}
 func (l *lineBuf) WriteByte(c byte) error {
 	l.b = append(l.b, c)
 	return nil
@@ -229,12 +248,12 @@ func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
 		line.WriteString(" self ")
 		pad(&line, sty.size(it.Self), width)
 		line.WriteString("  ")
-		line.WriteString(cCode.Sprint(t.Code(it)))
+		line.paint(cCode, t.Code(it))
 		line.WriteByte(' ')
 		if it.pl == nil {
-			line.WriteString(cPath.Sprint(it.Role)) // a container part
+			line.paint(cPath, it.Role) // a container part
 		} else {
-			line.WriteString(cPath.Sprint(it.Path()))
+			line.paint(cPath, it.Path())
 		}
 		line.WriteString("  ")
 		line.WriteString(t.Label(it))

@@ -203,9 +203,10 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 	if opt.SortSize {
 		sort.SliceStable(kids, func(i, j int) bool { return kids[i].size > kids[j].size })
 	}
-	var el Item
-	el.Kind = ItemElided
-	el.Stream = it.Stream
+	// the children folded into one "…" line: an Item is made only when
+	// there are some (a million nodes walked made a million)
+	var elCount int
+	var elSize int64
 	out := kids[:0]
 	for _, k := range kids {
 		small := opt.MinSize > 0 && k.size < opt.MinSize && k.kind != ItemRef
@@ -221,9 +222,8 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 			small = small || k.scalar(it.Stream)
 		}
 		if small {
-			el.Count++
-			el.Size += k.size
-			el.Self += k.size
+			elCount++
+			elSize += k.size
 			continue
 		}
 		if k.kind == ItemRef && len(out) > 0 {
@@ -243,10 +243,9 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 		}
 		out = append(out, k)
 	}
-	if el.Count > 0 {
-		el.Role = "…"
-		el.pl = it.pl
-		out = append(out, kid{kind: ItemElided, size: el.Size, item: &el})
+	if elCount > 0 {
+		el := &Item{Kind: ItemElided, Stream: it.Stream, Count: elCount, Size: elSize, Self: elSize, Role: "…", pl: it.pl}
+		out = append(out, kid{kind: ItemElided, size: elSize, item: el})
 	}
 	return out
 }
