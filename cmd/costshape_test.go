@@ -148,128 +148,94 @@ var costCommands = []struct {
 }
 
 // knownOver: the runs over the bounds today, "shape command" -> what was
-// measured (re-measured with PK_COSTSHAPES_ALL=1 on 2026-12-01 after the
-// commands moved to the store, docs/engine.md §4; the project's shared 2-CPU
-// machine; see docs/cost.md). A few are under the bounds but within 10% of
-// them, where RSS varies enough between runs to make the test flaky. Remove
-// an entry when the engine gets fixed:
+// measured. Session 14 measured every entry again with PK_COSTSHAPES_ALL=1
+// (the run that counts: one run each, shapes two at a time on the 2-CPU
+// machine, at a load of 2-3), for the first time with pk's own peak RSS
+// (runCost's wrapper: until then every figure was at least the test
+// process's own peak, 100-280 MB). A few are under the bounds but within a
+// tenth of them, where RSS varies enough between runs to make the test
+// flaky (or, for CPU, a loaded machine). Remove an entry when the engine
+// gets fixed:
 // PK_COSTSHAPES_ALL=1 go test ./cmd -run TestCostShapes -v | grep 'now within'
-// lists those. The diff entries were measured again after the work on
-// diff's cost (branch diffcost: one stream pair at a time for files of one
-// stream, the fingerprint pass by ID): pk diff alone, /usr/bin/time, the
-// run of least CPU of two. Entries marked session 10 were measured again
-// (pk diff alone, /usr/bin/time) at a load average of 35-48 on the 2 CPUs,
-// where CPU time reads 1.5-3 times a quiet machine's.
+// lists those (docs/cost.md).
 var knownOver = map[string]string{
-	"nest_list_append diff changed":        "4.1-4.2 s CPU, 412-427 MB (diffcost, at a load of 5-10 with tests running)",
-	"build_repeated hash":                  "0.5 s CPU, 251 MB (session 7: within bounds, but within a quarter of them: RSS varies by up to a third)",
-	"append_call diff changed":             "8.0 s CPU, 566 MB (diffcost, at a load of 5-10 with tests running)",
-	"build_repeated diff same":             "3.8-4.1 s CPU, 272-279 MB (session 10, at a load of 36)",
-	"build_repeated diff changed":          "7.5-11.3 s CPU, 834-860 MB (diffcost, at a load of 5-10 with tests running)",
-	"setitem_same_key diff changed":        "5.5-7.1 s CPU, 486-487 MB (diffcost, at a load of 5-10 with tests running)",
-	"setitem_call diff changed":            "3.6-3.8 s CPU, 332-344 MB (diffcost, at a load of 5-10 with tests running)",
-	"newobj_discarded diff changed":        "6.0 s CPU, 591 MB (diffcost, at a load of 5-10 with tests running)",
-	"calls_discarded diff changed":         "6.7-7.4 s CPU, 584-592 MB (diffcost, at a load of 5-10 with tests running)",
-	"stack_globals_discarded diff changed": "8.5 s CPU, 615 MB (session 10, at a load of 47)",
-	"globals_discarded diff changed":       "2.2-2.3 s CPU, 229-232 MB (within the bounds, but within a tenth of the RSS bound) (diffcost, at a load of 5-10 with tests running)",
-	"wide_tuple diff changed":              "3.4-3.6 s CPU, 389-392 MB (diffcost, at a load of 5-10 with tests running)",
-	"wide_dict_tuple diff changed":         "4.3-4.9 s CPU, 230-235 MB (session 10, at a load of 38-40: within the bounds, but within a tenth of the RSS bound)",
-	"cycle_objects hash":                   "0.5 s CPU, 291 MB (session 7)",
-	"cycle_objects trace":                  "0.5 s CPU, 332 MB",
-	"cycle_objects trace --top 20":         "0.4 s CPU, 326 MB",
-	"cycle_dict hash":                      "2.0-2.3 s CPU, 246-277 MB (session 13: the store path alone, pass 1 of the fast hash giving up at the cycle's GET; 400 MB after a failed pass 2 before)",
-	"cycle_dict trace --top 20":            "1.5-1.7 s CPU, 215-286 MB (session 13; 280 and 283 MB in session 12's CI: a million levels of dicts, all live to the end)",
-	"cycle_objects diff same":              "5.4-5.6 s CPU, 279-280 MB (session 10, at a load of 35)",
-	"cycle_dict diff same":                 "3.5-5.6 s CPU, 215-348 MB (session 10, at a load of 35-40: within the bounds in 3 of 4 runs, RSS varies by half)",
-	"cycle_objects diff changed":           "8.4 s CPU, 612 MB (diffcost, at a load of 5-10 with tests running)",
-	"cycle_list diff changed":              "5.0-5.5 s CPU, 346-350 MB (diffcost, at a load of 5-10 with tests running)",
-	"cycle_dict diff changed":              "19.1 s CPU, 771 MB (diffcost, at a load of 5-10 with tests running)",
-	"nest_reduce hash":                     "0.9 s CPU, 433 MB (session 7)",
-	"nest_reduce trace":                    "0.6 s CPU, 405 MB",
-	"dag_frozenset_deep diff changed":      "6.1-6.8 s CPU, 263-264 MB (session 10, at a load of 37-43)",
-	"nest_reduce trace --top 20":           "0.7 s CPU, 405 MB",
-	"nest_reduce diff same":                "9.4 s CPU, 478 MB (session 10, at a load of 40)",
-	"dag_dict_deep diff changed":           "4.0 s CPU, 621 MB",
-	"dag_tuple_deep diff changed":          "3.8-4.9 s CPU, 280-283 MB (diffcost, at a load of 5-10 with tests running)",
-	"nest_reduce diff changed":             "8.6-11.3 s CPU, 1241-1242 MB (diffcost, at a load of 5-10 with tests running)",
-	"dag_list_deep diff changed":           "6.0-6.3 s CPU, 273-274 MB (session 10, at a load of 37)",
-	"nest_dict_setitem hash":               "0.5 s CPU, 311 MB (session 7)",
-	"nest_newobj_build hash":               "1.1 s CPU, 560 MB (session 7)",
-	"nest_newobj_build trace":              "0.8 s CPU, 583 MB",
-	"nest_newobj_build trace --top 20":     "0.9 s CPU, 640 MB",
-	"nest_newobj_build diff same":          "3.4 s CPU, 935 MB",
-	"nest_dict_setitem diff changed":       "5.8 s CPU, 623 MB (diffcost, at a load of 5-10 with tests running)",
-	"nest_mixed diff changed":              "3.2 s CPU, 619 MB",
-	"nest_newobj_build diff changed":       "8.2 s CPU, 1940 MB",
-	"nest_dict_mark trace":                 "0.4 s CPU, 267 MB",
-	"nest_dict_mark trace --top 20":        "0.5 s CPU, 310 MB",
-	"nest_frozenset diff changed":          "5.5-8.1 s CPU, 248-250 MB (session 10, at a load of 39: within the RSS bound but within a tenth of it)",
-	"nest_dict_mark diff changed":          "4.4 s CPU, 883 MB",
-	// pk scan (added 2026-12-01 with the machine's release, docs/reader.md):
-	// plain data is released as it becomes final; these shapes are all
-	// calls (the call log, which scan reports, is kept whole) or all live
-	// (deep nesting on the stack, cycles read back through the memo)
-	"cycle_objects scan":           "1.5 s CPU, 321 MB (session 7)",
-	"nest_dict_mark scan":          "0.3 s CPU, 298 MB (session 7)",
-	"nest_reduce scan":             "1.1 s CPU, 462 MB (session 7)",
-	"nest_newobj_build scan":       "3.1 s CPU, 659 MB (session 7)",
-	"nest_tuple1 diff changed":     "2.9 s CPU, 484 MB",
-	"nest_tuple2 diff changed":     "2.8 s CPU, 562 MB",
-	"nest_tuple_mark diff changed": "3.3-3.5 s CPU, 365 MB (diffcost, at a load of 5-10 with tests running)",
-	"nest_list_mark diff changed":  "2.4 s CPU, 502 MB",
-	// pk canon (added with issue 14's pk-canon/2 writer, 2026-12-01; the
-	// larger RSS of two runs each, this branch's code): over the RSS bound
-	// where the writer holds the input's store with its tables and the
-	// output (pk hash takes its streaming path there), or where it refuses a
-	// nesting deeper than write.MaxDepth only after reading and digesting
-	// the input. No pk canon run is over the CPU bound.
-	"nest_newobj_build canon":       "1.4 s CPU, 578 MB (session 8: refused from the store, before the view: what is left is the store)",
-	"nest_reduce canon":             "1.1 s CPU, 415 MB (session 8: refused from the store, before the view: what is left is the store)",
-	"stack_globals_discarded canon": "1.8 s CPU, 518 MB",
-	"cycle_objects canon":           "0.7 s CPU, 327 MB (session 8: refused from the store, before the view: what is left is the store)",
-	"build_repeated canon":          "1.7 s CPU, 459 MB",
-	"append_call canon":             "0.9 s CPU, 421 MB",
-	"calls_discarded canon":         "1.8 s CPU, 384 MB",
-	"newobj_discarded canon":        "1.4 s CPU, 381 MB",
-	"nest_dict_mark canon":          "0.3 s CPU, 300 MB (session 8: refused from the store, before the view: what is left is the store)",
-	// Session 9 (909b5a6) measured these three within the bounds and took
-	// them out; on session 10's machine they are over with eb313f2's binary
-	// as with the merged one (/usr/bin/time, two runs each, load 3):
-	"setitem_same_key canon":   "1.9-2.1 s CPU, 289-291 MB (eb313f2: 1.8-1.9 s, 289 MB)",
-	"streams_none canon":       "5.8-6.0 s CPU, 177-186 MB (eb313f2: 5.6-5.8 s, 194-200 MB)",
-	"nest_dict_mark diff same": "3.9-4.1 s CPU, 303-305 MB (eb313f2: 3.1-3.3 s, 305-317 MB)",
-	// Within the bounds on a quiet machine but not at a load of 5-6, where
-	// the clean-clone run of session 10 found it over (6.1-6.2 s CPU); the
-	// binary of eb313f2 is as dear (three runs each, alternating):
-	"streams_dicts canon": "4.2-6.5 s CPU, 47 MB (eb313f2: 4.5-5.7 s, 57 MB)",
-	// The whole tree and the picture (added in session 12, measured at a
-	// load of 5): plain data is streamed (pkg/trace/fast_whole.go,
-	// fast_pic.go); these shapes take the graph path (calls, cycles, a
-	// million streams, nesting deeper than the fast machine's 262,144
-	// levels) and hold the store and the tree, or are within a quarter of
-	// the bounds (the 26 MB table prints 2.6 million lines)
-	"calls_discarded trace --lines 0":         "4.1 s CPU, 271 MB",
-	"cycle_objects trace --lines 0":           "5.9 s CPU, 273 MB",
-	"nest_dict_mark trace --lines 0":          "4.5 s CPU, 316 MB",
-	"nest_newobj_build trace --lines 0":       "7.4 s CPU, 524 MB",
-	"nest_reduce trace --lines 0":             "7.6 s CPU, 471 MB",
-	"nest_tuple2 trace --lines 0":             "4.5-4.8 s CPU, 135 MB (session 13, at a load of 6: it prints 2 million lines, 490 MB of text; was 501 MB)",
-	"newobj_discarded trace --lines 0":        "6.7 s CPU, 270 MB",
-	"streams_none trace --lines 0":            "2.7-3.1 s CPU quiet, 17 MB (session 13, stream by stream: within, but near the CPU bound under load; it prints 2 million lines; was 12.1 s and 1509 MB)",
-	"build_repeated trace --lines 0":          "1.7 s CPU, 201 MB (within, but within a quarter of the RSS bound)",
-	"cycle_dict trace --lines 0":              "2.7 s CPU, 238 MB (within, but within a quarter of the RSS bound)",
-	"nest_dict_setitem trace --lines 0":       "3.5 s CPU, 241 MB (within, but within a quarter of the bounds)",
-	"nest_mixed trace --lines 0":              "3.1 s CPU, 226 MB (within, but within a quarter of the RSS bound)",
-	"stack_globals_discarded trace --lines 0": "2.2 s CPU, 230 MB (within, but within a quarter of the RSS bound)",
-	"table_dicts_lists trace --lines 0":       "3.9 s CPU, 50 MB (within, but within a quarter of the CPU bound at a load of 5)",
-	"cycle_objects trace --svg":               "1.2 s CPU, 260 MB",
-	"nest_dict_mark trace --svg":              "1.7 s CPU, 288 MB",
-	"nest_newobj_build trace --svg":           "2.2 s CPU, 460 MB",
-	"nest_reduce trace --svg":                 "0.7 s CPU, 415 MB",
-	"cycle_dict trace --svg":                  "1.2 s CPU, 238 MB (within, but within a quarter of the RSS bound)",
-	"cycle_list trace --svg":                  "1.2 s CPU, 204 MB (within, but within a quarter of the RSS bound)",
-	"nest_dict_setitem trace --svg":           "1.4 s CPU, 222 MB (within, but within a quarter of the RSS bound)",
-	"nest_list_append trace --svg":            "1.4 s CPU, 201 MB (within, but within a quarter of the RSS bound)",
+	// pk hash: the graph path holds the whole store where everything is live to the end (cycles read back
+	// through the memo, a million levels of calls or objects), or the fast path its stack of a million open
+	// containers (nest_dict_setitem)
+	"cycle_dict hash":        "0.5 s CPU, 236 MB (within the bounds, but within a tenth of the RSS bound)",
+	"cycle_objects hash":     "0.9 s CPU, 235 MB (within the bounds, but within a tenth of the RSS bound)",
+	"nest_dict_setitem hash": "0.6 s CPU, 295 MB",
+	"nest_newobj_build hash": "1.3 s CPU, 453 MB",
+	"nest_reduce hash":       "1.2 s CPU, 325 MB",
+	// pk trace (its views): the store and the sized tree of inputs that are all live
+	"nest_newobj_build trace":                 "0.7 s CPU, 401 MB",
+	"nest_reduce trace":                       "0.7 s CPU, 251 MB (within the bounds, but within a tenth of the RSS bound)",
+	"nest_dict_mark trace --top 20":           "0.5 s CPU, 235 MB (within the bounds, but within a tenth of the RSS bound)",
+	"nest_newobj_build trace --top 20":        "0.6 s CPU, 401 MB",
+	"nest_reduce trace --top 20":              "0.6 s CPU, 250 MB (within the bounds, but within a tenth of the RSS bound)",
+	"calls_discarded trace --lines 0":         "3.8 s CPU, 275 MB",
+	"cycle_dict trace --lines 0":              "2.5 s CPU, 282 MB",
+	"cycle_objects trace --lines 0":           "4.5 s CPU, 294 MB",
+	"nest_dict_mark trace --lines 0":          "2.5 s CPU, 278 MB",
+	"nest_dict_setitem trace --lines 0":       "2.4 s CPU, 277 MB",
+	"nest_newobj_build trace --lines 0":       "7.2 s CPU, 564 MB",
+	"nest_reduce trace --lines 0":             "6.5 s CPU, 487 MB",
+	"newobj_discarded trace --lines 0":        "4.2 s CPU, 275 MB",
+	"stack_globals_discarded trace --lines 0": "2.2 s CPU, 232 MB (within the bounds, but within a tenth of the RSS bound)",
+	"streams_none trace --lines 0":            "3.6 s CPU, 20 MB (within the bounds, but near the CPU bound under load)",
+	"table_dicts_lists trace --lines 0":       "3.1 s CPU, 53 MB (within the bounds, but near the CPU bound under load)",
+	"nest_dict_mark trace --svg":              "0.4 s CPU, 236 MB (within the bounds, but within a tenth of the RSS bound)",
+	"nest_newobj_build trace --svg":           "0.8 s CPU, 402 MB",
+	"nest_reduce trace --svg":                 "0.6 s CPU, 251 MB (within the bounds, but within a tenth of the RSS bound)",
+	// pk scan: these shapes are all calls (the call log, which scan reports, is kept whole) or all live
+	"cycle_objects scan":     "2.0 s CPU, 329 MB",
+	"nest_newobj_build scan": "3.7 s CPU, 641 MB",
+	"nest_reduce scan":       "1.1 s CPU, 283 MB",
+	// pk canon: the writer holds the input's store with its tables and the output, or refuses a nesting
+	// deeper than write.MaxDepth only after reading the input; a million streams cost a view each
+	"build_repeated canon":          "1.3 s CPU, 349 MB",
+	"calls_discarded canon":         "2.2 s CPU, 252 MB (within the bounds, but within a tenth of the RSS bound)",
+	"cycle_objects canon":           "1.8 s CPU, 342 MB",
+	"nest_dict_mark canon":          "0.7 s CPU, 237 MB (within the bounds, but within a tenth of the RSS bound)",
+	"nest_newobj_build canon":       "2.6 s CPU, 551 MB",
+	"nest_reduce canon":             "1.6 s CPU, 372 MB",
+	"newobj_discarded canon":        "2.0 s CPU, 249 MB (within the bounds, but within a tenth of the RSS bound)",
+	"stack_globals_discarded canon": "1.4 s CPU, 268 MB",
+	"streams_dicts canon":           "4.5 s CPU, 51 MB (within the bounds, but near the CPU bound under load)",
+	"streams_none canon":            "5.7 s CPU, 179 MB",
+	// pk diff of a file with itself: one store and view of an all-live input, read twice
+	"nest_dict_mark diff same":    "1.1 s CPU, 236 MB (within the bounds, but within a tenth of the RSS bound)",
+	"nest_newobj_build diff same": "3.0 s CPU, 434 MB",
+	"nest_reduce diff same":       "2.2 s CPU, 318 MB",
+	// pk diff against the changed copy: two stores and their views of all-live inputs, and the alignment
+	"append_call diff changed":             "2.7 s CPU, 609 MB",
+	"build_repeated diff changed":          "5.1 s CPU, 879 MB",
+	"calls_discarded diff changed":         "4.3 s CPU, 607 MB",
+	"cycle_dict diff changed":              "killed at 10 s of CPU, 491 MB",
+	"cycle_list diff changed":              "5.0 s CPU, 334 MB",
+	"cycle_objects diff changed":           "3.0 s CPU, 582 MB",
+	"dag_dict_deep diff changed":           "5.7 s CPU, 522 MB",
+	"dag_frozenset_deep diff changed":      "3.6 s CPU, 245 MB (within the bounds, but within a tenth of the RSS bound)",
+	"dag_list_deep diff changed":           "3.9 s CPU, 260 MB",
+	"dag_tuple_deep diff changed":          "3.7 s CPU, 287 MB",
+	"globals_discarded diff changed":       "1.4 s CPU, 247 MB (within the bounds, but within a tenth of the RSS bound)",
+	"nest_dict_mark diff changed":          "3.2 s CPU, 609 MB",
+	"nest_dict_setitem diff changed":       "3.3 s CPU, 604 MB",
+	"nest_frozenset diff changed":          "2.0 s CPU, 241 MB (within the bounds, but within a tenth of the RSS bound)",
+	"nest_list_append diff changed":        "2.0 s CPU, 388 MB",
+	"nest_list_mark diff changed":          "1.6 s CPU, 327 MB",
+	"nest_mixed diff changed":              "2.5 s CPU, 466 MB",
+	"nest_newobj_build diff changed":       "6.4 s CPU, 1175 MB",
+	"nest_reduce diff changed":             "7.0 s CPU, 1181 MB",
+	"nest_tuple1 diff changed":             "3.6 s CPU, 463 MB",
+	"nest_tuple2 diff changed":             "3.5 s CPU, 515 MB",
+	"nest_tuple_mark diff changed":         "2.2 s CPU, 335 MB",
+	"newobj_discarded diff changed":        "3.6 s CPU, 613 MB",
+	"setitem_call diff changed":            "2.3 s CPU, 334 MB",
+	"setitem_same_key diff changed":        "2.5 s CPU, 501 MB",
+	"stack_globals_discarded diff changed": "2.4 s CPU, 482 MB",
+	"wide_dict_tuple diff changed":         "2.0 s CPU, 235 MB (within the bounds, but within a tenth of the RSS bound)",
+	"wide_tuple diff changed":              "1.6 s CPU, 395 MB",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
