@@ -45,7 +45,7 @@ for name in cloudpickle_state dill_state; do
   read -r tt tc tm < <(measure "$RUNS" "$PK" trace --top 20 "$A")
   read -r h2 h2c h2m < <(measure "$RUNS" "$PK" hash "$A" "$B")
   read -r dt dc dm < <(measure "$RUNS" "$PK" diff "$A" "$B")
-  echo "== $name.pkl ($((size_kb / 1024)) MB; RSS limit $((limit_kb / 1024)) MB); pickle.load ${lt}s, $((lm / 1024)) MB"
+  echo "== $name.pkl ($((size_kb / 1024)) MB; RSS limit $((limit_kb / 1024)) MB); pickle.load ($("$PY" -c 'import sys; print(sys.executable, sys.version.split()[0])')) ${lt}s, $((lm / 1024)) MB"
   echo "hash $name: pk ${ht}s (cpu ${hc}s, peak $((hm / 1024)) MB), pickle.load ${lt}s, ratio $(ratio "$lt" "$ht")x (target >= 5x)"
   echo "trace --top 20 $name: pk ${tt}s (peak $((tm / 1024)) MB), ratio $(ratio "$lt" "$tt")x (target >= 3x)"
   echo "diff $name a b: pk ${dt}s (peak $((dm / 1024)) MB), hash of both ${h2}s, ratio $(ratio "$dt" "$h2")x of hashing both (target <= 2.5x)"

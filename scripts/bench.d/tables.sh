@@ -102,7 +102,9 @@ import pickle
 pickle.load(open(sys.argv[1], \"rb\"))"
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.1f\", $1 / $2; else print \"inf\" }"; }
 mb() { awk "BEGIN{printf \"%.0f\", $1 / 1024}"; }
-echo "== tables ($DIR; pk hash against pickle.load, best of $RUNS; load average $(cut -d' ' -f1 /proc/loadavg), $(nproc) CPUs)"
+# which Python loads matters: pickle.load of these tables ranges over 3x
+# between interpreters and builds, so the line names it
+echo "== tables ($DIR; pk hash against pickle.load ($("$PY" -c 'import sys; print(sys.executable, sys.version.split()[0])')), best of $RUNS; load average $(cut -d' ' -f1 /proc/loadavg), $(nproc) CPUs)"
 worst="" worst_r="" over=0
 for s in "${shapes[@]}"; do
 	if [ -n "${TABLES_ONLY:-}" ] && [[ ",$TABLES_ONLY," != *",$s,"* ]]; then continue; fi
