@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -192,4 +193,59 @@ func FuzzFastHash(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFastScanOpen: pass 1 gives up where more than maxFastOpen containers
+// are open on the stack at once (nested dicts and lists filled from the
+// inside out), which the graph path holds for less, and not on a deep stack
+// of plain values (a wide tuple) or of MARKs; the digest is the graph
+// path's either way.
+func TestFastScanOpen(t *testing.T) {
+	const n = maxFastOpen * 2
+	var dicts, lists, wide, marks bytes.Buffer
+	dicts.WriteString("\x80\x04")
+	lists.WriteString("\x80\x04")
+	wide.WriteString("\x80\x04(")
+	marks.WriteString("\x80\x04")
+	for range n {
+		dicts.WriteString("}K\x01")
+		lists.WriteString("]")
+		wide.WriteString("K\x01")
+		marks.WriteString("(K\x01")
+	}
+	dicts.WriteString("N")
+	lists.WriteString("N")
+	for range n {
+		dicts.WriteString("s")
+		lists.WriteString("a")
+		marks.WriteString("t")
+	}
+	wide.WriteString("t")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		data []byte
+		slow bool
+	}{
+		{"dicts", dicts.Bytes(), true},
+		{"lists", lists.Bytes(), true},
+		{"wide", wide.Bytes(), false},
+		{"marks", marks.Bytes(), false},
+	} {
+		p := filepath.Join(dir, c.name+".pkl")
+		if err := os.WriteFile(p, append(c.data, '.'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := fastScan(p); (err != nil) != c.slow {
+			t.Errorf("%s: pass 1 gave up: %v (%v), want %v", c.name, err != nil, err, c.slow)
+		}
+		slow, err := slowHash(t, p, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		res, err := HashFile(p, Options{})
+		if err != nil || res.Digest != slow.Digest {
+			t.Errorf("%s: HashFile %v %v, graph %s", c.name, res, err, slow.Digest)
+		}
+	}
 }
