@@ -160,11 +160,9 @@ var costCommands = []struct {
 // lists those (docs/cost.md).
 var knownOver = map[string]string{
 	// pk hash: the graph path holds the whole store where everything is live to the end (cycles read back
-	// through the memo, a million levels of calls or objects), or the fast path its stack of a million open
-	// containers (nest_dict_setitem)
+	// through the memo, a million levels of calls or objects)
 	"cycle_dict hash":        "0.5 s CPU, 236 MB (within the bounds, but within a tenth of the RSS bound)",
 	"cycle_objects hash":     "0.9 s CPU, 235 MB (within the bounds, but within a tenth of the RSS bound)",
-	"nest_dict_setitem hash": "0.6 s CPU, 295 MB",
 	"nest_newobj_build hash": "1.3 s CPU, 453 MB",
 	"nest_reduce hash":       "1.2 s CPU, 325 MB",
 	// pk trace (its views): the store and the sized tree of inputs that are all live
