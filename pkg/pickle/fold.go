@@ -64,13 +64,14 @@ func (s *Store) ItemCount(id ID) int {
 
 // foldScratch is what foldFinal reuses from one compaction to the next.
 type foldScratch struct {
-	indeg  []uint8
-	frozen []bool
-	inFold []bool
-	cands  []foldCand
-	roots  []ID
-	keys   []ID
-	out    []Folded
+	indeg   []uint8
+	frozen  []bool
+	inFold  []bool
+	pending []bool
+	cands   []foldCand
+	roots   []ID
+	keys    []ID
+	out     []Folded
 }
 
 // foldCand is one offered subtree: the position of its root among the
@@ -183,13 +184,17 @@ func (m *machine) foldFinal() {
 		}
 	}
 	m.propagate(taint)
+	pending := m.pendingTable(n)
 
 	cands := m.fs.cands[:0]
 	for p := range s.recs {
 		r := &s.recs[p]
-		if taint[p] != 1 || r.kind != KindList && r.kind != KindDict || r.nkid < foldMinItems {
-			// (a small container is folded whole once it is final: a row
-			// on the stack in a batch of APPENDS soon is)
+		if taint[p] != 1 || r.kind != KindList && r.kind != KindDict || r.nkid < foldMinItems ||
+			r.nkid < foldPendingItems && pending[p] {
+			// (a small container is folded whole once it is final; so is
+			// one waiting on the stack for its batch, a row of a table in
+			// a batch of APPENDS: offering its items first would encode
+			// them twice)
 			continue
 		}
 		for j := int32(0); j < r.nkid; j++ {
@@ -285,8 +290,41 @@ func (m *machine) foldFinal() {
 }
 
 // foldMinItems is the fewest item places a kept container must have for
-// its items to be offered.
-const foldMinItems = 16
+// its items to be offered; foldPendingItems the fewest for a container
+// waiting on the stack for its batch (pendingTable).
+const (
+	foldMinItems     = 16
+	foldPendingItems = 256
+)
+
+// pendingTable returns, for m's n records, which are containers waiting on
+// the stack above a MARK for the opcode that will consume them (an item of
+// a batch of APPENDS, SETITEMS or ADDITEMS, or of a TUPLE, LIST or DICT):
+// every slot above the first mark except the ones right below a mark,
+// which a batch may be filling.
+func (m *machine) pendingTable(n int) []bool {
+	if cap(m.fs.pending) < n {
+		m.fs.pending = make([]bool, n)
+	}
+	pd := m.fs.pending[:n]
+	clear(pd)
+	if len(m.marks) == 0 {
+		return pd
+	}
+	k := 0 // the marks, bottom up
+	for j := m.marks[0].pos; j < len(m.stack); j++ {
+		for k < len(m.marks) && m.marks[k].pos <= j {
+			k++
+		}
+		if k < len(m.marks) && m.marks[k].pos == j+1 {
+			continue // (right below a mark: maybe the target of its batch)
+		}
+		if id := m.stack[j].n; id >= 0 && int(id) < n {
+			pd[id] = true
+		}
+	}
+	return pd
+}
 
 // foldGone marks, in a kept container's items, the places a folded run
 // took beyond its first; compact drops them.
