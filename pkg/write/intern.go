@@ -54,9 +54,12 @@ type values struct {
 	// hot caches the last value looked up at each of 256 places by hash:
 	// the few values a table's every row repeats (its dicts' keys) are
 	// found without a probe of the slots, which a table of millions of
-	// values keeps out of the processor's caches
-	hot  [256]hotValue
-	fhot *[256]hotValue // (made with fslots: a writer per stream of a million small ones allocates no second cache)
+	// values keeps out of the processor's caches. hot is made when the
+	// slots first grow (past 32 values), fhot with fslots: a writer per
+	// stream of a million small ones (a million `N.` pickles, or of small
+	// dicts) allocated 4 KiB a stream for a cache it did not need.
+	hot  *[256]hotValue
+	fhot *[256]hotValue // (made with fslots)
 }
 
 type hotValue struct {
@@ -105,7 +108,7 @@ func (t *values) at(ord int32) (byte, string) {
 
 func (t *values) init() {
 	t.seed = maphash.MakeSeed()
-	t.slots = make([]uint64, 64)
+	t.slots = make([]uint64, 16)
 	if t.fingerprints {
 		t.fseed = rand.Uint64()
 		n := 64
@@ -167,17 +170,22 @@ func (t *values) lookup(v vkey) int32 {
 		return t.lookupFP(t.fingerprint(v.tag, v.s))
 	}
 	h := t.hash(v.tag, v.s)
-	c := &t.hot[h&255]
-	if c.h == h && c.idx > 0 {
-		if tag, text := t.at(c.idx - 1); tag == v.tag && text == v.s {
-			if !t.fingerprints {
-				return c.idx - 1
+	var c *hotValue
+	if t.hot != nil {
+		c = &t.hot[h&255]
+		if c.h == h && c.idx > 0 {
+			if tag, text := t.at(c.idx - 1); tag == v.tag && text == v.s {
+				if !t.fingerprints {
+					return c.idx - 1
+				}
+				return t.index[c.idx-1]
 			}
-			return t.index[c.idx-1]
 		}
 	}
 	ord := t.find(v, h)
-	c.h, c.idx = h, ord+1
+	if c != nil {
+		c.h, c.idx = h, ord+1
+	}
 	if !t.fingerprints {
 		return ord // (the ordinal is the index)
 	}
@@ -246,6 +254,9 @@ func (t *values) find(v vkey, h uint64) int32 {
 // grow doubles the slots of the values compared by text (load at most one
 // half).
 func (t *values) grow() {
+	if t.hot == nil {
+		t.hot = new([256]hotValue)
+	}
 	slots := make([]uint64, 2*len(t.slots))
 	mask := uint64(len(slots) - 1)
 	for ord := range len(t.ends) {
