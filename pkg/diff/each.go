@@ -113,7 +113,7 @@ func sumStreams(path string, opt Options) (*streamSums, bool) {
 	s := &streamSums{path: path, census: census{protos: map[int]bool{}}}
 	// read through the canon sink: a stream it folded is read again, whole,
 	// only when its pair differs (load)
-	res, file, _, ok := canon.EachStreamFolded(path, opt.Canon, s.census.node, func(st *pickle.Stream, d []byte) error {
+	res, file, ok := canon.EachStreamFolded(path, opt.Canon, s.census.node, func(st *pickle.Stream, d []byte) error {
 		s.off, s.fps = grow.Room(s.off, 1), grow.Room(s.fps, 1)
 		s.off = append(s.off, st.Offset)
 		s.fps = append(s.fps, [16]byte(d[:16]))
