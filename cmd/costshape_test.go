@@ -190,7 +190,7 @@ var knownOver = map[string]string{
 	"nest_newobj_build scan": "3.7 s CPU, 641 MB",
 	"nest_reduce scan":       "1.1 s CPU, 283 MB",
 	// pk canon: the writer holds the input's store with its tables and the output, or refuses a nesting
-	// deeper than write.MaxDepth only after reading the input; a million streams cost a view each
+	// deeper than write.MaxDepth only after reading the input
 	"build_repeated canon":          "1.3 s CPU, 349 MB",
 	"calls_discarded canon":         "2.2 s CPU, 252 MB (within the bounds, but within a tenth of the RSS bound)",
 	"cycle_objects canon":           "1.8 s CPU, 342 MB",
@@ -199,8 +199,6 @@ var knownOver = map[string]string{
 	"nest_reduce canon":             "1.6 s CPU, 372 MB",
 	"newobj_discarded canon":        "2.0 s CPU, 249 MB (within the bounds, but within a tenth of the RSS bound)",
 	"stack_globals_discarded canon": "1.4 s CPU, 268 MB",
-	"streams_dicts canon":           "4.5 s CPU, 51 MB (within the bounds, but near the CPU bound under load)",
-	"streams_none canon":            "5.7 s CPU, 179 MB",
 	// pk diff of a file with itself: one store and view of an all-live input, read twice
 	"nest_dict_mark diff same":    "1.1 s CPU, 236 MB (within the bounds, but within a tenth of the RSS bound)",
 	"nest_newobj_build diff same": "3.0 s CPU, 434 MB",
