@@ -55,7 +55,7 @@ type values struct {
 	// the few values a table's every row repeats (its dicts' keys) are
 	// found without a probe of the slots, which a table of millions of
 	// values keeps out of the processor's caches. hot is made when the
-	// slots first grow (past 32 values), fhot with fslots: a writer per
+	// slots first grow (past 8 values), fhot with fslots: a writer per
 	// stream of a million small ones (a million `N.` pickles, or of small
 	// dicts) allocated 4 KiB a stream for a cache it did not need.
 	hot  *[256]hotValue
