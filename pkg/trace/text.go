@@ -60,18 +60,44 @@ var (
 	cPath  = color.New(color.FgGreen)
 )
 
-func (s Style) size(n int64) string {
+func (s Style) size(n int64) string { return string(s.appendSize(nil, n)) }
+
+// appendSize appends size(n) to b: a line of the tree formats its sizes
+// into the line, not into strings of their own (two million lines, two
+// million times three strings).
+func (s Style) appendSize(b []byte, n int64) []byte {
 	if s.Bytes {
-		return itoa(n)
+		return strconv.AppendInt(b, n, 10)
 	}
-	return Human(n)
+	return appendHuman(b, n)
 }
 
-func pct(n, total int64) string {
+func pct(n, total int64) string { return string(appendPct(nil, n, total)) }
+
+func appendPct(b []byte, n, total int64) []byte {
 	if total <= 0 {
-		return "100.0%"
+		return append(b, "100.0%"...)
 	}
-	return strconv.FormatFloat(float64(n)*100/float64(total), 'f', 1, 64) + "%"
+	return append(strconv.AppendFloat(b, float64(n)*100/float64(total), 'f', 1, 64), '%')
+}
+
+// padSize writes size(n) right-aligned in w columns; padPct pct(n, total)
+// in 7.
+func (l *lineBuf) padSize(sty Style, n int64, w int) {
+	var tmp [32]byte
+	l.padBytes(sty.appendSize(tmp[:0], n), w)
+}
+
+func (l *lineBuf) padPct(n, total int64) {
+	var tmp [32]byte
+	l.padBytes(appendPct(tmp[:0], n, total), 7)
+}
+
+func (l *lineBuf) padBytes(s []byte, w int) {
+	for i := len(s); i < w; i++ {
+		l.b = append(l.b, ' ')
+	}
+	l.b = append(l.b, s...)
 }
 
 // WriteText prints the tree from start, one line per item:
@@ -110,11 +136,11 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 		line.WriteString("         ")
 		pad(line, "", width)
 	} else {
-		pad(line, sty.size(v.Size), width)
+		line.padSize(sty, v.Size, width)
 		line.WriteByte(' ')
-		pad(line, pct(v.Size, t.Total), 7)
+		line.padPct(v.Size, t.Total)
 		line.WriteByte(' ')
-		pad(line, sty.size(v.Self), width)
+		line.padSize(sty, v.Self, width)
 	}
 	line.WriteString("  ")
 	// branches
@@ -242,11 +268,11 @@ func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
 		line.Reset()
 		pad(&line, itoa(int64(i+1))+".", 4)
 		line.WriteByte(' ')
-		pad(&line, sty.size(it.Size), width)
+		line.padSize(sty, it.Size, width)
 		line.WriteByte(' ')
-		pad(&line, pct(it.Size, t.Total), 7)
+		line.padPct(it.Size, t.Total)
 		line.WriteString(" self ")
-		pad(&line, sty.size(it.Self), width)
+		line.padSize(sty, it.Self, width)
 		line.WriteString("  ")
 		line.paint(cCode, t.Code(it))
 		line.WriteByte(' ')

@@ -626,18 +626,20 @@ func ParseSize(s string) (int64, error) {
 }
 
 // Human renders a byte count: "96 B", "1.5 KiB", "225.7 MiB".
-func Human(n int64) string {
+func Human(n int64) string { return string(appendHuman(nil, n)) }
+
+func appendHuman(b []byte, n int64) []byte {
 	if n < 1024 {
-		return itoa(n) + " B"
+		return append(strconv.AppendInt(b, n, 10), " B"...)
 	}
 	f := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB"} {
+	for _, u := range [...]string{"KiB", "MiB", "GiB", "TiB", "PiB"} {
 		f /= 1024
 		if f < 1024 || u == "PiB" {
-			return strconv.FormatFloat(f, 'f', 1, 64) + " " + u
+			return append(append(strconv.AppendFloat(b, f, 'f', 1, 64), ' '), u...)
 		}
 	}
-	return itoa(n) + " B"
+	return append(strconv.AppendInt(b, n, 10), " B"...)
 }
 
 // IsScalar reports whether node n of s is shown as a leaf value.
