@@ -24,6 +24,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/ulikunitz/xz"
 	"github.com/ulikunitz/xz/lzma"
@@ -404,8 +405,8 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		if len(w.want) != dsize {
 			return &Error{File: path, Offset: s.Offset, Reason: "internal: a stream digest of another size"}
 		}
-		wants = append(wants, w.want...)
-		ends = append(ends, out.Len())
+		wants = append(grow.Room(wants, dsize), w.want...) // (doubling: a million streams)
+		ends = append(grow.Room(ends, 1), out.Len())
 		return nil
 	}
 	var trail *pickle.Trailing
