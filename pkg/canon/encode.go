@@ -110,6 +110,13 @@ func (d *digests) add(a Algo, data []byte) int32 {
 // addSum appends h's sum and returns its slot.
 func (d *digests) addSum(size int, h hash.Hash) int32 { return d.put(size, h.Sum) }
 
+// keep appends a copy of digest x and returns its slot (eachStream: a
+// file's stream digests wait for their count, a million streams' 32 MB with
+// no copies of them).
+func (d *digests) keep(x []byte) int32 {
+	return d.put(len(x), func(b []byte) []byte { return append(b, x...) })
+}
+
 func (d *digests) put(size int, app func([]byte) []byte) int32 {
 	c := d.n / digChunk
 	if c == len(d.chunks) {

@@ -442,7 +442,7 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 	opt.NoPaths = true
 	res = &Result{}
 	n := 0
-	var digests streamDigests
+	var sums digests // (their count comes first in the form: they wait for it)
 	scr := &docScratch{}
 	ropt := ReadOptions(opt)
 	if k := newFoldSink(opt); k != nil && fold {
@@ -459,7 +459,7 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 		if err != nil {
 			return err
 		}
-		digests.add(d)
+		sums.keep(d)
 		n++
 		res.Applied = v.tally.merge(res.Applied)
 		if fn != nil {
@@ -474,7 +474,7 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 	h.Write([]byte(opt.header()))
 	buf := appendStr([]byte{'P'}, "")
 	h.Write(appendStreamCount(buf, n))
-	for _, c := range digests.chunks {
+	for _, c := range sums.chunks {
 		h.Write(c)
 	}
 	if err := writeTrailing(h, file.Trailing, opt, path); err != nil {
@@ -483,25 +483,6 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 	res.Sum = h.Sum(nil)
 	res.Digest = opt.Tag() + ":" + hex.EncodeToString(res.Sum)
 	return res, file, true
-}
-
-// streamDigests holds the digests of a file's streams until their count,
-// which comes before them in the form, is known: in chunks of 64 KiB, so
-// that a million streams hold their 32 MB of digests and no copies of them
-// (one array doubling as it grew allocated 115 MB, all of it held at the
-// collector's quiet pace).
-type streamDigests struct{ chunks [][]byte }
-
-func (s *streamDigests) add(d []byte) {
-	if k := len(s.chunks); k == 0 || len(s.chunks[k-1])+len(d) > cap(s.chunks[k-1]) {
-		size := 64 << 10
-		if k == 0 {
-			size = 1 << 10 // (a file of one stream)
-		}
-		s.chunks = append(s.chunks, make([]byte, 0, max(size, len(d))))
-	}
-	k := len(s.chunks) - 1
-	s.chunks[k] = append(s.chunks[k], d...)
 }
 
 func writeDigest(h hash.Hash, d []byte, opt Options, file string, off int64) error {

@@ -88,3 +88,38 @@ func TestManyStreamsLinear(t *testing.T) {
 	}
 	t.Logf("100k streams %.3f s, 200k %.3f s of CPU", d1, d2)
 }
+
+// A file of more streams than a chunk of digests holds (2048) hashes stream
+// by stream (eachStream, which keeps the digests in chunks until their
+// count is known) to the digest HashDoc gives the whole parsed file; so
+// does a file of one stream. The streams differ, so an order or a chunk
+// boundary lost would change the digest.
+func TestEachStreamDigestChunks(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{1, 2048, 5000} {
+		var b []byte
+		for i := range n {
+			b = append(b, 'J', byte(i), byte(i>>8), 0, 0, '.') // BININT i, STOP
+		}
+		p := filepath.Join(dir, "many.pkl")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opt := Options{NoPaths: true}
+		each, ok := hashEach(p, opt)
+		if !ok {
+			t.Fatalf("%d streams: not hashed stream by stream", n)
+		}
+		f, err := pickle.Parse(bytes.NewReader(b), int64(len(b)), p, ReadOptions(opt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := HashDoc(&input.Doc{Path: p, Parts: []input.Part{{Pickle: f}}}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if each.Digest != whole.Digest {
+			t.Errorf("%d streams: stream by stream %s, whole %s", n, each.Digest, whole.Digest)
+		}
+	}
+}
