@@ -336,6 +336,13 @@ var noVerify bool
 // settings (docs/pk-canon.md).
 var writable = map[string]bool{"": true, "gzip": true, "zlib": true, "bz2": true, "xz": true, "lzma": true, "zstd": true, "lz4": true}
 
+// addStream records a written stream's digest and where it ends, which the
+// check of the output reads (they double as they grow: a million streams).
+func addStream(wants *[]byte, ends *[]int, want []byte, end int) {
+	*wants = append(grow.Room(*wants, len(want)), want...)
+	*ends = append(grow.Room(*ends, 1), end)
+}
+
 // File canonicalises the input at path ("-": stdin). keep says that
 // Result.Canonical will be asked (pk canon -l): the bytes of stdin are kept
 // in Result.Input; a file's are not, its output is compared with the file
@@ -405,8 +412,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		if len(w.want) != dsize {
 			return &Error{File: path, Offset: s.Offset, Reason: "internal: a stream digest of another size"}
 		}
-		wants = append(grow.Room(wants, dsize), w.want...) // (doubling: a million streams)
-		ends = append(grow.Room(ends, 1), out.Len())
+		addStream(&wants, &ends, w.want, out.Len())
 		return nil
 	}
 	var trail *pickle.Trailing

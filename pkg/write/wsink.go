@@ -6,7 +6,6 @@ import (
 	"math/big"
 
 	"github.com/pk-tools/pk/pkg/canon"
-	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -75,8 +74,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		if len(w.want) != dsize {
 			return errNoSink
 		}
-		*wants = append(grow.Room(*wants, dsize), w.want...) // (doubling: a million streams)
-		*ends = append(grow.Room(*ends, 1), out.Len())
+		addStream(wants, ends, w.want, out.Len())
 		return nil
 	})
 	if !ok {
