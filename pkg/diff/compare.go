@@ -911,7 +911,7 @@ func (c *cmp) reset() {
 }
 
 // same reports whether a and b (of the walk's two views) are equal.
-// Where canon cannot say (same's known), alignments take the pair as
+// Where same cannot say (its known), alignments take the pair as
 // equal and the walk goes into it (entries come from what differs below).
 func (c *cmp) same(a, b *canon.Node) bool {
 	eq, known := same(c.ta, a, c.tb, b)

@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"bytes"
 	"encoding/binary"
 	"slices"
 
@@ -36,8 +35,9 @@ import (
 // the tree the subgraph unfolds to, and equal canonical forms unfold to
 // equal trees) except on or above a cycle (marked cyclic: their
 // fingerprints depend on where the pass entered the cycle); equal
-// fingerprints there, and anything cyclic, are decided by canon's Digest,
-// as before.
+// fingerprints there, and anything cyclic, are decided by a walk of both
+// nodes in step (lockstep.go), which keeps what it finds for the next
+// question.
 //
 // Nodes that are no container (a bytearray, a buffer, a tracker, a
 // persistent id by string, a scalar that operations were applied to) take
@@ -72,6 +72,8 @@ type fpTable struct {
 	// million passes of one node each); kids the children of its frames
 	stack []fpFrame
 	kids  []pickle.ID
+	// lock is this side's part in lockstep walks (lockstep.go)
+	lock lockState
 }
 
 func newFPTable(algo canon.Algo, roots ...*canon.Node) *fpTable {
@@ -87,6 +89,7 @@ func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
 		clear(t.idx)
 		t.info = t.info[:0]
 		t.hdrs = t.hdrs[:0]
+		t.lock.peer = nil // (its answers were about the last views)
 	}
 	// sized once for the view's IDs: the passes reach most of its nodes
 	// (doubling from 64 allocated and cleared twice the table again, and
@@ -389,14 +392,10 @@ func (t *fpTable) get(n *canon.Node) *fpInfo {
 }
 
 // same reports whether the subtrees at a (of the view of ta) and b (of
-// tb) are equal, as their canonical digests would say; known is false when
-// canon answers with its marker of a refused digest (after its bound on the
-// work of isolated digests was passed: a long cycle, where every node's
-// digest encodes the whole cycle). The digest during which the bound is
-// passed is not marked: canon's Node.Digest gives no sign that it was cut
-// short, so two long cycles cut at the same point compare equal and the
-// entry is the root's "could not place" (a 3,000-node cycle of dicts
-// changed at the bottom; 1,000 nodes are placed).
+// tb) are equal, as their canonical digests would say: from their
+// fingerprints where those decide, else from lockstep; known is false
+// when the lockstep walks have spent their budget (lockBudget: then the
+// walk goes into the pair, and alignments take it as equal).
 func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) (eq, known bool) {
 	if a == nil || b == nil {
 		return a == b, true
@@ -410,11 +409,7 @@ func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) (eq, known boo
 	} else if !cyc && ia.flags&ib.flags&fpClean != 0 {
 		return true, true
 	}
-	da, db := a.Digest(), b.Digest()
-	if len(da) != ta.algo.Size() || len(db) != tb.algo.Size() {
-		return false, false // canon's marker of a digest it refused
-	}
-	return bytes.Equal(da, db), true
+	return lockstep(ta, a.Ref(), tb, b.Ref())
 }
 
 // key is n's fingerprint when a different one proves a different subtree

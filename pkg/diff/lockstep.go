@@ -1,0 +1,219 @@
+package diff
+
+import (
+	"bytes"
+
+	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/internal/grow"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// Lockstep equality: whether two nodes whose fingerprints cannot decide
+// (on or above a cycle, or reaching an object twice) have equal canonical
+// forms, without encoding either.
+//
+// canon encodes a node depth first, its children in canonical order, an
+// object met a second time as a reference to the ordinal of its first
+// visit. Two nodes' encodings are equal exactly when a walk of both in
+// step, child i of one side beside child i of the other, meets pairs whose
+// own parts are equal (kind, counts, call form, operation names: the
+// fingerprint pass's header; a pure value's or a leaf object's
+// fingerprint), and meets an object again exactly when it meets its
+// partner again: the walk keeps the pairing both ways and a pair that
+// breaks it differs. A pair of clean nodes (no object reached twice below
+// them) is decided by its fingerprints.
+//
+// Asked for every pair along a chain, that walk (like canon's Digest, which
+// the walk replaces here) would cost the chain's length each time: a
+// million dicts closing a cycle took a million squared. So what a walk
+// finds is kept: when it ends equal, every pair it paired is equal (the
+// walk from any of them is a part of this one); when it ends at a pair
+// whose own parts differ, every pair on its stack differs (each reaches
+// that difference by the same path on both sides). The diff's walk down
+// the chain then asks again only past the difference, once. All walks
+// together visit at most lockBudget pairs; past that the answer is not
+// known, as canon's refused digests were.
+
+// lockBudget is the number of pairs lockstep walks may visit in all for
+// one pair of tables: 8 per node of the larger view, plus 2^20.
+func lockBudget(ta, tb *fpTable) int64 {
+	return 8*int64(max(len(ta.idx), len(tb.idx))) + 1<<20
+}
+
+// lockState is a table's side of the lockstep walks: what was found (by
+// ID of this side: 1 + the partner's ID) and the pairing of the walk under
+// way.
+type lockState struct {
+	peer    *fpTable // the other side these answers are about
+	known   []int32  // 1 + the partner known equal, -(1 + it) known different (side A's)
+	pair    []int32  // the walk's pairing: 1 + the partner
+	touched []pickle.ID
+	kids    []pickle.ID
+	hdrs    []byte
+	stack   []lockFrame // (side A's: the walk's)
+	budget  int64       // (side A's: what the walks may still visit)
+}
+
+func (s *lockState) reset(n int, peer *fpTable, answers bool) {
+	s.peer = peer
+	if len(s.pair) < n {
+		s.pair = make([]int32, n)
+	}
+	if !answers {
+		s.known = nil
+	} else if len(s.known) < n {
+		s.known = make([]int32, n)
+	} else {
+		clear(s.known)
+	}
+}
+
+// lockFrame is a pair on the walk's stack: their children, side A's in
+// ka[0:n] and side B's in kb[0:n] of the sides' kids, and the next one.
+type lockFrame struct {
+	a, b   pickle.ID
+	ka, kb int32
+	n, i   int32
+}
+
+// lockstep reports whether a (of ta's view) and b (of tb's) have equal
+// canonical forms; known is false when the walks' budget is spent or a
+// node has no fingerprint.
+func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known bool) {
+	sa, sb := &ta.lock, &tb.lock
+	if sa.peer != tb || sb.peer != ta {
+		sa.reset(len(ta.idx), tb, true)
+		sb.reset(len(tb.idx), ta, false)
+		sa.budget = lockBudget(ta, tb)
+	}
+	x, y := a.ID(), b.ID()
+	if int(x) >= len(sa.known) || int(y) >= len(sb.pair) {
+		return false, false
+	}
+	switch sa.known[x] {
+	case int32(y) + 1:
+		return true, true
+	case -int32(y) - 1:
+		return false, true
+	}
+	if sa.budget <= 0 {
+		return false, false
+	}
+	stack := sa.stack[:0]
+	// step meets the pair (x, y): 1 equal so far (nothing to walk below
+	// it, or a frame pushed), 0 different in their own parts, 2 different
+	// in what they were paired with before, -1 not known
+	step := func(x, y pickle.ID) int {
+		sa.budget--
+		if x < 0 || y < 0 {
+			return b2i(x == y)
+		}
+		if int(x) >= len(sa.pair) || int(y) >= len(sb.pair) {
+			return -1
+		}
+		pa, pb := sa.pair[x], sb.pair[y]
+		if pa != 0 || pb != 0 {
+			// met before in this walk: a reference to the same ordinal
+			if pa == int32(y)+1 && pb == int32(x)+1 {
+				return 1
+			}
+			return 2
+		}
+		ix, okx := ta.slotID(x)
+		iy, oky := tb.slotID(y)
+		if !okx || !oky {
+			return -1
+		}
+		fx, fy := &ta.info[ix], &tb.info[iy]
+		if fx.flags&fpPure != 0 || fy.flags&fpPure != 0 {
+			// a value: no identity, its fingerprint is its embedding
+			return b2i(fx.flags&fy.flags&fpPure != 0 && fx.fp == fy.fp)
+		}
+		if fx.flags&fpDone == 0 || fy.flags&fpDone == 0 {
+			return -1
+		}
+		sa.pair[x], sb.pair[y] = int32(y)+1, int32(x)+1
+		// (the lists grow by doubling: append's quarter steps copied a
+		// walk around a million-node cycle many times over)
+		sa.touched, sb.touched = append(grow.Room(sa.touched, 1), x), append(grow.Room(sb.touched, 1), y)
+		if fx.flags&fy.flags&fpClean != 0 && fx.flags&fy.flags&fpCyclic == 0 {
+			return b2i(fx.fp == fy.fp)
+		}
+		rx, ry := a.Under(x), b.Under(y)
+		ka, kb, ha, hb := len(sa.kids), len(sb.kids), len(sa.hdrs), len(sb.hdrs)
+		sa.kids, sb.kids = grow.Room(sa.kids, 16), grow.Room(sb.kids, 16)
+		var okA, okB bool
+		sa.kids, sa.hdrs, okA = children(rx, sa.hdrs, sa.kids)
+		sb.kids, sb.hdrs, okB = children(ry, sb.hdrs, sb.kids)
+		hdrEq := bytes.Equal(sa.hdrs[ha:], sb.hdrs[hb:])
+		sa.hdrs, sb.hdrs = sa.hdrs[:ha], sb.hdrs[:hb]
+		if !okA || !okB {
+			sa.kids, sb.kids = sa.kids[:ka], sb.kids[:kb]
+			// an object that is no container: its fingerprint is canon's
+			// digest of it
+			return b2i(okA == okB && fx.fp == fy.fp)
+		}
+		n := len(sa.kids) - ka
+		if !hdrEq || n != len(sb.kids)-kb {
+			sa.kids, sb.kids = sa.kids[:ka], sb.kids[:kb]
+			return 0
+		}
+		stack = append(grow.Room(stack, 1), lockFrame{a: x, b: y, ka: int32(ka), kb: int32(kb), n: int32(n)})
+		return 1
+	}
+	sa.touched, sb.touched = sa.touched[:0], sb.touched[:0]
+	r := step(x, y)
+	for r == 1 && len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.i == f.n {
+			sa.kids, sb.kids = sa.kids[:f.ka], sb.kids[:f.kb]
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		cx, cy := sa.kids[f.ka+f.i], sb.kids[f.kb+f.i]
+		f.i++
+		if sa.budget <= 0 {
+			r = -1
+			break
+		}
+		r = step(cx, cy)
+	}
+	switch r {
+	case 1:
+		// every pair paired is equal
+		for i, x := range sa.touched {
+			sa.known[x] = int32(sb.touched[i]) + 1
+		}
+	case 0:
+		// every pair on the stack reaches the difference by the same path
+		// on both sides
+		for _, f := range stack {
+			sa.known[f.a] = -int32(f.b) - 1
+		}
+		fallthrough
+	case 2:
+		// (a pairing broken: the pairs on the stack may be equal by
+		// themselves, what they met before was met from above them)
+		sa.known[x] = -int32(y) - 1
+	}
+	for _, x := range sa.touched {
+		sa.pair[x] = 0
+	}
+	for _, y := range sb.touched {
+		sb.pair[y] = 0
+	}
+	sa.touched, sb.touched = sa.touched[:0], sb.touched[:0]
+	sa.kids, sb.kids = sa.kids[:0], sb.kids[:0]
+	sa.stack = stack[:0]
+	if r < 0 {
+		return false, false
+	}
+	return r == 1, true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
