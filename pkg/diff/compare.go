@@ -344,8 +344,8 @@ type cmp struct {
 	ignored int
 	hit     []bool // which of opt.Ignore matched something
 	// first paths of identity nodes, per side
-	seenA, seenB   map[pickle.ID]pathRef // by the node's ID in its view
-	pairs          map[uint64]struct{}   // pairKey of the pairs compared
+	seenA, seenB   *seenPaths // by the node's ID in its view
+	pairs          *pairSet   // the pairs compared
 	paths          pathTable
 	ta, tb         *fpTable // the fingerprints of the walk's two views
 	docA, docB     *input.Doc
@@ -898,15 +898,12 @@ func (c *cmp) walkFrom(first task) {
 // reset starts the walk of a stream: no object seen, no pair compared,
 // no path.
 func (c *cmp) reset() {
-	// (cleared while small: a file of a million streams makes no maps per
-	// stream; a large map's clear costs its size, so it is made again)
-	if c.pairs == nil || len(c.pairs)+len(c.seenA)+len(c.seenB) > 1024 {
-		c.seenA, c.seenB = map[pickle.ID]pathRef{}, map[pickle.ID]pathRef{}
-		c.pairs = map[uint64]struct{}{}
+	if c.pairs == nil {
+		c.seenA, c.seenB, c.pairs = &seenPaths{}, &seenPaths{}, &pairSet{}
 	}
-	clear(c.seenA)
-	clear(c.seenB)
-	clear(c.pairs)
+	c.seenA.reset()
+	c.seenB.reset()
+	c.pairs.reset()
 	c.paths = pathTable{ignore: c.opt.Ignore, nodes: c.paths.nodes[:0], ign: c.paths.ign[:0]}
 }
 
@@ -977,16 +974,14 @@ func (c *cmp) compare(t task) []task {
 	// a pair of nodes each reached once is met once: no record of it
 	onceA, onceB := c.ta.once(a), c.tb.once(b)
 	if !onceA || !onceB {
-		key := pairKey(a, b)
-		if _, ok := c.pairs[key]; ok {
+		if c.pairs.add(a.ID(), b.ID()) {
 			return nil
 		}
-		c.pairs[key] = struct{}{}
 	}
 	// aliasing of identity objects (one reached once is never met again)
 	if !a.Pure() && !onceA || !b.Pure() && !onceB {
-		pa, okA := c.seenA[a.ID()]
-		pb, okB := c.seenB[b.ID()]
+		pa, okA := c.seenA.get(a.ID())
+		pb, okB := c.seenB.get(b.ID())
 		if okA || okB {
 			if okA && okB && (pa == pb || c.paths.String(pa) == c.paths.String(pb)) {
 				return nil
@@ -1006,10 +1001,10 @@ func (c *cmp) compare(t task) []task {
 			return nil
 		}
 		if !a.Pure() && !onceA {
-			c.seenA[a.ID()] = path
+			c.seenA.set(a.ID(), path)
 		}
 		if !b.Pure() && !onceB {
-			c.seenB[b.ID()] = path
+			c.seenB.set(b.ID(), path)
 		}
 	}
 	// (pure values' digests are cheap: check them even when told they differ)
@@ -1065,11 +1060,6 @@ func (c *cmp) compare(t task) []task {
 	c.add(Entry{Path: c.paths.String(path), Kind: Changed, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
 	return c.opsDiff(a, b, path)
 }
-
-// pairKey is the key of the pair (a, b) of nodes of the walk's two views:
-// their IDs (a view's nodes are its IDs; 8 bytes a pair where two pointers
-// were 16).
-func pairKey(a, b *canon.Node) uint64 { return uint64(uint32(a.ID()))<<32 | uint64(uint32(b.ID())) }
 
 // shared reports whether an identity object is referenced more than once
 // in its stream (so its sharing pattern can differ between two sides).

@@ -346,11 +346,11 @@ func (c *cmp) withForeign(a, b *canon.Node, f func(a, b *canon.Node)) bool {
 		return newFPTable(algo, n)
 	}
 	if fa != nil {
-		c.ta, c.storeA, c.seenA, c.skip = table(a, c.optA.Algo), a.View().Store(), map[pickle.ID]pathRef{}, nil
+		c.ta, c.storeA, c.seenA, c.skip = table(a, c.optA.Algo), a.View().Store(), &seenPaths{}, nil
 	} else {
-		c.tb, c.storeB, c.seenB = table(b, c.optB.Algo), b.View().Store(), map[pickle.ID]pathRef{}
+		c.tb, c.storeB, c.seenB = table(b, c.optB.Algo), b.View().Store(), &seenPaths{}
 	}
-	c.pairs = map[uint64]struct{}{}
+	c.pairs = &pairSet{}
 	c.inForeign = true
 	f(a, b)
 	c.inForeign = false

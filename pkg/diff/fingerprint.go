@@ -197,7 +197,6 @@ func (t *fpTable) leafFP(n canon.Ref) (out [16]byte) {
 // (its Digest is its fingerprint). It makes no node for the children.
 func children(n canon.Ref, hdr []byte, kids []pickle.ID) (_ []pickle.ID, _ []byte, ok bool) {
 	at := len(kids)
-	hdr = append(hdr, "\xff\xfepkdiff-merkle"...)
 	hdr = append(hdr, byte(n.Kind()))
 	switch n.Kind() {
 	case pickle.KindList, pickle.KindTuple, pickle.KindSet, pickle.KindFrozenSet:
@@ -255,6 +254,11 @@ type fpFrame struct {
 }
 
 var nilFP = [16]byte{'n', 'i', 'l'}
+
+// merkleTag starts what a container's fingerprint hashes (before its
+// header: the header of each node on the pass's stack is held without it,
+// 16 bytes a level down a deep nesting).
+const merkleTag = "\xff\xfepkdiff-merkle"
 
 // build runs the pass from root: depth first with an explicit stack,
 // fingerprints computed when a node's children are done; then the nodes
@@ -334,7 +338,8 @@ func (t *fpTable) build(rootNode *canon.Node) {
 		// all children done (or on the stack: cyclic)
 		// (sized at once: the object of a million operations has a
 		// million children)
-		b := slices.Grow(t.buf[:0], int(f.hlen)+len(nilFP)*int(f.kend-f.kb))
+		b := slices.Grow(t.buf[:0], len(merkleTag)+int(f.hlen)+len(nilFP)*int(f.kend-f.kb))
+		b = append(b, merkleTag...)
 		b = append(b, t.hdrs[f.hdr:f.hdr+f.hlen]...)
 		for _, c := range t.kids[f.kb:f.kend] {
 			if c < 0 {
