@@ -19,7 +19,14 @@ func (n *Node) ItemKind(i int) pickle.Kind { return n.v.kind(n.v.res(n.v.items(n
 // a few of its nodes by identity turns it on for the pass only, so that
 // the view keeps a node only for what the walk reaches. Nodes handed out
 // before stay the view's.
-func (v *View) SetFreshNodes(on bool) { v.fresh = on }
+func (v *View) SetFreshNodes(on bool) { v.fresh, v.loose = on, false }
+
+// SetLooseNodes is SetFreshNodes, and a node handed out is not linked to
+// the node it was reached from either: nothing it leads to keeps it, and
+// its Path is its last edge only. pk diff's walk, which keeps paths of its
+// own, turns it on: a node a million levels down no longer keeps the
+// million above it, nor the view one per node.
+func (v *View) SetLooseNodes(on bool) { v.fresh, v.loose = on, on }
 
 // AppendPure appends the embedding of pure node n (Pure) in its parent's
 // encoding to b: an inline scalar, or 'H' and the digest of a pure

@@ -108,6 +108,9 @@ func (v *View) wrap(n pickle.ID, parent *Node, edge edge) *Node {
 	}
 	n = v.res(n)
 	if v.fresh {
+		if v.loose {
+			parent = nil
+		}
 		return &Node{v: v, src: n, parent: parent, edge: edge}
 	}
 	if v.vn == nil {

@@ -131,6 +131,7 @@ type View struct {
 	pool  []*scratch
 	vn    []*Node  // by node ID: the view's node (see wrap)
 	fresh bool     // wrap keeps no node (FreshNodes)
+	loose bool     // and gives it no parent (SetLooseNodes)
 	dperm dictPerm // the last dict ordering computed (see dictEntries)
 	// refold: the canon sink folded runs of this stream that a rule may
 	// read (fold.go): Digest reports errRefold

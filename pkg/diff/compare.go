@@ -768,8 +768,11 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	vb.SetFreshNodes(true)
 	c.ta = reuseFPTable(c.ta, c.optA.Algo, append([]*canon.Node{ra}, ea...)...)
 	c.tb = reuseFPTable(c.tb, c.optB.Algo, append([]*canon.Node{rb}, eb...)...)
-	va.SetFreshNodes(false)
-	vb.SetFreshNodes(false)
+	// (and the walk's nodes are made as it reaches them and dropped when
+	// it is done with them: it keys what it keeps by ID and its paths are
+	// its own)
+	va.SetLooseNodes(true)
+	vb.SetLooseNodes(true)
 	c.walk(ra, rb, c.paths.root(root), true)
 	if len(ea) == 0 && len(eb) == 0 {
 		return

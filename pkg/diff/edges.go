@@ -153,17 +153,17 @@ func reaches(root *canon.Node, rootPath, target string) bool {
 		p string
 	}
 	stack := []at{{root, rootPath}}
-	seen := map[*canon.Node]bool{}
+	seen := map[pickle.ID]bool{} // (by ID: a view may make a node each time)
 	for len(stack) > 0 && len(seen) < 1_000_000 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if path.Under(x.p, target) {
 			return true
 		}
-		if seen[x.n] {
+		if seen[x.n.ID()] {
 			continue
 		}
-		seen[x.n] = true
+		seen[x.n.ID()] = true
 		for _, k := range viewKids(x.n) {
 			p := x.p + k.edge
 			if path.Under(target, p) || path.Under(p, target) {
