@@ -202,9 +202,15 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 	for _, y := range sb.touched {
 		sb.pair[y] = 0
 	}
-	sa.touched, sb.touched = sa.touched[:0], sb.touched[:0]
-	sa.kids, sb.kids = sa.kids[:0], sb.kids[:0]
-	sa.stack = stack[:0]
+	sa.stack = stack
+	for _, s := range []*lockState{sa, sb} {
+		s.touched, s.kids, s.stack = s.touched[:0], s.kids[:0], s.stack[:0]
+		if cap(s.touched)+cap(s.kids)+cap(s.stack) > 1<<14 {
+			// (a walk around a large cycle leaves tens of MB the diff's
+			// walk would hold: the next such walk makes its own)
+			s.touched, s.kids, s.stack = nil, nil, nil
+		}
+	}
 	if r < 0 {
 		return false, false
 	}
