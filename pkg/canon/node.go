@@ -109,7 +109,7 @@ func (v *View) wrap(n pickle.ID, parent *Node, edge edge) *Node {
 	n = v.res(n)
 	if v.fresh {
 		if v.loose {
-			parent = nil
+			return v.looseNode(n, edge)
 		}
 		return &Node{v: v, src: n, parent: parent, edge: edge}
 	}
@@ -121,6 +121,23 @@ func (v *View) wrap(n pickle.ID, parent *Node, edge edge) *Node {
 	}
 	w := &Node{v: v, src: n, parent: parent, edge: edge}
 	v.vn[n] = w
+	return w
+}
+
+// looseNode is wrap's node of n in loose mode (SetLooseNodes): the one
+// made last for n when it is still among the recent ones (a list holding
+// one object a million times makes one node for its items, not a million),
+// else a new one.
+func (v *View) looseNode(n pickle.ID, e edge) *Node {
+	if v.looseRecent == nil {
+		v.looseRecent = make([]*Node, 256)
+	}
+	at := &v.looseRecent[int(n)&(len(v.looseRecent)-1)]
+	if w := *at; w != nil && w.src == n {
+		return w
+	}
+	w := &Node{v: v, src: n, edge: e}
+	*at = w
 	return w
 }
 

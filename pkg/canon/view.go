@@ -126,13 +126,14 @@ type View struct {
 	noteIdx map[noteKey]int
 	tally   ruleTally // with NoPaths: per rule
 
-	enc   *encState   // lazily built encoding state
-	scr   *docScratch // buffers shared by the streams of one input (HashDoc), or nil
-	pool  []*scratch
-	vn    []*Node  // by node ID: the view's node (see wrap)
-	fresh bool     // wrap keeps no node (FreshNodes)
-	loose bool     // and gives it no parent (SetLooseNodes)
-	dperm dictPerm // the last dict ordering computed (see dictEntries)
+	enc         *encState   // lazily built encoding state
+	scr         *docScratch // buffers shared by the streams of one input (HashDoc), or nil
+	pool        []*scratch
+	vn          []*Node  // by node ID: the view's node (see wrap)
+	fresh       bool     // wrap keeps no node (FreshNodes)
+	loose       bool     // and gives it no parent (SetLooseNodes)
+	looseRecent []*Node  // the loose nodes made last, by ID modulo its length
+	dperm       dictPerm // the last dict ordering computed (see dictEntries)
 	// refold: the canon sink folded runs of this stream that a rule may
 	// read (fold.go): Digest reports errRefold
 	refold bool
