@@ -249,12 +249,24 @@ func (t *prefixTee) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// slot is one stack entry: 12 bytes (a million open levels hold 12 MB).
+// slot is one stack entry: 8 bytes (a million open levels hold 8 MB).
 type slot struct {
-	n       ID
-	pending int32 // bytes of the opcode that put this reference here (GET, DUP: at most MaxLine and its opcode byte)
-	origin  bool  // the slot where n was built
+	n ID
+	// pending is the bytes of the opcode that put this reference here
+	// (GET, DUP: at most MaxLine and its opcode byte), or originSlot for
+	// the slot where n was built
+	pending int32
 }
+
+// originSlot is slot.pending of the slot where its node was built.
+const originSlot = -1
+
+// origin reports whether n was built in this slot.
+func (s slot) origin() bool { return s.pending == originSlot }
+
+// bytes is what the opcode that put this reference here read (0 where
+// the node was built: its opcode's bytes are the node's own).
+func (s slot) bytes() int64 { return int64(max(s.pending, 0)) }
 
 type mark struct {
 	pos   int
@@ -577,7 +589,7 @@ func (m *machine) r(id ID) *rec { return &m.s.recs[id] }
 // push puts a freshly built node on the stack, with the opcode's bytes.
 func (m *machine) push(id ID) {
 	m.s.AddSelf(id, m.op.Len)
-	m.stack = append(room(m.stack, 1), slot{n: id, origin: true})
+	m.stack = append(room(m.stack, 1), slot{n: id, pending: originSlot})
 }
 
 func (m *machine) pop() (slot, error) {
@@ -591,8 +603,8 @@ func (m *machine) pop() (slot, error) {
 
 // take attributes a consumed slot to its consumer.
 func (m *machine) take(s slot, by ID) ID {
-	m.s.AddSelf(by, int64(s.pending))
-	if r := &m.s.recs[s.n]; s.origin && r.owner == NoID && s.n != by {
+	m.s.AddSelf(by, s.bytes())
+	if r := &m.s.recs[s.n]; s.origin() && r.owner == NoID && s.n != by {
 		r.owner = by
 	}
 	return s.n
@@ -601,8 +613,8 @@ func (m *machine) take(s slot, by ID) ID {
 // drop records a slot discarded by POP/POP_MARK or left at STOP.
 func (m *machine) drop(sl slot, popped bool) {
 	s := m.s
-	s.StreamSelf += int64(sl.pending)
-	if sl.origin && s.recs[sl.n].owner == NoID {
+	s.StreamSelf += sl.bytes()
+	if sl.origin() && s.recs[sl.n].owner == NoID {
 		s.Tops = append(s.Tops, sl.n)
 		if popped {
 			s.Popped = append(s.Popped, sl.n)
@@ -659,8 +671,8 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, err
 		}
 		s.Root = sl.n
-		s.StreamSelf += int64(sl.pending)
-		if sl.origin && s.recs[sl.n].owner == NoID {
+		s.StreamSelf += sl.bytes()
+		if sl.origin() && s.recs[sl.n].owner == NoID {
 			if cap(s.Tops) == 0 && !m.reuse {
 				// carved from a shared chunk: a stream whose only top is
 				// its root allocates nothing for it
