@@ -35,9 +35,12 @@ import (
 // known, as canon's refused digests were.
 
 // lockBudget is the number of pairs lockstep walks may visit in all for
-// one pair of tables: 8 per node of the larger view, plus 2^20.
+// one pair of tables: 32 per node of the larger view, plus 2^20, the bound
+// canon puts on the node visits of the digests these walks replace (a
+// walk that ends equal is not taken as a shortcut by the next one, so
+// objects sharing a large part each walk it).
 func lockBudget(ta, tb *fpTable) int64 {
-	return 8*int64(max(len(ta.idx), len(tb.idx))) + 1<<20
+	return 32*int64(max(len(ta.idx), len(tb.idx))) + 1<<20
 }
 
 // lockState is a table's side of the lockstep walks: what was found (by
