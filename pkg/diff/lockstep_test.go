@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // randomGraph is a pickle whose root is a list of n lists and dicts that
@@ -174,4 +175,56 @@ func TestLockstepBrokenPairingKeepsNoVerdictBelow(t *testing.T) {
 			t.Fatalf("item %d: digests equal %v", q.i, want)
 		}
 	}
+}
+
+// FuzzLockstep: on any two pickles whose results are lists, lockstep
+// answers for every pair of their items what canon's digests say (when
+// both know), asked on shared tables in order and on fresh ones.
+func FuzzLockstep(f *testing.F) {
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 8; i++ {
+		f.Add(randomGraph(r, 2+i%4), randomGraph(r, 2+i%3))
+	}
+	f.Add(graphPickle([][]int{{3, 1}, {2}, {}, {2}}), graphPickle([][]int{{3, 1}, {4}, {}, {2}, {}}))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		if len(a) > 4096 || len(b) > 4096 {
+			t.Skip()
+		}
+		view := func(p []byte) *canon.View {
+			f, err := pickle.Parse(bytes.NewReader(p), int64(len(p)), "x", canon.ReadOptions(canon.Options{}))
+			if err != nil || len(f.Streams) == 0 {
+				return nil
+			}
+			return canon.Normalize(f.Streams[0], canon.Options{})
+		}
+		va, vb := view(a), view(b)
+		if va == nil || vb == nil || va.Root() == nil || vb.Root() == nil ||
+			va.Root().Kind() != pickle.KindList || vb.Root().Kind() != pickle.KindList {
+			t.Skip()
+		}
+		ia, ib := va.Root().Items(), vb.Root().Items()
+		if len(ia)*len(ib) > 400 {
+			t.Skip()
+		}
+		ta, tb := newFPTable(canon.SHA256, va.Root()), newFPTable(canon.SHA256, vb.Root())
+		for i, x := range ia {
+			for j, y := range ib {
+				if x == nil || y == nil {
+					continue
+				}
+				dx, dy := x.Digest(), y.Digest()
+				if len(dx) != 32 || len(dy) != 32 {
+					continue // canon refused one (its bounds)
+				}
+				want := bytes.Equal(dx, dy)
+				if eq, known := lockstep(ta, x.Ref(), tb, y.Ref()); known && eq != want {
+					t.Fatalf("items %d and %d: lockstep %v, digests equal %v", i, j, eq, want)
+				}
+				fa, fb := newFPTable(canon.SHA256, va.Root()), newFPTable(canon.SHA256, vb.Root())
+				if eq, known := lockstep(fa, x.Ref(), fb, y.Ref()); known && eq != want {
+					t.Fatalf("items %d and %d (fresh tables): lockstep %v, digests equal %v", i, j, eq, want)
+				}
+			}
+		}
+	})
 }
