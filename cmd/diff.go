@@ -65,7 +65,12 @@ Exit status: 0 same, 1 different, 2 trouble (as diff).
 			if f.raw {
 				return runRawDiff(c, args[0], args[1], f)
 			}
-			res, err := diff.Files(args[0], args[1], diff.Options{Canon: copt, Ignore: ignore, Input: input.Options{AllowBadCRC: f.allowBadCRC}})
+			// the entries shown are worded whole, the others only counted
+			detail := f.max
+			if f.stat || f.brief || f.quiet {
+				detail = 1
+			}
+			res, err := diff.Files(args[0], args[1], diff.Options{Canon: copt, Ignore: ignore, Input: input.Options{AllowBadCRC: f.allowBadCRC}, Detail: detail})
 			if err != nil {
 				var ie *diff.InputError
 				name := ""

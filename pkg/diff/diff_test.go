@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -435,5 +436,65 @@ func TestSetitemSameKey(t *testing.T) {
 		if strings.Join(got, "\n") != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
 		}
+	}
+}
+
+// TestDetailKeepsPathHeads: two nestings of 1,000 lists that differ at
+// every level give 1,000 entries, whose paths grow a level each (n²/2
+// bytes in all: 40,000 levels took 3 GB). Past Options.Detail an entry
+// keeps the head of its path only: the entries, their kinds and --stat's
+// counts are those of the whole run, the kept paths stay short, and a
+// report shows no entry past the first elided one.
+func TestDetailKeepsPathHeads(t *testing.T) {
+	const n = 1000
+	mk := func(v byte) []byte {
+		b := []byte("\x80\x04")
+		b = append(b, bytes.Repeat([]byte("]"), n+1)...)
+		b = append(b, bytes.Repeat([]byte{'a', 'K', v, 'a'}, n)...)
+		return append(b, '.')
+	}
+	a, b := parseBytes(t, "a", mk(1)), parseBytes(t, "b", mk(2))
+	whole, err := Docs(a, b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b = parseBytes(t, "a", mk(1)), parseBytes(t, "b", mk(2))
+	cut, err := Docs(a, b, Options{Detail: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.Entries) != n || len(cut.Entries) != n {
+		t.Fatalf("%d and %d entries, want %d", len(whole.Entries), len(cut.Entries), n)
+	}
+	total := 0
+	for i, e := range cut.Entries {
+		w := whole.Entries[i]
+		if e.Kind != w.Kind || e.Elided != (i >= 5) || w.Elided {
+			t.Fatalf("entry %d: %s elided %v, whole %s elided %v", i, e.Kind, e.Elided, w.Kind, w.Elided)
+		}
+		if i < 5 && e.Path != w.Path || TopPath(e.Path) != TopPath(w.Path) {
+			t.Fatalf("entry %d: path %.60q, whole %.60q", i, e.Path, w.Path)
+		}
+		total += len(e.Path)
+	}
+	if total > 40*n {
+		t.Fatalf("the paths kept take %d bytes", total)
+	}
+	if !reflect.DeepEqual(cut.Stat(), whole.Stat()) {
+		t.Fatalf("--stat: %+v, whole %+v", cut.Stat(), whole.Stat())
+	}
+	var tw, tc bytes.Buffer
+	whole.WriteText(&tw, 5)
+	cut.WriteText(&tc, 5)
+	if tw.String() != tc.String() {
+		t.Fatalf("reports differ:\n%s\n%s", tw.String(), tc.String())
+	}
+	// an entry dropped after the fact brings an elided one into the
+	// first five: the report stops before it
+	cut.Entries = append(cut.Entries[:2], cut.Entries[3:]...)
+	tc.Reset()
+	cut.WriteText(&tc, 5)
+	if got := strings.Count(tc.String(), " changed\n"); got != 4 {
+		t.Fatalf("%d entries shown:\n%s", got, tc.String())
 	}
 }

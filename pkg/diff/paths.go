@@ -13,8 +13,17 @@ type pathRef int32
 
 type pathNode struct {
 	parent pathRef // -1 for a root
-	edge   string  // the whole path for a root
+	// head is the path's ancestor headEdges edges from the root, or
+	// -depth for a path of at most headEdges edges (in the 4 bytes parent
+	// leaves before edge)
+	head pathRef
+	edge string // the whole path for a root
 }
+
+// headEdges is how many edges from the root a path's head keeps (Head):
+// the root's and three steps, more than TopPath reads (head, first step,
+// and a key under .__dict__).
+const headEdges = 4
 
 type pathTable struct {
 	nodes []pathNode
@@ -34,7 +43,18 @@ func (p *pathTable) root(s string) pathRef { return p.push(-1, s) }
 func (p *pathTable) child(parent pathRef, edge string) pathRef { return p.push(parent, edge) }
 
 func (p *pathTable) push(parent pathRef, edge string) pathRef {
-	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, edge: edge})
+	head := pathRef(-1)
+	if parent >= 0 {
+		switch h := p.nodes[parent].head; {
+		case h >= 0:
+			head = h
+		case -h < headEdges:
+			head = h - 1
+		default:
+			head = parent
+		}
+	}
+	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, head: head, edge: edge})
 	if len(p.ignore) > 0 {
 		for k, ig := range p.ignore {
 			m := int32(0)
@@ -85,6 +105,16 @@ func (p *pathTable) ignored(r pathRef, hit []bool) bool {
 		}
 	}
 	return found
+}
+
+// Head returns the path's first headEdges edges, and whether that is the
+// whole path: what an entry past Options.Detail keeps (its string costs
+// those edges, not the path's depth).
+func (p *pathTable) Head(r pathRef) (string, bool) {
+	if h := p.nodes[r].head; h >= 0 {
+		return p.String(h), false
+	}
+	return p.String(r), true
 }
 
 // String renders a path.

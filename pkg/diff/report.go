@@ -53,6 +53,10 @@ type Entry struct {
 	// NoOffset: the entry has no offset in either stream (a container
 	// part, the whole canonical form).
 	NoOffset bool `json:"-"`
+	// Elided: an entry past Options.Detail, whose Path is the head of its
+	// path (pathTable.Head) and whose Note is not worded; it is counted
+	// (and by --stat, under its top-level path), not shown.
+	Elided bool `json:"-"`
 }
 
 // Array is the dtype and shape of array data (a storage, a numpy array).
@@ -81,6 +85,24 @@ type Result struct {
 	// Unmatched are the --ignore paths that name nothing in either input
 	// (pk diff warns of each on stderr).
 	Unmatched []string `json:"-"`
+}
+
+// shown is the entries a report shows: at most max (0: all), and none
+// from the first one kept with the head of its path only (Elided: past
+// Options.Detail, which pk diff sets to --max; an entry dropped after it
+// was made, as a repeated element of a joblib frame is, can bring one
+// into the first max).
+func (r *Result) shown(max int) []Entry {
+	shown := r.Entries
+	if max > 0 && len(shown) > max {
+		shown = shown[:max]
+	}
+	for i := range shown {
+		if shown[i].Elided {
+			return shown[:i]
+		}
+	}
+	return shown
 }
 
 // LargeValue is the size from which both sides show their byte sizes.
@@ -114,10 +136,7 @@ func (r *Result) WriteText(w io.Writer, max int) {
 		return
 	}
 	n := len(r.Entries) + r.Omitted
-	shown := r.Entries
-	if max > 0 && len(shown) > max {
-		shown = shown[:max]
-	}
+	shown := r.shown(max)
 	for _, e := range shown {
 		kind := e.Kind
 		if e.Count > 0 {
@@ -246,10 +265,7 @@ func (r *Result) jsonEntry(e *Entry) jsonEntry {
 // most max; 0: all), then the summary record.
 func (r *Result) WriteJSON(w io.Writer, max int) error {
 	jw := jsonl.NewWriter(w)
-	shown := r.Entries
-	if max > 0 && len(shown) > max {
-		shown = shown[:max]
-	}
+	shown := r.shown(max)
 	for i := range shown {
 		if err := jw.Write(r.jsonEntry(&shown[i])); err != nil {
 			return err

@@ -340,7 +340,7 @@ func (c *cmp) dedupe(from int) {
 	out := c.entries[:from]
 	for _, e := range c.entries[from:] {
 		k := key{e.Path, string(e.Kind), e.A, e.B}
-		if e.Elem != nil && seen[k] {
+		if e.Elem != nil && !e.Elided && seen[k] {
 			continue
 		}
 		seen[k] = true
