@@ -392,7 +392,8 @@ func (c *cmp) add(e Entry) {
 		}
 	}
 	if c.elide() {
-		e.Elided = true
+		// (counted, not shown: what it would show is dropped)
+		e = Entry{Path: e.Path, Kind: e.Kind, Count: e.Count, Elided: true}
 	} else {
 		e.Note = c.stepNote(e.Path, e.Note)
 	}
@@ -1020,7 +1021,7 @@ func (c *cmp) compare(t task) []task {
 		pa, okA := c.seenA.get(a.ID())
 		pb, okB := c.seenB.get(b.ID())
 		if okA || okB {
-			if okA && okB && (pa == pb || c.paths.String(pa) == c.paths.String(pb)) {
+			if okA && okB && c.paths.Same(pa, pb) {
 				return nil
 			}
 			e := Entry{Path: c.entryPath(path), Kind: AliasChanged, OffA: a.Offset(), OffB: b.Offset()}

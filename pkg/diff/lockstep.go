@@ -28,11 +28,11 @@ import (
 // million dicts closing a cycle took a million squared. So what a walk
 // finds is kept: when it ends equal, every pair it paired is equal (the
 // walk from any of them is a part of this one); when it ends at a pair
-// whose own parts differ, every pair on its stack differs (each reaches
-// that difference by the same path on both sides). The diff's walk down
-// the chain then asks again only past the difference, once. All walks
-// together visit at most lockBudget pairs; past that the answer is not
-// known, as canon's refused digests were.
+// whose own parts differ, every pair on the way from the pair asked to it
+// differs (each reaches that difference by the same path on both sides).
+// The diff's walk down the chain then asks again only past the
+// difference, once. All walks together visit at most lockBudget pairs;
+// past that the answer is not known, as canon's refused digests were.
 
 // lockBudget is the number of pairs lockstep walks may visit in all for
 // one pair of tables: 32 per node of the larger view, plus 2^20, the bound
@@ -53,8 +53,8 @@ type lockState struct {
 	touched []pickle.ID
 	kids    []pickle.ID
 	hdrs    []byte
-	stack   []lockFrame // (side A's: the walk's)
-	budget  int64       // (side A's: what the walks may still visit)
+	queue   []lockItem // (side A's: the walk's)
+	budget  int64      // (side A's: what the walks may still visit)
 }
 
 func (s *lockState) reset(n int, peer *fpTable, answers bool) {
@@ -71,17 +71,24 @@ func (s *lockState) reset(n int, peer *fpTable, answers bool) {
 	}
 }
 
-// lockFrame is a pair on the walk's stack: their children, side A's in
-// ka[0:n] and side B's in kb[0:n] of the sides' kids, and the next one.
-type lockFrame struct {
+// lockItem is a pair the walk has met and will open: the place in the
+// walk's queue of the pair it was met under (-1: the pair asked).
+type lockItem struct {
 	a, b   pickle.ID
-	ka, kb int32
-	n, i   int32
+	parent int32
 }
 
 // lockstep reports whether a (of ta's view) and b (of tb's) have equal
 // canonical forms; known is false when the walks' budget is spent or a
 // node has no fingerprint.
+//
+// The walk is breadth first: which pairs it meets does not depend on the
+// order (child i is paired with child i whatever the order), and a walk
+// that differs finds the difference nearest the pair asked first. Depth
+// first, a walk down a chain of objects whose back-references differ one
+// level down went to the end of the chain first, at every level the diff
+// asked (two chains of 20,000 lists, each holding its parent on one side
+// and its grandparent on the other: 10 s).
 func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known bool) {
 	sa, sb := &ta.lock, &tb.lock
 	if sa.peer != tb || sb.peer != ta {
@@ -102,11 +109,12 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 	if sa.budget <= 0 {
 		return false, false
 	}
-	stack := sa.stack[:0]
-	// step meets the pair (x, y): 1 equal so far (nothing to walk below
-	// it, or a frame pushed), 0 different in their own parts, 2 different
-	// in what they were paired with before, -1 not known
-	step := func(x, y pickle.ID) int {
+	queue := sa.queue[:0]
+	// meet meets the pair (x, y) under the pair at queue[parent]: 1
+	// equal so far (nothing below it to walk, or queued), 0 different in
+	// their own parts, 2 different in what they were paired with before,
+	// -1 not known
+	meet := func(x, y pickle.ID, parent int32) int {
 		sa.budget--
 		if x < 0 || y < 0 {
 			return b2i(x == y)
@@ -121,6 +129,13 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 				return 1
 			}
 			return 2
+		}
+		if sa.known[x] == -int32(y)-1 {
+			// found different by an earlier walk: reached by the same
+			// path on both sides, it makes every pair on the way differ
+			// too (a walk down a chain of shared objects stops at the
+			// level the last one found different, not at the bottom)
+			return 0
 		}
 		ix, okx := ta.slotID(x)
 		iy, oky := tb.slotID(y)
@@ -142,44 +157,45 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 		if fx.flags&fy.flags&fpClean != 0 && fx.flags&fy.flags&fpCyclic == 0 {
 			return b2i(fx.fp == fy.fp)
 		}
-		rx, ry := a.Under(x), b.Under(y)
-		ka, kb, ha, hb := len(sa.kids), len(sb.kids), len(sa.hdrs), len(sb.hdrs)
-		sa.kids, sb.kids = grow.Room(sa.kids, 16), grow.Room(sb.kids, 16)
-		var okA, okB bool
-		sa.kids, sa.hdrs, okA = children(rx, sa.hdrs, sa.kids)
-		sb.kids, sb.hdrs, okB = children(ry, sb.hdrs, sb.kids)
-		hdrEq := bytes.Equal(sa.hdrs[ha:], sb.hdrs[hb:])
-		sa.hdrs, sb.hdrs = sa.hdrs[:ha], sb.hdrs[:hb]
-		if !okA || !okB {
-			sa.kids, sb.kids = sa.kids[:ka], sb.kids[:kb]
-			// an object that is no container: its fingerprint is canon's
-			// digest of it
-			return b2i(okA == okB && fx.fp == fy.fp)
-		}
-		n := len(sa.kids) - ka
-		if !hdrEq || n != len(sb.kids)-kb {
-			sa.kids, sb.kids = sa.kids[:ka], sb.kids[:kb]
-			return 0
-		}
-		stack = append(grow.Room(stack, 1), lockFrame{a: x, b: y, ka: int32(ka), kb: int32(kb), n: int32(n)})
+		queue = append(grow.Room(queue, 1), lockItem{a: x, b: y, parent: parent})
 		return 1
 	}
 	sa.touched, sb.touched = sa.touched[:0], sb.touched[:0]
-	r := step(x, y)
-	for r == 1 && len(stack) > 0 {
-		f := &stack[len(stack)-1]
-		if f.i == f.n {
-			sa.kids, sb.kids = sa.kids[:f.ka], sb.kids[:f.kb]
-			stack = stack[:len(stack)-1]
+	r := meet(x, y, -1)
+	at := int32(-1) // the pair under which the walk found a difference in own parts
+	for i := 0; r == 1 && i < len(queue); i++ {
+		it := queue[i]
+		sa.kids, sb.kids = sa.kids[:0], sb.kids[:0]
+		sa.hdrs, sb.hdrs = sa.hdrs[:0], sb.hdrs[:0]
+		var okA, okB bool
+		sa.kids, sa.hdrs, okA = children(a.Under(it.a), sa.hdrs, grow.Room(sa.kids, 16))
+		sb.kids, sb.hdrs, okB = children(b.Under(it.b), sb.hdrs, grow.Room(sb.kids, 16))
+		if !okA || !okB {
+			// an object that is no container: its fingerprint is canon's
+			// digest of it
+			ix, _ := ta.slotID(it.a)
+			iy, _ := tb.slotID(it.b)
+			if okA != okB || ta.info[ix].fp != tb.info[iy].fp {
+				r, at = 0, int32(i)
+			}
 			continue
 		}
-		cx, cy := sa.kids[f.ka+f.i], sb.kids[f.kb+f.i]
-		f.i++
-		if sa.budget <= 0 {
-			r = -1
+		if !bytes.Equal(sa.hdrs, sb.hdrs) || len(sa.kids) != len(sb.kids) {
+			r, at = 0, int32(i)
 			break
 		}
-		r = step(cx, cy)
+		for k, cx := range sa.kids {
+			if sa.budget <= 0 {
+				r = -1
+				break
+			}
+			if r = meet(cx, sb.kids[k], int32(i)); r != 1 {
+				if r == 0 {
+					at = int32(i)
+				}
+				break
+			}
+		}
 	}
 	switch r {
 	case 1:
@@ -188,15 +204,15 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 			sa.known[x] = int32(sb.touched[i]) + 1
 		}
 	case 0:
-		// every pair on the stack reaches the difference by the same path
-		// on both sides
-		for _, f := range stack {
-			sa.known[f.a] = -int32(f.b) - 1
+		// every pair on the way from the one asked reaches the difference
+		// by the same path on both sides
+		for k := at; k >= 0; k = queue[k].parent {
+			sa.known[queue[k].a] = -int32(queue[k].b) - 1
 		}
 		fallthrough
 	case 2:
-		// (a pairing broken: the pairs on the stack may be equal by
-		// themselves, what they met before was met from above them)
+		// (a pairing broken: the pairs on the way may be equal by
+		// themselves, what they met before was met elsewhere)
 		sa.known[x] = -int32(y) - 1
 	}
 	for _, x := range sa.touched {
@@ -205,13 +221,13 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 	for _, y := range sb.touched {
 		sb.pair[y] = 0
 	}
-	sa.stack = stack
+	sa.queue = queue
 	for _, s := range []*lockState{sa, sb} {
-		s.touched, s.kids, s.stack = s.touched[:0], s.kids[:0], s.stack[:0]
-		if cap(s.touched)+cap(s.kids)+cap(s.stack) > 1<<14 {
+		s.touched, s.kids, s.hdrs, s.queue = s.touched[:0], s.kids[:0], s.hdrs[:0], s.queue[:0]
+		if cap(s.touched)+cap(s.kids)+cap(s.queue) > 1<<14 {
 			// (a walk around a large cycle leaves tens of MB the diff's
 			// walk would hold: the next such walk makes its own)
-			s.touched, s.kids, s.stack = nil, nil, nil
+			s.touched, s.kids, s.hdrs, s.queue = nil, nil, nil, nil
 		}
 	}
 	if r < 0 {

@@ -1,6 +1,9 @@
 package diff
 
 import (
+	"encoding/binary"
+	"hash/maphash"
+
 	"github.com/pk-tools/pk/pkg/internal/grow"
 	ppath "github.com/pk-tools/pk/pkg/path"
 )
@@ -17,8 +20,15 @@ type pathNode struct {
 	// -depth for a path of at most headEdges edges (in the 4 bytes parent
 	// leaves before edge)
 	head pathRef
+	// sum is a hash of the path's string (seeded per process: paths that
+	// an input chooses cannot be made to collide), so that two paths are
+	// compared in constant time (Same)
+	sum  uint64
 	edge string // the whole path for a root
 }
+
+// pathSeed seeds the paths' sums.
+var pathSeed = maphash.MakeSeed()
 
 // headEdges is how many edges from the root a path's head keeps (Head):
 // the root's and three steps, more than TopPath reads (head, first step,
@@ -54,7 +64,15 @@ func (p *pathTable) push(parent pathRef, edge string) pathRef {
 			head = parent
 		}
 	}
-	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, head: head, edge: edge})
+	var h maphash.Hash
+	h.SetSeed(pathSeed)
+	if parent >= 0 {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], p.nodes[parent].sum)
+		h.Write(b[:])
+	}
+	h.WriteString(edge)
+	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, head: head, sum: h.Sum64(), edge: edge})
 	if len(p.ignore) > 0 {
 		for k, ig := range p.ignore {
 			m := int32(0)
@@ -115,6 +133,20 @@ func (p *pathTable) Head(r pathRef) (string, bool) {
 		return p.String(h), false
 	}
 	return p.String(r), true
+}
+
+// Same reports whether two paths are the same string, in constant time
+// but when they are (the walk makes a path once, so nearly never for two
+// refs: an alias check of two objects first met a million levels down
+// built and compared both strings, once a level).
+func (p *pathTable) Same(x, y pathRef) bool {
+	if x == y {
+		return true
+	}
+	if p.nodes[x].sum != p.nodes[y].sum {
+		return false
+	}
+	return p.String(x) == p.String(y)
 }
 
 // String renders a path.
