@@ -769,23 +769,22 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
 	c.storeA, c.storeB = va.Store(), vb.Store()
 	c.reset()
+	// The views keep no node: the pass over each whole view keys what it
+	// keeps by ID, and the walk's nodes are made as it reaches them and
+	// dropped when it is done with them (it keys what it keeps by ID and
+	// its paths are its own); the effects' nodes are the walk's too (a
+	// million discarded calls kept a table of a pointer a node beside
+	// them)
+	va.SetLooseNodes(true)
+	vb.SetLooseNodes(true)
 	ra, rb := va.Root(), vb.Root()
 	ea, eb := va.EffectNodes(), vb.EffectNodes()
 	if c.alike {
 		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form &&
 			formsAlike(sa, va, ea, c.optA, c.formA) && formsAlike(sb, vb, eb, c.optB, c.formB)
 	}
-	// (the pass over each whole view keys what it keeps by ID: the views
-	// keep no node for it, only for what the walk reaches)
-	va.SetFreshNodes(true)
-	vb.SetFreshNodes(true)
 	c.ta = reuseFPTable(c.ta, c.optA.Algo, append([]*canon.Node{ra}, ea...)...)
 	c.tb = reuseFPTable(c.tb, c.optB.Algo, append([]*canon.Node{rb}, eb...)...)
-	// (and the walk's nodes are made as it reaches them and dropped when
-	// it is done with them: it keys what it keeps by ID and its paths are
-	// its own)
-	va.SetLooseNodes(true)
-	vb.SetLooseNodes(true)
 	c.walk(ra, rb, c.paths.root(root), true)
 	if len(ea) == 0 && len(eb) == 0 {
 		return
