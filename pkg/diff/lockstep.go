@@ -91,7 +91,9 @@ type lockItem struct {
 // and its grandparent on the other: 10 s).
 func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known bool) {
 	sa, sb := &ta.lock, &tb.lock
-	if sa.peer != tb || sb.peer != ta {
+	if sa.peer != tb || sb.peer != ta || sa.known == nil {
+		// (a table answers for the side it is asked as: one asked as B
+		// keeps no answers)
 		sa.reset(len(ta.idx), tb, true)
 		sb.reset(len(tb.idx), ta, false)
 		sa.budget = lockBudget(ta, tb)
@@ -119,7 +121,7 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 		if x < 0 || y < 0 {
 			return b2i(x == y)
 		}
-		if int(x) >= len(sa.pair) || int(y) >= len(sb.pair) {
+		if int(x) >= len(sa.pair) || int(x) >= len(sa.known) || int(y) >= len(sb.pair) {
 			return -1
 		}
 		pa, pb := sa.pair[x], sb.pair[y]

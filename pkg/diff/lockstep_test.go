@@ -273,3 +273,20 @@ func TestLockstepFindsNearDifferenceFirst(t *testing.T) {
 		t.Fatalf("%d pairs visited for %d levels", used, n)
 	}
 }
+
+// TestLockstepSidesSwapped: tables asked as A then as B, and back, answer
+// as fresh ones do (a table asked as B keeps no answers).
+func TestLockstepSidesSwapped(t *testing.T) {
+	va := canon.Normalize(parseBytes(t, "a", graphPickle([][]int{{3, 1}, {2}, {}, {2}})).Parts[0].Pickle.Streams[0], canon.Options{})
+	vb := canon.Normalize(parseBytes(t, "b", graphPickle([][]int{{3, 1}, {4}, {}, {2}, {}})).Parts[0].Pickle.Streams[0], canon.Options{})
+	ia, ib := va.Root().Items(), vb.Root().Items()
+	ta, tb := newFPTable(canon.SHA256, va.Root()), newFPTable(canon.SHA256, vb.Root())
+	for k := 0; k < 3; k++ {
+		if eq, known := lockstep(ta, ia[0].Ref(), tb, ib[0].Ref()); eq || !known {
+			t.Fatalf("round %d, A then B: %v/%v", k, eq, known)
+		}
+		if eq, known := lockstep(tb, ib[1].Ref(), ta, ia[1].Ref()); !eq || !known {
+			t.Fatalf("round %d, B then A: %v/%v", k, eq, known)
+		}
+	}
+}
