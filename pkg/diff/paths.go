@@ -17,15 +17,14 @@ type pathRef int32
 type pathNode struct {
 	parent pathRef // -1 for a root
 	// head is the path's ancestor headEdges edges from the root, or
-	// -depth for a path of at most headEdges edges (in the 4 bytes parent
-	// leaves before edge)
+	// -depth for a path of at most headEdges edges
 	head pathRef
 	// sum is a hash of the path's string (seeded per process: paths that
 	// an input chooses cannot be made to collide), so that two paths are
 	// compared in constant time (Same)
 	sum  uint64
 	edge string // the whole path for a root
-}
+} // 32 bytes
 
 // pathSeed seeds the paths' sums.
 var pathSeed = maphash.MakeSeed()
