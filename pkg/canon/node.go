@@ -160,6 +160,30 @@ func (v *View) EffectNodes() []*Node {
 	return out
 }
 
+// EffectPlaces returns the places in the stream's call log of the effects
+// (see Effects), in order: the i of their paths root<effect i>, as
+// EffectNodes numbers them. EffectNode and EffectRef give one's node when
+// it is asked for: a million discarded calls need no million nodes.
+func (v *View) EffectPlaces() []int {
+	v.Root()
+	return v.effectIndexes()
+}
+
+// EffectNode returns the node of the effect at place i of the call log
+// (one of EffectPlaces), as EffectNodes makes it. A view of loose nodes
+// (SetLooseNodes) makes a new one, whatever node of the same object it
+// handed out last.
+func (v *View) EffectNode(i int) *Node {
+	e := edge{kind: edgeEffect, i: int32(i)}
+	if v.fresh && v.loose {
+		return &Node{v: v, src: v.res(v.s.Log[i].Node), edge: e}
+	}
+	return v.wrap(v.s.Log[i].Node, nil, e)
+}
+
+// EffectRef is EffectNode as a Ref.
+func (v *View) EffectRef(i int) Ref { return v.ref(v.s.Log[i].Node) }
+
 // EffectIndex returns the number of effect n (one of EffectNodes) in its
 // path root<effect i>: the index of the effect in the stream's call log
 // (pickle.Store.Log: every call, global resolution, persistent load and

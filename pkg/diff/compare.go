@@ -778,35 +778,44 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va.SetLooseNodes(true)
 	vb.SetLooseNodes(true)
 	ra, rb := va.Root(), vb.Root()
-	ea, eb := va.EffectNodes(), vb.EffectNodes()
+	ea, eb := effectsOf(va), effectsOf(vb)
 	if c.alike {
 		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form &&
-			formsAlike(sa, va, ea, c.optA, c.formA) && formsAlike(sb, vb, eb, c.optB, c.formB)
+			formsAlike(sa, ea, c.optA, c.formA) && formsAlike(sb, eb, c.optB, c.formB)
 	}
-	c.ta = reuseFPTable(c.ta, c.optA.Algo, append([]*canon.Node{ra}, ea...)...)
-	c.tb = reuseFPTable(c.tb, c.optB.Algo, append([]*canon.Node{rb}, eb...)...)
+	c.ta = reuseFPTable(c.ta, c.optA.Algo, ra, ea)
+	c.tb = reuseFPTable(c.tb, c.optB.Algo, rb, eb)
 	c.walk(ra, rb, c.paths.root(root), true)
-	if len(ea) == 0 && len(eb) == 0 {
+	if ea.len() == 0 && eb.len() == 0 {
 		return
 	}
 	// an effect's number is its place in the stream's call log
 	// (canon.Node.EffectIndex), the same in A's and B's forms and in pk
 	// trace; a run names the places of its first and last effects
-	formA, formB := effectsForm(ea), effectsForm(eb)
+	formA, formB := ea.form(), eb.form()
 	effect := func(i int) pathRef { return c.paths.root(root + formB.item(i)) }
 	// (without the '=' steps, which give no entry: a million equal effects
 	// were a million runs)
-	for _, r := range AlignRuns(len(ea), len(eb), func(i, j int) bool { return c.same(ea[i], eb[j]) }, false) {
+	sameAt := func(i, j int) bool {
+		eq, known := sameRef(c.ta, ea.ref(i), c.tb, eb.ref(j))
+		return eq || !known
+	}
+	for _, r := range AlignRuns(ea.len(), eb.len(), sameAt, false) {
 		if r.N > 1 {
 			if r.Kind == '~' {
-				c.walk(ea[r.A], eb[r.B], effect(r.B), true)
+				c.walk(ea.node(r.A), eb.node(r.B), effect(r.B), true)
 				r = restRun(r)
 			}
 			form := formB
 			if r.Kind == '-' {
 				form = formA
 			}
-			e := c.runEntry(root, form, r, ea, eb)
+			e := c.runEntryOf(root, form, r, func(side byte, i int) *canon.Node {
+				if side == 'a' {
+					return ea.node(i)
+				}
+				return eb.node(i)
+			})
 			e.Note = "calls or global resolutions not reachable from the result"
 			c.add(e)
 			continue
@@ -814,14 +823,38 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 		o := EditOp{Kind: r.Kind, A: r.A, B: r.B}
 		switch o.Kind {
 		case '-':
-			n := ea[o.A]
+			n := ea.node(o.A)
 			c.add(Entry{Path: root + formA.item(o.A), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '+':
-			n := eb[o.B]
+			n := eb.node(o.B)
 			c.add(Entry{Path: root + formB.item(o.B), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset(), Note: "a call or global resolution not reachable from the result"})
 		case '~':
-			c.walk(ea[o.A], eb[o.B], effect(o.B), true)
+			c.walk(ea.node(o.A), eb.node(o.B), effect(o.B), true)
 		}
+	}
+}
+
+// effects are the effects of a view (canon.View.EffectPlaces) by their
+// places in the call log, whose nodes are made when the walk asks for
+// them: a table of a node each took about 100 bytes an effect a side.
+type effects struct {
+	v  *canon.View
+	at []int
+}
+
+func effectsOf(v *canon.View) effects { return effects{v: v, at: v.EffectPlaces()} }
+
+func (e effects) len() int               { return len(e.at) }
+func (e effects) node(i int) *canon.Node { return e.v.EffectNode(e.at[i]) }
+func (e effects) ref(i int) canon.Ref    { return e.v.EffectRef(e.at[i]) }
+
+// form names the effects by their places in the call log: <effect i>, and
+// <effect i:j> for the run of effects a to b-1 (i the place of effect a,
+// j one past that of effect b-1).
+func (e effects) form() seqForm {
+	return seqForm{
+		func(i int) string { return ppath.Pseudo("effect", e.at[i]) },
+		func(a, b int) string { return ppath.PseudoSpan("effect", e.at[a], e.at[b-1]+1) },
 	}
 }
 
@@ -834,13 +867,14 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 // read again), so views with the same rules and effects are the same view,
 // and a walk gives the same entries over either.
 //
-// vx is s's view under x, ex its EffectNodes (made again when x has
-// paths: Applied would find every node's).
-func formsAlike(s *pickle.Stream, vx *canon.View, ex []*canon.Node, x, y canon.Options) bool {
+// ex are s's effects under x (made again when x has paths: Applied would
+// find every node's).
+func formsAlike(s *pickle.Stream, ex effects, x, y canon.Options) bool {
+	vx := ex.v
 	if !x.NoPaths {
 		x.NoPaths = true
 		vx = canon.Normalize(s, x)
-		ex = vx.EffectNodes()
+		ex = effectsOf(vx)
 	}
 	y.NoPaths = true
 	vy := canon.Normalize(s, y)
@@ -863,11 +897,11 @@ func formsAlike(s *pickle.Stream, vx *canon.View, ex []*canon.Node, x, y canon.O
 	}
 	// (y's effects as log entries: no node made for each)
 	ey, log := vy.Effects(), vx.Store().Log
-	if len(ex) != len(ey) {
+	if ex.len() != len(ey) {
 		return false
 	}
-	for i := range ex {
-		if log[ex[i].EffectIndex()] != ey[i] {
+	for i, at := range ex.at {
+		if log[at] != ey[i] {
 			return false
 		}
 	}
@@ -963,7 +997,7 @@ func (c *cmp) elide() bool {
 
 // seqForm names the items of a sequence and its runs: [i] and [i:j] for
 // the items of a list or tuple, <effect i> and <effect i:j> for effects
-// (effectsForm).
+// (effects.form).
 type seqForm struct {
 	item func(int) string
 	span func(i, j int) string
@@ -973,16 +1007,6 @@ var (
 	itemsForm = seqForm{ppath.Index, ppath.Slice}
 	partsForm = seqForm{func(i int) string { return ppath.Parts + ppath.Index(i) }, func(i, j int) string { return ppath.Parts + ppath.Slice(i, j) }}
 )
-
-// effectsForm names effects es (canon.View.EffectNodes) by their places in
-// the call log: <effect i>, and <effect i:j> for the run of es[a:b] (i the
-// place of es[a], j one past that of es[b-1]).
-func effectsForm(es []*canon.Node) seqForm {
-	return seqForm{
-		func(i int) string { return ppath.Pseudo("effect", es[i].EffectIndex()) },
-		func(a, b int) string { return ppath.PseudoSpan("effect", es[a].EffectIndex(), es[b-1].EffectIndex()+1) },
-	}
-}
 
 // edgeOf is the edge of item i in a sequence whose items format names.
 func edgeOf(format seqForm, i int) string { return format.item(i) }

@@ -76,13 +76,13 @@ type fpTable struct {
 	lock lockState
 }
 
-func newFPTable(algo canon.Algo, roots ...*canon.Node) *fpTable {
-	return reuseFPTable(nil, algo, roots...)
+func newFPTable(algo canon.Algo, root *canon.Node) *fpTable {
+	return reuseFPTable(nil, algo, root, effects{})
 }
 
 // reuseFPTable is newFPTable in t's memory when t is not nil and small (a
-// file of a million streams makes one table, not one a stream).
-func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
+// stream of a file of many), over root and the effects eff.
+func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *fpTable {
 	if t == nil || t.algo != algo || len(t.idx) > 1<<16 {
 		t = &fpTable{algo: algo}
 	} else {
@@ -94,19 +94,21 @@ func reuseFPTable(t *fpTable, algo canon.Algo, roots ...*canon.Node) *fpTable {
 	// sized once for the view's IDs: the passes reach most of its nodes
 	// (doubling from 64 allocated and cleared twice the table again, and
 	// copied it)
-	for _, r := range roots {
-		if r != nil {
-			if nc := r.Ref().View().NodeCount(); len(t.idx) < nc {
-				t.idx = make([]int32, nc)
-				t.info = make([]fpInfo, 0, nc)
-			}
-			break
+	v := eff.v
+	if root != nil {
+		v = root.Ref().View()
+	}
+	if v != nil {
+		if nc := v.NodeCount(); len(t.idx) < nc {
+			t.idx = make([]int32, nc)
+			t.info = make([]fpInfo, 0, nc)
 		}
 	}
-	for _, r := range roots {
-		if r != nil {
-			t.build(r)
-		}
+	if root != nil {
+		t.build(root.Ref())
+	}
+	for i := range eff.len() {
+		t.build(eff.ref(i))
 	}
 	// reached once: by one reference, from a node reached once (parents
 	// come before their children in info)
@@ -266,8 +268,7 @@ const merkleTag = "\xff\xfepkdiff-merkle"
 // and those above, not clean. The children of the nodes on the stack are
 // held as IDs in one arena (t.kids), a node made for each only while it is
 // visited.
-func (t *fpTable) build(rootNode *canon.Node) {
-	root := rootNode.Ref()
+func (t *fpTable) build(root canon.Ref) {
 	if i, ok := t.slotID(root.ID()); ok {
 		if t.info[i].refs < 2 {
 			t.info[i].refs++
@@ -387,11 +388,14 @@ func (t *fpTable) build(rootNode *canon.Node) {
 }
 
 // get returns n's entry, building from n when the pass has not reached it.
-func (t *fpTable) get(n *canon.Node) *fpInfo {
-	i, ok := t.slot(n)
+func (t *fpTable) get(n *canon.Node) *fpInfo { return t.getRef(n.Ref()) }
+
+// getRef is get of a Ref.
+func (t *fpTable) getRef(n canon.Ref) *fpInfo {
+	i, ok := t.slotID(n.ID())
 	if !ok {
 		t.build(n)
-		i, _ = t.slot(n)
+		i, _ = t.slotID(n.ID())
 	}
 	return &t.info[i]
 }
@@ -405,7 +409,12 @@ func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) (eq, known boo
 	if a == nil || b == nil {
 		return a == b, true
 	}
-	ia, ib := ta.get(a), tb.get(b)
+	return sameRef(ta, a.Ref(), tb, b.Ref())
+}
+
+// sameRef is same of two Refs, neither of them none.
+func sameRef(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known bool) {
+	ia, ib := ta.getRef(a), tb.getRef(b)
 	cyc := (ia.flags|ib.flags)&fpCyclic != 0
 	if ia.fp != ib.fp {
 		if !cyc {
@@ -414,7 +423,7 @@ func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) (eq, known boo
 	} else if !cyc && ia.flags&ib.flags&fpClean != 0 {
 		return true, true
 	}
-	return lockstep(ta, a.Ref(), tb, b.Ref())
+	return lockstep(ta, a, tb, b)
 }
 
 // key is n's fingerprint when a different one proves a different subtree
