@@ -32,8 +32,10 @@ type encState struct {
 	pslot   []int32
 	idPay   map[pickle.ID]int32
 	pdig    digests
-	mains   int     // main encoders made on this state
-	isoSlot []int32 // by node ID: 1 + index of the isolated digest in isoDig
+	npd     int          // pure digests computed (pureDigest), for smallPD
+	smallPD *smallBodies // the last digests of short bodies, once npd passes smallAfter
+	mains   int          // main encoders made on this state
+	isoSlot []int32      // by node ID: 1 + index of the isolated digest in isoDig
 	isoDig  digests
 	eqSlot  []int32 // by node ID: 1 + index of the equality digest in eqDig (eqKey)
 	eqDig   digests
@@ -424,12 +426,57 @@ func (v *View) pureDigest(n pickle.ID) []byte {
 			continue
 		}
 		buf = v.pureBody(buf[:0], x)
-		st.pslot[x] = st.pdig.add(v.Opt.Algo, buf)
+		st.pslot[x] = st.pureSlot(v.Opt.Algo, buf)
 		stack = stack[:len(stack)-1]
 	}
 	st.putStack(stack)
 	st.putBody(buf)
 	return st.pdig.get(st.pslot[n], v.Opt.Algo.Size())
+}
+
+// smallBodies remembers where the digests of the last short pure bodies
+// are (direct-mapped by a hash of the body), so that the pure nodes with
+// the same body share one digest: a million empty argument tuples of
+// discarded calls were a million digests, 32 MB a side in pk diff, each
+// hashed.
+type smallBodies [smallSlots]struct {
+	n    uint8
+	body [smallBody]byte
+	slot int32
+}
+
+const (
+	smallBody  = 24  // longest body remembered
+	smallSlots = 128 // bodies remembered (power of two)
+)
+
+// smallAfter is how many digests a state computes before it remembers
+// bodies (a small stream allocates nothing); tests change it.
+var smallAfter = 256
+
+// pureSlot returns the slot in st.pdig of the digest of pure body b:
+// a new one, or one of an equal short body met last.
+func (st *encState) pureSlot(a Algo, b []byte) int32 {
+	if len(b) > smallBody {
+		return st.pdig.add(a, b)
+	}
+	if st.smallPD == nil {
+		if st.npd++; st.npd < smallAfter {
+			return st.pdig.add(a, b)
+		}
+		st.smallPD = new(smallBodies)
+	}
+	h := uint32(2166136261)
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	e := &st.smallPD[h&(smallSlots-1)]
+	if e.slot > 0 && int(e.n) == len(b) && string(e.body[:e.n]) == string(b) {
+		return e.slot
+	}
+	e.slot = st.pdig.add(a, b)
+	e.n = uint8(copy(e.body[:], b))
+	return e.slot
 }
 
 func (v *View) pureBody(b []byte, x pickle.ID) []byte {
