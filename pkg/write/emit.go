@@ -37,31 +37,46 @@ func tooDeep(s *pickle.Store) (int64, bool) {
 	if n <= 2*MaxDepth {
 		return 0, false
 	}
-	depth := make([]int32, n)
-	// each node is queued once at most: room for all of them at once, as
-	// depth has (grown by append, the queue of a 5 MB cloudpickle state
-	// allocated 17 MB)
+	// each node is queued once at most: room for all of them at once (grown
+	// by append, the queue of a 5 MB cloudpickle state allocated 17 MB);
+	// the queue is in breadth-first order, so a node's depth is its level,
+	// counted where each level ends, and a bit a node says it was queued
+	seen := make([]uint64, (n+63)/64)
 	queue := make([]pickle.ID, 0, n)
-	add := func(id pickle.ID, d int32) {
-		if id >= 0 && int(id) < n && depth[id] == 0 {
-			depth[id] = d
+	add := func(id pickle.ID) {
+		if id >= 0 && int(id) < n && seen[uint(id)/64]&(1<<(uint(id)%64)) == 0 {
+			seen[uint(id)/64] |= 1 << (uint(id) % 64)
 			queue = append(queue, id)
 		}
 	}
-	add(s.Root, 1)
+	add(s.Root)
 	for _, ev := range s.Log {
-		add(ev.Node, 1)
+		add(ev.Node)
 	}
 	for _, l := range [][]pickle.ID{s.Popped, s.Leftover, s.Tops} {
 		for _, id := range l {
-			add(id, 1)
+			add(id)
 		}
 	}
 	var kids []pickle.ID
-	first := int64(-1) // the first node past MaxDepth: the one the refusal names
+	first := int64(-1)      // the first node past MaxDepth: the one the refusal names
+	d, end := 1, len(queue) // the depth of queue[i]; where that level ends
 	for i := 0; i < len(queue); i++ {
+		if i == end {
+			d, end = d+1, len(queue)
+		}
+		// a node queued later is deeper than the deepest queued (d, or d+1
+		// past end) by at most the nodes not queued yet, one a level: when
+		// that cannot pass 2 x MaxDepth, no node will (the walk of a 5 MB
+		// cloudpickle state stops with a fifth of its queue left)
+		last := d
+		if end < len(queue) {
+			last = d + 1
+		}
+		if last+n-len(queue) <= 2*MaxDepth {
+			return 0, false
+		}
 		id := queue[i]
-		d := depth[id]
 		if d > MaxDepth && first < 0 {
 			first = s.Offset(id)
 		}
@@ -70,7 +85,7 @@ func tooDeep(s *pickle.Store) (int64, bool) {
 		}
 		kids = s.Children(id, kids[:0])
 		for _, c := range kids {
-			add(c, d+1)
+			add(c)
 		}
 	}
 	return 0, false
@@ -129,7 +144,8 @@ type emitter struct {
 	seenAt []uint16
 	stamp  uint16
 	bstack []canon.Ref
-	kbuf   []byte // pureKey's
+	kbuf   []byte      // pureKey's
+	ibuf   []pickle.ID // assignTrackers'
 	budget int64
 
 	trackers map[int32]string // tracker node ID -> its content id
@@ -178,9 +194,33 @@ func (e *emitter) entries(n canon.Ref) []canon.RefEntry {
 	return ents
 }
 
+// fillEntries is entries for fill: the entries blockedBy kept, else
+// n.Entries() not kept (most dicts are filled once, as they are built:
+// keepEntries keeps those whose filling is postponed).
+func (e *emitter) fillEntries(n canon.Ref) []canon.RefEntry {
+	if len(e.sh.ents) > 0 {
+		if ents, ok := e.sh.ents[nodeID(n)]; ok {
+			return ents
+		}
+	}
+	return n.Entries()
+}
+
+// keepEntries keeps the entries of a dict whose filling is postponed.
+func (e *emitter) keepEntries(n canon.Ref, ents []canon.RefEntry) {
+	if e.sh.ents == nil {
+		e.sh.ents = map[int32][]canon.RefEntry{}
+	}
+	e.sh.ents[nodeID(n)] = ents
+}
+
 // doneEntries drops the entries of a dict that is filled: nothing asks for
 // them again (blockedBy looks only into dicts not built yet).
-func (e *emitter) doneEntries(n canon.Ref) { delete(e.sh.ents, nodeID(n)) }
+func (e *emitter) doneEntries(n canon.Ref) {
+	if len(e.sh.ents) > 0 {
+		delete(e.sh.ents, nodeID(n))
+	}
+}
 
 func newShared() *shared {
 	// maps are made on first write: a stream of a few values (one of
@@ -1195,9 +1235,14 @@ func (e *emitter) call(n canon.Ref, k key) error {
 // same id. Distinct trackers of one stream whose classes have equal content
 // are told apart by their rank in canonical order.
 func (e *emitter) assignTrackers(n, args canon.Ref) error {
+	// a tracker is a node the view made (canon's tracker rule), of an ID
+	// past the stream's: the kinds of the others (most calls' arguments,
+	// read from all over the store) need not be looked at
+	base := pickle.ID(args.View().Store().Len())
+	e.ibuf = args.ItemIDs(e.ibuf[:0])
 	has := false
-	for i := range args.NItems() {
-		if args.ItemKind(i) == canon.KindTracker {
+	for i, id := range e.ibuf {
+		if id >= base && args.ItemKind(i) == canon.KindTracker {
 			has = true
 			break
 		}
@@ -1252,7 +1297,7 @@ func (e *emitter) fill(n canon.Ref, what byte, from int) error {
 		if n.Flags()&pickle.FlagHasFolded != 0 {
 			return e.fillFoldedDict(n)
 		}
-		ents := e.entries(n)
+		ents := e.fillEntries(n)
 		end, blocker := e.firstBlocked(len(ents), from, func(i int) (canon.Ref, canon.Ref) { return ents[i].Key, ents[i].Value })
 		if err := e.batches(end-from, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
 			if err := e.emit(ents[from+i].Key); err != nil {
@@ -1264,6 +1309,8 @@ func (e *emitter) fill(n canon.Ref, what byte, from int) error {
 		}
 		if blocker.IsNil() {
 			e.doneEntries(n)
+		} else {
+			e.keepEntries(n, ents) // (resumed from end)
 		}
 		e.postpone(blocker, n, what, end)
 	case 's':

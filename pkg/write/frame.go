@@ -22,6 +22,7 @@ type framer struct {
 	framing bool
 	out     outWriter
 	cur     []byte
+	small   [9]byte // what write hands out outside a frame (b does not escape)
 }
 
 func (f *framer) raw(b []byte) {
@@ -36,6 +37,17 @@ func (f *framer) write(b ...byte) {
 		f.cur = append(f.cur, b...)
 	} else {
 		f.out.Write(b)
+	}
+}
+
+// writeSmall is write of at most 9 bytes, which do not escape: the
+// replay's MEMOIZE, BINPUT and BINGET opcodes cost no allocation (as write's
+// arguments they did, one each).
+func (f *framer) writeSmall(b ...byte) {
+	if f.framing {
+		f.cur = append(f.cur, b...)
+	} else {
+		f.out.Write(f.small[:copy(f.small[:], b)])
 	}
 }
 
@@ -59,7 +71,7 @@ func (f *framer) commit() {
 		return
 	}
 	if len(f.cur) >= frameMin {
-		var h [9]byte
+		h := &f.small
 		h[0] = byte(pickle.FRAME)
 		binary.LittleEndian.PutUint64(h[1:], uint64(len(f.cur)))
 		f.out.Write(h[:])

@@ -340,14 +340,14 @@ func (r *replayer) chunk(buf, ev []byte) (int, error) {
 			r.next++
 			t.group[arg] = idx
 			if proto >= 4 {
-				f.write(byte(pickle.MEMOIZE))
+				f.writeSmall(byte(pickle.MEMOIZE))
 			} else if idx < 256 {
-				f.write(byte(pickle.BINPUT), byte(idx))
+				f.writeSmall(byte(pickle.BINPUT), byte(idx))
 			} else {
 				var b [5]byte
 				b[0] = byte(pickle.LONG_BINPUT)
 				binary.LittleEndian.PutUint32(b[1:], uint32(idx))
-				f.write(b[:]...)
+				f.writeSmall(b[:]...)
 			}
 		case evGet:
 			idx := t.group[arg]
@@ -355,12 +355,12 @@ func (r *replayer) chunk(buf, ev []byte) (int, error) {
 				return 0, &refusal{reason: "internal: object used again but not memoized"}
 			}
 			if idx < 256 {
-				f.write(byte(pickle.BINGET), byte(idx))
+				f.writeSmall(byte(pickle.BINGET), byte(idx))
 			} else {
 				var b [5]byte
 				b[0] = byte(pickle.LONG_BINGET)
 				binary.LittleEndian.PutUint32(b[1:], uint32(idx))
-				f.write(b[:]...)
+				f.writeSmall(b[:]...)
 			}
 		case evHeader:
 			f.header(buf[pos:pos+int(arg)], FrameTarget)
