@@ -80,7 +80,7 @@ type scanner struct {
 	// of the store: they stay with their nodes when the machine compacts)
 	popped   idSet
 	leftover idSet
-	refs     map[pickle.ID]ref // resolve's answers for calls: each is resolved once
+	refs     refTable // resolve's answers for calls: each is resolved once
 	// muts holds Store.Muts of the targets mutated more than once whose
 	// later operations the call log has still to reach (Store.Muts makes a
 	// new slice, and an event reads one operation of it)
@@ -238,7 +238,7 @@ func (s *scanner) begin(ps *pickle.Store, p *input.Part) {
 	}
 	s.popped = newIDSet(ps)
 	s.leftover = newIDSet(ps)
-	s.refs = map[pickle.ID]ref{}
+	s.refs.reset()
 	s.muts = map[pickle.ID][]pickle.SMut{}
 	for _, n := range ps.Popped {
 		s.popped.add(n)
@@ -286,94 +286,38 @@ func (s *scanner) final(ps *pickle.Store, evs []pickle.SEvent) bool {
 	return true
 }
 
-// ref is what a node that is called, instantiated or mutated stands for.
-type ref struct {
-	ok   bool
-	name Name
-	via  string // how the name was reached, for reasons ("STACK_GLOBAL at 58, ...")
-	sev  string // when !ok: the severity of not knowing
-	why  string // when !ok: what the object is
-	// maker is set (and ok false) for a function or class the file itself
-	// defines (cloudpickle, dill, type(), FunctionType): calling it runs
-	// the file's code; the policy trusts it when it allows the maker.
-	maker Name
-	made  bool
-	g     int32 // 1 + the global's ID, when via is to be worded from it (viaOf); 0: none
-	// madeBy is 1 + the ID of the maker's call when why is to be worded
-	// from it (whyOf: "the function or class made by ..."); 0: none. A
-	// code-carrying state has one per function and class, and the worded
-	// text (the call's arguments) is only needed by the findings listed.
-	madeBy int32
-}
-
-// whyOf says what an object that cannot be named is (worded only when
-// needed).
-func (s *scanner) whyOf(r ref) string {
-	if r.madeBy != 0 {
-		n := pickle.ID(r.madeBy - 1)
-		return fmt.Sprintf("the function or class made by %s%s (%s at %d)", r.maker, s.argsText(n), s.ps.Op(n), s.ps.Offset(n))
-	}
-	return r.why
-}
-
-// viaOf says how a name was reached (worded only when a finding needs it).
-func (s *scanner) viaOf(r ref) string {
-	if r.via == "" && r.g != 0 {
-		return s.globalVia(pickle.ID(r.g - 1))
-	}
-	return r.via
-}
-
-// resolve says which global n is, when that can be known without loading:
-// a global, an attribute of one fetched by getattr and its kin, a module
-// imported by name, a type named by cloudpickle or dill, an EXT code
-// registered earlier in the load, or a functools.partial of one (calling
-// it calls its target).
-func (s *scanner) resolve(n pickle.ID, depth int) ref {
-	if s.ps.Kind(n) != pickle.KindCall {
-		return s.resolve1(n, depth)
-	}
-	if r, ok := s.refs[n]; ok {
-		return r
-	}
-	r := s.resolve1(n, depth)
-	s.refs[n] = r
-	return r
-}
-
 func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 	ps := s.ps
 	if depth > maxDepth {
-		return ref{sev: SevDangerous, why: fmt.Sprintf("an object at offset %d reached through more than %d calls", ps.Offset(n), maxDepth)}
+		return ref{sev: SevDangerous, w: wDeep, n: n}
 	}
 	switch ps.Kind(n) {
 	case pickle.KindGlobal:
 		s.mark(flagExplained, n)
 		if ps.Has(n, pickle.FlagDynamic) {
-			return ref{sev: SevDangerous, why: fmt.Sprintf("a global whose names are computed at load time (STACK_GLOBAL at %d, %s)", ps.Offset(n), s.operands(n))}
+			return ref{sev: SevDangerous, w: wDynGlobal, n: n}
 		}
-		return ref{ok: true, name: Name{ps.Str(n), ps.Name(n)}, g: int32(n) + 1}
+		return ref{ok: true, name: Name{ps.Str(n), ps.Name(n)}, w: wGlobal, n: n}
 	case pickle.KindExt:
 		s.mark(flagExplained, n)
 		if e, ok := s.ext[ps.Int(n)]; ok {
-			return ref{ok: true, name: e.name, via: fmt.Sprintf("%s at %d: code %d, registered by copyreg.add_extension at %d", ps.Op(n), ps.Offset(n), ps.Int(n), e.offset)}
+			return ref{ok: true, name: e.name, w: wExtVia, n: n, x: e.offset}
 		}
-		return ref{sev: SevDangerous, why: s.extWhy(n)}
+		return ref{sev: SevDangerous, w: wExtUnknown, n: n}
 	case pickle.KindPersID:
-		return ref{sev: SevUnknown, why: fmt.Sprintf("the object the loader's persistent_load returns for the persistent id at %d", ps.Offset(n))}
+		return ref{sev: SevUnknown, w: wPersID, n: n}
 	case pickle.KindCall:
 		fn := s.resolve(ps.Func(n), depth+1)
 		args := s.argItems(n)
-		at := fmt.Sprintf("%s at %d", ps.Op(n), ps.Offset(n))
 		if fn.made {
 			// an instance, attribute or result of what the file defines
-			return ref{made: true, maker: fn.maker, sev: SevCode, why: fmt.Sprintf("the result of %s%s (%s), an object of the file's own code", s.whyOf(fn), s.argsText(n), at)}
+			return ref{made: true, maker: fn.maker, sev: SevCode, w: wMadeResult, n: n, in: [2]int32{s.refs.put(fn)}}
 		}
 		if !fn.ok {
-			return ref{sev: SevDangerous, why: fmt.Sprintf("the result of calling %s (%s at %d)", s.whyOf(fn), ps.Op(n), ps.Offset(n))}
+			return ref{sev: SevDangerous, w: wCallUnknown, n: n, in: [2]int32{s.refs.put(fn)}}
 		}
 		if makers[fn.name] {
-			return ref{made: true, maker: fn.name, sev: SevCode, madeBy: int32(n) + 1}
+			return ref{made: true, maker: fn.name, sev: SevCode, w: wMadeBy, n: n}
 		}
 		switch fetchers[fn.name] {
 		case fetchGetattr:
@@ -381,15 +325,15 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 				base := s.resolve(args[0], depth+1)
 				a := ps.Str(args[1])
 				if base.ok {
-					return ref{ok: true, name: base.name.attr(a), via: fmt.Sprintf("fetched by %s(%s, %s) at %d", fn.name, base.name, pyStr(a), ps.Offset(n))}
+					return ref{ok: true, name: base.name.attr(a), w: wGetattr, n: n, in: [2]int32{s.refs.put(fn), s.refs.put(base)}}
 				}
 				if base.made {
-					return ref{made: true, maker: base.maker, sev: SevCode, why: fmt.Sprintf("the attribute %s of %s (fetched by %s at %d)", pyStr(a), s.whyOf(base), fn.name, ps.Offset(n))}
+					return ref{made: true, maker: base.maker, sev: SevCode, w: wAttrOfMade, n: n, in: [2]int32{s.refs.put(fn), s.refs.put(base)}}
 				}
 			}
 		case fetchImport:
 			if len(args) >= 1 && s.isStr(args[0]) {
-				return ref{ok: true, name: Name{Module: ps.Str(args[0])}, via: fmt.Sprintf("module imported by %s(%s) at %d", fn.name, pyStr(ps.Str(args[0])), ps.Offset(n))}
+				return ref{ok: true, name: Name{Module: ps.Str(args[0])}, w: wImport, n: n, in: [2]int32{s.refs.put(fn)}}
 			}
 		case fetchImportTop:
 			if len(args) >= 1 && s.isStr(args[0]) {
@@ -397,7 +341,7 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 				if len(args) < 4 || s.isEmpty(args[3]) {
 					m, _, _ = strings.Cut(m, ".")
 				}
-				return ref{ok: true, name: Name{Module: m}, via: fmt.Sprintf("module imported by %s(%s) at %d", fn.name, pyStr(ps.Str(args[0])), ps.Offset(n))}
+				return ref{ok: true, name: Name{Module: m}, w: wImport, n: n, in: [2]int32{s.refs.put(fn)}}
 			}
 		case fetchDillImport:
 			if len(args) >= 1 && s.isStr(args[0]) {
@@ -406,7 +350,7 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 				if i := strings.LastIndexByte(m, '.'); i > 0 {
 					nm = Name{m[:i], m[i+1:]}
 				}
-				return ref{ok: true, name: nm, via: fmt.Sprintf("imported by %s(%s) at %d", fn.name, pyStr(m), ps.Offset(n))}
+				return ref{ok: true, name: nm, w: wDillImport, n: n, in: [2]int32{s.refs.put(fn)}}
 			}
 		case fetchResolveName:
 			if len(args) >= 1 && s.isStr(args[0]) {
@@ -415,12 +359,12 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 				if err != nil {
 					nm = Name{Module: a}
 				}
-				return ref{ok: true, name: nm, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(a), ps.Offset(n))}
+				return ref{ok: true, name: nm, w: wNamedBy, n: n, in: [2]int32{s.refs.put(fn)}}
 			}
 		case fetchCPType:
 			if len(args) == 1 && s.isStr(args[0]) {
 				a := ps.Str(args[0])
-				return ref{ok: true, name: Name{"types", a}, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(a), ps.Offset(n))}
+				return ref{ok: true, name: Name{"types", a}, w: wNamedBy, n: n, in: [2]int32{s.refs.put(fn)}}
 			}
 		case fetchDillType:
 			if len(args) == 1 && s.isStr(args[0]) {
@@ -429,22 +373,22 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 				if strings.HasSuffix(a, "Type") {
 					mod = "types"
 				}
-				return ref{ok: true, name: Name{mod, a}, via: fmt.Sprintf("named by %s(%s) at %d", fn.name, pyStr(a), ps.Offset(n))}
+				return ref{ok: true, name: Name{mod, a}, w: wNamedBy, n: n, in: [2]int32{s.refs.put(fn)}}
 			}
 		case fetchGetitem:
 			if len(args) == 2 && s.isStr(args[1]) {
 				base := s.resolve(args[0], depth+1)
 				if base.ok && base.name == (Name{"sys", "modules"}) {
-					return ref{ok: true, name: Name{Module: ps.Str(args[1])}, via: fmt.Sprintf("sys.modules[%s] at %d", pyStr(ps.Str(args[1])), ps.Offset(n))}
+					return ref{ok: true, name: Name{Module: ps.Str(args[1])}, w: wSysModules, n: n}
 				}
 			}
 		case fetchPartial:
 			if len(args) >= 1 {
 				t := s.resolve(args[0], depth+1)
 				if t.ok {
-					return ref{ok: true, name: t.name, via: fmt.Sprintf("through functools.partial at %d", ps.Offset(n))}
+					return ref{ok: true, name: t.name, w: wPartialVia, n: n}
 				}
-				return ref{sev: t.sev, why: s.whyOf(t) + fmt.Sprintf(" through functools.partial at %d", ps.Offset(n))}
+				return ref{sev: t.sev, w: wPartialWhy, n: n, in: [2]int32{s.refs.put(t)}}
 			}
 		}
 		// operator.attrgetter('a.b')(obj): an attribute of obj
@@ -452,14 +396,14 @@ func (s *scanner) resolve1(n pickle.ID, depth int) ref {
 			if g := s.resolve(ps.Func(inner), depth+1); g.ok && g.name == (Name{"operator", "attrgetter"}) {
 				if ia := s.argItems(inner); len(ia) == 1 && s.isStr(ia[0]) {
 					if base := s.resolve(args[0], depth+1); base.ok {
-						return ref{ok: true, name: base.name.attr(ps.Str(ia[0])), via: fmt.Sprintf("fetched by operator.attrgetter(%s) at %d", pyStr(ps.Str(ia[0])), ps.Offset(inner))}
+						return ref{ok: true, name: base.name.attr(ps.Str(ia[0])), w: wAttrgetter, n: n}
 					}
 				}
 			}
 		}
-		return ref{sev: SevDangerous, why: fmt.Sprintf("the result of %s%s (%s)", fn.name, s.argsText(n), at)}
+		return ref{sev: SevDangerous, w: wResult, n: n, in: [2]int32{s.refs.put(fn)}}
 	}
-	return ref{sev: SevUnknown, why: fmt.Sprintf("a %s at %d (not callable: CPython fails here)", ps.Kind(n), ps.Offset(n))}
+	return ref{sev: SevUnknown, w: wNotCallable, n: n}
 }
 
 func (n Name) attr(a string) Name {
@@ -564,7 +508,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 		role = RoleConstruct
 	}
 	fn := s.resolve(ps.Func(n), 0)
-	at := fmt.Sprintf("%s at %d", ev.Op, ev.Offset)
+	at := opAt{ev.Op, ev.Offset}
 	if fn.made {
 		if s.pol.Allowed(RoleCall, fn.maker) {
 			return
@@ -713,7 +657,7 @@ func (s *scanner) newCall(ev pickle.SEvent, n pickle.ID, name, cls Name, fn ref)
 func (s *scanner) classArg(call, cls pickle.ID, by Name, i int) bool {
 	r := s.resolve(cls, 0)
 	op, off := s.ps.Op(call), s.ps.Offset(call)
-	at := fmt.Sprintf("%s at %d", op, off)
+	at := opAt{op, off}
 	if r.made {
 		if s.pol.Allowed(RoleCall, r.maker) {
 			return true
@@ -750,7 +694,7 @@ func (s *scanner) calledArg(call, fn pickle.ID, by Name) {
 	}
 	r := s.resolve(fn, 0)
 	op, off := s.ps.Op(call), s.ps.Offset(call)
-	at := fmt.Sprintf("%s at %d", op, off)
+	at := opAt{op, off}
 	when := "calls it"
 	if by == (Name{"collections", "defaultdict"}) {
 		when = "keeps it and calls it for every missing key"
@@ -821,7 +765,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 	if !ok {
 		return
 	}
-	at := fmt.Sprintf("%s at %d", m.Op, m.Offset)
+	at := opAt{m.Op, m.Offset}
 	what := func() string { return mutText(s, m) }
 	var reason func() string // worded only when the finding is listed (addf)
 	f := Finding{Role: RoleMutate, Offset: m.Offset, Opcode: m.Op.String()}
