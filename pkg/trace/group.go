@@ -101,7 +101,7 @@ func (t *Tree) Groups(n int, leaves bool) []Group {
 			key = "(part) " + t.Label(v.Item)
 		}
 		i, ok := idx[key]
-		code, label := t.Code(v.Item), t.Label(v.Item)
+		code, label := t.codeLabel(v.Item)
 		if !ok {
 			i = len(gs)
 			idx[key] = i

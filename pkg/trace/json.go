@@ -109,15 +109,14 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 	b.WriteString(`,"kind":`)
 	jsonStr(b, t.kindName(it))
 	if it.Kind != ItemElided {
-		b.WriteString(`,"code":`)
-		jsonStr(b, t.Code(it))
-		b.WriteString(`,"label":`)
+		code, label := t.codeLabel(it)
 		if it.Kind == ItemRef {
-			_, l := it.Stream.describe(it.Node)
-			jsonStr(b, l)
-		} else {
-			jsonStr(b, t.Label(it))
+			_, label = it.Stream.describe(it.Node)
 		}
+		b.WriteString(`,"code":`)
+		jsonStr(b, code)
+		b.WriteString(`,"label":`)
+		jsonStr(b, label)
 	}
 	b.WriteString(`,"role":`)
 	jsonStr(b, it.Role)

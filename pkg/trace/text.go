@@ -209,13 +209,14 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 			line.paint(cCycle, g.cycle+" cycle")
 		}
 	default:
-		line.paint(cCode, t.Code(v.Item))
+		code, label := t.codeLabel(v.Item)
+		line.paint(cCode, code)
 		if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil && v.pl.up != nil)) && v.Role != "" {
 			line.WriteByte(' ')
 			line.paint(cPath, v.Role)
 		}
 		line.WriteByte(' ')
-		line.WriteString(t.Label(v.Item))
+		line.WriteString(label)
 		if v.Kind == ItemNode && v.Stream.Store.Has(v.Node, pickle.FlagMemo) {
 			line.WriteString(" #")
 			line.b = strconv.AppendInt(line.b, v.Stream.numOf(v.Node), 10)
@@ -274,7 +275,8 @@ func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
 		line.WriteString(" self ")
 		line.padSize(sty, it.Self, width)
 		line.WriteString("  ")
-		line.paint(cCode, t.Code(it))
+		code, label := t.codeLabel(it)
+		line.paint(cCode, code)
 		line.WriteByte(' ')
 		if it.pl == nil {
 			line.paint(cPath, it.Role) // a container part
@@ -282,7 +284,7 @@ func (t *Tree) WriteTop(w io.Writer, n int, sty Style) error {
 			line.paint(cPath, it.Path())
 		}
 		line.WriteString("  ")
-		line.WriteString(t.Label(it))
+		line.WriteString(label)
 		line.WriteByte('\n')
 		if sty.ASCII {
 			bw.WriteString(asciiOnly(line.String()))
