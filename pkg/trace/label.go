@@ -338,23 +338,59 @@ func globalCode(s *pickle.Store, n pickle.ID) (string, string) {
 	if s.Has(n, pickle.FlagDynamic) {
 		return CodeGlobal, "global (computed name)"
 	}
+	return globalCode1(s, n), s.Str(n) + "." + s.Name(n)
+}
+
+// globalCode1 is the code of globalCode of a global whose name is not
+// computed.
+func globalCode1(s *pickle.Store, n pickle.ID) string {
 	mod := s.Str(n)
-	q := mod + "." + s.Name(n)
 	name := s.Name(n)
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		name = name[i+1:]
 	}
 	switch {
 	case (mod == "builtins" || mod == "__builtin__") && name == "__main__":
-		return CodeD1, q
+		return CodeD1
 	case name == "__dict__":
-		return CodeD4, q
+		return CodeD4
 	case mod == "builtins" && isBuiltinType(name):
-		return CodeT4, q
+		return CodeT4
 	case name != "" && name[0] >= 'A' && name[0] <= 'Z':
-		return CodeT4, q
+		return CodeT4
 	}
-	return CodeF2, q
+	return CodeF2
+}
+
+// codeAppend is describe for the commonest kinds of nodes (containers,
+// globals), its label appended to b rather than made: ok false, it is
+// none of them (b as it was). A tree's lines are mostly these.
+func (st *StreamTree) codeAppend(b []byte, n pickle.ID) (code string, _ []byte, ok bool) {
+	s := st.Store
+	var c int64
+	switch s.Kind(n) {
+	case pickle.KindList:
+		code, b, c = CodeList, append(b, "list["...), st.nItems(n)+int64(mutCount(s, n))
+	case pickle.KindTuple:
+		code, b, c = CodeTuple, append(b, "tuple["...), st.nItems(n)
+	case pickle.KindDict:
+		code, b, c = CodeD2, append(b, "dict["...), st.nItems(n)/2
+	case pickle.KindSet:
+		code, b, c = CodeSet, append(b, "set["...), st.nItems(n)
+	case pickle.KindFrozenSet:
+		code, b, c = CodeFSet, append(b, "frozenset["...), st.nItems(n)
+	case pickle.KindGlobal:
+		if s.Has(n, pickle.FlagDynamic) {
+			return "", b, false
+		}
+		b = append(append(append(b, s.Str(n)...), '.'), s.Name(n)...)
+		return globalCode1(s, n), b, true
+	case pickle.KindCall:
+		return st.callAppend(b, n)
+	default:
+		return "", b, false
+	}
+	return code, append(strconv.AppendInt(b, c, 10), ']'), true
 }
 
 func isBuiltinType(s string) bool {
@@ -505,6 +541,52 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 		}
 	}
 	return code, name + "(…)"
+}
+
+// callAppend is call for the commonest calls, an object (NEWOBJ, OBJ,
+// INST) or a REDUCE of a global that call has no special label for: the
+// label "module.name" or "module.name(…)" appended to b. Any other call
+// (a joblib array, a callee that canonical renames or that call names,
+// maybe a frame): ok false, b as it was.
+func (st *StreamTree) callAppend(b []byte, n pickle.ID) (string, []byte, bool) {
+	s := st.Store
+	f := s.Func(n)
+	if len(st.attach[n]) > 0 || f == pickle.NoID || s.Kind(f) != pickle.KindGlobal || s.Has(f, pickle.FlagDynamic) {
+		return "", b, false
+	}
+	mod, name := s.Str(f), s.Name(f)
+	// the module of every name call switches on or canonical renames
+	// (a special name "m.n" has no other split: its modules have no dot)
+	switch mod {
+	case "copyreg", "copy_reg":
+		return "", b, false
+	case "types":
+		switch name {
+		case "MethodType", "CodeType", "FunctionType", "LambdaType":
+			return "", b, false
+		}
+	case "builtins":
+		if name == "type" {
+			return "", b, false
+		}
+	case "_codecs":
+		if name == "encode" {
+			return "", b, false
+		}
+	}
+	if strings.HasPrefix(mod, "dill") || strings.HasPrefix(mod, "numpy") || strings.HasPrefix(mod, "torch") || strings.Contains(mod, "cloudpickle") {
+		return "", b, false
+	}
+	// a frame (array.Reader.FrameAt) is a NEWOBJ of one of these classes
+	// or a copyreg._reconstructor call
+	if array.IsFrameClass(mod, name) || array.IsSeriesClass(mod, name) {
+		return "", b, false
+	}
+	b = append(append(append(b, mod...), '.'), name...)
+	if s.Op(n) != pickle.REDUCE {
+		return CodeObj, b, true
+	}
+	return CodeReduce, append(b, "(…)"...), true
 }
 
 // describe1 describes a node without recursing into calls of calls more

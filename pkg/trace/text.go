@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -78,7 +79,25 @@ func appendPct(b []byte, n, total int64) []byte {
 	if total <= 0 {
 		return append(b, "100.0%"...)
 	}
-	return append(strconv.AppendFloat(b, float64(n)*100/float64(total), 'f', 1, 64), '%')
+	x := float64(n) * 100 / float64(total)
+	if n >= 0 && x < 1<<20 {
+		// x = m·2^e: AppendFloat's tenths, in integers (every line of a
+		// tree has one)
+		bits := math.Float64bits(x)
+		m, e := bits&(1<<52-1), int(bits>>52)
+		if e == 0 {
+			e = 1 // subnormal
+		} else {
+			m |= 1 << 52
+		}
+		e -= 1075 // x = m·2^e, e < 0 as x < 2^20
+		if -e > 63 {
+			// x < 2^-11: 0.0
+			return append(b, "0.0%"...)
+		}
+		return append(appendTenths(b, m, uint(-e)), '%')
+	}
+	return append(strconv.AppendFloat(b, x, 'f', 1, 64), '%')
 }
 
 // padSize writes size(n) right-aligned in w columns; padPct pct(n, total)
@@ -145,18 +164,28 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 	line.WriteString("  ")
 	// branches
 	if v.Depth > maxIndent {
-		line.WriteString(g.more + "(depth " + itoa(int64(v.Depth)) + ")")
+		line.WriteString(g.more)
+		line.WriteString("(depth ")
+		line.b = strconv.AppendInt(line.b, int64(v.Depth), 10)
+		line.WriteByte(')')
 	}
 	from := 1
 	if v.Depth > maxIndent {
 		from = v.Depth - maxIndent + 1
 	}
-	for d := from; d < v.Depth; d++ {
-		if v.Last[d-1] {
-			line.WriteByte(' ')
-		} else {
+	if from < v.Depth {
+		// runs of closed ancestors are runs of spaces, written at once
+		run := 0
+		for _, l := range v.Last[from-1 : v.Depth-1] {
+			if l {
+				run++
+				continue
+			}
+			line.spaces(run)
+			run = 0
 			line.WriteString(g.vert)
 		}
+		line.spaces(run)
 	}
 	if v.Depth > 0 {
 		if v.Last[v.Depth-1] {
@@ -191,14 +220,18 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 				line.WriteString(v.RoleEnd)
 			}
 		}
-		_, l := v.Stream.describe(v.Node)
 		line.WriteByte(' ')
 		if color.NoColor {
 			line.WriteByte('#')
 			line.b = strconv.AppendInt(line.b, v.Stream.numOf(v.Node), 10)
 			line.WriteByte(' ')
-			line.WriteString(l)
+			var ok bool
+			if _, line.b, ok = v.Stream.codeAppend(line.b, v.Node); !ok {
+				_, l := v.Stream.describe(v.Node)
+				line.WriteString(l)
+			}
 		} else {
+			_, l := v.Stream.describe(v.Node)
 			line.WriteString(cRef.Sprint("#" + itoa(v.Stream.numOf(v.Node)) + " " + l))
 		}
 		if v.Count > 1 {
@@ -209,14 +242,26 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 			line.paint(cCycle, g.cycle+" cycle")
 		}
 	default:
-		code, label := t.codeLabel(v.Item)
+		// the commonest nodes' labels are made in line.lab, not as strings
+		var code, label string
+		fast := false
+		if v.Kind == ItemNode {
+			code, line.lab, fast = v.Stream.codeAppend(line.lab[:0], v.Node)
+		}
+		if !fast {
+			code, label = t.codeLabel(v.Item)
+		}
 		line.paint(cCode, code)
 		if (v.Kind == ItemNode || (v.Kind == ItemPart && v.pl != nil && v.pl.up != nil)) && v.Role != "" {
 			line.WriteByte(' ')
 			line.paint(cPath, v.Role)
 		}
 		line.WriteByte(' ')
-		line.WriteString(label)
+		if fast {
+			line.b = append(line.b, line.lab...)
+		} else {
+			line.WriteString(label)
+		}
 		if v.Kind == ItemNode && v.Stream.Store.Has(v.Node, pickle.FlagMemo) {
 			line.WriteString(" #")
 			line.b = strconv.AppendInt(line.b, v.Stream.numOf(v.Node), 10)
@@ -230,9 +275,22 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 }
 
 // lineBuf is a line being formatted, its buffer kept from line to line.
-type lineBuf struct{ b []byte }
+type lineBuf struct {
+	b   []byte
+	lab []byte // a label being made (textLine)
+}
 
-func (l *lineBuf) Reset()               { l.b = l.b[:0] }
+func (l *lineBuf) Reset() { l.b = l.b[:0] }
+
+const spaces64 = "                                                                "
+
+// spaces writes n spaces.
+func (l *lineBuf) spaces(n int) {
+	for ; n > len(spaces64); n -= len(spaces64) {
+		l.b = append(l.b, spaces64...)
+	}
+	l.b = append(l.b, spaces64[:n]...)
+}
 func (l *lineBuf) WriteString(s string) { l.b = append(l.b, s...) }
 
 // paint writes s in colour c, or as it is when colour is off (color.NoColor,

@@ -632,6 +632,19 @@ func appendHuman(b []byte, n int64) []byte {
 	if n < 1024 {
 		return append(strconv.AppendInt(b, n, 10), " B"...)
 	}
+	if n < 1<<53 {
+		// n/1024^k is exact in a float64, and AppendFloat(f, 'f', 1)
+		// rounds its exact value to tenths, halves to even: that, in
+		// integers (a tree's lines format two sizes each)
+		s := uint(10)
+		for _, u := range [...]string{"KiB", "MiB", "GiB", "TiB"} {
+			if n < 1<<(s+10) {
+				return append(append(appendTenths(b, uint64(n), s), ' '), u...)
+			}
+			s += 10
+		}
+		return append(appendTenths(b, uint64(n), s), " PiB"...)
+	}
 	f := float64(n)
 	for _, u := range [...]string{"KiB", "MiB", "GiB", "TiB", "PiB"} {
 		f /= 1024
@@ -640,6 +653,18 @@ func appendHuman(b []byte, n int64) []byte {
 		}
 	}
 	return append(strconv.AppendInt(b, n, 10), " B"...)
+}
+
+// appendTenths appends x/2^s (x < 2^57, 1 <= s <= 63) as
+// strconv.AppendFloat(b, x/2^s, 'f', 1, 64) does: rounded to tenths, an
+// exact half to even.
+func appendTenths(b []byte, x uint64, s uint) []byte {
+	x *= 10
+	q, r, half := x>>s, x&(1<<s-1), uint64(1)<<(s-1)
+	if r > half || r == half && q&1 == 1 {
+		q++
+	}
+	return append(append(strconv.AppendUint(b, q/10, 10), '.'), byte('0'+q%10))
 }
 
 // IsScalar reports whether node n of s is shown as a leaf value.
