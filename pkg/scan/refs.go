@@ -262,6 +262,11 @@ func (t *refTable) memoize(ps *pickle.Store, n pickle.ID, r ref) ref {
 			t.memo = make([]int32, ps.Len())
 		}
 	}
+	if int(n) >= len(t.memo) {
+		// (a store that grew since the table was sized: not in a batch
+		// of final events, but never an index out of range)
+		t.memo = append(t.memo, make([]int32, int(n)+1-len(t.memo))...)
+	}
 	p := t.pack(r)
 	p.n = selfNode
 	t.memo[n] = 1 + t.add(p)

@@ -284,18 +284,12 @@ func (st *StreamTree) describe(n pickle.ID) (string, string) {
 		return CodeBytes, "bytes[" + itoa(s.PayloadLen(n)) + "]"
 	case pickle.KindByteArray:
 		return CodeBArr, "bytearray[" + itoa(s.PayloadLen(n)) + "]"
-	case pickle.KindList:
-		return CodeList, "list[" + itoa(st.nItems(n)+int64(mutCount(s, n))) + "]"
-	case pickle.KindTuple:
-		return CodeTuple, "tuple[" + itoa(st.nItems(n)) + "]"
-	case pickle.KindDict:
-		return CodeD2, "dict[" + itoa(st.nItems(n)/2) + "]"
-	case pickle.KindSet:
-		return CodeSet, "set[" + itoa(st.nItems(n)) + "]"
-	case pickle.KindFrozenSet:
-		return CodeFSet, "frozenset[" + itoa(st.nItems(n)) + "]"
-	case pickle.KindGlobal:
-		return globalCode(s, n)
+	case pickle.KindList, pickle.KindTuple, pickle.KindDict, pickle.KindSet, pickle.KindFrozenSet, pickle.KindGlobal:
+		// (the labels codeAppend writes into a line: one place for them)
+		if code, b, ok := st.codeAppend(nil, n); ok {
+			return code, string(b)
+		}
+		return CodeGlobal, "global (computed name)"
 	case pickle.KindPersID:
 		return persid(s, n)
 	case pickle.KindExt:
@@ -334,15 +328,7 @@ func mutCount(s *pickle.Store, n pickle.ID) int {
 	return c
 }
 
-func globalCode(s *pickle.Store, n pickle.ID) (string, string) {
-	if s.Has(n, pickle.FlagDynamic) {
-		return CodeGlobal, "global (computed name)"
-	}
-	return globalCode1(s, n), s.Str(n) + "." + s.Name(n)
-}
-
-// globalCode1 is the code of globalCode of a global whose name is not
-// computed.
+// globalCode1 is the code of a global whose name is not computed.
 func globalCode1(s *pickle.Store, n pickle.ID) string {
 	mod := s.Str(n)
 	name := s.Name(n)
@@ -427,6 +413,13 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 	s := st.Store
 	if l := st.joblibLabel(n); l != "" {
 		return CodeArray, l
+	}
+	// an object or REDUCE of a global that nothing below names otherwise:
+	// callAppend's label (the one a line of the whole tree writes)
+	if !noCallAppend {
+		if code, b, ok := st.callAppend(nil, n); ok {
+			return code, string(b)
+		}
 	}
 	name := callee(s, n)
 	switch name {
@@ -542,6 +535,10 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 	}
 	return code, name + "(…)"
 }
+
+// noCallAppend makes call take its own way to every label (a test
+// compares callAppend's answers with it).
+var noCallAppend bool
 
 // callAppend is call for the commonest calls, an object (NEWOBJ, OBJ,
 // INST) or a REDUCE of a global that call has no special label for: the
