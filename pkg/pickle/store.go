@@ -369,6 +369,13 @@ func (s *Store) Add(k Kind, op Opcode, off int64) ID {
 	return id
 }
 
+// Reset empties a store a consumer builds with Add, keeping its arrays'
+// room, so that a scratch store used again allocates nothing.
+func (s *Store) Reset() {
+	clear(s.far) // (big ints and blobs)
+	*s = Store{Root: NoID, recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0]}
+}
+
 // Reserve makes room for nodes more nodes and items more items (Add,
 // SetItems), for a consumer that adds its nodes one at a time and calls it
 // before each. Appended to one at a time, a large array grows by a quarter

@@ -734,14 +734,17 @@ func (v *fastVal) set(out *pickle.Store, id pickle.ID) {
 
 // keyRole is the role of a value under the scalar dict key v, spelled
 // from a scratch store of keys (the role strings do not share its memory,
-// so it is dropped and begun again when it has grown).
+// so it is emptied when it has grown, keeping its arrays: a new store each
+// 1,024 keys allocated 191 MB on the whole tree of a 29 MB table).
 func (m *fastMachine) keyRole(v fastVal) string { return m.keyRoleAt(v, 0) }
 
 // keyRoleAt is keyRole for the key of entry j of its dict (a key with no
 // path literal, a str of 1 MiB or more, is spelled [<key j>]).
 func (m *fastMachine) keyRoleAt(v fastVal, j int) string {
-	if m.keys == nil || m.keys.Len() >= 1024 {
+	if m.keys == nil {
 		m.keys = &pickle.Store{}
+	} else if m.keys.Len() >= 1024 {
+		m.keys.Reset()
 	}
 	return role{kind: rKey, k: v.add(m.keys), i: j}.str(m.keys)
 }
