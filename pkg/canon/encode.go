@@ -694,10 +694,13 @@ func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
 		return ks
 	}
 	// eq keys: pure -> bytes; NaN or identity -> nil (compared by node)
-	sc.eq, sc.eqOff = sc.eq[:0], append(sc.eqOff[:0], 0)
-	pureK := make([]bool, 0, 16)
+	// (the arrays sized once, and the keys' bytes grown by doubling: append
+	// grows a large slice by a quarter, which allocated about five times
+	// the keys of a wide dict)
+	sc.eq, sc.eqOff = sc.eq[:0], append(grow.Room(sc.eqOff[:0], len(ks)+1), 0)
+	pureK := make([]bool, 0, len(ks))
 	for _, k := range ks {
-		eb, ok := v.eqKey(sc.eq, k.node)
+		eb, ok := v.eqKey(grow.Room(sc.eq, 64), k.node)
 		if ok { // identity and NaN keys return nil: keep what the others wrote
 			sc.eq = eb
 		}
@@ -819,7 +822,7 @@ func (v *View) setItems(items []pickle.ID) []pickle.ID {
 func (v *View) setItemsPos(items []pickle.ID, pos bool) ([]pickle.ID, []int) {
 	sc := v.getScratch()
 	defer v.putScratch(sc)
-	ks := sc.ks[:0]
+	ks := grow.Room(sc.ks[:0], len(items))
 	for i, c := range items {
 		ks = append(ks, keyed{node: v.res(c), pos: i})
 	}
@@ -887,7 +890,7 @@ func (v *View) strKeys(ks []keyed) bool {
 // until the scratch is returned with putScratch.
 func (v *View) dictEntries(n pickle.ID, sc *scratch) []keyed {
 	items := v.items(n)
-	ks := sc.ks[:0]
+	ks := grow.Room(sc.ks[:0], len(items)/2)
 	if v.flags(n)&pickle.FlagHasFolded != 0 {
 		// runs of entries folded while the stream was read take one place
 		// each; the dict's ordering is computed without the cache
@@ -1002,9 +1005,9 @@ func (v *View) sortKeyed(ks []keyed, sc *scratch) {
 		return
 	}
 	sc.arena = sc.arena[:0]
-	sc.offs = append(sc.offs[:0], 0)
+	sc.offs = append(grow.Room(sc.offs[:0], len(ks)+1), 0)
 	for i := range ks {
-		sc.arena = v.sortKey(sc.arena, ks[i].node)
+		sc.arena = v.sortKey(grow.Room(sc.arena, 64), ks[i].node)
 		sc.offs = append(sc.offs, len(sc.arena))
 	}
 	for i := range ks {
