@@ -352,9 +352,14 @@ func (e *fastEnc) push(kind uint8) {
 
 // pushSlot appends a slot with the given fields, set one by one in place (a
 // slot built whole and copied in costs a stalled copy on every opcode).
+// (Every field is set: the slot is not zeroed first.)
 func (e *fastEnc) pushSlot(off int, r0 int32, kind uint8, c int32, op int64, kh, kt int32) {
-	e.stack = append(e.stack, fslot{})
-	s := &e.stack[len(e.stack)-1]
+	n := len(e.stack)
+	if n == cap(e.stack) {
+		e.stack = append(e.stack, fslot{})
+	}
+	e.stack = e.stack[:n+1]
+	s := &e.stack[n]
 	s.off, s.r0, s.kind, s.c, s.op, s.kh, s.kt = off, r0, kind, c, op, kh, kt
 }
 

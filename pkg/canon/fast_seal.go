@@ -238,6 +238,16 @@ func (e *fastEnc) ident(p int, head []byte) {
 func (e *fastEnc) sealOut(x int) error {
 	for i := x; i < len(e.stack); i++ {
 		s := &e.stack[i]
+		if s.c < 0 && s.kh < 0 {
+			// a run of values with no record: their bytes at once
+			j := i + 1
+			for j < len(e.stack) && e.stack[j].c < 0 && e.stack[j].kh < 0 {
+				j++
+			}
+			e.write(e.arena[s.off:e.slotEnd(j-1)])
+			i = j - 1
+			continue
+		}
 		end := e.slotEnd(i)
 		switch {
 		case s.c >= 0 && s.kh < 0:
@@ -250,35 +260,39 @@ func (e *fastEnc) sealOut(x int) error {
 			if err != nil {
 				return err
 			}
-			if perm == nil {
-				e.write(e.arena[s.off:end])
-			} else {
-				bounds := e.conts[s.c].bounds
-				for _, p := range perm {
-					lo, hi := s.off+bounds[2*p], end
-					if 2*p+2 < len(bounds) {
-						hi = s.off + bounds[2*p+2]
-					}
-					e.write(e.arena[lo:hi])
-				}
-			}
+			e.writeBody(s, end, perm)
 			e.release(s)
 		case s.c >= 0:
 			if err := e.seal(s, end); err != nil {
 				return err
 			}
 			fallthrough
-		case s.kh >= 0:
+		default:
 			if err := e.emit(true, s.off, end, [2]int32{s.kh, s.kt}); err != nil {
 				return err
 			}
-		default:
-			e.write(e.arena[s.off:end])
 		}
 	}
 	s := e.stack[x]
 	e.cut(s.off, s.r0)
 	return nil
+}
+
+// writeBody writes the body of the container in slot s (ending at end,
+// with no record inside) to the hash, a dict's entries in perm's order.
+func (e *fastEnc) writeBody(s *fslot, end int, perm []int) {
+	if perm == nil {
+		e.write(e.arena[s.off:end])
+		return
+	}
+	bounds := e.conts[s.c].bounds
+	for _, p := range perm {
+		lo, hi := s.off+bounds[2*p], end
+		if 2*p+2 < len(bounds) {
+			hi = s.off + bounds[2*p+2]
+		}
+		e.emitPut(true, e.arena[lo:hi])
+	}
 }
 
 // chainFrom links the records of stack[x:] into one chain and returns its
@@ -414,12 +428,19 @@ func pushEnts(stack []eframe, ents, n int32, holds bool) []eframe {
 // emitPut is emit's write: to e.out (large pieces straight to the hash,
 // as write does) or to e.encBuf.
 func (e *fastEnc) emitPut(toHash bool, b []byte) {
+	if toHash && len(b) < 64<<10 {
+		e.out = append(e.out, b...)
+		return
+	}
+	e.emitPutRest(toHash, b)
+}
+
+//go:noinline
+func (e *fastEnc) emitPutRest(toHash bool, b []byte) {
 	if !toHash {
 		e.encBuf = append(e.encBuf, b...)
-	} else if len(b) >= 64<<10 {
-		e.write(b)
 	} else {
-		e.out = append(e.out, b...)
+		e.write(b)
 	}
 }
 
