@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash"
+	"math"
 	"os"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -80,25 +81,27 @@ type dropRec struct {
 
 type memoEnt struct {
 	kind uint8
-	set  bool // the entry was written (in memoTab.dense)
 	enc  []byte
 }
 
 // memoTab holds the live memo entries of pass 2: a slice for the indices
 // a pickler writes (dense, from 0), a map for those far beyond (a hostile
 // or odd file's sparse PUTs). A table's rows read their shared strings
-// and keys back with a GET each: a slice index, not a map lookup.
+// and keys back with a GET each: a slice index, not a map lookup, into a
+// slice of 4 bytes an index (so that the indices a table's rows read
+// stay in the cache) that says where the entry is in ents.
 type memoTab struct {
-	dense  []memoEnt
-	n      int // entries written to dense: it grows only to twice that (plus 1024), so sparse indices cost no more than the map
+	dense  []int32   // 1 + the place in ents of the entry of each index, 0: not written
+	ents   []memoEnt // the entries of dense
+	n      int       // entries written to dense: it grows only to twice that (plus 1024), so sparse indices cost no more than the map
 	sparse map[int64]memoEnt
 }
 
 // get returns entry i, nil when it was not written.
 func (m *memoTab) get(i int64) *memoEnt {
 	if uint64(i) < uint64(len(m.dense)) {
-		if x := &m.dense[i]; x.set {
-			return x
+		if j := m.dense[i]; j > 0 {
+			return &m.ents[j-1]
 		}
 	}
 	if m.sparse == nil {
@@ -116,15 +119,17 @@ func (m *memoTab) getSparse(i int64) *memoEnt {
 
 func (m *memoTab) put(i int64, x memoEnt) {
 	if i >= 0 && uint64(i) >= uint64(len(m.dense)) && i < int64(2*m.n+1024) {
-		m.dense = append(m.dense, make([]memoEnt, int(i)+1-len(m.dense))...)
+		m.dense = append(m.dense, make([]int32, int(i)+1-len(m.dense))...)
 		m.dense = m.dense[:cap(m.dense)]
 	}
-	if uint64(i) < uint64(len(m.dense)) {
-		if !m.dense[i].set {
+	if uint64(i) < uint64(len(m.dense)) && (m.dense[i] > 0 || len(m.ents) < math.MaxInt32) {
+		if j := m.dense[i]; j > 0 {
+			m.ents[j-1] = x
+		} else {
+			m.ents = append(m.ents, x)
+			m.dense[i] = int32(len(m.ents))
 			m.n++
 		}
-		x.set = true
-		m.dense[i] = x
 		if m.sparse != nil {
 			delete(m.sparse, i)
 		}
@@ -615,18 +620,36 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 			e.memo.put(idx, memoEnt{kind: fkIdent})
 			break
 		}
-		e.memo.put(idx, memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])})
+		e.memo.put(idx, memoEnt{kind: s.kind, enc: memoCopy(e.arena[s.off:])})
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 		m := e.memo.get(o.Int)
 		if m == nil || !fkPure(m.kind) || o.Big != nil || len(m.enc) > maxMemoEnc {
 			return false, errSlow
 		}
 		e.push(m.kind)
-		e.arena = append(e.arena, m.enc...)
+		if n := len(e.arena); len(m.enc) <= memoChunk && cap(m.enc) >= memoChunk && cap(e.arena)-n >= memoChunk {
+			// a short encoding (a table's shared str or key): one
+			// fixed-size copy, no call (the bytes past its end land past
+			// the arena's length, where the next value overwrites them)
+			*(*[memoChunk]byte)(e.arena[n : n+memoChunk]) = *(*[memoChunk]byte)(m.enc[:memoChunk])
+			e.arena = e.arena[:n+len(m.enc)]
+		} else {
+			e.arena = append(e.arena, m.enc...)
+		}
 	default:
 		return false, errSlow
 	}
 	return false, nil
+}
+
+// memoChunk: memo encodings are stored with room for at least this many
+// bytes, so that a GET copies a short one in one move.
+const memoChunk = 32
+
+// memoCopy is the copy of a value's encoding the memo keeps (see
+// memoChunk).
+func memoCopy(b []byte) []byte {
+	return append(make([]byte, 0, max(len(b), memoChunk)), b...)
 }
 
 // openList starts a list (EMPTY_LIST, or LIST over n items already in the
@@ -828,15 +851,15 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 			e.release(s) // its bytes are the placeholder
 		}
 	}
+	// one pass over the items, each made final (sealed: a value, or one
+	// record): their records join the target's chain; a dict's keys and a
+	// set's items must be keys; their starts (and a dict's values'
+	// records) are noted for sealing the target
 	if err := e.sealFrom(x); err != nil {
 		return err
 	}
-	// one pass over the items (sealed: each is a value, or one record):
-	// their records join the target's chain; a dict's keys and a set's
-	// items must be keys; their starts (and a dict's values' records) are
-	// noted for sealing the target
-	c = &e.conts[t.c]
 	items := e.stack[x:]
+	c = &e.conts[t.c]
 	switch want {
 	case fkList:
 		for i := range items {
