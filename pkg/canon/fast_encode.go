@@ -7,8 +7,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash"
+	"math"
 	"os"
-	"slices"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -81,44 +81,55 @@ type dropRec struct {
 
 type memoEnt struct {
 	kind uint8
-	set  bool // the entry was written (in memoTab.dense)
 	enc  []byte
 }
 
 // memoTab holds the live memo entries of pass 2: a slice for the indices
 // a pickler writes (dense, from 0), a map for those far beyond (a hostile
 // or odd file's sparse PUTs). A table's rows read their shared strings
-// and keys back with a GET each: a slice index, not a map lookup.
+// and keys back with a GET each: a slice index, not a map lookup, into a
+// slice of 4 bytes an index (so that the indices a table's rows read
+// stay in the cache) that says where the entry is in ents.
 type memoTab struct {
-	dense  []memoEnt
-	n      int // entries written to dense: it grows only to twice that (plus 1024), so sparse indices cost no more than the map
+	dense  []int32   // 1 + the place in ents of the entry of each index, 0: not written
+	ents   []memoEnt // the entries of dense
+	n      int       // entries written to dense: it grows only to twice that (plus 1024), so sparse indices cost no more than the map
 	sparse map[int64]memoEnt
 }
 
-func (m *memoTab) get(i int64) (memoEnt, bool) {
+// get returns entry i, nil when it was not written.
+func (m *memoTab) get(i int64) *memoEnt {
 	if uint64(i) < uint64(len(m.dense)) {
-		if x := m.dense[i]; x.set {
-			return x, true
+		if j := m.dense[i]; j > 0 {
+			return &m.ents[j-1]
 		}
 	}
 	if m.sparse == nil {
-		return memoEnt{}, false
+		return nil
 	}
-	x, ok := m.sparse[i]
-	return x, ok
+	return m.getSparse(i)
+}
+
+func (m *memoTab) getSparse(i int64) *memoEnt {
+	if x, ok := m.sparse[i]; ok {
+		return &x
+	}
+	return nil
 }
 
 func (m *memoTab) put(i int64, x memoEnt) {
 	if i >= 0 && uint64(i) >= uint64(len(m.dense)) && i < int64(2*m.n+1024) {
-		m.dense = append(m.dense, make([]memoEnt, int(i)+1-len(m.dense))...)
+		m.dense = append(m.dense, make([]int32, int(i)+1-len(m.dense))...)
 		m.dense = m.dense[:cap(m.dense)]
 	}
-	if uint64(i) < uint64(len(m.dense)) {
-		if !m.dense[i].set {
+	if uint64(i) < uint64(len(m.dense)) && (m.dense[i] > 0 || len(m.ents) < math.MaxInt32) {
+		if j := m.dense[i]; j > 0 {
+			m.ents[j-1] = x
+		} else {
+			m.ents = append(m.ents, x)
+			m.dense[i] = int32(len(m.ents))
 			m.n++
 		}
-		x.set = true
-		m.dense[i] = x
 		if m.sparse != nil {
 			delete(m.sparse, i)
 		}
@@ -173,10 +184,8 @@ type fastEnc struct {
 	out []byte     // pending bytes for h
 
 	// sealing scratch
-	tmp   []byte
-	kinds []uint8
-	offs  []int
-	perm  []int
+	tmp  []byte
+	offs []int
 	// the body of the container being sealed, in canonical order
 	pieces [][]byte
 	// the last dict's key bytes and order (records share their keys)
@@ -252,23 +261,20 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 	e.marks, e.marks0 = make([]int, 0, scan.maxMarks+1), make([]int64, 0, scan.maxMarks+1)
 	e.h.Write([]byte(opt.header()))
 	e.out = append(e.out, 'r')
-	var o pickle.Op
 	batch := make([]pickle.Op, fastBatch)
 	for {
 		// the opcodes whole in the read buffer (never STOP), then one the
 		// ordinary way
 		if n := rd.NextBuffered(batch); n > 0 {
-			for i := range batch[:n] {
-				if _, err := e.run(&batch[i], hooks); err != nil {
-					return nil, err
-				}
+			if _, err := e.run(batch[:n], hooks); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		if err := rd.NextInto(&o); err != nil {
+		if err := rd.NextInto(&batch[0]); err != nil {
 			return nil, errSlow
 		}
-		stop, err := e.run(&o, hooks)
+		stop, err := e.run(batch[:1], hooks)
 		if err != nil {
 			return nil, err
 		}
@@ -288,26 +294,33 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 // fastBatch is how many opcodes pass 2 decodes from the read buffer at once.
 const fastBatch = 256
 
-// run steps one opcode with the hooks around it and checks the bound on
-// what pass 2 holds against the bytes read up to the opcode's end.
-func (e *fastEnc) run(o *pickle.Op, hooks fastHooks) (bool, error) {
-	if hooks != nil {
-		if err := hooks.before(e, o); err != nil {
+// run steps the opcodes ops, each with the hooks around it, and checks
+// the bound on what pass 2 holds against the bytes read up to each
+// opcode's end; stop reports STOP (the last of ops).
+func (e *fastEnc) run(ops []pickle.Op, hooks fastHooks) (bool, error) {
+	for i := range ops {
+		o := &ops[i]
+		if hooks != nil {
+			if err := hooks.before(e, o); err != nil {
+				return false, errSlow
+			}
+		}
+		e.opOff = o.Offset
+		stop, err := e.step(o)
+		if err != nil {
+			return false, err
+		}
+		if e.held() > arenaExpansion*(o.Offset+o.Len)+arenaSlack {
 			return false, errSlow
 		}
+		if stop {
+			return true, nil
+		}
+		if hooks != nil {
+			hooks.after(e, o)
+		}
 	}
-	e.opOff = o.Offset
-	stop, err := e.step(o)
-	if err != nil {
-		return false, err
-	}
-	if e.held() > arenaExpansion*(o.Offset+o.Len)+arenaSlack {
-		return false, errSlow
-	}
-	if hooks != nil && !stop {
-		hooks.after(e, o)
-	}
-	return stop, nil
+	return false, nil
 }
 
 // held is the memory pass 2 holds for encodings: the arena, the records
@@ -344,9 +357,14 @@ func (e *fastEnc) push(kind uint8) {
 
 // pushSlot appends a slot with the given fields, set one by one in place (a
 // slot built whole and copied in costs a stalled copy on every opcode).
+// (Every field is set: the slot is not zeroed first.)
 func (e *fastEnc) pushSlot(off int, r0 int32, kind uint8, c int32, op int64, kh, kt int32) {
-	e.stack = append(e.stack, fslot{})
-	s := &e.stack[len(e.stack)-1]
+	n := len(e.stack)
+	if n == cap(e.stack) {
+		e.stack = append(e.stack, fslot{})
+	}
+	e.stack = e.stack[:n+1]
+	s := &e.stack[n]
 	s.off, s.r0, s.kind, s.c, s.op, s.kh, s.kt = off, r0, kind, c, op, kh, kt
 }
 
@@ -602,18 +620,36 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 			e.memo.put(idx, memoEnt{kind: fkIdent})
 			break
 		}
-		e.memo.put(idx, memoEnt{kind: s.kind, enc: bytes.Clone(e.arena[s.off:])})
+		e.memo.put(idx, memoEnt{kind: s.kind, enc: memoCopy(e.arena[s.off:])})
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
-		m, ok := e.memo.get(o.Int)
-		if !ok || !fkPure(m.kind) || o.Big != nil || len(m.enc) > maxMemoEnc {
+		m := e.memo.get(o.Int)
+		if m == nil || !fkPure(m.kind) || o.Big != nil || len(m.enc) > maxMemoEnc {
 			return false, errSlow
 		}
 		e.push(m.kind)
-		e.arena = append(e.arena, m.enc...)
+		if n := len(e.arena); len(m.enc) <= memoChunk && cap(m.enc) >= memoChunk && cap(e.arena)-n >= memoChunk {
+			// a short encoding (a table's shared str or key): one
+			// fixed-size copy, no call (the bytes past its end land past
+			// the arena's length, where the next value overwrites them)
+			*(*[memoChunk]byte)(e.arena[n : n+memoChunk]) = *(*[memoChunk]byte)(m.enc[:memoChunk])
+			e.arena = e.arena[:n+len(m.enc)]
+		} else {
+			e.arena = append(e.arena, m.enc...)
+		}
 	default:
 		return false, errSlow
 	}
 	return false, nil
+}
+
+// memoChunk: memo encodings are stored with room for at least this many
+// bytes, so that a GET copies a short one in one move.
+const memoChunk = 32
+
+// memoCopy is the copy of a value's encoding the memo keeps (see
+// memoChunk).
+func memoCopy(b []byte) []byte {
+	return append(make([]byte, 0, max(len(b), memoChunk)), b...)
 }
 
 // openList starts a list (EMPTY_LIST, or LIST over n items already in the
@@ -670,11 +706,11 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 			return errSlow
 		}
 		for i := p; i < len(e.stack); i += 2 {
-			if !fkKey(e.kinds[i-p]) {
+			if !fkKey(e.stack[i].kind) {
 				return errSlow
 			}
 		}
-		offs := slices.Clone(e.offs[:k])
+		offs := e.slotOffs(p)
 		var vk []int32
 		for i := p + 1; i < len(e.stack); i += 2 {
 			vk = append(vk, e.stack[i].kh, e.stack[i].kt)
@@ -690,7 +726,8 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		e.conts[c].n = int64(k / 2)
 	case pickle.TUPLE:
 		pure, num := true, false
-		for _, kd := range e.kinds[:k] {
+		for i := p; i < len(e.stack); i++ {
+			kd := e.stack[i].kind
 			if !fkPure(kd) {
 				pure = false
 				break
@@ -717,12 +754,12 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		}
 		e.pushSlot(start, r0, kind, -1, 0, -1, -1)
 	case pickle.FROZENSET:
-		for _, kd := range e.kinds[:k] {
-			if !fkKey(kd) {
+		for i := p; i < len(e.stack); i++ {
+			if !fkKey(e.stack[i].kind) {
 				return errSlow
 			}
 		}
-		order, err := e.order(e.arena[start:], e.offs[:k], start, false)
+		order, err := e.order(e.arena[start:], e.slotOffs(p), start, false)
 		if err != nil {
 			return err
 		}
@@ -814,42 +851,43 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 			e.release(s) // its bytes are the placeholder
 		}
 	}
+	// one pass over the items, each made final (sealed: a value, or one
+	// record): their records join the target's chain; a dict's keys and a
+	// set's items must be keys; their starts (and a dict's values'
+	// records) are noted for sealing the target
 	if err := e.sealFrom(x); err != nil {
 		return err
 	}
+	items := e.stack[x:]
 	c = &e.conts[t.c]
-	if want == fkDict {
-		for i := x + 1; i < len(e.stack); i += 2 {
-			c.vk = append(c.vk, e.stack[i].kh, e.stack[i].kt)
-		}
-	}
-	for i := x; i < len(e.stack); i++ {
-		e.link(&tgt.kh, &tgt.kt, e.stack[i].kh, e.stack[i].kt)
-	}
 	switch want {
 	case fkList:
+		for i := range items {
+			e.link(&tgt.kh, &tgt.kt, items[i].kh, items[i].kt)
+		}
 		c.n += int64(k)
 	case fkDict:
 		if k%2 != 0 {
 			return errSlow
 		}
-		for i := 0; i < k; i += 2 {
-			if !fkKey(e.kinds[i]) {
+		for i := 0; i+1 < len(items); i += 2 {
+			key, val := &items[i], &items[i+1]
+			if !fkKey(key.kind) {
 				return errSlow
 			}
-		}
-		for _, off := range e.offs[:k] {
-			c.bounds = append(c.bounds, off-t.off)
+			e.link(&tgt.kh, &tgt.kt, key.kh, key.kt)
+			e.link(&tgt.kh, &tgt.kt, val.kh, val.kt)
+			c.bounds = append(c.bounds, key.off-t.off, val.off-t.off)
+			c.vk = append(c.vk, val.kh, val.kt)
 		}
 		c.n += int64(k / 2)
 	case fkSet:
-		for i := 0; i < k; i++ {
-			if !fkKey(e.kinds[i]) {
+		for i := range items {
+			if !fkKey(items[i].kind) {
 				return errSlow
 			}
-		}
-		for _, off := range e.offs[:k] {
-			c.bounds = append(c.bounds, off-t.off)
+			e.link(&tgt.kh, &tgt.kt, items[i].kh, items[i].kt)
+			c.bounds = append(c.bounds, items[i].off-t.off)
 		}
 		c.n += int64(k)
 	}

@@ -78,6 +78,68 @@ func openContainers(stack []int32) int {
 // all in memory (each dropped value is read again with a seek of its own).
 const maxRootVals = 64
 
+// scanState is what pass 1 keeps besides its stack: the lists, dicts and
+// calls built at the bottom of the stack (see fastScan).
+type scanState struct {
+	res *fastScanResult
+	// the list built last at the bottom of the stack (only one can be
+	// there at a time: a later one means it was consumed) and its item
+	// count; bottom -1 when none
+	bottom int32
+	bcount int64
+	nlists int32
+	// A call built at the bottom is -4, and a dict built right above it
+	// -3: its lists too are noted (in stateVals) and kept out of memory when
+	// that dict is the call's one BUILD state and the call the result.
+	tooMany              bool
+	stateVals            map[int32]bool
+	nState, stateBuilt   int
+	nCalls0, stateTarget int // calls built at the bottom; the one the state went to
+}
+
+// newList is the handle of a list made at stack position pos with n items.
+// Only a list built at the bottom of the stack can be streamed as the
+// result: its count is kept (lists count in creation order, as pass 2
+// counts them). A dict built at the bottom is -2 on the stack: lists set
+// as its values are noted in rootVals.
+func (st *scanState) newList(pos int, n int64) int32 {
+	idx := st.nlists
+	st.nlists++
+	if pos == 0 {
+		st.bottom, st.bcount = idx, n
+	}
+	return idx
+}
+
+// rootVal notes the list v set as a value in the dict t (-2: the result;
+// -3: the state of the call result); the caller checks t and v >= 0.
+//
+//go:noinline
+func (st *scanState) rootVal(t, v int32) {
+	if st.tooMany {
+		return
+	}
+	m := &st.res.rootVals
+	if t == -3 {
+		m = &st.stateVals
+	}
+	if *m == nil {
+		*m = map[int32]bool{}
+	}
+	(*m)[v] = true
+	st.tooMany = len(*m) > maxRootVals
+}
+
+// setBit sets bit i of the bitset b, growing it.
+func setBit(b []uint64, i int64) []uint64 {
+	w := uint64(i >> 6)
+	if w >= uint64(len(b)) {
+		b = growMut(b, w)
+	}
+	b[w] |= 1 << (i & 63)
+	return b
+}
+
 func fastScan(path string) (*fastScanResult, int64, error) {
 	f, size, done, err := openBare(path)
 	if err != nil {
@@ -87,77 +149,14 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 	rd := pickle.NewReader(f, size, path)
 	rd.Borrow = true
 	res := &fastScanResult{rootList: -1}
+	st := &scanState{res: res, bottom: -1, stateTarget: -1}
 	var (
 		stack []int32 // list index, or -1
 		marks []int
-		// the list built last at the bottom of the stack (only one can be
-		// there at a time: a later one means it was consumed) and its
-		// item count; bottom -1 when none
-		bottom int32 = -1
-		bcount int64
-		memo   int8 // 0 none yet, 1 MEMOIZE, 2 PUT
-		nmemo  int64
+		memo  int8 // 0 none yet, 1 MEMOIZE, 2 PUT
+		nmemo int64
+		live  []uint64 // res.live
 	)
-	fence := func() int {
-		if len(marks) == 0 {
-			return 0
-		}
-		return marks[len(marks)-1]
-	}
-	toMark := func() (int, bool) {
-		if len(marks) == 0 {
-			return 0, false
-		}
-		p := marks[len(marks)-1]
-		marks = marks[:len(marks)-1]
-		return p, p <= len(stack)
-	}
-	useMemo := func(kind int8) bool {
-		if memo != 0 && memo != kind {
-			return false
-		}
-		memo = kind
-		return true
-	}
-	// Only a list built at the bottom of the stack can be streamed as the
-	// result: its count is kept (lists count in creation order, as pass 2
-	// counts them). A dict built at the bottom is -2 on the stack: lists
-	// set as its values are noted in rootVals.
-	nlists := int32(0)
-	newList := func(pos int, n int64) int32 {
-		idx := nlists
-		nlists++
-		if pos == 0 {
-			bottom, bcount = idx, n
-		}
-		return idx
-	}
-	count := func(t int32, k int64) {
-		if t == bottom {
-			bcount += k
-		}
-	}
-	// A call built at the bottom is -4, and a dict built right above it
-	// -3: its lists too are noted (in stateVals) and kept out of memory when
-	// that dict is the call's one BUILD state and the call the result.
-	tooMany := false
-	var stateVals map[int32]bool
-	nState, stateBuilt := 0, 0
-	nCalls0, stateTarget := 0, -1 // calls built at the bottom; the one the state went to
-	rootVal := func(t, v int32) {
-		if (t != -2 && t != -3) || v < 0 || tooMany {
-			return
-		}
-		m := &res.rootVals
-		if t == -3 {
-			m = &stateVals
-		}
-		if *m == nil {
-			*m = map[int32]bool{}
-		}
-		(*m)[v] = true
-		tooMany = len(*m) > maxRootVals
-	}
 	var puts []uint64 // PUT indices written (one written twice: no rootVals)
 	// mut: the memo indices whose last write stored a mutable object (a
 	// handle other than -1). Pass 2 gives up at a GET of one (it reads
@@ -167,30 +166,14 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 	// own peak, no longer after pass 2's)
 	var mut []uint64
 	track := !noScanMut
-	noteMut := func(i int64, h int32) {
-		if !track {
-			return
-		}
-		w, b := uint64(i>>6), uint64(1)<<(i&63)
-		if w >= uint64(len(mut)) {
-			if h == -1 {
-				return
-			}
-			mut = growMut(mut, w)
-		}
-		if h != -1 {
-			mut[w] |= b
-		} else {
-			mut[w] &^= b
-		}
-	}
 	dupPut := false
 	// Pass 1 needs the opcodes and their integer arguments only: Skim
 	// reads them in batches without decoding short strings (pass 2 checks
-	// those, and gives up on what the reader refuses).
+	// those, and gives up on what the reader refuses). The loop keeps its
+	// state in locals (no closure: a variable a closure captures lives in
+	// memory) and handles each opcode inline.
 	batch := make([]pickle.Skimmed, 512)
 	var have, next int
-	var o *pickle.Skimmed
 	var failed error
 	var maxStack, maxMarks int // res's, kept in registers meanwhile
 	deepAt := maxFastOpen      // the stack depth at which the open containers are counted next
@@ -212,10 +195,14 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 				return nil, 0, errSlow
 			}
 		}
-		o = &batch[next]
+		o := &batch[next]
 		next++
 		maxStack = max(maxStack, len(stack))
 		maxMarks = max(maxMarks, len(marks))
+		fence := 0
+		if len(marks) > 0 {
+			fence = marks[len(marks)-1]
+		}
 		switch o.Code {
 		case pickle.PROTO:
 			if o.Int > pickle.HighestProtocol {
@@ -223,24 +210,25 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			}
 		case pickle.FRAME:
 		case pickle.STOP:
-			if len(stack) <= fence() || !rd.AtEOF() {
+			if len(stack) <= fence || !rd.AtEOF() {
 				return nil, 0, errSlow
 			}
 			top := stack[len(stack)-1]
-			if top >= 0 && top == bottom {
-				res.rootList, res.rootLen = top, bcount
+			if top >= 0 && top == st.bottom {
+				res.rootList, res.rootLen = top, st.bcount
 			}
 			switch {
-			case dupPut || tooMany:
+			case dupPut || st.tooMany:
 				res.rootVals = nil
 			case top == -2:
-			case top == -4 && nState == 1 && stateBuilt == 1 && stateTarget == nCalls0:
-				res.rootVals, res.stateVals = stateVals, true
+			case top == -4 && st.nState == 1 && st.stateBuilt == 1 && st.stateTarget == st.nCalls0:
+				res.rootVals, res.stateVals = st.stateVals, true
 			default:
 				res.rootVals = nil
 			}
 			res.memoize = memo == 1
 			res.maxStack, res.maxMarks = maxStack, maxMarks
+			res.live = live
 			if done() != nil {
 				return nil, 0, errSlow
 			}
@@ -251,7 +239,7 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
 			pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
 			pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8,
-			pickle.EMPTY_TUPLE:
+			pickle.EMPTY_TUPLE, pickle.GLOBAL:
 			stack = append(stack, -1)
 		case pickle.BYTEARRAY8, pickle.EMPTY_SET:
 			stack = append(stack, mutable)
@@ -260,23 +248,27 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			case len(stack) == 0:
 				stack = append(stack, -2)
 			case len(stack) == 1 && stack[0] == -4:
-				nState++
+				st.nState++
 				stack = append(stack, -3)
 			default:
 				stack = append(stack, mutable)
 			}
 		case pickle.EMPTY_LIST:
-			stack = append(stack, newList(len(stack), 0))
+			stack = append(stack, st.newList(len(stack), 0))
 		case pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT:
-			p, ok := toMark()
-			if !ok {
+			if len(marks) == 0 {
+				return nil, 0, errSlow
+			}
+			p := marks[len(marks)-1]
+			marks = marks[:len(marks)-1]
+			if p > len(stack) {
 				return nil, 0, errSlow
 			}
 			k := len(stack) - p
 			stack = stack[:p]
 			switch o.Code {
 			case pickle.LIST:
-				stack = append(stack, newList(len(stack), int64(k)))
+				stack = append(stack, st.newList(len(stack), int64(k)))
 			case pickle.DICT:
 				stack = append(stack, mutable)
 			default:
@@ -284,49 +276,65 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 			}
 		case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
 			c := int(o.Code-pickle.TUPLE1) + 1
-			if len(stack)-c < fence() {
+			if len(stack)-c < fence {
 				return nil, 0, errSlow
 			}
 			stack = append(stack[:len(stack)-c], -1)
-		case pickle.APPEND, pickle.SETITEM:
-			c := 1
-			if o.Code == pickle.SETITEM {
-				c = 2
-			}
-			if len(stack)-c <= fence() {
+		case pickle.APPEND:
+			if len(stack)-1 <= fence {
 				return nil, 0, errSlow
 			}
-			if c == 2 {
-				rootVal(stack[len(stack)-3], stack[len(stack)-1])
+			stack = stack[:len(stack)-1]
+			if t := stack[len(stack)-1]; t >= 0 && t == st.bottom {
+				st.bcount++
 			}
-			stack = stack[:len(stack)-c]
-			if t := stack[len(stack)-1]; t >= 0 && c == 1 {
-				count(t, 1)
+		case pickle.SETITEM:
+			if len(stack)-2 <= fence {
+				return nil, 0, errSlow
 			}
+			if t, v := stack[len(stack)-3], stack[len(stack)-1]; (t == -2 || t == -3) && v >= 0 {
+				st.rootVal(t, v)
+			}
+			stack = stack[:len(stack)-2]
 		case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
-			p, ok := toMark()
-			if !ok || p <= fence() {
+			if len(marks) == 0 {
 				return nil, 0, errSlow
 			}
-			k := len(stack) - p
-			if o.Code == pickle.SETITEMS {
-				for i := p + 1; i < len(stack); i += 2 {
-					rootVal(stack[p-1], stack[i])
+			p := marks[len(marks)-1]
+			marks = marks[:len(marks)-1]
+			if p > len(stack) {
+				return nil, 0, errSlow
+			}
+			fence = 0
+			if len(marks) > 0 {
+				fence = marks[len(marks)-1]
+			}
+			if p <= fence {
+				return nil, 0, errSlow
+			}
+			t := stack[p-1]
+			switch o.Code {
+			case pickle.SETITEMS:
+				if t == -2 || t == -3 {
+					for i := p + 1; i < len(stack); i += 2 {
+						if v := stack[i]; v >= 0 {
+							st.rootVal(t, v)
+						}
+					}
+				}
+			case pickle.APPENDS:
+				if t >= 0 && t == st.bottom {
+					st.bcount += int64(len(stack) - p)
 				}
 			}
 			stack = stack[:p]
-			if t := stack[p-1]; t >= 0 && o.Code == pickle.APPENDS {
-				count(t, int64(k))
-			}
-		case pickle.GLOBAL:
-			stack = append(stack, -1)
 		case pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ:
-			if len(stack)-2 < fence() {
+			if len(stack)-2 < fence {
 				return nil, 0, errSlow
 			}
 			stack = stack[:len(stack)-2]
 			if o.Code != pickle.STACK_GLOBAL && len(stack) == 0 {
-				nCalls0++
+				st.nCalls0++
 				stack = append(stack, -4)
 			} else if o.Code != pickle.STACK_GLOBAL {
 				stack = append(stack, mutable)
@@ -334,40 +342,56 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 				stack = append(stack, -1)
 			}
 		case pickle.BUILD:
-			if len(stack)-2 < fence() {
+			if len(stack)-2 < fence {
 				return nil, 0, errSlow
 			}
 			if stack[len(stack)-1] == -3 && stack[len(stack)-2] == -4 {
-				stateBuilt++
-				stateTarget = nCalls0
+				st.stateBuilt++
+				st.stateTarget = st.nCalls0
 			}
 			stack = stack[:len(stack)-1]
-		case pickle.MEMOIZE:
-			if len(stack) <= fence() || !useMemo(1) {
+		case pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
+			if len(stack) <= fence {
 				return nil, 0, errSlow
 			}
-			noteMut(nmemo, stack[len(stack)-1])
-			nmemo++
-		case pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
-			if len(stack) <= fence() || !useMemo(2) || o.Int < 0 || o.Int >= maxFastMemo || o.Big {
-				return nil, 0, errSlow
+			i := nmemo
+			if o.Code == pickle.MEMOIZE {
+				if memo == 2 {
+					return nil, 0, errSlow
+				}
+				memo = 1
+				nmemo++
+			} else {
+				if memo == 1 || o.Int < 0 || o.Int >= maxFastMemo || o.Big {
+					return nil, 0, errSlow
+				}
+				memo = 2
+				i = o.Int
+				w, b := uint64(i>>6), uint64(1)<<(i&63)
+				if w < uint64(len(puts)) && puts[w]&b != 0 {
+					dupPut = true
+				}
+				puts = setBit(puts, i)
 			}
-			i := o.Int
-			for int64(len(puts)) <= i>>6 {
-				puts = append(puts, 0)
+			if !track {
+				break
 			}
-			dupPut = dupPut || puts[i>>6]&(1<<(i&63)) != 0
-			puts[i>>6] |= 1 << (i & 63)
-			noteMut(i, stack[len(stack)-1])
+			// the write's mutable bit
+			w, b := uint64(i>>6), uint64(1)<<(i&63)
+			if stack[len(stack)-1] != -1 {
+				if w >= uint64(len(mut)) {
+					mut = growMut(mut, w)
+				}
+				mut[w] |= b
+			} else if w < uint64(len(mut)) {
+				mut[w] &^= b
+			}
 		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 			i := o.Int
 			if i < 0 || i >= maxFastMemo || o.Big || (uint64(i>>6) < uint64(len(mut)) && mut[i>>6]&(1<<(i&63)) != 0) {
 				return nil, 0, errSlow
 			}
-			for int64(len(res.live)) <= i>>6 {
-				res.live = append(res.live, 0)
-			}
-			res.live[i>>6] |= 1 << (i & 63)
+			live = setBit(live, i)
 			stack = append(stack, -1)
 		default:
 			return nil, 0, errSlow

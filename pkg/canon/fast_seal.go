@@ -100,78 +100,101 @@ func (e *fastEnc) slotEnd(i int) int {
 	return len(e.arena)
 }
 
-// sealFrom makes the values stack[x:] final (containers become records)
-// and leaves their kinds and arena offsets in e.kinds and e.offs; the
-// slots stay on the stack.
+// sealFrom makes the values stack[x:] final (containers become records);
+// the slots stay on the stack.
 func (e *fastEnc) sealFrom(x int) error {
-	e.kinds, e.offs = e.kinds[:0], e.offs[:0]
 	for i := x; i < len(e.stack); i++ {
-		s := &e.stack[i]
-		if s.c >= 0 {
+		if s := &e.stack[i]; s.c >= 0 {
 			if err := e.seal(s, e.slotEnd(i)); err != nil {
 				return err
 			}
 		}
-		e.kinds = append(e.kinds, s.kind)
-		e.offs = append(e.offs, s.off)
 	}
 	return nil
+}
+
+// slotOffs returns the arena offsets of stack[x:] (in e.offs, valid until
+// the next call).
+func (e *fastEnc) slotOffs(x int) []int {
+	e.offs = e.offs[:0]
+	for i := x; i < len(e.stack); i++ {
+		e.offs = append(e.offs, e.stack[i].off)
+	}
+	return e.offs
 }
 
 // seal turns the container in slot s, whose body ends at end, into a
 // record: the slot then holds that one record.
 func (e *fastEnc) seal(s *fslot, end int) error {
 	c := &e.conts[s.c]
-	if c.stream || c.drop > 0 || (c.holds && !e.allowRoot) {
-		return errSlow // the result, or a dropped value, consumed by something
-	}
 	r := frec{off: s.off, end: end, hdr: len(e.hdrs), kh: s.kh, kt: s.kt, next: -1, ents: int32(len(e.ents)), holds: c.holds}
+	hdrs, perm, err := e.head(e.hdrs, s, end)
+	e.hdrs = hdrs
+	if err != nil {
+		return err
+	}
+	if s.kind == fkDict && (perm != nil || c.holds) {
+		n := len(c.bounds) / 2
+		for k := 0; k < n; k++ {
+			i := k
+			if perm != nil {
+				i = perm[k]
+			}
+			vhi := end - s.off
+			if 2*i+2 < len(c.bounds) {
+				vhi = c.bounds[2*i+2]
+			}
+			e.ents = append(e.ents, fent{})
+			en := &e.ents[len(e.ents)-1] // set in place (see pushSlot)
+			en.klo, en.vlo, en.vhi, en.kh, en.kt = s.off+c.bounds[2*i], s.off+c.bounds[2*i+1], s.off+vhi, c.vk[2*i], c.vk[2*i+1]
+		}
+		r.nents = int32(n)
+	}
+	r.hlen = int32(len(e.hdrs) - r.hdr)
+	k := e.recs.add(r)
+	s.kh, s.kt = k, k
+	e.release(s)
+	return nil
+}
+
+// head appends to dst the header of the container in slot s, whose body
+// ends at end, and decides the canonical order of its body: a set's items
+// are sorted in place (they are pure: no record lies among them); a dict's
+// entries are in perm's order (nil: as they are). It is where every rule of
+// a sealed container's form lies (seal makes a record of it, sealOut writes
+// it out at once).
+func (e *fastEnc) head(dst []byte, s *fslot, end int) ([]byte, []int, error) {
+	c := &e.conts[s.c]
+	if c.stream || c.drop > 0 || (c.holds && !e.allowRoot) {
+		return dst, nil, errSlow // the result, or a dropped value, consumed by something
+	}
 	region := e.arena[s.off:end]
 	switch s.kind {
 	case fkList:
-		e.hdrs = append(e.hdrs, 'N', 'l')
-		e.hdrs = appendUvarint(e.hdrs, uint64(c.n))
-		e.hdrs = append(e.hdrs, 0)
+		dst = append(dst, 'N', 'l')
+		dst = appendUvarint(dst, uint64(c.n))
+		dst = append(dst, 0)
 	case fkDict:
-		e.hdrs = append(e.hdrs, 'N', 'd')
-		e.hdrs = appendUvarint(e.hdrs, uint64(c.n))
-		e.hdrs = append(e.hdrs, 0)
+		dst = append(dst, 'N', 'd')
+		dst = appendUvarint(dst, uint64(c.n))
+		dst = append(dst, 0)
 		perm, err := e.dictOrder(region, c.bounds)
 		if err != nil {
-			return err
+			return dst, nil, err
 		}
-		moved := false
 		for i, p := range perm {
 			if p != i {
-				moved = true
-				break
+				return dst, perm, nil
 			}
-		}
-		if moved || c.holds {
-			n := len(c.bounds) / 2
-			for k := 0; k < n; k++ {
-				i := k
-				if perm != nil {
-					i = perm[k]
-				}
-				vhi := len(region)
-				if 2*i+2 < len(c.bounds) {
-					vhi = c.bounds[2*i+2]
-				}
-				e.ents = append(e.ents, fent{})
-				en := &e.ents[len(e.ents)-1] // set in place (see pushSlot)
-				en.klo, en.vlo, en.vhi, en.kh, en.kt = s.off+c.bounds[2*i], s.off+c.bounds[2*i+1], s.off+vhi, c.vk[2*i], c.vk[2*i+1]
-			}
-			r.nents = int32(n)
 		}
 	case fkSet:
 		order, err := e.order(region, c.bounds, 0, true)
 		if err != nil {
-			return err
+			return dst, nil, err
 		}
-		e.hdrs = append(e.hdrs, 'N', 'e')
-		e.hdrs = appendUvarint(e.hdrs, uint64(len(order)))
-		e.hdrs = append(e.hdrs, 0)
+		dst = append(dst, 'N', 'e')
+		dst = appendUvarint(dst, uint64(len(order)))
+		dst = append(dst, 0)
 		// the items are pure (no record inside): sorted in place
 		e.tmp = e.tmp[:0]
 		for _, b := range order {
@@ -179,20 +202,16 @@ func (e *fastEnc) seal(s *fslot, end int) error {
 		}
 		copy(region, e.tmp)
 	case fkCall:
-		e.hdrs = append(e.hdrs, 'N', 'C', c.form)
-		e.hdrs = appendUvarint(e.hdrs, uint64(len(c.ops)))
+		dst = append(dst, 'N', 'C', c.form)
+		dst = appendUvarint(dst, uint64(len(c.ops)))
 		for _, o := range c.ops {
-			e.hdrs = append(e.hdrs, o.tag)
-			e.hdrs = appendUvarint(e.hdrs, uint64(o.n))
+			dst = append(dst, o.tag)
+			dst = appendUvarint(dst, uint64(o.n))
 		}
 	default:
-		return errSlow
+		return dst, nil, errSlow
 	}
-	r.hlen = int32(len(e.hdrs) - r.hdr)
-	k := e.recs.add(r)
-	s.kh, s.kt = k, k
-	e.release(s)
-	return nil
+	return dst, nil, nil
 }
 
 // ident makes the values stack[p:] (sealed) the body of a new identity
@@ -213,15 +232,67 @@ func (e *fastEnc) ident(p int, head []byte) {
 }
 
 // sealOut writes the final encodings of stack[x:] (appended to the list
-// result) to the hash, and drops them from the arena.
+// result) to the hash, and drops them from the arena. A container with no
+// record inside (a row of scalars) is written at once, header and body,
+// without becoming a record; one that holds records is sealed and emitted.
 func (e *fastEnc) sealOut(x int) error {
-	if err := e.sealFrom(x); err != nil {
-		return err
+	for i := x; i < len(e.stack); i++ {
+		s := &e.stack[i]
+		if s.c < 0 && s.kh < 0 {
+			// a run of values with no record: their bytes at once
+			j := i + 1
+			for j < len(e.stack) && e.stack[j].c < 0 && e.stack[j].kh < 0 {
+				j++
+			}
+			e.write(e.arena[s.off:e.slotEnd(j-1)])
+			i = j - 1
+			continue
+		}
+		end := e.slotEnd(i)
+		switch {
+		case s.c >= 0 && s.kh < 0:
+			if len(e.out) >= 64<<10 {
+				e.h.Write(e.out)
+				e.out = e.out[:0]
+			}
+			out, perm, err := e.head(e.out, s, end)
+			e.out = out
+			if err != nil {
+				return err
+			}
+			e.writeBody(s, end, perm)
+			e.release(s)
+		case s.c >= 0:
+			if err := e.seal(s, end); err != nil {
+				return err
+			}
+			fallthrough
+		default:
+			if err := e.emit(true, s.off, end, [2]int32{s.kh, s.kt}); err != nil {
+				return err
+			}
+		}
 	}
 	s := e.stack[x]
-	err := e.emit(true, s.off, len(e.arena), e.chainFrom(x))
 	e.cut(s.off, s.r0)
-	return err
+	return nil
+}
+
+// writeBody writes the body of the container in slot s (ending at end,
+// with no record inside) to the hash, a dict's entries in perm's order.
+func (e *fastEnc) writeBody(s *fslot, end int, perm []int) {
+	if perm == nil {
+		e.write(e.arena[s.off:end])
+		return
+	}
+	bounds := e.conts[s.c].bounds
+	for _, p := range perm {
+		lo, hi := s.off+bounds[2*p], end
+		if 2*p+2 < len(bounds) {
+			hi = s.off + bounds[2*p+2]
+		}
+		e.emitPut(true, e.arena[lo:hi])
+	}
 }
 
 // chainFrom links the records of stack[x:] into one chain and returns its
@@ -357,12 +428,19 @@ func pushEnts(stack []eframe, ents, n int32, holds bool) []eframe {
 // emitPut is emit's write: to e.out (large pieces straight to the hash,
 // as write does) or to e.encBuf.
 func (e *fastEnc) emitPut(toHash bool, b []byte) {
+	if toHash && len(b) < 64<<10 {
+		e.out = append(e.out, b...)
+		return
+	}
+	e.emitPutRest(toHash, b)
+}
+
+//go:noinline
+func (e *fastEnc) emitPutRest(toHash bool, b []byte) {
 	if !toHash {
 		e.encBuf = append(e.encBuf, b...)
-	} else if len(b) >= 64<<10 {
-		e.write(b)
 	} else {
-		e.out = append(e.out, b...)
+		e.write(b)
 	}
 }
 

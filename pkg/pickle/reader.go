@@ -846,18 +846,18 @@ func (r *Reader) NextBuffered(ops []Op) int {
 			break
 		}
 		c := b[i]
-		info := opTable[c]
+		arg := bufArg[c]
 		o := &ops[n]
 		*o = Op{Code: Opcode(c), Offset: r.off + int64(i), Len: int64(1 + k)}
 		if k > 0 {
-			if info.Arg == ArgString1 || info.Arg == ArgBytes1 || info.Arg == ArgUnicode1 {
+			if arg == ArgString1 || arg == ArgBytes1 || arg == ArgUnicode1 {
 				p := b[i+2 : i+1+k]
-				if info.Arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
+				if arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
 					break
 				}
 				o.Str = r.shortStr(p)
 			} else {
-				o.Int = fixedArg(info.Arg, b[i+1:])
+				o.Int = fixedArg(arg, b[i+1:])
 			}
 		}
 		i += 1 + k
@@ -931,10 +931,11 @@ func (r *Reader) skimBuffered(dst []Skimmed) int {
 		}
 		off := r.off + int64(i)
 		c := b[i]
-		info := opTable[c]
 		d := &dst[n]
 		*d = Skimmed{Code: Opcode(c), Offset: off}
-		d.Int = fixedArg(info.Arg, b[i+1:])
+		if k > 0 {
+			d.Int = fixedArg(bufArg[c], b[i+1:])
+		}
 		i += 1 + k
 		n++
 	}
@@ -967,11 +968,16 @@ func (r *Reader) buffered() ([]byte, int) {
 // a text or long-length argument).
 var bufWidth [256]int8
 
+// bufArg is, by opcode byte, its argument's kind (ArgNone for an unknown
+// byte), without the way through opTable.
+var bufArg [256]ArgKind
+
 func init() {
 	for c := range bufWidth {
 		bufWidth[c] = -2
 	}
 	for _, info := range opList {
+		bufArg[info.Code] = info.Arg
 		if info.Code != FRAME && info.Code != STOP {
 			bufWidth[info.Code] = int8(argWidth(info.Arg))
 		}
