@@ -391,12 +391,17 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
 	rd := m.rd
 	for {
-		if m.ops != nil && rd.AfterBuild == nil {
+		if m.ops != nil {
 			// the opcodes whole in the read buffer, decoded in one pass
 			// (none with Tee set: the streams after an input's first);
-			// never STOP, so the stream goes on after them. Not with
-			// AfterBuild, which reads the input right after a BUILD.
-			n := rd.NextBuffered(m.ops[:])
+			// never STOP, so the stream goes on after them. AfterBuild
+			// reads the input right after a BUILD: a batch then ends
+			// with the first BUILD.
+			batch := m.ops[:]
+			if rd.AfterBuild != nil {
+				batch = batch[:rd.bufferedThrough(BUILD, len(batch))]
+			}
+			n := rd.NextBuffered(batch)
 			for i := range n {
 				m.op = &m.ops[i]
 				if _, err := m.step(m.op); err != nil {
@@ -527,7 +532,8 @@ func (m *machine) newNode(k Kind) ID {
 	}
 	id := ID(len(s.recs))
 	s.recs = s.recs[:id+1]
-	s.recs[id] = rec{kind: k, op: m.op.Code, off: m.op.Offset, owner: NoID}
+	r := &s.recs[id] // (written in place: a literal assigned to s.recs[id] is built aside and copied)
+	*r = rec{kind: k, op: m.op.Code, off: m.op.Offset, owner: NoID}
 	return id
 }
 
@@ -642,12 +648,19 @@ func (m *machine) pop() (slot, error) {
 func (m *machine) take(s slot, by ID) ID {
 	if s.pending > 0 {
 		m.s.AddSelf(by, int64(s.pending))
-	} else if s.origin() && s.n != by {
+	}
+	m.own(s, by)
+	return s.n
+}
+
+// own makes by the owner of the node in a consumed slot where that node
+// was built, unless it has one.
+func (m *machine) own(s slot, by ID) {
+	if s.origin() && s.n != by {
 		if r := &m.s.recs[s.n]; r.owner == NoID {
 			r.owner = by
 		}
 	}
-	return s.n
 }
 
 // drop records a slot discarded by POP/POP_MARK or left at STOP.
@@ -679,12 +692,24 @@ func (m *machine) log(k EventKind, id ID, mut int) {
 
 // takeAll pops stack[from:] as items consumed by by, into m.buf.
 func (m *machine) takeAll(from int, by ID) []ID {
-	m.buf = m.buf[:0]
-	for _, s := range m.stack[from:] {
-		m.buf = append(m.buf, m.take(s, by))
+	m.buf = append(m.buf[:0], make([]ID, len(m.stack)-from)...)
+	m.takeInto(m.buf, from, by)
+	return m.buf
+}
+
+// takeInto pops stack[from:] as items consumed by by, into dst (take of
+// each, their bytes added to by's at once).
+func (m *machine) takeInto(dst []ID, from int, by ID) {
+	var bytes int64
+	for i, sl := range m.stack[from:] {
+		bytes += sl.bytes()
+		m.own(sl, by)
+		dst[i] = sl.n
+	}
+	if bytes > 0 {
+		m.s.AddSelf(by, bytes)
 	}
 	m.stack = m.stack[:from]
-	return m.buf
 }
 
 // itemsFrom pops stack[from:] as the items of by, a node of this opcode
@@ -692,18 +717,13 @@ func (m *machine) takeAll(from int, by ID) []ID {
 // the item arena).
 func (m *machine) itemsFrom(from int, by ID) {
 	s := m.s
-	src := m.stack[from:]
-	n := len(src)
+	n := len(m.stack) - from
 	kids := slices.Grow(room(s.kids, n), n) // (as append(kids, items...) grows it)
 	at := len(kids)
-	kids = kids[:at+n]
-	for i, sl := range src {
-		kids[at+i] = m.take(sl, by)
-	}
-	s.kids = kids
+	s.kids = kids[:at+n]
+	m.takeInto(s.kids[at:], from, by)
 	r := &s.recs[by]
 	r.kid, r.nkid = int32(at), int32(n)
-	m.stack = m.stack[:from]
 }
 
 // scalar is newNode then push, in one: the most common opcodes make a
@@ -716,10 +736,11 @@ func (m *machine) scalar(k Kind) ID {
 	o := m.op
 	id := ID(len(s.recs))
 	s.recs = s.recs[:id+1]
+	r := &s.recs[id]
+	*r = rec{kind: k, op: o.Code, off: o.Offset, owner: NoID}
 	if uint64(o.Len) < selfInExt {
-		s.recs[id] = rec{kind: k, op: o.Code, off: o.Offset, owner: NoID, self: uint32(o.Len)}
+		r.self = uint32(o.Len)
 	} else {
-		s.recs[id] = rec{kind: k, op: o.Code, off: o.Offset, owner: NoID}
 		s.AddSelf(id, o.Len)
 	}
 	m.stack = append(room(m.stack, 1), slot{n: id, pending: originSlot})
@@ -1218,6 +1239,13 @@ func (t *memoTable) reset() {
 // put stores id at index i; now is the offset of the writing opcode (for
 // the plan: a write nothing reads after now is dead at once).
 func (t *memoTable) put(i int64, id ID, now int64) {
+	if t.plan == nil && i == int64(len(t.dense)) && len(t.dense) < cap(t.dense) && len(t.sparse) == 0 {
+		// the next index with room for it (MEMOIZE's, and the PUTs
+		// picklers write): as the general case below takes it
+		t.dense = append(t.dense, int32(id)+1)
+		t.count++
+		return
+	}
 	if t.plan != nil && i >= int64(len(t.dense)) && i < planDense {
 		j := i - int64(len(t.dense))
 		w, bit := j>>6, uint64(1)<<(j&63)
