@@ -335,6 +335,11 @@ type machine struct {
 // a time.
 const opBatch = 128
 
+// batchAfter is how many opcodes a machine reads one at a time before it
+// decodes them in batches (a variable for the tests, which compare both
+// ways on every input).
+var batchAfter = opBatch
+
 // newMachine returns a machine for the streams read from rd.
 func newMachine(rd *Reader, reuse, graph bool) *machine {
 	rd.Borrow = true // every text is copied into the store at once
@@ -419,7 +424,7 @@ func (m *machine) run(index int) (*Stream, error) {
 			// a machine's first opcodes are read one at a time: a small
 			// stream (RunStream's, run once per joblib object array)
 			// does without the batch's memory
-			if m.slow++; m.slow >= opBatch {
+			if m.slow++; m.slow >= batchAfter {
 				m.ops = new([opBatch]Op)
 			}
 		}
