@@ -69,3 +69,54 @@ func TestFrameLeft(t *testing.T) {
 		t.Fatalf("FrameLeft = %v", left)
 	}
 }
+
+// Past its first opcodes the machine decodes the opcodes whole in the read
+// buffer in batches; a batch ends with a BUILD when AfterBuild is set, so
+// the hook reads right after it. Raw bytes that look like opcodes (a BUILD
+// among them) follow each BUILD; with batches running on past them, the
+// hook would read opcodes and the machine the raw bytes.
+func TestAfterBuildInBatches(t *testing.T) {
+	var b []byte
+	b = append(b, '(')
+	for range 300 {
+		b = append(b, 'N') // enough opcodes for the machine to batch
+	}
+	b = append(b, '0') // POP_MARK
+	const raw = "bNb)"
+	var want []int64
+	for range 50 {
+		b = append(b, "]K\x07\x85b"...) // EMPTY_LIST, (BININT1 7,), BUILD
+		want = append(want, int64(len(b)))
+		b = append(b, raw...)
+		b = append(b, '0') // POP
+	}
+	b = append(b, "N."...)
+	var at []int64
+	opt := Options{AfterBuild: func(rd *Reader, _ *Store, n ID) error {
+		at = append(at, rd.Offset())
+		if got := string(rd.Peek(len(raw))); got != raw {
+			t.Errorf("hook at %d sees %q", rd.Offset(), got)
+		}
+		_, err := rd.Discard(int64(len(raw)))
+		return err
+	}}
+	for _, graph := range []bool{true, false} {
+		at = at[:0]
+		opt.NoGraph = !graph
+		f, err := Parse(bytes.NewReader(b), int64(len(b)), "t", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := f.Streams[0]; st.End != int64(len(b)) || f.Trailing != nil {
+			t.Fatalf("end %d of %d, trailing %v", st.End, len(b), f.Trailing)
+		}
+		if len(at) != len(want) {
+			t.Fatalf("hook ran %d times, want %d", len(at), len(want))
+		}
+		for i := range want {
+			if at[i] != want[i] {
+				t.Fatalf("hook %d at offset %d, want %d", i, at[i], want[i])
+			}
+		}
+	}
+}

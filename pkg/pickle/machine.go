@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -286,6 +287,8 @@ type machine struct {
 	memo  memoTable
 	op    *Op
 	cur   Op
+	ops   *[opBatch]Op // opcodes decoded from the read buffer (Reader.NextBuffered)
+	slow  int          // opcodes read one at a time before ops was made
 	nbuf  int64
 	buf   []ID // scratch for item lists
 
@@ -327,6 +330,15 @@ type machine struct {
 	spare       spareSet
 	fs          *foldScratch // foldFinal's (Keep.Fold), made when first needed
 }
+
+// opBatch is how many opcodes the machine decodes from the read buffer at
+// a time.
+const opBatch = 128
+
+// batchAfter is how many opcodes a machine reads one at a time before it
+// decodes them in batches (a variable for the tests, which compare both
+// ways on every input).
+var batchAfter = opBatch
 
 // newMachine returns a machine for the streams read from rd.
 func newMachine(rd *Reader, reuse, graph bool) *machine {
@@ -384,7 +396,38 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
 	rd := m.rd
 	for {
+		if m.ops != nil {
+			// the opcodes whole in the read buffer, decoded in one pass
+			// (none with Tee set: the streams after an input's first);
+			// never STOP, so the stream goes on after them. AfterBuild
+			// reads the input right after a BUILD: a batch then ends
+			// with the first BUILD.
+			batch := m.ops[:]
+			if rd.AfterBuild != nil {
+				batch = batch[:rd.bufferedThrough(BUILD, len(batch))]
+			}
+			n := rd.NextBuffered(batch)
+			for i := range n {
+				m.op = &m.ops[i]
+				if _, err := m.step(m.op); err != nil {
+					m.endStream()
+					return nil, err
+				}
+				if m.keep != nil && len(s.recs) >= m.nextCompact {
+					m.maybeCompact()
+					s = m.s
+				}
+			}
+		}
 		err := rd.next(&m.cur)
+		if m.ops == nil {
+			// a machine's first opcodes are read one at a time: a small
+			// stream (RunStream's, run once per joblib object array)
+			// does without the batch's memory
+			if m.slow++; m.slow >= batchAfter {
+				m.ops = new([opBatch]Op)
+			}
+		}
 		if err != nil {
 			m.endStream()
 			if errors.Is(err, io.EOF) {
@@ -493,11 +536,13 @@ func (m *machine) newNode(k Kind) ID {
 		m.growRecs()
 	}
 	id := ID(len(s.recs))
-	s.recs = append(s.recs, rec{kind: k, op: m.op.Code, off: m.op.Offset, owner: NoID})
+	s.recs = s.recs[:id+1]
+	r := &s.recs[id] // (written in place: a literal assigned to s.recs[id] is built aside and copied)
+	*r = rec{kind: k, op: m.op.Code, off: m.op.Offset, owner: NoID}
 	return id
 }
 
-// growRecs makes room for records: with the input size known, for the count
+// growRecs makes room for one record at least: with the input size known, for the count
 // projected from the bytes read so far by every stream of the input (one
 // copy instead of a series of doublings).
 func (m *machine) growRecs() {
@@ -514,7 +559,8 @@ func (m *machine) growRecs() {
 		// store used again): project this stream's count alone
 		start, before = s.Begin, 0
 	}
-	done := m.rd.Offset() - start
+	// (the end of the current opcode: the reader may have decoded more)
+	done := m.op.Offset + m.op.Len - start
 	total := before + n
 	if size < 0 || done <= 0 || total < 1024 || !m.project {
 		if n >= 256 && n < int64(MinCompact) {
@@ -523,8 +569,10 @@ func (m *machine) growRecs() {
 			// below 16K were allocated and copied five times over);
 			// below, append doubles and a small stream stays small
 			s.recs = grownTo(s.recs, 2*int(n))
+		} else {
+			s.recs = slices.Grow(s.recs, 1) // as append grows it
 		}
-		return // append grows it
+		return
 	}
 	proj := total * (size - start) / done
 	if m.projN > 0 && n > m.projN && done > m.projDone {
@@ -603,11 +651,21 @@ func (m *machine) pop() (slot, error) {
 
 // take attributes a consumed slot to its consumer.
 func (m *machine) take(s slot, by ID) ID {
-	m.s.AddSelf(by, s.bytes())
-	if r := &m.s.recs[s.n]; s.origin() && r.owner == NoID && s.n != by {
-		r.owner = by
+	if s.pending > 0 {
+		m.s.AddSelf(by, int64(s.pending))
 	}
+	m.own(s, by)
 	return s.n
+}
+
+// own makes by the owner of the node in a consumed slot where that node
+// was built, unless it has one.
+func (m *machine) own(s slot, by ID) {
+	if s.origin() && s.n != by {
+		if r := &m.s.recs[s.n]; r.owner == NoID {
+			r.owner = by
+		}
+	}
 }
 
 // drop records a slot discarded by POP/POP_MARK or left at STOP.
@@ -639,17 +697,58 @@ func (m *machine) log(k EventKind, id ID, mut int) {
 
 // takeAll pops stack[from:] as items consumed by by, into m.buf.
 func (m *machine) takeAll(from int, by ID) []ID {
-	m.buf = m.buf[:0]
-	for _, s := range m.stack[from:] {
-		m.buf = append(m.buf, m.take(s, by))
-	}
-	m.stack = m.stack[:from]
+	m.buf = append(m.buf[:0], make([]ID, len(m.stack)-from)...)
+	m.takeInto(m.buf, from, by)
 	return m.buf
 }
 
+// takeInto pops stack[from:] as items consumed by by, into dst (take of
+// each, their bytes added to by's at once).
+func (m *machine) takeInto(dst []ID, from int, by ID) {
+	var bytes int64
+	for i, sl := range m.stack[from:] {
+		bytes += sl.bytes()
+		m.own(sl, by)
+		dst[i] = sl.n
+	}
+	if bytes > 0 {
+		m.s.AddSelf(by, bytes)
+	}
+	m.stack = m.stack[:from]
+}
+
+// itemsFrom pops stack[from:] as the items of by, a node of this opcode
+// that has none yet (SetItems with takeAll's items, written straight into
+// the item arena).
+func (m *machine) itemsFrom(from int, by ID) {
+	s := m.s
+	n := len(m.stack) - from
+	kids := slices.Grow(room(s.kids, n), n) // (as append(kids, items...) grows it)
+	at := len(kids)
+	s.kids = kids[:at+n]
+	m.takeInto(s.kids[at:], from, by)
+	r := &s.recs[by]
+	r.kid, r.nkid = int32(at), int32(n)
+}
+
+// scalar is newNode then push, in one: the most common opcodes make a
+// node and push it.
 func (m *machine) scalar(k Kind) ID {
-	id := m.newNode(k)
-	m.push(id)
+	s := m.s
+	if len(s.recs) == cap(s.recs) {
+		m.growRecs()
+	}
+	o := m.op
+	id := ID(len(s.recs))
+	s.recs = s.recs[:id+1]
+	r := &s.recs[id]
+	*r = rec{kind: k, op: o.Code, off: o.Offset, owner: NoID}
+	if uint64(o.Len) < selfInExt {
+		r.self = uint32(o.Len)
+	} else {
+		s.AddSelf(id, o.Len)
+	}
+	m.stack = append(room(m.stack, 1), slot{n: id, pending: originSlot})
 	return id
 }
 
@@ -787,7 +886,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		}
 		id := m.newNode(k)
 		s.AddSelf(id, mk.bytes)
-		s.SetItems(id, m.takeAll(mk.pos, id))
+		m.itemsFrom(mk.pos, id)
 		m.push(id)
 	case TUPLE1, TUPLE2, TUPLE3:
 		c := int(o.Code-TUPLE1) + 1
@@ -795,7 +894,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, m.underflow()
 		}
 		id := m.newNode(KindTuple)
-		s.SetItems(id, m.takeAll(len(m.stack)-c, id))
+		m.itemsFrom(len(m.stack)-c, id)
 		m.push(id)
 
 	// container operations
@@ -960,7 +1059,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.log(EvGlobal, cls, -1)
 		args := m.newNode(KindTuple)
 		s.recs[args].owner = id
-		s.SetItems(args, m.takeAll(mk.pos, args))
+		m.itemsFrom(mk.pos, args)
 		s.SetItems(id, []ID{cls, args})
 		m.push(id)
 		m.log(EvCall, id, -1)
@@ -1074,7 +1173,14 @@ func MapGlobal(proto int, module, name string) (mod, qual string, mapped, dotted
 // set) gets them as items, any other a mutation.
 func (m *machine) appendTo(x int, bytes int64, k Kind) {
 	target := m.stack[x-1].n
-	m.s.AddSelf(target, bytes)
+	s := m.s
+	s.AddSelf(target, bytes)
+	if r := &s.recs[target]; r.kind == k && r.nkid == 0 && len(m.stack) > x && (r.x == 0 || s.ext[r.x-1].kcap == 0) {
+		// its first items (an empty dict's SETITEMS): straight into the
+		// item arena, where AppendItems would copy them
+		m.itemsFrom(x, target)
+		return
+	}
 	items := m.takeAll(x, target)
 	if m.s.recs[target].kind == k {
 		m.s.AppendItems(target, items)
@@ -1138,6 +1244,13 @@ func (t *memoTable) reset() {
 // put stores id at index i; now is the offset of the writing opcode (for
 // the plan: a write nothing reads after now is dead at once).
 func (t *memoTable) put(i int64, id ID, now int64) {
+	if t.plan == nil && i == int64(len(t.dense)) && len(t.dense) < cap(t.dense) && len(t.sparse) == 0 {
+		// the next index with room for it (MEMOIZE's, and the PUTs
+		// picklers write): as the general case below takes it
+		t.dense = append(t.dense, int32(id)+1)
+		t.count++
+		return
+	}
 	if t.plan != nil && i >= int64(len(t.dense)) && i < planDense {
 		j := i - int64(len(t.dense))
 		w, bit := j>>6, uint64(1)<<(j&63)
@@ -1175,9 +1288,11 @@ func (t *memoTable) put(i int64, id ID, now int64) {
 	case i == int64(len(t.dense)) && t.plan == nil:
 		// (with a plan the dense part keeps its length: the bits of seen
 		// are counted from its end)
-		if _, ok := t.sparse[i]; ok {
-			delete(t.sparse, i)
-			t.count--
+		if len(t.sparse) > 0 {
+			if _, ok := t.sparse[i]; ok {
+				delete(t.sparse, i)
+				t.count--
+			}
 		}
 		if len(t.dense) == cap(t.dense) {
 			// doubling, not append's quarter steps (each index is one

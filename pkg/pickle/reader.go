@@ -942,6 +942,27 @@ func (r *Reader) skimBuffered(dst []Skimmed) int {
 	return r.skimmed(i, n)
 }
 
+// bufferedThrough returns how many of the opcodes that NextBuffered may
+// decode from the read buffer, at most max, come up to and including the
+// first op: NextBuffered given that many stops after it.
+func (r *Reader) bufferedThrough(op Opcode, max int) int {
+	b, end := r.buffered()
+	th := r.threshold()
+	i, n := 0, 0
+	for n < max && i < end {
+		k, ok := bufferedOp(b, i, end, th)
+		if !ok {
+			break
+		}
+		n++
+		if Opcode(b[i]) == op {
+			break
+		}
+		i += 1 + k
+	}
+	return n
+}
+
 // buffered returns the read buffer and how far opcodes decoded from it may
 // reach: the buffer, the input's end, the current frame's end (0 when the
 // frame ends here: the next opcode leaves it first).

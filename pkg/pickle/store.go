@@ -474,11 +474,17 @@ func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f }
 
 // AddSelf attributes n more bytes to the node.
 func (s *Store) AddSelf(id ID, n int64) {
-	r := &s.recs[id]
-	if r.self != selfInExt && n >= 0 && n < selfInExt && uint64(r.self)+uint64(n) < selfInExt {
+	// (n below selfInExt, so not negative, and the sum below it, so the
+	// record's Self was not in far: kept inline)
+	if r := &s.recs[id]; uint64(r.self)+uint64(n) < selfInExt && uint64(n) < selfInExt {
 		r.self += uint32(n)
 		return
 	}
+	s.addSelfFar(id, n)
+}
+
+// addSelfFar is AddSelf where the sum goes to the node's far entry.
+func (s *Store) addSelfFar(id ID, n int64) {
 	cur := s.Self(id)
 	s.fw(id).self = cur + n
 	s.recs[id].self = selfInExt
