@@ -55,6 +55,12 @@ type encState struct {
 	depth   int
 	budget  int64
 	covered []uint64 // bitset by node ID: reachable from the result or already encoded
+	// plain: the pure tuples and frozensets (decide found them) whose
+	// items, and theirs, are neither replaced nor anything but None, bool,
+	// int, float, str, bytes, placeholders and such tuples and frozensets:
+	// nothing the call log can name (a global, a call, a node with
+	// operations), so that cover need not walk them
+	plain nodeSet
 	err     error
 	// bytes of the stream encoding written so far, and their bound
 	// (MaxExpansion)
@@ -86,7 +92,7 @@ func (v *View) newState() *encState {
 		prev := &s.st
 		s.st = encState{pure: s.pure, pslot: s.pslot, budget: 32*int64(n) + 1<<20,
 			pdig: prev.pdig.reset(), isoDig: prev.isoDig.reset(), eqDig: prev.eqDig.reset(),
-			stk: prev.stk[:0], body: prev.body[:0]}
+			stk: prev.stk[:0], body: prev.body[:0], plain: prev.plain[:0]}
 		v.enc = &s.st
 	} else {
 		v.enc = &encState{budget: 32*int64(n) + 1<<20}
@@ -174,6 +180,7 @@ type docScratch struct {
 	h      hash.Hash
 	pure   []uint8
 	pslot  []int32
+	cls    []nodeClass
 	buf    []byte
 	st     encState
 	enc    encoder
@@ -220,6 +227,34 @@ func (v *View) isPure(n pickle.ID) bool {
 			return l == 1
 		}
 	}
+	return v.decide(st, n, false)
+}
+
+// isPureDigest is isPure for a node about to be embedded: the walk that
+// decides a composite pure also digests it (see decide).
+func (v *View) isPureDigest(n pickle.ID) bool {
+	st := v.state()
+	switch p := st.pure[n]; p {
+	case 1, 2, 4:
+		return p != 2
+	case 0:
+		if l := v.leaf(n); l != 3 {
+			st.pure[n] = l
+			return l == 1
+		}
+	}
+	return v.decide(st, n, true)
+}
+
+// decide walks the undecided composite n and what it holds. With digest,
+// each composite it finds pure gets its digest (pureDigest's) as soon as
+// it is decided, while its items are at hand: the walk of pureDigest
+// after it would read them all again.
+func (v *View) decide(st *encState, n pickle.ID, digest bool) bool {
+	var buf []byte
+	if digest {
+		buf = st.takeBody()
+	}
 	stack := append(st.takeStack(), n)
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
@@ -245,18 +280,45 @@ func (v *View) isPure(n pickle.ID) bool {
 		}
 		// second visit: all items decided (or on a cycle: then identity)
 		res := uint8(4)
+		plain := v.kind(x) != pickle.KindGlobal
 		for _, c := range v.items(x) {
-			if p := st.pure[v.res(c)]; p != 1 && p != 4 {
+			r := v.res(c)
+			p := st.pure[r]
+			if p != 1 && p != 4 {
 				res = 2
 				break
 			}
+			plain = plain && r == c && (p == 4 && st.plain.has(r) || p == 1 && v.plainScalar(r))
 		}
 		st.pure[x] = res
+		if res == 4 && plain {
+			st.plain.add(x)
+		}
+		if res == 4 && digest && st.pslot[x] == 0 {
+			buf = v.pureBody(buf[:0], x)
+			st.pslot[x] = st.pureSlot(v.Opt.Algo, buf)
+		}
 		stack = stack[:len(stack)-1]
 	}
 	st.putStack(stack)
+	if digest {
+		st.putBody(buf)
+	}
 	p := st.pure[n]
 	return p == 1 || p == 4
+}
+
+// plainScalar reports whether pure leaf n is a placeholder or a None,
+// bool, int, float, str or bytes (see encState.plain).
+func (v *View) plainScalar(n pickle.ID) bool {
+	if v.specialOf(n) == 'P' {
+		return true
+	}
+	switch v.kind(n) {
+	case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindStr, pickle.KindBytes:
+		return true
+	}
+	return false
 }
 
 // composite reports whether pure node n is encoded by its digest (leaf 3)
@@ -522,7 +584,7 @@ func (v *View) sortKey(b []byte, c pickle.ID) []byte {
 	if isEnt(c) {
 		return append(b, v.entKey(c)...)
 	}
-	if v.isPure(c) {
+	if v.isPureDigest(c) {
 		return v.appendPure(b, c)
 	}
 	b = append(b, 0xFF)
@@ -1293,13 +1355,13 @@ func (e *encoder) node(n pickle.ID) {
 		return
 	}
 	n = v.res(n)
-	if n >= 0 && n < v.base && v.s.Kind(n) == pickle.KindFolded {
+	if n >= 0 && n < v.base && v.kind(n) == pickle.KindFolded {
 		// a run the canon sink encoded while the stream was read
 		v.Opt.fold.emit(e, v.s, n)
 		e.effects = e.effects || v.s.Flags(n)&pickle.FlagFoldEffects != 0
 		return
 	}
-	if v.isPure(n) {
+	if v.isPureDigest(n) {
 		e.buf = v.appendPure(e.buf, n)
 		if e.keep && v.leaf(n) != 1 || e.keep && v.kind(n) == pickle.KindGlobal {
 			if g := v.Opt.fold.pureGlobals(v, n, e.globs[len(e.globs):]); len(g) > 0 {

@@ -24,7 +24,9 @@ func ReadOptions(opt Options) pickle.Options {
 }
 
 // cover marks n and everything reachable from it (through the stream's
-// nodes, the canonical replacements and folded calls) as covered.
+// nodes, the canonical replacements and folded calls) as covered, but for
+// what is reachable only through plain pure values (encState.plain), which
+// the call log cannot name.
 func (v *View) cover(n pickle.ID) {
 	st := v.state()
 	if st.covered == nil {
@@ -40,6 +42,11 @@ func (v *View) cover(n pickle.ID) {
 			return
 		}
 		st.covered[w] |= 1 << b
+		if v.plainLeaf(c) || st.plain.has(c) && !v.replSet.has(c) {
+			// (most nodes: nothing to walk from them, or nothing the call
+			// log can name: their marks would not be read)
+			return
+		}
 		stack = append(stack, c)
 	}
 	push(n)

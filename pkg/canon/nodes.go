@@ -41,9 +41,48 @@ func (v *View) mutsAt(id pickle.ID) (*pickle.Store, pickle.ID) {
 	return v.at(id)
 }
 
+// nodeClass is what View.cls holds of a stream node: its kind (the
+// stream's kinds are below 32) and classMuts when it has operations.
+type nodeClass uint8
+
+const (
+	classKind nodeClass = 31
+	classMuts nodeClass = 32
+)
+
+func classOf(k pickle.Kind, nmuts int) nodeClass {
+	c := nodeClass(k) & classKind
+	if nmuts > 0 {
+		c |= classMuts
+	}
+	return c
+}
+
+// leafKinds are the kinds that never have items (appendTo gives a
+// container's items only to a container of the opcode's kind).
+const leafKinds = 1<<pickle.KindNone | 1<<pickle.KindBool | 1<<pickle.KindInt | 1<<pickle.KindFloat |
+	1<<pickle.KindStr | 1<<pickle.KindBytes | 1<<pickle.KindByteArray | 1<<pickle.KindExt | 1<<pickle.KindBuffer
+
+// plainLeaf reports whether stream node c (its class known) has no items,
+// no operations, no replacement and no folded calls: nothing reachable
+// from it but itself.
+func (v *View) plainLeaf(c pickle.ID) bool {
+	if uint32(c) >= uint32(len(v.cls)) {
+		return false
+	}
+	k := v.cls[c]
+	return k&classMuts == 0 && leafKinds&(1<<(k&classKind)) != 0 && !v.replSet.has(c) && !v.extraSet.has(c)
+}
+
 // nmuts is the number of operations of id (the stream's nodes first: the
 // encoding asks at every node, and a synthetic node has none of its own).
 func (v *View) nmuts(id pickle.ID) int {
+	if uint32(id) < uint32(len(v.cls)) {
+		if v.cls[id]&classMuts == 0 {
+			return 0
+		}
+		return v.s.NMuts(id)
+	}
 	if id < v.base {
 		return v.s.NMuts(id)
 	}
@@ -67,7 +106,13 @@ func (v *View) mutsInto(buf []pickle.SMut, id pickle.ID) []pickle.SMut {
 	return buf
 }
 
-func (v *View) kind(id pickle.ID) pickle.Kind   { s, i := v.at(id); return s.Kind(i) }
+func (v *View) kind(id pickle.ID) pickle.Kind {
+	if uint32(id) < uint32(len(v.cls)) {
+		return pickle.Kind(v.cls[id] & classKind)
+	}
+	s, i := v.at(id)
+	return s.Kind(i)
+}
 func (v *View) opOf(id pickle.ID) pickle.Opcode { s, i := v.at(id); return s.Op(i) }
 func (v *View) flags(id pickle.ID) pickle.Flags { s, i := v.at(id); return s.Flags(i) }
 func (v *View) offset(id pickle.ID) int64       { s, i := v.at(id); return s.Offset(i) }

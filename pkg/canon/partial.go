@@ -78,7 +78,7 @@ func (v *View) partialNewobjEx(n pickle.ID, args []pickle.ID) {
 // observable. The copy is a synthetic dict with the same items.
 func (v *View) copyKwargs() {
 	for n := pickle.ID(0); n < v.base; n++ {
-		if v.s.Kind(n) != pickle.KindCall {
+		if v.kind(n) != pickle.KindCall { // (View.cls: no record read)
 			continue
 		}
 		r := v.res(n)

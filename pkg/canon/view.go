@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/array"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -86,6 +87,12 @@ type View struct {
 
 	s      *pickle.Store           // the stream's nodes
 	base   pickle.ID               // s.Len(): the first synthetic ID
+	// cls, by stream node ID: its kind and whether it has operations
+	// (nodeClass), a byte where the store's record is 40: the encoding
+	// classifies and walks most nodes without reading their records. Set
+	// once normalize has walked the stream (nil before, and in the canon
+	// sink's views of a store still being read: then the store answers).
+	cls []nodeClass
 	x      pickle.Store            // the synthetic nodes, by ID - base
 	xstr   map[pickle.ID]string    // their texts (placeholder names, rewritten globals and bytes)
 	xspec  []byte                  // their role: 'P' placeholder, 't' tracker, by ID - base
@@ -213,11 +220,20 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	v.s = s
 	v.base = pickle.ID(s.Len())
 	v.nsyn = int32(v.base)
+	var cls []nodeClass
+	if scr != nil {
+		cls = grow.Reuse(scr.cls, int(v.base))
+		scr.cls = cls
+	} else {
+		cls = make([]nodeClass, v.base)
+	}
 	// Creation order: the parts of a call (callable, arguments) are created
 	// before it, so inner rewrites are seen by outer ones.
 	for id := pickle.ID(0); id < v.base; id++ {
 		v.walked = id
-		switch s.Kind(id) {
+		k := s.Kind(id)
+		cls[id] = classOf(k, s.NMuts(id))
+		switch k {
 		case pickle.KindCall:
 			v.call(id)
 			v.arrayCandidate(id)
@@ -237,6 +253,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 		}
 	}
 	v.walked = 0 // (from here the synthetic store doubles)
+	v.cls = cls
 	v.refold = v.refold && spoiled(s)
 	if opt.storageKeys != nil {
 		v.storageKeyList()
