@@ -23,6 +23,7 @@ package canon
 // encoding writes as a value (encodeArray); with Form1 nothing here runs.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -304,6 +305,18 @@ type arrayKey struct {
 	node         pickle.ID
 }
 
+// sortedArrayKeys returns m's keys by part, stream and node.
+func sortedArrayKeys(m map[arrayKey]int) []arrayKey {
+	keys := make([]arrayKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b arrayKey) int {
+		return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.stream, b.stream), cmp.Compare(a.node, b.node))
+	})
+	return keys
+}
+
 // newDocArrays collects the joblib raw array parts of doc (nil when none).
 func newDocArrays(doc *input.Doc) *docArrays {
 	if doc == nil {
@@ -349,14 +362,7 @@ func (d *docArrays) decide(opt Options) {
 			}
 		}
 	}
-	keys := make([]arrayKey, 0, len(d.raws)+len(d.objs))
-	for k := range d.raws {
-		keys = append(keys, k)
-	}
-	for k := range d.objs {
-		keys = append(keys, k)
-	}
-	for _, k := range keys {
+	for _, k := range append(sortedArrayKeys(d.raws), sortedArrayKeys(d.objs)...) {
 		ps := [2]int{k.part, k.stream}
 		if seen[ps] {
 			continue
@@ -409,7 +415,11 @@ func (v *View) arrays() {
 		v.storages()
 	}
 	if d := v.Opt.arrays; d != nil {
-		for k, i := range d.raws {
+		// (in node order: map order would make the synthetic nodes and the
+		// order of the rules' record, pk hash --explain's lines, differ
+		// from run to run)
+		for _, k := range sortedArrayKeys(d.raws) {
+			i := d.raws[k]
 			if k.part != d.part || k.stream != v.Stream.Index || k.node < 0 || k.node >= v.base {
 				continue
 			}
@@ -418,7 +428,8 @@ func (v *View) arrays() {
 				d.used[i] = true
 			}
 		}
-		for k, i := range d.objs {
+		for _, k := range sortedArrayKeys(d.objs) {
+			i := d.objs[k]
 			if k.part != d.part || k.stream != v.Stream.Index || k.node < 0 || k.node >= v.base {
 				continue
 			}
