@@ -61,7 +61,7 @@ type encState struct {
 	// nothing the call log can name (a global, a call, a node with
 	// operations), so that cover need not walk them
 	plain nodeSet
-	err     error
+	err   error
 	// bytes of the stream encoding written so far, and their bound
 	// (MaxExpansion)
 	written, limit int64

@@ -85,14 +85,14 @@ type View struct {
 	Stream *pickle.Stream
 	Opt    Options
 
-	s      *pickle.Store           // the stream's nodes
-	base   pickle.ID               // s.Len(): the first synthetic ID
+	s    *pickle.Store // the stream's nodes
+	base pickle.ID     // s.Len(): the first synthetic ID
 	// cls, by stream node ID: its kind and whether it has operations
 	// (nodeClass), a byte where the store's record is 40: the encoding
 	// classifies and walks most nodes without reading their records. Set
 	// once normalize has walked the stream (nil before, and in the canon
 	// sink's views of a store still being read: then the store answers).
-	cls []nodeClass
+	cls    []nodeClass
 	x      pickle.Store            // the synthetic nodes, by ID - base
 	xstr   map[pickle.ID]string    // their texts (placeholder names, rewritten globals and bytes)
 	xspec  []byte                  // their role: 'P' placeholder, 't' tracker, by ID - base
