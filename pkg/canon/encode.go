@@ -216,7 +216,14 @@ func (v *View) leaf(n pickle.ID) uint8 {
 }
 
 // isPure reports whether n (resolved) is encoded by value.
-func (v *View) isPure(n pickle.ID) bool {
+func (v *View) isPure(n pickle.ID) bool { return v.purity(n, false) }
+
+// isPureDigest is isPure for a node about to be embedded: the walk that
+// decides a composite pure also digests it (see decide).
+func (v *View) isPureDigest(n pickle.ID) bool { return v.purity(n, true) }
+
+// purity is isPure, with decide's digest when its walk runs.
+func (v *View) purity(n pickle.ID, digest bool) bool {
 	st := v.state()
 	switch p := st.pure[n]; p {
 	case 1, 2, 4:
@@ -227,23 +234,7 @@ func (v *View) isPure(n pickle.ID) bool {
 			return l == 1
 		}
 	}
-	return v.decide(st, n, false)
-}
-
-// isPureDigest is isPure for a node about to be embedded: the walk that
-// decides a composite pure also digests it (see decide).
-func (v *View) isPureDigest(n pickle.ID) bool {
-	st := v.state()
-	switch p := st.pure[n]; p {
-	case 1, 2, 4:
-		return p != 2
-	case 0:
-		if l := v.leaf(n); l != 3 {
-			st.pure[n] = l
-			return l == 1
-		}
-	}
-	return v.decide(st, n, true)
+	return v.decide(st, n, digest)
 }
 
 // decide walks the undecided composite n and what it holds. With digest,
