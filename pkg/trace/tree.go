@@ -576,31 +576,56 @@ func (st *StreamTree) topKids() []kid {
 // eachTopKid is topKids one kid at a time, for what needs only some of
 // them: a stream of a million tops costs no list of a million kids.
 func (st *StreamTree) eachTopKid(fn func(k kid)) {
-	s := st.Store
-	np, nl := 0, 0
-	rootShown := false
-	for _, x := range s.Tops {
-		k := kid{node: x, key: pickle.NoID, kind: ItemNode, size: st.Incl[x]}
-		switch {
-		case x == s.Root && !rootShown:
-			k.rk = rRoot
-			rootShown = true
-		case st.isPopped(x):
-			k.rk, k.i = rPopped, int32(np)
-			np++
-		default:
-			k.rk, k.i = rLeftover, int32(nl)
-			nl++
-		}
+	var c topCursor
+	for k, ok := st.nextTopKid(&c); ok; k, ok = st.nextTopKid(&c) {
 		fn(k)
 	}
-	if !rootShown && s.Root != pickle.NoID {
-		// the result is a reference to an object built elsewhere
-		fn(kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef})
+}
+
+// topCursor is where eachTopKid's sequence has got to: the next of the
+// stream's tops, then the result when it is a reference to an object built
+// elsewhere, then the orphans. A walk that shows a stream of many tops keeps
+// one and lists them a window at a time (walk.go, topWindow).
+type topCursor struct {
+	i         int // next place: Tops, then the result's reference, then Orphans
+	np, nl    int // the popped and leftover tops numbered so far
+	rootShown bool
+}
+
+// nextTopKid returns the kid at c and moves c past it; ok is false at the
+// end.
+func (st *StreamTree) nextTopKid(c *topCursor) (k kid, ok bool) {
+	s := st.Store
+	if c.i < len(s.Tops) {
+		x := s.Tops[c.i]
+		c.i++
+		k = kid{node: x, key: pickle.NoID, kind: ItemNode, size: st.Incl[x]}
+		switch {
+		case x == s.Root && !c.rootShown:
+			k.rk = rRoot
+			c.rootShown = true
+		case st.isPopped(x):
+			k.rk, k.i = rPopped, int32(c.np)
+			c.np++
+		default:
+			k.rk, k.i = rLeftover, int32(c.nl)
+			c.nl++
+		}
+		return k, true
 	}
-	for i, x := range st.Orphans {
-		fn(kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(i), kind: ItemNode, size: st.Incl[x]})
+	if c.i == len(s.Tops) {
+		c.i++
+		if !c.rootShown && s.Root != pickle.NoID {
+			// the result is a reference to an object built elsewhere
+			return kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef}, true
+		}
 	}
+	if j := c.i - len(s.Tops) - 1; j < len(st.Orphans) {
+		c.i++
+		x := st.Orphans[j]
+		return kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(j), kind: ItemNode, size: st.Incl[x]}, true
+	}
+	return kid{}, false
 }
 
 func (st *StreamTree) nodeItem(n pickle.ID, role string, path *pathLink) Item {

@@ -209,19 +209,7 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 	var elSize int64
 	out := kids[:0]
 	for _, k := range kids {
-		small := opt.MinSize > 0 && k.size < opt.MinSize && k.kind != ItemRef
-		if !opt.All {
-			if k.kind == ItemNode && k.scalar(it.Stream) && k.size < SmallScalar {
-				small = true
-			}
-			if k.kind == ItemRef && k.scalar(it.Stream) {
-				small = true
-			}
-		}
-		if opt.MinSize > 0 && k.kind == ItemRef && opt.MinSize > 1 {
-			small = small || k.scalar(it.Stream)
-		}
-		if small {
+		if k.elided(it.Stream, opt) {
 			elCount++
 			elSize += k.size
 			continue
@@ -250,6 +238,89 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 	return out
 }
 
+// elided reports whether k, a child of an item of stream st, goes into its
+// parent's "…" line instead of a line of its own.
+func (k *kid) elided(st *StreamTree, opt Options) bool {
+	small := opt.MinSize > 0 && k.size < opt.MinSize && k.kind != ItemRef
+	if !opt.All {
+		if k.kind == ItemNode && k.scalar(st) && k.size < SmallScalar {
+			small = true
+		}
+		if k.kind == ItemRef && k.scalar(st) {
+			small = true
+		}
+	}
+	if opt.MinSize > 0 && k.kind == ItemRef && opt.MinSize > 1 {
+		small = small || k.scalar(st)
+	}
+	return small
+}
+
+// topWindow is how a walk shows a stream of many tops (a million discarded
+// calls): shownKids' list of them would be a 32-byte kid each while the
+// stream is open, so the walk lists them a window at a time from a
+// topCursor instead, after one pass that counts the lines (the kids not
+// elided, and the "…" line of the rest) and sums the elided. shownKids'
+// other step, joining a run of references to one object into one line,
+// never applies to tops: the only reference among them is the result's.
+type topWindow struct {
+	cur    topCursor
+	opt    Options
+	given  int32 // lines listed in the windows before the current one
+	el     kid   // the "…" line (kind ItemElided), when some are elided
+	elDone bool  // the "…" line has been listed
+	buf    []kid
+}
+
+// lazyTops is the number of tops above which a walk lists a stream's tops
+// through a topWindow, and topsWindow the window's size (variables for
+// TestTopWindowIsShownKids).
+var (
+	lazyTops   = 4096
+	topsWindow = 1024
+)
+
+// newTopWindow counts the lines a walk with opt shows for stream item it
+// (their number, as len(shownKids(it, opt))) and lists the first window.
+func (st *StreamTree) newTopWindow(it Item, opt Options) (*topWindow, []kid, int) {
+	w := &topWindow{opt: opt, buf: make([]kid, 0, topsWindow)}
+	var c topCursor
+	n, elCount := 0, 0
+	var elSize int64
+	for k, ok := st.nextTopKid(&c); ok; k, ok = st.nextTopKid(&c) {
+		if k.elided(st, opt) {
+			elCount++
+			elSize += k.size
+			continue
+		}
+		n++
+	}
+	if elCount > 0 {
+		n++
+		w.el = kid{kind: ItemElided, size: elSize, item: &Item{Kind: ItemElided, Stream: st, Count: elCount, Size: elSize, Self: elSize, Role: "…", pl: it.pl}}
+	}
+	return w, st.fillTops(w), n
+}
+
+// fillTops lists the next window of w's lines; empty at the end.
+func (st *StreamTree) fillTops(w *topWindow) []kid {
+	out := w.buf[:0]
+	for len(out) < cap(out) {
+		k, ok := st.nextTopKid(&w.cur)
+		if !ok {
+			if w.el.kind == ItemElided && !w.elDone {
+				w.elDone = true
+				out = append(out, w.el)
+			}
+			break
+		}
+		if !k.elided(st, w.opt) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Walk visits the tree from start in display order, depth first, with an
 // explicit stack. enter is called for every shown item, leave after its
 // children. References are marked Cycle when they point to an item that is
@@ -267,6 +338,7 @@ func (t *Tree) Walk(start Item, opt Options, enter, leave func(v *Visit)) {
 // walkFrame is one open item of a walk.
 type walkFrame struct {
 	kids  []kid       // children not yet opened; nil once the last was
+	tops  *topWindow  // kids is a window of a stream's tops (nil: kids is all)
 	st    *StreamTree // the item's stream (its kids' and, with id, its node's)
 	pl    *pathLink   // the item's path, for its kids'
 	i     int32       // next child
@@ -276,6 +348,14 @@ type walkFrame struct {
 	id    int32 // the node marked open on the path; -1: none
 	tail  int32 // closed ancestors (tailFrame) that end with this frame
 	trunc bool
+}
+
+// given is the number of f's kids listed before f.kids.
+func (f *walkFrame) given() int32 {
+	if f.tops == nil {
+		return 0
+	}
+	return f.tops.given
 }
 
 // tailFrame is an open item whose last child has been opened (so it has
@@ -370,19 +450,25 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		}
 		v = Visit{Item: it, Depth: depth, Last: last[:max(depth, 0)]}
 		var kids []kid
+		var tops *topWindow
+		nkids := 0
 		if it.Kind != ItemRef && it.Kind != ItemElided {
-			if opt.Depth < 0 || int(lvl) < opt.Depth {
-				kids = t.shownKids(it, opt)
-			} else {
+			switch {
+			case opt.Depth >= 0 && int(lvl) >= opt.Depth:
 				v.Truncated = t.hasChildren(it)
+			case it.Kind == ItemStream && !opt.SortSize && len(it.Stream.Store.Tops) > lazyTops && len(it.Stream.attach) == 0:
+				tops, kids, nkids = it.Stream.newTopWindow(it, opt)
+			default:
+				kids = t.shownKids(it, opt)
+				nkids = len(kids)
 			}
 		}
-		v.Kids = len(kids)
+		v.Kids = nkids
 		if enter != nil {
 			enter(&v)
 		}
-		f := walkFrame{kids: kids, st: it.Stream, n: int32(len(kids)), depth: int32(depth), lvl: lvl, trunc: v.Truncated, id: -1, tail: tail}
-		if len(kids) > 0 {
+		f := walkFrame{kids: kids, tops: tops, st: it.Stream, n: int32(nkids), depth: int32(depth), lvl: lvl, trunc: v.Truncated, id: -1, tail: tail}
+		if nkids > 0 {
 			f.pl = it.pl
 		}
 		if it.Kind == ItemNode {
@@ -397,10 +483,15 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 	open(start, opt.base, opt.base == 0 || opt.baseLast, 0, 0)
 	for stack.n > 0 {
 		f := stack.top()
+		if f.tops != nil && int(f.i) == len(f.kids) && f.tops.given+f.i < f.n {
+			// the next window of a stream's tops
+			f.tops.given += f.i
+			f.kids, f.i = f.st.fillTops(f.tops), 0
+		}
 		if int(f.i) < len(f.kids) {
 			k := f.kids[f.i].open(f.st, f.pl)
 			f.i++
-			isLast := int(f.i) == len(f.kids)
+			isLast := f.given()+f.i == f.n
 			d := int(f.depth) + 1
 			lvl := f.lvl
 			if !wrapper(k) {
