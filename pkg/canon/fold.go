@@ -162,8 +162,8 @@ func (k *foldSink) active(s *pickle.Store) bool {
 		k.cur, k.stopped, k.seen = key, false, 0
 		k.base = k.sp.size()
 	}
-	for ; k.seen < len(s.Log) && !k.stopped; k.seen++ {
-		if ruleEvent(s, s.Log[k.seen]) {
+	for ; k.seen < s.NEvents() && !k.stopped; k.seen++ {
+		if ruleEvent(s, s.Event(k.seen)) {
 			k.stopped = true
 		}
 	}
@@ -421,7 +421,7 @@ func (p *spool) close() {
 // may have read what was folded, and the digest is not to be trusted
 // (errRefold).
 func spoiled(s *pickle.Store) bool {
-	for _, ev := range s.Log {
+	for _, ev := range s.Events() {
 		if ruleEvent(s, ev) {
 			return true
 		}

@@ -109,16 +109,16 @@ func (v *View) Effects() []pickle.SEvent {
 	}
 	out := make([]pickle.SEvent, len(idx))
 	for k, i := range idx {
-		out[k] = v.s.Log[i]
+		out[k] = v.s.Event(i)
 	}
 	return out
 }
 
-// effectIndexes returns the index in the stream's call log (Store.Log) of
+// effectIndexes returns the index in the stream's call log (Store.Event) of
 // each of Effects: the number <effect i> paths give an effect, the same in
 // every form and every command (pk trace finds it in the log alone).
 func (v *View) effectIndexes() []int {
-	if len(v.s.Log) == 0 {
+	if v.s.NEvents() == 0 {
 		return nil // nothing to cover: skip walking the graph
 	}
 	// from the result alone (an encoding leaves its coverage behind, which
@@ -132,7 +132,7 @@ func (v *View) effectIndexes() []int {
 		st.covered = nil
 		return out
 	}
-	for i, ev := range v.s.Log {
+	for i, ev := range v.s.Events() {
 		if v.isCovered(ev.Node) {
 			continue
 		}
@@ -153,7 +153,7 @@ func (v *View) encodeStream(e *encoder) {
 	e.write('r')
 	e.node(v.s.Root)
 	e.run()
-	if len(v.s.Log) == 0 && v.foldEff == nil {
+	if v.s.NEvents() == 0 && v.foldEff == nil {
 		// No call-like operation: no effect to find, and covering the
 		// graph would only walk it again.
 		e.write('.')
@@ -173,13 +173,13 @@ func (v *View) encodeStream(e *encoder) {
 	if v.Opt.v2() {
 		for _, i := range v.topEffects() {
 			e.write('E')
-			e.node(v.s.Log[i].Node)
+			e.node(v.s.Event(i).Node)
 			e.run()
 		}
 		e.write('.')
 		return
 	}
-	for _, ev := range v.s.Log {
+	for _, ev := range v.s.Events() {
 		if v.isCovered(ev.Node) {
 			continue
 		}
@@ -201,8 +201,8 @@ func (v *View) encodeStream(e *encoder) {
 // covered already. It returns their indexes in the log.
 func (v *View) topEffects() []int {
 	var out []int
-	for i := len(v.s.Log) - 1; i >= 0; i-- {
-		ev := v.s.Log[i]
+	for i := v.s.NEvents() - 1; i >= 0; i-- {
+		ev := v.s.Event(i)
 		if v.isCovered(ev.Node) {
 			continue
 		}

@@ -155,7 +155,7 @@ func (v *View) EffectNodes() []*Node {
 	}
 	out := make([]*Node, 0, len(idx))
 	for _, i := range idx {
-		out = append(out, v.wrap(v.s.Log[i].Node, nil, edge{kind: edgeEffect, i: int32(i)}))
+		out = append(out, v.wrap(v.s.Event(i).Node, nil, edge{kind: edgeEffect, i: int32(i)}))
 	}
 	return out
 }
@@ -176,17 +176,17 @@ func (v *View) EffectPlaces() []int {
 func (v *View) EffectNode(i int) *Node {
 	e := edge{kind: edgeEffect, i: int32(i)}
 	if v.fresh && v.loose {
-		return &Node{v: v, src: v.res(v.s.Log[i].Node), edge: e}
+		return &Node{v: v, src: v.res(v.s.Event(i).Node), edge: e}
 	}
-	return v.wrap(v.s.Log[i].Node, nil, e)
+	return v.wrap(v.s.Event(i).Node, nil, e)
 }
 
 // EffectRef is EffectNode as a Ref.
-func (v *View) EffectRef(i int) Ref { return v.ref(v.s.Log[i].Node) }
+func (v *View) EffectRef(i int) Ref { return v.ref(v.s.Event(i).Node) }
 
 // EffectIndex returns the number of effect n (one of EffectNodes) in its
 // path root<effect i>: the index of the effect in the stream's call log
-// (pickle.Store.Log: every call, global resolution, persistent load and
+// (pickle.Store.Event: every call, global resolution, persistent load and
 // mutation loading performs, in stream order), so that the number is the
 // same in every form and pk trace finds it without a canonical view; -1
 // for a node that is no effect.
@@ -570,7 +570,7 @@ func (v *View) pathsAt(nodes, at []pickle.ID) map[pickle.ID]string {
 				effects = append(v.effectIndexes(), -1)
 			}
 			for ; effects[0] >= 0; effects = effects[1:] {
-				if e := v.res(v.s.Log[effects[0]].Node); e >= 0 && !seen.has(e) && int32(e) < v.nsyn {
+				if e := v.res(v.s.Event(effects[0]).Node); e >= 0 && !seen.has(e) && int32(e) < v.nsyn {
 					seen.add(e)
 					walk = append(walk, pathStep{id: e, parent: -1, a: int32(effects[0])})
 					effects = effects[1:]

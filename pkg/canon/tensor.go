@@ -228,7 +228,7 @@ func nestedStorage(data io.Reader, opt Options) (*Storage, bool) {
 	if s.Root < 0 || s.Kind(s.Root) != pickle.KindPersID || len(s.Popped)+len(s.Leftover) > 0 || s.LeftoverMarks > 0 {
 		return nil, false
 	}
-	for _, e := range s.Log {
+	for _, e := range s.Events() {
 		// the root must be the persistent id, and nothing else happen
 		// than the resolution of its storage type
 		if e.Node != s.Root && (s.Kind(e.Node) != pickle.KindGlobal || e.Kind == pickle.EvMut) {

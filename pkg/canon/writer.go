@@ -88,7 +88,7 @@ func (v *View) EffectRefs() []Ref {
 	}
 	out := make([]Ref, 0, len(idx))
 	for _, i := range idx {
-		out = append(out, v.ref(v.s.Log[i].Node))
+		out = append(out, v.ref(v.s.Event(i).Node))
 	}
 	return out
 }

@@ -896,12 +896,12 @@ func formsAlike(s *pickle.Stream, ex effects, x, y canon.Options) bool {
 		}
 	}
 	// (y's effects as log entries: no node made for each)
-	ey, log := vy.Effects(), vx.Store().Log
+	ey, sx := vy.Effects(), vx.Store()
 	if ex.len() != len(ey) {
 		return false
 	}
 	for i, at := range ex.at {
-		if log[at] != ey[i] {
+		if sx.Event(at) != ey[i] {
 			return false
 		}
 	}

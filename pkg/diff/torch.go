@@ -44,7 +44,7 @@ func tensorPaths(doc *input.Doc, opt canon.Options) (map[string]string, map[stri
 		}
 		for _, st := range p.Pickle.Streams {
 			hasPID := len(wrappers) > 0
-			for _, ev := range st.Store().Log {
+			for _, ev := range st.Store().Events() {
 				if ev.Kind == pickle.EvPersID {
 					hasPID = true
 					break

@@ -53,7 +53,7 @@ func pids(f *pickle.File) []*StorageRef {
 	var out []*StorageRef
 	for _, st := range f.Streams {
 		s := st.Store()
-		for _, ev := range s.Log {
+		for _, ev := range s.Events() {
 			if ev.Kind == pickle.EvPersID {
 				if r, ok := parsePIDAt(s, ev.Node); ok {
 					out = append(out, r)

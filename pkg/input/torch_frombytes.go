@@ -194,7 +194,7 @@ func readNestedHead(src func() (io.ReadCloser, error), size int64) (*StorageRef,
 			var pok bool
 			ref, pok = parsePIDAt(s, r)
 			ok = ok && pok && len(s.Popped)+len(s.Leftover) == 0 && s.LeftoverMarks == 0 && PlainStorageID(s, r)
-			for _, e := range s.Log {
+			for _, e := range s.Events() {
 				// the root is the persistent id; nothing else happens than
 				// the resolution of its storage type
 				if e.Node != r && (s.Kind(e.Node) != pickle.KindGlobal || e.Kind == pickle.EvMut) {

@@ -1,6 +1,9 @@
 package pickle
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Folding (docs/engine.md §2.1, item 5): at each compaction, the machine
 // hands a consumer that asks (Keep.Fold) the subtrees of plain data that
@@ -41,7 +44,18 @@ type Folded struct {
 // replaces, and the sum of the consumer's words of those.
 func (s *Store) FoldedRun(id ID) (off int64, n int, items int, word int) {
 	r := &s.recs[id]
-	return r.val, int(r.nkid), int(r.self), int(r.kid)
+	f := s.text[r.v : r.v+foldRecLen]
+	return int64(binary.LittleEndian.Uint64(f)), int(int32(binary.LittleEndian.Uint32(f[8:]))), int(r.self), int(int32(binary.LittleEndian.Uint32(f[12:])))
+}
+
+// putFoldRec writes a folded run's foldRec into the text arena and returns
+// its offset.
+func (s *Store) putFoldRec(off int64, n, word int32) int64 {
+	at := int64(len(s.text))
+	s.text = binary.LittleEndian.AppendUint64(s.text, uint64(off))
+	s.text = binary.LittleEndian.AppendUint32(s.text, uint32(n))
+	s.text = binary.LittleEndian.AppendUint32(s.text, uint32(word))
+	return at
 }
 
 // ItemCount returns the number of items a list or dict stands for: its
@@ -114,7 +128,7 @@ func (m *machine) frozenTable(n int) []bool {
 				f = r.flags&FlagDynamic == 0
 			case KindTuple, KindFrozenSet:
 				f = true
-				for _, c := range s.kids[r.kid : r.kid+r.nkid] {
+				for _, c := range s.kids[r.kid() : r.kid()+r.nkid()] {
 					if c < 0 || int(c) >= i || !fz[c] {
 						f = false
 						break
@@ -151,9 +165,9 @@ func (m *machine) foldFinal() {
 			name(id)
 		}
 	}
-	for _, ev := range s.Log {
-		if ev.Kind != EvCall && ev.Kind != EvMut {
-			name(ev.Node) // (a call's or an operation's node is final as any other)
+	for _, ev := range s.log {
+		if ev.mut < 0 && s.recs[ev.node].kind != KindCall {
+			name(ev.node) // (a call's or an operation's node is final as any other)
 		}
 	}
 	if cap(m.fs.indeg) < n {
@@ -174,7 +188,7 @@ func (m *machine) foldFinal() {
 			taint[i] = 1
 		}
 		if r.hasItems() {
-			bump(s.kids[r.kid : r.kid+r.nkid])
+			bump(s.kids[r.kid() : r.kid()+r.nkid()])
 		}
 		if r.x != 0 {
 			for j := s.ext[r.x-1].mut; j != 0; j = s.muts[j-1].next {
@@ -189,43 +203,46 @@ func (m *machine) foldFinal() {
 	cands := m.fs.cands[:0]
 	for p := range s.recs {
 		r := &s.recs[p]
-		if taint[p] != 1 || r.kind != KindList && r.kind != KindDict || r.nkid < foldMinItems ||
-			r.nkid < foldPendingItems && pending[p] {
+		if r.kind != KindList && r.kind != KindDict {
+			continue
+		}
+		kid, nkid := r.kid(), r.nkid()
+		if taint[p] != 1 || nkid < foldMinItems || nkid < foldPendingItems && pending[p] {
 			// (a small container is folded whole once it is final; so is
 			// one waiting on the stack for its batch, a row of a table in
 			// a batch of APPENDS: offering its items first would encode
 			// them twice)
 			continue
 		}
-		for j := int32(0); j < r.nkid; j++ {
+		for j := int32(0); j < nkid; j++ {
 			if r.kind == KindDict {
 				// keys stay, or go with their value (below); a run of
 				// entries folded before takes one place
-				if c := s.kids[r.kid+j]; c >= 0 && int(c) < n && s.recs[c].kind == KindFolded && s.recs[c].flags&FlagFoldEntries != 0 {
+				if c := s.kids[kid+j]; c >= 0 && int(c) < n && s.recs[c].kind == KindFolded && s.recs[c].flags&FlagFoldEntries != 0 {
 					continue
 				}
-				if j++; j >= r.nkid {
+				if j++; j >= nkid {
 					break
 				}
 			}
-			c := s.kids[r.kid+j]
+			c := s.kids[kid+j]
 			if c < 0 || int(c) >= n || taint[c] != 2 || indeg[c] != 1 || isNamed[c] || s.recs[c].kind == KindFolded {
 				continue // (a run folded before stays as it is)
 			}
 			if r.kind == KindList {
-				cands = append(cands, foldCand{ID(p), r.kid + j, NoID})
+				cands = append(cands, foldCand{ID(p), kid + j, NoID})
 				continue
 			}
 			// a dict's entry whose key is a str or bytes nothing can change
 			// goes whole (runs of entries); else only a value that is a
 			// container or a call is worth a node of its own
-			if k := s.kids[r.kid+j-1]; k >= 0 && int(k) < n && (s.recs[k].kind == KindStr || s.recs[k].kind == KindBytes) &&
+			if k := s.kids[kid+j-1]; k >= 0 && int(k) < n && (s.recs[k].kind == KindStr || s.recs[k].kind == KindBytes) &&
 				(taint[k] == 2 || isNamed[k] && frozen[k]) {
-				cands = append(cands, foldCand{ID(p), r.kid + j - 1, k})
+				cands = append(cands, foldCand{ID(p), kid + j - 1, k})
 				continue
 			}
 			if k := s.recs[c].kind; k == KindList || k == KindDict || k == KindTuple || k == KindSet || k == KindFrozenSet || k == KindCall {
-				cands = append(cands, foldCand{ID(p), r.kid + j, NoID})
+				cands = append(cands, foldCand{ID(p), kid + j, NoID})
 			}
 		}
 	}
@@ -278,7 +295,7 @@ func (m *machine) foldFinal() {
 			fl |= FlagFoldEntries
 		}
 		s.recs = append(s.recs, rec{kind: KindFolded, op: s.recs[root].op, off: s.recs[root].off, owner: cands[i].parent, flags: fl,
-			val: out[i].Off, nkid: int32(total), kid: int32(word), self: uint32(j - i)})
+			v: s.putFoldRec(out[i].Off, int32(total), int32(word)), self: uint32(j - i)})
 		s.recs[cands[i].parent].flags |= FlagHasFolded
 		s.kids[cands[i].pos] = id
 		for k := cands[i].pos + 1; k < cands[j-1].pos+step; k++ {
@@ -386,12 +403,12 @@ func (m *machine) dropFolded(roots []ID, out []Folded, isNamed []bool) {
 		}
 	}
 	m.work = stack[:0]
-	keep := s.Log[:0]
-	for _, ev := range s.Log {
-		if (ev.Kind == EvCall || ev.Kind == EvMut) && ev.Node >= 0 && int(ev.Node) < n && in[ev.Node] {
+	keep := s.log[:0]
+	for _, ev := range s.log {
+		if ev.node >= 0 && int(ev.node) < n && in[ev.node] && (ev.mut >= 0 || s.recs[ev.node].kind == KindCall) {
 			continue
 		}
 		keep = append(keep, ev)
 	}
-	s.Log = keep
+	s.log = keep
 }

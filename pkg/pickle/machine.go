@@ -299,7 +299,7 @@ type machine struct {
 	exts    []ext
 	fars    []far
 	muts    []smut
-	evs     []SEvent
+	evs     []sev
 	lists   []ID     // chunk the first Tops entry of each stream is carved from
 	stores  []Store  // chunk the stores are carved from
 	streams []Stream // chunk the Streams of NoGraph are carved from
@@ -327,6 +327,7 @@ type machine struct {
 	walkKids    []ID
 	work        []ID
 	ids         []ID
+	mutAt       []int32
 	spare       spareSet
 	fs          *foldScratch // foldFinal's (Keep.Fold), made when first needed
 }
@@ -375,7 +376,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	if m.reuse {
 		s = &m.one
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
-			recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0], Log: s.Log[:0],
+			recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0], log: s.log[:0],
 			Tops: s.Tops[:0], Popped: s.Popped[:0], Leftover: s.Leftover[:0]}
 	} else {
 		if len(m.stores) == 0 {
@@ -384,7 +385,7 @@ func (m *machine) run(index int) (*Stream, error) {
 		s = &m.stores[0]
 		m.stores = m.stores[1:]
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
-			recs: window(m.recs), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), Log: window(m.evs)}
+			recs: window(m.recs), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), log: window(m.evs)}
 	}
 	m.s = s
 	m.projN, m.projDone = 0, 0
@@ -451,6 +452,7 @@ func (m *machine) run(index int) (*Stream, error) {
 		if done {
 			s.End = rd.Offset()
 			m.endStream()
+			m.dropScratch()
 			if m.graph {
 				// the graph is built in one go from the store, which is
 				// then dropped (Stream.Store builds it again from the graph
@@ -475,6 +477,31 @@ func (m *machine) run(index int) (*Stream, error) {
 	}
 }
 
+// dropScratch lets the collector take the machine's large scratch arrays
+// at a stream's STOP, where they are empty or done with (the stack, the
+// memo, compaction's tables), before the consumer works on the stream: a
+// million levels of objects left a stack of 5 million slots (42 MB) held
+// while pk hash encoded them. A later stream that needs as much grows them
+// again; small ones are kept for the next of many small streams.
+func (m *machine) dropScratch() {
+	const keep = 1 << 12
+	big := func(n int) bool { return n >= keep }
+	if big(cap(m.stack)) {
+		m.stack = nil
+	}
+	if big(cap(m.marks)) {
+		m.marks = nil
+	}
+	if big(cap(m.memo.dense)) || big(len(m.memo.sparse)) || big(cap(m.memo.seen)) || m.memo.plan != nil {
+		m.memo = memoTable{}
+	}
+	if big(cap(m.lvl)) || big(cap(m.taint)) || big(cap(m.namedSet)) || big(cap(m.ids)) || big(cap(m.mutAt)) || big(cap(m.work)) || big(cap(m.walkKids)) || big(cap(m.frames)) {
+		m.lvl, m.taint, m.namedSet, m.ids, m.mutAt, m.work, m.walkKids, m.frames = nil, nil, nil, nil, nil, nil, nil, nil
+	}
+	m.fs = nil
+	m.spare = spareSet{}
+}
+
 // endStream closes the stream's windows of the machine's buffers (a later
 // append to the store reallocates, never writes into the next stream's
 // window) and hands the rest of the buffers to the next stream.
@@ -490,11 +517,11 @@ func (m *machine) endStream() {
 	m.exts, s.ext = s.ext[len(s.ext):len(s.ext):cap(s.ext)], s.ext[:len(s.ext):len(s.ext)]
 	m.fars, s.far = s.far[len(s.far):len(s.far):cap(s.far)], s.far[:len(s.far):len(s.far)]
 	m.muts, s.muts = s.muts[len(s.muts):len(s.muts):cap(s.muts)], s.muts[:len(s.muts):len(s.muts)]
-	m.evs, s.Log = s.Log[len(s.Log):len(s.Log):cap(s.Log)], s.Log[:len(s.Log):len(s.Log)]
+	m.evs, s.log = s.log[len(s.log):len(s.log):cap(s.log)], s.log[:len(s.log):len(s.log)]
 	// an empty window is nil: one pointer less per slice for the collector
 	// to follow in each kept stream (a million `N.` streams hold no items,
 	// texts, extras, operations or events)
-	s.kids, s.text, s.ext, s.far, s.muts, s.Log = nilIfEmpty(s.kids), nilIfEmpty(s.text), nilIfEmpty(s.ext), nilIfEmpty(s.far), nilIfEmpty(s.muts), nilIfEmpty(s.Log)
+	s.kids, s.text, s.ext, s.far, s.muts, s.log = nilIfEmpty(s.kids), nilIfEmpty(s.text), nilIfEmpty(s.ext), nilIfEmpty(s.far), nilIfEmpty(s.muts), nilIfEmpty(s.log)
 }
 
 func nilIfEmpty[T any](b []T) []T {
@@ -611,7 +638,7 @@ func (m *machine) growRecs() {
 	// 5 times their size)
 	s.ext = projected(s.ext, n, proj)
 	s.muts = projected(s.muts, n, proj)
-	s.Log = projected(s.Log, n, proj)
+	s.log = projected(s.log, n, proj)
 	s.Tops = projected(s.Tops, n, proj)
 	s.Popped = projected(s.Popped, n, proj)
 	// the memo's dense part too (a cloudpickle state memoises every other
@@ -691,8 +718,10 @@ func (m *machine) marker() (mark, error) {
 	return mk, nil
 }
 
-func (m *machine) log(k EventKind, id ID, mut int) {
-	m.s.Log = append(room(m.s.Log, 1), SEvent{Kind: k, Op: m.op.Code, Offset: m.op.Offset, Node: id, Mut: int32(mut)})
+// log appends to the call log the event of node id, made by the current
+// opcode (its kind is the node's: see Store.Event).
+func (m *machine) log(id ID) {
+	m.s.log = append(room(m.s.log, 1), sev{node: id, mut: -1})
 }
 
 // takeAll pops stack[from:] as items consumed by by, into m.buf.
@@ -728,7 +757,7 @@ func (m *machine) itemsFrom(from int, by ID) {
 	s.kids = kids[:at+n]
 	m.takeInto(s.kids[at:], from, by)
 	r := &s.recs[by]
-	r.kid, r.nkid = int32(at), int32(n)
+	r.setKids(int32(at), int32(n))
 }
 
 // scalar is newNode then push, in one: the most common opcodes make a
@@ -831,18 +860,18 @@ func (m *machine) step(o *Op) (bool, error) {
 	case NEWTRUE, NEWFALSE:
 		id := m.scalar(KindBool)
 		if o.Code == NEWTRUE {
-			s.recs[id].val = 1
+			s.recs[id].v = 1
 		}
 	case INT:
 		if o.IsBool {
-			s.recs[m.scalar(KindBool)].val = o.Int
+			s.recs[m.scalar(KindBool)].v = o.Int
 			break
 		}
 		m.intNode(o)
 	case BININT, BININT1, BININT2, LONG, LONG1, LONG4:
 		m.intNode(o)
 	case FLOAT, BINFLOAT:
-		s.recs[m.scalar(KindFloat)].val = o.Int
+		s.recs[m.scalar(KindFloat)].v = o.Int
 	case STRING, BINSTRING, SHORT_BINSTRING:
 		id := m.scalar(KindStr)
 		s.recs[id].flags |= FlagPy2Str
@@ -991,7 +1020,7 @@ func (m *machine) step(o *Op) (bool, error) {
 	case GLOBAL:
 		id := m.global(o.Str, o.Name)
 		m.push(id)
-		m.log(EvGlobal, id, -1)
+		m.log(id)
 	case STACK_GLOBAL:
 		name, err := m.pop()
 		if err != nil {
@@ -1001,20 +1030,20 @@ func (m *machine) step(o *Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		var id ID
+		id := m.newNode(KindGlobal)
 		if s.Kind(mod.n) == KindStr && s.Kind(name.n) == KindStr && s.Blob(mod.n) == nil && s.Blob(name.n) == nil {
-			id = m.global(s.Str(mod.n), s.Str(name.n))
+			m.buf = append(m.buf[:0], m.take(mod, id), m.take(name, id))
+			m.names(id, s.Str(mod.n), s.Str(name.n), m.buf)
 		} else {
-			id = m.newNode(KindGlobal)
 			s.recs[id].flags |= FlagDynamic
 			if !maybeStr(s.Kind(mod.n)) || !maybeStr(s.Kind(name.n)) {
 				return false, m.fail("STACK_GLOBAL requires str")
 			}
+			m.buf = append(m.buf[:0], m.take(mod, id), m.take(name, id))
+			s.SetItems(id, m.buf)
 		}
-		m.buf = append(m.buf[:0], m.take(mod, id), m.take(name, id))
-		s.SetItems(id, m.buf)
 		m.push(id)
-		m.log(EvGlobal, id, -1)
+		m.log(id)
 	case REDUCE, NEWOBJ:
 		args, err := m.pop()
 		if err != nil {
@@ -1028,7 +1057,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.buf = append(m.buf[:0], m.take(fn, id), m.take(args, id))
 		s.SetItems(id, m.buf)
 		m.push(id)
-		m.log(EvCall, id, -1)
+		m.log(id)
 	case NEWOBJ_EX:
 		kw, err := m.pop()
 		if err != nil {
@@ -1046,7 +1075,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.buf = append(m.buf[:0], m.take(cls, id), m.take(args, id), m.take(kw, id))
 		s.SetItems(id, m.buf)
 		m.push(id)
-		m.log(EvCall, id, -1)
+		m.log(id)
 	case INST:
 		mk, err := m.marker()
 		if err != nil {
@@ -1056,13 +1085,13 @@ func (m *machine) step(o *Op) (bool, error) {
 		s.AddSelf(id, mk.bytes)
 		cls := m.global(o.Str, o.Name)
 		s.recs[cls].owner = id
-		m.log(EvGlobal, cls, -1)
+		m.log(cls)
 		args := m.newNode(KindTuple)
 		s.recs[args].owner = id
 		m.itemsFrom(mk.pos, args)
 		s.SetItems(id, []ID{cls, args})
 		m.push(id)
-		m.log(EvCall, id, -1)
+		m.log(id)
 	case OBJ:
 		mk, err := m.marker()
 		if err != nil {
@@ -1080,18 +1109,18 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.stack = m.stack[:mk.pos]
 		s.SetItems(id, []ID{cls, args})
 		m.push(id)
-		m.log(EvCall, id, -1)
+		m.log(id)
 	case EXT1, EXT2, EXT4:
 		if o.Int <= 0 {
 			return false, m.fail("EXT specifies code <= 0")
 		}
 		id := m.scalar(KindExt)
-		s.recs[id].val = o.Int
-		m.log(EvExt, id, -1)
+		s.recs[id].v = o.Int
+		m.log(id)
 	case PERSID:
 		id := m.scalar(KindPersID)
 		s.SetStr(id, o.Str)
-		m.log(EvPersID, id, -1)
+		m.log(id)
 	case BINPERSID:
 		pid, err := m.pop()
 		if err != nil {
@@ -1101,12 +1130,12 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.buf = append(m.buf[:0], m.take(pid, id))
 		s.SetItems(id, m.buf)
 		m.push(id)
-		m.log(EvPersID, id, -1)
+		m.log(id)
 	case NEXT_BUFFER:
 		id := m.scalar(KindBuffer)
-		s.recs[id].val = m.nbuf
+		s.recs[id].v = m.nbuf
 		m.nbuf++
-		m.log(EvBuffer, id, -1)
+		m.log(id)
 	case READONLY_BUFFER:
 		if len(m.stack) <= m.fence() {
 			return false, m.underflow()
@@ -1122,7 +1151,7 @@ func (m *machine) step(o *Op) (bool, error) {
 
 func (m *machine) intNode(o *Op) {
 	id := m.scalar(KindInt)
-	m.s.recs[id].val = o.Int
+	m.s.recs[id].v = o.Int
 	if o.Big != nil {
 		m.s.fw(id).big = o.Big
 	}
@@ -1139,6 +1168,13 @@ func (m *machine) payload(id ID, o *Op) {
 // global adds a KindGlobal node as CPython's find_class sees the names.
 func (m *machine) global(module, name string) ID {
 	id := m.newNode(KindGlobal)
+	m.names(id, module, name, nil)
+	return id
+}
+
+// names gives global id the names CPython's find_class looks up, and its
+// items (a STACK_GLOBAL's module and name), in one write.
+func (m *machine) names(id ID, module, name string, items []ID) {
 	module, name, mapped, dotted := MapGlobal(m.s.Proto, module, name)
 	r := m.r(id)
 	if mapped {
@@ -1147,9 +1183,7 @@ func (m *machine) global(module, name string) ID {
 	if dotted {
 		r.flags |= FlagDotted
 	}
-	m.s.SetStr(id, module)
-	m.s.SetName(id, name)
-	return id
+	m.s.setGlobal(id, module, name, items)
 }
 
 // MapGlobal returns the module and name CPython's find_class looks up for a
@@ -1175,7 +1209,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) {
 	target := m.stack[x-1].n
 	s := m.s
 	s.AddSelf(target, bytes)
-	if r := &s.recs[target]; r.kind == k && r.nkid == 0 && len(m.stack) > x && (r.x == 0 || s.ext[r.x-1].kcap == 0) {
+	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && (r.x == 0 || s.ext[r.x-1].kcap == 0) {
 		// its first items (an empty dict's SETITEMS): straight into the
 		// item arena, where AppendItems would copy them
 		m.itemsFrom(x, target)
@@ -1193,7 +1227,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) {
 
 func (m *machine) mutate(target ID, args []ID) {
 	i := m.s.AddMut(target, m.op.Code, m.op.Offset, args)
-	m.log(EvMut, target, i)
+	m.s.log = append(room(m.s.log, 1), sev{node: target, mut: int32(i), at: int32(len(m.s.muts) - 1)})
 }
 
 // maybeStr reports whether a node of kind k is a str or an object whose

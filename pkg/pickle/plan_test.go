@@ -182,7 +182,7 @@ func keepLog(b []byte, keep *Keep, replay bool) (string, error) {
 	for _, st := range f.Streams {
 		s := st.Store()
 		fmt.Fprintf(&out, "stream %d root %s tops %d;", st.Index, s.Kind(s.Root), len(s.Tops))
-		for _, ev := range s.Log {
+		for _, ev := range s.Events() {
 			fmt.Fprintf(&out, " %s/%s@%d", ev.Kind, ev.Op, ev.Offset)
 		}
 		out.WriteByte('\n')
@@ -228,10 +228,10 @@ func FuzzKeep(f *testing.F) {
 		f1, _ := Parse(bytes.NewReader(b), int64(len(b)), "k", Options{NoGraph: true})
 		var all, rest []string
 		for i, st := range f1.Streams {
-			for _, ev := range st.Store().Log {
+			for _, ev := range st.Store().Events() {
 				all = append(all, fmt.Sprintf("%s/%s@%d", ev.Kind, ev.Op, ev.Offset))
 			}
-			for _, ev := range f2.Streams[i].Store().Log {
+			for _, ev := range f2.Streams[i].Store().Events() {
 				rest = append(rest, fmt.Sprintf("%s/%s@%d", ev.Kind, ev.Op, ev.Offset))
 			}
 		}

@@ -206,8 +206,8 @@ func (m *machine) compact() {
 	if m.keep.Final != nil {
 		m.finalEvents()
 	}
-	for _, ev := range s.Log {
-		raise(ev.Node, keepFull)
+	for _, ev := range s.log {
+		raise(ev.node, keepFull)
 	}
 	m.eachNamed(func(id ID) { raise(id, named) })
 	if m.keep.Final == nil {
@@ -230,7 +230,7 @@ func (m *machine) compact() {
 		}
 		if l == keepFull {
 			if r.hasItems() {
-				for _, c := range s.kids[r.kid : r.kid+r.nkid] {
+				for _, c := range s.kids[r.kid() : r.kid()+r.nkid()] {
 					raise(c, keepFull)
 				}
 			}
@@ -246,8 +246,8 @@ func (m *machine) compact() {
 			continue
 		}
 		if l > 1 && r.hasItems() {
-			k := min(r.nkid, items)
-			for _, c := range s.kids[r.kid : r.kid+k] {
+			k := min(r.nkid(), items)
+			for _, c := range s.kids[r.kid() : r.kid()+k] {
 				raise(c, l-1)
 			}
 		}
@@ -282,6 +282,10 @@ func (m *machine) compact() {
 	// store's are, at the next): two sets per stream, no allocation per pass
 	next := max(MinCompact, 2*(kept+1))
 	recs, kids, text, exts, fars, muts := m.spare.recs[:0], m.spare.kids[:0], m.spare.text[:0], m.spare.ext[:0], m.spare.far[:0], m.spare.muts[:0]
+	if cap(m.mutAt) < len(s.muts) {
+		m.mutAt = make([]int32, len(s.muts))
+	}
+	mutAt := m.mutAt[:len(s.muts)] // new index of each operation kept (for the log)
 	if cap(recs) < next+1024 {
 		recs = make([]rec, 0, next+1024)
 	}
@@ -294,18 +298,29 @@ func (m *machine) compact() {
 		if r.owner >= 0 {
 			r.owner = mapID(r.owner)
 		}
-		if !r.hasItems() && r.kind != KindFolded {
+		names, hasNames := int64(0), false
+		switch r.holds() {
+		case holdsText:
 			// the text of a str, bytes, bytearray or PERSID
 			off, tl := s.textOf(id)
-			r.val = int64(len(text))
+			if r.v&textInFar == textInFar {
+				s.fr(id).textOff = int64(len(text)) // (copied to fars below)
+			} else {
+				r.v = int64(len(text))<<textLenBits | tl
+			}
 			text = append(text, s.text[off:off+tl]...)
-		}
-		if r.kind == KindGlobal && r.val > 0 {
-			// its names, with their lengths before them (globalText)
-			_, _, no, nl := s.globalText(&r)
-			start := r.val - 1
-			r.val = int64(len(text)) + 1
-			text = append(text, s.text[start:no+nl]...)
+		case holdsFold:
+			// its foldRec
+			at := int64(len(text))
+			text = append(text, s.text[r.v:r.v+foldRecLen]...)
+			r.v = at
+		case holdsItems:
+			if start, ok := s.namesAt(&r); ok && r.kind == KindGlobal {
+				// its names, with their lengths before them (globalText)
+				_, _, no, nl := s.globalText(&r)
+				names, hasNames = int64(len(text)), true
+				text = append(text, s.text[start:no+nl]...)
+			}
 		}
 		if r.x != 0 {
 			x := s.ext[r.x-1]
@@ -324,6 +339,7 @@ func (m *machine) compact() {
 					}
 					muts = append(muts, smut{op: mu.op, off: mu.off, kid: start, nkid: mu.nkid})
 					k := int32(len(muts))
+					mutAt[j-1] = k - 1
 					if prev != 0 {
 						muts[prev-1].next = k
 					} else {
@@ -337,7 +353,8 @@ func (m *machine) compact() {
 			r.x = int32(len(exts))
 		}
 		if r.hasItems() {
-			keep := r.nkid
+			kid, nkid := r.kid(), r.nkid()
+			keep := nkid
 			if l != keepFull {
 				if l > 1 {
 					keep = min(keep, items)
@@ -346,7 +363,7 @@ func (m *machine) compact() {
 				}
 			}
 			start := int32(len(kids))
-			for j, c := range s.kids[r.kid : r.kid+keep] {
+			for j, c := range s.kids[kid : kid+keep] {
 				switch {
 				case c == foldGone:
 					// a place a folded run took (foldFinal)
@@ -356,16 +373,24 @@ func (m *machine) compact() {
 					kids = append(kids, mapID(c))
 				}
 			}
-			if keep < r.nkid || l == 1 && keep > 0 {
+			if keep < nkid || l == 1 && keep > 0 {
 				r.flags |= FlagReleased
 			}
-			r.kid, r.nkid = start, int32(len(kids))-start
+			r.setKids(start, int32(len(kids))-start)
+			if hasNames {
+				kids = append(kids, ID(uint32(names)), ID(names>>32))
+				r.v = int64(uint64(r.v) | namesBit<<32)
+			}
 		}
 		recs = append(recs, r)
 	}
 	recs = append(recs, rec{kind: KindNone, op: NONE, off: s.Begin, owner: NoID, flags: FlagReleased})
-	for i := range s.Log {
-		s.Log[i].Node = mapID(s.Log[i].Node)
+	for i := range s.log {
+		e := &s.log[i]
+		e.node = mapID(e.node)
+		if e.mut >= 0 {
+			e.at = mutAt[e.at]
+		}
 	}
 	for i := range m.stack {
 		m.stack[i].n = mapID(m.stack[i].n)
@@ -430,25 +455,28 @@ func (m *machine) finalEvents() {
 	}
 	m.eachNamed(name)
 	m.propagate(taint)
-	final := func(ev SEvent) bool {
-		return ev.Kind != EvGlobal && ev.Kind != EvExt && ev.Node >= 0 && taint[ev.Node] == 2 && !isNamed[ev.Node]
+	final := func(ev sev) bool {
+		if k := s.recs[ev.node].kind; ev.mut < 0 && (k == KindGlobal || k == KindExt) {
+			return false
+		}
+		return taint[ev.node] == 2 && !isNamed[ev.node]
 	}
 	var batch []SEvent
-	for _, ev := range s.Log {
+	for i, ev := range s.log {
 		if final(ev) {
-			batch = append(batch, ev)
+			batch = append(batch, s.Event(i))
 		}
 	}
 	if len(batch) == 0 || !m.keep.Final(s, batch) {
 		return
 	}
-	keep := s.Log[:0]
-	for _, ev := range s.Log {
+	keep := s.log[:0]
+	for _, ev := range s.log {
 		if !final(ev) {
 			keep = append(keep, ev)
 		}
 	}
-	s.Log = keep
+	s.log = keep
 }
 
 // propagate completes taint (1 for the nodes that taint, 0 for the rest):

@@ -2,6 +2,7 @@ package pickle
 
 import (
 	"encoding/binary"
+	"iter"
 	"math"
 	"math/big"
 	"unsafe"
@@ -44,8 +45,9 @@ type Store struct {
 	Popped        []ID  // discarded by POP or POP_MARK where they were built
 	Leftover      []ID  // left under the result at STOP
 	LeftoverMarks int   // MARKs still open at STOP
-	Log           []SEvent
 	StreamSelf    int64 // bytes attributed to the stream itself (Stream.Self)
+
+	log []sev // the call log (Event)
 
 	recs []rec
 	kids []ID   // items, call parts and mutation arguments
@@ -55,19 +57,88 @@ type Store struct {
 	muts []smut // operations applied after creation, chained per target
 }
 
-// rec is one node: 40 bytes.
+// rec is one node: 32 bytes (a cloudpickle state makes 851,261).
+//
+// v holds a node's value or where its data is, by what its kind holds
+// (recHolds): a node has a scalar value or a text or items, never two of
+// them, so they share one word. A global has names and may have items (a
+// STACK_GLOBAL's module and name): its names' offset follows its items in
+// Store.kids (namesBit). A consumer's own kinds hold items; a value set on
+// them (SetInt) is kept in far.
 type rec struct {
 	kind  Kind
 	op    Opcode
 	flags Flags
 	owner ID
 	off   int64
-	val   int64  // int, float bits, bool; str, bytes, bytearray, PERSID: offset of the text in Store.text; global: 1 + offset of its names (globalText), 0: none
 	self  uint32 // bytes attributed (Self); selfInExt: in far (4 GiB or more)
 	x     int32  // 1 + index in Store.ext; 0: none
-	kid   int32  // first item in Store.kids (a call: func, args[, kwargs])
-	nkid  int32  // number of items; for the text kinds above, length of the text (-1: in far, long text)
+	// holdsValue: the int, float bits, bool, EXT code or buffer index.
+	// holdsText: the text's offset in Store.text << textLenBits | its
+	// length (textInFar: both in far).
+	// holdsItems: the first item in Store.kids (low word), the number of
+	// items (high word, with namesBit).
+	// holdsFold: the offset in Store.text of the run's foldRec.
+	v int64
 }
+
+// What a node's v holds (recHolds).
+const (
+	holdsItems  = iota // containers, globals, calls, BINPERSID, a consumer's kinds
+	holdsValue         // None, bool, int, float, EXT, buffer
+	holdsText          // str, bytes, bytearray, PERSID
+	holdsFold          // KindFolded
+	holdsPersID        // (table only) PERSID: holdsText, BINPERSID: holdsItems
+)
+
+var kindHolds = [256]uint8{
+	KindNone: holdsValue, KindBool: holdsValue, KindInt: holdsValue, KindFloat: holdsValue, KindExt: holdsValue, KindBuffer: holdsValue,
+	KindStr: holdsText, KindBytes: holdsText, KindByteArray: holdsText, KindPersID: holdsPersID,
+	KindFolded: holdsFold,
+}
+
+// holds returns what r.v holds.
+func (r *rec) holds() uint8 {
+	h := kindHolds[r.kind]
+	if h == holdsPersID {
+		if r.op == PERSID {
+			return holdsText
+		}
+		return holdsItems
+	}
+	return h
+}
+
+// hasItems reports whether v is the node's items (kid, nkid).
+func (r *rec) hasItems() bool { return r.holds() == holdsItems }
+
+// kid and nkid are the first item in Store.kids and the number of items
+// of a node that holds items (hasItems); setKids sets them (and clears
+// namesBit: a global's setter puts its names after the items).
+func (r *rec) kid() int32  { return int32(uint32(r.v)) }
+func (r *rec) nkid() int32 { return int32(uint32(r.v>>32) &^ namesBit) }
+func (r *rec) setKids(kid, n int32) {
+	r.v = int64(uint32(kid)) | int64(uint32(n))<<32
+}
+
+// namesBit, in the high word of a global's v, says that the two entries
+// of Store.kids after its items are the low and high words of the offset
+// of its names in Store.text (globalText). Without it the global has no
+// names (a dynamic STACK_GLOBAL, or a consumer's before SetStr).
+const namesBit = 1 << 31
+
+// A text's offset and length share v: textLenBits of length, the rest
+// offset. A text with a length of textInFar or more, or an offset past
+// 512 GiB, has both in far, and textInFar as its length.
+const (
+	textLenBits = 24
+	textInFar   = 1<<textLenBits - 1
+)
+
+// foldRec is what a KindFolded node holds beyond its record, in
+// Store.text at its v: the consumer's offset, length and word (FoldedRun;
+// its count of items is in self).
+const foldRecLen = 16
 
 // ext is what some nodes need beyond their record: the operations applied
 // to them after creation, the capacity of items that grew (20 bytes), and
@@ -80,12 +151,15 @@ type ext struct {
 }
 
 // far is what few nodes need: a big int, a streamed payload, a text longer
-// than an int32, a Self of 4 GiB or more.
+// than textInFar, a Self of 4 GiB or more, the value of a node that holds
+// items.
 type far struct {
 	big     *big.Int
 	blob    *Blob
-	textLen int64 // text longer than an int32 (nkid == -1)
+	textOff int64 // a text whose length is textInFar or more (or offset past 512 GiB)
+	textLen int64
 	self    int64 // Self when rec.self == selfInExt
+	val     int64 // Int of a node whose v holds items (SetInt on a consumer's kind)
 }
 
 // smut is one operation applied to a node after its creation (see Mut).
@@ -95,6 +169,47 @@ type smut struct {
 	nkid int32
 	next int32 // 1 + the next operation on the same target; 0: last
 	op   Opcode
+}
+
+// sev is one entry of the call log: 12 bytes, where an SEvent takes 24 (a
+// million levels of objects made and built log two million). The rest of
+// an SEvent is its node's kind, opcode and offset or, for EvMut, those of
+// its operation.
+type sev struct {
+	node ID
+	mut  int32 // EvMut: index in Muts(node); -1: another kind
+	at   int32 // EvMut: index of the operation in Store.muts
+}
+
+// evKinds is the kind of the event that logs a node of each kind (other
+// than EvMut).
+var evKinds = [256]EventKind{KindGlobal: EvGlobal, KindCall: EvCall, KindPersID: EvPersID, KindExt: EvExt, KindBuffer: EvBuffer}
+
+// NEvents returns the number of entries in the call log.
+func (s *Store) NEvents() int { return len(s.log) }
+
+// Event returns entry i of the call log: every call, global resolution,
+// operation applied after creation, persistent id, EXT lookup and buffer,
+// in stream order.
+func (s *Store) Event(i int) SEvent {
+	e := &s.log[i]
+	if e.mut >= 0 {
+		m := &s.muts[e.at]
+		return SEvent{Offset: m.off, Node: e.node, Mut: e.mut, Kind: EvMut, Op: m.op}
+	}
+	r := &s.recs[e.node]
+	return SEvent{Offset: r.off, Node: e.node, Mut: -1, Kind: evKinds[r.kind], Op: r.op}
+}
+
+// Events iterates over the call log (Event): index and entry.
+func (s *Store) Events() iter.Seq2[int, SEvent] {
+	return func(yield func(int, SEvent) bool) {
+		for i := range s.log {
+			if !yield(i, s.Event(i)) {
+				return
+			}
+		}
+	}
 }
 
 // SEvent is one entry of a Store's call log (see Event): Node is the node
@@ -136,11 +251,23 @@ func (s *Store) Owner(id ID) ID          { return s.recs[id].owner }
 func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f != 0 }
 
 // Int returns the value of an int (when it fits int64; see Big), bool
-// (0/1), EXT code or buffer index, or the IEEE-754 bits of a float.
-func (s *Store) Int(id ID) int64 { return s.recs[id].val }
+// (0/1), EXT code or buffer index, or the IEEE-754 bits of a float (or
+// what SetInt set on another kind; 0 for texts).
+func (s *Store) Int(id ID) int64 {
+	r := &s.recs[id]
+	if kindHolds[r.kind] == holdsValue {
+		return r.v
+	}
+	if r.hasItems() {
+		if f := s.fr(id); f != nil {
+			return f.val
+		}
+	}
+	return 0
+}
 
 // Float returns the value of a float node.
-func (s *Store) Float(id ID) float64 { return math.Float64frombits(uint64(s.recs[id].val)) }
+func (s *Store) Float(id ID) float64 { return math.Float64frombits(uint64(s.Int(id))) }
 
 func (s *Store) x(id ID) *ext {
 	r := &s.recs[id]
@@ -158,14 +285,24 @@ func (s *Store) fr(id ID) *far {
 	return nil
 }
 
-// globalText returns where a global's module and name are in Store.text: a
-// global's val is 1 + the offset of uvarint(len(module)) uvarint(len(name))
-// module name (0: none, a dynamic global), so that a global needs no ext.
+// namesAt returns the offset in Store.text of a global's names (see
+// namesBit), false when it has none.
+func (s *Store) namesAt(r *rec) (int64, bool) {
+	if uint32(r.v>>32)&namesBit == 0 {
+		return 0, false
+	}
+	i := r.kid() + r.nkid()
+	return int64(uint32(s.kids[i])) | int64(s.kids[i+1])<<32, true
+}
+
+// globalText returns where a global's module and name are in Store.text:
+// its names (namesAt) are uvarint(len(module)) uvarint(len(name)) module
+// name, so that a global needs no ext.
 func (s *Store) globalText(r *rec) (modOff, modLen, nameOff, nameLen int64) {
-	if r.val <= 0 {
+	p, ok := s.namesAt(r)
+	if !ok {
 		return 0, 0, 0, 0
 	}
-	p := r.val - 1
 	ml, n1 := binary.Uvarint(s.text[p:])
 	nl, n2 := binary.Uvarint(s.text[p+int64(n1):])
 	modOff = p + int64(n1) + int64(n2)
@@ -174,12 +311,28 @@ func (s *Store) globalText(r *rec) (modOff, modLen, nameOff, nameLen int64) {
 
 // setGlobalText writes a global's module and name into the text arena.
 func (s *Store) setGlobalText(id ID, module, name string) {
+	s.setGlobal(id, module, name, s.Items(id))
+}
+
+// setGlobal gives a global its module and name and its items.
+func (s *Store) setGlobal(id ID, module, name string, items []ID) {
 	off := int64(len(s.text))
 	s.text = binary.AppendUvarint(s.text, uint64(len(module)))
 	s.text = binary.AppendUvarint(s.text, uint64(len(name)))
 	s.text = append(s.text, module...)
 	s.text = append(s.text, name...)
-	s.recs[id].val = off + 1
+	s.putGlobal(id, items, off)
+}
+
+// putGlobal gives a global items and its names at off in Store.text: a
+// new range of the item arena holds the items, then the names' offset.
+func (s *Store) putGlobal(id ID, items []ID, off int64) {
+	start := int32(len(s.kids))
+	s.kids = append(room(s.kids, len(items)+2), items...) // (items may be in the old arena: append copies them first)
+	s.kids = append(s.kids, ID(uint32(off)), ID(off>>32))
+	r := &s.recs[id]
+	r.setKids(start, int32(len(items)))
+	r.v = int64(uint64(r.v) | namesBit<<32)
 }
 
 // Big returns the value of an int node as a big.Int (a new one when it fits
@@ -188,7 +341,7 @@ func (s *Store) Big(id ID) *big.Int {
 	if f := s.fr(id); f != nil && f.big != nil {
 		return f.big
 	}
-	return big.NewInt(s.recs[id].val)
+	return big.NewInt(s.Int(id))
 }
 
 // IsBig reports whether an int does not fit int64.
@@ -212,12 +365,13 @@ func (s *Store) textOf(id ID) (int64, int64) {
 	case r.kind == KindGlobal:
 		mo, ml, _, _ := s.globalText(r)
 		return mo, ml
-	case r.hasItems():
-		return 0, 0 // BINPERSID: its id is an item
-	case r.nkid >= 0:
-		return r.val, int64(r.nkid)
+	case r.holds() != holdsText:
+		return 0, 0 // (BINPERSID: its id is an item)
+	case r.v&textInFar != textInFar:
+		return int64(uint64(r.v) >> textLenBits), r.v & textInFar
 	}
-	return r.val, s.fr(id).textLen
+	f := s.fr(id)
+	return f.textOff, f.textLen
 }
 
 // Str returns the text of a str (UTF-8), bytes or bytearray (raw bytes; the
@@ -271,30 +425,22 @@ func (s *Store) PayloadLen(id ID) int64 {
 // read with Func, Args and Kwargs. The slice shares the store's memory.
 func (s *Store) Items(id ID) []ID {
 	r := &s.recs[id]
-	if !r.hasItems() || r.kind == KindCall || r.nkid == 0 {
+	if !r.hasItems() || r.kind == KindCall {
 		return nil
 	}
-	return s.kids[r.kid : r.kid+r.nkid : r.kid+r.nkid]
+	k, n := r.kid(), r.nkid()
+	if n == 0 {
+		return nil
+	}
+	return s.kids[k : k+n : k+n]
 }
 
 // NItems returns len(Items(id)).
 func (s *Store) NItems(id ID) int {
 	if r := &s.recs[id]; r.hasItems() && r.kind != KindCall {
-		return int(r.nkid)
+		return int(r.nkid())
 	}
 	return 0
-}
-
-// hasItems reports whether kid and nkid are the node's items (else nkid is
-// the length of its text).
-func (r *rec) hasItems() bool {
-	switch r.kind {
-	case KindStr, KindBytes, KindByteArray, KindFolded:
-		return false
-	case KindPersID:
-		return r.op != PERSID
-	}
-	return true
 }
 
 // Func, Args and Kwargs return the parts of a call (NoID when absent).
@@ -306,10 +452,10 @@ func (s *Store) Kwargs(id ID) ID {
 
 func (s *Store) part(id ID, i int32) ID {
 	r := &s.recs[id]
-	if r.kind != KindCall || i >= r.nkid {
+	if r.kind != KindCall || i >= r.nkid() {
 		return NoID
 	}
-	return s.kids[r.kid+i]
+	return s.kids[r.kid()+i]
 }
 
 // NMuts returns the number of operations applied to the node after its
@@ -340,7 +486,7 @@ func (s *Store) Muts(id ID) []SMut {
 // order: items, then call parts, then mutation arguments.
 func (s *Store) Children(id ID, buf []ID) []ID {
 	if r := &s.recs[id]; r.hasItems() {
-		buf = append(buf, s.kids[r.kid:r.kid+r.nkid]...)
+		buf = append(buf, s.kids[r.kid():r.kid()+r.nkid()]...)
 	}
 	if x := s.x(id); x != nil {
 		for i := x.mut; i != 0; i = s.muts[i-1].next {
@@ -356,7 +502,7 @@ func (s *Store) Children(id ID, buf []ID) []ID {
 func (s *Store) Footprint() int64 {
 	n := int64(cap(s.recs))*int64(unsafe.Sizeof(rec{})) + int64(cap(s.kids))*4 + int64(cap(s.text)) +
 		int64(cap(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(cap(s.far))*int64(unsafe.Sizeof(far{})) + int64(cap(s.muts))*int64(unsafe.Sizeof(smut{})) +
-		int64(cap(s.Log))*int64(unsafe.Sizeof(SEvent{})) + 4*int64(cap(s.Tops)+cap(s.Popped)+cap(s.Leftover))
+		int64(cap(s.log))*int64(unsafe.Sizeof(sev{})) + 4*int64(cap(s.Tops)+cap(s.Popped)+cap(s.Leftover))
 	return n
 }
 
@@ -455,14 +601,26 @@ func (s *Store) fw(id ID) *far {
 	return &s.far[x.far-1]
 }
 
-// SetInt sets the scalar value (int, bool, float bits, EXT code, buffer).
-func (s *Store) SetInt(id ID, v int64) { s.recs[id].val = v }
+// SetInt sets the scalar value (int, bool, float bits, EXT code, buffer;
+// on a node that holds items, a consumer's kind, it is kept in far). A
+// text has none: it is ignored there.
+func (s *Store) SetInt(id ID, v int64) {
+	r := &s.recs[id]
+	switch r.holds() {
+	case holdsValue:
+		r.v = v
+	case holdsItems:
+		if v != 0 || s.fr(id) != nil {
+			s.fw(id).val = v
+		}
+	}
+}
 
 // SetBig sets the value of an int that does not fit int64.
 func (s *Store) SetBig(id ID, b *big.Int) {
 	s.fw(id).big = b
 	if b.IsInt64() {
-		s.recs[id].val = b.Int64()
+		s.SetInt(id, b.Int64())
 	}
 }
 
@@ -510,14 +668,13 @@ func (s *Store) SetStr(id ID, t string) {
 		return
 	}
 	off := s.putText(t)
-	r := &s.recs[id]
-	switch {
-	case int64(len(t)) <= math.MaxInt32:
-		r.val, r.nkid = off, int32(len(t))
-	default:
-		r.val, r.nkid = off, -1
-		s.fw(id).textLen = int64(len(t))
+	if n := int64(len(t)); n < textInFar && off < 1<<(63-textLenBits) {
+		s.recs[id].v = off<<textLenBits | n
+		return
 	}
+	s.recs[id].v = textInFar
+	f := s.fw(id)
+	f.textOff, f.textLen = off, int64(len(t))
 }
 
 // SetBlob sets the streamed payload of a large str/bytes/bytearray; its
@@ -533,12 +690,16 @@ func (s *Store) SetName(id ID, name string) {
 }
 
 // SetItems sets the items of a node (a call: func, args[, kwargs]) to a
-// copy of items.
+// copy of items. A node that holds a value or a text has no items: its
+// value would be lost.
 func (s *Store) SetItems(id ID, items []ID) {
 	r := &s.recs[id]
-	r.kid = int32(len(s.kids))
-	r.nkid = int32(len(items))
-	s.kids = append(room(s.kids, len(items)), items...)
+	if off, ok := s.namesAt(r); ok && r.kind == KindGlobal {
+		s.putGlobal(id, items, off)
+	} else {
+		r.setKids(int32(len(s.kids)), int32(len(items)))
+		s.kids = append(room(s.kids, len(items)), items...)
+	}
 	if x := s.x(id); x != nil {
 		x.kcap = 0
 	}
@@ -550,30 +711,35 @@ func (s *Store) AppendItems(id ID, items []ID) {
 		return
 	}
 	r := &s.recs[id]
-	if r.nkid == 0 && (r.x == 0 || s.ext[r.x-1].kcap == 0) {
+	if r.kind == KindGlobal {
+		// (its names follow its items: a new range for both)
+		s.SetItems(id, append(s.Items(id), items...))
+		return
+	}
+	kid, nkid := r.kid(), r.nkid()
+	if nkid == 0 && (r.x == 0 || s.ext[r.x-1].kcap == 0) {
 		s.SetItems(id, items)
 		return
 	}
-	kcap := r.nkid
+	kcap := nkid
 	if r.x != 0 && s.ext[r.x-1].kcap > kcap {
 		kcap = s.ext[r.x-1].kcap
 	}
-	need := r.nkid + int32(len(items))
+	need := nkid + int32(len(items))
 	if need <= kcap {
-		copy(s.kids[r.kid+r.nkid:], items)
-		r.nkid = need
+		copy(s.kids[kid+nkid:], items)
+		r.setKids(kid, need)
 		return
 	}
 	// move to the end with room to double
 	ncap := max(2*kcap, need, 4)
 	start := int32(len(s.kids))
-	s.kids = append(s.kids, s.kids[r.kid:r.kid+r.nkid]...)
+	s.kids = append(s.kids, s.kids[kid:kid+nkid]...)
 	s.kids = append(s.kids, items...)
 	for i := need; i < ncap; i++ {
 		s.kids = append(s.kids, NoID)
 	}
-	r = &s.recs[id]
-	r.kid, r.nkid = start, need
+	s.recs[id].setKids(start, need)
 	s.xw(id).kcap = ncap
 }
 
@@ -611,7 +777,8 @@ func FromGraph(st *Stream) *Store {
 	for _, n := range st.All {
 		id := s.Add(n.Kind, n.Op, n.Offset)
 		r := &s.recs[id]
-		r.flags, r.val = n.Flags, n.Int
+		r.flags = n.Flags
+		s.SetInt(id, n.Int)
 		s.AddSelf(id, n.Self)
 		r.owner = idOf(n.Owner)
 		switch n.Kind {
@@ -658,9 +825,13 @@ func FromGraph(st *Stream) *Store {
 	s.Tops = idsOf(st.Tops)
 	s.Popped = idsOf(st.Popped)
 	s.Leftover = idsOf(st.Leftover)
-	s.Log = make([]SEvent, len(st.Log))
+	s.log = make([]sev, len(st.Log))
 	for i, e := range st.Log {
-		s.Log[i] = SEvent{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: idOf(e.Node), Mut: int32(e.Mut)}
+		s.log[i] = sev{node: idOf(e.Node), mut: -1}
+		if e.Kind == EvMut {
+			// (a node's operations were added one after the other above)
+			s.log[i].mut, s.log[i].at = int32(e.Mut), s.x(idOf(e.Node)).mut-1+int32(e.Mut)
+		}
 	}
 	return s
 }
@@ -714,7 +885,9 @@ func (s *Store) Graph() *Stream {
 	extras := make([]Extra, nx)
 	kids := make([]*Node, len(s.kids))
 	for i, k := range s.kids {
-		if k >= 0 {
+		if k >= 0 && int(k) < n {
+			// (a global's names offset, after its items, is no ID: it
+			// is in no slice of kids handed out)
 			kids[i] = all[k]
 		}
 	}
@@ -728,7 +901,7 @@ func (s *Store) Graph() *Stream {
 		id := ID(i)
 		r := &s.recs[i]
 		nd := &slab[i]
-		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags, ID: int32(i), Offset: r.off, Self: s.Self(id), Int: r.val, Owner: node(r.owner)}
+		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags, ID: int32(i), Offset: r.off, Self: s.Self(id), Int: s.Int(id), Owner: node(r.owner)}
 		switch r.kind {
 		case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
 			nd.Str = s.Str(id)
@@ -757,8 +930,8 @@ func (s *Store) Graph() *Stream {
 		if r.kind == KindCall {
 			x := nd.X
 			x.Func, x.Args, x.Kwargs = node(s.Func(id)), node(s.Args(id)), node(s.Kwargs(id))
-		} else if r.hasItems() && r.nkid > 0 {
-			nd.Items = kids[r.kid : r.kid+r.nkid : r.kid+r.nkid]
+		} else if k, n := r.kid(), r.nkid(); r.hasItems() && n > 0 {
+			nd.Items = kids[k : k+n : k+n]
 		}
 	}
 	st.All = all
@@ -774,8 +947,9 @@ func (s *Store) Graph() *Stream {
 		return out
 	}
 	st.Tops, st.Popped, st.Leftover = nodes(s.Tops), nodes(s.Popped), nodes(s.Leftover)
-	st.Log = make([]Event, len(s.Log))
-	for i, e := range s.Log {
+	st.Log = make([]Event, len(s.log))
+	for i := range s.log {
+		e := s.Event(i)
 		st.Log[i] = Event{Kind: e.Kind, Op: e.Op, Offset: e.Offset, Node: node(e.Node), Mut: int(e.Mut)}
 	}
 	return st

@@ -9,9 +9,16 @@ func (s *Store) SetNoItems(id ID, n int) {
 	if s.recs[id].kind == KindCall || n < 0 {
 		panic("pickle: SetNoItems of a call")
 	}
+	if s.recs[id].kind == KindGlobal {
+		items := make([]ID, n)
+		for i := range items {
+			items[i] = NoID
+		}
+		s.SetItems(id, items) // (its names follow its items)
+		return
+	}
 	s.kids = slices.Grow(s.kids, n)
-	r := &s.recs[id]
-	r.kid, r.nkid = int32(len(s.kids)), int32(n)
+	s.recs[id].setKids(int32(len(s.kids)), int32(n))
 	for range n {
 		s.kids = append(s.kids, NoID)
 	}
@@ -30,11 +37,14 @@ func (s *Store) SetNoItems(id ID, n int) {
 // (dst has no spare capacity), so src's items are never overwritten.
 func (s *Store) ShareItems(dst, src ID, n int) {
 	r := &s.recs[src]
-	if n < 0 || n > int(r.nkid) || r.kind == KindCall || s.recs[dst].kind == KindCall {
+	if n < 0 || n > int(r.nkid()) || r.kind == KindCall || s.recs[dst].kind == KindCall {
 		panic("pickle: ShareItems out of range")
 	}
-	d := &s.recs[dst]
-	d.kid, d.nkid = r.kid, int32(n)
+	if s.recs[dst].kind == KindGlobal {
+		s.SetItems(dst, s.Items(src)[:n]) // (its names follow its items)
+		return
+	}
+	s.recs[dst].setKids(r.kid(), int32(n))
 	if x := s.x(dst); x != nil {
 		x.kcap = 0
 	}

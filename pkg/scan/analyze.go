@@ -2,6 +2,8 @@ package scan
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -208,10 +210,10 @@ func (s *scanner) summarize() {
 
 func (s *scanner) stream(st *pickle.Stream, p *input.Part) {
 	s.begin(st.Store(), p)
-	s.events(s.ps.Log)
+	s.events(s.ps.Events())
 	// globals and EXT codes that no call, construction or mutation
 	// explained: looked up and kept as values
-	for _, ev := range s.ps.Log {
+	for _, ev := range s.ps.Events() {
 		if (ev.Kind != pickle.EvGlobal && ev.Kind != pickle.EvExt) || s.ps.Has(ev.Node, flagExplained) {
 			continue
 		}
@@ -249,7 +251,7 @@ func (s *scanner) begin(ps *pickle.Store, p *input.Part) {
 }
 
 // events analyses calls, mutations, persistent ids and buffers.
-func (s *scanner) events(log []pickle.SEvent) {
+func (s *scanner) events(log iter.Seq2[int, pickle.SEvent]) {
 	ps := s.ps
 	for _, ev := range log {
 		switch ev.Kind {
@@ -276,13 +278,13 @@ func (s *scanner) events(log []pickle.SEvent) {
 // the log it declines: which code names what depends on the
 // copyreg.add_extension calls before it, analysed in log order at STOP.
 func (s *scanner) final(ps *pickle.Store, evs []pickle.SEvent) bool {
-	for _, ev := range ps.Log {
+	for _, ev := range ps.Events() {
 		if ev.Kind == pickle.EvExt {
 			return false
 		}
 	}
 	s.begin(ps, &s.doc.Parts[0])
-	s.events(evs)
+	s.events(slices.All(evs))
 	return true
 }
 

@@ -4,7 +4,7 @@
 //
 // It opens an input with pkg/input (every container pk reads), runs pk's
 // symbolic machine (pkg/pickle) over every stream of every pickle part, and
-// walks each stream's call log in its compact store (Stream.Store, Store.Log;
+// walks each stream's call log in its compact store (Stream.Store, Store.Events;
 // docs/engine.md), never the *Node graph: every global resolution, every
 // call with what it calls, every BUILD or container operation on an object
 // the pickle did not create, every persistent id, EXT code and out-of-band

@@ -107,7 +107,7 @@ func NewDoc(d *input.Doc) *Tree {
 		}
 		for _, ps := range p.Pickle.Streams {
 			s := ps.Store()
-			for _, ev := range s.Log {
+			for _, ev := range s.Events() {
 				if ev.Kind != pickle.EvPersID {
 					continue
 				}

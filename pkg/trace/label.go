@@ -156,7 +156,7 @@ func (st *StreamTree) setstates() map[pickle.ID]pickle.ID {
 	}
 	s := st.Store
 	st.extra = map[pickle.ID]pickle.ID{}
-	for _, e := range s.Log {
+	for _, e := range s.Events() {
 		if e.Kind != pickle.EvCall {
 			continue
 		}

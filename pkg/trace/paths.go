@@ -316,7 +316,7 @@ func (t *Tree) findPath(p string) (Item, error) {
 // and pk hash --explain print for a call, global resolution or mutation
 // that loading performs but the result does not reach), to the path pk
 // trace shows its node at (root<popped 0>, <leftover 1>, ...): i is the
-// place of the effect in its stream's call log (pickle.Store.Log, in
+// place of the effect in its stream's call log (pickle.Store.Event, in
 // stream order; canon.Node.EffectIndex), so the number is the log's, not a
 // count of the effects. ok is false when the path has no effect step.
 func (t *Tree) effect(parsed ppath.Path) (ppath.Path, bool, error) {
@@ -341,11 +341,10 @@ func (t *Tree) effect(parsed ppath.Path) (ppath.Path, bool, error) {
 		return nil, false, nf // (a fast path's synthetic store has no log)
 	}
 	st := head.Stream
-	log := st.Store.Log
-	if parsed[k].I >= len(log) {
+	if parsed[k].I >= st.Store.NEvents() {
 		return nil, false, nf
 	}
-	alt, err := ppath.Parse(t.PathOf(st, log[parsed[k].I].Node) + parsed[k+1:].String())
+	alt, err := ppath.Parse(t.PathOf(st, st.Store.Event(parsed[k].I).Node) + parsed[k+1:].String())
 	if err != nil {
 		return nil, false, nf
 	}

@@ -27,7 +27,7 @@ func tooDeepRef(s *pickle.Store) (int64, bool) {
 		}
 	}
 	add(s.Root, 1)
-	for _, ev := range s.Log {
+	for _, ev := range s.Events() {
 		add(ev.Node, 1)
 	}
 	for _, l := range [][]pickle.ID{s.Popped, s.Leftover, s.Tops} {

@@ -50,7 +50,7 @@ func tooDeep(s *pickle.Store) (int64, bool) {
 		}
 	}
 	add(s.Root)
-	for _, ev := range s.Log {
+	for _, ev := range s.Events() {
 		add(ev.Node)
 	}
 	for _, l := range [][]pickle.ID{s.Popped, s.Leftover, s.Tops} {
