@@ -17,9 +17,11 @@ import (
 // the slots and no comparison.
 //
 // With fingerprints, a str or bytes value is told apart from the others by
-// a 128-bit fingerprint of its text (xxh3 with a seed drawn for the table,
-// the tag choosing the seed): 16 bytes a value, whatever its length,
-// instead of its text. Two distinct strs (or bytes) with one fingerprint
+// a 64-bit fingerprint of its text (xxh3 with a seed drawn for the table,
+// the tag choosing the seed): 8 bytes a value, whatever its length,
+// instead of its text (a table of two million distinct strs: 16 MB; with
+// 128-bit fingerprints, 32 MB. Two of them collide with a chance of about
+// 1 in 10^7, which costs a second write). Two distinct strs (or bytes) with one fingerprint
 // would be numbered as one, and the second written as a fetch of the
 // first: the output would then hold the first text where the second was,
 // and not have the input's canonical digest, which every output written
@@ -48,9 +50,9 @@ type values struct {
 	index []int32 // by ordinal: the value's index (with fingerprints; else the ordinal)
 	// fingerprinted values: fslots hold index+1
 	fslots []uint64
-	fps    [][]xxh3.Uint128 // by index, in chunks of fpChunk (no copy of the whole as they grow)
-	hint   int              // how many fingerprinted values to make room for at first
-	nfp    int              // fingerprinted values
+	fps    [][]uint64 // by index, in chunks of fpChunk (no copy of the whole as they grow)
+	hint   int        // how many fingerprinted values to make room for at first
+	nfp    int        // fingerprinted values
 	// hot caches the last value looked up at each of 256 places by hash:
 	// the few values a table's every row repeats (its dicts' keys) are
 	// found without a probe of the slots, which a table of millions of
@@ -78,11 +80,11 @@ func (t *values) hash(tag byte, s string) uint64 {
 	return maphash.String(t.seed, s) ^ uint64(tag)*0x9e3779b97f4a7c15
 }
 
-// fingerprint is the value's 128-bit fingerprint (the tag picks the seed).
-func (t *values) fingerprint(tag byte, s string) xxh3.Uint128 {
-	fp := xxh3.HashString128Seed(s, t.fseed^uint64(tag)*0x9e3779b97f4a7c15)
+// fingerprint is the value's 64-bit fingerprint (the tag picks the seed).
+func (t *values) fingerprint(tag byte, s string) uint64 {
+	fp := xxh3.HashStringSeed(s, t.fseed^uint64(tag)*0x9e3779b97f4a7c15)
 	if fpCollide {
-		fp = xxh3.Uint128{Lo: fp.Lo & 3}
+		fp &= 3
 	}
 	return fp
 }
@@ -123,7 +125,7 @@ func (t *values) init() {
 // fpChunk is the number of fingerprints a chunk of values.fps holds.
 const fpChunk = 1 << 14
 
-func (t *values) fp(idx int32) *xxh3.Uint128 { return &t.fps[idx/fpChunk][idx%fpChunk] }
+func (t *values) fp(idx int32) *uint64 { return &t.fps[idx/fpChunk][idx%fpChunk] }
 
 // sizeHint makes room at first for about the values a stream of n bytes
 // holds when most of it is short distinct strs (a table's names: one in
@@ -152,11 +154,11 @@ func (t *values) next() int32 {
 		switch c := int(idx / fpChunk); {
 		case c == 0:
 			if len(t.fps) == 0 {
-				t.fps = append(t.fps, make([]xxh3.Uint128, 0, 8))
+				t.fps = append(t.fps, make([]uint64, 0, 8))
 			}
-			t.fps[0] = append(t.fps[0], xxh3.Uint128{})
+			t.fps[0] = append(t.fps[0], 0)
 		case idx%fpChunk == 0:
-			t.fps = append(t.fps, make([]xxh3.Uint128, fpChunk))
+			t.fps = append(t.fps, make([]uint64, fpChunk))
 		}
 	}
 	return idx
@@ -192,9 +194,9 @@ func (t *values) lookup(v vkey) int32 {
 	return t.index[ord]
 }
 
-// lookupFP is lookup by fingerprint: its low half places it in fslots.
-func (t *values) lookupFP(fp xxh3.Uint128) int32 {
-	h := fp.Lo
+// lookupFP is lookup by fingerprint: its low bits place it in fslots.
+func (t *values) lookupFP(fp uint64) int32 {
+	h := fp
 	c := &t.fhot[h&255]
 	if c.idx > 0 && *t.fp(c.idx - 1) == fp {
 		return c.idx - 1
@@ -207,7 +209,7 @@ func (t *values) lookupFP(fp xxh3.Uint128) int32 {
 			idx := t.next()
 			*t.fp(idx) = fp
 			t.fslots[i] = tag | uint64(idx+1)
-			if t.nfp++; 2*t.nfp > len(t.fslots) {
+			if t.nfp++; 4*t.nfp > 3*len(t.fslots) {
 				t.growFP()
 			}
 			c.idx = idx + 1
@@ -270,7 +272,10 @@ func (t *values) grow() {
 	t.slots = slots
 }
 
-// growFP doubles fslots (load at most one half).
+// growFP doubles fslots (load at most three quarters: a slot is 8 bytes,
+// so a probe past a few reads one more cache line at most, and a table of
+// two million values sized for 1.6 million, as the hint of a 100 MB table of
+// small dicts is, does not double to 64 MB).
 func (t *values) growFP() {
 	slots := make([]uint64, 2*len(t.fslots))
 	mask := uint64(len(slots) - 1)
@@ -278,7 +283,7 @@ func (t *values) growFP() {
 		if s == 0 {
 			continue
 		}
-		h := t.fp(int32(uint32(s)) - 1).Lo
+		h := *t.fp(int32(uint32(s)) - 1)
 		i := h & mask
 		for slots[i] != 0 {
 			i = (i + 1) & mask

@@ -51,9 +51,14 @@ type tape struct {
 	last   int    // len(buf) at the last event
 	lastEv byte   // the last event's kind
 	bigs   []string
-	group  []int32 // by provisional index: its key's group (replay: its memo index, -1: none)
-	uses   []int32 // by group: builds and fetches of the key
-	nev    int     // events recorded
+	// builds, by provisional index: for a key's first build, how often
+	// the key was built and fetched so far (1 or more); for a later build
+	// of the key, -1 - the first one's provisional index. replay writes
+	// over each, in order, its memo index (-1: not memoized): one int32 a
+	// build, where a group and a count were two (a table of two million
+	// distinct strs: 8 MB less)
+	builds []int32
+	nev    int // events recorded
 
 	// past tapeMem bytes, buf and ev are written out in chunks to a
 	// temporary file (unlinked at once where the system allows), read back
@@ -66,8 +71,9 @@ type tape struct {
 }
 
 // tapeMem is how many bytes of a tape are kept in memory before they are
-// written out (tests lower it).
-var tapeMem = 4 << 20
+// written out (tests lower it): 1 MiB, whose buffers hold 3 MB at most (4
+// MiB held 13 MB on a 100 MB table).
+var tapeMem = 1 << 20
 
 // flush writes buf up to the last event, and the events, to the spool as
 // one chunk: a header of their two lengths, then both. The bytes after the
@@ -180,28 +186,31 @@ func (t *tape) payloadString(s string) {
 
 // built records that an object with a key is built and returns its
 // provisional index; prev is the provisional index of the key's previous
-// build (-1: none), whose group it joins.
+// build (-1: none), whose key's count it adds to.
 func (t *tape) built(prev int32) int32 {
-	p := int32(len(t.group))
-	g := int32(len(t.uses))
+	p := int32(len(t.builds))
+	b := int32(1)
 	if prev >= 0 {
-		g = t.group[prev]
-		t.uses[g]++
-	} else {
-		t.uses = append(grow.Room(t.uses, 1), 1)
+		first := t.first(prev)
+		t.builds[first]++
+		b = -1 - first
 	}
-	t.group = append(grow.Room(t.group, 1), g)
+	t.builds = append(grow.Room(t.builds, 1), b)
 	t.event(evMemo, 0, false)
 	return p
 }
 
-// used returns how often the key of provisional index p was built and
-// fetched so far.
-func (t *tape) used(p int32) int32 { return t.uses[t.group[p]] }
+// first returns the provisional index of the first build of p's key.
+func (t *tape) first(p int32) int32 {
+	if b := t.builds[p]; b < 0 {
+		return -1 - b
+	}
+	return p
+}
 
 // fetch records a memo fetch of the object of provisional index p.
 func (t *tape) fetch(p int32) {
-	t.uses[t.group[p]]++
+	t.builds[t.first(p)]++
 	t.event(evGet, uint64(p), true)
 }
 
@@ -237,10 +246,14 @@ func (t *tape) replayOut(proto int, out *outBuf) error {
 // about the size of the output, which are garbage now; they are collected
 // before the output takes their place.
 func (t *tape) collect() {
-	if t.spool != nil {
+	if t.spooled >= collectAt {
 		runtime.GC()
 	}
 }
+
+// collectAt is the size of a tape past which collect runs (4 MiB: the
+// tables of a smaller stream are not worth a collection).
+const collectAt = 4 << 20
 
 // outSize is about the size of the stream the tape replays to, without
 // the memo opcodes, which the tape does not hold: room for t.nev bytes
@@ -332,13 +345,15 @@ func (r *replayer) chunk(buf, ev []byte) (int, error) {
 		case evBoundary:
 			f.boundary()
 		case evMemo:
-			if t.uses[t.group[arg]] < 2 {
-				t.group[arg] = -1
+			// a first build's count decides for its key; a later build's
+			// first build was replayed already (its memo index, or -1)
+			if b := t.builds[arg]; b >= 0 && b < 2 || b < 0 && t.builds[-1-b] < 0 {
+				t.builds[arg] = -1
 				continue
 			}
 			idx := r.next
 			r.next++
-			t.group[arg] = idx
+			t.builds[arg] = idx
 			if proto >= 4 {
 				f.writeSmall(byte(pickle.MEMOIZE))
 			} else if idx < 256 {
@@ -350,7 +365,7 @@ func (r *replayer) chunk(buf, ev []byte) (int, error) {
 				f.writeSmall(b[:]...)
 			}
 		case evGet:
-			idx := t.group[arg]
+			idx := t.builds[arg]
 			if idx < 0 {
 				return 0, &refusal{reason: "internal: object used again but not memoized"}
 			}

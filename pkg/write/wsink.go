@@ -1,9 +1,12 @@
 package write
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"math/big"
+	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -47,8 +50,82 @@ var (
 )
 
 // foldable reports whether enc, the canonical encoding of one subtree, is
-// one embedding the writer can write back (see above).
-func foldable(enc []byte) bool { return canon.PlainEmbedding(enc, foldDepth) }
+// one embedding the writer can write back (see above): what
+// canon.PlainEmbedding(enc, foldDepth) reports, read in one loop with a
+// count of the embeddings left at each level (the sink asks it of every
+// row of a table: the recursive reader cost 2 % of pk canon's CPU on one).
+func foldable(enc []byte) bool {
+	var left [foldDepth + 1]uint64 // embeddings still to read, by depth
+	left[0] = 1
+	depth, i := 0, 0
+	for {
+		for left[depth] == 0 {
+			if depth == 0 {
+				return i == len(enc)
+			}
+			depth--
+		}
+		left[depth]--
+		b := enc[i:]
+		if len(b) == 0 {
+			return false
+		}
+		switch b[0] {
+		case 'n':
+			i++
+		case 'b':
+			if len(b) < 2 {
+				return false
+			}
+			i += 2
+		case 'f':
+			if len(b) < 9 {
+				return false
+			}
+			i += 9
+		case 'i':
+			if len(b) < 2 || b[1] != '+' && b[1] != '-' {
+				return false
+			}
+			l, w := binary.Uvarint(b[2:])
+			if w <= 0 || l > uint64(len(b)) || 2+w+int(l) > len(b) {
+				return false
+			}
+			i += 2 + w + int(l)
+		case 's', 'y':
+			l, w := binary.Uvarint(b[1:])
+			if w <= 0 || l > canon.InlineMax || 1+w+int(l) > len(b) {
+				return false
+			}
+			i += 1 + w + int(l)
+		case 'N':
+			if len(b) < 2 || b[1] != 'l' && b[1] != 'd' {
+				return false
+			}
+			cnt, w := binary.Uvarint(b[2:])
+			if w <= 0 || cnt > uint64(len(b)) {
+				return false
+			}
+			j := 2 + w
+			if j >= len(b) || b[j] != 0 { // no operations
+				return false
+			}
+			i += j + 1
+			if b[1] == 'd' {
+				cnt *= 2
+			}
+			if cnt > 0 {
+				if depth == foldDepth {
+					return false // (its items would be deeper than foldDepth)
+				}
+				depth++
+				left[depth] = cnt
+			}
+		default:
+			return false
+		}
+	}
+}
 
 // sinkStreams writes the streams of the bare pickle file at path through
 // the writer sink, appending each to out, its digest to wants and its end
@@ -173,39 +250,108 @@ func (e *emitter) fillFoldedDict(n canon.Ref) error {
 	})
 }
 
-// decoder reads the embeddings of a folded run.
+// decoder reads the embeddings of a folded run (canon.EmbReader's forms:
+// pkg/canon/embed.go) straight from a buffer of its own, a window of the
+// run: a table's rows are a few bytes each, and a reader's call a byte cost
+// about a third of the writer's time on them.
 type decoder struct {
-	canon.EmbReader
-	x big.Int
+	rd   io.Reader
+	buf  []byte // buf[p:n] are read and not yet taken
+	p, n int
+	eof  bool // rd has no more
+	x    big.Int
 }
+
+// decBuf is the decoder's window: an embedding longer than it (an int of
+// more than 64 KiB) grows it.
+const decBuf = 64 << 10
 
 func (e *emitter) decoder(rd io.Reader) *decoder {
 	if e.dec == nil {
-		e.dec = &decoder{}
+		e.dec = &decoder{buf: make([]byte, decBuf)}
 	}
-	e.dec.Reset(rd)
-	return e.dec
+	d := e.dec
+	d.rd, d.p, d.n, d.eof = rd, 0, 0, false
+	return d
+}
+
+// fill makes k bytes available from d.p, reading more of the run, and
+// reports whether there are k: a text taken from the window before is no
+// longer valid.
+func (d *decoder) fill(k int) bool {
+	if d.n-d.p >= k {
+		return true
+	}
+	if k > len(d.buf) {
+		b := make([]byte, k)
+		d.n = copy(b, d.buf[d.p:d.n])
+		d.buf, d.p = b, 0
+	} else if d.p > 0 {
+		d.n = copy(d.buf, d.buf[d.p:d.n])
+		d.p = 0
+	}
+	for zero := 0; d.n < k && !d.eof; {
+		m, err := d.rd.Read(d.buf[d.n:])
+		d.n += m
+		if err != nil {
+			d.eof = true // (the end of the run, or an error: the bytes stop)
+		} else if m == 0 {
+			if zero++; zero > 100 {
+				d.eof = true
+			}
+		}
+	}
+	return d.n-d.p >= k
+}
+
+// uvarint reads a uvarint of at most max.
+func (d *decoder) uvarint(max uint64) (int, bool) {
+	d.fill(binary.MaxVarintLen64) // (fewer at the run's end)
+	v, w := binary.Uvarint(d.buf[d.p:d.n])
+	if w <= 0 || v > max {
+		return 0, false
+	}
+	d.p += w
+	return int(v), true
+}
+
+// text reads a length and that many bytes: a view of the window, valid
+// until the next read.
+func (d *decoder) text() (string, bool) {
+	l, ok := d.uvarint(math.MaxInt32)
+	if !ok || !d.fill(l) {
+		return "", false
+	}
+	s := unsafe.String(unsafe.SliceData(d.buf[d.p:]), l)
+	d.p += l
+	return s, true
 }
 
 // item writes the next embedding as emit writes the node it stands for.
 func (d *decoder) item(e *emitter) error {
-	em, err := d.Next()
-	if err != nil {
+	if !d.fill(1) {
 		return errNoSink
 	}
-	switch em.Tag {
+	tag := d.buf[d.p]
+	d.p++
+	switch tag {
 	case 's', 'y':
-		k := key{id: valueID, v: e.keys.vals.indexTemp(vkey{em.Tag, em.Text})}
+		text, ok := d.text()
+		if !ok {
+			return errNoSink
+		}
+		k := key{id: valueID, v: e.keys.vals.indexTemp(vkey{tag, text})}
 		if idx, ok := e.memo.get(k); ok {
 			return e.fetch(canon.Ref{}, k, int(idx))
 		}
 		if err := e.enter(canon.Ref{}); err != nil {
 			return err
 		}
-		if em.Tag == 's' {
-			err = e.str(canon.Ref{}, em.Text)
+		var err error
+		if tag == 's' {
+			err = e.str(canon.Ref{}, text)
 		} else {
-			err = e.bytes(canon.Ref{}, em.Text)
+			err = e.bytes(canon.Ref{}, text)
 		}
 		e.depth--
 		if err != nil {
@@ -216,29 +362,51 @@ func (d *decoder) item(e *emitter) error {
 	if err := e.enter(canon.Ref{}); err != nil {
 		return err
 	}
-	defer func() { e.depth-- }()
-	switch em.Tag {
+	err := d.body(e, tag)
+	e.depth--
+	return err
+}
+
+// body writes the embedding of tag (not a str or bytes) once entered.
+func (d *decoder) body(e *emitter, tag byte) error {
+	switch tag {
 	case 'n':
 		e.op(pickle.NONE)
 	case 'b':
-		if em.Bool {
+		if !d.fill(1) {
+			return errNoSink
+		}
+		if d.buf[d.p] != 0 {
 			e.op(pickle.NEWTRUE)
 		} else {
 			e.op(pickle.NEWFALSE)
 		}
+		d.p++
 	case 'f':
+		if !d.fill(8) {
+			return errNoSink
+		}
 		var b [9]byte
 		b[0] = byte(pickle.BINFLOAT)
-		copy(b[1:], em.Float[:])
+		copy(b[1:], d.buf[d.p:d.p+8])
+		d.p += 8
 		e.out.write(b[:]...)
 	case 'i':
-		mag := em.Text
+		if !d.fill(1) {
+			return errNoSink
+		}
+		neg := d.buf[d.p] == '-'
+		d.p++
+		mag, ok := d.text()
+		if !ok {
+			return errNoSink
+		}
 		if len(mag) <= 4 {
 			var u int64
 			for i := 0; i < len(mag); i++ {
 				u = u<<8 | int64(mag[i])
 			}
-			if em.Neg {
+			if neg {
 				u = -u
 			}
 			if e.int32(u) {
@@ -246,16 +414,27 @@ func (d *decoder) item(e *emitter) error {
 			}
 		}
 		d.x.SetBytes([]byte(mag))
-		if em.Neg {
+		if neg {
 			d.x.Neg(&d.x)
 		}
 		e.int(&d.x)
-	case 'l':
-		e.op(pickle.EMPTY_LIST)
-		return e.batches(em.Count, pickle.APPEND, pickle.APPENDS, func(int) error { return d.item(e) })
-	case 'd':
+	case 'N':
+		if !d.fill(1) {
+			return errNoSink
+		}
+		kind := d.buf[d.p]
+		d.p++
+		cnt, ok := d.uvarint(math.MaxInt32)
+		if !ok || kind != 'l' && kind != 'd' || !d.fill(1) || d.buf[d.p] != 0 { // (no operations)
+			return errNoSink
+		}
+		d.p++
+		if kind == 'l' {
+			e.op(pickle.EMPTY_LIST)
+			return e.batches(cnt, pickle.APPEND, pickle.APPENDS, func(int) error { return d.item(e) })
+		}
 		e.op(pickle.EMPTY_DICT)
-		return e.batches(em.Count, pickle.SETITEM, pickle.SETITEMS, func(int) error {
+		return e.batches(cnt, pickle.SETITEM, pickle.SETITEMS, func(int) error {
 			if err := d.item(e); err != nil {
 				return err
 			}
