@@ -248,11 +248,15 @@ func idOf(n *canon.Node) pickle.ID {
 	return n.ID()
 }
 
+// fpFrame is a node on the pass's stack. Its children and header are the
+// ends of the arenas while it is on top (the frames above it took theirs
+// back when popped): fpTable.kids[kb:] and fpTable.hdrs[hdr:]. 20 bytes
+// a level down a nesting of two million.
 type fpFrame struct {
-	i           int32 // the node's slot
-	kb, k, kend int32 // the children, fpTable.kids[kb:kend], and the next one
-	hdr, hlen   int32 // the header: fpTable.hdrs[hdr:hdr+hlen]
-	clean, cyc  bool  // clean: every object child so far was first reached from here and is clean
+	i          int32 // the node's slot
+	kb, k      int32 // the children, fpTable.kids[kb:], and the next one
+	hdr        int32 // the header: fpTable.hdrs[hdr:]
+	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
 }
 
 var nilFP = [16]byte{'n', 'i', 'l'}
@@ -308,12 +312,12 @@ func (t *fpTable) build(root canon.Ref) {
 		}
 		t.hdrs, t.kids = hdrs, kids
 		stack = grow.Room(stack, 1)
-		stack = append(stack, fpFrame{i: i, kb: int32(kat), k: int32(kat), kend: int32(len(kids)), hdr: int32(at), hlen: int32(len(hdrs) - at), clean: true})
+		stack = append(stack, fpFrame{i: i, kb: int32(kat), k: int32(kat), hdr: int32(at), clean: true})
 	}
 	visit(root, -1)
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		if f.k < f.kend {
+		if int(f.k) < len(t.kids) {
 			c := t.kids[f.k]
 			f.k++
 			if c < 0 {
@@ -339,10 +343,11 @@ func (t *fpTable) build(root canon.Ref) {
 		// all children done (or on the stack: cyclic)
 		// (sized at once: the object of a million operations has a
 		// million children)
-		b := slices.Grow(t.buf[:0], len(merkleTag)+int(f.hlen)+len(nilFP)*int(f.kend-f.kb))
+		hdr, kids := t.hdrs[f.hdr:], t.kids[f.kb:]
+		b := slices.Grow(t.buf[:0], len(merkleTag)+len(hdr)+len(nilFP)*len(kids))
 		b = append(b, merkleTag...)
-		b = append(b, t.hdrs[f.hdr:f.hdr+f.hlen]...)
-		for _, c := range t.kids[f.kb:f.kend] {
+		b = append(b, hdr...)
+		for _, c := range kids {
 			if c < 0 {
 				b = append(b, nilFP[:]...)
 				continue
@@ -432,17 +437,34 @@ func (t *fpTable) key(n *canon.Node) ([16]byte, bool) {
 	if n == nil {
 		return [16]byte{}, false
 	}
-	in := t.get(n)
+	return t.keyRef(n.Ref())
+}
+
+// keyRef is key of a Ref (none: no key).
+func (t *fpTable) keyRef(n canon.Ref) ([16]byte, bool) {
+	if n.IsNil() {
+		return [16]byte{}, false
+	}
+	in := t.getRef(n)
 	return in.fp, in.flags&fpCyclic == 0
 }
 
-// exactKey is a key equal for two nodes exactly when their canonical
-// forms are (set elements, dict keys): the fingerprint of a pure value,
-// canon's Digest of an object.
-func exactKey(t *fpTable, n *canon.Node) string {
+// exKey is a key equal for two nodes exactly when their canonical forms
+// are (set elements, dict keys): the fingerprint of a pure value, canon's
+// Digest of an object (obj, after a 'D'). A pure value's key makes no
+// string (a dict of a million keys made one of 16 bytes for each).
+type exKey struct {
+	fp  [16]byte
+	obj string
+}
+
+// exactKey is n's exKey.
+func exactKey(t *fpTable, n *canon.Node) exKey { return exactKeyRef(t, n.Ref()) }
+
+// exactKeyRef is exactKey of a Ref.
+func exactKeyRef(t *fpTable, n canon.Ref) exKey {
 	if n.Pure() {
-		fp := t.get(n).fp
-		return string(fp[:])
+		return exKey{fp: t.getRef(n).fp}
 	}
-	return "D" + string(n.Digest())
+	return exKey{obj: "D" + string(n.Digest())}
 }
