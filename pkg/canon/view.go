@@ -1031,7 +1031,21 @@ func (v *View) appendOps(out []op, n pickle.ID) []op {
 	}
 	muts := v.mutsInto(v.mutBuf[:0], n) // (appendOps does not nest)
 	v.mutBuf = muts[:0]
-	out = slices.Grow(out[:0], len(muts)+len(extra))
+	if cap(muts) > 1<<12 {
+		// (not kept for the view's life: the scratch of an object of a
+		// million mutations is 40 MB, which pk diff's two views held
+		// through the walk)
+		v.mutBuf = nil
+	}
+	// (sized for the merged runs: a million APPENDs are one operation,
+	// for which room for a million took 56 MB at each call)
+	runs := 0
+	for i := range muts {
+		if t := mutTag(muts[i].Op); i == 0 || t == 'b' || t != mutTag(muts[i-1].Op) {
+			runs++
+		}
+	}
+	out = slices.Grow(out[:0], runs+len(extra))
 	j := 0
 	for i := 0; i < len(muts); {
 		m := muts[i]

@@ -55,8 +55,9 @@ type RefEntry struct {
 
 // RefOp is Op as Refs.
 type RefOp struct {
-	Name string
-	Args []Ref
+	Name   string
+	Offset int64
+	Args   []Ref
 }
 
 // ref is wrap without a Node: the resolved node of id, the zero Ref for
@@ -203,7 +204,7 @@ func (r Ref) Ops() []RefOp {
 		for j, c := range o.args {
 			a[j] = r.v.ref(c)
 		}
-		out[i] = RefOp{Name: name, Args: a}
+		out[i] = RefOp{Name: name, Offset: o.offset, Args: a}
 	}
 	return out
 }

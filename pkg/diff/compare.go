@@ -953,7 +953,7 @@ func (c *cmp) reset() {
 	c.seenA.reset()
 	c.seenB.reset()
 	c.pairs.reset()
-	c.paths = pathTable{ignore: c.opt.Ignore, nodes: c.paths.nodes[:0], ign: c.paths.ign[:0]}
+	c.paths = pathTable{ignore: c.opt.Ignore, nodes: c.paths.nodes[:0], edges: c.paths.edges[:0], ign: c.paths.ign[:0]}
 }
 
 // same reports whether a and b (of the walk's two views) are equal.
@@ -1106,7 +1106,7 @@ func (c *cmp) compare(t task) []task {
 		}
 	case pickle.KindList, pickle.KindTuple:
 		c.noteStep(a, b, path)
-		return c.seq(a.Items(), b.Items(), path, itemsForm, a, b)
+		return c.seq(itemsOf(a), itemsOf(b), path, itemsForm, a, b)
 	case pickle.KindSet, pickle.KindFrozenSet:
 		return c.set(a, b, path)
 	case pickle.KindDict:
@@ -1115,7 +1115,7 @@ func (c *cmp) compare(t task) []task {
 		return c.call(a, b, path)
 	case pickle.KindGlobal:
 		if a.Flags()&pickle.FlagDynamic != 0 && b.Flags()&pickle.FlagDynamic != 0 {
-			return c.seq(a.Items(), b.Items(), path, partsForm, a, b)
+			return c.seq(itemsOf(a), itemsOf(b), path, partsForm, a, b)
 		}
 	}
 	c.add(Entry{Path: c.entryPath(path), Kind: Changed, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
@@ -1128,15 +1128,73 @@ func shared(n *canon.Node) bool {
 	return !n.Pure() && n.Flags()&pickle.FlagShared != 0
 }
 
-func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format seqForm, a, b *canon.Node) []task {
+// seqItems is one side of a sequence the walk aligns: the items of the
+// sequence of, by ID, a node made for an item only when an entry or a task
+// needs one (a tuple of a million items made a million nodes a side, 56
+// bytes each, to align them by their fingerprints); or, with of nil, the
+// items' nodes as a caller has them.
+type seqItems struct {
+	of    *canon.Node
+	ids   []pickle.ID
+	nodes []*canon.Node
+}
+
+// itemsOf is the items of n (Items) by ID.
+func itemsOf(n *canon.Node) seqItems { return seqItems{of: n, ids: n.ItemIDs(nil)} }
+
+// nodesOf is items given as nodes.
+func nodesOf(ns []*canon.Node) seqItems { return seqItems{nodes: ns} }
+
+func (s seqItems) len() int {
+	if s.of == nil {
+		return len(s.nodes)
+	}
+	return len(s.ids)
+}
+
+// node is item i's node (nil for none, as Items gives it).
+func (s seqItems) node(i int) *canon.Node {
+	if s.of == nil {
+		return s.nodes[i]
+	}
+	return s.of.Under(s.ids[i]) // (pickle.NoID: nil)
+}
+
+// ref is item i as a Ref (the zero Ref for none).
+func (s seqItems) ref(i int) canon.Ref {
+	if s.of == nil {
+		return s.nodes[i].Ref()
+	}
+	if s.ids[i] < 0 {
+		return canon.Ref{}
+	}
+	return s.of.Ref().Under(s.ids[i])
+}
+
+// sameItem is cmp.same of item i of ia and item j of ib.
+func (c *cmp) sameItem(ia seqItems, i int, ib seqItems, j int) bool {
+	x, y := ia.ref(i), ib.ref(j)
+	if x.IsNil() || y.IsNil() {
+		return x.IsNil() == y.IsNil()
+	}
+	eq, known := sameRef(c.ta, x, c.tb, y)
+	return eq || !known
+}
+
+// sharedRef is shared of a Ref (false for none).
+func sharedRef(r canon.Ref) bool {
+	return !r.IsNil() && !r.Pure() && r.Flags()&pickle.FlagShared != 0
+}
+
+func (c *cmp) seq(ia, ib seqItems, path pathRef, format seqForm, a, b *canon.Node) []task {
 	var kids []task
 	key := func(side byte, i int) ([16]byte, bool) {
 		if side == 'a' {
-			return c.ta.key(ia[i])
+			return c.ta.keyRef(ia.ref(i))
 		}
-		return c.tb.key(ib[i])
+		return c.tb.keyRef(ib.ref(i))
 	}
-	for _, r := range AlignRunsKeyed(len(ia), len(ib), func(i, j int) bool { return c.same(ia[i], ib[j]) }, key, true) {
+	for _, r := range AlignRunsKeyed(ia.len(), ib.len(), func(i, j int) bool { return c.sameItem(ia, i, ib, j) }, key, true) {
 		if r.N > 1 {
 			if r.Kind != '~' {
 				c.add(c.runEntry(c.entryPath(path), format, r, ia, ib))
@@ -1145,7 +1203,7 @@ func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format seqForm, a, b *cano
 			// changed in place: the first pair is compared, the rest is
 			// one entry after what that gives
 			rest := restRun(r)
-			kids = append(kids, task{a: ia[r.A], b: ib[r.B], path: c.paths.child(path, edgeOf(format, r.B)), differ: true})
+			kids = append(kids, task{a: ia.node(r.A), b: ib.node(r.B), path: c.paths.child(path, edgeOf(format, r.B)), differ: true})
 			e := c.runEntry(c.entryPath(path), format, rest, ia, ib)
 			kids = append(kids, task{entry: &e})
 			continue
@@ -1153,18 +1211,18 @@ func (c *cmp) seq(ia, ib []*canon.Node, path pathRef, format seqForm, a, b *cano
 		o := EditOp{Kind: r.Kind, A: r.A, B: r.B}
 		switch o.Kind {
 		case '-':
-			n := ia[o.A]
+			n := ia.node(o.A)
 			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.A)), Kind: Removed, A: c.short(n), ValA: typed(n), SizeA: c.size(n, true), OffA: n.Offset()})
 		case '+':
-			n := ib[o.B]
+			n := ib.node(o.B)
 			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.B)), Kind: Added, B: c.short(n), ValB: typed(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
-			kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: c.paths.child(path, edgeOf(format, o.B)), differ: true})
+			kids = append(kids, task{a: ia.node(o.A), b: ib.node(o.B), path: c.paths.child(path, edgeOf(format, o.B)), differ: true})
 		case '=':
 			// equal content; still visited one level when either side is
 			// referenced from elsewhere too, to compare object sharing
-			if shared(ia[o.A]) || shared(ib[o.B]) {
-				kids = append(kids, task{a: ia[o.A], b: ib[o.B], path: c.paths.child(path, edgeOf(format, o.B))})
+			if sharedRef(ia.ref(o.A)) || sharedRef(ib.ref(o.B)) {
+				kids = append(kids, task{a: ia.node(o.A), b: ib.node(o.B), path: c.paths.child(path, edgeOf(format, o.B))})
 			}
 		}
 	}
@@ -1186,12 +1244,12 @@ func restRun(r Run) Run {
 // of each side it has, shown short, at the first one's offset. Both paths
 // build run entries here, from nodes of the run's first and last items
 // only (the fast path parses no other).
-func (c *cmp) runEntry(path string, format seqForm, r Run, ia, ib []*canon.Node) Entry {
+func (c *cmp) runEntry(path string, format seqForm, r Run, ia, ib seqItems) Entry {
 	return c.runEntryOf(path, format, r, func(side byte, i int) *canon.Node {
 		if side == 'a' {
-			return ia[i]
+			return ia.node(i)
 		}
-		return ib[i]
+		return ib.node(i)
 	})
 }
 
@@ -1223,11 +1281,11 @@ func (c *cmp) runEntryOf(path string, format seqForm, r Run, item func(side byte
 func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
 	ia, pa := a.Elements()
 	ib, pb := b.Elements()
-	inA := map[string]bool{}
+	inA := map[exKey]bool{}
 	for _, n := range ia {
 		inA[exactKey(c.ta, n)] = true
 	}
-	inB := map[string]bool{}
+	inB := map[exKey]bool{}
 	for _, n := range ib {
 		inB[exactKey(c.tb, n)] = true
 	}
@@ -1250,7 +1308,7 @@ func (c *cmp) dict(a, b *canon.Node, path pathRef) []task {
 
 func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon.Node) string, a, b *canon.Node) []task {
 	var kids []task
-	ib := map[string]int{}
+	ib := map[exKey]int{}
 	for i, e := range eb {
 		ib[exactKey(c.tb, e.Key)] = i
 	}
@@ -1308,14 +1366,18 @@ func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 // states, folded setstate calls, appends, setitems). A state that is a
 // dict of attribute names, or cloudpickle's (dict, slotstate) pair, is
 // compared attribute by attribute (path.attr).
+//
+// The operations are read as Refs, a node made for an argument only where
+// an entry or a task needs it (a million APPENDs on one list made a
+// million nodes a side).
 func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
-	oa, ob := a.Ops(), b.Ops()
+	oa, ob := a.Ref().Ops(), b.Ref().Ops()
 	if len(oa) == 0 && len(ob) == 0 {
 		return nil
 	}
 	var kids []task
-	attrsA, itemsA, appA, restA := splitOps(oa)
-	attrsB, itemsB, appB, restB := splitOps(ob)
+	attrsA, itemsA, appA, restA := splitOps(a, oa)
+	attrsB, itemsB, appB, restB := splitOps(b, ob)
 	if len(attrsA) > 0 || len(attrsB) > 0 {
 		kids = append(kids, c.entries2(attrsA, attrsB, path, attrEdge, nil, nil)...)
 	}
@@ -1323,12 +1385,12 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		// __setitem__ on an object (OrderedDict, defaultdict, ...): by key,
 		// or, when a key is set twice, as a sequence of pairs
 		if repeatsKey(c.ta, itemsA) || repeatsKey(c.tb, itemsB) {
-			kids = append(kids, c.pairSeq(itemsA, itemsB, path)...)
+			kids = append(kids, c.pairSeq(a, itemsA, b, itemsB, path)...)
 		} else {
-			kids = append(kids, c.entries2(itemsA, itemsB, path, keyEdge, nil, nil)...)
+			kids = append(kids, c.entries2(opEntries(a, itemsA), opEntries(b, itemsB), path, keyEdge, nil, nil)...)
 		}
 	}
-	if len(appA) > 0 || len(appB) > 0 {
+	if appA.len() > 0 || appB.len() > 0 {
 		kids = append(kids, c.seq(appA, appB, path, itemsForm, nil, nil)...)
 	}
 	sameOp := func(i, j int) bool {
@@ -1337,7 +1399,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 			return false
 		}
 		for k := range x.Args {
-			if !c.same(x.Args[k], y.Args[k]) {
+			if !c.sameRefs(x.Args[k], y.Args[k]) {
 				return false
 			}
 		}
@@ -1352,13 +1414,14 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		return k
 	}
 	var ops []EditOp
-	alignEach(len(restA), len(restB), sameOp, true, func(o EditOp) { ops = append(ops, o) })
+	// (without the '=' steps, which give no entry: 700,000 equal BUILDs)
+	alignEach(len(restA), len(restB), sameOp, false, func(o EditOp) { ops = append(ops, o) })
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: c.pathOf(path, opEdge(restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, restA[o.A]), OffA: restA[o.A].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, a, restA[o.A]), OffA: restA[o.A].Offset})
 		case '+':
-			c.add(Entry{Path: c.pathOf(path, opEdge(restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, restB[o.B]), OffB: restB[o.B].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, b, restB[o.B]), OffB: restB[o.B].Offset})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
 			if xa.Name == xb.Name && len(xa.Args) == len(xb.Args) {
@@ -1371,25 +1434,76 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 							edge = ppath.Pseudo("build", k)
 						}
 					}
-					kids = append(kids, task{a: xa.Args[i], b: xb.Args[i], path: c.paths.child(path, edge)})
+					kids = append(kids, task{a: refNode(a, xa.Args[i]), b: refNode(b, xb.Args[i]), path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: c.pathOf(path, opEdge(xb.Name, o.B)), Kind: Changed, A: opShort(c, xa), B: opShort(c, xb), OffA: xa.Offset, OffB: xb.Offset})
+				c.add(Entry{Path: c.pathOf(path, opEdge(xb.Name, o.B)), Kind: Changed, A: opShort(c, a, xa), B: opShort(c, b, xb), OffA: xa.Offset, OffB: xb.Offset})
 			}
 		}
 	}
 	return kids
 }
 
+// refNode is the node of r, one of at's view (nil for none): as Ops
+// would have made it.
+func refNode(at *canon.Node, r canon.Ref) *canon.Node {
+	if r.IsNil() {
+		return nil
+	}
+	return at.Under(r.ID())
+}
+
+// sameRefs is cmp.same of two Refs (the zero Ref for none).
+func (c *cmp) sameRefs(x, y canon.Ref) bool {
+	if x.IsNil() || y.IsNil() {
+		return x.IsNil() == y.IsNil()
+	}
+	eq, known := sameRef(c.ta, x, c.tb, y)
+	return eq || !known
+}
+
+// opEntry is a __setitem__ pair of an object's operations, as Refs.
+type opEntry struct {
+	key, val canon.Ref
+	pos      int
+}
+
+// opEntries are es as entries of nodes of at's view.
+func opEntries(at *canon.Node, es []opEntry) []canon.Entry {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]canon.Entry, len(es))
+	for i, e := range es {
+		out[i] = canon.Entry{Key: refNode(at, e.key), Value: refNode(at, e.val), Pos: e.pos}
+	}
+	return out
+}
+
 // repeatsKey reports whether two of the __setitem__ pairs es set equal
-// keys.
-func repeatsKey(t *fpTable, es []canon.Entry) bool {
+// keys. Keys of different fingerprints (not on or above a cycle) are
+// different: only when two fingerprints are equal, or one cannot tell, are
+// the exact keys compared (a million distinct keys made a string each).
+func repeatsKey(t *fpTable, es []opEntry) bool {
 	if len(es) < 2 {
 		return false
 	}
-	seen := make(map[string]bool, min(len(es), 1024))
+	fps := make(map[[16]byte]struct{}, min(len(es), 1024))
 	for _, e := range es {
-		k := exactKey(t, e.Key)
+		fp, ok := t.keyRef(e.key)
+		if _, twice := fps[fp]; twice || !ok {
+			return repeatsExactKey(t, es)
+		}
+		fps[fp] = struct{}{}
+	}
+	return false
+}
+
+// repeatsExactKey is repeatsKey by the exact keys.
+func repeatsExactKey(t *fpTable, es []opEntry) bool {
+	seen := make(map[exKey]bool, min(len(es), 1024))
+	for _, e := range es {
+		k := exactKeyRef(t, e.key)
 		if seen[k] {
 			return true
 		}
@@ -1404,14 +1518,21 @@ func repeatsKey(t *fpTable, es []canon.Entry) bool {
 // key they would pair the wrong values (the later pair replaces the
 // earlier), an entry each (1,399,299 entries for one changed value; now
 // one). A pair is named by its key as entries2 names it (root['k']); a run
-// by its first pair's, with its count.
-func (c *cmp) pairSeq(ia, ib []canon.Entry, path pathRef) []task {
+// by its first pair's, with its count. a and b are the objects (their
+// pairs' nodes are made of their views).
+func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, path pathRef) []task {
 	var kids []task
-	side := func(s byte) []canon.Entry {
+	side := func(s byte) []opEntry {
 		if s == 'a' {
 			return ia
 		}
 		return ib
+	}
+	at := func(s byte) *canon.Node {
+		if s == 'a' {
+			return a
+		}
+		return b
 	}
 	t := func(s byte) *fpTable {
 		if s == 'a' {
@@ -1419,21 +1540,21 @@ func (c *cmp) pairSeq(ia, ib []canon.Entry, path pathRef) []task {
 		}
 		return c.tb
 	}
-	eq := func(i, j int) bool { return c.same(ia[i].Key, ib[j].Key) && c.same(ia[i].Value, ib[j].Value) }
+	eq := func(i, j int) bool { return c.sameRefs(ia[i].key, ib[j].key) && c.sameRefs(ia[i].val, ib[j].val) }
 	key := func(s byte, i int) ([16]byte, bool) {
 		e := side(s)[i]
-		k, ok1 := t(s).key(e.Key)
-		v, ok2 := t(s).key(e.Value)
+		k, ok1 := t(s).keyRef(e.key)
+		v, ok2 := t(s).keyRef(e.val)
 		return xxh3.Hash128(append(k[:], v[:]...)).Bytes(), ok1 && ok2
 	}
 	form := func(s byte) seqForm {
-		es := side(s)
+		es, n := side(s), at(s)
 		return seqForm{
-			item: func(i int) string { return keyEdge(es[i].Pos, es[i].Key) },
-			span: func(i, _ int) string { return keyEdge(es[i].Pos, es[i].Key) },
+			item: func(i int) string { return keyEdge(es[i].pos, refNode(n, es[i].key)) },
+			span: func(i, _ int) string { return keyEdge(es[i].pos, refNode(n, es[i].key)) },
 		}
 	}
-	value := func(s byte, i int) *canon.Node { return side(s)[i].Value }
+	value := func(s byte, i int) *canon.Node { return refNode(at(s), side(s)[i].val) }
 	for _, r := range AlignRunsKeyed(len(ia), len(ib), eq, key, true) {
 		if r.N > 1 {
 			f := form('b')
@@ -1445,7 +1566,7 @@ func (c *cmp) pairSeq(ia, ib []canon.Entry, path pathRef) []task {
 				continue
 			}
 			rest := restRun(r)
-			kids = append(kids, c.pairTask(ia[r.A], ib[r.B], path)...)
+			kids = append(kids, c.pairTask(a, ia[r.A], b, ib[r.B], path)...)
 			e := c.runEntryOf(c.entryPath(path), f, rest, value)
 			kids = append(kids, task{entry: &e})
 			continue
@@ -1453,15 +1574,17 @@ func (c *cmp) pairSeq(ia, ib []canon.Entry, path pathRef) []task {
 		switch r.Kind {
 		case '-':
 			e := ia[r.A]
-			c.add(Entry{Path: c.pathOf(path, keyEdge(e.Pos, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+			v := refNode(a, e.val)
+			c.add(Entry{Path: c.pathOf(path, keyEdge(e.pos, refNode(a, e.key))), Kind: Removed, A: c.short(v), ValA: typed(v), SizeA: c.size(v, true), OffA: v.Offset()})
 		case '+':
 			e := ib[r.B]
-			c.add(Entry{Path: c.pathOf(path, keyEdge(e.Pos, e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+			v := refNode(b, e.val)
+			c.add(Entry{Path: c.pathOf(path, keyEdge(e.pos, refNode(b, e.key))), Kind: Added, B: c.short(v), ValB: typed(v), SizeB: c.size(v, false), OffB: v.Offset()})
 		case '~':
-			kids = append(kids, c.pairTask(ia[r.A], ib[r.B], path)...)
+			kids = append(kids, c.pairTask(a, ia[r.A], b, ib[r.B], path)...)
 		case '=':
-			if shared(ia[r.A].Value) || shared(ib[r.B].Value) {
-				kids = append(kids, task{a: ia[r.A].Value, b: ib[r.B].Value, path: c.paths.child(path, keyEdge(ib[r.B].Pos, ib[r.B].Key))})
+			if sharedRef(ia[r.A].val) || sharedRef(ib[r.B].val) {
+				kids = append(kids, task{a: refNode(a, ia[r.A].val), b: refNode(b, ib[r.B].val), path: c.paths.child(path, keyEdge(ib[r.B].pos, refNode(b, ib[r.B].key)))})
 			}
 		}
 	}
@@ -1471,17 +1594,18 @@ func (c *cmp) pairSeq(ia, ib []canon.Entry, path pathRef) []task {
 // pairTask compares two __setitem__ pairs aligned in place: their values
 // under the key, when the keys are equal; else the pair of A removed and
 // the pair of B added.
-func (c *cmp) pairTask(ea, eb canon.Entry, path pathRef) []task {
-	if c.same(ea.Key, eb.Key) {
-		return []task{{a: ea.Value, b: eb.Value, path: c.paths.child(path, keyEdge(eb.Pos, eb.Key)), differ: true}}
+func (c *cmp) pairTask(a *canon.Node, ea opEntry, b *canon.Node, eb opEntry, path pathRef) []task {
+	if c.sameRefs(ea.key, eb.key) {
+		return []task{{a: refNode(a, ea.val), b: refNode(b, eb.val), path: c.paths.child(path, keyEdge(eb.pos, refNode(b, eb.key))), differ: true}}
 	}
-	ra := Entry{Path: c.pathOf(path, keyEdge(ea.Pos, ea.Key)), Kind: Removed, A: c.short(ea.Value), ValA: typed(ea.Value), SizeA: c.size(ea.Value, true), OffA: ea.Value.Offset()}
-	rb := Entry{Path: c.pathOf(path, keyEdge(eb.Pos, eb.Key)), Kind: Added, B: c.short(eb.Value), ValB: typed(eb.Value), SizeB: c.size(eb.Value, false), OffB: eb.Value.Offset()}
+	va, vb := refNode(a, ea.val), refNode(b, eb.val)
+	ra := Entry{Path: c.pathOf(path, keyEdge(ea.pos, refNode(a, ea.key))), Kind: Removed, A: c.short(va), ValA: typed(va), SizeA: c.size(va, true), OffA: va.Offset()}
+	rb := Entry{Path: c.pathOf(path, keyEdge(eb.pos, refNode(b, eb.key))), Kind: Added, B: c.short(vb), ValB: typed(vb), SizeB: c.size(vb, false), OffB: vb.Offset()}
 	return []task{{entry: &ra}, {entry: &rb}}
 }
 
 // buildOffsets lists the offsets of the BUILDs among ops, in order.
-func buildOffsets(ops []canon.Op) []int64 {
+func buildOffsets(ops []canon.RefOp) []int64 {
 	out := []int64{}
 	for _, o := range ops {
 		if o.Name == "build" {
@@ -1492,37 +1616,39 @@ func buildOffsets(ops []canon.Op) []int64 {
 	return out
 }
 
-func opShort(c *cmp, o canon.Op) string {
+// opShort renders operation o of at's view briefly.
+func opShort(c *cmp, at *canon.Node, o canon.RefOp) string {
 	var parts []string
 	for _, a := range o.Args {
-		parts = append(parts, c.short(a))
+		parts = append(parts, c.short(refNode(at, a)))
 	}
 	return o.Name + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// splitOps pulls attribute-style states out of the operations: a BUILD or
-// folded setstate whose state is a dict with str keys, or a pair (dict,
-// dict) as cloudpickle and __slots__ objects write it. When two such
-// states set one attribute (700,000 BUILDs of {'a': k}), the states stay
-// operations, compared as a sequence: as attributes they would pair the
-// wrong values (the later state replaces the earlier), an entry each.
-func splitOps(ops []canon.Op) (attrs, items []canon.Entry, appended []*canon.Node, rest []canon.Op) {
-	attrs, items, appended, rest = splitOpsAll(ops)
-	seen := make(map[string]bool, len(attrs))
-	for _, e := range attrs {
-		k := e.Key.Str()
-		if seen[k] {
-			_, items, appended, rest = splitOpsAll(ops, true)
-			return nil, items, appended, rest
-		}
-		seen[k] = true
+// splitOps pulls attribute-style states out of the operations ops of at: a
+// BUILD or folded setstate whose state is a dict with str keys, or a pair
+// (dict, dict) as cloudpickle and __slots__ objects write it. When two
+// such states set one attribute (700,000 BUILDs of {'a': k}), the states
+// stay operations, compared as a sequence: as attributes they would pair
+// the wrong values (the later state replaces the earlier), an entry each.
+func splitOps(at *canon.Node, ops []canon.RefOp) (attrs []canon.Entry, items []opEntry, appended seqItems, rest []canon.RefOp) {
+	attrs, items, appended, rest, twice := splitOpsAll(at, ops, false)
+	if twice {
+		attrs, items, appended, rest, _ = splitOpsAll(at, ops, true)
 	}
 	return attrs, items, appended, rest
 }
 
-// splitOpsAll is splitOps; with noAttrs, states stay operations.
-func splitOpsAll(ops []canon.Op, noAttrs ...bool) (attrs, items []canon.Entry, appended []*canon.Node, rest []canon.Op) {
-	for _, o := range ops {
+// splitOpsAll is splitOps; with noAttrs, states stay operations. Without,
+// it stops at the first attribute set twice (twice: the states must stay
+// operations; 700,000 BUILDs of {'a': k} made the entries of every state
+// first). rest is ops itself while every operation is one of rest (it is
+// only read: 700,000 BUILDs were copied into it).
+func splitOpsAll(at *canon.Node, ops []canon.RefOp, noAttrs bool) (attrs []canon.Entry, items []opEntry, appended seqItems, rest []canon.RefOp, twice bool) {
+	var seen map[string]bool
+	appended.of = at
+	n, whole := 0, true // whole: rest is ops[:n]
+	for i, o := range ops {
 		switch o.Name {
 		case "setitems":
 			if len(o.Args)%2 == 0 {
@@ -1530,28 +1656,32 @@ func splitOpsAll(ops []canon.Op, noAttrs ...bool) (attrs, items []canon.Entry, a
 				for i := 0; i+1 < len(o.Args); i += 2 {
 					// (the lists double past 256: 700,000 operations on one
 					// object, which append's quarter steps copied five times)
-					items = append(growLarge(items), canon.Entry{Key: o.Args[i], Value: o.Args[i+1], Pos: len(items)})
+					items = append(growLarge(items), opEntry{key: o.Args[i], val: o.Args[i+1], pos: len(items)})
 				}
+				rest, whole = restSplit(rest, ops, n, whole)
 				continue
 			}
 		case "append":
 			if len(o.Args) > 0 {
-				appended = append(reserveLarge(appended, len(o.Args)), o.Args...)
-			}
-			continue
-		}
-		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(o.Args) == 1 && len(noAttrs) == 0 {
-			st := o.Args[0]
-			if es, ok := attrDict(st); ok {
-				if len(es) > 0 {
-					attrs = append(reserveLarge(attrs, len(es)), es...)
+				appended.ids = reserveLarge(appended.ids, len(o.Args))
+				for _, r := range o.Args {
+					id := pickle.NoID
+					if !r.IsNil() {
+						id = r.ID()
+					}
+					appended.ids = append(appended.ids, id)
 				}
+				rest, whole = restSplit(rest, ops, n, whole)
 				continue
 			}
-			if st.Kind() == pickle.KindTuple {
+		}
+		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(o.Args) == 1 && !noAttrs {
+			st := refNode(at, o.Args[0])
+			es, ok := attrDict(st)
+			if !ok && st.Kind() == pickle.KindTuple {
 				items := st.Items()
 				var all []canon.Entry
-				ok := len(items) == 2
+				ok = len(items) == 2
 				for _, it := range items {
 					if it.Kind() == pickle.KindNone {
 						continue
@@ -1563,15 +1693,45 @@ func splitOpsAll(ops []canon.Op, noAttrs ...bool) (attrs, items []canon.Entry, a
 					}
 					all = append(all, es...)
 				}
-				if ok {
-					attrs = append(attrs, all...)
-					continue
-				}
+				es = all
 			}
+			if ok {
+				if seen == nil {
+					seen = map[string]bool{}
+				}
+				for _, e := range es {
+					k := e.Key.Str()
+					if seen[k] {
+						return nil, nil, seqItems{}, nil, true
+					}
+					seen[k] = true
+				}
+				if len(es) > 0 {
+					attrs = append(reserveLarge(attrs, len(es)), es...)
+				}
+				rest, whole = restSplit(rest, ops, n, whole)
+				continue
+			}
+		}
+		if whole {
+			n = i + 1
+			continue
 		}
 		rest = append(growLarge(rest), o)
 	}
-	return attrs, items, appended, rest
+	if whole && n > 0 {
+		rest = ops[:n:n]
+	}
+	return attrs, items, appended, rest, false
+}
+
+// restSplit is splitOpsAll's rest when an operation that is not one of
+// it is met: a copy of ops[:n] the first time.
+func restSplit(rest, ops []canon.RefOp, n int, whole bool) ([]canon.RefOp, bool) {
+	if whole && n > 0 {
+		rest = append([]canon.RefOp(nil), ops[:n]...)
+	}
+	return rest, false
 }
 
 func attrDict(n *canon.Node) ([]canon.Entry, bool) {

@@ -118,23 +118,23 @@ func viewKids(n *canon.Node) []viewKid {
 		}
 		add(path.Kwargs, n.Kwargs())
 	}
-	attrs, items, app, rest := splitOps(n.Ops())
+	attrs, items, app, rest := splitOps(n, n.Ref().Ops())
 	for _, e := range attrs {
 		add(attrEdge(e.Pos, e.Key), e.Value)
 	}
-	for _, e := range items {
+	for _, e := range opEntries(n, items) {
 		add(keyEdge(e.Pos, e.Key), e.Value)
 	}
-	for i, c := range app {
-		add(index(i), c)
+	for i := range app.len() {
+		add(index(i), app.node(i))
 	}
 	for i, o := range rest {
 		if o.Name == "build" && len(o.Args) == 1 {
-			add(path.State, o.Args[0])
+			add(path.State, refNode(n, o.Args[0]))
 			continue
 		}
 		for j, c := range o.Args {
-			add(opEdge(o.Name, i)+index(j), c)
+			add(opEdge(o.Name, i)+index(j), refNode(n, c))
 		}
 	}
 	return out

@@ -260,7 +260,7 @@ func (c *cmp) arrays(a, b *canon.Node, path pathRef) ([]task, bool) {
 	at := c.paths.String(path)
 	if xa.Object() && xb.Object() && len(xa.Shape) == 1 && len(xb.Shape) == 1 {
 		if la, lb := a.ArrayData(), b.ArrayData(); la != nil && lb != nil {
-			return c.seq(la.Items(), lb.Items(), path, itemsForm, nil, nil), true
+			return c.seq(itemsOf(la), itemsOf(lb), path, itemsForm, nil, nil), true
 		}
 	}
 	if xa.Object() && xb.Object() && xa.Descr == xb.Descr && slices.Equal(xa.Shape, xb.Shape) {

@@ -50,23 +50,25 @@ const (
 	fpDone               // the fingerprint is computed
 	fpOnce               // reached by one path from a root: the walk meets it once
 	fpPure               // a pure node (its fingerprint its embedding's)
+	fpRef2               // referenced twice or more (from the view's nodes, a root counting one)
+	fpHas                // the node has its entry (the pass reached it)
 )
 
-type fpInfo struct {
-	fp     [16]byte
-	flags  uint8
-	refs   uint8 // references from the view's nodes (and 1 for a root), up to 2
-	parent int32 // the node it was first reached from (-1: a root)
-}
-
 // fpTable holds the fingerprints of one view's nodes reachable from the
-// roots it was built from.
+// roots it was built from: by node ID, each node's fingerprint, flags
+// and the node it was first reached from (21 bytes a node of the view;
+// an index by ID and a record of 24 bytes a node reached took 28).
 type fpTable struct {
-	algo canon.Algo
-	idx  []int32 // by ID(): 1 + index into info
-	info []fpInfo
-	buf  []byte
-	hdrs []byte // headers of the nodes on the pass's stack
+	algo   canon.Algo
+	fps    [][16]byte
+	flags  []uint8
+	parent []int32 // the node's first parent, by ID (-1: a root)
+	// order is the IDs the passes under way gave entries, in order (a
+	// node after the one it was first reached from): the nodes of a
+	// pass for its end, those of reuseFPTable's passes for its own
+	order []pickle.ID
+	buf   []byte
+	hdrs  []byte // headers of the nodes on the pass's stack
 	// stack is the pass's stack, kept between passes: get builds from
 	// every node the first pass did not reach (a million effects are a
 	// million passes of one node each); kids the children of its frames
@@ -83,11 +85,10 @@ func newFPTable(algo canon.Algo, root *canon.Node) *fpTable {
 // reuseFPTable is newFPTable in t's memory when t is not nil and small (a
 // stream of a file of many), over root and the effects eff.
 func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *fpTable {
-	if t == nil || t.algo != algo || len(t.idx) > 1<<16 {
+	if t == nil || t.algo != algo || t.n() > 1<<16 {
 		t = &fpTable{algo: algo}
 	} else {
-		clear(t.idx)
-		t.info = t.info[:0]
+		clear(t.flags)
 		t.hdrs = t.hdrs[:0]
 		t.lock.peer = nil // (its answers were about the last views)
 	}
@@ -99,9 +100,9 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 		v = root.Ref().View()
 	}
 	if v != nil {
-		if nc := v.NodeCount(); len(t.idx) < nc {
-			t.idx = make([]int32, nc)
-			t.info = make([]fpInfo, 0, nc)
+		if nc := v.NodeCount(); t.n() < nc {
+			t.resize(nc)
+			t.order = make([]pickle.ID, 0, nc)
 		}
 	}
 	if root != nil {
@@ -111,40 +112,54 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 		t.build(eff.ref(i))
 	}
 	// reached once: by one reference, from a node reached once (parents
-	// come before their children in info)
-	for i := range t.info {
-		in := &t.info[i]
-		if in.refs == 1 && (in.parent < 0 || t.info[in.parent].flags&fpOnce != 0) {
-			in.flags |= fpOnce
+	// come before their children in order)
+	for _, id := range t.order {
+		if p := t.parent[id]; t.flags[id]&fpRef2 == 0 && (p < 0 || t.flags[p]&fpOnce != 0) {
+			t.flags[id] |= fpOnce
 		}
 	}
+	t.order = nil
 	return t
+}
+
+// n is the number of IDs the table has room for.
+func (t *fpTable) n() int { return len(t.flags) }
+
+// resize gives the table room for n IDs (more than it has).
+func (t *fpTable) resize(n int) {
+	if t.n() == 0 {
+		t.fps, t.flags, t.parent = make([][16]byte, n), make([]uint8, n), make([]int32, n)
+		return
+	}
+	t.fps = append(t.fps, make([][16]byte, n-len(t.fps))...)
+	t.flags = append(t.flags, make([]uint8, n-len(t.flags))...)
+	t.parent = append(t.parent, make([]int32, n-len(t.parent))...)
 }
 
 // once reports whether the walk can meet n only once (its pairs need no
 // record against cycles and sharing). Nodes the pass reached later, from
 // get, are not.
-func (t *fpTable) once(n *canon.Node) bool { return t.get(n).flags&fpOnce != 0 }
+func (t *fpTable) once(n *canon.Node) bool { return t.flags[t.get(n)]&fpOnce != 0 }
 
-func (t *fpTable) slot(n *canon.Node) (int32, bool) { return t.slotID(n.ID()) }
-
-func (t *fpTable) slotID(n pickle.ID) (int32, bool) {
-	id := int(n)
-	if id < len(t.idx) && t.idx[id] > 0 {
-		return t.idx[id] - 1, true
-	}
-	return -1, false
+// has reports whether node n has its entry.
+func (t *fpTable) has(n pickle.ID) bool {
+	return int(n) < t.n() && t.flags[n]&fpHas != 0
 }
 
+// add gives n its entry, first reached from parent (-1: a root).
 func (t *fpTable) add(n canon.Ref, parent int32) int32 {
 	id := int(n.ID())
-	if id >= len(t.idx) {
-		t.idx = append(t.idx, make([]int32, max(id+1, 2*len(t.idx))-len(t.idx))...)
+	if id >= t.n() {
+		t.resize(max(id+1, 2*t.n()))
 	}
-	t.info = grow.Room(t.info, 1)
-	t.info = append(t.info, fpInfo{parent: parent, refs: 1})
-	t.idx[id] = int32(len(t.info))
-	return int32(len(t.info) - 1)
+	t.flags[id], t.parent[id] = fpHas, parent
+	t.order = append(grow.Room(t.order, 1), pickle.ID(id))
+	return int32(id)
+}
+
+// ref counts one more reference to node i (up to two).
+func (t *fpTable) ref(i pickle.ID) {
+	t.flags[i] |= fpRef2
 }
 
 // sum is the fingerprint of a container: XXH3-128 of its header and its
@@ -248,11 +263,15 @@ func idOf(n *canon.Node) pickle.ID {
 	return n.ID()
 }
 
+// fpFrame is a node on the pass's stack. Its children and header are the
+// ends of the arenas while it is on top (the frames above it took theirs
+// back when popped): fpTable.kids[kb:] and fpTable.hdrs[hdr:]. 20 bytes
+// a level down a nesting of two million.
 type fpFrame struct {
-	i           int32 // the node's slot
-	kb, k, kend int32 // the children, fpTable.kids[kb:kend], and the next one
-	hdr, hlen   int32 // the header: fpTable.hdrs[hdr:hdr+hlen]
-	clean, cyc  bool  // clean: every object child so far was first reached from here and is clean
+	i          int32 // the node's ID
+	kb, k      int32 // the children, fpTable.kids[kb:], and the next one
+	hdr        int32 // the header: fpTable.hdrs[hdr:]
+	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
 }
 
 var nilFP = [16]byte{'n', 'i', 'l'}
@@ -269,13 +288,11 @@ const merkleTag = "\xff\xfepkdiff-merkle"
 // held as IDs in one arena (t.kids), a node made for each only while it is
 // visited.
 func (t *fpTable) build(root canon.Ref) {
-	if i, ok := t.slotID(root.ID()); ok {
-		if t.info[i].refs < 2 {
-			t.info[i].refs++
-		}
+	if i := root.ID(); t.has(i) {
+		t.ref(i)
 		return
 	}
-	first := len(t.info)
+	first := len(t.order)
 	stack := t.stack[:0]
 	defer func() {
 		// (kept for the next pass while small; a pass down a deep nesting
@@ -288,9 +305,9 @@ func (t *fpTable) build(root canon.Ref) {
 	// visit gives n a slot, and a frame when it is an object with children
 	visit := func(n canon.Ref, parent int32) {
 		i := t.add(n, parent)
-		in := &t.info[i]
 		if n.Pure() {
-			in.fp, in.flags = t.leafFP(n), fpClean|fpDone|fpPure
+			t.fps[i] = t.leafFP(n)
+			t.flags[i] |= fpClean | fpDone | fpPure
 			return
 		}
 		at, kat := len(t.hdrs), len(t.kids)
@@ -300,37 +317,34 @@ func (t *fpTable) build(root canon.Ref) {
 		kids, hdrs, ok := children(n, t.hdrs, t.kids)
 		if !ok {
 			t.hdrs, t.kids = hdrs[:at], kids[:kat]
-			in.fp, in.flags = t.leafFP(n), fpDone
+			t.fps[i] = t.leafFP(n)
+			t.flags[i] |= fpDone
 			if !n.HasOps() {
-				in.flags |= fpClean
+				t.flags[i] |= fpClean
 			}
 			return
 		}
 		t.hdrs, t.kids = hdrs, kids
 		stack = grow.Room(stack, 1)
-		stack = append(stack, fpFrame{i: i, kb: int32(kat), k: int32(kat), kend: int32(len(kids)), hdr: int32(at), hlen: int32(len(hdrs) - at), clean: true})
+		stack = append(stack, fpFrame{i: i, kb: int32(kat), k: int32(kat), hdr: int32(at), clean: true})
 	}
 	visit(root, -1)
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		if f.k < f.kend {
+		if int(f.k) < len(t.kids) {
 			c := t.kids[f.k]
 			f.k++
 			if c < 0 {
 				continue
 			}
-			if j, ok := t.slotID(c); ok {
-				cj := &t.info[j]
-				if cj.refs < 2 {
-					cj.refs++
-				}
-				if cj.flags&fpPure != 0 {
+			if t.has(c) {
+				t.ref(c)
+				if fl := t.flags[c]; fl&fpPure != 0 {
 					continue
-				}
-				f.clean = false // reached before: maybe shared below here
-				if cj.flags&fpDone == 0 || cj.flags&fpCyclic != 0 {
+				} else if fl&fpDone == 0 || fl&fpCyclic != 0 {
 					f.cyc = true // on the stack: a cycle
 				}
+				f.clean = false // reached before: maybe shared below here
 				continue
 			}
 			visit(root.Under(c), f.i)
@@ -339,37 +353,36 @@ func (t *fpTable) build(root canon.Ref) {
 		// all children done (or on the stack: cyclic)
 		// (sized at once: the object of a million operations has a
 		// million children)
-		b := slices.Grow(t.buf[:0], len(merkleTag)+int(f.hlen)+len(nilFP)*int(f.kend-f.kb))
+		hdr, kids := t.hdrs[f.hdr:], t.kids[f.kb:]
+		b := slices.Grow(t.buf[:0], len(merkleTag)+len(hdr)+len(nilFP)*len(kids))
 		b = append(b, merkleTag...)
-		b = append(b, t.hdrs[f.hdr:f.hdr+f.hlen]...)
-		for _, c := range t.kids[f.kb:f.kend] {
+		b = append(b, hdr...)
+		for _, c := range kids {
 			if c < 0 {
 				b = append(b, nilFP[:]...)
 				continue
 			}
-			j, _ := t.slotID(c)
-			cj := &t.info[j]
-			if cj.flags&fpDone == 0 {
+			fl := t.flags[c]
+			if fl&fpDone == 0 {
 				b = append(b, "cycle"...)
 				f.cyc = true
 				continue
 			}
-			b = append(b, cj.fp[:]...)
-			if cj.flags&fpCyclic != 0 {
+			b = append(b, t.fps[c][:]...)
+			if fl&fpCyclic != 0 {
 				f.cyc = true
 			}
-			if cj.flags&fpClean == 0 {
+			if fl&fpClean == 0 {
 				f.clean = false
 			}
 		}
 		t.buf = b
-		in := &t.info[f.i]
-		in.fp = t.sum(b)
-		in.flags |= fpDone
+		t.fps[f.i] = t.sum(b)
+		t.flags[f.i] |= fpDone
 		if f.cyc {
-			in.flags |= fpCyclic
+			t.flags[f.i] |= fpCyclic
 		} else if f.clean {
-			in.flags |= fpClean
+			t.flags[f.i] |= fpClean
 		}
 		t.hdrs = t.hdrs[:f.hdr]
 		t.kids = t.kids[:f.kb]
@@ -377,27 +390,32 @@ func (t *fpTable) build(root canon.Ref) {
 	}
 	// an object referenced twice: what it was first reached from, and
 	// everything above that, may reach it twice
-	for i := first; i < len(t.info); i++ {
-		if t.info[i].refs < 2 {
+	for _, i := range t.order[first:] {
+		if t.flags[i]&fpRef2 == 0 {
 			continue
 		}
-		for p := t.info[i].parent; p >= 0 && t.info[p].flags&fpClean != 0; p = t.info[p].parent {
-			t.info[p].flags &^= fpClean
+		for p := t.parent[i]; p >= 0 && t.flags[p]&fpClean != 0; p = t.parent[p] {
+			t.flags[p] &^= fpClean
 		}
 	}
 }
 
-// get returns n's entry, building from n when the pass has not reached it.
-func (t *fpTable) get(n *canon.Node) *fpInfo { return t.getRef(n.Ref()) }
+// get returns n's ID once it has its entry, building from n when the
+// pass has not reached it.
+func (t *fpTable) get(n *canon.Node) pickle.ID { return t.getRef(n.Ref()) }
 
 // getRef is get of a Ref.
-func (t *fpTable) getRef(n canon.Ref) *fpInfo {
-	i, ok := t.slotID(n.ID())
-	if !ok {
+func (t *fpTable) getRef(n canon.Ref) pickle.ID {
+	i := n.ID()
+	if !t.has(i) {
 		t.build(n)
-		i, _ = t.slotID(n.ID())
+		// (the order of a pass after reuseFPTable's serves only it)
+		t.order = t.order[:0]
+		if cap(t.order) > 1<<14 {
+			t.order = nil
+		}
 	}
-	return &t.info[i]
+	return i
 }
 
 // same reports whether the subtrees at a (of the view of ta) and b (of
@@ -415,12 +433,13 @@ func same(ta *fpTable, a *canon.Node, tb *fpTable, b *canon.Node) (eq, known boo
 // sameRef is same of two Refs, neither of them none.
 func sameRef(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known bool) {
 	ia, ib := ta.getRef(a), tb.getRef(b)
-	cyc := (ia.flags|ib.flags)&fpCyclic != 0
-	if ia.fp != ib.fp {
+	fa, fb := ta.flags[ia], tb.flags[ib]
+	cyc := (fa|fb)&fpCyclic != 0
+	if ta.fps[ia] != tb.fps[ib] {
 		if !cyc {
 			return false, true
 		}
-	} else if !cyc && ia.flags&ib.flags&fpClean != 0 {
+	} else if !cyc && fa&fb&fpClean != 0 {
 		return true, true
 	}
 	return lockstep(ta, a, tb, b)
@@ -432,17 +451,34 @@ func (t *fpTable) key(n *canon.Node) ([16]byte, bool) {
 	if n == nil {
 		return [16]byte{}, false
 	}
-	in := t.get(n)
-	return in.fp, in.flags&fpCyclic == 0
+	return t.keyRef(n.Ref())
 }
 
-// exactKey is a key equal for two nodes exactly when their canonical
-// forms are (set elements, dict keys): the fingerprint of a pure value,
-// canon's Digest of an object.
-func exactKey(t *fpTable, n *canon.Node) string {
-	if n.Pure() {
-		fp := t.get(n).fp
-		return string(fp[:])
+// keyRef is key of a Ref (none: no key).
+func (t *fpTable) keyRef(n canon.Ref) ([16]byte, bool) {
+	if n.IsNil() {
+		return [16]byte{}, false
 	}
-	return "D" + string(n.Digest())
+	i := t.getRef(n)
+	return t.fps[i], t.flags[i]&fpCyclic == 0
+}
+
+// exKey is a key equal for two nodes exactly when their canonical forms
+// are (set elements, dict keys): the fingerprint of a pure value, canon's
+// Digest of an object (obj, after a 'D'). A pure value's key makes no
+// string (a dict of a million keys made one of 16 bytes for each).
+type exKey struct {
+	fp  [16]byte
+	obj string
+}
+
+// exactKey is n's exKey.
+func exactKey(t *fpTable, n *canon.Node) exKey { return exactKeyRef(t, n.Ref()) }
+
+// exactKeyRef is exactKey of a Ref.
+func exactKeyRef(t *fpTable, n canon.Ref) exKey {
+	if n.Pure() {
+		return exKey{fp: t.fps[t.getRef(n)]}
+	}
+	return exKey{obj: "D" + string(n.Digest())}
 }

@@ -40,7 +40,7 @@ import (
 // walk that ends equal is not taken as a shortcut by the next one, so
 // objects sharing a large part each walk it).
 func lockBudget(ta, tb *fpTable) int64 {
-	return 32*int64(max(len(ta.idx), len(tb.idx))) + 1<<20
+	return 32*int64(max(ta.n(), tb.n())) + 1<<20
 }
 
 // lockState is a table's side of the lockstep walks: what was found (by
@@ -94,8 +94,8 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 	if sa.peer != tb || sb.peer != ta || sa.known == nil {
 		// (a table answers for the side it is asked as: one asked as B
 		// keeps no answers)
-		sa.reset(len(ta.idx), tb, true)
-		sb.reset(len(tb.idx), ta, false)
+		sa.reset(ta.n(), tb, true)
+		sb.reset(tb.n(), ta, false)
 		sa.budget = lockBudget(ta, tb)
 	}
 	x, y := a.ID(), b.ID()
@@ -139,25 +139,23 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 			// level the last one found different, not at the bottom)
 			return 0
 		}
-		ix, okx := ta.slotID(x)
-		iy, oky := tb.slotID(y)
-		if !okx || !oky {
+		if !ta.has(x) || !tb.has(y) {
 			return -1
 		}
-		fx, fy := &ta.info[ix], &tb.info[iy]
-		if fx.flags&fpPure != 0 || fy.flags&fpPure != 0 {
+		fx, fy := ta.flags[x], tb.flags[y]
+		if fx&fpPure != 0 || fy&fpPure != 0 {
 			// a value: no identity, its fingerprint is its embedding
-			return b2i(fx.flags&fy.flags&fpPure != 0 && fx.fp == fy.fp)
+			return b2i(fx&fy&fpPure != 0 && ta.fps[x] == tb.fps[y])
 		}
-		if fx.flags&fpDone == 0 || fy.flags&fpDone == 0 {
+		if fx&fpDone == 0 || fy&fpDone == 0 {
 			return -1
 		}
 		sa.pair[x], sb.pair[y] = int32(y)+1, int32(x)+1
 		// (the lists grow by doubling: append's quarter steps copied a
 		// walk around a million-node cycle many times over)
 		sa.touched, sb.touched = append(grow.Room(sa.touched, 1), x), append(grow.Room(sb.touched, 1), y)
-		if fx.flags&fy.flags&fpClean != 0 && fx.flags&fy.flags&fpCyclic == 0 {
-			return b2i(fx.fp == fy.fp)
+		if fx&fy&fpClean != 0 && fx&fy&fpCyclic == 0 {
+			return b2i(ta.fps[x] == tb.fps[y])
 		}
 		queue = append(grow.Room(queue, 1), lockItem{a: x, b: y, parent: parent})
 		return 1
@@ -175,9 +173,7 @@ func lockstep(ta *fpTable, a canon.Ref, tb *fpTable, b canon.Ref) (eq, known boo
 		if !okA || !okB {
 			// an object that is no container: its fingerprint is canon's
 			// digest of it
-			ix, _ := ta.slotID(it.a)
-			iy, _ := tb.slotID(it.b)
-			if okA != okB || ta.info[ix].fp != tb.info[iy].fp {
+			if okA != okB || ta.fps[it.a] != tb.fps[it.b] {
 				r, at = 0, int32(i)
 			}
 			continue

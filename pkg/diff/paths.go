@@ -22,9 +22,12 @@ type pathNode struct {
 	// sum is a hash of the path's string (seeded per process: paths that
 	// an input chooses cannot be made to collide), so that two paths are
 	// compared in constant time (Same)
-	sum  uint64
-	edge string // the whole path for a root
-} // 32 bytes
+	sum uint64
+	// the edge, pathTable.edges[at:at+n] (the whole path for a root): one
+	// arena, not a string each (a walk down a million levels made two
+	// million of them)
+	at, n uint32
+} // 24 bytes
 
 // pathSeed seeds the paths' sums.
 var pathSeed = maphash.MakeSeed()
@@ -36,6 +39,7 @@ const headEdges = 4
 
 type pathTable struct {
 	nodes []pathNode
+	edges []byte // the nodes' edges
 	// with --ignore: for each node and each ignored path, how much of it
 	// the path matches (ignState)
 	ignore []string
@@ -71,7 +75,9 @@ func (p *pathTable) push(parent pathRef, edge string) pathRef {
 		h.Write(b[:])
 	}
 	h.WriteString(edge)
-	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, head: head, sum: h.Sum64(), edge: edge})
+	at := len(p.edges)
+	p.edges = append(grow.Room(p.edges, len(edge)), edge...)
+	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, head: head, sum: h.Sum64(), at: uint32(at), n: uint32(len(edge))})
 	if len(p.ignore) > 0 {
 		for k, ig := range p.ignore {
 			m := int32(0)
@@ -148,15 +154,21 @@ func (p *pathTable) Same(x, y pathRef) bool {
 	return p.String(x) == p.String(y)
 }
 
+// edge is the last edge of path r (a root's whole path).
+func (p *pathTable) edge(r pathRef) []byte {
+	x := p.nodes[r]
+	return p.edges[x.at : x.at+x.n]
+}
+
 // String renders a path.
 func (p *pathTable) String(r pathRef) string {
 	n := 0
 	for x := r; x >= 0; x = p.nodes[x].parent {
-		n += len(p.nodes[x].edge)
+		n += int(p.nodes[x].n)
 	}
 	b := make([]byte, n)
 	for x := r; x >= 0; x = p.nodes[x].parent {
-		e := p.nodes[x].edge
+		e := p.edge(x)
 		n -= len(e)
 		copy(b[n:], e)
 	}

@@ -67,7 +67,7 @@ func (c *cmp) noteStep(a, b *canon.Node, path pathRef) {
 	if a.Kind() != pickle.KindTuple || path < 0 || c.paths.nodes[path].parent < 0 {
 		return
 	}
-	if p := c.paths.nodes[c.paths.nodes[path].parent]; !stepLists[p.edge] {
+	if !stepLists[string(c.paths.edge(c.paths.nodes[path].parent))] {
 		return
 	}
 	at := c.paths.String(path)
