@@ -2,6 +2,8 @@ package canon
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -51,5 +53,102 @@ func TestPlainEmbedding(t *testing.T) {
 	}
 	if _, err := d.Next(); err != ErrNotPlain {
 		t.Errorf("past the end: %v", err)
+	}
+}
+
+// plainRef is the recursive reader PlainEmbedding replaced: the reference
+// TestPlainEmbeddingLoop compares it with.
+func plainRef(b []byte, depth, maxDepth int) (int, bool) {
+	if len(b) == 0 || depth > maxDepth {
+		return 0, false
+	}
+	switch b[0] {
+	case 'n':
+		return 1, true
+	case 'b':
+		return 2, len(b) >= 2
+	case 'f':
+		return 9, len(b) >= 9
+	case 'i':
+		if len(b) < 2 || b[1] != '+' && b[1] != '-' {
+			return 0, false
+		}
+		l, w := binary.Uvarint(b[2:])
+		if w <= 0 || l > uint64(len(b)) || 2+w+int(l) > len(b) {
+			return 0, false
+		}
+		return 2 + w + int(l), true
+	case 's', 'y':
+		l, w := binary.Uvarint(b[1:])
+		if w <= 0 || l > InlineMax || 1+w+int(l) > len(b) {
+			return 0, false
+		}
+		return 1 + w + int(l), true
+	case 'N':
+		if len(b) < 2 || b[1] != 'l' && b[1] != 'd' {
+			return 0, false
+		}
+		cnt, w := binary.Uvarint(b[2:])
+		if w <= 0 || cnt > uint64(len(b)) {
+			return 0, false
+		}
+		i := 2 + w
+		if i >= len(b) || b[i] != 0 {
+			return 0, false
+		}
+		i++
+		if b[1] == 'd' {
+			cnt *= 2
+		}
+		for ; cnt > 0; cnt-- {
+			n, ok := plainRef(b[i:], depth+1, maxDepth)
+			if !ok {
+				return 0, false
+			}
+			i += n
+		}
+		return i, true
+	}
+	return 0, false
+}
+
+// TestPlainEmbeddingLoop: PlainEmbedding's loop reads as the recursive
+// reader does, on plain encodings nested around the depth bound (64, the
+// writer sink's, and 100, past the loop's array on the stack) and on their
+// cuts and random mutations.
+func TestPlainEmbeddingLoop(t *testing.T) {
+	for _, maxDepth := range []int{0, 2, 64, 100} {
+		var encs [][]byte
+		leaf := []byte("s\x03abci+\x01\x05nb\x01f\x00\x00\x00\x00\x00\x00\xf0\x3f")
+		for _, d := range []int{0, 1, 2, maxDepth - 1, maxDepth, maxDepth + 1} {
+			var e []byte
+			for range max(d, 0) {
+				e = append(e, "Nl\x02\x00"...)
+				e = append(e, 'n')
+			}
+			e = append(e, "Nd\x02\x00s\x01ai-\x00s\x01bNl\x00\x00s\x00"...)
+			encs = append(encs, e, append([]byte("Nl\x05\x00"), leaf...))
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(maxDepth)))
+		n := len(encs)
+		for i := range n {
+			e := encs[i]
+			for j := 0; j <= len(e); j++ {
+				encs = append(encs, e[:j])
+			}
+			for range 200 {
+				m := append([]byte(nil), e...)
+				if len(m) > 0 {
+					m[rng.IntN(len(m))] = byte(rng.IntN(256))
+				}
+				encs = append(encs, m)
+			}
+		}
+		for _, e := range encs {
+			n, ok := plainRef(e, 0, maxDepth)
+			if got, want := PlainEmbedding(e, maxDepth), ok && n == len(e); got != want {
+				t.Fatalf("maxDepth %d: PlainEmbedding(%q) = %v, the recursive reader %v", maxDepth, e, got, want)
+			}
+		}
 	}
 }

@@ -50,82 +50,8 @@ var (
 )
 
 // foldable reports whether enc, the canonical encoding of one subtree, is
-// one embedding the writer can write back (see above): what
-// canon.PlainEmbedding(enc, foldDepth) reports, read in one loop with a
-// count of the embeddings left at each level (the sink asks it of every
-// row of a table: the recursive reader cost 2 % of pk canon's CPU on one).
-func foldable(enc []byte) bool {
-	var left [foldDepth + 1]uint64 // embeddings still to read, by depth
-	left[0] = 1
-	depth, i := 0, 0
-	for {
-		for left[depth] == 0 {
-			if depth == 0 {
-				return i == len(enc)
-			}
-			depth--
-		}
-		left[depth]--
-		b := enc[i:]
-		if len(b) == 0 {
-			return false
-		}
-		switch b[0] {
-		case 'n':
-			i++
-		case 'b':
-			if len(b) < 2 {
-				return false
-			}
-			i += 2
-		case 'f':
-			if len(b) < 9 {
-				return false
-			}
-			i += 9
-		case 'i':
-			if len(b) < 2 || b[1] != '+' && b[1] != '-' {
-				return false
-			}
-			l, w := binary.Uvarint(b[2:])
-			if w <= 0 || l > uint64(len(b)) || 2+w+int(l) > len(b) {
-				return false
-			}
-			i += 2 + w + int(l)
-		case 's', 'y':
-			l, w := binary.Uvarint(b[1:])
-			if w <= 0 || l > canon.InlineMax || 1+w+int(l) > len(b) {
-				return false
-			}
-			i += 1 + w + int(l)
-		case 'N':
-			if len(b) < 2 || b[1] != 'l' && b[1] != 'd' {
-				return false
-			}
-			cnt, w := binary.Uvarint(b[2:])
-			if w <= 0 || cnt > uint64(len(b)) {
-				return false
-			}
-			j := 2 + w
-			if j >= len(b) || b[j] != 0 { // no operations
-				return false
-			}
-			i += j + 1
-			if b[1] == 'd' {
-				cnt *= 2
-			}
-			if cnt > 0 {
-				if depth == foldDepth {
-					return false // (its items would be deeper than foldDepth)
-				}
-				depth++
-				left[depth] = cnt
-			}
-		default:
-			return false
-		}
-	}
-}
+// one embedding the writer can write back (see above).
+func foldable(enc []byte) bool { return canon.PlainEmbedding(enc, foldDepth) }
 
 // sinkStreams writes the streams of the bare pickle file at path through
 // the writer sink, appending each to out, its digest to wants and its end

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -154,42 +152,5 @@ func TestFingerprintCollisions(t *testing.T) {
 	t.Logf("%d streams written again without fingerprints", fpRetries-retries)
 	if fpRetries-retries < 50 {
 		t.Errorf("only %d streams written again without fingerprints", fpRetries-retries)
-	}
-}
-
-// TestFoldableMatches: foldable's loop reads as canon.PlainEmbedding does,
-// on plain encodings nested around foldDepth and on their cuts and
-// mutations.
-func TestFoldableMatches(t *testing.T) {
-	var encs [][]byte
-	leaf := []byte("s\x03abci+\x01\x05nb\x01f\x00\x00\x00\x00\x00\x00\xf0\x3f")
-	for _, d := range []int{0, 1, 2, foldDepth - 1, foldDepth, foldDepth + 1} {
-		var e []byte
-		for range d {
-			e = append(e, "Nl\x02\x00"...)
-			e = append(e, 'n')
-		}
-		e = append(e, "Nd\x02\x00s\x01ai-\x00s\x01bNl\x00\x00s\x00"...)
-		encs = append(encs, e, append([]byte("Nl\x05\x00"), leaf...))
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	n := len(encs)
-	for i := range n {
-		e := encs[i]
-		for j := 0; j <= len(e); j++ {
-			encs = append(encs, e[:j])
-		}
-		for range 200 {
-			m := append([]byte(nil), e...)
-			if len(m) > 0 {
-				m[rng.IntN(len(m))] = byte(rng.IntN(256))
-			}
-			encs = append(encs, m)
-		}
-	}
-	for _, e := range encs {
-		if got, want := foldable(e), canon.PlainEmbedding(e, foldDepth); got != want {
-			t.Fatalf("foldable(%q) = %v, canon.PlainEmbedding %v", e, got, want)
-		}
 	}
 }
