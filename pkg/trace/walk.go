@@ -456,7 +456,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			switch {
 			case opt.Depth >= 0 && int(lvl) >= opt.Depth:
 				v.Truncated = t.hasChildren(it)
-			case it.Kind == ItemStream && !opt.SortSize && len(it.Stream.Store.Tops) > lazyTops && len(it.Stream.attach) == 0:
+			case it.Kind == ItemStream && !opt.SortSize && len(it.Stream.Store.Tops) > lazyTops:
 				tops, kids, nkids = it.Stream.newTopWindow(it, opt)
 			default:
 				kids = t.shownKids(it, opt)
