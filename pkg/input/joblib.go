@@ -43,17 +43,26 @@ var oldWrapperNames = map[string]bool{
 // classOf returns the qualified class name an instance node was made from
 // (NEWOBJ/NEWOBJ_EX/INST/OBJ of a global, or copyreg._reconstructor(cls, ...)).
 func classOf(s *pickle.Store, n pickle.ID) string {
+	if g := classGlobal(s, n); g >= 0 {
+		return s.Qualified(g)
+	}
+	return ""
+}
+
+// classGlobal is the global node whose qualified name classOf returns, or
+// NoID. Its Name costs no allocation, so a check can look at it first.
+func classGlobal(s *pickle.Store, n pickle.ID) pickle.ID {
 	if s.Kind(n) != pickle.KindCall || s.Func(n) < 0 {
-		return ""
+		return pickle.NoID
 	}
-	q := s.Qualified(s.Func(n))
-	if a := s.Args(n); q == "copyreg._reconstructor" && a >= 0 && s.NItems(a) > 0 {
-		return s.Qualified(s.Items(a)[0])
+	f := s.Func(n)
+	if a := s.Args(n); s.Name(f) == "_reconstructor" && s.Qualified(f) == "copyreg._reconstructor" && a >= 0 && s.NItems(a) > 0 {
+		return s.Items(a)[0]
 	}
-	if s.Op(n) == pickle.REDUCE {
-		return ""
+	if s.Op(n) == pickle.REDUCE || s.Kind(f) != pickle.KindGlobal {
+		return pickle.NoID
 	}
-	return q
+	return f
 }
 
 func (j *joblibHook) fail(rd *pickle.Reader, format string, args ...any) error {
@@ -65,7 +74,13 @@ func (j *joblibHook) fail(rd *pickle.Reader, format string, args ...any) error {
 }
 
 func (j *joblibHook) afterBuild(rd *pickle.Reader, s *pickle.Store, n pickle.ID) error {
-	cls := classOf(s, n)
+	// every name in wrapperNames and oldWrapperNames ends so; a BUILD of any
+	// other class (a million of them in some files) costs no string
+	g := classGlobal(s, n)
+	if g < 0 || !strings.HasSuffix(s.Name(g), "ArrayWrapper") {
+		return nil
+	}
+	cls := s.Qualified(g)
 	if oldWrapperNames[cls] {
 		return j.fail(rd, "%s: joblib < 0.10 kept arrays in separate files; pk does not read that format", cls)
 	}
