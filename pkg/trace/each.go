@@ -285,7 +285,8 @@ func (k *topKeep) offer(s *pickle.Store, st *StreamTree) {
 	if k.leaves {
 		keys = st.foldedKeys()
 	}
-	for id, sz := range st.Incl {
+	for id := range st.incl.len() {
+		sz := st.incl.at(pickle.ID(id))
 		if k.leaves && (st.ownsAny(pickle.ID(id)) || keys[id]) {
 			continue // (as Top: a bare pickle attaches no parts)
 		}

@@ -363,7 +363,7 @@ func (dv *depthView) tree(m *fastMachine, total int64) *Tree {
 	s := dv.out
 	s.Index, s.Begin, s.End, s.Proto, s.Root, s.Tops, s.StreamSelf = 0, 0, m.size, m.proto, dv.root, []pickle.ID{dv.root}, m.sself
 	n := s.Len()
-	st := &StreamTree{Store: s, num: dv.num, Incl: dv.incl, ownStart: make([]int32, n+1), upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root}
+	st := &StreamTree{Store: s, num: dv.num, incl: sizesOf(dv.incl), ownStart: make([]int32, n+1), upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root}
 	t := &Tree{File: &pickle.File{Name: m.name, Size: m.size}, Total: m.size, Streams: []*StreamTree{st}}
 	st.tree = t
 	return t

@@ -105,10 +105,10 @@ func TestSizesAddUp(t *testing.T) {
 		for _, st := range tr.Streams {
 			var tops int64
 			for _, x := range st.Store.Tops {
-				tops += st.Incl[x]
+				tops += st.Incl(x)
 			}
 			for _, x := range st.Orphans {
-				tops += st.Incl[x]
+				tops += st.Incl(x)
 			}
 			if tops+st.Store.StreamSelf != st.Store.Length() {
 				t.Errorf("%s: stream %d: tops %d + self %d != len %d", name, st.Store.Index, tops, st.Store.StreamSelf, st.Store.Length())

@@ -99,9 +99,9 @@ type StreamTree struct {
 	// arr recognises the numpy arrays of Store (pkg/array), made when
 	// first needed
 	arr *array.Reader
-	// Incl is the inclusive size of every node, indexed by ID: its Self
-	// plus the inclusive sizes of the nodes it owns.
-	Incl []int64
+	// incl is the inclusive size of every node, indexed by ID: its Self
+	// plus the inclusive sizes of the nodes it owns (Incl).
+	incl sizes
 	// num is, for a synthetic store, the number each node has in the
 	// stream (what the graph path would call it: "#12"); nil when the
 	// store's IDs are the stream's.
@@ -175,7 +175,7 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 // of a million streams sized one at a time (each.go) allocates them once.
 type sizeScratch struct {
 	st    StreamTree
-	incl  []int64
+	incl  sizes
 	cnt   []int32
 	bits  []uint64
 	owns  []uint64
@@ -199,11 +199,11 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *Str
 	var st *StreamTree
 	var cnt []int32
 	if scr == nil {
-		st = &StreamTree{Store: s, Incl: make([]int64, n)}
+		st = &StreamTree{Store: s, incl: sizesFor(s, n, add, sizes{})}
 		cnt = make([]int32, n)
 	} else {
-		scr.incl, scr.cnt = grow.Reuse(scr.incl, n), grow.Reuse(scr.cnt, n)
-		scr.st = StreamTree{Store: s, Incl: scr.incl}
+		scr.incl, scr.cnt = sizesFor(s, n, add, scr.incl), grow.Reuse(scr.cnt, n)
+		scr.st = StreamTree{Store: s, incl: scr.incl}
 		st, cnt = &scr.st, scr.cnt
 		if len(scr.mark.bits) < (n+63)/64 {
 			scr.mark = marker{}
@@ -213,7 +213,7 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *Str
 	}
 	st.add, st.upNode, st.prefix, st.rootRole = add, pickle.NoID, ppath.Root, ppath.Root
 	if !st.sizeForest(cnt, scr) {
-		clear(st.Incl)
+		st.incl.clear()
 		st.sizeDFS(scr)
 	}
 	if len(s.Popped) > 0 {
@@ -292,14 +292,14 @@ func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
 		}
 		x := id
 		for {
-			st.Incl[x] += s.Self(x) + st.add[x]
+			st.incl.add(x, s.Self(x)+st.add[x])
 			cnt[x] = -1
 			summed++
 			o := s.Owner(x)
 			if o < 0 {
 				break
 			}
-			st.Incl[o] += st.Incl[x]
+			st.incl.add(o, st.incl.at(x))
 			if cnt[o]--; cnt[o] != 0 {
 				break
 			}
@@ -382,10 +382,10 @@ func (st *StreamTree) sizeDFS(scr *sizeScratch) {
 			v := s.Self(pickle.ID(id)) + st.add[pickle.ID(id)]
 			for _, c := range st.owned[st.ownStart[id]:st.ownStart[id+1]] {
 				if done[c] == 2 {
-					v += st.Incl[c]
+					v += st.incl.at(pickle.ID(c))
 				}
 			}
-			st.Incl[id] = v
+			st.incl.set(pickle.ID(id), v)
 			done[id] = 2
 		}
 	}
@@ -465,6 +465,10 @@ func link(up *pathLink, role string) *pathLink {
 	}
 	return &pathLink{up: up, role: role, n: n}
 }
+
+// Incl returns the inclusive size of node id: its Self plus the inclusive
+// sizes of the nodes it owns.
+func (st *StreamTree) Incl(id pickle.ID) int64 { return st.incl.at(id) }
 
 // Path returns the Python-style path of the item ("root['a'][3]").
 func (it Item) Path() string {
@@ -599,7 +603,7 @@ func (st *StreamTree) nextTopKid(c *topCursor) (k kid, ok bool) {
 	if c.i < len(s.Tops) {
 		x := s.Tops[c.i]
 		c.i++
-		k = kid{node: x, key: pickle.NoID, kind: ItemNode, size: st.Incl[x]}
+		k = kid{node: x, key: pickle.NoID, kind: ItemNode, size: st.incl.at(x)}
 		switch {
 		case x == s.Root && !c.rootShown:
 			k.rk = rRoot
@@ -623,13 +627,13 @@ func (st *StreamTree) nextTopKid(c *topCursor) (k kid, ok bool) {
 	if j := c.i - len(s.Tops) - 1; j < len(st.Orphans) {
 		c.i++
 		x := st.Orphans[j]
-		return kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(j), kind: ItemNode, size: st.Incl[x]}, true
+		return kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(j), kind: ItemNode, size: st.incl.at(x)}, true
 	}
 	return kid{}, false
 }
 
 func (st *StreamTree) nodeItem(n pickle.ID, role string, path *pathLink) Item {
-	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.Incl[n], Self: st.Store.Self(n) + st.folded(n) - st.inSelf[n]}
+	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: st.Store.Self(n) + st.folded(n) - st.inSelf[n]}
 }
 
 // isScalar: kinds shown as leaves.
@@ -652,7 +656,7 @@ func (st *StreamTree) folded(n pickle.ID) int64 {
 	eachChild(s, n, func(c pickle.ID, r role, folded bool) bool {
 		if folded && s.Owner(c) == n && !m.has(c) {
 			m.add(c)
-			v += st.Incl[c]
+			v += st.incl.at(c)
 		}
 		return true
 	})

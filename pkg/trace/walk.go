@@ -135,7 +135,7 @@ func (st *StreamTree) eachNodeKid(n pickle.ID, fn func(k kid)) {
 		}
 		k := kid{node: c, key: r.k, i: int32(r.i), rk: r.kind, kind: ItemRef}
 		if own {
-			k.kind, k.size = ItemNode, st.Incl[c]
+			k.kind, k.size = ItemNode, st.incl.at(c)
 		}
 		fn(k)
 		return true
@@ -144,7 +144,7 @@ func (st *StreamTree) eachNodeKid(n pickle.ID, fn func(k kid)) {
 	for _, c := range st.unlisted(n) {
 		if id := pickle.ID(c); !m.has(id) {
 			m.add(id)
-			fn(kid{node: id, key: pickle.NoID, i: c, rk: rOwned, kind: ItemNode, size: st.Incl[c]})
+			fn(kid{node: id, key: pickle.NoID, i: c, rk: rOwned, kind: ItemNode, size: st.incl.at(pickle.ID(c))})
 		}
 	}
 }
@@ -635,7 +635,8 @@ func (t *Tree) Top(n int) []Item {
 		if t.Leaves {
 			keys = st.foldedKeys()
 		}
-		for id, sz := range st.Incl {
+		for id := range st.incl.len() {
+			sz := st.incl.at(pickle.ID(id))
 			if t.Leaves && (st.ownsAny(pickle.ID(id)) || len(st.attach[pickle.ID(id)]) > 0 || keys[id]) {
 				continue
 			}
