@@ -45,7 +45,7 @@ type Folded struct {
 func (s *Store) FoldedRun(id ID) (off int64, n int, items int, word int) {
 	r := &s.recs[id]
 	f := s.text[r.v : r.v+foldRecLen]
-	return int64(binary.LittleEndian.Uint64(f)), int(int32(binary.LittleEndian.Uint32(f[8:]))), int(r.self), int(int32(binary.LittleEndian.Uint32(f[12:])))
+	return int64(binary.LittleEndian.Uint64(f)), int(int32(binary.LittleEndian.Uint32(f[8:]))), int(s.Self(id)), int(int32(binary.LittleEndian.Uint32(f[12:])))
 }
 
 // putFoldRec writes a folded run's foldRec into the text arena and returns
@@ -68,7 +68,7 @@ func (s *Store) ItemCount(id ID) int {
 	n := 0
 	for _, c := range s.Items(id) {
 		if c >= 0 && s.recs[c].kind == KindFolded {
-			n += int(s.recs[c].self)
+			n += int(s.Self(c)) // (a folded run's count of items)
 		} else {
 			n++
 		}
@@ -120,7 +120,7 @@ func (m *machine) frozenTable(n int) []bool {
 	for i := range s.recs {
 		r := &s.recs[i]
 		f := false
-		if r.x == 0 || s.ext[r.x-1].nmut == 0 {
+		if r.xi() == 0 || s.ext[r.xi()-1].nmut == 0 {
 			switch r.kind {
 			case KindNone, KindBool, KindInt, KindFloat, KindStr, KindBytes:
 				f = true
@@ -190,8 +190,8 @@ func (m *machine) foldFinal() {
 		if r.hasItems() {
 			bump(s.kids[r.kid() : r.kid()+r.nkid()])
 		}
-		if r.x != 0 {
-			for j := s.ext[r.x-1].mut; j != 0; j = s.muts[j-1].next {
+		if x := r.xi(); x != 0 {
+			for j := s.ext[x-1].mut; j != 0; j = s.muts[j-1].next {
 				mu := &s.muts[j-1]
 				bump(s.kids[mu.kid : mu.kid+mu.nkid])
 			}
@@ -294,8 +294,9 @@ func (m *machine) foldFinal() {
 		if step == 2 {
 			fl |= FlagFoldEntries
 		}
-		s.recs = append(s.recs, rec{kind: KindFolded, op: s.recs[root].op, off: s.recs[root].off, owner: cands[i].parent, flags: fl,
+		s.recs = append(s.recs, rec{kind: KindFolded, op: s.recs[root].op, owner: cands[i].parent, flags: fl,
 			v: s.putFoldRec(out[i].Off, int32(total), int32(word)), self: uint32(j - i)})
+		s.setOff(id, s.Offset(root))
 		s.recs[cands[i].parent].flags |= FlagHasFolded
 		s.kids[cands[i].pos] = id
 		for k := cands[i].pos + 1; k < cands[j-1].pos+step; k++ {

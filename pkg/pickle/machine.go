@@ -304,16 +304,17 @@ type machine struct {
 	stores  []Store  // chunk the stores are carved from
 	streams []Stream // chunk the Streams of NoGraph are carved from
 
-	start    int64  // offset of the first stream
-	before   int64  // nodes of the streams before this one
-	reuse    bool   // ParseEach: every stream runs in the memory of the one before
-	graph    bool   // build the *Node graph of each stream
-	project  bool   // may project record counts from the input's size (not for RunStream)
-	projN    int64  // records when growRecs last projected (0: not yet in this stream)
-	projDone int64  // bytes read then
-	end      int64  // RunStreamLen: where the stream ends (0: the input's size)
-	one      Store  // with reuse, the Store every stream is built in
-	oneSt    Stream // with reuse and NoGraph, the Stream every stream is handed out in
+	start    int64       // offset of the first stream
+	before   int64       // nodes of the streams before this one
+	reuse    bool        // ParseEach: every stream runs in the memory of the one before
+	graph    bool        // build the *Node graph of each stream
+	project  bool        // may project record counts from the input's size (not for RunStream)
+	projN    int64       // records when growRecs last projected (0: not yet in this stream)
+	projDone int64       // bytes read then
+	end      int64       // RunStreamLen: where the stream ends (0: the input's size)
+	grow     arenaGrowth // the current stream's (Store.grow)
+	one      Store       // with reuse, the Store every stream is built in
+	oneSt    Stream      // with reuse and NoGraph, the Stream every stream is handed out in
 
 	// release (Options.Keep, release.go)
 	keep        *Keep
@@ -387,6 +388,8 @@ func (m *machine) run(index int) (*Stream, error) {
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
 			recs: window(m.recs), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), log: window(m.evs)}
 	}
+	m.grow = arenaGrowth{m: m}
+	s.grow = &m.grow
 	m.s = s
 	m.projN, m.projDone = 0, 0
 	m.stack = m.stack[:0]
@@ -507,6 +510,7 @@ func (m *machine) dropScratch() {
 // window) and hands the rest of the buffers to the next stream.
 func (m *machine) endStream() {
 	s := m.s
+	s.grow = nil // (a consumer's appends to a finished store double)
 	if m.reuse {
 		return // the next stream starts again at the buffers' beginning
 	}
@@ -565,7 +569,10 @@ func (m *machine) newNode(k Kind) ID {
 	id := ID(len(s.recs))
 	s.recs = s.recs[:id+1]
 	r := &s.recs[id] // (written in place: a literal assigned to s.recs[id] is built aside and copied)
-	*r = rec{kind: k, op: m.op.Code, off: m.op.Offset, owner: NoID}
+	*r = rec{kind: k, op: m.op.Code, off: uint32(m.op.Offset), owner: NoID}
+	if uint32(uint64(m.op.Offset)>>32) != s.hiLast {
+		noteOff(&s.hi, &s.hiLast, id, m.op.Offset)
+	}
 	return id
 }
 
@@ -647,6 +654,69 @@ func (m *machine) growRecs() {
 	m.memo.dense = projected(m.memo.dense, n, proj)
 }
 
+// The arenas a store fills after its records: items, side records,
+// operations and the call log (arenaGrowth).
+const (
+	arenaKids = iota
+	arenaExt
+	arenaMuts
+	arenaLog
+	nArenas
+)
+
+// arenaGrowth projects the growth of a store's arenas while the machine
+// writes it (Store.grow; set by run, cleared by endStream). growRecs sizes
+// them with the records, but an input may fill them later at a pace of its
+// own: the second half of a million levels of objects (cost shape
+// nest_newobj_build, `SETITEM BUILD` a level after every level was opened)
+// makes no record and an operation, a side record, a log entry and three
+// items a level. Doubled from there, the side records and operations
+// allocated 120 MB for their 44 MB, the old arrays held beside the new
+// (pk hash's peak: 356 MB; projected, 322 MB).
+type arenaGrowth struct {
+	m    *machine
+	pace [nArenas]struct{ n, at int64 } // each arena's length and the input's offset when it last grew
+}
+
+// arenaRoom returns buf, arena a of s, with room for n more entries. A
+// full arena of the machine's store that is large grows to the length
+// projected from its pace since it last grew over the bytes the input has
+// left, or doubles, whichever is more, within 16 times its length (one
+// copy where doubling made several); a consumer's store doubles (room).
+func arenaRoom[T any](s *Store, buf []T, n int, a int) []T {
+	if n <= cap(buf)-len(buf) {
+		return buf
+	}
+	return arenaGrown(s, buf, n, a)
+}
+
+// arenaGrown is arenaRoom's growth.
+func arenaGrown[T any](s *Store, buf []T, n int, a int) []T {
+	g := s.grow
+	if g == nil || len(buf) < 1024 || g.m.op == nil {
+		return room(buf, n)
+	}
+	m := g.m
+	size := m.rd.Size()
+	if m.end > 0 {
+		size = m.end
+	}
+	at := m.op.Offset + m.op.Len
+	l := int64(len(buf))
+	want := 2 * l
+	p := &g.pace[a]
+	if m.project && size > at && p.n > 0 && l > p.n && at > p.at {
+		// (in floating point: entries times bytes may pass int64)
+		recent := float64(l-p.n) * float64(size-at) / float64(at-p.at)
+		want = max(want, l+int64(min(recent+recent/16, float64(max(15*l, 1<<20)))))
+	}
+	p.n, p.at = l, at
+	out := make([]T, l, max(want, l+int64(n)))
+	adviseHuge(out) // (filled front to back, as the records: see adviseHuge)
+	copy(out, buf)
+	return out
+}
+
 // projected returns buf with room for the length it would have at proj
 // records, from its length at n records, when that is more than it has.
 func projected[T any](buf []T, n, proj int64) []T {
@@ -721,7 +791,7 @@ func (m *machine) marker() (mark, error) {
 // log appends to the call log the event of node id, made by the current
 // opcode (its kind is the node's: see Store.Event).
 func (m *machine) log(id ID) {
-	m.s.log = append(room(m.s.log, 1), sev{node: id, mut: -1})
+	m.s.log = append(arenaRoom(m.s, m.s.log, 1, arenaLog), sev{node: id, mut: -1})
 }
 
 // takeAll pops stack[from:] as items consumed by by, into m.buf.
@@ -752,7 +822,7 @@ func (m *machine) takeInto(dst []ID, from int, by ID) {
 func (m *machine) itemsFrom(from int, by ID) {
 	s := m.s
 	n := len(m.stack) - from
-	kids := slices.Grow(room(s.kids, n), n) // (as append(kids, items...) grows it)
+	kids := slices.Grow(arenaRoom(s, s.kids, n, arenaKids), n) // (as append(kids, items...) grows it)
 	at := len(kids)
 	s.kids = kids[:at+n]
 	m.takeInto(s.kids[at:], from, by)
@@ -771,7 +841,10 @@ func (m *machine) scalar(k Kind) ID {
 	id := ID(len(s.recs))
 	s.recs = s.recs[:id+1]
 	r := &s.recs[id]
-	*r = rec{kind: k, op: o.Code, off: o.Offset, owner: NoID}
+	*r = rec{kind: k, op: o.Code, off: uint32(o.Offset), owner: NoID}
+	if uint32(uint64(o.Offset)>>32) != s.hiLast {
+		noteOff(&s.hi, &s.hiLast, id, o.Offset)
+	}
 	if uint64(o.Len) < selfInExt {
 		r.self = uint32(o.Len)
 	} else {
@@ -1209,7 +1282,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) {
 	target := m.stack[x-1].n
 	s := m.s
 	s.AddSelf(target, bytes)
-	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && (r.x == 0 || s.ext[r.x-1].kcap == 0) {
+	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && (r.xi() == 0 || s.ext[r.xi()-1].kcap == 0) {
 		// its first items (an empty dict's SETITEMS): straight into the
 		// item arena, where AppendItems would copy them
 		m.itemsFrom(x, target)
@@ -1227,7 +1300,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) {
 
 func (m *machine) mutate(target ID, args []ID) {
 	i := m.s.AddMut(target, m.op.Code, m.op.Offset, args)
-	m.s.log = append(room(m.s.log, 1), sev{node: target, mut: int32(i), at: int32(len(m.s.muts) - 1)})
+	m.s.log = append(arenaRoom(m.s, m.s.log, 1, arenaLog), sev{node: target, mut: int32(i), at: int32(len(m.s.muts) - 1)})
 }
 
 // maybeStr reports whether a node of kind k is a str or an object whose

@@ -222,7 +222,7 @@ func (m *machine) compact() {
 		work = work[:len(work)-1]
 		r := &s.recs[id]
 		l := lvl[id]
-		if l != keepFull && (r.kind == KindCall || r.kind == KindGlobal || r.kind == KindPersID || (r.x != 0 && s.ext[r.x-1].nmut > 0)) {
+		if l != keepFull && (r.kind == KindCall || r.kind == KindGlobal || r.kind == KindPersID || (r.xi() != 0 && s.ext[r.xi()-1].nmut > 0)) {
 			// parts, operands and operations are not cut: what such a
 			// node holds is kept whole
 			l = keepFull
@@ -234,8 +234,8 @@ func (m *machine) compact() {
 					raise(c, keepFull)
 				}
 			}
-			if r.x != 0 {
-				x := &s.ext[r.x-1]
+			if xi := r.xi(); xi != 0 {
+				x := &s.ext[xi-1]
 				for i := x.mut; i != 0; i = s.muts[i-1].next {
 					mu := &s.muts[i-1]
 					for _, c := range s.kids[mu.kid : mu.kid+mu.nkid] {
@@ -289,6 +289,8 @@ func (m *machine) compact() {
 	if cap(recs) < next+1024 {
 		recs = make([]rec, 0, next+1024)
 	}
+	var hi *offHigh // the new records' runs of offsets past 4 GiB (offHigh)
+	var hiLast uint32
 	for i, l := range lvl {
 		if l == 0 {
 			continue
@@ -322,8 +324,8 @@ func (m *machine) compact() {
 				text = append(text, s.text[start:no+nl]...)
 			}
 		}
-		if r.x != 0 {
-			x := s.ext[r.x-1]
+		if xi := r.xi(); xi != 0 {
+			x := s.ext[xi-1] // (with the node's Self: rec.self)
 			if x.far != 0 {
 				fars = append(fars, s.far[x.far-1])
 				x.far = int32(len(fars))
@@ -331,7 +333,7 @@ func (m *machine) compact() {
 			x.kcap = 0
 			if x.nmut > 0 {
 				first, prev := int32(0), int32(0)
-				for j := s.ext[r.x-1].mut; j != 0; j = s.muts[j-1].next {
+				for j := s.ext[xi-1].mut; j != 0; j = s.muts[j-1].next {
 					mu := s.muts[j-1]
 					start := int32(len(kids))
 					for _, c := range s.kids[mu.kid : mu.kid+mu.nkid] {
@@ -350,7 +352,7 @@ func (m *machine) compact() {
 				x.mut, x.end = first, prev
 			}
 			exts = append(exts, x)
-			r.x = int32(len(exts))
+			r.self = uint32(len(exts))
 		}
 		if r.hasItems() {
 			kid, nkid := r.kid(), r.nkid()
@@ -383,8 +385,10 @@ func (m *machine) compact() {
 			}
 		}
 		recs = append(recs, r)
+		noteOff(&hi, &hiLast, ID(len(recs)-1), s.Offset(id))
 	}
-	recs = append(recs, rec{kind: KindNone, op: NONE, off: s.Begin, owner: NoID, flags: FlagReleased})
+	recs = append(recs, rec{kind: KindNone, op: NONE, off: uint32(s.Begin), owner: NoID, flags: FlagReleased})
+	noteOff(&hi, &hiLast, ID(len(recs)-1), s.Begin)
 	for i := range s.log {
 		e := &s.log[i]
 		e.node = mapID(e.node)
@@ -418,6 +422,7 @@ func (m *machine) compact() {
 	clear(s.far) // no pointers (big ints, blobs) kept alive from the spare set
 	m.spare = spareSet{s.recs, s.kids, s.text, s.ext, s.far, s.muts}
 	s.recs, s.kids, s.text, s.ext, s.far, s.muts = recs, kids, text, exts, fars, muts
+	s.hi, s.hiLast = hi, hiLast
 }
 
 // newIDs returns a scratch slice of n IDs.

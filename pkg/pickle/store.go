@@ -37,15 +37,16 @@ const NoID ID = -1
 type Store struct {
 	// Stream facts, as in Stream.
 	Index         int
-	Begin         int64 // first byte (Stream.Offset)
-	End           int64 // one past STOP
-	Proto         int   // the last PROTO seen (0 when none)
-	Root          ID    // what pickle.load returns
-	Tops          []ID  // nodes without an owner (see Stream.Tops)
-	Popped        []ID  // discarded by POP or POP_MARK where they were built
-	Leftover      []ID  // left under the result at STOP
-	LeftoverMarks int   // MARKs still open at STOP
-	StreamSelf    int64 // bytes attributed to the stream itself (Stream.Self)
+	Begin         int64  // first byte (Stream.Offset)
+	End           int64  // one past STOP
+	Proto         int    // the last PROTO seen (0 when none)
+	Root          ID     // what pickle.load returns
+	hiLast        uint32 // the high word of the offsets of the last run in hi (0: none)
+	Tops          []ID   // nodes without an owner (see Stream.Tops)
+	Popped        []ID   // discarded by POP or POP_MARK where they were built
+	Leftover      []ID   // left under the result at STOP
+	LeftoverMarks int    // MARKs still open at STOP
+	StreamSelf    int64  // bytes attributed to the stream itself (Stream.Self)
 
 	log []sev // the call log (Event)
 
@@ -55,9 +56,15 @@ type Store struct {
 	ext  []ext  // what some nodes need: operations, grown items
 	far  []far  // what few nodes need: big ints, blobs, long texts, large Self
 	muts []smut // operations applied after creation, chained per target
+
+	// grow, while the machine writes the store, projects how far a full
+	// arena grows (arenaRoom); nil doubles it (room)
+	grow *arenaGrowth
+	hi   *offHigh // where the offsets pass 4 GiB (nil: they never do)
 }
 
-// rec is one node: 32 bytes (a cloudpickle state makes 851,261).
+// rec is one node: 24 bytes (a cloudpickle state makes 851,261; a
+// million levels of objects, three million).
 //
 // v holds a node's value or where its data is, by what its kind holds
 // (recHolds): a node has a scalar value or a text or items, never two of
@@ -68,11 +75,14 @@ type Store struct {
 type rec struct {
 	kind  Kind
 	op    Opcode
-	flags Flags
+	flags Flags // with flagExt, which Flags never returns
 	owner ID
-	off   int64
-	self  uint32 // bytes attributed (Self); selfInExt: in far (4 GiB or more)
-	x     int32  // 1 + index in Store.ext; 0: none
+	off   uint32 // the offset's low word (its high word: Store.hi)
+	// self is the bytes attributed (Self; selfInExt: in far, 4 GiB or
+	// more) or, with flagExt, 1 + the node's index in Store.ext, which
+	// then holds them (a node that needs an ext gives up its Self word,
+	// so that no record holds an index most never use)
+	self uint32
 	// holdsValue: the int, float bits, bool, EXT code or buffer index.
 	// holdsText: the text's offset in Store.text << textLenBits | its
 	// length (textInFar: both in far).
@@ -109,6 +119,71 @@ func (r *rec) holds() uint8 {
 	return h
 }
 
+// flagExt marks a record whose self is its index in Store.ext (rec.self):
+// the store's own, never returned by Flags nor set or cleared by a
+// consumer.
+const flagExt Flags = 1 << 15
+
+// xi returns 1 + the node's index in Store.ext, 0 when it has none.
+func (r *rec) xi() int32 {
+	if r.flags&flagExt == 0 {
+		return 0
+	}
+	return int32(r.self)
+}
+
+// offHigh is where a store's offsets pass 4 GiB: the runs of IDs whose
+// offsets share a high word (rec.off holds the low word), each from its
+// first ID to the next run's. Records are appended in stream order, so a
+// stream has one run per 4 GiB it spans past the first; a consumer's node
+// added out of that order (AddFrom, a compaction's stub) may start one
+// more. Below 4 GiB there is none: a store of any smaller input has no
+// offHigh at all.
+type offHigh struct {
+	from []ID     // the first ID of each run, increasing
+	hi   []uint32 // the high word of its offsets
+}
+
+// at returns the high word of the offset of node id.
+func (h *offHigh) at(id ID) uint32 {
+	lo, hi := 0, len(h.from) // (the first run that starts after id)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if h.from[mid] <= id {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		return 0
+	}
+	return h.hi[lo-1]
+}
+
+// noteOff records the high word of off, the offset of id, the node last
+// appended to a store whose runs are *h and *last (see offHigh).
+func noteOff(h **offHigh, last *uint32, id ID, off int64) {
+	w := uint32(uint64(off) >> 32)
+	if w == *last {
+		return
+	}
+	if *h == nil {
+		*h = &offHigh{}
+	}
+	(*h).from = append((*h).from, id)
+	(*h).hi = append((*h).hi, w)
+	*last = w
+}
+
+// setOff sets the offset of id, the node last appended.
+func (s *Store) setOff(id ID, off int64) {
+	s.recs[id].off = uint32(off)
+	if uint32(uint64(off)>>32) != s.hiLast {
+		noteOff(&s.hi, &s.hiLast, id, off)
+	}
+}
+
 // hasItems reports whether v is the node's items (kid, nkid).
 func (r *rec) hasItems() bool { return r.holds() == holdsItems }
 
@@ -141,13 +216,15 @@ const (
 const foldRecLen = 16
 
 // ext is what some nodes need beyond their record: the operations applied
-// to them after creation, the capacity of items that grew (20 bytes), and
-// the index of what few need beyond that.
+// to them after creation, the capacity of items that grew (24 bytes), the
+// index of what few need beyond that, and the Self the record's word gave
+// up for the index (rec.self).
 type ext struct {
 	kcap     int32 // capacity of a container's items after it grew
 	mut, end int32 // 1 + first and last operation in Store.muts; 0: none
 	nmut     int32
-	far      int32 // 1 + index in Store.far; 0: none
+	far      int32  // 1 + index in Store.far; 0: none
+	self     uint32 // the node's Self (as rec.self without flagExt)
 }
 
 // far is what few nodes need: a big int, a streamed payload, a text longer
@@ -198,7 +275,7 @@ func (s *Store) Event(i int) SEvent {
 		return SEvent{Offset: m.off, Node: e.node, Mut: e.mut, Kind: EvMut, Op: m.op}
 	}
 	r := &s.recs[e.node]
-	return SEvent{Offset: r.off, Node: e.node, Mut: -1, Kind: evKinds[r.kind], Op: r.op}
+	return SEvent{Offset: s.Offset(e.node), Node: e.node, Mut: -1, Kind: evKinds[r.kind], Op: r.op}
 }
 
 // Events iterates over the call log (Event): index and entry.
@@ -237,18 +314,34 @@ func (s *Store) Length() int64 { return s.End - s.Begin }
 
 // Kind, Op, Flags, Offset, Self and Owner return the node's fields as
 // Node has them.
-func (s *Store) Kind(id ID) Kind    { return s.recs[id].kind }
-func (s *Store) Op(id ID) Opcode    { return s.recs[id].op }
-func (s *Store) Flags(id ID) Flags  { return s.recs[id].flags }
-func (s *Store) Offset(id ID) int64 { return s.recs[id].off }
-func (s *Store) Self(id ID) int64 {
-	if r := &s.recs[id]; r.self != selfInExt {
-		return int64(r.self)
+func (s *Store) Kind(id ID) Kind   { return s.recs[id].kind }
+func (s *Store) Op(id ID) Opcode   { return s.recs[id].op }
+func (s *Store) Flags(id ID) Flags { return s.recs[id].flags &^ flagExt }
+func (s *Store) Offset(id ID) int64 {
+	off := int64(s.recs[id].off)
+	if s.hi != nil {
+		off |= int64(s.hi.at(id)) << 32
 	}
-	return s.fr(id).self
+	return off
+}
+func (s *Store) Self(id ID) int64 {
+	r := &s.recs[id]
+	if r.flags&flagExt != 0 {
+		return s.extSelf(r)
+	}
+	return int64(r.self) // (never selfInExt: a far entry needs an ext)
 }
 func (s *Store) Owner(id ID) ID          { return s.recs[id].owner }
-func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f != 0 }
+func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f&^flagExt != 0 }
+
+// extSelf is Self of a node that has an ext.
+func (s *Store) extSelf(r *rec) int64 {
+	x := &s.ext[r.self-1]
+	if x.self != selfInExt {
+		return int64(x.self)
+	}
+	return s.far[x.far-1].self
+}
 
 // Int returns the value of an int (when it fits int64; see Big), bool
 // (0/1), EXT code or buffer index, or the IEEE-754 bits of a float (or
@@ -271,10 +364,10 @@ func (s *Store) Float(id ID) float64 { return math.Float64frombits(uint64(s.Int(
 
 func (s *Store) x(id ID) *ext {
 	r := &s.recs[id]
-	if r.x == 0 {
+	if r.flags&flagExt == 0 {
 		return nil
 	}
-	return &s.ext[r.x-1]
+	return &s.ext[r.self-1]
 }
 
 // fr returns the node's far entry, nil when it has none.
@@ -328,7 +421,7 @@ func (s *Store) setGlobal(id ID, module, name string, items []ID) {
 // new range of the item arena holds the items, then the names' offset.
 func (s *Store) putGlobal(id ID, items []ID, off int64) {
 	start := int32(len(s.kids))
-	s.kids = append(room(s.kids, len(items)+2), items...) // (items may be in the old arena: append copies them first)
+	s.kids = append(arenaRoom(s, s.kids, len(items)+2, arenaKids), items...) // (items may be in the old arena: append copies them first)
 	s.kids = append(s.kids, ID(uint32(off)), ID(off>>32))
 	r := &s.recs[id]
 	r.setKids(start, int32(len(items)))
@@ -511,7 +604,8 @@ func (s *Store) Footprint() int64 {
 // Add appends a node of kind k created by op at off, and returns its ID.
 func (s *Store) Add(k Kind, op Opcode, off int64) ID {
 	id := ID(len(s.recs))
-	s.recs = append(s.recs, rec{kind: k, op: op, off: off, owner: NoID})
+	s.recs = append(s.recs, rec{kind: k, op: op, owner: NoID})
+	s.setOff(id, off)
 	return id
 }
 
@@ -567,28 +661,31 @@ func grownTo[T any](buf []T, n int) []T {
 func (s *Store) AddFrom(src ID) ID {
 	id := ID(len(s.recs))
 	r := s.recs[src]
-	if r.x != 0 {
-		x := s.ext[r.x-1]
+	if r.flags&flagExt != 0 {
+		x := s.ext[r.self-1]
 		x.mut, x.end, x.nmut = 0, 0, 0
 		if x.far != 0 {
 			s.far = append(s.far, s.far[x.far-1])
 			x.far = int32(len(s.far))
 		}
 		s.ext = append(s.ext, x)
-		r.x = int32(len(s.ext))
+		r.self = uint32(len(s.ext))
 	}
 	r.owner = NoID
 	s.recs = append(s.recs, r)
+	s.setOff(id, s.Offset(src))
 	return id
 }
 
 func (s *Store) xw(id ID) *ext {
 	r := &s.recs[id]
-	if r.x == 0 {
-		s.ext = append(room(s.ext, 1), ext{})
-		r.x = int32(len(s.ext))
+	if r.flags&flagExt == 0 {
+		// (its Self moves to the ext, whose index takes its word)
+		s.ext = append(arenaRoom(s, s.ext, 1, arenaExt), ext{self: r.self})
+		r.self = uint32(len(s.ext))
+		r.flags |= flagExt
 	}
-	return &s.ext[r.x-1]
+	return &s.ext[r.self-1]
 }
 
 // fw returns the node's far entry, made when it has none.
@@ -625,17 +722,27 @@ func (s *Store) SetBig(id ID, b *big.Int) {
 }
 
 // SetFlags adds flags.
-func (s *Store) SetFlags(id ID, f Flags) { s.recs[id].flags |= f }
+func (s *Store) SetFlags(id ID, f Flags) { s.recs[id].flags |= f &^ flagExt }
 
 // ClearFlags removes flags.
-func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f }
+func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f &^ flagExt }
 
 // AddSelf attributes n more bytes to the node.
 func (s *Store) AddSelf(id ID, n int64) {
 	// (n below selfInExt, so not negative, and the sum below it, so the
-	// record's Self was not in far: kept inline)
-	if r := &s.recs[id]; uint64(r.self)+uint64(n) < selfInExt && uint64(n) < selfInExt {
+	// Self was not in far: kept in its word)
+	r := &s.recs[id]
+	if r.flags&flagExt == 0 && uint64(r.self)+uint64(n) < selfInExt && uint64(n) < selfInExt {
 		r.self += uint32(n)
+		return
+	}
+	s.addSelfExt(id, n)
+}
+
+// addSelfExt is AddSelf of a node whose Self is in its ext or goes to far.
+func (s *Store) addSelfExt(id ID, n int64) {
+	if x := s.x(id); x != nil && uint64(x.self)+uint64(n) < selfInExt && uint64(n) < selfInExt {
+		x.self += uint32(n)
 		return
 	}
 	s.addSelfFar(id, n)
@@ -645,7 +752,7 @@ func (s *Store) AddSelf(id ID, n int64) {
 func (s *Store) addSelfFar(id ID, n int64) {
 	cur := s.Self(id)
 	s.fw(id).self = cur + n
-	s.recs[id].self = selfInExt
+	s.x(id).self = selfInExt
 }
 
 // selfInExt marks a Self kept in the node's far entry.
@@ -698,7 +805,7 @@ func (s *Store) SetItems(id ID, items []ID) {
 		s.putGlobal(id, items, off)
 	} else {
 		r.setKids(int32(len(s.kids)), int32(len(items)))
-		s.kids = append(room(s.kids, len(items)), items...)
+		s.kids = append(arenaRoom(s, s.kids, len(items), arenaKids), items...)
 	}
 	if x := s.x(id); x != nil {
 		x.kcap = 0
@@ -717,13 +824,13 @@ func (s *Store) AppendItems(id ID, items []ID) {
 		return
 	}
 	kid, nkid := r.kid(), r.nkid()
-	if nkid == 0 && (r.x == 0 || s.ext[r.x-1].kcap == 0) {
+	if nkid == 0 && (r.xi() == 0 || s.ext[r.xi()-1].kcap == 0) {
 		s.SetItems(id, items)
 		return
 	}
 	kcap := nkid
-	if r.x != 0 && s.ext[r.x-1].kcap > kcap {
-		kcap = s.ext[r.x-1].kcap
+	if x := r.xi(); x != 0 && s.ext[x-1].kcap > kcap {
+		kcap = s.ext[x-1].kcap
 	}
 	need := nkid + int32(len(items))
 	if need <= kcap {
@@ -733,6 +840,7 @@ func (s *Store) AppendItems(id ID, items []ID) {
 	}
 	// move to the end with room to double
 	ncap := max(2*kcap, need, 4)
+	s.kids = arenaRoom(s, s.kids, int(ncap), arenaKids)
 	start := int32(len(s.kids))
 	s.kids = append(s.kids, s.kids[kid:kid+nkid]...)
 	s.kids = append(s.kids, items...)
@@ -746,8 +854,8 @@ func (s *Store) AppendItems(id ID, items []ID) {
 // AddMut records an operation applied to target after its creation and
 // returns its index in Muts(target).
 func (s *Store) AddMut(target ID, op Opcode, off int64, args []ID) int {
-	s.muts = append(room(s.muts, 1), smut{op: op, off: off, kid: int32(len(s.kids)), nkid: int32(len(args))})
-	s.kids = append(room(s.kids, len(args)), args...)
+	s.muts = append(arenaRoom(s, s.muts, 1, arenaMuts), smut{op: op, off: off, kid: int32(len(s.kids)), nkid: int32(len(args))})
+	s.kids = append(arenaRoom(s, s.kids, len(args), arenaKids), args...)
 	i := int32(len(s.muts))
 	x := s.xw(target)
 	if x.end == 0 {
@@ -777,7 +885,7 @@ func FromGraph(st *Stream) *Store {
 	for _, n := range st.All {
 		id := s.Add(n.Kind, n.Op, n.Offset)
 		r := &s.recs[id]
-		r.flags = n.Flags
+		r.flags = n.Flags &^ flagExt
 		s.SetInt(id, n.Int)
 		s.AddSelf(id, n.Self)
 		r.owner = idOf(n.Owner)
@@ -901,7 +1009,7 @@ func (s *Store) Graph() *Stream {
 		id := ID(i)
 		r := &s.recs[i]
 		nd := &slab[i]
-		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags, ID: int32(i), Offset: r.off, Self: s.Self(id), Int: s.Int(id), Owner: node(r.owner)}
+		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags &^ flagExt, ID: int32(i), Offset: s.Offset(id), Self: s.Self(id), Int: s.Int(id), Owner: node(r.owner)}
 		switch r.kind {
 		case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
 			nd.Str = s.Str(id)

@@ -1,6 +1,7 @@
 package pickle
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"testing"
@@ -133,5 +134,56 @@ func TestStoreSelfEscape(t *testing.T) {
 	s.AddSelf(small, 1)
 	if s.Self(small) != 1 || s.x(small) != nil {
 		t.Fatalf("small Self moved to ext")
+	}
+}
+
+// TestStoreOffsetsPast4GiB: a stream that crosses 4 GiB of input keeps
+// every offset (the record holds the low word; Store.hi the high words),
+// in its nodes, its log and its graph; and a consumer's node added out of
+// order (AddFrom of an early node, Add with a small offset) keeps its own.
+func TestStoreOffsetsPast4GiB(t *testing.T) {
+	var b []byte
+	b = append(b, 0x80, 4, ']') // PROTO 4, EMPTY_LIST
+	for i := 0; i < 300; i++ {
+		b = append(b, 'N', 'a', 'c', 'm', '\n', 'n', '\n', '}', 'b') // None APPEND, GLOBAL m n, {} BUILD
+	}
+	b = append(b, '0', '.')
+	parse := func(base int64) *Store {
+		rd := NewReader(bytes.NewReader(b), -1, "x")
+		rd.off = base
+		st, err := RunStream(rd, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Store()
+	}
+	base := int64(1<<32 - 1000) // (the stream crosses 4 GiB a third of the way in)
+	a, s := parse(0), parse(base)
+	if a.Len() != s.Len() || s.hi == nil || len(s.hi.from) != 1 {
+		t.Fatalf("nodes %d/%d, runs %v", a.Len(), s.Len(), s.hi)
+	}
+	for i := range a.Len() {
+		if id := ID(i); s.Offset(id) != a.Offset(id)+base || s.Self(id) != a.Self(id) || s.Flags(id) != a.Flags(id) {
+			t.Fatalf("node %d: offset %d, want %d", i, s.Offset(id), a.Offset(id)+base)
+		}
+	}
+	for i := range a.NEvents() {
+		if s.Event(i).Offset != a.Event(i).Offset+base {
+			t.Fatalf("event %d: offset %d, want %d", i, s.Event(i).Offset, a.Event(i).Offset+base)
+		}
+	}
+	g := s.Graph()
+	for i, n := range g.All {
+		if n.Offset != a.Offset(ID(i))+base {
+			t.Fatalf("graph node %d: offset %d", i, n.Offset)
+		}
+	}
+	s.grow = nil
+	last := ID(s.Len() - 1)
+	early := s.AddFrom(1)
+	small := s.Add(KindNone, NONE, 7)
+	again := s.AddFrom(last)
+	if s.Offset(early) != a.Offset(1)+base || s.Offset(small) != 7 || s.Offset(again) != s.Offset(last) || s.Offset(last) != a.Offset(last)+base {
+		t.Fatalf("added out of order: %d %d %d", s.Offset(early), s.Offset(small), s.Offset(again))
 	}
 }
