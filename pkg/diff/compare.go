@@ -836,25 +836,37 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 
 // effects are the effects of a view (canon.View.EffectPlaces) by their
 // places in the call log, whose nodes are made when the walk asks for
-// them: a table of a node each took about 100 bytes an effect a side.
+// them: a table of a node each took about 100 bytes an effect a side. The
+// places are held as uint32 (a log entry is a node or an operation, each
+// numbered by an int32, so a log has fewer than 2^32 entries), copied
+// once: EffectPlaces' []int, grown by doubling, is 8-16 bytes an effect,
+// which the walk held beside the fingerprint tables (a million discarded
+// calls: 16 MB a side).
 type effects struct {
 	v  *canon.View
-	at []int
+	at []uint32
 }
 
-func effectsOf(v *canon.View) effects { return effects{v: v, at: v.EffectPlaces()} }
+func effectsOf(v *canon.View) effects {
+	places := v.EffectPlaces()
+	at := make([]uint32, len(places))
+	for i, p := range places {
+		at[i] = uint32(p)
+	}
+	return effects{v: v, at: at}
+}
 
 func (e effects) len() int               { return len(e.at) }
-func (e effects) node(i int) *canon.Node { return e.v.EffectNode(e.at[i]) }
-func (e effects) ref(i int) canon.Ref    { return e.v.EffectRef(e.at[i]) }
+func (e effects) node(i int) *canon.Node { return e.v.EffectNode(int(e.at[i])) }
+func (e effects) ref(i int) canon.Ref    { return e.v.EffectRef(int(e.at[i])) }
 
 // form names the effects by their places in the call log: <effect i>, and
 // <effect i:j> for the run of effects a to b-1 (i the place of effect a,
 // j one past that of effect b-1).
 func (e effects) form() seqForm {
 	return seqForm{
-		func(i int) string { return ppath.Pseudo("effect", e.at[i]) },
-		func(a, b int) string { return ppath.PseudoSpan("effect", e.at[a], e.at[b-1]+1) },
+		func(i int) string { return ppath.Pseudo("effect", int(e.at[i])) },
+		func(a, b int) string { return ppath.PseudoSpan("effect", int(e.at[a]), int(e.at[b-1])+1) },
 	}
 }
 
@@ -901,7 +913,7 @@ func formsAlike(s *pickle.Stream, ex effects, x, y canon.Options) bool {
 		return false
 	}
 	for i, at := range ex.at {
-		if sx.Event(at) != ey[i] {
+		if sx.Event(int(at)) != ey[i] {
 			return false
 		}
 	}

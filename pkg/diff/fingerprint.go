@@ -56,11 +56,17 @@ const (
 
 // fpTable holds the fingerprints of one view's nodes reachable from the
 // roots it was built from: by node ID, each node's fingerprint, flags
-// and the node it was first reached from (21 bytes a node of the view;
-// an index by ID and a record of 24 bytes a node reached took 28).
+// and the node it was first reached from (13 bytes a node of the view;
+// an index by ID and a record of 24 bytes a node reached took 28, and
+// 128-bit fingerprints 21).
+//
+// A fingerprint is 64 bits: two different subtrees that a walk compares
+// share one with a chance of 2^-64 (XXH3 is no cryptographic hash with
+// either width: what a collision can do is said at sum); 128 bits held
+// 8 bytes more a node a side, 30-45 MB on the deep cost shapes.
 type fpTable struct {
 	algo   canon.Algo
-	fps    [][16]byte
+	fps    []uint64
 	flags  []uint8
 	parent []int32 // the node's first parent, by ID (-1: a root)
 	// order is the IDs the passes under way gave entries, in order (a
@@ -128,10 +134,10 @@ func (t *fpTable) n() int { return len(t.flags) }
 // resize gives the table room for n IDs (more than it has).
 func (t *fpTable) resize(n int) {
 	if t.n() == 0 {
-		t.fps, t.flags, t.parent = make([][16]byte, n), make([]uint8, n), make([]int32, n)
+		t.fps, t.flags, t.parent = make([]uint64, n), make([]uint8, n), make([]int32, n)
 		return
 	}
-	t.fps = append(t.fps, make([][16]byte, n-len(t.fps))...)
+	t.fps = append(t.fps, make([]uint64, n-len(t.fps))...)
 	t.flags = append(t.flags, make([]uint8, n-len(t.flags))...)
 	t.parent = append(t.parent, make([]int32, n-len(t.parent))...)
 }
@@ -162,11 +168,17 @@ func (t *fpTable) ref(i pickle.ID) {
 	t.flags[i] |= fpRef2
 }
 
-// sum is the fingerprint of a container: XXH3-128 of its header and its
+// sum is the fingerprint of a container: XXH3-64 of its header and its
 // children's fingerprints (fast: the pass hashes every node of both views;
 // a collision, which adversarial input could make, can only hide where two
 // inputs whose digests differ differ: the verdict is the digests').
-func (t *fpTable) sum(b []byte) [16]byte { return xxh3.Hash128(b).Bytes() }
+func (t *fpTable) sum(b []byte) uint64 { return xxh3.Hash(b) }
+
+// fpKey is a fingerprint as the alignments' keys hold it.
+func fpKey(fp uint64) (k [16]byte) {
+	binary.LittleEndian.PutUint64(k[:], fp)
+	return k
+}
 
 // growLarge is grow for a slice of 256 items or more, else s (append's
 // own growth: a list made for each of a million nodes stays small).
@@ -188,23 +200,25 @@ func reserveLarge[T any](s []T, n int) []T {
 // leafFP gives a pure node, or an object that is no container, its
 // fingerprint. A pure node's is its embedding in its parent's encoding
 // (canon.Node.AppendPure: an inline scalar, or 'H' and the digest of a
-// pure container), when shorter than 16 bytes its length and bytes, else
-// XXH3-128 of it; an object's is canon's Digest, cut to 16 bytes. (Apart
+// pure container), when shorter than 8 bytes its length and bytes, else
+// XXH3-64 of it; an object's is canon's Digest, cut to 8 bytes. (Apart
 // from the Merkle ones by what was hashed: an embedding, an object's
 // starting 'N', the Merkle input a prefix of its own.)
-func (t *fpTable) leafFP(n canon.Ref) (out [16]byte) {
+func (t *fpTable) leafFP(n canon.Ref) uint64 {
 	if n.Pure() {
 		b := n.AppendPure(t.buf[:0])
 		t.buf = b
-		if len(b) < len(out) {
+		if len(b) < 8 {
+			var out [8]byte
 			out[0] = byte(len(b))
 			copy(out[1:], b)
-			return out
+			return binary.LittleEndian.Uint64(out[:])
 		}
-		return xxh3.Hash128(b).Bytes()
+		return xxh3.Hash(b)
 	}
+	var out [8]byte
 	copy(out[:], n.Digest())
-	return out
+	return binary.LittleEndian.Uint64(out[:])
 }
 
 // children appends to kids the IDs of what canon encodes below n, in its
@@ -274,7 +288,7 @@ type fpFrame struct {
 	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
 }
 
-var nilFP = [16]byte{'n', 'i', 'l'}
+var nilFP = [8]byte{'n', 'i', 'l'}
 
 // merkleTag starts what a container's fingerprint hashes (before its
 // header: the header of each node on the pass's stack is held without it,
@@ -368,7 +382,7 @@ func (t *fpTable) build(root canon.Ref) {
 				f.cyc = true
 				continue
 			}
-			b = append(b, t.fps[c][:]...)
+			b = binary.LittleEndian.AppendUint64(b, t.fps[c])
 			if fl&fpCyclic != 0 {
 				f.cyc = true
 			}
@@ -460,7 +474,7 @@ func (t *fpTable) keyRef(n canon.Ref) ([16]byte, bool) {
 		return [16]byte{}, false
 	}
 	i := t.getRef(n)
-	return t.fps[i], t.flags[i]&fpCyclic == 0
+	return fpKey(t.fps[i]), t.flags[i]&fpCyclic == 0
 }
 
 // exKey is a key equal for two nodes exactly when their canonical forms
@@ -468,7 +482,7 @@ func (t *fpTable) keyRef(n canon.Ref) ([16]byte, bool) {
 // Digest of an object (obj, after a 'D'). A pure value's key makes no
 // string (a dict of a million keys made one of 16 bytes for each).
 type exKey struct {
-	fp  [16]byte
+	fp  uint64
 	obj string
 }
 
