@@ -134,13 +134,14 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 	// the writer keys what it keeps by node ID: the view need not keep a
 	// Node for every node it hands out
 	v.FreshNodes()
-	// EffectNodes before Digest: after a v.Digest() its first answer is
-	// empty (the encoder leaves its coverage set behind)
-	w := &streamWriter{v: v, proto: proto, effects: v.EffectRefs()}
+	// the digest first: its encoding finds the effects, which EffectRefs
+	// then gives without covering the graph a second time
+	w := &streamWriter{v: v, proto: proto}
 	var err error
 	if w.want, err = v.Digest(); err != nil {
 		return nil, err
 	}
+	w.effects = v.EffectRefs()
 	return w, nil
 }
 
