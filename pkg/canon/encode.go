@@ -55,6 +55,11 @@ type encState struct {
 	depth   int
 	budget  int64
 	covered []uint64 // bitset by node ID: reachable from the result or already encoded
+	// effects: the call-log places of the effects an encoding of the
+	// stream found (encodeStream), which effectIndexes then gives without
+	// covering the graph again; known once one encoding finished them
+	effects      []int
+	effectsKnown bool
 	// plain: the pure tuples and frozensets (decide found them) whose
 	// items, and theirs, are neither replaced nor anything but None, bool,
 	// int, float, str, bytes, placeholders and such tuples and frozensets:

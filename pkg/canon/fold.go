@@ -562,7 +562,7 @@ func (r *spoolReader) Read(b []byte) (int, error) {
 // EachStreamWrite reads a bare pickle file stream by stream through the
 // canon sink for pk canon's writer (pkg/write), with every payload in
 // memory, and gives fn each stream's view before its digest is computed
-// (fn computes it: View.Digest, after View.EffectRefs). The sink folds only
+// (fn computes it: View.Digest, then View.EffectRefs). The sink folds only
 // the roots accept says the writer can write back from their encoding
 // (Ref.FoldedItems and Ref.FoldedEntries read them at STOP). ok
 // is false where EachStream's would be, when the sink does not apply, and

@@ -121,9 +121,17 @@ func (v *View) effectIndexes() []int {
 	if v.s.NEvents() == 0 {
 		return nil // nothing to cover: skip walking the graph
 	}
+	st := v.state()
+	if st.effectsKnown {
+		// an encoding found them (encodeStream, the same walk as below);
+		// clipped: a caller appending to it gets its own array
+		if len(st.effects) == 0 {
+			return nil
+		}
+		return slices.Clip(st.effects)
+	}
 	// from the result alone (an encoding leaves its coverage behind, which
 	// covers the effects too)
-	st := v.state()
 	st.covered = nil
 	v.cover(v.s.Root)
 	var out []int
@@ -150,6 +158,7 @@ func (v *View) effectIndexes() []int {
 func (v *View) encodeStream(e *encoder) {
 	st := v.state()
 	st.covered = nil
+	st.effects, st.effectsKnown = st.effects[:0], false
 	e.write('r')
 	e.node(v.s.Root)
 	e.run()
@@ -157,6 +166,7 @@ func (v *View) encodeStream(e *encoder) {
 		// No call-like operation: no effect to find, and covering the
 		// graph would only walk it again.
 		e.write('.')
+		st.effectsKnown = true
 		return
 	}
 	v.cover(v.s.Root)
@@ -171,24 +181,28 @@ func (v *View) encodeStream(e *encoder) {
 		}
 	}
 	if v.Opt.v2() {
-		for _, i := range v.topEffects() {
+		st.effects = v.topEffects()
+		for _, i := range st.effects {
 			e.write('E')
 			e.node(v.s.Event(i).Node)
 			e.run()
 		}
 		e.write('.')
+		st.effectsKnown = st.err == nil
 		return
 	}
-	for _, ev := range v.s.Events() {
+	for i, ev := range v.s.Events() {
 		if v.isCovered(ev.Node) {
 			continue
 		}
+		st.effects = append(grow.Room(st.effects, 1), i)
 		e.write('E')
 		e.node(ev.Node)
 		e.run()
 		v.cover(ev.Node)
 	}
 	e.write('.')
+	st.effectsKnown = st.err == nil
 }
 
 // topEffects (pk-canon/2) returns the call-log entries not covered by the

@@ -134,13 +134,14 @@ func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
 	// the writer keys what it keeps by node ID: the view need not keep a
 	// Node for every node it hands out
 	v.FreshNodes()
-	// EffectNodes before Digest: after a v.Digest() its first answer is
-	// empty (the encoder leaves its coverage set behind)
-	w := &streamWriter{v: v, proto: proto, effects: v.EffectRefs()}
+	// the digest first: its encoding finds the effects, which EffectRefs
+	// then gives without covering the graph a second time
+	w := &streamWriter{v: v, proto: proto}
 	var err error
 	if w.want, err = v.Digest(); err != nil {
 		return nil, err
 	}
+	w.effects = v.EffectRefs()
 	return w, nil
 }
 
@@ -343,6 +344,14 @@ func addStream(wants *[]byte, ends *[]int, want []byte, end int) {
 	*ends = append(grow.Room(*ends, 1), end)
 }
 
+// writeGCPercent is the collector's pace while a file is written (the
+// parse of each stream runs at pickle.QuietGC's): what is live then is
+// mostly the stream's store and the writer's tables by node ID and by
+// value, which hold no pointers, so a collection costs little, and the
+// heap grows a quarter past what is live, not half (cmd's gcPercent), as
+// pk diff's walk (walkGCPercent there).
+const writeGCPercent = 25
+
 // File canonicalises the input at path ("-": stdin). keep says that
 // Result.Canonical will be asked (pk canon -l): the bytes of stdin are kept
 // in Result.Input; a file's are not, its output is compared with the file
@@ -360,6 +369,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	if p < MinProtocol || p > MaxProtocol {
 		return nil, fmt.Errorf("protocol %d: pk canon writes protocols %d to %d", p, MinProtocol, MaxProtocol)
 	}
+	defer debug.SetGCPercent(debug.SetGCPercent(writeGCPercent))
 	copt := opt.CanonOptions()
 	ropt := canon.ReadOptions(copt)
 	// every payload in memory: the writer copies them to the output
