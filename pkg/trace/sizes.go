@@ -3,6 +3,7 @@ package trace
 import (
 	"math"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -27,23 +28,9 @@ func sizesFor(s *pickle.Store, n int, add map[pickle.ID]int64, reuse sizes) size
 		total += max(v, 0)
 	}
 	if total <= math.MaxUint32 {
-		small := reuse.small
-		if cap(small) < n {
-			small = make([]uint32, n)
-		} else {
-			small = small[:n]
-			clear(small)
-		}
-		return sizes{small: small}
+		return sizes{small: grow.Reuse(reuse.small, n)}
 	}
-	large := reuse.large
-	if cap(large) < n {
-		large = make([]int64, n)
-	} else {
-		large = large[:n]
-		clear(large)
-	}
-	return sizes{large: large}
+	return sizes{large: grow.Reuse(reuse.large, n)}
 }
 
 // sizesOf wraps a table made elsewhere (the fast paths' synthetic stores).
