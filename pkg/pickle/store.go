@@ -124,6 +124,9 @@ func (r *rec) holds() uint8 {
 // consumer.
 const flagExt Flags = 1 << 15
 
+// (a constant below zero does not compile: the public flags stay below flagExt)
+const _ Flags = flagExt - flagsPublic
+
 // xi returns 1 + the node's index in Store.ext, 0 when it has none.
 func (r *rec) xi() int32 {
 	if r.flags&flagExt == 0 {
