@@ -38,8 +38,10 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 	}
 	// Two files of the same bytes are the same input (what is read depends
 	// on the bytes only): B is not read, and its sums are A's (a diff of a
-	// file with itself costs one pk hash)
-	if regular(b) && sameBytes(a, b) {
+	// file with itself costs one pk hash). Both must be regular files: A,
+	// a pipe already read, compares as empty, and so would be "the same" as
+	// an empty B that was never checked.
+	if regular(a) && regular(b) && sameBytes(a, b) {
 		sa.last = nil
 		r := &Result{A: a, B: b, DigestA: sa.res.Digest, DigestB: sa.res.Digest, Same: true, BytesEqual: true}
 		r.Reasons = reasons(sa.census, sa.census, sa.res, sa.res, opt.Canon.KeepDictOrder)
