@@ -98,8 +98,11 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 			st.setHead(i)
 			st.tree, st.doc = t, doc
 			t.Streams = append(t.Streams[:0], st)
-			it := Item{Kind: ItemStream, Stream: st, Index: s.Index, Size: s.Length(), Self: s.StreamSelf, pl: link(nil, "")}
-			opt := Options{Depth: depth, base: 1, baseLast: i == kids-1}
+			it := Item{Kind: ItemStream, Stream: st, Index: s.Index, Size: s.Length(), Self: s.StreamSelf, pl: noPath}
+			if asJSON {
+				it.pl = link(nil, "")
+			}
+			opt := Options{Depth: depth, base: 1, baseLast: i == kids-1, noPaths: !asJSON}
 			t.walk(it, opt, visit, nil, false)
 			t.Streams = t.Streams[:0]
 			i++

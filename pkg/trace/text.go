@@ -130,6 +130,7 @@ func (t *Tree) WriteText(w io.Writer, start Item, opt Options, sty Style) error 
 	g, width := sty.layout()
 	var line lineBuf
 	var err error
+	opt.noPaths = true // a line shows its role, never its path
 	t.Walk(start, opt, func(v *Visit) {
 		if err != nil {
 			return

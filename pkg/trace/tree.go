@@ -572,7 +572,7 @@ func (st *StreamTree) topItems(prefix *pathLink) []Item {
 // top is opened, not an Item.
 func (st *StreamTree) topKids() []kid {
 	s := st.Store
-	out := make([]kid, 0, len(s.Tops)+len(st.Orphans)+1)
+	out := st.tree.getKids(len(s.Tops) + len(st.Orphans) + 1)
 	st.eachTopKid(func(k kid) { out = append(out, k) })
 	return out
 }

@@ -22,6 +22,11 @@ type Options struct {
 	// walks a file's streams one at a time under the file's line)
 	base     int
 	baseLast bool
+	// noPaths: the callbacks never read an item's path (text lines), so
+	// the nodes and references a walk opens get no path link: a chain of
+	// a million levels then holds no 32-byte link a line (ready items,
+	// such as pickle parts, keep theirs)
+	noPaths bool
 }
 
 // SmallScalar is the size under which scalars (and references) are summed
@@ -105,6 +110,24 @@ func (k *kid) open(st *StreamTree, pl *pathLink) Item {
 		return st.nodeItem(k.node, rs, npl)
 	}
 	return Item{Kind: ItemRef, Stream: st, Node: k.node, Role: rs, pl: npl}
+}
+
+// noPath is the path link of the items a walk without paths opens: one
+// link shared by all, not nil, so that what tells a part attached under a
+// node from a container's part (text.go, a link with an up) still holds.
+var noPath = &pathLink{}
+
+// openNoPath is open for a walk whose callbacks read no path (k is not a
+// ready item): the item's role, with the shared link noPath.
+func (k *kid) openNoPath(st *StreamTree) Item {
+	rs := k.role().str(st.Store)
+	if k.rk == rRoot {
+		rs = st.rootRole
+	}
+	if k.kind == ItemNode {
+		return st.nodeItem(k.node, rs, noPath)
+	}
+	return Item{Kind: ItemRef, Stream: st, Node: k.node, Role: rs, pl: noPath}
 }
 
 func readyKid(x Item) kid {
@@ -422,6 +445,7 @@ type walkStacks struct {
 	stack pagedStack[walkFrame]
 	tails pagedStack[tailFrame]
 	last  []bool
+	v, lv Visit // what the callbacks get (they keep no pointer to it)
 }
 
 // walk is Walk; keepItem says whether leave needs the whole item (when
@@ -435,12 +459,12 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		ws = &walkStacks{last: []bool{}}
 	}
 	t.spareWalk = nil
-	defer func() { t.spareWalk = ws }()
+	defer func() { ws.v, ws.lv = Visit{}, Visit{}; t.spareWalk = ws }() // (keeping no stream alive)
 	stack, tails, last := &ws.stack, &ws.tails, ws.last[:0]
 	stack.n, tails.n = 0, 0
 	defer func() { ws.last = last }()
-	var items []Item // the open items, kept only for leave callbacks that need them
-	var v, lv Visit  // one each: what the callbacks get is not kept
+	var items []Item       // the open items, kept only for leave callbacks that need them
+	v, lv := &ws.v, &ws.lv // one each: what the callbacks get is not kept
 	open := func(it Item, depth int, isLast bool, tail int32, lvl int32) {
 		if it.Kind == ItemRef {
 			it.Cycle = it.Stream.onPathGet(it.Node)
@@ -448,7 +472,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		if depth > 0 {
 			last = append(last[:depth-1], isLast)
 		}
-		v = Visit{Item: it, Depth: depth, Last: last[:max(depth, 0)]}
+		*v = Visit{Item: it, Depth: depth, Last: last[:max(depth, 0)]}
 		var kids []kid
 		var tops *topWindow
 		nkids := 0
@@ -465,7 +489,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		}
 		v.Kids = nkids
 		if enter != nil {
-			enter(&v)
+			enter(v)
 		}
 		f := walkFrame{kids: kids, tops: tops, st: it.Stream, n: int32(nkids), depth: int32(depth), lvl: lvl, trunc: v.Truncated, id: -1, tail: tail}
 		if nkids > 0 {
@@ -489,7 +513,12 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			f.kids, f.i = f.st.fillTops(f.tops), 0
 		}
 		if int(f.i) < len(f.kids) {
-			k := f.kids[f.i].open(f.st, f.pl)
+			var k Item
+			if opt.noPaths && f.kids[f.i].item == nil {
+				k = f.kids[f.i].openNoPath(f.st)
+			} else {
+				k = f.kids[f.i].open(f.st, f.pl)
+			}
 			f.i++
 			isLast := f.given()+f.i == f.n
 			d := int(f.depth) + 1
@@ -524,8 +553,8 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			items = items[:len(items)-1]
 		}
 		if leave != nil {
-			lv = Visit{Item: it, Depth: int(fr.depth), Last: last[:max(int(fr.depth), 0)], Kids: int(fr.n), Truncated: fr.trunc}
-			leave(&lv)
+			*lv = Visit{Item: it, Depth: int(fr.depth), Last: last[:max(int(fr.depth), 0)], Kids: int(fr.n), Truncated: fr.trunc}
+			leave(lv)
 		}
 		for d := int(fr.depth) - 1; fr.tail > 0; d-- {
 			fr.tail--
@@ -534,8 +563,8 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 				tf.st.onPathSet(pickle.ID(tf.id), false)
 			}
 			if leave != nil {
-				lv = Visit{Depth: d, Last: last[:max(d, 0)], Kids: int(tf.n)}
-				leave(&lv)
+				*lv = Visit{Depth: d, Last: last[:max(d, 0)], Kids: int(tf.n)}
+				leave(lv)
 			}
 		}
 	}
