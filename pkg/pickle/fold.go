@@ -120,7 +120,7 @@ func (m *machine) frozenTable(n int) []bool {
 	for i := range s.recs {
 		r := &s.recs[i]
 		f := false
-		if r.xi() == 0 || s.ext[r.xi()-1].nmut == 0 {
+		if r.xi() == 0 || s.ext[r.xi()-1].mut == 0 {
 			switch r.kind {
 			case KindNone, KindBool, KindInt, KindFloat, KindStr, KindBytes:
 				f = true
@@ -166,7 +166,7 @@ func (m *machine) foldFinal() {
 		}
 	}
 	for _, ev := range s.log {
-		if ev.mut < 0 && s.recs[ev.node].kind != KindCall {
+		if ev.at < 0 && s.recs[ev.node].kind != KindCall {
 			name(ev.node) // (a call's or an operation's node is final as any other)
 		}
 	}
@@ -337,7 +337,7 @@ func (m *machine) pendingTable(n int) []bool {
 		if k < len(m.marks) && m.marks[k].pos == j+1 {
 			continue // (right below a mark: maybe the target of its batch)
 		}
-		if id := m.stack[j].n; id >= 0 && int(id) < n {
+		if id := m.stack[j]; id >= 0 && int(id) < n {
 			pd[id] = true
 		}
 	}
@@ -406,7 +406,7 @@ func (m *machine) dropFolded(roots []ID, out []Folded, isNamed []bool) {
 	m.work = stack[:0]
 	keep := s.log[:0]
 	for _, ev := range s.log {
-		if ev.node >= 0 && int(ev.node) < n && in[ev.node] && (ev.mut >= 0 || s.recs[ev.node].kind == KindCall) {
+		if ev.node >= 0 && int(ev.node) < n && in[ev.node] && (ev.at >= 0 || s.recs[ev.node].kind == KindCall) {
 			continue
 		}
 		keep = append(keep, ev)

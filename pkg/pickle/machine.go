@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -250,7 +251,10 @@ func (t *prefixTee) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// slot is one stack entry: 8 bytes (a million open levels hold 8 MB).
+// slot is one stack entry as the machine consumes it: the node and the
+// bytes of the opcode that put the reference there. The stack holds it in
+// 5 bytes (machine.stack and machine.pend: a million levels of objects
+// keep 3 million slots open, 42 MB in 8-byte slots, 26 MB in these).
 type slot struct {
 	n ID
 	// pending is the bytes of the opcode that put this reference here
@@ -269,6 +273,80 @@ func (s slot) origin() bool { return s.pending == originSlot }
 // the node was built: its opcode's bytes are the node's own).
 func (s slot) bytes() int64 { return int64(max(s.pending, 0)) }
 
+// A stack slot's pending in machine.pend: pendOrigin where its node was
+// built, the bytes of the GET or DUP that put it there up to pendFar, and
+// pendFar for more (a text GET's long argument, in machine.farPend).
+const (
+	pendOrigin = 0
+	pendFar    = 255
+)
+
+// farPend is the pending of a slot whose pend is pendFar: its position on
+// the stack and its bytes. machine.farPend holds them by increasing
+// position (pushSlot drops those at or above a new one's), so that the
+// entry of a slot still on the stack is the last one with its position.
+type farPend struct {
+	pos     int
+	pending int32
+}
+
+// at returns stack slot i.
+func (m *machine) at(i int) slot {
+	switch p := m.pend[i]; p {
+	case pendOrigin:
+		return slot{n: m.stack[i], pending: originSlot}
+	case pendFar:
+		for j := len(m.farPend) - 1; ; j-- {
+			if f := m.farPend[j]; f.pos == i {
+				return slot{n: m.stack[i], pending: f.pending}
+			}
+		}
+	default:
+		return slot{n: m.stack[i], pending: int32(p)}
+	}
+}
+
+// pushSlot pushes node id with pending (originSlot or the bytes of the
+// GET or DUP that read it).
+func (m *machine) pushSlot(id ID, pending int32) {
+	i := len(m.stack)
+	if i == cap(m.stack) || i >= len(m.pend) {
+		m.growStack()
+	}
+	m.stack = m.stack[:i+1]
+	m.stack[i] = id
+	switch {
+	case pending == originSlot:
+		m.pend[i] = pendOrigin
+	case pending < pendFar:
+		m.pend[i] = uint8(pending)
+	default:
+		m.pend[i] = pendFar
+		k := len(m.farPend)
+		for k > 0 && m.farPend[k-1].pos >= i {
+			k--
+		}
+		m.farPend = append(m.farPend[:k], farPend{pos: i, pending: pending})
+	}
+}
+
+// growStack makes room for one more slot: the IDs as room grows them
+// (doubling a large stack), pend to the same capacity.
+func (m *machine) growStack() {
+	if len(m.stack) == cap(m.stack) {
+		if cap(m.stack) < 1024 {
+			m.stack = slices.Grow(m.stack, 1) // (as append grows it)
+		} else {
+			m.stack = room(m.stack, 1)
+		}
+	}
+	if len(m.pend) < cap(m.stack) {
+		pend := make([]uint8, cap(m.stack))
+		copy(pend, m.pend[:len(m.stack)])
+		m.pend = pend
+	}
+}
+
 type mark struct {
 	pos   int
 	bytes int64
@@ -280,17 +358,19 @@ type mark struct {
 // from the start (ParseEach), so a stream costs its nodes, not a fresh set
 // of reservations.
 type machine struct {
-	rd    *Reader
-	s     *Store
-	stack []slot
-	marks []mark
-	memo  memoTable
-	op    *Op
-	cur   Op
-	ops   *[opBatch]Op // opcodes decoded from the read buffer (Reader.NextBuffered)
-	slow  int          // opcodes read one at a time before ops was made
-	nbuf  int64
-	buf   []ID // scratch for item lists
+	rd      *Reader
+	s       *Store
+	stack   []ID    // the nodes on the stack
+	pend    []uint8 // by stack position, the slot's pending (pendOrigin, ...; as long as stack's capacity)
+	farPend []farPend
+	marks   []mark
+	memo    memoTable
+	op      *Op
+	cur     Op
+	ops     *[opBatch]Op // opcodes decoded from the read buffer (Reader.NextBuffered)
+	slow    int          // opcodes read one at a time before ops was made
+	nbuf    int64
+	buf     []ID // scratch for item lists
 
 	// the rest of the buffers the stores are windows of
 	recs    []rec
@@ -313,8 +393,7 @@ type machine struct {
 	projDone int64       // bytes read then
 	end      int64       // RunStreamLen: where the stream ends (0: the input's size)
 	grow     arenaGrowth // the current stream's (Store.grow)
-	one      Store       // with reuse, the Store every stream is built in
-	oneSt    Stream      // with reuse and NoGraph, the Stream every stream is handed out in
+	one      *reused     // with reuse, the Store and Stream every stream is built in
 
 	// release (Options.Keep, release.go)
 	keep        *Keep
@@ -333,6 +412,18 @@ type machine struct {
 	fs          *foldScratch // foldFinal's (Keep.Fold), made when first needed
 }
 
+// reused is the Store every stream of ParseEach is built in, and, without
+// the graph, the Stream it is handed out in (apart from the machine, which
+// RunStream makes for each of a joblib file's object arrays without them).
+type reused struct {
+	s  Store
+	st Stream
+}
+
+// collectAt is the size of a stack dropped at STOP from which the
+// machine runs the collector (dropScratch).
+const collectAt = 16 << 20
+
 // opBatch is how many opcodes the machine decodes from the read buffer at
 // a time.
 const opBatch = 128
@@ -345,7 +436,11 @@ var batchAfter = opBatch
 // newMachine returns a machine for the streams read from rd.
 func newMachine(rd *Reader, reuse, graph bool) *machine {
 	rd.Borrow = true // every text is copied into the store at once
-	return &machine{rd: rd, start: rd.Offset(), reuse: reuse, graph: graph, project: true}
+	m := &machine{rd: rd, start: rd.Offset(), reuse: reuse, graph: graph, project: true}
+	if reuse {
+		m.one = &reused{}
+	}
+	return m
 }
 
 // RunStream runs one pickle stream from the reader's position to its STOP,
@@ -375,7 +470,7 @@ func window[T any](buf []T) []T { return buf[len(buf):len(buf):cap(buf)] }
 func (m *machine) run(index int) (*Stream, error) {
 	var s *Store
 	if m.reuse {
-		s = &m.one
+		s = &m.one.s
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
 			recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0], log: s.log[:0],
 			Tops: s.Tops[:0], Popped: s.Popped[:0], Leftover: s.Leftover[:0]}
@@ -466,8 +561,10 @@ func (m *machine) run(index int) (*Stream, error) {
 				}
 				return st, nil
 			}
-			st := &m.oneSt
-			if !m.reuse {
+			var st *Stream
+			if m.reuse {
+				st = &m.one.st
+			} else {
 				if len(m.streams) == 0 {
 					m.streams = make([]Stream, min(64, 1+int(m.before/64)))
 				}
@@ -489,8 +586,20 @@ func (m *machine) run(index int) (*Stream, error) {
 func (m *machine) dropScratch() {
 	const keep = 1 << 12
 	big := func(n int) bool { return n >= keep }
+	dropped := 0 // bytes of the stack let go
 	if big(cap(m.stack)) {
-		m.stack = nil
+		dropped = cap(m.stack)*5 + cap(m.farPend)*16
+		m.stack, m.pend, m.farPend = nil, nil, nil
+	}
+	if dropped >= collectAt {
+		// the collector's goal may have been set by a cycle that counted
+		// the stack as live: collected now, the goal becomes one and a
+		// half times the store, not the store and a million-level stack,
+		// before the consumer allocates its own tables (a million levels
+		// of objects: peak RSS of pk scan 309 -> 265 MB, of pk trace
+		// --top 20 240 -> 227 MB, of pk hash 323 -> 288 MB; one cycle of
+		// a heap without pointers, a few milliseconds)
+		defer runtime.GC()
 	}
 	if big(cap(m.marks)) {
 		m.marks = nil
@@ -734,14 +843,14 @@ func (m *machine) r(id ID) *rec { return &m.s.recs[id] }
 // push puts a freshly built node on the stack, with the opcode's bytes.
 func (m *machine) push(id ID) {
 	m.s.AddSelf(id, m.op.Len)
-	m.stack = append(room(m.stack, 1), slot{n: id, pending: originSlot})
+	m.pushSlot(id, originSlot)
 }
 
 func (m *machine) pop() (slot, error) {
 	if len(m.stack) <= m.fence() {
 		return slot{}, m.underflow()
 	}
-	s := m.stack[len(m.stack)-1]
+	s := m.at(len(m.stack) - 1)
 	m.stack = m.stack[:len(m.stack)-1]
 	return s, nil
 }
@@ -791,7 +900,7 @@ func (m *machine) marker() (mark, error) {
 // log appends to the call log the event of node id, made by the current
 // opcode (its kind is the node's: see Store.Event).
 func (m *machine) log(id ID) {
-	m.s.log = append(arenaRoom(m.s, m.s.log, 1, arenaLog), sev{node: id, mut: -1})
+	m.s.log = append(arenaRoom(m.s, m.s.log, 1, arenaLog), sev{node: id, at: -1})
 }
 
 // takeAll pops stack[from:] as items consumed by by, into m.buf.
@@ -805,10 +914,11 @@ func (m *machine) takeAll(from int, by ID) []ID {
 // each, their bytes added to by's at once).
 func (m *machine) takeInto(dst []ID, from int, by ID) {
 	var bytes int64
-	for i, sl := range m.stack[from:] {
+	for i := from; i < len(m.stack); i++ {
+		sl := m.at(i)
 		bytes += sl.bytes()
 		m.own(sl, by)
-		dst[i] = sl.n
+		dst[i-from] = sl.n
 	}
 	if bytes > 0 {
 		m.s.AddSelf(by, bytes)
@@ -850,7 +960,7 @@ func (m *machine) scalar(k Kind) ID {
 	} else {
 		s.AddSelf(id, o.Len)
 	}
-	m.stack = append(room(m.stack, 1), slot{n: id, pending: originSlot})
+	m.pushSlot(id, originSlot)
 	return id
 }
 
@@ -885,8 +995,8 @@ func (m *machine) step(o *Op) (bool, error) {
 			}
 			s.Tops = append(s.Tops, sl.n)
 		}
-		for _, l := range m.stack {
-			m.drop(l, false)
+		for i := range m.stack {
+			m.drop(m.at(i), false)
 		}
 		for _, mk := range m.marks {
 			s.StreamSelf += mk.bytes
@@ -915,8 +1025,8 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, err
 		}
 		s.StreamSelf += mk.bytes + o.Len
-		for _, sl := range m.stack[mk.pos:] {
-			m.drop(sl, true)
+		for i := mk.pos; i < len(m.stack); i++ {
+			m.drop(m.at(i), true)
 		}
 		m.stack = m.stack[:mk.pos]
 	case DUP:
@@ -924,8 +1034,8 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, m.underflow()
 		}
 		top := m.stack[len(m.stack)-1]
-		s.recs[top.n].flags |= FlagShared
-		m.stack = append(room(m.stack, 1), slot{n: top.n, pending: int32(o.Len)})
+		s.recs[top].flags |= FlagShared
+		m.pushSlot(top, int32(o.Len))
 
 	// scalars
 	case NONE:
@@ -1046,9 +1156,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		if len(m.stack)-2 < m.fence() {
 			return false, m.underflow()
 		}
-		st := m.stack[len(m.stack)-1]
+		st := m.at(len(m.stack) - 1)
 		m.stack = m.stack[:len(m.stack)-1]
-		target := m.stack[len(m.stack)-1].n
+		target := m.stack[len(m.stack)-1]
 		s.AddSelf(target, o.Len)
 		m.buf = append(m.buf[:0], m.take(st, target))
 		m.mutate(target, m.buf)
@@ -1072,7 +1182,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		} else if idx < 0 {
 			return false, m.fail("negative %s argument", o.Code)
 		}
-		top := m.stack[len(m.stack)-1].n
+		top := m.stack[len(m.stack)-1]
 		s.AddSelf(top, o.Len)
 		s.recs[top].flags |= FlagMemo
 		m.memo.put(idx, top, o.Offset)
@@ -1087,7 +1197,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, m.fail("memo value not found at index %d", o.Int)
 		}
 		s.recs[id].flags |= FlagShared
-		m.stack = append(room(m.stack, 1), slot{n: id, pending: int32(o.Len)})
+		m.pushSlot(id, int32(o.Len))
 
 	// globals and calls
 	case GLOBAL:
@@ -1175,7 +1285,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		}
 		id := m.newNode(KindCall)
 		s.AddSelf(id, mk.bytes)
-		cls := m.take(m.stack[mk.pos], id)
+		cls := m.take(m.at(mk.pos), id)
 		args := m.newNode(KindTuple)
 		s.recs[args].owner = id
 		s.SetItems(args, m.takeAll(mk.pos+1, args))
@@ -1213,7 +1323,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		if len(m.stack) <= m.fence() {
 			return false, m.underflow()
 		}
-		top := m.stack[len(m.stack)-1].n
+		top := m.stack[len(m.stack)-1]
 		s.recs[top].flags |= FlagReadOnly
 		s.AddSelf(top, o.Len)
 	default:
@@ -1279,7 +1389,7 @@ func MapGlobal(proto int, module, name string) (mod, qual string, mapped, dotted
 // stack[x:], the target is stack[x-1]; a target of kind k (a list, dict or
 // set) gets them as items, any other a mutation.
 func (m *machine) appendTo(x int, bytes int64, k Kind) {
-	target := m.stack[x-1].n
+	target := m.stack[x-1]
 	s := m.s
 	s.AddSelf(target, bytes)
 	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && (r.xi() == 0 || s.ext[r.xi()-1].kcap == 0) {
@@ -1299,8 +1409,8 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) {
 }
 
 func (m *machine) mutate(target ID, args []ID) {
-	i := m.s.AddMut(target, m.op.Code, m.op.Offset, args)
-	m.s.log = append(arenaRoom(m.s, m.s.log, 1, arenaLog), sev{node: target, mut: int32(i), at: int32(len(m.s.muts) - 1)})
+	m.s.AddMut(target, m.op.Code, m.op.Offset, args)
+	m.s.log = append(arenaRoom(m.s, m.s.log, 1, arenaLog), sev{node: target, at: int32(len(m.s.muts) - 1)})
 }
 
 // maybeStr reports whether a node of kind k is a str or an object whose

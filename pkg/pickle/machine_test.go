@@ -427,3 +427,31 @@ func TestAttributionEverywhere(t *testing.T) {
 	}
 	t.Logf("%d inputs checked", n)
 }
+
+// TestLongGetBytes: a GET whose text argument is 255 bytes or more keeps
+// its bytes aside from the stack's byte per slot (machine.farPend); they go
+// to the node that consumes the reference, as a short GET's do, with short
+// ones between them and after a slot of the same position was popped.
+func TestLongGetBytes(t *testing.T) {
+	long := func(n int) string { return "g" + strings.Repeat("0", n) + "\n" } // (index 0)
+	in := "Np0\n0" + "(" + long(300) + "g0\n" + long(400) + "l" + "(" + long(260) + "0" + long(500) + "g0\nl" + "."
+	f, err := Parse(strings.NewReader(in), int64(len(in)), "t", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.Streams[0]
+	var sum int64
+	for _, n := range st.All {
+		sum += n.Self
+	}
+	if sum+st.Self != st.Len() {
+		t.Fatalf("attributed %d + %d, stream %d", sum, st.Self, st.Len())
+	}
+	inner, outer := st.All[1], st.All[2]
+	if want := int64(1 + 302 + 3 + 402 + 1); inner.Self != want {
+		t.Errorf("first list: Self %d, want %d", inner.Self, want)
+	}
+	if want := int64(1 + 502 + 3 + 1); outer.Self != want || len(outer.Items) != 2 {
+		t.Errorf("second list: Self %d (want %d), %d items", outer.Self, want, len(outer.Items))
+	}
+}

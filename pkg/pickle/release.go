@@ -222,7 +222,7 @@ func (m *machine) compact() {
 		work = work[:len(work)-1]
 		r := &s.recs[id]
 		l := lvl[id]
-		if l != keepFull && (r.kind == KindCall || r.kind == KindGlobal || r.kind == KindPersID || (r.xi() != 0 && s.ext[r.xi()-1].nmut > 0)) {
+		if l != keepFull && (r.kind == KindCall || r.kind == KindGlobal || r.kind == KindPersID || (r.xi() != 0 && s.ext[r.xi()-1].mut != 0)) {
 			// parts, operands and operations are not cut: what such a
 			// node holds is kept whole
 			l = keepFull
@@ -289,8 +289,8 @@ func (m *machine) compact() {
 	if cap(recs) < next+1024 {
 		recs = make([]rec, 0, next+1024)
 	}
-	var hi *offHigh // the new records' runs of offsets past 4 GiB (offHigh)
-	var hiLast uint32
+	var hi, mutHi *offHigh // the new records' and operations' runs of offsets past 4 GiB (offHigh)
+	var hiLast, mutHiLast uint32
 	for i, l := range lvl {
 		if l == 0 {
 			continue
@@ -331,7 +331,7 @@ func (m *machine) compact() {
 				x.far = int32(len(fars))
 			}
 			x.kcap = 0
-			if x.nmut > 0 {
+			if x.mut != 0 {
 				first, prev := int32(0), int32(0)
 				for j := s.ext[xi-1].mut; j != 0; j = s.muts[j-1].next {
 					mu := s.muts[j-1]
@@ -339,8 +339,9 @@ func (m *machine) compact() {
 					for _, c := range s.kids[mu.kid : mu.kid+mu.nkid] {
 						kids = append(kids, mapID(c))
 					}
-					muts = append(muts, smut{op: mu.op, off: mu.off, kid: start, nkid: mu.nkid})
+					muts = append(muts, smut{op: mu.op, off: mu.off, kid: start, nkid: mu.nkid, idx: mu.idx})
 					k := int32(len(muts))
+					noteOff(&mutHi, &mutHiLast, ID(k-1), s.mutOff(j-1))
 					mutAt[j-1] = k - 1
 					if prev != 0 {
 						muts[prev-1].next = k
@@ -392,12 +393,12 @@ func (m *machine) compact() {
 	for i := range s.log {
 		e := &s.log[i]
 		e.node = mapID(e.node)
-		if e.mut >= 0 {
+		if e.at >= 0 {
 			e.at = mutAt[e.at]
 		}
 	}
 	for i := range m.stack {
-		m.stack[i].n = mapID(m.stack[i].n)
+		m.stack[i] = mapID(m.stack[i])
 	}
 	if m.keep.Final != nil {
 		// without a consumer of finals these lists are roots; with one,
@@ -423,6 +424,7 @@ func (m *machine) compact() {
 	m.spare = spareSet{s.recs, s.kids, s.text, s.ext, s.far, s.muts}
 	s.recs, s.kids, s.text, s.ext, s.far, s.muts = recs, kids, text, exts, fars, muts
 	s.hi, s.hiLast = hi, hiLast
+	s.mutHi, s.mutHiLast = mutHi, mutHiLast
 }
 
 // newIDs returns a scratch slice of n IDs.
@@ -461,7 +463,7 @@ func (m *machine) finalEvents() {
 	m.eachNamed(name)
 	m.propagate(taint)
 	final := func(ev sev) bool {
-		if k := s.recs[ev.node].kind; ev.mut < 0 && (k == KindGlobal || k == KindExt) {
+		if k := s.recs[ev.node].kind; ev.at < 0 && (k == KindGlobal || k == KindExt) {
 			return false
 		}
 		return taint[ev.node] == 2 && !isNamed[ev.node]
@@ -547,8 +549,8 @@ type walkFrame struct {
 // on the stack and the metastack, and those of the memo entries the plan
 // says are read again.
 func (m *machine) eachNamed(fn func(ID)) {
-	for _, sl := range m.stack {
-		fn(sl.n)
+	for _, id := range m.stack {
+		fn(id)
 	}
 	t := &m.memo
 	for _, v := range t.dense {

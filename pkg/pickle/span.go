@@ -74,10 +74,7 @@ func ParseSpans(r io.ReaderAt, size int64, name string, proto int, spans []Span,
 			return nil, nil, &Error{File: name, Offset: sp.Start, Reason: fmt.Sprintf("span %d [%d, %d) does not hold whole values (it reads to %d, leaves %d values and %d marks)", i, sp.Start, sp.End, rd.Offset(), len(m.stack), len(m.marks))}
 		}
 		if sp.Keep {
-			out := make([]ID, len(m.stack))
-			for j, s := range m.stack {
-				out[j] = s.n
-			}
+			out := append([]ID(nil), m.stack...)
 			vals = append(vals, out)
 		}
 		m.stack = m.stack[:0]

@@ -61,6 +61,10 @@ type Store struct {
 	// arena grows (arenaRoom); nil doubles it (room)
 	grow *arenaGrowth
 	hi   *offHigh // where the offsets pass 4 GiB (nil: they never do)
+	// the same for the operations' offsets (smut.off), whose runs are of
+	// indices in muts
+	mutHi     *offHigh
+	mutHiLast uint32
 }
 
 // rec is one node: 24 bytes (a cloudpickle state makes 851,261; a
@@ -219,15 +223,23 @@ const (
 const foldRecLen = 16
 
 // ext is what some nodes need beyond their record: the operations applied
-// to them after creation, the capacity of items that grew (24 bytes), the
+// to them after creation, the capacity of items that grew (20 bytes), the
 // index of what few need beyond that, and the Self the record's word gave
-// up for the index (rec.self).
+// up for the index (rec.self). (The count of operations is the last one's
+// smut.idx + 1.)
 type ext struct {
-	kcap     int32 // capacity of a container's items after it grew
-	mut, end int32 // 1 + first and last operation in Store.muts; 0: none
-	nmut     int32
+	kcap     int32  // capacity of a container's items after it grew
+	mut, end int32  // 1 + first and last operation in Store.muts; 0: none
 	far      int32  // 1 + index in Store.far; 0: none
 	self     uint32 // the node's Self (as rec.self without flagExt)
+}
+
+// nmut returns the number of operations of a node with an ext.
+func (s *Store) nmut(x *ext) int32 {
+	if x.end == 0 {
+		return 0
+	}
+	return s.muts[x.end-1].idx + 1
 }
 
 // far is what few nodes need: a big int, a streamed payload, a text longer
@@ -242,23 +254,33 @@ type far struct {
 	val     int64 // Int of a node whose v holds items (SetInt on a consumer's kind)
 }
 
-// smut is one operation applied to a node after its creation (see Mut).
+// smut is one operation applied to a node after its creation (see Mut):
+// 24 bytes.
 type smut struct {
-	off  int64
-	kid  int32 // arguments in Store.kids
+	off  uint32 // the offset's low word (its high word: Store.mutHi)
+	kid  int32  // arguments in Store.kids
 	nkid int32
 	next int32 // 1 + the next operation on the same target; 0: last
+	idx  int32 // its index in Muts(target) (an EvMut's SEvent.Mut)
 	op   Opcode
 }
 
-// sev is one entry of the call log: 12 bytes, where an SEvent takes 24 (a
+// mutOff returns the offset of operation i of Store.muts.
+func (s *Store) mutOff(i int32) int64 {
+	off := int64(s.muts[i].off)
+	if s.mutHi != nil {
+		off |= int64(s.mutHi.at(ID(i))) << 32
+	}
+	return off
+}
+
+// sev is one entry of the call log: 8 bytes, where an SEvent takes 24 (a
 // million levels of objects made and built log two million). The rest of
 // an SEvent is its node's kind, opcode and offset or, for EvMut, those of
-// its operation.
+// its operation (with its index in Muts(node): smut.idx).
 type sev struct {
 	node ID
-	mut  int32 // EvMut: index in Muts(node); -1: another kind
-	at   int32 // EvMut: index of the operation in Store.muts
+	at   int32 // EvMut: index of the operation in Store.muts; -1: another kind
 }
 
 // evKinds is the kind of the event that logs a node of each kind (other
@@ -273,9 +295,9 @@ func (s *Store) NEvents() int { return len(s.log) }
 // in stream order.
 func (s *Store) Event(i int) SEvent {
 	e := &s.log[i]
-	if e.mut >= 0 {
+	if e.at >= 0 {
 		m := &s.muts[e.at]
-		return SEvent{Offset: m.off, Node: e.node, Mut: e.mut, Kind: EvMut, Op: m.op}
+		return SEvent{Offset: s.mutOff(e.at), Node: e.node, Mut: m.idx, Kind: EvMut, Op: m.op}
 	}
 	r := &s.recs[e.node]
 	return SEvent{Offset: s.Offset(e.node), Node: e.node, Mut: -1, Kind: evKinds[r.kind], Op: r.op}
@@ -558,7 +580,7 @@ func (s *Store) part(id ID, i int32) ID {
 // creation.
 func (s *Store) NMuts(id ID) int {
 	if x := s.x(id); x != nil {
-		return int(x.nmut)
+		return int(s.nmut(x))
 	}
 	return 0
 }
@@ -567,13 +589,13 @@ func (s *Store) NMuts(id ID) int {
 // (a new slice; its Args share the store's memory).
 func (s *Store) Muts(id ID) []SMut {
 	x := s.x(id)
-	if x == nil || x.nmut == 0 {
+	if x == nil || x.mut == 0 {
 		return nil
 	}
-	out := make([]SMut, 0, x.nmut)
+	out := make([]SMut, 0, s.nmut(x))
 	for i := x.mut; i != 0; i = s.muts[i-1].next {
 		m := &s.muts[i-1]
-		out = append(out, SMut{Op: m.op, Offset: m.off, Args: s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
+		out = append(out, SMut{Op: m.op, Offset: s.mutOff(i - 1), Args: s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
 	}
 	return out
 }
@@ -666,7 +688,7 @@ func (s *Store) AddFrom(src ID) ID {
 	r := s.recs[src]
 	if r.flags&flagExt != 0 {
 		x := s.ext[r.self-1]
-		x.mut, x.end, x.nmut = 0, 0, 0
+		x.mut, x.end = 0, 0
 		if x.far != 0 {
 			s.far = append(s.far, s.far[x.far-1])
 			x.far = int32(len(s.far))
@@ -857,18 +879,21 @@ func (s *Store) AppendItems(id ID, items []ID) {
 // AddMut records an operation applied to target after its creation and
 // returns its index in Muts(target).
 func (s *Store) AddMut(target ID, op Opcode, off int64, args []ID) int {
-	s.muts = append(arenaRoom(s, s.muts, 1, arenaMuts), smut{op: op, off: off, kid: int32(len(s.kids)), nkid: int32(len(args))})
-	s.kids = append(arenaRoom(s, s.kids, len(args), arenaKids), args...)
-	i := int32(len(s.muts))
 	x := s.xw(target)
+	idx := s.nmut(x)
+	s.muts = append(arenaRoom(s, s.muts, 1, arenaMuts), smut{op: op, off: uint32(off), kid: int32(len(s.kids)), nkid: int32(len(args)), idx: idx})
+	i := int32(len(s.muts))
+	if uint32(uint64(off)>>32) != s.mutHiLast {
+		noteOff(&s.mutHi, &s.mutHiLast, ID(i-1), off)
+	}
+	s.kids = append(arenaRoom(s, s.kids, len(args), arenaKids), args...)
 	if x.end == 0 {
 		x.mut = i
 	} else {
 		s.muts[x.end-1].next = i
 	}
 	x.end = i
-	x.nmut++
-	return int(x.nmut - 1)
+	return int(idx)
 }
 
 // --- the graph, both ways ---
@@ -938,10 +963,10 @@ func FromGraph(st *Stream) *Store {
 	s.Leftover = idsOf(st.Leftover)
 	s.log = make([]sev, len(st.Log))
 	for i, e := range st.Log {
-		s.log[i] = sev{node: idOf(e.Node), mut: -1}
+		s.log[i] = sev{node: idOf(e.Node), at: -1}
 		if e.Kind == EvMut {
 			// (a node's operations were added one after the other above)
-			s.log[i].mut, s.log[i].at = int32(e.Mut), s.x(idOf(e.Node)).mut-1+int32(e.Mut)
+			s.log[i].at = s.x(idOf(e.Node)).mut - 1 + int32(e.Mut)
 		}
 	}
 	return s
@@ -974,7 +999,7 @@ func (s *Store) needsExtra(id ID) bool {
 		return true
 	}
 	x := s.x(id)
-	return x != nil && (x.far != 0 && (s.far[x.far-1].big != nil || s.far[x.far-1].blob != nil) || x.nmut > 0)
+	return x != nil && (x.far != 0 && (s.far[x.far-1].big != nil || s.far[x.far-1].blob != nil) || x.mut != 0)
 }
 
 // Graph returns the stream as a *Node graph with the same nodes under the
@@ -1028,11 +1053,11 @@ func (s *Store) Graph() *Stream {
 				if f := s.fr(id); f != nil {
 					x.Big, x.Blob = f.big, f.blob
 				}
-				if e.nmut > 0 {
-					x.Muts = make([]Mut, 0, e.nmut)
+				if e.mut != 0 {
+					x.Muts = make([]Mut, 0, s.nmut(e))
 					for j := e.mut; j != 0; j = s.muts[j-1].next {
 						m := &s.muts[j-1]
-						x.Muts = append(x.Muts, Mut{Op: m.op, Offset: m.off, Args: kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
+						x.Muts = append(x.Muts, Mut{Op: m.op, Offset: s.mutOff(j - 1), Args: kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
 					}
 				}
 			}

@@ -172,6 +172,17 @@ func TestStoreOffsetsPast4GiB(t *testing.T) {
 			t.Fatalf("event %d: offset %d, want %d", i, s.Event(i).Offset, a.Event(i).Offset+base)
 		}
 	}
+	if s.mutHi == nil || len(s.mutHi.from) != 1 {
+		t.Fatalf("operations' runs %v", s.mutHi)
+	}
+	for i := range a.Len() {
+		am, sm := a.Muts(ID(i)), s.Muts(ID(i))
+		for j := range am {
+			if sm[j].Offset != am[j].Offset+base {
+				t.Fatalf("node %d operation %d: offset %d, want %d", i, j, sm[j].Offset, am[j].Offset+base)
+			}
+		}
+	}
 	g := s.Graph()
 	for i, n := range g.All {
 		if n.Offset != a.Offset(ID(i))+base {

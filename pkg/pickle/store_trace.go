@@ -74,7 +74,8 @@ func (it *MutIter) Next() (SMut, bool) {
 	if it.i == 0 {
 		return SMut{}, false
 	}
-	m := &it.s.muts[it.i-1]
+	i := it.i - 1
+	m := &it.s.muts[i]
 	it.i = m.next
-	return SMut{Op: m.op, Offset: m.off, Args: it.s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]}, true
+	return SMut{Op: m.op, Offset: it.s.mutOff(i), Args: it.s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]}, true
 }

@@ -747,7 +747,10 @@ func (s *scanner) mutOf(t pickle.ID, i int) (pickle.SMut, bool) {
 		return pickle.SMut{}, false
 	}
 	if k == 1 {
-		return s.ps.Muts(t)[0], true
+		// (through the iterator: Muts makes a slice, a million levels of
+		// built objects made 47 MB of them)
+		it := s.ps.MutIter(t)
+		return it.Next()
 	}
 	muts, ok := s.muts[t]
 	if !ok {
