@@ -23,6 +23,9 @@ const Placeholder = "<pk-canon>"
 // writer recurses, and Go cannot recover from running out of stack.
 const MaxDepth = 20000
 
+// deepReason is the refusal of a stream nested past MaxDepth.
+var deepReason = fmt.Sprintf("nested more than %d levels deep: pk canon does not write it", MaxDepth)
+
 // tooDeep reports whether a stream's store holds a node that no path from
 // its result, its call log and what it popped or left reaches in fewer
 // than 2 x MaxDepth steps (a breadth-first walk), and the offset of the
@@ -615,7 +618,7 @@ func (e *emitter) op(o pickle.Opcode) { e.out.write(byte(o)) }
 func (e *emitter) enter(n canon.Ref) error {
 	e.depth++
 	if e.depth > MaxDepth {
-		return refuse(n, "nested more than %d levels deep: pk canon does not write it", MaxDepth)
+		return refuse(n, "%s", deepReason)
 	}
 	e.out.boundary()
 	return nil
