@@ -195,18 +195,44 @@ func (r Ref) Ops() []RefOp {
 	}
 	args := make([]Ref, n)
 	for i, o := range ops {
-		name := o.name
-		if name == "" {
-			name = opNames[o.tag]
-		}
 		a := args[:len(o.args):len(o.args)]
 		args = args[len(o.args):]
-		for j, c := range o.args {
-			a[j] = r.v.ref(c)
-		}
-		out[i] = RefOp{Name: name, Offset: o.offset, Args: a}
+		out[i] = r.v.refOp(o, a)
 	}
 	return out
+}
+
+// refOp is o as a RefOp, its Args in a (of len(o.args)).
+func (v *View) refOp(o op, a []Ref) RefOp {
+	name := o.name
+	if name == "" {
+		name = opNames[o.tag]
+	}
+	for j, c := range o.args {
+		a[j] = v.ref(c)
+	}
+	return RefOp{Name: name, Offset: o.offset, Args: a}
+}
+
+// OpList is Ops held as the view's operations, each made a RefOp when
+// asked: pk canon's writer reads a node's operations one at a time, and
+// an object of 700,000 BUILDs held them twice (the view's and the
+// RefOps with their Refs, 90 MB) while it was written.
+type OpList struct {
+	v   *View
+	ops []op
+}
+
+// OpList returns the operations Ops gives, as an OpList.
+func (r Ref) OpList() OpList { return OpList{v: r.v, ops: r.v.ops(r.id)} }
+
+// Len is the number of operations.
+func (l OpList) Len() int { return len(l.ops) }
+
+// Op is operation i, as Ops gives it.
+func (l OpList) Op(i int) RefOp {
+	o := l.ops[i]
+	return l.v.refOp(o, make([]Ref, len(o.args)))
 }
 
 // Kwargs is Node.Kwargs.

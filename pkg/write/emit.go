@@ -23,6 +23,9 @@ const Placeholder = "<pk-canon>"
 // writer recurses, and Go cannot recover from running out of stack.
 const MaxDepth = 20000
 
+// deepReason is the refusal of a stream nested past MaxDepth.
+var deepReason = fmt.Sprintf("nested more than %d levels deep: pk canon does not write it", MaxDepth)
+
 // tooDeep reports whether a stream's store holds a node that no path from
 // its result, its call log and what it popped or left reaches in fewer
 // than 2 x MaxDepth steps (a breadth-first walk), and the offset of the
@@ -543,7 +546,14 @@ func (e *emitter) emit(n canon.Ref) error {
 			return refuse(n, "the object refers to itself through an immutable container or a call's arguments: no pickle can build it")
 		}
 	}
-	return e.create(n, k)
+	// create, written out: a frame less on each level of the writer's
+	// recursion (see build)
+	if err := e.enter(n); err != nil {
+		return err
+	}
+	err := e.build(n, k)
+	e.depth--
+	return err
 }
 
 // fetch pushes a built object again from the memo (idx: its provisional
@@ -615,7 +625,7 @@ func (e *emitter) op(o pickle.Opcode) { e.out.write(byte(o)) }
 func (e *emitter) enter(n canon.Ref) error {
 	e.depth++
 	if e.depth > MaxDepth {
-		return refuse(n, "nested more than %d levels deep: pk canon does not write it", MaxDepth)
+		return refuse(n, "%s", deepReason)
 	}
 	e.out.boundary()
 	return nil
@@ -632,14 +642,74 @@ func (e *emitter) create(n canon.Ref, k key) error {
 	return err
 }
 
+// build writes n (k is its key, nil for one never memoized): n itself,
+// its contents and its operations.
+//
+// The writer recurses once a level of the input's nesting, up to MaxDepth
+// levels, through build and what it calls: the cases that write n's
+// parts (and so recurse) are functions of their own, and the scalars one
+// function, so that build's own frame stays small (its switch took 1 KB
+// of stack a level: the stack of the deep cost shapes grew to 64 MB).
 func (e *emitter) build(n canon.Ref, k key) error {
 	kind := n.Kind()
+	var err error
 	switch kind {
 	case canon.KindArray:
 		// built (memoized) inside: an object array's items may refer to it
 		return e.arrayNode(n, k)
 	case canon.KindStorage:
 		return e.storageNode(n, k)
+	case pickle.KindGlobal:
+		err = e.globalNode(n, k)
+	case pickle.KindTuple:
+		err = e.tuple(n, k)
+	case pickle.KindSet:
+		if e.proto >= 4 {
+			e.op(pickle.EMPTY_SET)
+		} else {
+			err = e.reduceSet(n, k, "set")
+		}
+	case pickle.KindFrozenSet:
+		err = e.frozenSet(n, k)
+	case pickle.KindCall:
+		err = e.call(n, k)
+	case pickle.KindPersID:
+		err = e.persID(n, k)
+	default:
+		err = e.scalar(n, kind)
+	}
+	if err != nil {
+		return err
+	}
+	if err := e.built(k); err != nil {
+		return err
+	}
+	switch kind {
+	case pickle.KindList:
+		if err := e.fillList(n, 0); err != nil {
+			return err
+		}
+	case pickle.KindDict:
+		if err := e.fillDict(n, 0); err != nil {
+			return err
+		}
+	case pickle.KindSet:
+		if e.proto >= 4 {
+			if err := e.fillSet(n, 0); err != nil {
+				return err
+			}
+		}
+	}
+	if err := e.ops(n, 0); err != nil {
+		return err
+	}
+	return nil
+}
+
+// scalar writes the n of kind whose building writes no other node (a
+// list or a dict: empty, filled by build).
+func (e *emitter) scalar(n canon.Ref, kind pickle.Kind) error {
+	switch kind {
 	case pickle.KindNone:
 		e.op(pickle.NONE)
 	case pickle.KindBool:
@@ -727,90 +797,10 @@ func (e *emitter) build(n canon.Ref, k key) error {
 			binary.LittleEndian.PutUint32(b[1:], uint32(c))
 			e.out.write(b[:]...)
 		}
-	case pickle.KindGlobal:
-		if n.Flags()&pickle.FlagDynamic != 0 {
-			if e.proto < 4 {
-				return refuse(n, "a STACK_GLOBAL of computed names cannot be written below protocol 4")
-			}
-			if err := e.inProgress(n, k, func() error {
-				for i := range n.NItems() {
-					if err := e.emit(n.Item(i)); err != nil {
-						return err
-					}
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			e.op(pickle.STACK_GLOBAL)
-		} else if err := e.globalBody(n, n.Str(), n.Name(), n.Flags()&pickle.FlagDotted != 0); err != nil {
-			return err
-		}
-	case pickle.KindTuple:
-		ni := n.NItems()
-		if ni == 0 {
-			e.op(pickle.EMPTY_TUPLE)
-			break
-		}
-		if err := e.inProgress(n, k, func() error {
-			if ni > 3 {
-				e.op(pickle.MARK)
-			}
-			for i := range ni {
-				if err := e.emit(n.Item(i)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		closeTuple(e, ni)
 	case pickle.KindList:
 		e.op(pickle.EMPTY_LIST)
 	case pickle.KindDict:
 		e.op(pickle.EMPTY_DICT)
-	case pickle.KindSet:
-		if e.proto >= 4 {
-			e.op(pickle.EMPTY_SET)
-		} else if err := e.reduceSet(n, k, "set"); err != nil {
-			return err
-		}
-	case pickle.KindFrozenSet:
-		if e.proto >= 4 {
-			if err := e.inProgress(n, k, func() error {
-				e.op(pickle.MARK)
-				for _, c := range n.Items() {
-					if err := e.emit(c); err != nil {
-						return err
-					}
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			e.op(pickle.FROZENSET)
-		} else if err := e.reduceSet(n, k, "frozenset"); err != nil {
-			return err
-		}
-	case pickle.KindCall:
-		if err := e.call(n, k); err != nil {
-			return err
-		}
-	case pickle.KindPersID:
-		if items := n.Items(); len(items) == 1 {
-			if err := e.inProgress(n, k, func() error { return e.emit(items[0]) }); err != nil {
-				return err
-			}
-			e.op(pickle.BINPERSID)
-		} else {
-			pid := n.Str()
-			if strings.ContainsAny(pid, "\n") || n.Len() > int64(len(pid)) {
-				return refuse(n, "a PERSID whose text holds a newline")
-			}
-			e.out.write(byte(pickle.PERSID))
-			e.out.write([]byte(pid + "\n")...)
-		}
 	case pickle.KindBuffer:
 		if e.proto < 5 {
 			return refuse(n, "an out-of-band buffer (NEXT_BUFFER) needs protocol 5")
@@ -826,27 +816,92 @@ func (e *emitter) build(n canon.Ref, k key) error {
 	default:
 		return refuse(n, "unknown node kind %s", canon.KindName(kind))
 	}
-	if err := e.built(k); err != nil {
+	return nil
+}
+
+// globalNode writes the global n: STACK_GLOBAL of its parts when they
+// are computed.
+func (e *emitter) globalNode(n canon.Ref, k key) error {
+	if n.Flags()&pickle.FlagDynamic != 0 {
+		if e.proto < 4 {
+			return refuse(n, "a STACK_GLOBAL of computed names cannot be written below protocol 4")
+		}
+		if err := e.inProgress(n, k, func() error {
+			for i := range n.NItems() {
+				if err := e.emit(n.Item(i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		e.op(pickle.STACK_GLOBAL)
+	} else if err := e.globalBody(n, n.Str(), n.Name(), n.Flags()&pickle.FlagDotted != 0); err != nil {
 		return err
 	}
-	switch kind {
-	case pickle.KindList:
-		if err := e.fill(n, 'l', 0); err != nil {
-			return err
+	return nil
+}
+
+// tuple writes the tuple n.
+func (e *emitter) tuple(n canon.Ref, k key) error {
+	ni := n.NItems()
+	if ni == 0 {
+		e.op(pickle.EMPTY_TUPLE)
+		return nil
+	}
+	if err := e.inProgress(n, k, func() error {
+		if ni > 3 {
+			e.op(pickle.MARK)
 		}
-	case pickle.KindDict:
-		if err := e.fill(n, 'd', 0); err != nil {
-			return err
-		}
-	case pickle.KindSet:
-		if e.proto >= 4 {
-			if err := e.fill(n, 's', 0); err != nil {
+		for i := range ni {
+			if err := e.emit(n.Item(i)); err != nil {
 				return err
 			}
 		}
-	}
-	if err := e.ops(n, 0); err != nil {
+		return nil
+	}); err != nil {
 		return err
+	}
+	closeTuple(e, ni)
+	return nil
+}
+
+// frozenSet writes the frozenset n.
+func (e *emitter) frozenSet(n canon.Ref, k key) error {
+	if e.proto >= 4 {
+		if err := e.inProgress(n, k, func() error {
+			e.op(pickle.MARK)
+			for _, c := range n.Items() {
+				if err := e.emit(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		e.op(pickle.FROZENSET)
+	} else if err := e.reduceSet(n, k, "frozenset"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// persID writes the persistent id n.
+func (e *emitter) persID(n canon.Ref, k key) error {
+	if items := n.Items(); len(items) == 1 {
+		if err := e.inProgress(n, k, func() error { return e.emit(items[0]) }); err != nil {
+			return err
+		}
+		e.op(pickle.BINPERSID)
+	} else {
+		pid := n.Str()
+		if strings.ContainsAny(pid, "\n") || n.Len() > int64(len(pid)) {
+			return refuse(n, "a PERSID whose text holds a newline")
+		}
+		e.out.write(byte(pickle.PERSID))
+		e.out.write([]byte(pid + "\n")...)
 	}
 	return nil
 }
@@ -1189,23 +1244,7 @@ func (e *emitter) call(n canon.Ref, k key) error {
 			return nil
 		case "new":
 			if !kw.IsNil() && e.proto < 4 {
-				// copyreg.__newobj_ex__(cls, args, kwargs) REDUCE, which
-				// the newobj-ex-reduce rule reads as NEWOBJ_EX
-				if err := e.global(n, "copyreg", "__newobj_ex__", false); err != nil {
-					return err
-				}
-				if err := e.emit(fn); err != nil {
-					return err
-				}
-				if err := e.emit(args); err != nil {
-					return err
-				}
-				if err := e.emit(kw); err != nil {
-					return err
-				}
-				e.op(pickle.TUPLE3)
-				e.op(pickle.REDUCE)
-				return nil
+				return e.newobjExReduce(n, fn, args, kw)
 			}
 		}
 		if err := e.emit(fn); err != nil {
@@ -1227,6 +1266,29 @@ func (e *emitter) call(n canon.Ref, k key) error {
 		}
 		return nil
 	})
+}
+
+// newobjExReduce writes the parts of call n, a NEWOBJ_EX below protocol
+// 4: copyreg.__newobj_ex__(cls, args, kwargs) REDUCE, which the
+// newobj-ex-reduce rule reads as NEWOBJ_EX. (A function of its own: the
+// writer recurses through call's body, whose frame then stays small, see
+// build.)
+func (e *emitter) newobjExReduce(n, fn, args, kw canon.Ref) error {
+	if err := e.global(n, "copyreg", "__newobj_ex__", false); err != nil {
+		return err
+	}
+	if err := e.emit(fn); err != nil {
+		return err
+	}
+	if err := e.emit(args); err != nil {
+		return err
+	}
+	if err := e.emit(kw); err != nil {
+		return err
+	}
+	e.op(pickle.TUPLE3)
+	e.op(pickle.REDUCE)
+	return nil
 }
 
 // assignTrackers gives each tracker among the arguments of call n (the
@@ -1283,44 +1345,61 @@ func (e *emitter) assignTrackers(n, args canon.Ref) error {
 // needs an object still in construction (a cycle through a call's
 // arguments) postpones the rest until that object is built.
 func (e *emitter) fill(n canon.Ref, what byte, from int) error {
+	// (a function a kind, which build calls directly: the writer recurses
+	// through them, and each frame holds only what its kind needs)
 	switch what {
 	case 'l':
-		if n.Flags()&pickle.FlagHasFolded != 0 {
-			return e.fillFolded(n)
-		}
-		end, blocker := e.firstBlocked(n.NItems(), from, func(i int) (canon.Ref, canon.Ref) { return n.Item(i), canon.Ref{} })
-		if err := e.batches(end-from, pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(n.Item(from + i)) }); err != nil {
-			return err
-		}
-		e.postpone(blocker, n, what, end)
+		return e.fillList(n, from)
 	case 'd':
-		if n.Flags()&pickle.FlagHasFolded != 0 {
-			return e.fillFoldedDict(n)
-		}
-		ents := e.fillEntries(n)
-		end, blocker := e.firstBlocked(len(ents), from, func(i int) (canon.Ref, canon.Ref) { return ents[i].Key, ents[i].Value })
-		if err := e.batches(end-from, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
-			if err := e.emit(ents[from+i].Key); err != nil {
-				return err
-			}
-			return e.emit(ents[from+i].Value)
-		}); err != nil {
-			return err
-		}
-		if blocker.IsNil() {
-			e.doneEntries(n)
-		} else {
-			e.keepEntries(n, ents) // (resumed from end)
-		}
-		e.postpone(blocker, n, what, end)
+		return e.fillDict(n, from)
 	case 's':
-		items := n.Items()
-		end, blocker := e.firstBlocked(len(items), from, func(i int) (canon.Ref, canon.Ref) { return items[i], canon.Ref{} })
-		if err := e.batches(end-from, 0, pickle.ADDITEMS, func(i int) error { return e.emit(items[from+i]) }); err != nil {
+		return e.fillSet(n, from)
+	}
+	return nil
+}
+
+func (e *emitter) fillList(n canon.Ref, from int) error {
+	if n.Flags()&pickle.FlagHasFolded != 0 {
+		return e.fillFolded(n)
+	}
+	end, blocker := e.firstBlocked(n.NItems(), from, func(i int) (canon.Ref, canon.Ref) { return n.Item(i), canon.Ref{} })
+	if err := e.batches(end-from, pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(n.Item(from + i)) }); err != nil {
+		return err
+	}
+	e.postpone(blocker, n, 'l', end)
+	return nil
+}
+
+func (e *emitter) fillDict(n canon.Ref, from int) error {
+	if n.Flags()&pickle.FlagHasFolded != 0 {
+		return e.fillFoldedDict(n)
+	}
+	ents := e.fillEntries(n)
+	end, blocker := e.firstBlocked(len(ents), from, func(i int) (canon.Ref, canon.Ref) { return ents[i].Key, ents[i].Value })
+	if err := e.batches(end-from, pickle.SETITEM, pickle.SETITEMS, func(i int) error {
+		if err := e.emit(ents[from+i].Key); err != nil {
 			return err
 		}
-		e.postpone(blocker, n, what, end)
+		return e.emit(ents[from+i].Value)
+	}); err != nil {
+		return err
 	}
+	if blocker.IsNil() {
+		e.doneEntries(n)
+	} else {
+		e.keepEntries(n, ents) // (resumed from end)
+	}
+	e.postpone(blocker, n, 'd', end)
+	return nil
+}
+
+func (e *emitter) fillSet(n canon.Ref, from int) error {
+	items := n.Items()
+	end, blocker := e.firstBlocked(len(items), from, func(i int) (canon.Ref, canon.Ref) { return items[i], canon.Ref{} })
+	if err := e.batches(end-from, 0, pickle.ADDITEMS, func(i int) error { return e.emit(items[from+i]) }); err != nil {
+		return err
+	}
+	e.postpone(blocker, n, 's', end)
 	return nil
 }
 
@@ -1428,9 +1507,9 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 
 // ops writes the operations of n from index from (n on top of the stack).
 func (e *emitter) ops(n canon.Ref, from int) error {
-	ops := n.Ops()
-	for i := from; i < len(ops); i++ {
-		o := ops[i]
+	ops := n.OpList() // (a RefOp at a time: 700,000 BUILDs on one object)
+	for i := from; i < ops.Len(); i++ {
+		o := ops.Op(i)
 		if e.ninprog > 0 {
 			for _, a := range o.Args {
 				if b := e.blockedBy(a, true); !b.IsNil() {
@@ -1450,16 +1529,24 @@ func (e *emitter) ops(n canon.Ref, from int) error {
 }
 
 func (e *emitter) applyOp(n canon.Ref, o canon.RefOp) error {
+	// a BUILD here, the rest in applyOther: the writer recurses through
+	// applyOp, whose frame then holds only this (see build)
+	if o.Name != "build" || len(o.Args) != 1 {
+		return e.applyOther(n, o)
+	}
+	if err := e.emit(o.Args[0]); err != nil {
+		return err
+	}
+	e.op(pickle.BUILD)
+	return nil
+}
+
+// applyOther writes an operation other than a BUILD of one state.
+func (e *emitter) applyOther(n canon.Ref, o canon.RefOp) error {
 	args := o.Args
 	switch o.Name {
 	case "build":
-		if len(args) != 1 {
-			return refuse(n, "BUILD with %d states", len(args))
-		}
-		if err := e.emit(args[0]); err != nil {
-			return err
-		}
-		e.op(pickle.BUILD)
+		return refuse(n, "BUILD with %d states", len(args))
 	case "append":
 		return e.batches(len(args), pickle.APPEND, pickle.APPENDS, func(i int) error { return e.emit(args[i]) })
 	case "setitems":

@@ -409,7 +409,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	writeStream := func(s *pickle.Stream, vopt canon.Options) error {
 		if off, ok := tooDeep(s.Store()); ok {
 			// refused before the view and its digest are made
-			return &Error{File: path, Offset: off, Reason: fmt.Sprintf("nested more than %d levels deep: pk canon does not write it", MaxDepth)}
+			return &Error{File: path, Offset: off, Reason: deepReason}
 		}
 		w, err := newStreamWriter(canon.NormalizeScratch(s, vopt, &scr), p)
 		if err != nil {
@@ -435,7 +435,10 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	if path != "-" {
 		out.spill = !keep
 		// through the writer sink (wsink.go) when it holds, else as below
-		if trail, each = sinkStreams(path, p, copt, &out, &wants, &ends); !each {
+		var refused error
+		if trail, each, refused = sinkStreams(path, p, copt, &out, &wants, &ends); refused != nil {
+			return nil, refused
+		} else if !each {
 			out.Reset()
 			wants, ends = wants[:0], ends[:0]
 			// what the sink's read made is garbage: give it back before the

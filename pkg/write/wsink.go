@@ -57,13 +57,28 @@ func foldable(enc []byte) bool { return canon.PlainEmbedding(enc, foldDepth) }
 // the writer sink, appending each to out, its digest to wants and its end
 // to ends. ok false: the sink does not apply, or a stream could not be
 // written with it (out, wants and ends are then to be discarded).
-func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]byte, ends *[]int) (trail *pickle.Trailing, ok bool) {
+//
+// refused is the file's refusal when the first stream is refused for what
+// the read without the sink would refuse it for, at the same offset: a
+// stream in which the sink folded nothing is the store that read makes
+// (less what nothing reaches; IDs renumbered in creation order), so its
+// view, its digest and the writer's walk are those the read without the
+// sink makes, up to the same refusal. Reading it again cost the deep cost
+// shapes half their time and most of their memory (nest_newobj_build: the
+// digest and the writer's walk twice). A later stream is left to that read:
+// it writes the streams before it again, which then decide.
+func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]byte, ends *[]int) (trail *pickle.Trailing, ok bool, refused error) {
 	if noSink {
-		return nil, false
+		return nil, false, nil
 	}
 	dsize := copt.Algo.Size()
 	file, ok := canon.EachStreamWrite(path, copt, foldable, func(v *canon.View) error {
-		if _, deep := tooDeep(v.Store()); deep {
+		// (only the first stream's refusal is taken: see above)
+		first := v.Stream != nil && v.Stream.Index == 0 && len(*ends) == 0
+		if off, deep := tooDeep(v.Store()); deep {
+			if first && !hasFolded(v.Store()) {
+				refused = &Error{File: path, Offset: off, Reason: deepReason}
+			}
 			return errNoSink
 		}
 		w, err := newStreamWriter(v, p)
@@ -72,6 +87,10 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		}
 		w.fingerprints = true // (File checks the output)
 		if err = w.writeOut(false, out); err != nil {
+			var r *refusal
+			if first && errors.As(err, &r) && !hasFolded(v.Store()) {
+				refused = &Error{File: path, Offset: r.off, Reason: r.reason}
+			}
 			return err
 		}
 		if len(w.want) != dsize {
@@ -80,10 +99,23 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		addStream(wants, ends, w.want, out.Len())
 		return nil
 	})
-	if !ok {
-		return nil, false
+	if refused != nil {
+		return nil, false, refused
 	}
-	return file.Trailing, true
+	if !ok {
+		return nil, false, nil
+	}
+	return file.Trailing, true, nil
+}
+
+// hasFolded reports whether the sink folded a run in s.
+func hasFolded(s *pickle.Store) bool {
+	for id := range pickle.ID(s.Len()) {
+		if s.Kind(id) == pickle.KindFolded {
+			return true
+		}
+	}
+	return false
 }
 
 // folded writes the items of folded run n (the dict value it stands for).
