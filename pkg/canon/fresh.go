@@ -34,6 +34,16 @@ func (v *View) SetLooseNodes(on bool) { v.fresh, v.loose = on, on }
 // Digests are equal (Digest hashes it); pk diff's fingerprints read it.
 func (n *Node) AppendPure(b []byte) []byte { return n.v.appendPure(b, n.src) }
 
+// PureTuple reports whether r is a pure tuple embedded by its digest: its
+// embedding is then 'H' and the digest of 'T', its length and its items'
+// embeddings (pureBody). pk diff's fingerprints hash such a tuple from its
+// items' fingerprints instead of asking AppendPure, which computes and
+// keeps the digest of every pure tuple below it (36 bytes a tuple a side
+// down a nesting of a million).
+func (r Ref) PureTuple() bool {
+	return r.v.kind(r.id) == pickle.KindTuple && r.v.isPure(r.id) && r.v.composite(r.v.state(), r.id)
+}
+
 // ItemIDs appends to buf the IDs of Items() (pickle.NoID where Items has
 // nil), without making their nodes.
 func (n *Node) ItemIDs(buf []pickle.ID) []pickle.ID { return n.Ref().ItemIDs(buf) }
@@ -111,12 +121,16 @@ func (r Ref) idOrNo() pickle.ID {
 }
 
 // EachOp calls f for each operation Ops gives, in order, with its index,
-// their number, its name and its arguments' IDs (pickle.NoID for a nil
-// one), without making a node or a Ref for each; args is only valid
-// during the call. It returns the number of operations.
-func (r Ref) EachOp(f func(i, n int, name string, args []pickle.ID)) int {
+// their number, its name, its offset and its arguments' IDs (pickle.NoID
+// for a nil one), without making a node or a Ref for each; args is only valid
+// during the call, and f must not call EachOp (the view's scratch holds
+// the operations). It returns the number of operations.
+func (r Ref) EachOp(f func(i, n int, name string, offset int64, args []pickle.ID)) int {
 	v := r.v
-	ops := v.ops(r.id)
+	ops := v.appendOps(v.opBuf[:0], r.id)
+	if cap(ops) > 0 && cap(ops) <= 1<<12 {
+		v.opBuf = ops[:0] // (not kept when large: a million operations)
+	}
 	var ids []pickle.ID
 	for i, o := range ops {
 		name := o.name
@@ -127,7 +141,7 @@ func (r Ref) EachOp(f func(i, n int, name string, args []pickle.ID)) int {
 		for _, c := range o.args {
 			ids = append(ids, v.ref(c).idOrNo())
 		}
-		f(i, len(ops), name, ids)
+		f(i, len(ops), name, o.offset, ids)
 	}
 	return len(ops)
 }

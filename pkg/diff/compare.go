@@ -769,6 +769,9 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
 	c.storeA, c.storeB = va.Store(), vb.Store()
 	c.reset()
+	c.seenA.reserve(va.NodeCount())
+	c.seenB.reserve(vb.NodeCount())
+	c.pairs.reserve(va.NodeCount())
 	// The views keep no node: the pass over each whole view keys what it
 	// keeps by ID, and the walk's nodes are made as it reaches them and
 	// dropped when it is done with them (it keys what it keeps by ID and
@@ -1379,24 +1382,24 @@ func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 // dict of attribute names, or cloudpickle's (dict, slotstate) pair, is
 // compared attribute by attribute (path.attr).
 //
-// The operations are read as Refs, a node made for an argument only where
-// an entry or a task needs it (a million APPENDs on one list made a
-// million nodes a side).
+// The operations are read as IDs (opList), a node made for an argument
+// only where an entry or a task needs it (a million APPENDs on one list
+// made a million nodes a side).
 func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
-	oa, ob := a.Ref().Ops(), b.Ref().Ops()
-	if len(oa) == 0 && len(ob) == 0 {
+	oa, ob := opsOf(a), opsOf(b)
+	if len(oa.ops) == 0 && len(ob.ops) == 0 {
 		return nil
 	}
 	var kids []task
-	attrsA, itemsA, appA, restA := splitOps(a, oa)
-	attrsB, itemsB, appB, restB := splitOps(b, ob)
+	attrsA, itemsA, appA, restA := splitOps(&oa)
+	attrsB, itemsB, appB, restB := splitOps(&ob)
 	if len(attrsA) > 0 || len(attrsB) > 0 {
 		kids = append(kids, c.entries2(attrsA, attrsB, path, attrEdge, nil, nil)...)
 	}
 	if len(itemsA) > 0 || len(itemsB) > 0 {
 		// __setitem__ on an object (OrderedDict, defaultdict, ...): by key,
 		// or, when a key is set twice, as a sequence of pairs
-		if repeatsKey(c.ta, itemsA) || repeatsKey(c.tb, itemsB) {
+		if repeatsKey(c.ta, a, itemsA) || repeatsKey(c.tb, b, itemsB) {
 			kids = append(kids, c.pairSeq(a, itemsA, b, itemsB, path)...)
 		} else {
 			kids = append(kids, c.entries2(opEntries(a, itemsA), opEntries(b, itemsB), path, keyEdge, nil, nil)...)
@@ -1407,11 +1410,12 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	}
 	sameOp := func(i, j int) bool {
 		x, y := restA[i], restB[j]
-		if x.Name != y.Name || len(x.Args) != len(y.Args) {
+		if x.Name != y.Name || x.n != y.n {
 			return false
 		}
-		for k := range x.Args {
-			if !c.sameRefs(x.Args[k], y.Args[k]) {
+		ax, ay := oa.argsOf(x), ob.argsOf(y)
+		for k := range ax {
+			if !c.sameRefs(idRef(a, ax[k]), idRef(b, ay[k])) {
 				return false
 			}
 		}
@@ -1420,7 +1424,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	var offs []int64 // of B's BUILDs, made when first needed
 	buildAt := func(off int64) int {
 		if offs == nil {
-			offs = buildOffsets(ob)
+			offs = buildOffsets(ob.ops)
 		}
 		k, _ := slices.BinarySearch(offs, off)
 		return k
@@ -1431,38 +1435,30 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: c.pathOf(path, opEdge(restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, a, restA[o.A]), OffA: restA[o.A].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].Offset})
 		case '+':
-			c.add(Entry{Path: c.pathOf(path, opEdge(restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, b, restB[o.B]), OffB: restB[o.B].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].Offset})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
-			if xa.Name == xb.Name && len(xa.Args) == len(xb.Args) {
-				for i := range xa.Args {
+			if xa.Name == xb.Name && xa.n == xb.n {
+				argsA, argsB := oa.argsOf(xa), ob.argsOf(xb)
+				for i := range argsA {
 					edge := opEdge(xa.Name, o.B) + ppath.Index(i)
-					if xa.Name == "build" && len(xa.Args) == 1 {
+					if xa.Name == "build" && len(argsA) == 1 {
 						// the first BUILD's state, then <build 1>, ... as pk trace names them
 						edge = ppath.State
 						if k := buildAt(xb.Offset); k > 0 {
 							edge = ppath.Pseudo("build", k)
 						}
 					}
-					kids = append(kids, task{a: refNode(a, xa.Args[i]), b: refNode(b, xb.Args[i]), path: c.paths.child(path, edge)})
+					kids = append(kids, task{a: idNode(a, argsA[i]), b: idNode(b, argsB[i]), path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: c.pathOf(path, opEdge(xb.Name, o.B)), Kind: Changed, A: opShort(c, a, xa), B: opShort(c, b, xb), OffA: xa.Offset, OffB: xb.Offset})
+				c.add(Entry{Path: c.pathOf(path, opEdge(xb.Name, o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.Offset, OffB: xb.Offset})
 			}
 		}
 	}
 	return kids
-}
-
-// refNode is the node of r, one of at's view (nil for none): as Ops
-// would have made it.
-func refNode(at *canon.Node, r canon.Ref) *canon.Node {
-	if r.IsNil() {
-		return nil
-	}
-	return at.Under(r.ID())
 }
 
 // sameRefs is cmp.same of two Refs (the zero Ref for none).
@@ -1474,10 +1470,12 @@ func (c *cmp) sameRefs(x, y canon.Ref) bool {
 	return eq || !known
 }
 
-// opEntry is a __setitem__ pair of an object's operations, as Refs.
+// opEntry is a __setitem__ pair of an object's operations, as IDs of its
+// view (pickle.NoID for none): 12 bytes, where two Refs and an int took 40
+// (700,000 SETITEMs: 28 MB a side, and the room of their doubling).
 type opEntry struct {
-	key, val canon.Ref
-	pos      int
+	key, val pickle.ID
+	pos      int32
 }
 
 // opEntries are es as entries of nodes of at's view.
@@ -1487,7 +1485,7 @@ func opEntries(at *canon.Node, es []opEntry) []canon.Entry {
 	}
 	out := make([]canon.Entry, len(es))
 	for i, e := range es {
-		out[i] = canon.Entry{Key: refNode(at, e.key), Value: refNode(at, e.val), Pos: e.pos}
+		out[i] = canon.Entry{Key: idNode(at, e.key), Value: idNode(at, e.val), Pos: int(e.pos)}
 	}
 	return out
 }
@@ -1496,15 +1494,15 @@ func opEntries(at *canon.Node, es []opEntry) []canon.Entry {
 // keys. Keys of different fingerprints (not on or above a cycle) are
 // different: only when two fingerprints are equal, or one cannot tell, are
 // the exact keys compared (a million distinct keys made a string each).
-func repeatsKey(t *fpTable, es []opEntry) bool {
+func repeatsKey(t *fpTable, at *canon.Node, es []opEntry) bool {
 	if len(es) < 2 {
 		return false
 	}
 	fps := make(map[[16]byte]struct{}, min(len(es), 1024))
 	for _, e := range es {
-		fp, ok := t.keyRef(e.key)
+		fp, ok := t.keyRef(idRef(at, e.key))
 		if _, twice := fps[fp]; twice || !ok {
-			return repeatsExactKey(t, es)
+			return repeatsExactKey(t, at, es)
 		}
 		fps[fp] = struct{}{}
 	}
@@ -1512,10 +1510,10 @@ func repeatsKey(t *fpTable, es []opEntry) bool {
 }
 
 // repeatsExactKey is repeatsKey by the exact keys.
-func repeatsExactKey(t *fpTable, es []opEntry) bool {
+func repeatsExactKey(t *fpTable, at *canon.Node, es []opEntry) bool {
 	seen := make(map[exKey]bool, min(len(es), 1024))
 	for _, e := range es {
-		k := exactKeyRef(t, e.key)
+		k := exactKeyRef(t, idRef(at, e.key))
 		if seen[k] {
 			return true
 		}
@@ -1552,21 +1550,21 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 		}
 		return c.tb
 	}
-	eq := func(i, j int) bool { return c.sameRefs(ia[i].key, ib[j].key) && c.sameRefs(ia[i].val, ib[j].val) }
+	eq := func(i, j int) bool { return c.sameRefs(idRef(a, ia[i].key), idRef(b, ib[j].key)) && c.sameRefs(idRef(a, ia[i].val), idRef(b, ib[j].val)) }
 	key := func(s byte, i int) ([16]byte, bool) {
 		e := side(s)[i]
-		k, ok1 := t(s).keyRef(e.key)
-		v, ok2 := t(s).keyRef(e.val)
+		k, ok1 := t(s).keyRef(idRef(at(s), e.key))
+		v, ok2 := t(s).keyRef(idRef(at(s), e.val))
 		return xxh3.Hash128(append(k[:], v[:]...)).Bytes(), ok1 && ok2
 	}
 	form := func(s byte) seqForm {
 		es, n := side(s), at(s)
 		return seqForm{
-			item: func(i int) string { return keyEdge(es[i].pos, refNode(n, es[i].key)) },
-			span: func(i, _ int) string { return keyEdge(es[i].pos, refNode(n, es[i].key)) },
+			item: func(i int) string { return keyEdge(int(es[i].pos), idNode(n, es[i].key)) },
+			span: func(i, _ int) string { return keyEdge(int(es[i].pos), idNode(n, es[i].key)) },
 		}
 	}
-	value := func(s byte, i int) *canon.Node { return refNode(at(s), side(s)[i].val) }
+	value := func(s byte, i int) *canon.Node { return idNode(at(s), side(s)[i].val) }
 	for _, r := range AlignRunsKeyed(len(ia), len(ib), eq, key, true) {
 		if r.N > 1 {
 			f := form('b')
@@ -1586,17 +1584,17 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 		switch r.Kind {
 		case '-':
 			e := ia[r.A]
-			v := refNode(a, e.val)
-			c.add(Entry{Path: c.pathOf(path, keyEdge(e.pos, refNode(a, e.key))), Kind: Removed, A: c.short(v), ValA: typed(v), SizeA: c.size(v, true), OffA: v.Offset()})
+			v := idNode(a, e.val)
+			c.add(Entry{Path: c.pathOf(path, keyEdge(int(e.pos), idNode(a, e.key))), Kind: Removed, A: c.short(v), ValA: typed(v), SizeA: c.size(v, true), OffA: v.Offset()})
 		case '+':
 			e := ib[r.B]
-			v := refNode(b, e.val)
-			c.add(Entry{Path: c.pathOf(path, keyEdge(e.pos, refNode(b, e.key))), Kind: Added, B: c.short(v), ValB: typed(v), SizeB: c.size(v, false), OffB: v.Offset()})
+			v := idNode(b, e.val)
+			c.add(Entry{Path: c.pathOf(path, keyEdge(int(e.pos), idNode(b, e.key))), Kind: Added, B: c.short(v), ValB: typed(v), SizeB: c.size(v, false), OffB: v.Offset()})
 		case '~':
 			kids = append(kids, c.pairTask(a, ia[r.A], b, ib[r.B], path)...)
 		case '=':
-			if sharedRef(ia[r.A].val) || sharedRef(ib[r.B].val) {
-				kids = append(kids, task{a: refNode(a, ia[r.A].val), b: refNode(b, ib[r.B].val), path: c.paths.child(path, keyEdge(ib[r.B].pos, refNode(b, ib[r.B].key)))})
+			if sharedRef(idRef(a, ia[r.A].val)) || sharedRef(idRef(b, ib[r.B].val)) {
+				kids = append(kids, task{a: idNode(a, ia[r.A].val), b: idNode(b, ib[r.B].val), path: c.paths.child(path, keyEdge(int(ib[r.B].pos), idNode(b, ib[r.B].key)))})
 			}
 		}
 	}
@@ -1607,17 +1605,17 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 // under the key, when the keys are equal; else the pair of A removed and
 // the pair of B added.
 func (c *cmp) pairTask(a *canon.Node, ea opEntry, b *canon.Node, eb opEntry, path pathRef) []task {
-	if c.sameRefs(ea.key, eb.key) {
-		return []task{{a: refNode(a, ea.val), b: refNode(b, eb.val), path: c.paths.child(path, keyEdge(eb.pos, refNode(b, eb.key))), differ: true}}
+	if c.sameRefs(idRef(a, ea.key), idRef(b, eb.key)) {
+		return []task{{a: idNode(a, ea.val), b: idNode(b, eb.val), path: c.paths.child(path, keyEdge(int(eb.pos), idNode(b, eb.key))), differ: true}}
 	}
-	va, vb := refNode(a, ea.val), refNode(b, eb.val)
-	ra := Entry{Path: c.pathOf(path, keyEdge(ea.pos, refNode(a, ea.key))), Kind: Removed, A: c.short(va), ValA: typed(va), SizeA: c.size(va, true), OffA: va.Offset()}
-	rb := Entry{Path: c.pathOf(path, keyEdge(eb.pos, refNode(b, eb.key))), Kind: Added, B: c.short(vb), ValB: typed(vb), SizeB: c.size(vb, false), OffB: vb.Offset()}
+	va, vb := idNode(a, ea.val), idNode(b, eb.val)
+	ra := Entry{Path: c.pathOf(path, keyEdge(int(ea.pos), idNode(a, ea.key))), Kind: Removed, A: c.short(va), ValA: typed(va), SizeA: c.size(va, true), OffA: va.Offset()}
+	rb := Entry{Path: c.pathOf(path, keyEdge(int(eb.pos), idNode(b, eb.key))), Kind: Added, B: c.short(vb), ValB: typed(vb), SizeB: c.size(vb, false), OffB: vb.Offset()}
 	return []task{{entry: &ra}, {entry: &rb}}
 }
 
 // buildOffsets lists the offsets of the BUILDs among ops, in order.
-func buildOffsets(ops []canon.RefOp) []int64 {
+func buildOffsets(ops []dop) []int64 {
 	out := []int64{}
 	for _, o := range ops {
 		if o.Name == "build" {
@@ -1628,11 +1626,11 @@ func buildOffsets(ops []canon.RefOp) []int64 {
 	return out
 }
 
-// opShort renders operation o of at's view briefly.
-func opShort(c *cmp, at *canon.Node, o canon.RefOp) string {
+// opShort renders operation o of l briefly.
+func opShort(c *cmp, l *opList, o dop) string {
 	var parts []string
-	for _, a := range o.Args {
-		parts = append(parts, c.short(refNode(at, a)))
+	for _, a := range l.argsOf(o) {
+		parts = append(parts, c.short(idNode(l.of, a)))
 	}
 	return o.Name + "(" + strings.Join(parts, ", ") + ")"
 }
@@ -1643,10 +1641,10 @@ func opShort(c *cmp, at *canon.Node, o canon.RefOp) string {
 // such states set one attribute (700,000 BUILDs of {'a': k}), the states
 // stay operations, compared as a sequence: as attributes they would pair
 // the wrong values (the later state replaces the earlier), an entry each.
-func splitOps(at *canon.Node, ops []canon.RefOp) (attrs []canon.Entry, items []opEntry, appended seqItems, rest []canon.RefOp) {
-	attrs, items, appended, rest, twice := splitOpsAll(at, ops, false)
+func splitOps(l *opList) (attrs []canon.Entry, items []opEntry, appended seqItems, rest []dop) {
+	attrs, items, appended, rest, twice := splitOpsAll(l, false)
 	if twice {
-		attrs, items, appended, rest, _ = splitOpsAll(at, ops, true)
+		attrs, items, appended, rest, _ = splitOpsAll(l, true)
 	}
 	return attrs, items, appended, rest
 }
@@ -1656,39 +1654,34 @@ func splitOps(at *canon.Node, ops []canon.RefOp) (attrs []canon.Entry, items []o
 // operations; 700,000 BUILDs of {'a': k} made the entries of every state
 // first). rest is ops itself while every operation is one of rest (it is
 // only read: 700,000 BUILDs were copied into it).
-func splitOpsAll(at *canon.Node, ops []canon.RefOp, noAttrs bool) (attrs []canon.Entry, items []opEntry, appended seqItems, rest []canon.RefOp, twice bool) {
+func splitOpsAll(l *opList, noAttrs bool) (attrs []canon.Entry, items []opEntry, appended seqItems, rest []dop, twice bool) {
 	var seen map[string]bool
+	at, ops := l.of, l.ops
 	appended.of = at
 	n, whole := 0, true // whole: rest is ops[:n]
 	for i, o := range ops {
+		args := l.argsOf(o)
 		switch o.Name {
 		case "setitems":
-			if len(o.Args)%2 == 0 {
+			if len(args)%2 == 0 {
 				// numbered across the setitems, in pickle order (as pk trace)
-				for i := 0; i+1 < len(o.Args); i += 2 {
+				for i := 0; i+1 < len(args); i += 2 {
 					// (the lists double past 256: 700,000 operations on one
 					// object, which append's quarter steps copied five times)
-					items = append(growLarge(items), opEntry{key: o.Args[i], val: o.Args[i+1], pos: len(items)})
+					items = append(growLarge(items), opEntry{key: args[i], val: args[i+1], pos: int32(len(items))})
 				}
 				rest, whole = restSplit(rest, ops, n, whole)
 				continue
 			}
 		case "append":
-			if len(o.Args) > 0 {
-				appended.ids = reserveLarge(appended.ids, len(o.Args))
-				for _, r := range o.Args {
-					id := pickle.NoID
-					if !r.IsNil() {
-						id = r.ID()
-					}
-					appended.ids = append(appended.ids, id)
-				}
+			if len(args) > 0 {
+				appended.ids = append(reserveLarge(appended.ids, len(args)), args...)
 				rest, whole = restSplit(rest, ops, n, whole)
 				continue
 			}
 		}
-		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(o.Args) == 1 && !noAttrs {
-			st := refNode(at, o.Args[0])
+		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(args) == 1 && !noAttrs {
+			st := idNode(at, args[0])
 			es, ok := attrDict(st)
 			if !ok && st.Kind() == pickle.KindTuple {
 				items := st.Items()
@@ -1739,9 +1732,9 @@ func splitOpsAll(at *canon.Node, ops []canon.RefOp, noAttrs bool) (attrs []canon
 
 // restSplit is splitOpsAll's rest when an operation that is not one of
 // it is met: a copy of ops[:n] the first time.
-func restSplit(rest, ops []canon.RefOp, n int, whole bool) ([]canon.RefOp, bool) {
+func restSplit(rest, ops []dop, n int, whole bool) ([]dop, bool) {
 	if whole && n > 0 {
-		rest = append([]canon.RefOp(nil), ops[:n]...)
+		rest = append([]dop(nil), ops[:n]...)
 	}
 	return rest, false
 }

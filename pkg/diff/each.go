@@ -111,8 +111,12 @@ func regular(path string) bool {
 
 // walkGCPercent is the collector's pace while two streams are compared:
 // what is live is mostly their stores, which hold no pointers, so a
-// collection costs little, and the heap grows a quarter past it, not half.
-const walkGCPercent = 25
+// collection costs little, and the heap grows a tenth past it, not half.
+// (25 before session 21: the deep cost shapes' peak is about 1.1-1.25x
+// what is live at the fingerprint pass, so 10 took 15-30 MB off them,
+// e.g. nest_tuple2 diff changed 258 -> 228 MB, setitem_same_key 264 ->
+// 243; pk diff of the cloudpickle states 5.203 -> 5.212 G instructions.)
+const walkGCPercent = 10
 
 // streamSums is what eachFiles keeps of one file's streams.
 type streamSums struct {

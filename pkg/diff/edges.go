@@ -118,7 +118,8 @@ func viewKids(n *canon.Node) []viewKid {
 		}
 		add(path.Kwargs, n.Kwargs())
 	}
-	attrs, items, app, rest := splitOps(n, n.Ref().Ops())
+	ops := opsOf(n)
+	attrs, items, app, rest := splitOps(&ops)
 	for _, e := range attrs {
 		add(attrEdge(e.Pos, e.Key), e.Value)
 	}
@@ -129,12 +130,13 @@ func viewKids(n *canon.Node) []viewKid {
 		add(index(i), app.node(i))
 	}
 	for i, o := range rest {
-		if o.Name == "build" && len(o.Args) == 1 {
-			add(path.State, refNode(n, o.Args[0]))
+		args := ops.argsOf(o)
+		if o.Name == "build" && len(args) == 1 {
+			add(path.State, idNode(n, args[0]))
 			continue
 		}
-		for j, c := range o.Args {
-			add(opEdge(o.Name, i)+index(j), refNode(n, c))
+		for j, c := range args {
+			add(opEdge(o.Name, i)+index(j), idNode(n, c))
 		}
 	}
 	return out

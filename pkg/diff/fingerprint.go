@@ -52,6 +52,10 @@ const (
 	fpPure               // a pure node (its fingerprint its embedding's)
 	fpRef2               // referenced twice or more (from the view's nodes, a root counting one)
 	fpHas                // the node has its entry (the pass reached it)
+	// fpTuple: fps holds the fingerprint of this pure tuple (tupleFP),
+	// with or without an entry (a pure node is a leaf of the passes: its
+	// items get no entry)
+	fpTuple
 )
 
 // fpTable holds the fingerprints of one view's nodes reachable from the
@@ -68,7 +72,13 @@ type fpTable struct {
 	algo   canon.Algo
 	fps    []uint64
 	flags  []uint8
-	parent []int32 // the node's first parent, by ID (-1: a root)
+	// parent is the node's first parent, by ID (-1: a root), while
+	// reuseFPTable's passes run; the passes of get after them keep theirs
+	// in later, for the pass only (what a pass's end reads: its nodes and
+	// their parents up to its root). 4 bytes a node a side less through
+	// the walk.
+	parent []int32
+	later  map[int32]int32
 	// order is the IDs the passes under way gave entries, in order (a
 	// node after the one it was first reached from): the nodes of a
 	// pass for its end, those of reuseFPTable's passes for its own
@@ -80,6 +90,9 @@ type fpTable struct {
 	// million passes of one node each); kids the children of its frames
 	stack []fpFrame
 	kids  []pickle.ID
+	// tupleFP's stack, items and what it hashes
+	tstack, titems []pickle.ID
+	tbuf           []byte
 	// lock is this side's part in lockstep walks (lockstep.go)
 	lock lockState
 }
@@ -111,6 +124,10 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 			t.order = make([]pickle.ID, 0, nc)
 		}
 	}
+	if len(t.parent) < t.n() || t.n() == 0 {
+		t.parent = make([]int32, t.n()) // (dropped by the last use of t)
+	}
+	t.later = nil
 	if root != nil {
 		t.build(root.Ref())
 	}
@@ -124,8 +141,25 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 			t.flags[id] |= fpOnce
 		}
 	}
-	t.order = nil
+	t.order, t.parent = nil, nil
 	return t
+}
+
+// room gives the table room for ID i (true, for use in conditions).
+func (t *fpTable) room(i pickle.ID) bool {
+	if int(i) >= t.n() {
+		t.resize(max(int(i)+1, 2*t.n()))
+	}
+	return true
+}
+
+// parentOf is the node i was first reached from (-1: a root), in the
+// pass under way.
+func (t *fpTable) parentOf(i int32) int32 {
+	if t.parent != nil {
+		return t.parent[i]
+	}
+	return t.later[i]
 }
 
 // n is the number of IDs the table has room for.
@@ -139,7 +173,9 @@ func (t *fpTable) resize(n int) {
 	}
 	t.fps = append(t.fps, make([]uint64, n-len(t.fps))...)
 	t.flags = append(t.flags, make([]uint8, n-len(t.flags))...)
-	t.parent = append(t.parent, make([]int32, n-len(t.parent))...)
+	if t.parent != nil {
+		t.parent = append(t.parent, make([]int32, n-len(t.parent))...)
+	}
 }
 
 // once reports whether the walk can meet n only once (its pairs need no
@@ -158,7 +194,15 @@ func (t *fpTable) add(n canon.Ref, parent int32) int32 {
 	if id >= t.n() {
 		t.resize(max(id+1, 2*t.n()))
 	}
-	t.flags[id], t.parent[id] = fpHas, parent
+	t.flags[id] = fpHas | t.flags[id]&fpTuple
+	if t.parent != nil {
+		t.parent[id] = parent
+	} else {
+		if t.later == nil {
+			t.later = map[int32]int32{}
+		}
+		t.later[int32(id)] = parent
+	}
 	t.order = append(grow.Room(t.order, 1), pickle.ID(id))
 	return int32(id)
 }
@@ -198,27 +242,100 @@ func reserveLarge[T any](s []T, n int) []T {
 }
 
 // leafFP gives a pure node, or an object that is no container, its
-// fingerprint. A pure node's is its embedding in its parent's encoding
-// (canon.Node.AppendPure: an inline scalar, or 'H' and the digest of a
-// pure container), when shorter than 8 bytes its length and bytes, else
-// XXH3-64 of it; an object's is canon's Digest, cut to 8 bytes. (Apart
-// from the Merkle ones by what was hashed: an embedding, an object's
-// starting 'N', the Merkle input a prefix of its own.)
+// fingerprint. A pure tuple's is tupleFP's; another pure node's is its
+// embedding in its parent's encoding (canon.Node.AppendPure: an inline
+// scalar, or 'H' and the digest of a pure frozenset or dynamic global),
+// when shorter than 8 bytes its length and bytes, else XXH3-64 of it; an
+// object's is canon's Digest, cut to 8 bytes. (Apart from the Merkle ones
+// by what was hashed: an embedding, an object's starting 'N', the Merkle
+// and pure tuple inputs a prefix of their own.)
 func (t *fpTable) leafFP(n canon.Ref) uint64 {
 	if n.Pure() {
-		b := n.AppendPure(t.buf[:0])
-		t.buf = b
-		if len(b) < 8 {
-			var out [8]byte
-			out[0] = byte(len(b))
-			copy(out[1:], b)
-			return binary.LittleEndian.Uint64(out[:])
+		if n.PureTuple() {
+			return t.tupleFP(n)
 		}
-		return xxh3.Hash(b)
+		return t.scalarFP(n)
 	}
 	var out [8]byte
 	copy(out[:], n.Digest())
 	return binary.LittleEndian.Uint64(out[:])
+}
+
+// scalarFP is leafFP of a pure node that is no pure tuple: its embedding,
+// or XXH3-64 of it.
+func (t *fpTable) scalarFP(n canon.Ref) uint64 {
+	b := n.AppendPure(t.buf[:0])
+	t.buf = b
+	if len(b) < 8 {
+		var out [8]byte
+		out[0] = byte(len(b))
+		copy(out[1:], b)
+		return binary.LittleEndian.Uint64(out[:])
+	}
+	return xxh3.Hash(b)
+}
+
+// pureTag starts what a pure tuple's fingerprint hashes.
+const pureTag = "\xff\xfdpkdiff-tuple"
+
+// tupleFP is the fingerprint of pure tuple n (canon.Ref.PureTuple):
+// XXH3-64 of its length and its items' fingerprints (a pure tuple's own,
+// else scalarFP), computed once a node, with an explicit stack (no
+// recursion) as canon's pureDigest does. Its canonical embedding is a
+// function of the same (canon's pureBody: 'T', the length, the items'
+// embeddings), so equal embeddings give equal fingerprints; pure values
+// have no identity, so no back-reference can hide below it. AppendPure
+// computed the digest of every pure tuple below n and the view kept each
+// (36 bytes a tuple a side, 55 MB on a nesting of a million).
+func (t *fpTable) tupleFP(n canon.Ref) uint64 {
+	if i := n.ID(); int(i) < t.n() && t.flags[i]&fpTuple != 0 {
+		return t.fps[i]
+	}
+	stack := append(t.tstack[:0], n.ID())
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		t.room(x)
+		if t.flags[x]&fpTuple != 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		r := n.Under(x)
+		items := r.ItemIDs(t.titems[:0])
+		t.titems = items
+		ready := true
+		for _, c := range items {
+			if c >= 0 && t.room(c) && t.flags[c]&fpTuple == 0 {
+				if cr := n.Under(c); cr.PureTuple() {
+					stack = append(stack, c)
+					ready = false
+				}
+			}
+		}
+		if !ready {
+			continue
+		}
+		b := append(t.tbuf[:0], pureTag...)
+		b = binary.AppendUvarint(b, uint64(len(items)))
+		for _, c := range items {
+			switch {
+			case c < 0:
+				b = append(b, nilFP[:]...)
+			case t.flags[c]&fpTuple != 0:
+				b = binary.LittleEndian.AppendUint64(b, t.fps[c])
+			default:
+				b = binary.LittleEndian.AppendUint64(b, t.scalarFP(n.Under(c)))
+			}
+		}
+		t.tbuf = b
+		t.fps[x] = xxh3.Hash(b)
+		t.flags[x] |= fpTuple
+		stack = stack[:len(stack)-1]
+	}
+	t.tstack = stack[:0]
+	if cap(t.tstack)+cap(t.titems)+cap(t.tbuf) > 1<<14 {
+		t.tstack, t.titems, t.tbuf = nil, nil, nil
+	}
+	return t.fps[n.ID()]
 }
 
 // children appends to kids the IDs of what canon encodes below n, in its
@@ -255,7 +372,7 @@ func children(n canon.Ref, hdr []byte, kids []pickle.ID) (_ []pickle.ID, _ []byt
 		return kids, hdr, false
 	}
 	hdr = binary.AppendUvarint(hdr, uint64(len(kids)-at))
-	if n.EachOp(func(i, nops int, name string, args []pickle.ID) {
+	if n.EachOp(func(i, nops int, name string, _ int64, args []pickle.ID) {
 		if i == 0 {
 			hdr = binary.AppendUvarint(hdr, uint64(nops))
 		}
@@ -277,30 +394,33 @@ func idOf(n *canon.Node) pickle.ID {
 	return n.ID()
 }
 
-// fpFrame is a node on the pass's stack. Its children and header are the
-// ends of the arenas while it is on top (the frames above it took theirs
-// back when popped): fpTable.kids[kb:] and fpTable.hdrs[hdr:]. 20 bytes
-// a level down a nesting of two million.
+// fpFrame is a node on the pass's stack. Its children not yet visited
+// are the end of the kids arena while it is on top, the next one last
+// (the frames above it took theirs when popped): fpTable.kids[kb:]. When
+// they are done, its children and header are read again for its
+// fingerprint (children is cheap, and linear in them), so that a frame
+// down a deep nesting holds no header and no child already visited: 12
+// bytes a level, where a frame of 20 bytes and its every child and header
+// took about 38 a level (a million nested objects: 76 MB a side, and as
+// much again of the arenas' room).
 type fpFrame struct {
 	i          int32 // the node's ID
-	kb, k      int32 // the children, fpTable.kids[kb:], and the next one
-	hdr        int32 // the header: fpTable.hdrs[hdr:]
+	kb         int32 // its children not yet visited: fpTable.kids[kb:]
 	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
 }
 
 var nilFP = [8]byte{'n', 'i', 'l'}
 
 // merkleTag starts what a container's fingerprint hashes (before its
-// header: the header of each node on the pass's stack is held without it,
-// 16 bytes a level down a deep nesting).
+// header).
 const merkleTag = "\xff\xfepkdiff-merkle"
 
 // build runs the pass from root: depth first with an explicit stack,
 // fingerprints computed when a node's children are done; then the nodes
 // referenced more than once make the nodes they were first reached from,
-// and those above, not clean. The children of the nodes on the stack are
-// held as IDs in one arena (t.kids), a node made for each only while it is
-// visited.
+// and those above, not clean. The children of the nodes on the stack that
+// are still to be visited are held as IDs in one arena (t.kids), a node
+// made for each only while it is visited.
 func (t *fpTable) build(root canon.Ref) {
 	if i := root.ID(); t.has(i) {
 		t.ref(i)
@@ -324,13 +444,14 @@ func (t *fpTable) build(root canon.Ref) {
 			t.flags[i] |= fpClean | fpDone | fpPure
 			return
 		}
-		at, kat := len(t.hdrs), len(t.kids)
-		// (the arenas grow by doubling: append's growth of a large slice,
-		// 1.25x, copies them many times down a deep nesting)
-		t.hdrs, t.kids = grow.Room(t.hdrs, 64), grow.Room(t.kids, 16)
-		kids, hdrs, ok := children(n, t.hdrs, t.kids)
+		kat := len(t.kids)
+		// (the arena grows by doubling: append's growth of a large slice,
+		// 1.25x, copies it many times down a deep nesting)
+		t.kids = grow.Room(t.kids, 16)
+		kids, hdrs, ok := children(n, t.hdrs[:0], t.kids)
+		t.hdrs = hdrs[:0] // (scratch: read again when the node is done)
 		if !ok {
-			t.hdrs, t.kids = hdrs[:at], kids[:kat]
+			t.kids = kids[:kat]
 			t.fps[i] = t.leafFP(n)
 			t.flags[i] |= fpDone
 			if !n.HasOps() {
@@ -338,16 +459,17 @@ func (t *fpTable) build(root canon.Ref) {
 			}
 			return
 		}
-		t.hdrs, t.kids = hdrs, kids
+		slices.Reverse(kids[kat:])
+		t.kids = kids
 		stack = grow.Room(stack, 1)
-		stack = append(stack, fpFrame{i: i, kb: int32(kat), k: int32(kat), hdr: int32(at), clean: true})
+		stack = append(stack, fpFrame{i: i, kb: int32(kat), clean: true})
 	}
 	visit(root, -1)
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		if int(f.k) < len(t.kids) {
-			c := t.kids[f.k]
-			f.k++
+		if len(t.kids) > int(f.kb) {
+			c := t.kids[len(t.kids)-1]
+			t.kids = t.kids[:len(t.kids)-1]
 			if c < 0 {
 				continue
 			}
@@ -364,10 +486,13 @@ func (t *fpTable) build(root canon.Ref) {
 			visit(root.Under(c), f.i)
 			continue
 		}
-		// all children done (or on the stack: cyclic)
+		// all children done (or on the stack: cyclic); its children and
+		// header again, in the arenas' room past the frames' (the kids of
+		// the frames below it are t.kids[:f.kb], untouched)
+		all, hdr, _ := children(root.Under(pickle.ID(f.i)), t.hdrs[:0], t.kids)
+		kids := all[f.kb:]
 		// (sized at once: the object of a million operations has a
 		// million children)
-		hdr, kids := t.hdrs[f.hdr:], t.kids[f.kb:]
 		b := slices.Grow(t.buf[:0], len(merkleTag)+len(hdr)+len(nilFP)*len(kids))
 		b = append(b, merkleTag...)
 		b = append(b, hdr...)
@@ -390,7 +515,7 @@ func (t *fpTable) build(root canon.Ref) {
 				f.clean = false
 			}
 		}
-		t.buf = b
+		t.buf, t.hdrs, t.kids = b, hdr[:0], all[:f.kb]
 		t.fps[f.i] = t.sum(b)
 		t.flags[f.i] |= fpDone
 		if f.cyc {
@@ -398,8 +523,6 @@ func (t *fpTable) build(root canon.Ref) {
 		} else if f.clean {
 			t.flags[f.i] |= fpClean
 		}
-		t.hdrs = t.hdrs[:f.hdr]
-		t.kids = t.kids[:f.kb]
 		stack = stack[:len(stack)-1]
 	}
 	// an object referenced twice: what it was first reached from, and
@@ -408,7 +531,7 @@ func (t *fpTable) build(root canon.Ref) {
 		if t.flags[i]&fpRef2 == 0 {
 			continue
 		}
-		for p := t.parent[i]; p >= 0 && t.flags[p]&fpClean != 0; p = t.parent[p] {
+		for p := t.parentOf(int32(i)); p >= 0 && t.flags[p]&fpClean != 0; p = t.parentOf(p) {
 			t.flags[p] &^= fpClean
 		}
 	}
@@ -423,10 +546,15 @@ func (t *fpTable) getRef(n canon.Ref) pickle.ID {
 	i := n.ID()
 	if !t.has(i) {
 		t.build(n)
-		// (the order of a pass after reuseFPTable's serves only it)
+		// (the order and parents of a pass after reuseFPTable's serve only it)
 		t.order = t.order[:0]
 		if cap(t.order) > 1<<14 {
 			t.order = nil
+		}
+		if len(t.later) > 1<<10 {
+			t.later = nil
+		} else {
+			clear(t.later)
 		}
 	}
 	return i

@@ -21,13 +21,15 @@ type pathNode struct {
 	head pathRef
 	// sum is a hash of the path's string (seeded per process: paths that
 	// an input chooses cannot be made to collide), so that two paths are
-	// compared in constant time (Same)
-	sum uint64
-	// the edge, pathTable.edges[at:at+n] (the whole path for a root): one
+	// compared in constant time (Same); 32 bits, as two equal sums are
+	// told apart by their strings
+	sum uint32
+	// the edge starts at pathTable.edges[at] (the whole path for a root)
+	// and ends where the next node's starts (each push adds one edge): one
 	// arena, not a string each (a walk down a million levels made two
 	// million of them)
-	at, n uint32
-} // 24 bytes
+	at uint32
+} // 16 bytes a level of the walk (24, with a 64-bit sum and the edge's length)
 
 // pathSeed seeds the paths' sums.
 var pathSeed = maphash.MakeSeed()
@@ -70,14 +72,14 @@ func (p *pathTable) push(parent pathRef, edge string) pathRef {
 	var h maphash.Hash
 	h.SetSeed(pathSeed)
 	if parent >= 0 {
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], p.nodes[parent].sum)
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], p.nodes[parent].sum)
 		h.Write(b[:])
 	}
 	h.WriteString(edge)
 	at := len(p.edges)
 	p.edges = append(grow.Room(p.edges, len(edge)), edge...)
-	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, head: head, sum: h.Sum64(), at: uint32(at), n: uint32(len(edge))})
+	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, head: head, sum: uint32(h.Sum64()), at: uint32(at)})
 	if len(p.ignore) > 0 {
 		for k, ig := range p.ignore {
 			m := int32(0)
@@ -156,15 +158,18 @@ func (p *pathTable) Same(x, y pathRef) bool {
 
 // edge is the last edge of path r (a root's whole path).
 func (p *pathTable) edge(r pathRef) []byte {
-	x := p.nodes[r]
-	return p.edges[x.at : x.at+x.n]
+	end := len(p.edges)
+	if int(r)+1 < len(p.nodes) {
+		end = int(p.nodes[r+1].at)
+	}
+	return p.edges[p.nodes[r].at:end]
 }
 
 // String renders a path.
 func (p *pathTable) String(r pathRef) string {
 	n := 0
 	for x := r; x >= 0; x = p.nodes[x].parent {
-		n += int(p.nodes[x].n)
+		n += len(p.edge(x))
 	}
 	b := make([]byte, n)
 	for x := r; x >= 0; x = p.nodes[x].parent {

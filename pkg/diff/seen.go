@@ -7,7 +7,10 @@ import "github.com/pk-tools/pk/pkg/pickle"
 // walk down a cycle of a million lists records a million of each).
 
 // seenPaths is the first path of each identity node met, by ID.
-type seenPaths struct{ p []pathRef } // 1 + the path; 0: not met
+type seenPaths struct {
+	p   []pathRef // 1 + the path; 0: not met
+	ids int       // the IDs of the view (reserve), room made at the first set
+}
 
 func (s *seenPaths) get(id pickle.ID) (pathRef, bool) {
 	if int(id) < len(s.p) && s.p[id] != 0 {
@@ -18,10 +21,16 @@ func (s *seenPaths) get(id pickle.ID) (pathRef, bool) {
 
 func (s *seenPaths) set(id pickle.ID, p pathRef) {
 	if int(id) >= len(s.p) {
-		s.p = append(s.p, make([]pathRef, max(int(id)+1, 2*len(s.p))-len(s.p))...)
+		s.p = append(s.p, make([]pathRef, max(int(id)+1, 2*len(s.p), s.ids)-len(s.p))...)
 	}
 	s.p[id] = p + 1
 }
+
+// reserve says the view has n IDs (its NodeCount): the record takes room
+// for them all when it is first set (grown by doubling as the walk met
+// higher IDs, it held up to twice the room, and the copies beside it; a
+// walk that sets none, down a tree, makes none).
+func (s *seenPaths) reserve(n int) { s.ids = n }
 
 // reset forgets every node: cleared while small (a file of a million
 // streams makes none per stream), dropped when large.
@@ -37,12 +46,13 @@ func (s *seenPaths) reset() {
 type pairSet struct {
 	first []int32 // 1 + the B node's ID
 	more  map[uint64]struct{}
+	ids   int // A's IDs (reserve)
 }
 
 // add records the pair (a, b) and reports whether it was recorded before.
 func (s *pairSet) add(a, b pickle.ID) (before bool) {
 	if int(a) >= len(s.first) {
-		s.first = append(s.first, make([]int32, max(int(a)+1, 2*len(s.first))-len(s.first))...)
+		s.first = append(s.first, make([]int32, max(int(a)+1, 2*len(s.first), s.ids)-len(s.first))...)
 	}
 	switch s.first[a] {
 	case int32(b) + 1:
@@ -61,6 +71,9 @@ func (s *pairSet) add(a, b pickle.ID) (before bool) {
 	s.more[key] = struct{}{}
 	return false
 }
+
+// reserve is seenPaths.reserve.
+func (s *pairSet) reserve(n int) { s.ids = n }
 
 func (s *pairSet) reset() {
 	if len(s.first) > 1<<16 {
