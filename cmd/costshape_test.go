@@ -167,52 +167,32 @@ var costCommands = []struct {
 // PK_COSTSHAPES_ALL=1 go test ./cmd -run TestCostShapes -v | grep 'now within'
 // lists those (docs/cost.md).
 var knownOver = map[string]string{
-	// pk hash: the graph path holds the whole store where everything is live to the end (cycles read back
-	// through the memo, a million levels of calls or objects)
-	"nest_newobj_build hash": "session 19: 1.2 s CPU, 363 MB (before: 1.3 s CPU, 448-457 MB)",
-	"nest_reduce hash":       "session 19: 1.3 s CPU, 266 MB (before: 1.3 s CPU, 313-317 MB)",
-	// pk trace (its views): the store and the sized tree of inputs that are all live
-	"nest_newobj_build trace":           "session 19: 0.7 s CPU, 303 MB (before: 0.7 s CPU, 401 MB)",
-	"nest_newobj_build trace --top 20":  "session 19: 0.6 s CPU, 302 MB (before: 0.6 s CPU, 401 MB)",
-	"nest_newobj_build trace --lines 0": "session 19: 3.3 s CPU, 375 MB (before: 3.9 s CPU, 476 MB (session 17: 6.5 s before))",
-	"nest_reduce trace --lines 0":       "session 19: 3.0 s CPU, 326 MB (before: 2.6 s CPU, 368 MB)",
-	"streams_none trace --lines 0":      "session 19: 2.1 s CPU, 17 MB (before: 3.6 s CPU, 20 MB (within the bounds, but near the CPU bound under load))",
-	"table_dicts_lists trace --lines 0": "session 19: 2.3 s CPU, 49 MB (before: 3.1 s CPU, 53 MB (within the bounds, but near the CPU bound under load))",
-	"nest_newobj_build trace --svg":     "session 19: 0.5 s CPU, 303 MB (before: 0.8 s CPU, 402 MB)",
-	// pk scan: these shapes are all calls (the call log, which scan reports, is kept whole) or all live
-	"nest_newobj_build scan": "session 19: 3.2 s CPU (loaded), 371 MB (before: 1.8-2.4 s CPU, 392 MB; session 17: 5.4 s, 623 MB)",
+	// pk hash: the store where everything is live to the end (a million levels of objects)
+	"nest_newobj_build hash": "session 21: 2.8 s CPU, 231 MB (within the bounds, but within a tenth of the RSS bound; before: 307 MB)",
+	// pk trace --lines 0: the store and the sized tree of an all-live input, and a million lines
+	"nest_newobj_build trace --lines 0": "session 21: 4.5 s CPU (loaded), 231 MB (within the bounds, but near both; before: 3.3 s CPU, 306 MB)",
+	// pk scan: the call log, which scan reports, kept whole, of an all-live input
+	"nest_newobj_build scan": "session 21: 3.1 s CPU, 256 MB (before: 3.2 s CPU, 280 MB)",
 	// pk canon: the writer holds the input's store with its tables and the output, or refuses a nesting
 	// deeper than write.MaxDepth only after reading the input
-	"build_repeated canon":    "session 19: 1.3 s CPU, 308 MB (before: 1.3 s CPU, 349 MB)",
-	"cycle_objects canon":     "session 19: 1.5 s CPU, 303 MB (before: 1.8 s CPU, 342 MB)",
-	"nest_newobj_build canon": "session 19: 2.8 s CPU, 459 MB (before: 2.6 s CPU, 551 MB)",
-	"nest_reduce canon":       "session 19: 2.7 s CPU, 325 MB (before: 1.6 s CPU, 372 MB)",
+	"nest_newobj_build canon": "session 21: 2.1 s CPU, 246 MB (within the bounds, but within a tenth of the RSS bound; before: 5.5 s CPU, 403 MB)",
 	// pk diff of a file with itself: one store and view of an all-live input, read twice
-	"nest_newobj_build diff same": "session 19: 2.3 s CPU, 342 MB (before: 3.0 s CPU, 434 MB)",
-	"nest_reduce diff same":       "session 19: 1.9 s CPU, 266 MB (before: 2.2 s CPU, 318 MB)",
+	"nest_newobj_build diff same": "session 21: 1.6 s CPU, 229 MB (within the bounds by a tenth once; before: 3.2 s CPU, 302 MB)",
 	// pk diff against the changed copy: two stores and their views of all-live inputs, and the alignment
-	"append_call diff changed":             "session 19: 1.9 s CPU, 344 MB (before: 2.6-3.2 s CPU, 527-533 MB)",
-	"build_repeated diff changed":          "session 19: 2.5 s CPU, 420 MB (before: 5.2 s CPU, 840 MB)",
-	"calls_discarded diff changed":         "session 19: 3.3 s CPU, 338 MB (before: 3.2-3.4 s CPU, 439-440 MB (session 17: 589 MB before))",
-	"cycle_dict diff changed":              "session 19: 2.5 s CPU, 412 MB (before: 2.7 s CPU, 526 MB)",
-	"cycle_objects diff changed":           "session 19: 2.9 s CPU, 395 MB (before: 3.3 s CPU, 556 MB)",
-	"dag_dict_deep diff changed":           "session 19: 3.6 s CPU, 363 MB (before: 4.2 s CPU, 414 MB)",
-	"dag_frozenset_deep diff changed":      "session 19: 3.0 s CPU, 227 MB (before: 3.1 s CPU, 244 MB (within the bounds, but within a tenth of the RSS bound))",
-	"dag_tuple_deep diff changed":          "session 19: 2.6 s CPU, 248 MB (before: 3.0 s CPU, 269 MB)",
-	"nest_dict_mark diff changed":          "session 19: 3.0 s CPU, 373 MB (before: 3.3 s CPU, 502 MB)",
-	"nest_dict_setitem diff changed":       "session 19: 2.5 s CPU, 392 MB (before: 2.8 s CPU, 505 MB)",
-	"nest_mixed diff changed":              "session 19: 4.8 s CPU, 278 MB (before: 2.3 s CPU, 379 MB)",
-	"nest_newobj_build diff changed":       "session 19: 10.2 s CPU, 781 MB (before: 6.6 s CPU, 1093 MB)",
-	"nest_reduce diff changed":             "session 19: 9.3 s CPU, 731 MB (before: 7.7 s CPU, 884 MB)",
-	"nest_tuple1 diff changed":             "session 19: 3.4 s CPU, 302 MB (before: 2.4 s CPU, 339 MB)",
-	"nest_tuple2 diff changed":             "session 19: 4.0 s CPU, 386 MB (before: 2.7 s CPU, 435 MB)",
-	"nest_tuple_mark diff changed":         "session 19: 2.9 s CPU, 238 MB (before: 2.0 s CPU, 306 MB)",
-	"newobj_discarded diff changed":        "session 19: 4.3 s CPU, 347 MB (before: 2.5-2.9 s CPU, 447-451 MB)",
-	"setitem_call diff changed":            "2.1 s CPU, 326 MB",
-	"setitem_same_key diff changed":        "session 19: 3.2 s CPU, 328 MB (before: 2.6 s CPU, 480 MB)",
-	"stack_globals_discarded diff changed": "session 19: 2.8 s CPU, 279 MB (before: 1.8-2.1 s CPU, 347-348 MB)",
-	"wide_dict_tuple diff changed":         "1.3 s CPU, 230 MB (within the bounds, but within a tenth of the RSS bound)",
-	"wide_tuple diff changed":              "session 19: 1.4 s CPU, 248 MB (before: 1.2 s CPU, 377 MB)",
+	"append_call diff changed":        "session 21: 2.7 s CPU, 245 MB (before: 3.1 s CPU, 332 MB)",
+	"build_repeated diff changed":     "session 21: 4.8 s CPU, 307 MB (before: 3.8 s CPU, 374 MB)",
+	"calls_discarded diff changed":    "session 21: 5.1 s CPU (loaded), 245 MB (before: 4.8 s CPU, 283 MB)",
+	"cycle_dict diff changed":         "session 21: 3.2 s CPU, 280 MB (before: 3.6 s CPU, 333 MB)",
+	"cycle_objects diff changed":      "session 21: 4.2 s CPU, 264 MB (before: 3.8 s CPU, 342 MB)",
+	"dag_dict_deep diff changed":      "session 21: 6.7 s CPU (loaded), 261 MB (before: 4.8 s CPU, 307 MB)",
+	"dag_frozenset_deep diff changed": "session 21: 3.4-4.7 s CPU (loaded), 207-209 MB (within the bounds, but near the CPU bound under load)",
+	"dag_tuple_deep diff changed":     "session 21: 4.2-6.0 s CPU (loaded), 165-181 MB (near the CPU bound under load)",
+	"nest_dict_mark diff changed":     "session 21: 3.8 s CPU, 240 MB (within the bounds, but within a tenth of the RSS bound; before: 5.0 s CPU, 309 MB)",
+	"nest_dict_setitem diff changed":  "session 21: 2.8-3.6 s CPU, 228-231 MB (within the bounds, by a tenth only just; before: 3.0 s CPU, 308 MB)",
+	"nest_newobj_build diff changed":  "session 21: 9.3 s CPU, 531 MB (before: 8.8 s CPU, 675 MB)",
+	"nest_reduce diff changed":        "session 21: 9.8 s CPU, 500 MB (before: 10.8 s CPU, 585 MB)",
+	"newobj_discarded diff changed":   "session 21: 3.8 s CPU, 242 MB (within the bounds, but within a tenth of the RSS bound; before: 3.3 s CPU, 283 MB)",
+	"setitem_same_key diff changed":   "session 21: 2.7 s CPU, 233 MB (within the bounds, but within a tenth of the RSS bound; before: 2.2 s CPU, 302 MB)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
