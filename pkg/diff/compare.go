@@ -1550,7 +1550,9 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 		}
 		return c.tb
 	}
-	eq := func(i, j int) bool { return c.sameRefs(idRef(a, ia[i].key), idRef(b, ib[j].key)) && c.sameRefs(idRef(a, ia[i].val), idRef(b, ib[j].val)) }
+	eq := func(i, j int) bool {
+		return c.sameRefs(idRef(a, ia[i].key), idRef(b, ib[j].key)) && c.sameRefs(idRef(a, ia[i].val), idRef(b, ib[j].val))
+	}
 	key := func(s byte, i int) ([16]byte, bool) {
 		e := side(s)[i]
 		k, ok1 := t(s).keyRef(idRef(at(s), e.key))

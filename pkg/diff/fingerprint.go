@@ -69,9 +69,9 @@ const (
 // either width: what a collision can do is said at sum); 128 bits held
 // 8 bytes more a node a side, 30-45 MB on the deep cost shapes.
 type fpTable struct {
-	algo   canon.Algo
-	fps    []uint64
-	flags  []uint8
+	algo  canon.Algo
+	fps   []uint64
+	flags []uint8
 	// parent is the node's first parent, by ID (-1: a root), while
 	// reuseFPTable's passes run; the passes of get after them keep theirs
 	// in later, for the pass only (what a pass's end reads: its nodes and
