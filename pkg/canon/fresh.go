@@ -133,10 +133,7 @@ func (r Ref) EachOp(f func(i, n int, name string, offset int64, args []pickle.ID
 	}
 	var ids []pickle.ID
 	for i, o := range ops {
-		name := o.name
-		if name == "" {
-			name = opNames[o.tag]
-		}
+		name := o.displayName()
 		ids = ids[:0]
 		for _, c := range o.args {
 			ids = append(ids, v.ref(c).idOrNo())

@@ -454,16 +454,22 @@ func (n *Node) Kwargs() *Node {
 
 var opNames = map[byte]string{'b': "build", 'a': "append", 's': "setitems", 'd': "add", '?': "op"}
 
+// displayName is the operation's name as Ops, paths and the writer give
+// it: a folded call's callable, else its tag's name.
+func (o *op) displayName() string {
+	if o.name != "" {
+		return o.name
+	}
+	return opNames[o.tag]
+}
+
 // Ops returns the operations applied to the object after its creation, in
 // stream order.
 func (n *Node) Ops() []Op {
 	ops := n.v.ops(n.src)
 	out := make([]Op, len(ops))
 	for i, o := range ops {
-		name := o.name
-		if name == "" {
-			name = opNames[o.tag]
-		}
+		name := o.displayName()
 		kind := edgeOpArgs
 		if o.tag == 'b' || o.tag == 'S' {
 			kind = edgeState

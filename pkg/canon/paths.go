@@ -123,10 +123,7 @@ func opStep(v *View, ops []op, i, j int) string {
 			return ppath.State
 		}
 	}
-	name := o.name
-	if name == "" {
-		name = opNames[o.tag]
-	}
+	name := o.displayName()
 	return ppath.Pseudo(name, i) + ppath.Index(j)
 }
 

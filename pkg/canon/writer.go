@@ -204,10 +204,7 @@ func (r Ref) Ops() []RefOp {
 
 // refOp is o as a RefOp, its Args in a (of len(o.args)).
 func (v *View) refOp(o op, a []Ref) RefOp {
-	name := o.name
-	if name == "" {
-		name = opNames[o.tag]
-	}
+	name := o.displayName()
 	for j, c := range o.args {
 		a[j] = v.ref(c)
 	}
