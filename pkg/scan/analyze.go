@@ -87,6 +87,65 @@ type scanner struct {
 	// later operations the call log has still to reach (Store.Muts makes a
 	// new slice, and an event reads one operation of it)
 	muts map[pickle.ID][]pickle.SMut
+	// names holds each name's text and classification, made once; texts
+	// the scanner's own copy of each finding's global (see add)
+	names map[Name]nameInfo
+	texts map[string]string
+}
+
+// nameInfo is what a finding needs of a name: its text and classify's
+// verdict, both functions of the name alone.
+type nameInfo struct{ text, sev, why string }
+
+// maxNames bounds the names and texts kept: past it, a name's text and
+// verdict are made again at each use, as they would be without the table.
+// A million calls of one class otherwise allocated the class's name, its
+// copy and its split module at every call (97 MB of garbage on the cost
+// shape nest_newobj_build, most of pk scan's peak above pk hash's).
+const maxNames = 1 << 14
+
+// info returns n's text and verdict. The table's keys and texts are the
+// scanner's own strings, never the store's bytes, which the next stream
+// may reuse (scanEach).
+func (s *scanner) info(n Name) nameInfo {
+	if in, ok := s.names[n]; ok {
+		return in
+	}
+	own := Name{strings.Clone(n.Module), strings.Clone(n.Qual)}
+	sev, why := classify(own)
+	in := nameInfo{text: own.String(), sev: sev, why: why}
+	if len(s.names) < maxNames {
+		if s.names == nil {
+			s.names = map[Name]nameInfo{}
+		}
+		s.names[own] = in
+	}
+	return in
+}
+
+// text is n.String(), made once per name.
+func (s *scanner) text(n Name) string { return s.info(n).text }
+
+// classify is classify(n), decided once per name.
+func (s *scanner) classify(n Name) (sev, why string) {
+	in := s.info(n)
+	return in.sev, in.why
+}
+
+// own returns the scanner's copy of t (a finding's global), made once per
+// text within maxNames.
+func (s *scanner) own(t string) string {
+	if o, ok := s.texts[t]; ok {
+		return o
+	}
+	o := strings.Clone(t)
+	if len(s.texts) < maxNames {
+		if s.texts == nil {
+			s.texts = map[string]string{}
+		}
+		s.texts[o] = o
+	}
+	return o
 }
 
 // MaxSame is how many findings of the same severity, role, global and
@@ -143,7 +202,7 @@ func (s *scanner) addf(f Finding, reason func() string) {
 func (s *scanner) add(f Finding) {
 	// a finding outlives its stream's store, whose memory the next
 	// stream may reuse (scanEach): no string of it may point there
-	f.Global, f.Reason = strings.Clone(f.Global), strings.Clone(f.Reason)
+	f.Global, f.Reason = s.own(f.Global), strings.Clone(f.Reason)
 	f.Part = s.part.Name
 	f.Stream = s.ps.Index
 	q := s.cur
@@ -516,7 +575,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 			return
 		}
 		s.mark(flagFlagged, n)
-		s.addf(Finding{Global: fn.maker.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
+		s.addf(Finding{Global: s.text(fn.maker), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
 			return fmt.Sprintf("loading calls %s%s (%s): this runs code the file carries%s", s.whyOf(fn), s.argsText(n), at, s.fate(n))
 		})
 		return
@@ -568,7 +627,7 @@ func (s *scanner) call(ev pickle.SEvent) {
 				return
 			}
 			s.mark(flagFlagged, n)
-			s.addf(Finding{Global: r.maker.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
+			s.addf(Finding{Global: s.text(r.maker), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevCode}, func() string {
 				return fmt.Sprintf("loading calls %s%s (%s) to get %s: code the file carries%s", name, s.argsText(n), at, s.whyOf(r), s.fate(n))
 			})
 			return
@@ -579,25 +638,25 @@ func (s *scanner) call(ev pickle.SEvent) {
 				if s.pol.Allowed(RoleConstruct, cls) {
 					return
 				}
-				if sev, _ := classify(cls); sev != SevDangerous {
+				if sev, _ := s.classify(cls); sev != SevDangerous {
 					return
 				}
 			}
 		}
 		s.mark(flagFlagged, n)
-		sev, why := classify(name)
+		sev, why := s.classify(name)
 		what := "something that cannot be named statically"
 		if r.ok {
 			// the name is known: it is judged for what it is
-			what = r.name.String()
-			sev, why = classify(r.name)
+			what = s.text(r.name)
+			sev, why = s.classify(r.name)
 			if sev == SevUnknown {
-				why = r.name.String() + " is not on the allowlist"
+				why = what + " is not on the allowlist"
 			}
 		} else {
 			sev = SevDangerous
 		}
-		s.addf(Finding{Global: name.String(), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+		s.addf(Finding{Global: s.text(name), Role: RoleCall, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
 			return fmt.Sprintf("loading calls %s%s to get %s (%s; %s)%s%s", name, s.argsText(n), what, at, s.viaOf(fn), because(why), s.fate(n))
 		})
 		return
@@ -605,15 +664,15 @@ func (s *scanner) call(ev pickle.SEvent) {
 	if s.pol.Allowed(role, name) {
 		if msg := s.guard(n, name, args); msg != "" {
 			s.mark(flagFlagged, n)
-			s.addf(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevUnknown}, func() string {
+			s.addf(Finding{Global: s.text(name), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: SevUnknown}, func() string {
 				return fmt.Sprintf("loading calls %s%s (%s): allowed only %s", name, s.argsText(n), at, msg)
 			})
 		}
 		return
 	}
 	s.mark(flagFlagged, n)
-	sev, why := classify(name)
-	s.addf(Finding{Global: name.String(), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+	sev, why := s.classify(name)
+	s.addf(Finding{Global: s.text(name), Role: role, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
 		var reason string
 		if role == RoleConstruct {
 			reason = fmt.Sprintf("loading creates a %s object with %s.__new__%s (%s; %s)", name, name, s.argsText(n), at, s.viaOf(fn))
@@ -648,8 +707,8 @@ func (s *scanner) newCall(ev pickle.SEvent, n pickle.ID, name, cls Name, fn ref)
 		return
 	}
 	s.mark(flagFlagged, n)
-	sev, why := classify(cls)
-	s.addf(Finding{Global: cls.String(), Role: RoleConstruct, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+	sev, why := s.classify(cls)
+	s.addf(Finding{Global: s.text(cls), Role: RoleConstruct, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
 		return fmt.Sprintf("loading creates a %s object with %s%s (%s at %d; %s)%s%s", cls, name, s.argsText(n), ev.Op, ev.Offset, s.viaOf(fn), because(why), s.fate(n))
 	})
 }
@@ -664,7 +723,7 @@ func (s *scanner) classArg(call, cls pickle.ID, by Name, i int) bool {
 		if s.pol.Allowed(RoleCall, r.maker) {
 			return true
 		}
-		s.addf(Finding{Global: r.maker.String(), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: SevCode}, func() string {
+		s.addf(Finding{Global: s.text(r.maker), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: SevCode}, func() string {
 			return fmt.Sprintf("loading instantiates %s through %s (%s): a class the file carries", s.whyOf(r), by, at)
 		})
 		return false
@@ -678,12 +737,12 @@ func (s *scanner) classArg(call, cls pickle.ID, by Name, i int) bool {
 	if s.pol.Allowed(RoleConstruct, r.name) {
 		return true
 	}
-	sev, why := classify(r.name)
-	what := "creates a " + r.name.String() + " object"
-	if i == 1 && by == (Name{"copyreg", "_reconstructor"}) {
-		what = "creates an object through " + r.name.String() + ".__new__ and __init__ (the base class)"
-	}
-	s.addf(Finding{Global: r.name.String(), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: sev}, func() string {
+	sev, why := s.classify(r.name)
+	s.addf(Finding{Global: s.text(r.name), Role: RoleConstruct, Offset: off, Opcode: op.String(), Severity: sev}, func() string {
+		what := "creates a " + r.name.String() + " object"
+		if i == 1 && by == (Name{"copyreg", "_reconstructor"}) {
+			what = "creates an object through " + r.name.String() + ".__new__ and __init__ (the base class)"
+		}
 		return fmt.Sprintf("loading %s with %s (%s; %s)%s", what, by, at, s.viaOf(r), because(why))
 	})
 	return false
@@ -703,7 +762,7 @@ func (s *scanner) calledArg(call, fn pickle.ID, by Name) {
 	}
 	if r.made {
 		if !s.pol.Allowed(RoleCall, r.maker) {
-			s.addf(Finding{Global: r.maker.String(), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: SevCode}, func() string {
+			s.addf(Finding{Global: s.text(r.maker), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: SevCode}, func() string {
 				return fmt.Sprintf("%s gets %s and %s (%s): code the file carries", by, s.whyOf(r), when, at)
 			})
 		}
@@ -718,8 +777,8 @@ func (s *scanner) calledArg(call, fn pickle.ID, by Name) {
 	if s.pol.Allowed(RoleCall, r.name) || s.pol.Allowed(RoleConstruct, r.name) || safeFactories[r.name] {
 		return
 	}
-	sev, why := classify(r.name)
-	s.addf(Finding{Global: r.name.String(), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: sev}, func() string {
+	sev, why := s.classify(r.name)
+	s.addf(Finding{Global: s.text(r.name), Role: RoleCall, Offset: off, Opcode: op.String(), Severity: sev}, func() string {
 		return fmt.Sprintf("%s gets %s and %s (%s; %s)%s", by, r.name, when, at, s.viaOf(r), because(why))
 	})
 }
@@ -789,7 +848,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 					}
 				}
 			}
-			f.Role, f.Global, f.Severity = RoleBuild, fn.name.String(), SevDangerous
+			f.Role, f.Global, f.Severity = RoleBuild, s.text(fn.name), SevDangerous
 			reason = func() string {
 				return fmt.Sprintf("loading %s the functools.partial made at %d (%s): the state can replace the function it calls", what(), ps.Offset(t), at)
 			}
@@ -800,7 +859,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 			if s.pol.Allowed(RoleCall, r.maker) || s.ps.Has(t, flagFlagged) {
 				return
 			}
-			f.Role, f.Global, f.Severity = RoleBuild, r.maker.String(), SevCode
+			f.Role, f.Global, f.Severity = RoleBuild, s.text(r.maker), SevCode
 			reason = func() string { return fmt.Sprintf("loading %s %s (%s): code the file carries", what(), s.whyOf(r), at) }
 			break
 		}
@@ -809,7 +868,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 			if s.pol.Allowed(RoleMutate, r.name) {
 				return
 			}
-			f.Global, f.Severity = r.name.String(), SevDangerous
+			f.Global, f.Severity = s.text(r.name), SevDangerous
 			reason = func() string {
 				return fmt.Sprintf("loading %s %s (%s; %s), an object loading did not create: it changes the running process", what(), r.name, at, s.viaOf(r))
 			}
@@ -824,7 +883,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 			if s.pol.Allowed(RoleCall, cls.maker) {
 				return
 			}
-			f.Global, f.Severity = cls.maker.String(), SevCode
+			f.Global, f.Severity = s.text(cls.maker), SevCode
 			reason = func() string {
 				return fmt.Sprintf("loading %s the object made at %d, an instance of %s (%s): code the file carries", what(), ps.Offset(t), s.whyOf(cls), at)
 			}
@@ -840,8 +899,8 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 		if s.pol.Allowed(RoleBuild, cls.name) {
 			return
 		}
-		sev, why := classify(cls.name)
-		f.Global, f.Severity = cls.name.String(), sev
+		sev, why := s.classify(cls.name)
+		f.Global, f.Severity = s.text(cls.name), sev
 		reason = func() string {
 			return fmt.Sprintf("loading %s a %s object made at %d (%s; %s.__setstate__ or its item methods run)%s", what(), cls.name, ps.Offset(t), at, cls.name, because(why))
 		}
@@ -850,7 +909,7 @@ func (s *scanner) mutation(ev pickle.SEvent) {
 		if r.ok && s.pol.Allowed(RoleMutate, r.name) {
 			return
 		}
-		f.Global, f.Severity = r.name.String(), SevDangerous
+		f.Global, f.Severity = s.text(r.name), SevDangerous
 		if !r.ok {
 			f.Severity = r.sev
 			reason = func() string { return fmt.Sprintf("loading %s %s (%s)", what(), s.whyOf(r), at) }
@@ -940,8 +999,8 @@ func (s *scanner) resolveOnly(ev pickle.SEvent) {
 		if s.pol.Allowed(RoleResolve, r.name) {
 			return
 		}
-		sev, why := classify(r.name)
-		s.addf(Finding{Global: r.name.String(), Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+		sev, why := s.classify(r.name)
+		s.addf(Finding{Global: s.text(r.name), Role: RoleExt, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
 			return fmt.Sprintf("loading fetches %s (%s)%s", r.name, s.viaOf(r), because(why))
 		})
 		return
@@ -956,8 +1015,8 @@ func (s *scanner) resolveOnly(ev pickle.SEvent) {
 	if s.pol.Allowed(RoleResolve, r.name) {
 		return
 	}
-	sev, why := classify(r.name)
-	s.addf(Finding{Global: r.name.String(), Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
+	sev, why := s.classify(r.name)
+	s.addf(Finding{Global: s.text(r.name), Role: RoleResolve, Offset: ev.Offset, Opcode: ev.Op.String(), Severity: sev}, func() string {
 		return fmt.Sprintf("loading imports %s and fetches %s (%s); it is kept as a value, not called here%s", r.name.Module, r.name, s.viaOf(r), because(why))
 	})
 }
