@@ -384,12 +384,20 @@ func (f *walkFrame) given() int32 {
 // tailFrame is an open item whose last child has been opened (so it has
 // nothing more to show): its frame is dropped, and what is left of it to
 // do when that child's subtree ends (take it off the path, the leave
-// callback) is kept in 16 bytes. A chain of a million levels costs this
+// callback) is kept in 8 bytes. A chain of a million levels costs this
 // and a path link per level.
 type tailFrame struct {
-	st *StreamTree
 	id int32
 	n  int32
+}
+
+// tailStream says that the tail frames from index at up (to the next
+// tailStream) are of stream st. A stream's nodes all share their stream,
+// so a chain of a million levels keeps one, not a pointer a level (16 MB
+// of pointers for the collector to scan on cost shape nest_newobj_build).
+type tailStream struct {
+	at int
+	st *StreamTree
 }
 
 // stackPage: the walk's stacks grow by pages of this many entries, so that
@@ -444,6 +452,7 @@ func (s *pagedStack[T]) pop() T {
 type walkStacks struct {
 	stack pagedStack[walkFrame]
 	tails pagedStack[tailFrame]
+	tsts  []tailStream // the streams of tails' frames
 	last  []bool
 	v, lv Visit // what the callbacks get (they keep no pointer to it)
 }
@@ -462,7 +471,8 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 	defer func() { ws.v, ws.lv = Visit{}, Visit{}; t.spareWalk = ws }() // (keeping no stream alive)
 	stack, tails, last := &ws.stack, &ws.tails, ws.last[:0]
 	stack.n, tails.n = 0, 0
-	defer func() { ws.last = last }()
+	tsts := ws.tsts[:0]
+	defer func() { ws.last, ws.tsts = last, tsts[:0] }()
 	var items []Item       // the open items, kept only for leave callbacks that need them
 	v, lv := &ws.v, &ws.lv // one each: what the callbacks get is not kept
 	open := func(it Item, depth int, isLast bool, tail int32, lvl int32) {
@@ -530,7 +540,10 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 				// nothing more to open here: fold the frame into a tail
 				fr := stack.pop()
 				t.putKids(fr.kids)
-				tails.push(tailFrame{st: fr.st, id: fr.id, n: fr.n})
+				if len(tsts) == 0 || tsts[len(tsts)-1].st != fr.st {
+					tsts = append(tsts, tailStream{at: tails.n, st: fr.st})
+				}
+				tails.push(tailFrame{id: fr.id, n: fr.n})
 				open(k, d, true, fr.tail+1, lvl)
 				continue
 			}
@@ -559,8 +572,13 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		for d := int(fr.depth) - 1; fr.tail > 0; d-- {
 			fr.tail--
 			tf := tails.pop()
+			ts := tsts[len(tsts)-1]
+			if ts.at == tails.n {
+				tsts[len(tsts)-1] = tailStream{}
+				tsts = tsts[:len(tsts)-1]
+			}
 			if tf.id >= 0 {
-				tf.st.onPathSet(pickle.ID(tf.id), false)
+				ts.st.onPathSet(pickle.ID(tf.id), false)
 			}
 			if leave != nil {
 				*lv = Visit{Depth: d, Last: last[:max(d, 0)], Kids: int(tf.n)}
