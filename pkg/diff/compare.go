@@ -968,7 +968,7 @@ func (c *cmp) reset() {
 	c.seenA.reset()
 	c.seenB.reset()
 	c.pairs.reset()
-	c.paths = pathTable{ignore: c.opt.Ignore, nodes: c.paths.nodes[:0], edges: c.paths.edges[:0], ign: c.paths.ign[:0]}
+	c.paths.reset(c.opt.Ignore)
 }
 
 // same reports whether a and b (of the walk's two views) are equal.
