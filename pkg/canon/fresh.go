@@ -161,16 +161,17 @@ func (v *View) eachOp(id pickle.ID, extra []fold, gather bool, emit func(*op)) i
 	s, i := v.mutsAt(id)
 	it := s.MutIter(i)
 	var run []pickle.ID // (a merged run's arguments, gathered)
+	var o op            // (one for all: an op given to emit is on the heap)
 	n, j := 0, 0
 	m, ok := it.Next()
 	for ok {
 		for j < len(extra) && v.offset(extra[j].call) < m.Offset {
-			o := v.foldOp(extra[j])
+			o = v.foldOp(extra[j])
 			emit(&o)
 			n, j = n+1, j+1
 		}
 		tag := mutTag(m.Op)
-		o := op{tag: tag, offset: m.Offset, args: m.Args}
+		o = op{tag: tag, offset: m.Offset, args: m.Args}
 		next, more := it.Next()
 		merges := func() bool {
 			return more && tag != 'b' && mutTag(next.Op) == tag && (j >= len(extra) || v.offset(extra[j].call) >= next.Offset)
@@ -192,7 +193,7 @@ func (v *View) eachOp(id pickle.ID, extra []fold, gather bool, emit func(*op)) i
 		m, ok = next, more
 	}
 	for _, f := range extra[j:] {
-		o := v.foldOp(f)
+		o = v.foldOp(f)
 		emit(&o)
 		n++
 	}

@@ -1410,7 +1410,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	}
 	sameOp := func(i, j int) bool {
 		x, y := restA[i], restB[j]
-		if x.Name != y.Name || x.n != y.n {
+		if oa.name(x) != ob.name(y) || x.n != y.n {
 			return false
 		}
 		ax, ay := oa.argsOf(x), ob.argsOf(y)
@@ -1424,7 +1424,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	var offs []int64 // of B's BUILDs, made when first needed
 	buildAt := func(off int64) int {
 		if offs == nil {
-			offs = buildOffsets(ob.ops)
+			offs = buildOffsets(&ob)
 		}
 		k, _ := slices.BinarySearch(offs, off)
 		return k
@@ -1435,16 +1435,16 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: c.pathOf(path, opEdge(restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(oa.name(restA[o.A]), o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].Offset})
 		case '+':
-			c.add(Entry{Path: c.pathOf(path, opEdge(restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(restB[o.B]), o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].Offset})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
-			if xa.Name == xb.Name && xa.n == xb.n {
+			if oa.name(xa) == ob.name(xb) && xa.n == xb.n {
 				argsA, argsB := oa.argsOf(xa), ob.argsOf(xb)
 				for i := range argsA {
-					edge := opEdge(xa.Name, o.B) + ppath.Index(i)
-					if xa.Name == "build" && len(argsA) == 1 {
+					edge := opEdge(oa.name(xa), o.B) + ppath.Index(i)
+					if oa.name(xa) == "build" && len(argsA) == 1 {
 						// the first BUILD's state, then <build 1>, ... as pk trace names them
 						edge = ppath.State
 						if k := buildAt(xb.Offset); k > 0 {
@@ -1454,7 +1454,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 					kids = append(kids, task{a: idNode(a, argsA[i]), b: idNode(b, argsB[i]), path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: c.pathOf(path, opEdge(xb.Name, o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.Offset, OffB: xb.Offset})
+				c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(xb), o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.Offset, OffB: xb.Offset})
 			}
 		}
 	}
@@ -1617,10 +1617,16 @@ func (c *cmp) pairTask(a *canon.Node, ea opEntry, b *canon.Node, eb opEntry, pat
 }
 
 // buildOffsets lists the offsets of the BUILDs among ops, in order.
-func buildOffsets(ops []dop) []int64 {
-	out := []int64{}
-	for _, o := range ops {
-		if o.Name == "build" {
+func buildOffsets(l *opList) []int64 {
+	n := 0
+	for _, o := range l.ops {
+		if l.name(o) == "build" {
+			n++
+		}
+	}
+	out := make([]int64, 0, n) // (sized: 700,000 BUILDs)
+	for _, o := range l.ops {
+		if l.name(o) == "build" {
 			out = append(out, o.Offset)
 		}
 	}
@@ -1634,7 +1640,7 @@ func opShort(c *cmp, l *opList, o dop) string {
 	for _, a := range l.argsOf(o) {
 		parts = append(parts, c.short(idNode(l.of, a)))
 	}
-	return o.Name + "(" + strings.Join(parts, ", ") + ")"
+	return l.name(o) + "(" + strings.Join(parts, ", ") + ")"
 }
 
 // splitOps pulls attribute-style states out of the operations ops of at: a
@@ -1663,7 +1669,7 @@ func splitOpsAll(l *opList, noAttrs bool) (attrs []canon.Entry, items []opEntry,
 	n, whole := 0, true // whole: rest is ops[:n]
 	for i, o := range ops {
 		args := l.argsOf(o)
-		switch o.Name {
+		switch l.name(o) {
 		case "setitems":
 			if len(args)%2 == 0 {
 				// numbered across the setitems, in pickle order (as pk trace)
@@ -1682,7 +1688,7 @@ func splitOpsAll(l *opList, noAttrs bool) (attrs []canon.Entry, items []opEntry,
 				continue
 			}
 		}
-		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(args) == 1 && !noAttrs {
+		if name := l.name(o); (name == "build" || strings.HasSuffix(name, "setstate")) && len(args) == 1 && !noAttrs {
 			st := idNode(at, args[0])
 			es, ok := attrDict(st)
 			if !ok && st.Kind() == pickle.KindTuple {
