@@ -125,7 +125,7 @@ func (r Ref) idOrNo() pickle.ID {
 // for a nil one), without making a node or a Ref for each; args is only valid
 // during the call. It returns the number of operations.
 //
-// The operations are read from the store as f takes them (eachOp), not
+// The operations are read from the store as f takes them (opIter), not
 // made first: 700,000 BUILDs on one object were 67 MB of operations and
 // their store records at each call (pk diff's fingerprint pass reads a
 // node's operations twice, and its walk once more), a million APPENDs 40
@@ -136,68 +136,82 @@ func (r Ref) EachOp(f func(i, n int, name string, offset int64, args []pickle.ID
 	if v.nmuts(r.id) == 0 && len(extra) == 0 {
 		return 0
 	}
-	n := v.eachOp(r.id, extra, false, func(*op) {})
+	n := 0
+	for x := v.opIter(r.id, extra, false); x.next(); {
+		n++
+	}
 	var ids []pickle.ID
-	i := 0
-	v.eachOp(r.id, extra, true, func(o *op) {
+	x := v.opIter(r.id, extra, true)
+	for i := 0; x.next(); i++ {
 		ids = ids[:0]
-		for _, c := range o.args {
+		for _, c := range x.o.args {
 			ids = append(ids, v.ref(c).idOrNo())
 		}
-		f(i, n, o.displayName(), o.offset, ids)
-		i++
-	})
+		f(i, n, x.o.displayName(), x.o.offset, ids)
+	}
 	return n
 }
 
-// eachOp gives emit the operations of id that appendOps lists, with the
+// opIter reads the operations of a node that appendOps lists, with the
 // same merging (a run of APPENDs, SETITEMs or ADDITEMS with no folded call
 // between them is one operation; the folded calls extra in by offset), one
-// at a time from the store's records; with gather false a merged run's
-// arguments are not gathered (the operations are only counted). The
-// operation and its arguments are valid during the call only. It returns
-// their number.
-func (v *View) eachOp(id pickle.ID, extra []fold, gather bool, emit func(*op)) int {
+// at a time from the store's records, into o; with gather false a merged
+// run's arguments are not gathered (the operations are only counted).
+type opIter struct {
+	v      *View
+	it     pickle.MutIter
+	m      pickle.SMut // the next record, when more
+	more   bool
+	extra  []fold
+	j      int // the next of extra
+	gather bool
+	run    []pickle.ID // a merged run's arguments, gathered
+	o      op          // the operation next gave
+}
+
+func (v *View) opIter(id pickle.ID, extra []fold, gather bool) opIter {
 	s, i := v.mutsAt(id)
-	it := s.MutIter(i)
-	var run []pickle.ID // (a merged run's arguments, gathered)
-	var o op            // (one for all: an op given to emit is on the heap)
-	n, j := 0, 0
-	m, ok := it.Next()
-	for ok {
-		for j < len(extra) && v.offset(extra[j].call) < m.Offset {
-			o = v.foldOp(extra[j])
-			emit(&o)
-			n, j = n+1, j+1
-		}
-		tag := mutTag(m.Op)
-		o = op{tag: tag, offset: m.Offset, args: m.Args}
-		next, more := it.Next()
-		merges := func() bool {
-			return more && tag != 'b' && mutTag(next.Op) == tag && (j >= len(extra) || v.offset(extra[j].call) >= next.Offset)
-		}
-		if merges() {
-			if gather {
-				run = append(run[:0], m.Args...)
-			}
-			for merges() {
-				if gather {
-					run = append(run, next.Args...)
-				}
-				next, more = it.Next()
-			}
-			o.args = run
-		}
-		emit(&o)
-		n++
-		m, ok = next, more
+	x := opIter{v: v, it: s.MutIter(i), extra: extra, gather: gather}
+	x.m, x.more = x.it.Next()
+	return x
+}
+
+// next reads the next operation into x.o, false when there is none.
+func (x *opIter) next() bool {
+	v := x.v
+	// a folded call before the next record, or after the last
+	if x.j < len(x.extra) && (!x.more || v.offset(x.extra[x.j].call) < x.m.Offset) {
+		x.o = v.foldOp(x.extra[x.j])
+		x.j++
+		return true
 	}
-	for _, f := range extra[j:] {
-		o = v.foldOp(f)
-		emit(&o)
-		n++
+	if !x.more {
+		return false
 	}
-	return n
+	m := x.m
+	tag := mutTag(m.Op)
+	x.o = op{tag: tag, offset: m.Offset, args: m.Args}
+	x.m, x.more = x.it.Next()
+	if x.merges(tag) {
+		if x.gather {
+			x.run = append(x.run[:0], m.Args...)
+		}
+		for x.merges(tag) {
+			if x.gather {
+				x.run = append(x.run, x.m.Args...)
+			}
+			x.m, x.more = x.it.Next()
+		}
+		x.o.args = x.run
+	}
+	return true
+}
+
+// merges reports whether the next record is merged into an operation of
+// tag: the same tag (no BUILD) and no folded call before it.
+func (x *opIter) merges(tag byte) bool {
+	return x.more && tag != 'b' && mutTag(x.m.Op) == tag &&
+		(x.j >= len(x.extra) || x.v.offset(x.extra[x.j].call) >= x.m.Offset)
 }
 
 // HasOps is len(Ops()) > 0, without making them.
