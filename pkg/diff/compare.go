@@ -1323,13 +1323,40 @@ func (c *cmp) dict(a, b *canon.Node, path pathRef) []task {
 
 func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon.Node) string, a, b *canon.Node) []task {
 	var kids []task
-	ib := map[exKey]int{}
-	for i, e := range eb {
-		ib[exactKey(c.tb, e.Key)] = i
+	// B's keys: in a map, or, for a few, a list searched in order (a
+	// nesting of 400,000 dicts of two keys made a map and a slice a level)
+	var ib map[exKey]int
+	var few [8]exKey
+	var fewMatched [8]bool
+	var matched []bool
+	if len(eb) <= len(few) {
+		for i, e := range eb {
+			few[i] = exactKey(c.tb, e.Key)
+		}
+		matched = fewMatched[:len(eb)]
+	} else {
+		ib = make(map[exKey]int, len(eb))
+		for i, e := range eb {
+			ib[exactKey(c.tb, e.Key)] = i
+		}
+		matched = make([]bool, len(eb))
 	}
-	matched := make([]bool, len(eb))
+	find := func(k exKey) (int, bool) {
+		if ib != nil {
+			j, ok := ib[k]
+			return j, ok
+		}
+		// (the last of equal keys, as the map keeps: a dict's keys are
+		// distinct, a __setitem__'s pairs need not be)
+		for j := len(eb) - 1; j >= 0; j-- {
+			if few[j] == k {
+				return j, true
+			}
+		}
+		return 0, false
+	}
 	for _, e := range ea {
-		j, ok := ib[exactKey(c.ta, e.Key)]
+		j, ok := find(exactKey(c.ta, e.Key))
 		if !ok {
 			c.add(Entry{Path: c.pathOf(path, edge(e.Pos, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
 			continue
