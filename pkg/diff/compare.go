@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -768,6 +769,9 @@ func (c *cmp) streams(xa, xb streamSet, at string, main bool) {
 func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
 	c.storeA, c.storeB = va.Store(), vb.Store()
+	if va.NodeCount()+vb.NodeCount() >= bigWalk {
+		defer debug.SetGCPercent(debug.SetGCPercent(bigWalkGCPercent))
+	}
 	c.reset()
 	c.seenA.reserve(va.NodeCount())
 	c.seenB.reserve(vb.NodeCount())
