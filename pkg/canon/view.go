@@ -112,7 +112,6 @@ type View struct {
 	names     map[string]string // callable names (intern)
 	argBuf    []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
 	mutBuf    []pickle.SMut     // the operations appendOps reads
-	opBuf     []op              // the operations EachOp reads (pk diff's fingerprints: a fresh list a node was 245 MB of garbage down a million objects)
 	nameBuf   []byte
 	nsyn      int32                      // base + the synthetic nodes: the size of the tables by ID
 	walked    pickle.ID                  // while normalize walks the stream's nodes, how many it has: the synthetic store grows to the count projected from it (Store.Reserve)

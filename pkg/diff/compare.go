@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -768,6 +769,9 @@ func (c *cmp) streams(xa, xb streamSet, at string, main bool) {
 func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
 	c.storeA, c.storeB = va.Store(), vb.Store()
+	if va.NodeCount()+vb.NodeCount() >= bigWalk {
+		defer debug.SetGCPercent(debug.SetGCPercent(bigWalkGCPercent))
+	}
 	c.reset()
 	c.seenA.reserve(va.NodeCount())
 	c.seenB.reserve(vb.NodeCount())
@@ -968,7 +972,7 @@ func (c *cmp) reset() {
 	c.seenA.reset()
 	c.seenB.reset()
 	c.pairs.reset()
-	c.paths = pathTable{ignore: c.opt.Ignore, nodes: c.paths.nodes[:0], edges: c.paths.edges[:0], ign: c.paths.ign[:0]}
+	c.paths.reset(c.opt.Ignore)
 }
 
 // same reports whether a and b (of the walk's two views) are equal.
@@ -1323,13 +1327,40 @@ func (c *cmp) dict(a, b *canon.Node, path pathRef) []task {
 
 func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon.Node) string, a, b *canon.Node) []task {
 	var kids []task
-	ib := map[exKey]int{}
-	for i, e := range eb {
-		ib[exactKey(c.tb, e.Key)] = i
+	// B's keys: in a map, or, for a few, a list searched in order (a
+	// nesting of 400,000 dicts of two keys made a map and a slice a level)
+	var ib map[exKey]int
+	var few [8]exKey
+	var fewMatched [8]bool
+	var matched []bool
+	if len(eb) <= len(few) {
+		for i, e := range eb {
+			few[i] = exactKey(c.tb, e.Key)
+		}
+		matched = fewMatched[:len(eb)]
+	} else {
+		ib = make(map[exKey]int, len(eb))
+		for i, e := range eb {
+			ib[exactKey(c.tb, e.Key)] = i
+		}
+		matched = make([]bool, len(eb))
 	}
-	matched := make([]bool, len(eb))
+	find := func(k exKey) (int, bool) {
+		if ib != nil {
+			j, ok := ib[k]
+			return j, ok
+		}
+		// (the last of equal keys, as the map keeps: a dict's keys are
+		// distinct, a __setitem__'s pairs need not be)
+		for j := len(eb) - 1; j >= 0; j-- {
+			if few[j] == k {
+				return j, true
+			}
+		}
+		return 0, false
+	}
 	for _, e := range ea {
-		j, ok := ib[exactKey(c.ta, e.Key)]
+		j, ok := find(exactKey(c.ta, e.Key))
 		if !ok {
 			c.add(Entry{Path: c.pathOf(path, edge(e.Pos, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
 			continue
@@ -1410,7 +1441,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	}
 	sameOp := func(i, j int) bool {
 		x, y := restA[i], restB[j]
-		if x.Name != y.Name || x.n != y.n {
+		if oa.name(x) != ob.name(y) || x.n != y.n {
 			return false
 		}
 		ax, ay := oa.argsOf(x), ob.argsOf(y)
@@ -1424,7 +1455,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	var offs []int64 // of B's BUILDs, made when first needed
 	buildAt := func(off int64) int {
 		if offs == nil {
-			offs = buildOffsets(ob.ops)
+			offs = buildOffsets(&ob)
 		}
 		k, _ := slices.BinarySearch(offs, off)
 		return k
@@ -1435,16 +1466,16 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: c.pathOf(path, opEdge(restA[o.A].Name, o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(oa.name(restA[o.A]), o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].Offset})
 		case '+':
-			c.add(Entry{Path: c.pathOf(path, opEdge(restB[o.B].Name, o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(restB[o.B]), o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].Offset})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
-			if xa.Name == xb.Name && xa.n == xb.n {
+			if oa.name(xa) == ob.name(xb) && xa.n == xb.n {
 				argsA, argsB := oa.argsOf(xa), ob.argsOf(xb)
 				for i := range argsA {
-					edge := opEdge(xa.Name, o.B) + ppath.Index(i)
-					if xa.Name == "build" && len(argsA) == 1 {
+					edge := opEdge(oa.name(xa), o.B) + ppath.Index(i)
+					if oa.name(xa) == "build" && len(argsA) == 1 {
 						// the first BUILD's state, then <build 1>, ... as pk trace names them
 						edge = ppath.State
 						if k := buildAt(xb.Offset); k > 0 {
@@ -1454,7 +1485,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 					kids = append(kids, task{a: idNode(a, argsA[i]), b: idNode(b, argsB[i]), path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: c.pathOf(path, opEdge(xb.Name, o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.Offset, OffB: xb.Offset})
+				c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(xb), o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.Offset, OffB: xb.Offset})
 			}
 		}
 	}
@@ -1617,10 +1648,16 @@ func (c *cmp) pairTask(a *canon.Node, ea opEntry, b *canon.Node, eb opEntry, pat
 }
 
 // buildOffsets lists the offsets of the BUILDs among ops, in order.
-func buildOffsets(ops []dop) []int64 {
-	out := []int64{}
-	for _, o := range ops {
-		if o.Name == "build" {
+func buildOffsets(l *opList) []int64 {
+	n := 0
+	for _, o := range l.ops {
+		if l.name(o) == "build" {
+			n++
+		}
+	}
+	out := make([]int64, 0, n) // (sized: 700,000 BUILDs)
+	for _, o := range l.ops {
+		if l.name(o) == "build" {
 			out = append(out, o.Offset)
 		}
 	}
@@ -1634,7 +1671,7 @@ func opShort(c *cmp, l *opList, o dop) string {
 	for _, a := range l.argsOf(o) {
 		parts = append(parts, c.short(idNode(l.of, a)))
 	}
-	return o.Name + "(" + strings.Join(parts, ", ") + ")"
+	return l.name(o) + "(" + strings.Join(parts, ", ") + ")"
 }
 
 // splitOps pulls attribute-style states out of the operations ops of at: a
@@ -1663,7 +1700,7 @@ func splitOpsAll(l *opList, noAttrs bool) (attrs []canon.Entry, items []opEntry,
 	n, whole := 0, true // whole: rest is ops[:n]
 	for i, o := range ops {
 		args := l.argsOf(o)
-		switch o.Name {
+		switch l.name(o) {
 		case "setitems":
 			if len(args)%2 == 0 {
 				// numbered across the setitems, in pickle order (as pk trace)
@@ -1682,7 +1719,7 @@ func splitOpsAll(l *opList, noAttrs bool) (attrs []canon.Entry, items []opEntry,
 				continue
 			}
 		}
-		if (o.Name == "build" || strings.HasSuffix(o.Name, "setstate")) && len(args) == 1 && !noAttrs {
+		if name := l.name(o); (name == "build" || strings.HasSuffix(name, "setstate")) && len(args) == 1 && !noAttrs {
 			st := idNode(at, args[0])
 			es, ok := attrDict(st)
 			if !ok && st.Kind() == pickle.KindTuple {

@@ -118,6 +118,19 @@ func regular(path string) bool {
 // 243; pk diff of the cloudpickle states 5.203 -> 5.212 G instructions.)
 const walkGCPercent = 10
 
+// bigWalkGCPercent is the collector's pace while two views of bigWalk
+// nodes or more are compared (cmp.stream): what is live there is mostly
+// their stores, and the heap at the fingerprint passes is the deep cost
+// shapes' peak, so it grows a twentieth past it (cycle_objects diff
+// changed 258-260 -> 246-248 MB, the same CPU within the noise). Smaller
+// views keep walkGCPercent (a collection costs about the same, for less
+// memory saved: pk diff of the cloudpickle states, at 5 throughout,
+// +0.9 % instructions).
+const (
+	bigWalkGCPercent = 5
+	bigWalk          = 1 << 21
+)
+
 // streamSums is what eachFiles keeps of one file's streams.
 type streamSums struct {
 	path     string

@@ -131,12 +131,12 @@ func viewKids(n *canon.Node) []viewKid {
 	}
 	for i, o := range rest {
 		args := ops.argsOf(o)
-		if o.Name == "build" && len(args) == 1 {
+		if ops.name(o) == "build" && len(args) == 1 {
 			add(path.State, idNode(n, args[0]))
 			continue
 		}
 		for j, c := range args {
-			add(opEdge(o.Name, i)+index(j), idNode(n, c))
+			add(opEdge(ops.name(o), i)+index(j), idNode(n, c))
 		}
 	}
 	return out

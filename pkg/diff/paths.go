@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"sort"
 
 	"github.com/pk-tools/pk/pkg/internal/grow"
 	ppath "github.com/pk-tools/pk/pkg/path"
@@ -40,12 +41,81 @@ var pathSeed = maphash.MakeSeed()
 const headEdges = 4
 
 type pathTable struct {
-	nodes []pathNode
-	edges []byte // the nodes' edges
+	// the nodes by ref, in chunks of pathChunk (the first grown to it):
+	// one slice doubling as it grew held up to twice the nodes, and the
+	// copy beside the old one as it grew (a walk down 400,000 dicts of
+	// two keys: 32 MB of room for 17 MB of nodes)
+	nodes [][]pathNode
+	n     int // how many
+	// the nodes' edges, in blocks of edgeBlock or more, each edge whole
+	// in one block; an edge's offset counts the bytes of the blocks
+	// before its own (a block's unused room is not counted), so an edge
+	// ends where the next node's starts, as in one arena
+	edges [][]byte
+	bases []uint32 // the offset of each block's first byte
+	total uint32   // the offset past the last edge
 	// with --ignore: for each node and each ignored path, how much of it
 	// the path matches (ignState)
 	ignore []string
 	ign    []int32
+}
+
+const (
+	pathChunk = 1 << 14 // nodes (256 KiB)
+	edgeBlock = 1 << 18 // bytes
+)
+
+// node is path r's node.
+func (p *pathTable) node(r pathRef) *pathNode { return &p.nodes[r/pathChunk][r%pathChunk] }
+
+// reset empties the table, keeping its first chunk and block.
+func (p *pathTable) reset(ignore []string) {
+	p.nodes, p.edges, p.bases = p.nodes[:min(len(p.nodes), 1)], p.edges[:min(len(p.edges), 1)], p.bases[:min(len(p.bases), 1)]
+	if len(p.nodes) > 0 {
+		p.nodes[0] = p.nodes[0][:0]
+	}
+	if len(p.edges) > 0 {
+		p.edges[0] = p.edges[0][:0]
+	}
+	p.n, p.total, p.ignore, p.ign = 0, 0, ignore, p.ign[:0]
+}
+
+// addNode appends a node.
+func (p *pathTable) addNode(x pathNode) {
+	if k := len(p.nodes); k == 0 || len(p.nodes[k-1]) == pathChunk {
+		c := []pathNode(nil)
+		if k > 0 {
+			c = make([]pathNode, 0, pathChunk)
+		}
+		p.nodes = append(p.nodes, c)
+	}
+	c := &p.nodes[len(p.nodes)-1]
+	if len(p.nodes) == 1 && cap(*c) < pathChunk {
+		*c = grow.Room(*c, 1)
+	}
+	*c = append(*c, x)
+	p.n++
+}
+
+// addEdge appends an edge and returns its offset.
+func (p *pathTable) addEdge(edge string) uint32 {
+	k := len(p.edges)
+	if k == 0 || cap(p.edges[k-1])-len(p.edges[k-1]) < len(edge) && (k > 1 || cap(p.edges[0]) >= edgeBlock) {
+		c := []byte(nil)
+		if k > 0 {
+			c = make([]byte, 0, max(edgeBlock, len(edge)))
+		}
+		p.edges, p.bases = append(p.edges, c), append(p.bases, p.total)
+		k++
+	}
+	c := &p.edges[k-1]
+	if k == 1 && cap(*c)-len(*c) < len(edge) {
+		*c = grow.Room(*c, len(edge)) // (the first block grows to edgeBlock)
+	}
+	*c = append(*c, edge...)
+	at := p.total
+	p.total += uint32(len(edge))
+	return at
 }
 
 const (
@@ -60,7 +130,7 @@ func (p *pathTable) child(parent pathRef, edge string) pathRef { return p.push(p
 func (p *pathTable) push(parent pathRef, edge string) pathRef {
 	head := pathRef(-1)
 	if parent >= 0 {
-		switch h := p.nodes[parent].head; {
+		switch h := p.node(parent).head; {
 		case h >= 0:
 			head = h
 		case -h < headEdges:
@@ -73,13 +143,12 @@ func (p *pathTable) push(parent pathRef, edge string) pathRef {
 	h.SetSeed(pathSeed)
 	if parent >= 0 {
 		var b [4]byte
-		binary.LittleEndian.PutUint32(b[:], p.nodes[parent].sum)
+		binary.LittleEndian.PutUint32(b[:], p.node(parent).sum)
 		h.Write(b[:])
 	}
 	h.WriteString(edge)
-	at := len(p.edges)
-	p.edges = append(grow.Room(p.edges, len(edge)), edge...)
-	p.nodes = append(grow.Room(p.nodes, 1), pathNode{parent: parent, head: head, sum: uint32(h.Sum64()), at: uint32(at)})
+	at := p.addEdge(edge)
+	p.addNode(pathNode{parent: parent, head: head, sum: uint32(h.Sum64()), at: at})
 	if len(p.ignore) > 0 {
 		for k, ig := range p.ignore {
 			m := int32(0)
@@ -89,7 +158,7 @@ func (p *pathTable) push(parent pathRef, edge string) pathRef {
 			p.ign = append(p.ign, advanceIgnore(m, ig, edge))
 		}
 	}
-	return pathRef(len(p.nodes) - 1)
+	return pathRef(p.n - 1)
 }
 
 // advanceIgnore is how much of the ignored path ig (as pkg/path spells it)
@@ -136,7 +205,7 @@ func (p *pathTable) ignored(r pathRef, hit []bool) bool {
 // whole path: what an entry past Options.Detail keeps (its string costs
 // those edges, not the path's depth).
 func (p *pathTable) Head(r pathRef) (string, bool) {
-	if h := p.nodes[r].head; h >= 0 {
+	if h := p.node(r).head; h >= 0 {
 		return p.String(h), false
 	}
 	return p.String(r), true
@@ -150,7 +219,7 @@ func (p *pathTable) Same(x, y pathRef) bool {
 	if x == y {
 		return true
 	}
-	if p.nodes[x].sum != p.nodes[y].sum {
+	if p.node(x).sum != p.node(y).sum {
 		return false
 	}
 	return p.String(x) == p.String(y)
@@ -158,21 +227,33 @@ func (p *pathTable) Same(x, y pathRef) bool {
 
 // edge is the last edge of path r (a root's whole path).
 func (p *pathTable) edge(r pathRef) []byte {
-	end := len(p.edges)
-	if int(r)+1 < len(p.nodes) {
-		end = int(p.nodes[r+1].at)
+	at, end := p.node(r).at, p.total
+	if int(r)+1 < p.n {
+		end = p.node(r + 1).at
 	}
-	return p.edges[p.nodes[r].at:end]
+	if at == end {
+		return nil
+	}
+	// the block that holds it: the last whose first byte is at or before
+	// it (the last block, for the edges the walk pushed last)
+	b := len(p.bases) - 1
+	if p.bases[b] > at {
+		b = sort.Search(len(p.bases), func(i int) bool { return p.bases[i] > at }) - 1
+	}
+	return p.edges[b][at-p.bases[b] : end-p.bases[b]]
 }
+
+// parent is path r's parent (-1 for a root).
+func (p *pathTable) parent(r pathRef) pathRef { return p.node(r).parent }
 
 // String renders a path.
 func (p *pathTable) String(r pathRef) string {
 	n := 0
-	for x := r; x >= 0; x = p.nodes[x].parent {
+	for x := r; x >= 0; x = p.parent(x) {
 		n += len(p.edge(x))
 	}
 	b := make([]byte, n)
-	for x := r; x >= 0; x = p.nodes[x].parent {
+	for x := r; x >= 0; x = p.parent(x) {
 		e := p.edge(x)
 		n -= len(e)
 		copy(b[n:], e)

@@ -64,10 +64,10 @@ func stepTuple(n *canon.Node, path string) string {
 func (c *cmp) noteStep(a, b *canon.Node, path pathRef) {
 	// (the edges first: the path's string costs its depth, and a walk
 	// meets a tuple at every level of a deep nesting)
-	if a.Kind() != pickle.KindTuple || path < 0 || c.paths.nodes[path].parent < 0 {
+	if a.Kind() != pickle.KindTuple || path < 0 || c.paths.parent(path) < 0 {
 		return
 	}
-	if !stepLists[string(c.paths.edge(c.paths.nodes[path].parent))] {
+	if !stepLists[string(c.paths.edge(c.paths.parent(path)))] {
 		return
 	}
 	at := c.paths.String(path)
