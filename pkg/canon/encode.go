@@ -1029,6 +1029,9 @@ type dictPerms struct {
 }
 
 func (d *dictPerms) apply(ks []keyed, items []pickle.ID, sc *scratch) ([]keyed, bool) {
+	if len(ks) < 2 {
+		return nil, false // (begin keeps none of these: most dicts of a state are empty)
+	}
 	for i := range d.e {
 		if out, ok := d.e[i].apply(ks, items, sc); ok {
 			return out, true
