@@ -119,7 +119,7 @@ type View struct {
 	folded    nodeSet // call nodes folded into their target
 	trackers  map[string]pickle.ID
 	names     map[string]string // callable names (intern)
-	whoOf     [64]whoEntry      // the callables of the globals callable classified last, by ID modulo 64
+	whoOf     *whoCache         // the callables of the globals callable classified last, by ID modulo 64
 	argBuf    []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
 	mutBuf    []pickle.SMut     // the operations appendOps reads
 	opBuf     []op              // the operations EachOp reads (pk diff's fingerprints: a fresh list a node was 245 MB of garbage down a million objects)
@@ -515,6 +515,9 @@ func (v *View) callable(fn pickle.ID) string { return v.callableAt(fn, false) }
 // a chain f()()()... costs one step per call, not the chain's length.
 func (v *View) callableAt(fn pickle.ID, inner bool) string {
 	g := v.res(fn)
+	if v.whoOf == nil {
+		v.whoOf = new(whoCache)
+	}
 	w := &v.whoOf[uint32(g)%uint32(len(v.whoOf))]
 	if g >= 0 && w.id == g+1 {
 		return w.who // (a global's name, classified before)
@@ -570,6 +573,10 @@ type whoEntry struct {
 	id  pickle.ID
 	who string
 }
+
+// whoCache is View.whoOf: made at the first call a view classifies (not a
+// part of every View: a file of a million pickles zeroes a View a stream).
+type whoCache [64]whoEntry
 
 // intern returns a+b+c+d, allocated once per view for each distinct value
 // (a state calls a few callables tens of thousands of times each).
