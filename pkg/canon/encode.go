@@ -993,10 +993,13 @@ func (v *View) dictEntries(n pickle.ID, sc *scratch) []keyed {
 		// of a dynamic enum): deduplicated, not sorted, not cached
 		return v.dedupe(ks, sc)
 	}
+	if len(ks) >= 2 && v.dperm == nil {
+		v.dperm = new(dictPerms) // (at the first dict it may keep: see dictPerms)
+	}
 	if out, ok := v.dperm.apply(ks, items, sc); ok {
 		return out
 	}
-	cacheable := !noDictPerm && v.dperm.begin(v, ks)
+	cacheable := !noDictPerm && v.dperm != nil && v.dperm.begin(v, ks)
 	if !v.Opt.KeepDictOrder {
 		ks = v.dedupeSorted(ks, sc)
 	} else {
@@ -1022,14 +1025,16 @@ var noDictPerm bool
 // sequences (dictPerm each): the dicts an encoding meets alternate between
 // a few of them (a cloudpickle state: 22,400 function states of ten keys
 // between functions' other dicts, which missed a cache of one every time:
-// 3 % of pk hash's instructions). The oldest is replaced.
+// 3 % of pk hash's instructions). The oldest is replaced. A view makes it
+// at its first dict of two keys or more (a file of a million pickles
+// zeroes a View a stream).
 type dictPerms struct {
 	e    [4]dictPerm
 	next int // the entry begin fills
 }
 
 func (d *dictPerms) apply(ks []keyed, items []pickle.ID, sc *scratch) ([]keyed, bool) {
-	if len(ks) < 2 {
+	if d == nil || len(ks) < 2 {
 		return nil, false // (begin keeps none of these: most dicts of a state are empty)
 	}
 	for i := range d.e {

@@ -149,11 +149,11 @@ type View struct {
 	enc         *encState   // lazily built encoding state
 	scr         *docScratch // buffers shared by the streams of one input (HashDoc), or nil
 	pool        []*scratch
-	vn          []*Node   // by node ID: the view's node (see wrap)
-	fresh       bool      // wrap keeps no node (FreshNodes)
-	loose       bool      // and gives it no parent (SetLooseNodes)
-	looseRecent []*Node   // the loose nodes made last, by ID modulo its length
-	dperm       dictPerms // the last dict orderings computed (see dictEntries)
+	vn          []*Node    // by node ID: the view's node (see wrap)
+	fresh       bool       // wrap keeps no node (FreshNodes)
+	loose       bool       // and gives it no parent (SetLooseNodes)
+	looseRecent []*Node    // the loose nodes made last, by ID modulo its length
+	dperm       *dictPerms // the last dict orderings computed (see dictEntries)
 	// refold: the canon sink folded runs of this stream that a rule may
 	// read (fold.go): Digest reports errRefold
 	refold bool
