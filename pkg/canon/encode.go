@@ -266,15 +266,28 @@ func (v *View) decide(st *encState, n pickle.ID, digest bool) bool {
 		}
 		if st.pure[x] == 0 {
 			st.pure[x] = 3
+			// its items: leaves decided here, composites pushed; with none
+			// pushed (a tuple of scalars, most of them) x is decided in
+			// this visit (a leaf pushed cost a visit, and x a second walk
+			// of its items)
+			pushed := false
 			for _, c := range v.items(x) {
 				c = v.res(c)
-				if st.pure[c] == 0 {
-					stack = append(stack, c)
+				if st.pure[c] != 0 {
+					continue
 				}
+				if l := v.leaf(c); l != 3 {
+					st.pure[c] = l
+					continue
+				}
+				stack = append(stack, c)
+				pushed = true
 			}
-			continue
+			if pushed {
+				continue
+			}
 		}
-		// second visit: all items decided (or on a cycle: then identity)
+		// all items decided (or on a cycle: then identity)
 		res := uint8(4)
 		plain := v.kind(x) != pickle.KindGlobal
 		for _, c := range v.items(x) {
@@ -980,10 +993,13 @@ func (v *View) dictEntries(n pickle.ID, sc *scratch) []keyed {
 		// of a dynamic enum): deduplicated, not sorted, not cached
 		return v.dedupe(ks, sc)
 	}
+	if len(ks) >= 2 && v.dperm == nil {
+		v.dperm = new(dictPerms) // (at the first dict it may keep: see dictPerms)
+	}
 	if out, ok := v.dperm.apply(ks, items, sc); ok {
 		return out
 	}
-	cacheable := !noDictPerm && v.dperm.begin(v, ks)
+	cacheable := !noDictPerm && v.dperm != nil && v.dperm.begin(v, ks)
 	if !v.Opt.KeepDictOrder {
 		ks = v.dedupeSorted(ks, sc)
 	} else {
@@ -1004,6 +1020,37 @@ func (v *View) dictEntries(n pickle.ID, sc *scratch) []keyed {
 // its keys again.
 // noDictPerm turns the cache off (tests compare both ways).
 var noDictPerm bool
+
+// dictPerms holds the orderings of the last dicts of different key
+// sequences (dictPerm each): the dicts an encoding meets alternate between
+// a few of them (a cloudpickle state: 22,400 function states of ten keys
+// between functions' other dicts, which missed a cache of one every time:
+// 3 % of pk hash's instructions). The oldest is replaced. A view makes it
+// at its first dict of two keys or more (a file of a million pickles
+// zeroes a View a stream).
+type dictPerms struct {
+	e    [4]dictPerm
+	next int // the entry begin fills
+}
+
+func (d *dictPerms) apply(ks []keyed, items []pickle.ID, sc *scratch) ([]keyed, bool) {
+	if d == nil || len(ks) < 2 {
+		return nil, false // (begin keeps none of these: most dicts of a state are empty)
+	}
+	for i := range d.e {
+		if out, ok := d.e[i].apply(ks, items, sc); ok {
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+func (d *dictPerms) begin(v *View, in []keyed) bool { return d.e[d.next].begin(v, in) }
+
+func (d *dictPerms) commit(out []keyed) {
+	d.e[d.next].commit(out)
+	d.next = (d.next + 1) % len(d.e)
+}
 
 type dictPerm struct {
 	ok   bool

@@ -2,6 +2,7 @@ package canon
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -103,13 +104,22 @@ type View struct {
 
 	// The few nodes rules touch are found through maps, each guarded by a
 	// bitset by node ID so that the many other nodes cost one bit test.
-	repl      map[pickle.ID]pickle.ID // rewritten node -> its canonical replacement
-	replSet   nodeSet
+	repl    map[pickle.ID]pickle.ID // rewritten node -> its canonical replacement (while normalize runs)
+	replSet nodeSet
+	// the replacements once normalize is done (freezeRepl): replVal in the
+	// order of the nodes' IDs, a node's found by the rank of its bit in
+	// replSet (replRank: the bits set in the words before). res runs at
+	// every child of every walk, and a cloudpickle state's 25,000
+	// replacements (each function's tracker, placeholders) are read
+	// through it about 30 times each: a map lookup was 3 % of pk hash
+	replRank  []int32
+	replVal   []pickle.ID
 	folds     []fold // folded calls, sorted by target once normalize is done (each target's in the order they were folded)
 	extraSet  nodeSet
 	folded    nodeSet // call nodes folded into their target
 	trackers  map[string]pickle.ID
 	names     map[string]string // callable names (intern)
+	whoOf     *whoCache         // the callables of the globals callable classified last, by ID modulo 64
 	argBuf    []pickle.ID       // the items of a rewritten tuple or dict, before setKids copies them
 	mutBuf    []pickle.SMut     // the operations appendOps reads
 	nameBuf   []byte
@@ -138,11 +148,11 @@ type View struct {
 	enc         *encState   // lazily built encoding state
 	scr         *docScratch // buffers shared by the streams of one input (HashDoc), or nil
 	pool        []*scratch
-	vn          []*Node  // by node ID: the view's node (see wrap)
-	fresh       bool     // wrap keeps no node (FreshNodes)
-	loose       bool     // and gives it no parent (SetLooseNodes)
-	looseRecent []*Node  // the loose nodes made last, by ID modulo its length
-	dperm       dictPerm // the last dict ordering computed (see dictEntries)
+	vn          []*Node    // by node ID: the view's node (see wrap)
+	fresh       bool       // wrap keeps no node (FreshNodes)
+	loose       bool       // and gives it no parent (SetLooseNodes)
+	looseRecent []*Node    // the loose nodes made last, by ID modulo its length
+	dperm       *dictPerms // the last dict orderings computed (see dictEntries)
 	// refold: the canon sink folded runs of this stream that a rule may
 	// read (fold.go): Digest reports errRefold
 	refold bool
@@ -272,6 +282,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 		}
 		v.sortFolds()
 	}
+	v.freezeRepl()
 	return v
 }
 
@@ -293,22 +304,60 @@ func (s *nodeSet) add(id pickle.ID) {
 
 // res returns the canonical replacement of n.
 func (v *View) res(n pickle.ID) pickle.ID {
-	if n < 0 || !v.replSet.has(n) {
-		return n
-	}
-	if r, ok := v.repl[n]; ok {
-		return r
+	// (replSet.has written out, and the frozen table read here, so that
+	// res, at every child of every walk, is inlined; a negative n is a
+	// huge uint)
+	if w := uint(n) >> 6; w < uint(len(v.replSet)) {
+		if b := v.replSet[w]; b&(1<<(uint(n)&63)) != 0 {
+			if v.replRank == nil {
+				return v.repl[n]
+			}
+			return v.replVal[int(v.replRank[w])+bits.OnesCount64(b<<(63-uint(n)&63)<<1)]
+		}
 	}
 	return n
 }
 
 // setRepl makes with the canonical replacement of n.
 func (v *View) setRepl(n, with pickle.ID) {
+	if v.replRank != nil {
+		v.thawRepl() // (every rule runs in normalize: not reached)
+	}
 	if v.repl == nil {
 		v.repl = map[pickle.ID]pickle.ID{}
 	}
 	v.repl[n] = with
 	v.replSet.add(n)
+}
+
+// freezeRepl moves the replacements from the map to replRank and replVal
+// (see View.repl), once no rule adds any.
+func (v *View) freezeRepl() {
+	if len(v.repl) == 0 {
+		return
+	}
+	v.replRank = make([]int32, len(v.replSet))
+	v.replVal = make([]pickle.ID, 0, len(v.repl))
+	for w, b := range v.replSet {
+		v.replRank[w] = int32(len(v.replVal))
+		for ; b != 0; b &= b - 1 {
+			n := pickle.ID(w<<6 | bits.TrailingZeros64(b))
+			v.replVal = append(v.replVal, v.repl[n])
+		}
+	}
+	v.repl = nil
+}
+
+// thawRepl is the reverse of freezeRepl.
+func (v *View) thawRepl() {
+	v.repl = make(map[pickle.ID]pickle.ID, len(v.replVal))
+	for w, b := range v.replSet {
+		for ; b != 0; b &= b - 1 {
+			n := pickle.ID(w<<6 | bits.TrailingZeros64(b))
+			v.repl[n] = v.res(n)
+		}
+	}
+	v.replRank, v.replVal = nil, nil
 }
 
 // specialOf returns 'P' for a placeholder, 't' for a tracker node, else 0.
@@ -324,7 +373,16 @@ func (v *View) extra(n pickle.ID) []fold {
 	if !v.extraSet.has(n) {
 		return nil
 	}
-	i, _ := slices.BinarySearchFunc(v.folds, n, func(f fold, n pickle.ID) int { return cmp.Compare(f.target, n) })
+	// (the first fold of n, by binary search written out: BinarySearchFunc
+	// called its comparison, about 500 instructions a search)
+	i, hi := 0, len(v.folds)
+	for i < hi {
+		if m := int(uint(i+hi) >> 1); v.folds[m].target < n {
+			i = m + 1
+		} else {
+			hi = m
+		}
+	}
 	j := i
 	for j < len(v.folds) && v.folds[j].target == n {
 		j++
@@ -455,13 +513,21 @@ func (v *View) callable(fn pickle.ID) string { return v.callableAt(fn, false) }
 // _builtin_type/_load_type call, which must be a global: one level only, so
 // a chain f()()()... costs one step per call, not the chain's length.
 func (v *View) callableAt(fn pickle.ID, inner bool) string {
+	g := v.res(fn)
+	if v.whoOf == nil {
+		v.whoOf = new(whoCache)
+	}
+	w := &v.whoOf[uint32(g)%uint32(len(v.whoOf))]
+	if g >= 0 && w.id == g+1 {
+		return w.who // (a global's name, classified before)
+	}
 	mod, name, ok := v.global(fn)
 	if !ok {
 		if inner {
 			return ""
 		}
 		// cloudpickle _builtin_type('X') / dill _load_type('X') stand for types.X.
-		c := v.res(fn)
+		c := g
 		if c < 0 || v.kind(c) != pickle.KindCall || v.opOf(c) != pickle.REDUCE || v.nmuts(c) > 0 {
 			return ""
 		}
@@ -484,14 +550,32 @@ func (v *View) callableAt(fn pickle.ID, inner bool) string {
 		}
 		return v.intern("std:types.", s, "", "")
 	}
+	var who string
 	if cp := cloudpickleName(mod, name); cp != "" {
-		return v.intern("cp:", cp, "", "")
+		who = v.intern("cp:", cp, "", "")
+	} else if d := dillName(mod, name); d != "" {
+		who = v.intern("dill:", d, "", "")
+	} else {
+		who = v.intern("std:", mod, ".", name)
 	}
-	if d := dillName(mod, name); d != "" {
-		return v.intern("dill:", d, "", "")
-	}
-	return v.intern("std:", mod, ".", name)
+	*w = whoEntry{id: g + 1, who: who}
+	return who
 }
+
+// whoEntry is a global node (1 + its ID) and how callable classified it.
+// A global's texts do not change once it is made, nor its replacement once
+// a call can name it (rules run in creation order), so the answer for a
+// global is kept: a state makes tens of thousands of calls of a few
+// globals, each classified again before (3 % of pk hash's instructions on
+// a cloudpickle state).
+type whoEntry struct {
+	id  pickle.ID
+	who string
+}
+
+// whoCache is View.whoOf: made at the first call a view classifies (not a
+// part of every View: a file of a million pickles zeroes a View a stream).
+type whoCache [64]whoEntry
 
 // intern returns a+b+c+d, allocated once per view for each distinct value
 // (a state calls a few callables tens of thousands of times each).
