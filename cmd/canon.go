@@ -121,15 +121,19 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 	if real, err := filepath.EvalSymlinks(out); err == nil {
 		out = real // a link to OUT stays a link, to the new file
 	}
+	mode := os.FileMode(0o644) // as a new file; an existing OUT keeps its mode
+	if fi, err := os.Stat(out); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if res.RenameTo(out, mode) {
+		// a large output already in a file of its own, renamed over OUT
+		return canonDone(c, in, out, size, asJSON)
+	}
 	// a temporary file next to OUT, renamed over it: OUT is never half
 	// written
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".pk-canon-*")
 	if err != nil {
 		return &ExitError{Code: ExitTrouble, Err: err}
-	}
-	mode := os.FileMode(0o644) // as a new file; an existing OUT keeps its mode
-	if fi, err := os.Stat(out); err == nil {
-		mode = fi.Mode().Perm()
 	}
 	_, werr := res.WriteTo(tmp)
 	if werr == nil {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash"
+	"io"
 	"math"
 	"os"
 
@@ -248,6 +249,12 @@ func fastEncode(path string, size int64, opt Options, scan *fastScanResult, hook
 	if size2 != size {
 		return nil, errSlow
 	}
+	return fastEncodeFrom(f, size, path, done, opt, scan, hooks)
+}
+
+// fastEncodeFrom is pass 2 over f (size bytes, -1: not known), named path;
+// done reports an error of f's source at the end.
+func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt Options, scan *fastScanResult, hooks fastHooks) ([]byte, error) {
 	rd := pickle.NewReader(f, size, path)
 	rd.NewHash = opt.Algo.New
 	rd.Borrow = true

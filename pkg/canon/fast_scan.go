@@ -4,6 +4,7 @@ package canon
 // arguments and a stack of small handles; what pass 2 must know first.
 
 import (
+	"io"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -27,10 +28,13 @@ type fastScanResult struct {
 	// its stacks once)
 	maxStack, maxMarks int
 	live               []uint64 // bitset: memo indices some GET reads
+	// allLive: every memo index counts as read (a writer's hint, in place
+	// of live: fast_follow.go)
+	allLive bool
 }
 
 func (s *fastScanResult) isLive(i int64) bool {
-	return i >= 0 && i>>6 < int64(len(s.live)) && s.live[i>>6]&(1<<(i&63)) != 0
+	return i >= 0 && (s.allLive || i>>6 < int64(len(s.live)) && s.live[i>>6]&(1<<(i&63)) != 0)
 }
 
 // mutable is pass 1's handle of a mutable object other than a list (a
@@ -146,6 +150,12 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 		return nil, 0, err
 	}
 	defer done()
+	return fastScanFrom(f, size, path, done)
+}
+
+// fastScanFrom is pass 1 over f (size bytes, -1: not known), named path;
+// done reports an error of f's source at the end.
+func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fastScanResult, int64, error) {
 	rd := pickle.NewReader(f, size, path)
 	rd.Borrow = true
 	res := &fastScanResult{rootList: -1}

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/internal/grow"
+	"github.com/pk-tools/pk/pkg/internal/huge"
 
 	"github.com/zeebo/xxh3"
 )
@@ -118,6 +119,7 @@ func (t *values) init() {
 			n *= 2
 		}
 		t.fslots = make([]uint64, n)
+		huge.Advise(t.fslots) // (probed at random: see growFP)
 		t.fhot = new([256]hotValue)
 	}
 }
@@ -278,6 +280,7 @@ func (t *values) grow() {
 // small dicts is, does not double to 64 MB).
 func (t *values) growFP() {
 	slots := make([]uint64, 2*len(t.fslots))
+	huge.Advise(slots)
 	mask := uint64(len(slots) - 1)
 	for _, s := range t.fslots {
 		if s == 0 {

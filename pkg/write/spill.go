@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/pk-tools/pk/pkg/canon"
 )
 
 // outWriter is where the replay of a tape writes a stream (frame.go): a
@@ -28,6 +30,24 @@ type outBuf struct {
 	bw  *bufio.Writer // its writer
 	n   int64         // bytes written to the file (flushed or not)
 	err error         // the first error writing the file
+
+	// follows: the check of the output may follow its file as it is
+	// written (follow.go), with canon options copt; fl is that check
+	follows bool
+	copt    canon.Options
+	fl      *follow
+}
+
+// endFollow ends the check that follows the file, if any (abandon: its
+// result is not wanted), and returns its sum (nil: none). Whatever
+// rewrites what was written ends it first.
+func (o *outBuf) endFollow(abandon bool) []byte {
+	if o.fl == nil {
+		return nil
+	}
+	sum := o.fl.end(abandon)
+	o.fl = nil
+	return sum
 }
 
 // spillAt is the size past which an outBuf that may spill writes to a
@@ -80,7 +100,11 @@ func (o *outBuf) toFile() bool {
 		o.spill = false
 		return false
 	}
-	o.f, o.bw = f, bufio.NewWriterSize(f, 1<<20)
+	var w io.Writer = f
+	if o.fl != nil {
+		w = &publisher{f: f, fl: o.fl}
+	}
+	o.f, o.bw = f, bufio.NewWriterSize(w, 1<<20)
 	o.n = int64(o.mem.Len())
 	if _, err := o.bw.Write(o.mem.Bytes()); err != nil {
 		o.err = err
@@ -123,6 +147,7 @@ func (o *outBuf) flush() error {
 
 // Truncate drops what was written past n bytes.
 func (o *outBuf) Truncate(n int) error {
+	o.endFollow(true)
 	if o.f == nil {
 		o.mem.Truncate(n)
 		return nil
@@ -164,6 +189,7 @@ func (o *outBuf) Reset() {
 // file flushes a spilled output and returns its file's name and size,
 // handing the file to the caller (the buffer forgets it).
 func (o *outBuf) file() (string, int64, error) {
+	o.endFollow(true)
 	if err := o.flush(); err != nil {
 		return "", 0, err
 	}
@@ -179,6 +205,7 @@ func (o *outBuf) file() (string, int64, error) {
 
 // remove closes and removes a spilled file.
 func (o *outBuf) remove() {
+	o.endFollow(true)
 	if o.f != nil {
 		o.f.Close()
 		os.Remove(o.f.Name())

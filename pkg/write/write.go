@@ -167,6 +167,9 @@ func (w *streamWriter) writeOut(getattrForm bool, out *outBuf) error {
 	if err != nil {
 		return err
 	}
+	if hint, ok := w.followHint(t, out); ok {
+		out.fl = startFollow(hint, out.copt)
+	}
 	return t.replayOut(w.proto, out)
 }
 
@@ -282,6 +285,22 @@ func (r *Result) WriteTo(w io.Writer) (int64, error) {
 		err = fmt.Errorf("%s: the spooled output holds %d bytes, not %d", r.spool, n, r.size)
 	}
 	return n, err
+}
+
+// RenameTo moves a spooled output to path, with mode perm, replacing
+// path at once, and reports whether it did: false when the output is in
+// memory or the spool cannot be renamed there (another file system), and
+// the caller then writes it (WriteTo). So a large output is not copied
+// once more.
+func (r *Result) RenameTo(path string, perm os.FileMode) bool {
+	if r == nil || r.spool == "" {
+		return false
+	}
+	if os.Chmod(r.spool, perm) != nil || os.Rename(r.spool, path) != nil {
+		return false
+	}
+	r.spool = ""
+	return true
 }
 
 // Close removes the temporary file of a spooled output.
@@ -434,6 +453,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	each := false
 	if path != "-" {
 		out.spill = !keep
+		out.follows, out.copt = out.spill && !noFollow, copt
 		// through the writer sink (wsink.go) when it holds, else as below
 		var refused error
 		if trail, each, refused = sinkStreams(path, p, copt, &out, &wants, &ends); refused != nil {
@@ -764,12 +784,23 @@ func readBack(b []byte, n int, want func(i int) []byte, copt canon.Options) (bad
 	return map[int]error{}, false
 }
 
-// fastChecks counts the outputs fastCheck found right (tests).
-var fastChecks int
+// fastChecks counts the outputs fastCheck found right, followChecks those
+// of them the check beside the writing found (tests); noFollow turns that
+// check off (tests compare both ways).
+var (
+	fastChecks   int
+	followChecks int
+	noFollow     bool
+)
 
 // fastCheckOut is fastCheck of the streams in out: a spilled output's
 // file is hashed where it is.
 func fastCheckOut(out *outBuf, sum []byte, copt canon.Options) bool {
+	if followedSum(out, sum) {
+		fastChecks++
+		followChecks++
+		return true
+	}
 	if !out.spilled() {
 		return fastCheck(out.mem.Bytes(), sum, copt)
 	}

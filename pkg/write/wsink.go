@@ -134,6 +134,31 @@ func (e *emitter) folded(n canon.Ref) error {
 	return nil
 }
 
+// listLen is the number of items list n is written with: a folded run
+// counts its items.
+func listLen(n canon.Ref) (int, bool) {
+	if n.Kind() != pickle.KindList {
+		return 0, false
+	}
+	kids := n.NItems()
+	if n.Flags()&pickle.FlagHasFolded == 0 {
+		return kids, true
+	}
+	total := 0
+	for i := range kids {
+		if c := n.Item(i); c.Kind() == pickle.KindFolded {
+			k, _, ok := c.FoldedItems()
+			if !ok {
+				return 0, false
+			}
+			total += k
+		} else {
+			total++
+		}
+	}
+	return total, true
+}
+
 // fillFolded writes the items of list n, some of them folded runs, from
 // index from (0: fill does not postpone a list with runs).
 func (e *emitter) fillFolded(n canon.Ref) error {
@@ -141,17 +166,9 @@ func (e *emitter) fillFolded(n canon.Ref) error {
 		return errNoSink // (the items' blocking is counted by node)
 	}
 	kids := n.NItems()
-	total := 0
-	for i := range kids {
-		if c := n.Item(i); c.Kind() == pickle.KindFolded {
-			k, _, ok := c.FoldedItems()
-			if !ok {
-				return errNoSink
-			}
-			total += k
-		} else {
-			total++
-		}
+	total, ok := listLen(n)
+	if !ok {
+		return errNoSink
 	}
 	kid, left := 0, 0 // the next kid; items left in the run being read
 	var d *decoder

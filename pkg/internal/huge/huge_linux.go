@@ -1,0 +1,50 @@
+// Package huge advises the kernel to back large arrays with transparent
+// huge pages.
+package huge
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// Advise asks the kernel to back buf's array with transparent huge pages
+// (madvise MADV_HUGEPAGE over the whole 2 MiB pages inside its capacity;
+// the default THP setting of most distributions, "madvise", gives them
+// only where asked). It is advice only: an error (no THP, an old kernel)
+// changes nothing, and it is of no use when the allocator has cleared the
+// array already (memory it reused). Arrays under 4 MiB are left alone.
+//
+// Two kinds of array gain, on a virtual machine above all, where a TLB miss
+// walks two page tables: one large allocation filled front to back (the
+// machine's records, pkg/pickle: a page fault every 4 KiB), and a large
+// table probed at random (pk canon's table of values, pkg/write: in 4 KiB
+// pages nearly every probe misses the TLB).
+//
+// The risk is the one that made Go's runtime stop advising its own heap
+// this way (golang/go#61718, #64342): where the kernel's defrag setting is
+// "madvise" (Debian's default), a fault in such memory may compact memory
+// first, which on a host with fragmented memory can stall. PK_NO_HUGEPAGES=1
+// turns the advice off (docs/engine.md, "Huge pages").
+func Advise[T any](buf []T) {
+	if off {
+		return
+	}
+	var z T
+	n := uintptr(cap(buf)) * unsafe.Sizeof(z)
+	if n < 4<<20 {
+		return
+	}
+	base := unsafe.Pointer(unsafe.SliceData(buf))
+	const huge = 2 << 20
+	p := uintptr(base)
+	lo := (p + huge - 1) &^ (huge - 1)
+	hi := (p + n) &^ (huge - 1)
+	if hi <= lo {
+		return
+	}
+	_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Add(base, lo-p)), hi-lo), syscall.MADV_HUGEPAGE)
+}
+
+// off: PK_NO_HUGEPAGES=1 in the environment (read once).
+var off = os.Getenv("PK_NO_HUGEPAGES") == "1"

@@ -1,0 +1,54 @@
+package write
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestFollowCheck: with outputs spilled past 64 bytes, the check of the
+// output follows the writing (follow.go) wherever the first stream's
+// result is a list; with fingerprints of 2 bits (values collide all the
+// time, and the first write of a stream is often wrong) every file gives
+// the output, or the error, it gives with the check after the writing and
+// 64-bit fingerprints: a wrong output never passes the check that follows
+// it.
+func TestFollowCheck(t *testing.T) {
+	defer func(v int) { spillAt = v }(spillAt)
+	defer func(v int64) { fpMin = v }(fpMin)
+	defer func() { fpCollide, noFollow = false, false }()
+	files := sinkFiles(t)
+	followed, wrongFirst, differs := followChecks, fpRetries, followDiffers
+	for _, collide := range []bool{false, true} {
+		for _, p := range files {
+			fpCollide, noFollow, spillAt, fpMin = false, true, 1<<30, 1<<20
+			want, werr := File(p, Options{}, false)
+			fpCollide, noFollow, spillAt, fpMin = collide, false, 64, 0
+			got, gerr := File(p, Options{}, false)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Errorf("%s (colliding %v): checked after: %v; checked beside: %v", p, collide, werr, gerr)
+				continue
+			}
+			if werr != nil {
+				continue
+			}
+			var wb, gb bytes.Buffer
+			want.WriteTo(&wb)
+			got.WriteTo(&gb)
+			want.Close()
+			got.Close()
+			if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
+				t.Errorf("%s (colliding %v): outputs differ with the check beside the writing", p, collide)
+			}
+		}
+	}
+	t.Logf("%d outputs checked beside their writing, %d found wrong there, %d streams written again after a wrong first write", followChecks-followed, followDiffers-differs, fpRetries-wrongFirst)
+	if followChecks-followed < 50 {
+		t.Errorf("only %d outputs checked beside their writing", followChecks-followed)
+	}
+	if followDiffers-differs < 20 {
+		t.Errorf("only %d outputs found wrong by the check beside their writing", followDiffers-differs)
+	}
+	if fpRetries-wrongFirst < 20 {
+		t.Errorf("only %d streams written again after a wrong first write", fpRetries-wrongFirst)
+	}
+}
