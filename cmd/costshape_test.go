@@ -168,31 +168,23 @@ var costCommands = []struct {
 // lists those (docs/cost.md).
 var knownOver = map[string]string{
 	// pk hash: the store where everything is live to the end (a million levels of objects)
-	"nest_newobj_build hash": "session 21: 2.8 s CPU, 231 MB (within the bounds, but within a tenth of the RSS bound; before: 307 MB)",
+	"nest_newobj_build hash": "session 22: 2.7 s CPU (loaded), 233 MB (within the bounds, but not by a tenth; session 21: 231 MB)",
 	// pk trace --lines 0: the store and the sized tree of an all-live input, and a million lines
-	"nest_newobj_build trace --lines 0": "session 21: 4.5 s CPU (loaded), 231 MB (within the bounds, but near both; before: 3.3 s CPU, 306 MB)",
+	"nest_newobj_build trace --lines 0": "session 22: 4.3-5.0 s CPU (loaded), 222-224 MB (session 21: 231 MB)",
 	// pk scan: the call log, which scan reports, kept whole, of an all-live input
-	"nest_newobj_build scan": "session 21: 3.1 s CPU, 256 MB (before: 3.2 s CPU, 280 MB)",
+	"nest_newobj_build scan": "session 22: 2.1 s CPU, 230-232 MB (within the bounds, but not by a tenth; session 21: 256 MB)",
 	// pk canon: the writer holds the input's store with its tables and the output, or refuses a nesting
 	// deeper than write.MaxDepth only after reading the input
-	"nest_newobj_build canon": "session 21: 2.1 s CPU, 246 MB (within the bounds, but within a tenth of the RSS bound; before: 5.5 s CPU, 403 MB)",
-	// pk diff of a file with itself: one store and view of an all-live input, read twice
-	"nest_newobj_build diff same": "session 21: 1.6 s CPU, 229 MB (within the bounds by a tenth once; before: 3.2 s CPU, 302 MB)",
+	"nest_newobj_build canon": "session 22: 1.4 s CPU, 240 MB (within the bounds, but not by a tenth; session 21: 246 MB)",
 	// pk diff against the changed copy: two stores and their views of all-live inputs, and the alignment
-	"append_call diff changed":        "session 21: 2.7 s CPU, 245 MB (before: 3.1 s CPU, 332 MB)",
-	"build_repeated diff changed":     "session 21: 4.8 s CPU, 307 MB (before: 3.8 s CPU, 374 MB)",
-	"calls_discarded diff changed":    "session 21: 5.1 s CPU (loaded), 245 MB (before: 4.8 s CPU, 283 MB)",
-	"cycle_dict diff changed":         "session 21: 3.2 s CPU, 280 MB (before: 3.6 s CPU, 333 MB)",
-	"cycle_objects diff changed":      "session 21: 4.2 s CPU, 264 MB (before: 3.8 s CPU, 342 MB)",
-	"dag_dict_deep diff changed":      "session 21: 6.7 s CPU (loaded), 261 MB (before: 4.8 s CPU, 307 MB)",
-	"dag_frozenset_deep diff changed": "session 21: 3.4-4.7 s CPU (loaded), 207-209 MB (within the bounds, but near the CPU bound under load)",
-	"dag_tuple_deep diff changed":     "session 21: 4.2-6.0 s CPU (loaded), 165-181 MB (near the CPU bound under load)",
-	"nest_dict_mark diff changed":     "session 21: 3.8 s CPU, 240 MB (within the bounds, but within a tenth of the RSS bound; before: 5.0 s CPU, 309 MB)",
-	"nest_dict_setitem diff changed":  "session 21: 2.8-3.6 s CPU, 228-231 MB (within the bounds, by a tenth only just; before: 3.0 s CPU, 308 MB)",
-	"nest_newobj_build diff changed":  "session 21: 9.3 s CPU, 531 MB (before: 8.8 s CPU, 675 MB)",
-	"nest_reduce diff changed":        "session 21: 9.8 s CPU, 500 MB (before: 10.8 s CPU, 585 MB)",
-	"newobj_discarded diff changed":   "session 21: 3.8 s CPU, 242 MB (within the bounds, but within a tenth of the RSS bound; before: 3.3 s CPU, 283 MB)",
-	"setitem_same_key diff changed":   "session 21: 2.7 s CPU, 233 MB (within the bounds, but within a tenth of the RSS bound; before: 2.2 s CPU, 302 MB)",
+	"append_call diff changed":       "session 22: 2.6 s CPU, 239 MB (within the bounds, not by a tenth; session 21: 245 MB)",
+	"build_repeated diff changed":    "session 22: 3.4 s CPU, 245 MB (within the bounds, not by a tenth; session 21: 307 MB)",
+	"calls_discarded diff changed":   "session 22: 3.1-4.2 s CPU, 225-239 MB (within the bounds, not by a tenth in every run)",
+	"cycle_objects diff changed":     "session 22: 3.7 s CPU, 242 MB (within the bounds, not by a tenth; session 21: 264 MB)",
+	"dag_dict_deep diff changed":     "session 22: 6.7 s CPU (loaded), 239 MB (session 21: 261 MB)",
+	"dag_tuple_deep diff changed":    "session 22: 4.0-5.4 s CPU (loaded), 160-168 MB (near the CPU bound under load)",
+	"nest_newobj_build diff changed": "session 22: 8.0 s CPU, 473 MB (session 21: 531 MB)",
+	"nest_reduce diff changed":       "session 22: 7.0 s CPU, 458 MB (session 21: 500 MB)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
