@@ -8,50 +8,62 @@ import "github.com/pk-tools/pk/pkg/pickle"
 // while they hold few (dense), as most walks record only the nodes
 // referenced twice.
 
-// seenPaths is the first path of each identity node met, by ID.
-type seenPaths struct {
-	p   []pathRef // 1 + the path; 0: not met
-	few map[pickle.ID]pathRef
+// byID holds 1 + an int32 value by node ID (0: none): in a map while it
+// holds few of the view's IDs, in a slice of them all once dense.
+type byID struct {
+	p   []int32
+	few map[pickle.ID]int32
 	ids int // the IDs of the view (reserve), room made when the map fills
 }
 
-func (s *seenPaths) get(id pickle.ID) (pathRef, bool) {
-	if s.p == nil {
-		p, ok := s.few[id]
-		return p, ok
+// get returns 1 + id's value, 0 for none.
+func (t *byID) get(id pickle.ID) int32 {
+	if t.p == nil {
+		return t.few[id]
 	}
-	if int(id) < len(s.p) && s.p[id] != 0 {
-		return s.p[id] - 1, true
+	if int(id) < len(t.p) {
+		return t.p[id]
 	}
-	return 0, false
+	return 0
 }
 
-func (s *seenPaths) set(id pickle.ID, p pathRef) {
-	if s.p == nil {
-		if !dense(len(s.few), s.ids) {
-			if s.few == nil {
-				s.few = map[pickle.ID]pathRef{}
+// set records 1 + id's value, v.
+func (t *byID) set(id pickle.ID, v int32) {
+	if t.p == nil {
+		if !dense(len(t.few), t.ids) {
+			if t.few == nil {
+				t.few = map[pickle.ID]int32{}
 			}
-			s.few[id] = p
+			t.few[id] = v
 			return
 		}
-		s.p = make([]pathRef, max(int(id)+1, s.ids))
-		for k, v := range s.few {
-			s.grow(k)
-			s.p[k] = v + 1
+		t.p = make([]int32, max(int(id)+1, t.ids))
+		for k, w := range t.few {
+			t.grow(k)
+			t.p[k] = w
 		}
-		s.few = nil
+		t.few = nil
 	}
-	s.grow(id)
-	s.p[id] = p + 1
+	t.grow(id)
+	t.p[id] = v
 }
 
-// grow gives s.p room for id.
-func (s *seenPaths) grow(id pickle.ID) {
-	if int(id) >= len(s.p) {
-		s.p = append(s.p, make([]pathRef, max(int(id)+1, 2*len(s.p), s.ids)-len(s.p))...)
+// grow gives t.p room for id.
+func (t *byID) grow(id pickle.ID) {
+	if int(id) >= len(t.p) {
+		t.p = append(t.p, make([]int32, max(int(id)+1, 2*len(t.p), t.ids)-len(t.p))...)
 	}
 }
+
+// seenPaths is the first path of each identity node met, by ID.
+type seenPaths struct{ byID }
+
+func (s *seenPaths) get(id pickle.ID) (pathRef, bool) {
+	p := s.byID.get(id)
+	return pathRef(p - 1), p != 0
+}
+
+func (s *seenPaths) set(id pickle.ID, p pathRef) { s.byID.set(id, int32(p)+1) }
 
 // dense reports whether a record by ID that holds n of a view's ids
 // nodes in a map takes a slice of them all instead: past a sixteenth of
@@ -64,38 +76,36 @@ func dense(n, ids int) bool { return n >= 1024 && 16*n >= ids }
 // for them all when it holds many (grown by doubling as the walk met
 // higher IDs, it held up to twice the room, and the copies beside it; a
 // walk that sets none, down a tree, makes none).
-func (s *seenPaths) reserve(n int) { s.ids = n }
+func (t *byID) reserve(n int) { t.ids = n }
 
 // reset forgets every node: cleared while small (a file of a million
 // streams makes none per stream), dropped when large.
-func (s *seenPaths) reset() {
-	if len(s.p) > 1<<16 {
-		s.p = nil
+func (t *byID) reset() {
+	if len(t.p) > 1<<16 {
+		t.p = nil
 	}
-	clear(s.p)
-	if len(s.few) > 1<<10 {
-		s.few = nil
+	clear(t.p)
+	if len(t.few) > 1<<10 {
+		t.few = nil
 	}
-	clear(s.few)
+	clear(t.few)
 }
 
 // pairSet is the set of the pairs compared: an A node's first partner by
-// its ID (in a map while few, as seenPaths), the rare further partners of
+// its ID (1 + the B node's ID, in a byID), the rare further partners of
 // the same node in a map.
 type pairSet struct {
-	first []int32 // 1 + the B node's ID
-	few   map[pickle.ID]int32
+	first byID
 	more  map[uint64]struct{}
-	ids   int // A's IDs (reserve)
 }
 
 // add records the pair (a, b) and reports whether it was recorded before.
 func (s *pairSet) add(a, b pickle.ID) (before bool) {
-	switch first := s.firstOf(a); first {
+	switch first := s.first.get(a); first {
 	case int32(b) + 1:
 		return true
 	case 0:
-		s.setFirst(a, int32(b)+1)
+		s.first.set(a, int32(b)+1)
 		return false
 	}
 	key := uint64(uint32(a))<<32 | uint64(uint32(b))
@@ -109,56 +119,10 @@ func (s *pairSet) add(a, b pickle.ID) (before bool) {
 	return false
 }
 
-// firstOf is 1 + a's first partner, 0 for none.
-func (s *pairSet) firstOf(a pickle.ID) int32 {
-	if s.first == nil {
-		return s.few[a]
-	}
-	if int(a) < len(s.first) {
-		return s.first[a]
-	}
-	return 0
-}
-
-// setFirst records a's first partner (1 + its ID).
-func (s *pairSet) setFirst(a pickle.ID, p int32) {
-	if s.first == nil {
-		if !dense(len(s.few), s.ids) {
-			if s.few == nil {
-				s.few = map[pickle.ID]int32{}
-			}
-			s.few[a] = p
-			return
-		}
-		s.first = make([]int32, max(int(a)+1, s.ids))
-		for k, v := range s.few {
-			s.grow(k)
-			s.first[k] = v
-		}
-		s.few = nil
-	}
-	s.grow(a)
-	s.first[a] = p
-}
-
-// grow gives s.first room for a.
-func (s *pairSet) grow(a pickle.ID) {
-	if int(a) >= len(s.first) {
-		s.first = append(s.first, make([]int32, max(int(a)+1, 2*len(s.first), s.ids)-len(s.first))...)
-	}
-}
-
-// reserve is seenPaths.reserve.
-func (s *pairSet) reserve(n int) { s.ids = n }
+// reserve is byID.reserve.
+func (s *pairSet) reserve(n int) { s.first.reserve(n) }
 
 func (s *pairSet) reset() {
-	if len(s.first) > 1<<16 {
-		s.first = nil
-	}
-	clear(s.first)
-	if len(s.few) > 1<<10 {
-		s.few = nil
-	}
-	clear(s.few)
+	s.first.reset()
 	s.more = nil
 }
