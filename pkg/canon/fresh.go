@@ -167,6 +167,7 @@ type opIter struct {
 	gather bool
 	run    []pickle.ID // a merged run's arguments, gathered
 	o      op          // the operation next gave
+	merged bool        // o is a merged run (its args are run, gathered or not)
 }
 
 func (v *View) opIter(id pickle.ID, extra []fold, gather bool) opIter {
@@ -181,7 +182,7 @@ func (x *opIter) next() bool {
 	v := x.v
 	// a folded call before the next record, or after the last
 	if x.j < len(x.extra) && (!x.more || v.offset(x.extra[x.j].call) < x.m.Offset) {
-		x.o = v.foldOp(x.extra[x.j])
+		x.o, x.merged = v.foldOp(x.extra[x.j]), false
 		x.j++
 		return true
 	}
@@ -192,7 +193,8 @@ func (x *opIter) next() bool {
 	tag := mutTag(m.Op)
 	x.o = op{tag: tag, offset: m.Offset, args: m.Args}
 	x.m, x.more = x.it.Next()
-	if x.merges(tag) {
+	x.merged = x.merges(tag)
+	if x.merged {
 		if x.gather {
 			x.run = append(x.run[:0], m.Args...)
 		}

@@ -2,7 +2,6 @@ package canon
 
 import (
 	"math/big"
-	"slices"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -90,21 +89,6 @@ func (v *View) nmuts(id pickle.ID) int {
 }
 
 func (v *View) nmutsSynth(id pickle.ID) int { s, i := v.mutsAt(id); return s.NMuts(i) }
-
-// mutsInto appends the operations of id to buf (Store.Muts allocates).
-func (v *View) mutsInto(buf []pickle.SMut, id pickle.ID) []pickle.SMut {
-	// (sized once: append's quarter steps copied the 700,000 operations
-	// on one object five times over)
-	if n := v.nmuts(id); cap(buf)-len(buf) < n {
-		buf = slices.Grow(buf, n)
-	}
-	s, i := v.mutsAt(id)
-	it := s.MutIter(i)
-	for m, ok := it.Next(); ok; m, ok = it.Next() {
-		buf = append(buf, m)
-	}
-	return buf
-}
 
 func (v *View) kind(id pickle.ID) pickle.Kind {
 	if uint32(id) < uint32(len(v.cls)) {
