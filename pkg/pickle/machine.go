@@ -501,11 +501,11 @@ func (m *machine) run(index int) (*Stream, error) {
 			// never STOP, so the stream goes on after them. AfterBuild
 			// reads the input right after a BUILD: a batch then ends
 			// with the first BUILD.
-			batch := m.ops[:]
+			stop := noStop
 			if rd.AfterBuild != nil {
-				batch = batch[:rd.bufferedThrough(BUILD, len(batch))]
+				stop = int(BUILD)
 			}
-			n := rd.NextBuffered(batch)
+			n := rd.nextBuffered(m.ops[:], stop, true) // (m.ops: written there only)
 			for i := range n {
 				m.op = &m.ops[i]
 				if _, err := m.step(m.op); err != nil {
@@ -913,12 +913,24 @@ func (m *machine) takeAll(from int, by ID) []ID {
 // takeInto pops stack[from:] as items consumed by by, into dst (take of
 // each, their bytes added to by's at once).
 func (m *machine) takeInto(dst []ID, from int, by ID) {
+	// (take of each slot, read from the stack's two arrays in one loop
+	// rather than a slot at a time through at: 1.2 million items of a
+	// cloudpickle state)
 	var bytes int64
-	for i := from; i < len(m.stack); i++ {
-		sl := m.at(i)
-		bytes += sl.bytes()
-		m.own(sl, by)
-		dst[i-from] = sl.n
+	recs := m.s.recs
+	pend := m.pend[from:len(m.stack)]
+	for i, id := range m.stack[from:] {
+		switch p := pend[i]; p {
+		case pendOrigin:
+			if id != by && recs[id].owner == NoID {
+				recs[id].owner = by // (as own)
+			}
+		case pendFar:
+			bytes += m.at(from + i).bytes()
+		default:
+			bytes += int64(p)
+		}
+		dst[i] = id
 	}
 	if bytes > 0 {
 		m.s.AddSelf(by, bytes)
