@@ -591,14 +591,21 @@ func (m *machine) dropScratch() {
 		dropped = cap(m.stack)*5 + cap(m.farPend)*16
 		m.stack, m.pend, m.farPend = nil, nil, nil
 	}
-	if dropped >= collectAt {
+	if dropped >= collectAt || m.s.bytes() >= collectAt {
 		// the collector's goal may have been set by a cycle that counted
 		// the stack as live: collected now, the goal becomes one and a
 		// half times the store, not the store and a million-level stack,
 		// before the consumer allocates its own tables (a million levels
 		// of objects: peak RSS of pk scan 309 -> 265 MB, of pk trace
 		// --top 20 240 -> 227 MB, of pk hash 323 -> 288 MB; one cycle of
-		// a heap without pointers, a few milliseconds)
+		// a heap without pointers, a few milliseconds). So it may with a
+		// large store and a small stack: the cycle that set the goal ran
+		// while the machine grew the store, counting its scratch (the
+		// memo) and what growth left behind (a cloudpickle state: a goal
+		// of 55 MB for a store of 33, 49 after this cycle; peak RSS of pk
+		// hash 65 -> 61 MB, of the dill state 57 -> 54 MB). A store of
+		// collectAt bytes or more took some 50 ms to build: one cycle
+		// for each costs under 2 % of that.
 		defer runtime.GC()
 	}
 	if big(cap(m.marks)) {

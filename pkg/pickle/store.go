@@ -650,6 +650,14 @@ func (s *Store) Footprint() int64 {
 	return n
 }
 
+// bytes returns the bytes the store's nodes fill in its arrays (by
+// length: a store of ParseEach keeps the capacity of the largest stream
+// before it).
+func (s *Store) bytes() int64 {
+	return int64(len(s.recs))*int64(unsafe.Sizeof(rec{})) + int64(len(s.kids))*4 + int64(len(s.text)) +
+		int64(len(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(len(s.muts))*int64(unsafe.Sizeof(smut{})) + int64(len(s.log))*int64(unsafe.Sizeof(sev{}))
+}
+
 // --- building ---
 
 // Add appends a node of kind k created by op at off, and returns its ID.
