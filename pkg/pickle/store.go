@@ -496,6 +496,19 @@ func (s *Store) textOf(id ID) (int64, int64) {
 // blob's prefix when streamed), of a PERSID, or a global's module. The
 // string shares the store's memory: it is valid as long as the store is.
 func (s *Store) Str(id ID) string {
+	if r := &s.recs[id]; kindHolds[r.kind] == holdsText && r.v&textInFar != textInFar {
+		// a str, bytes or bytearray whose text is in its v (textOf)
+		n := r.v & textInFar
+		if n == 0 {
+			return ""
+		}
+		return unsafe.String(&s.text[uint64(r.v)>>textLenBits], int(n))
+	}
+	return s.strSlow(id)
+}
+
+// strSlow is Str of a node whose text is not in its v.
+func (s *Store) strSlow(id ID) string {
 	switch s.recs[id].kind {
 	case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
 	default:
@@ -543,7 +556,7 @@ func (s *Store) PayloadLen(id ID) int64 {
 // read with Func, Args and Kwargs. The slice shares the store's memory.
 func (s *Store) Items(id ID) []ID {
 	r := &s.recs[id]
-	if !r.hasItems() || r.kind == KindCall {
+	if noItems[r.kind] && (r.kind != KindPersID || r.op == PERSID) {
 		return nil
 	}
 	k, n := r.kid(), r.nkid()
@@ -552,6 +565,19 @@ func (s *Store) Items(id ID) []ID {
 	}
 	return s.kids[k : k+n : k+n]
 }
+
+// noItems is, by kind, whether Items returns nothing: the kinds whose v
+// holds no items (kindHolds), a call (whose parts are read with Func, Args
+// and Kwargs), a PERSID (a BINPERSID holds its id as an item). One lookup
+// instead of holds' two keeps Items within the compiler's inlining budget:
+// pk hash reads the items of a cloudpickle state 1.2 million times.
+var noItems = func() (t [256]bool) {
+	for k := range t {
+		h := kindHolds[k]
+		t[k] = h != holdsItems || Kind(k) == KindCall
+	}
+	return t
+}()
 
 // NItems returns len(Items(id)).
 func (s *Store) NItems(id ID) int {
@@ -622,6 +648,14 @@ func (s *Store) Footprint() int64 {
 		int64(cap(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(cap(s.far))*int64(unsafe.Sizeof(far{})) + int64(cap(s.muts))*int64(unsafe.Sizeof(smut{})) +
 		int64(cap(s.log))*int64(unsafe.Sizeof(sev{})) + 4*int64(cap(s.Tops)+cap(s.Popped)+cap(s.Leftover))
 	return n
+}
+
+// bytes returns the bytes the store's nodes fill in its arrays (by
+// length: a store of ParseEach keeps the capacity of the largest stream
+// before it).
+func (s *Store) bytes() int64 {
+	return int64(len(s.recs))*int64(unsafe.Sizeof(rec{})) + int64(len(s.kids))*4 + int64(len(s.text)) +
+		int64(len(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(len(s.muts))*int64(unsafe.Sizeof(smut{})) + int64(len(s.log))*int64(unsafe.Sizeof(sev{}))
 }
 
 // --- building ---
@@ -756,8 +790,10 @@ func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f &^ flagExt }
 func (s *Store) AddSelf(id ID, n int64) {
 	// (n below selfInExt, so not negative, and the sum below it, so the
 	// Self was not in far: kept in its word)
+	// (r.self is below selfInExt without flagExt: one comparison says
+	// that n is not negative and that the sum stays below it)
 	r := &s.recs[id]
-	if r.flags&flagExt == 0 && uint64(r.self)+uint64(n) < selfInExt && uint64(n) < selfInExt {
+	if r.flags&flagExt == 0 && uint64(n) < selfInExt-uint64(r.self) {
 		r.self += uint32(n)
 		return
 	}
