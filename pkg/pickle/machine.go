@@ -874,10 +874,16 @@ func (m *machine) take(s slot, by ID) ID {
 // own makes by the owner of the node in a consumed slot where that node
 // was built, unless it has one.
 func (m *machine) own(s slot, by ID) {
-	if s.origin() && s.n != by {
-		if r := &m.s.recs[s.n]; r.owner == NoID {
-			r.owner = by
-		}
+	if s.origin() {
+		m.claim(s.n, by)
+	}
+}
+
+// claim makes by the owner of the node id built where its slot was, unless
+// it has one or is by itself.
+func (m *machine) claim(id, by ID) {
+	if r := &m.s.recs[id]; id != by && r.owner == NoID {
+		r.owner = by
 	}
 }
 
@@ -924,14 +930,11 @@ func (m *machine) takeInto(dst []ID, from int, by ID) {
 	// rather than a slot at a time through at: 1.2 million items of a
 	// cloudpickle state)
 	var bytes int64
-	recs := m.s.recs
 	pend := m.pend[from:len(m.stack)]
 	for i, id := range m.stack[from:] {
 		switch p := pend[i]; p {
 		case pendOrigin:
-			if id != by && recs[id].owner == NoID {
-				recs[id].owner = by // (as own)
-			}
+			m.claim(id, by)
 		case pendFar:
 			bytes += m.at(from + i).bytes()
 		default:
