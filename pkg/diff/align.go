@@ -45,6 +45,23 @@ func AlignRunsKeyed(n, m int, eq func(i, j int) bool, key func(side byte, i int)
 	return acc.out
 }
 
+// alignRunsKeeping is AlignRunsKeyed with the '=' steps kept only where
+// keep(i, j) says (the walk's: where an item is shared, to compare object
+// sharing). Leaving an '=' step out changes no other run: one consumes an
+// item of each side, so the steps on either side of it could not have
+// been one run anyway. (A list of a million APPENDs against its changed
+// copy held a million '=' runs, 32 bytes each, through its comparison.)
+func alignRunsKeeping(n, m int, eq func(i, j int) bool, key func(side byte, i int) ([16]byte, bool), keep func(i, j int) bool) []Run {
+	var acc runAcc
+	alignEachKeyed(n, m, eq, key, true, func(o EditOp) {
+		if o.Kind != '=' || keep(o.A, o.B) {
+			acc.add(o)
+		}
+	})
+	acc.flush()
+	return acc.out
+}
+
 // disjoint reports whether the keys of A's items [p, n-s) and B's [p, m-s)
 // are all known and share none.
 func disjoint(n, m, p, s int, key func(side byte, i int) ([16]byte, bool)) bool {

@@ -1213,7 +1213,8 @@ func (c *cmp) seq(ia, ib seqItems, path pathRef, format seqForm, a, b *canon.Nod
 		}
 		return c.tb.keyRef(ib.ref(i))
 	}
-	for _, r := range AlignRunsKeyed(ia.len(), ib.len(), func(i, j int) bool { return c.sameItem(ia, i, ib, j) }, key, true) {
+	keepEq := func(i, j int) bool { return sharedRef(ia.ref(i)) || sharedRef(ib.ref(j)) }
+	for _, r := range alignRunsKeeping(ia.len(), ib.len(), func(i, j int) bool { return c.sameItem(ia, i, ib, j) }, key, keepEq) {
 		if r.N > 1 {
 			if r.Kind != '~' {
 				c.add(c.runEntry(c.entryPath(path), format, r, ia, ib))
@@ -1240,9 +1241,8 @@ func (c *cmp) seq(ia, ib seqItems, path pathRef, format seqForm, a, b *canon.Nod
 		case '=':
 			// equal content; still visited one level when either side is
 			// referenced from elsewhere too, to compare object sharing
-			if sharedRef(ia.ref(o.A)) || sharedRef(ib.ref(o.B)) {
-				kids = append(kids, task{a: ia.node(o.A), b: ib.node(o.B), path: c.paths.child(path, edgeOf(format, o.B))})
-			}
+			// (alignRunsKeeping keeps only these)
+			kids = append(kids, task{a: ia.node(o.A), b: ib.node(o.B), path: c.paths.child(path, edgeOf(format, o.B))})
 		}
 	}
 	if a != nil {
@@ -1598,7 +1598,8 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 		}
 	}
 	value := func(s byte, i int) *canon.Node { return idNode(at(s), side(s)[i].val) }
-	for _, r := range AlignRunsKeyed(len(ia), len(ib), eq, key, true) {
+	keepEq := func(i, j int) bool { return sharedRef(idRef(a, ia[i].val)) || sharedRef(idRef(b, ib[j].val)) }
+	for _, r := range alignRunsKeeping(len(ia), len(ib), eq, key, keepEq) {
 		if r.N > 1 {
 			f := form('b')
 			if r.Kind == '-' {
@@ -1626,9 +1627,8 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 		case '~':
 			kids = append(kids, c.pairTask(a, ia[r.A], b, ib[r.B], path)...)
 		case '=':
-			if sharedRef(idRef(a, ia[r.A].val)) || sharedRef(idRef(b, ib[r.B].val)) {
-				kids = append(kids, task{a: idNode(a, ia[r.A].val), b: idNode(b, ib[r.B].val), path: c.paths.child(path, keyEdge(int(ib[r.B].pos), idNode(b, ib[r.B].key)))})
-			}
+			// (alignRunsKeeping keeps only these)
+			kids = append(kids, task{a: idNode(a, ia[r.A].val), b: idNode(b, ib[r.B].val), path: c.paths.child(path, keyEdge(int(ib[r.B].pos), idNode(b, ib[r.B].key)))})
 		}
 	}
 	return kids
