@@ -90,6 +90,17 @@ type fpTable struct {
 	// million passes of one node each); kids the children of its frames
 	stack frameStack
 	kids  []pickle.ID
+	// kept holds, for each frame of a dict of two entries or more on the
+	// pass's stack (fpFrame.kept), in stack order, where its children and
+	// header as visit found them start in keptKids and keptHdrs: its
+	// entries are then not deduplicated and sorted again (canon's
+	// dictEntries) when it is done. x = {'a': x, 'b': (x,)} 400,000 times
+	// sorted every dict twice a side in this pass, a third of the pass.
+	// Up to keptMax children at a time (a nesting of such dicts keeps
+	// about 20 bytes a level; past that its frames read them again).
+	kept     []keptAt
+	keptKids []pickle.ID
+	keptHdrs []byte
 	// tupleFP's stack, items and what it hashes
 	tstack, titems []pickle.ID
 	tbuf           []byte
@@ -414,7 +425,15 @@ type fpFrame struct {
 	i          int32 // the node's ID
 	kb         int32 // its children not yet visited: fpTable.kids[kb:]
 	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
+	kept       bool  // its children and header are fpTable.kept's last
 }
+
+// keptAt is where a kept frame's children and header start in
+// fpTable.keptKids and keptHdrs.
+type keptAt struct{ kids, hdr int32 }
+
+// keptMax bounds fpTable.keptKids (4 MB).
+const keptMax = 1 << 20
 
 // frameStack is the pass's stack, in blocks of frameBlock frames: as one
 // slice doubling as it grew it held up to twice the frames, and the old
@@ -493,6 +512,10 @@ func (t *fpTable) build(root canon.Ref) {
 		if cap(t.kids)+cap(t.hdrs)+cap(t.buf) > 1<<14 {
 			t.kids, t.hdrs, t.buf = nil, nil, nil
 		}
+		t.kept, t.keptKids, t.keptHdrs = t.kept[:0], t.keptKids[:0], t.keptHdrs[:0]
+		if cap(t.kept)+cap(t.keptKids)+cap(t.keptHdrs) > 1<<14 {
+			t.kept, t.keptKids, t.keptHdrs = nil, nil, nil
+		}
 	}()
 	// visit gives n a slot, and a frame when it is an object with children
 	visit := func(n canon.Ref, parent int32) {
@@ -517,9 +540,15 @@ func (t *fpTable) build(root canon.Ref) {
 			}
 			return
 		}
+		kept := n.Kind() == pickle.KindDict && len(kids)-kat >= 4 && len(t.keptKids)+len(kids)-kat <= keptMax
+		if kept {
+			t.kept = append(t.kept, keptAt{int32(len(t.keptKids)), int32(len(t.keptHdrs))})
+			t.keptKids = append(t.keptKids, kids[kat:]...)
+			t.keptHdrs = append(t.keptHdrs, hdrs...)
+		}
 		slices.Reverse(kids[kat:])
 		t.kids = kids
-		stack.push(fpFrame{i: i, kb: int32(kat), clean: true})
+		stack.push(fpFrame{i: i, kb: int32(kat), clean: true, kept: kept})
 	}
 	visit(root, -1)
 	for stack.n > 0 {
@@ -546,8 +575,17 @@ func (t *fpTable) build(root canon.Ref) {
 		// all children done (or on the stack: cyclic); its children and
 		// header again, in the arenas' room past the frames' (the kids of
 		// the frames below it are t.kids[:f.kb], untouched)
-		all, hdr, _ := children(root.Under(pickle.ID(f.i)), t.hdrs[:0], t.kids)
-		kids := all[f.kb:]
+		var all, kids []pickle.ID
+		var hdr []byte
+		var at keptAt
+		if f.kept {
+			at = t.kept[len(t.kept)-1]
+			t.kept = t.kept[:len(t.kept)-1]
+			all, kids, hdr = t.kids, t.keptKids[at.kids:], t.keptHdrs[at.hdr:]
+		} else {
+			all, hdr, _ = children(root.Under(pickle.ID(f.i)), t.hdrs[:0], t.kids)
+			kids = all[f.kb:]
+		}
 		// (sized at once: the object of a million operations has a
 		// million children)
 		b := slices.Grow(t.buf[:0], len(merkleTag)+len(hdr)+len(nilFP)*len(kids))
@@ -572,7 +610,12 @@ func (t *fpTable) build(root canon.Ref) {
 				f.clean = false
 			}
 		}
-		t.buf, t.hdrs, t.kids = b, hdr[:0], all[:f.kb]
+		if f.kept {
+			t.buf, t.kids = b, all[:f.kb]
+			t.keptKids, t.keptHdrs = t.keptKids[:at.kids], t.keptHdrs[:at.hdr]
+		} else {
+			t.buf, t.hdrs, t.kids = b, hdr[:0], all[:f.kb]
+		}
 		t.fps[f.i] = t.sum(b)
 		t.flags[f.i] |= fpDone
 		if f.cyc {
