@@ -81,8 +81,11 @@ type fpTable struct {
 	later  map[int32]int32
 	// order is the IDs the passes under way gave entries, in order (a
 	// node after the one it was first reached from): the nodes of a
-	// pass for its end, those of reuseFPTable's passes for its own
+	// pass for its end (but reuseFPTable's first pass's: unordered)
 	order []pickle.ID
+	// unordered is set while the first of reuseFPTable's passes runs: it
+	// gives its nodes no place in order (reuseFPTable)
+	unordered bool
 	buf   []byte
 	hdrs  []byte // headers of the nodes on the pass's stack
 	// stack is the pass's stack, kept between passes: get builds from
@@ -129,18 +132,35 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 	if root != nil {
 		v = root.Ref().View()
 	}
+	nc := 0
 	if v != nil {
-		if nc := v.NodeCount(); t.n() < nc {
+		if nc = v.NodeCount(); t.n() < nc {
 			t.resize(nc)
-			t.order = make([]pickle.ID, 0, nc)
 		}
 	}
 	if len(t.parent) < t.n() || t.n() == 0 {
 		t.parent = make([]int32, t.n()) // (dropped by the last use of t)
 	}
 	t.later = nil
+	// The first pass gives its nodes no place in order: they are the
+	// nodes with an entry when it ends (the table was empty), found by a
+	// scan of the flags, where order took 4 bytes a node of the view
+	// beside the table while this side's passes ran (the peak of some
+	// deep cost shapes: cycle_objects diff changed, building B's table)
+	t.order, t.unordered = nil, true
 	if root != nil {
 		t.build(root.Ref())
+	}
+	t.unordered = false
+	if eff.len() > 0 {
+		// (sized once for what the first pass did not reach)
+		reached := 0
+		for _, f := range t.flags {
+			if f&fpHas != 0 {
+				reached++
+			}
+		}
+		t.order = make([]pickle.ID, 0, max(nc-reached, 0))
 	}
 	for i := range eff.len() {
 		t.build(eff.ref(i))
@@ -154,8 +174,9 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 	// reached once" too: below a ring's first node (referenced by the root
 	// and by the ring's last) every node of the ring was recorded, 12
 	// bytes a node (cycle_dict: 23 MB).
-	for _, id := range t.order {
-		if t.flags[id]&fpRef2 == 0 {
+	// (the nodes of every pass here: all with an entry)
+	for id, f := range t.flags {
+		if f&(fpHas|fpRef2) == fpHas {
 			t.flags[id] |= fpOnce
 		}
 	}
@@ -221,7 +242,9 @@ func (t *fpTable) add(n canon.Ref, parent int32) int32 {
 		}
 		t.later[int32(id)] = parent
 	}
-	t.order = append(grow.Room(t.order, 1), pickle.ID(id))
+	if !t.unordered {
+		t.order = append(grow.Room(t.order, 1), pickle.ID(id))
+	}
 	return int32(id)
 }
 
@@ -627,12 +650,25 @@ func (t *fpTable) build(root canon.Ref) {
 	}
 	// an object referenced twice: what it was first reached from, and
 	// everything above that, may reach it twice
-	for _, i := range t.order[first:] {
-		if t.flags[i]&fpRef2 == 0 {
-			continue
-		}
+	unclean := func(i pickle.ID) {
 		for p := t.parentOf(int32(i)); p >= 0 && t.flags[p]&fpClean != 0; p = t.parentOf(p) {
 			t.flags[p] &^= fpClean
+		}
+	}
+	if t.unordered {
+		// (the first pass: its nodes are those with an entry; the order in
+		// which the chains are cleared changes nothing, as a node not clean
+		// has no clean node above it)
+		for i, f := range t.flags {
+			if f&(fpHas|fpRef2) == fpHas|fpRef2 {
+				unclean(pickle.ID(i))
+			}
+		}
+		return
+	}
+	for _, i := range t.order[first:] {
+		if t.flags[i]&fpRef2 != 0 {
+			unclean(i)
 		}
 	}
 }
