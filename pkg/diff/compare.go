@@ -1515,9 +1515,9 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: c.pathOf(path, opEdge(oa.name(restA[o.A]), o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(oa.name(restA[o.A]), o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].offset()})
 		case '+':
-			c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(restB[o.B]), o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(restB[o.B]), o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].offset()})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
 			if oa.name(xa) == ob.name(xb) && xa.n == xb.n {
@@ -1527,14 +1527,14 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 					if oa.name(xa) == "build" && len(argsA) == 1 {
 						// the first BUILD's state, then <build 1>, ... as pk trace names them
 						edge = ppath.State
-						if k := buildAt(xb.Offset); k > 0 {
+						if k := buildAt(xb.offset()); k > 0 {
 							edge = ppath.Pseudo("build", k)
 						}
 					}
 					kids = append(kids, task{a: idNode(a, argsA[i]), b: idNode(b, argsB[i]), path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(xb), o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.Offset, OffB: xb.Offset})
+				c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(xb), o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.offset(), OffB: xb.offset()})
 			}
 		}
 	}
@@ -1707,7 +1707,7 @@ func buildOffsets(l *opList) []int64 {
 	out := make([]int64, 0, n) // (sized: 700,000 BUILDs)
 	for _, o := range l.ops {
 		if l.name(o) == "build" {
-			out = append(out, o.Offset)
+			out = append(out, o.offset())
 		}
 	}
 	slices.Sort(out)
