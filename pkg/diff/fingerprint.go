@@ -86,8 +86,8 @@ type fpTable struct {
 	// unordered is set while the first of reuseFPTable's passes runs: it
 	// gives its nodes no place in order (reuseFPTable)
 	unordered bool
-	buf   []byte
-	hdrs  []byte // headers of the nodes on the pass's stack
+	buf       []byte
+	hdrs      []byte // headers of the nodes on the pass's stack
 	// stack is the pass's stack, kept between passes: get builds from
 	// every node the first pass did not reach (a million effects are a
 	// million passes of one node each); kids the children of its frames
