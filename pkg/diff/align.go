@@ -45,6 +45,23 @@ func AlignRunsKeyed(n, m int, eq func(i, j int) bool, key func(side byte, i int)
 	return acc.out
 }
 
+// alignRunsKeeping is AlignRunsKeyed with the '=' steps kept only where
+// keep(i, j) says (the walk's: where an item is shared, to compare object
+// sharing). Leaving an '=' step out changes no other run: one consumes an
+// item of each side, so the steps on either side of it could not have
+// been one run anyway. (A list of a million APPENDs against its changed
+// copy held a million '=' runs, 32 bytes each, through its comparison.)
+func alignRunsKeeping(n, m int, eq func(i, j int) bool, key func(side byte, i int) ([16]byte, bool), keep func(i, j int) bool) []Run {
+	var acc runAcc
+	alignEachKeyed(n, m, eq, key, true, func(o EditOp) {
+		if o.Kind != '=' || keep(o.A, o.B) {
+			acc.add(o)
+		}
+	})
+	acc.flush()
+	return acc.out
+}
+
 // disjoint reports whether the keys of A's items [p, n-s) and B's [p, m-s)
 // are all known and share none.
 func disjoint(n, m, p, s int, key func(side byte, i int) ([16]byte, bool)) bool {
@@ -171,13 +188,28 @@ func myers(n, m int, eq func(i, j int) bool, offA, offB int, keepEqual bool, emi
 		max = MaxEditCost
 	}
 	off := max + 1
-	v := make([]int, 2*max+3)
-	var trace [][]int
+	// v, the snapshots of v that the backtrack reads and its steps, in
+	// buffers of the stack for the small middles that most alignments are
+	// (a tuple (x, x) against another, at each of 400,000 levels, made 13
+	// allocations a level: dag_tuple_deep's walk spent half its time in
+	// them and the collections they brought)
+	var vBuf [2*8 + 3]int
+	var trBuf [64]int
+	var opBuf [16]EditOp
+	v := vBuf[:]
+	if 2*max+3 > len(vBuf) {
+		v = make([]int, 2*max+3)
+	}
+	// trace holds, for each d from 1, the v the round d started from at
+	// k = -(d-1)..d-1 (what the backtrack from d reads: k±1 for -d < k <
+	// d, its predecessor diagonal), at (d-1)²: found² ints in all, not
+	// (found+1)·(2·max+3)
+	trace := trBuf[:0]
 	found := -1
 	for d := 0; d <= max; d++ {
-		snap := make([]int, len(v))
-		copy(snap, v)
-		trace = append(trace, snap)
+		if d > 0 {
+			trace = append(trace, v[off-(d-1):off+d]...)
+		}
 		for k := -d; k <= d; k += 2 {
 			var x int
 			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
@@ -218,43 +250,50 @@ func myers(n, m int, eq func(i, j int) bool, offA, offB int, keepEqual bool, emi
 		}
 		return
 	}
-	// backtrack
-	var rev []EditOp
+	// backtrack, filling ops from its end: at most n+m steps (each takes
+	// one item of A, of B, or of both)
+	ops := opBuf[:min(n+m, len(opBuf))]
+	if n+m > len(opBuf) {
+		ops = make([]EditOp, n+m)
+	}
+	at := n + m
+	put := func(o EditOp) {
+		at--
+		ops[at] = o
+	}
 	x, y := n, m
 	for d := found; d > 0; d-- {
-		vd := trace[d]
+		// vd(k) is v at diagonal k as round d started
+		base := (d - 1) * (d - 1)
+		vd := func(k int) int { return trace[base+k+d-1] }
 		k := x - y
 		var pk int
-		if k == -d || (k != d && vd[off+k-1] < vd[off+k+1]) {
+		if k == -d || (k != d && vd(k-1) < vd(k+1)) {
 			pk = k + 1
 		} else {
 			pk = k - 1
 		}
-		px := vd[off+pk]
+		px := vd(pk)
 		py := px - pk
 		for x > px && y > py {
 			x--
 			y--
-			rev = append(rev, EditOp{'=', offA + x, offB + y})
+			put(EditOp{'=', offA + x, offB + y})
 		}
 		if x == px {
 			y--
-			rev = append(rev, EditOp{'+', -1, offB + y})
+			put(EditOp{'+', -1, offB + y})
 		} else {
 			x--
-			rev = append(rev, EditOp{'-', offA + x, -1})
+			put(EditOp{'-', offA + x, -1})
 		}
 	}
 	for x > 0 && y > 0 {
 		x--
 		y--
-		rev = append(rev, EditOp{'=', offA + x, offB + y})
+		put(EditOp{'=', offA + x, offB + y})
 	}
-	ops := make([]EditOp, len(rev))
-	for i := range rev {
-		ops[i] = rev[len(rev)-1-i]
-	}
-	pairChanges(ops, keepEqual, emit)
+	pairChanges(ops[at:], keepEqual, emit)
 }
 
 // RunMin is the number of consecutive items added, removed or changed in

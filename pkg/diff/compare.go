@@ -381,6 +381,10 @@ type cmp struct {
 	alike        bool
 	inForeign    bool              // walking below a joblib object array against a pickled one (foreignArrays)
 	steps        map[string]string // the named steps met, by path (steps.go)
+	// looseA and looseB are nodes of the stream's two views of loose
+	// nodes (stream), through which the walk's stack holds their nodes
+	// by ID (pending)
+	looseA, looseB *canon.Node
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -785,6 +789,8 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	va.SetLooseNodes(true)
 	vb.SetLooseNodes(true)
 	ra, rb := va.Root(), vb.Root()
+	c.looseA, c.looseB = ra, rb
+	defer func() { c.looseA, c.looseB = nil, nil }()
 	ea, eb := effectsOf(va), effectsOf(vb)
 	if c.alike {
 		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form &&
@@ -951,16 +957,59 @@ func (c *cmp) walk(a, b *canon.Node, path pathRef, differ bool) {
 
 // walkFrom is walk from a task at any depth.
 func (c *cmp) walkFrom(first task) {
-	stack := []task{first}
+	stack := []pending{c.pend(first)}
 	for len(stack) > 0 {
-		t := stack[len(stack)-1]
+		t := c.unpend(stack[len(stack)-1])
 		stack = stack[:len(stack)-1]
 		kids := c.compare(t)
 		for i := len(kids) - 1; i >= 0; i-- {
-			kids[i].depth = t.depth + 1
-			stack = append(stack, kids[i])
+			stack = append(stack, c.pend(kids[i]))
 		}
 	}
+}
+
+// pending is a task on the walk's stack. A node of one of the stream's
+// two views of loose nodes is held by its ID, and made again when the task
+// is taken (as the views make loose nodes: by ID only); other nodes (of
+// a fast path's or a nested pickle's view) as they are. Down a nesting
+// whose every level leaves a task for later (the second item of x = (x,
+// x), the 'b' of x = {'a': x, 'b': (x,)}), a task and its two nodes took
+// about 140 bytes a level, which every collection scanned (400,000
+// levels: 60 MB); a pending one takes 40.
+type pending struct {
+	na, nb *canon.Node // nodes not held by ID
+	ia, ib pickle.ID   // by ID (pickle.NoID: none, or in na/nb)
+	path   pathRef
+	differ bool
+	entry  *Entry
+}
+
+// pend is t as it waits on the stack.
+func (c *cmp) pend(t task) pending {
+	p := pending{ia: pickle.NoID, ib: pickle.NoID, path: t.path, differ: t.differ, entry: t.entry}
+	if t.a != nil && c.looseA != nil && t.a.View() == c.looseA.View() {
+		p.ia = t.a.ID()
+	} else {
+		p.na = t.a
+	}
+	if t.b != nil && c.looseB != nil && t.b.View() == c.looseB.View() {
+		p.ib = t.b.ID()
+	} else {
+		p.nb = t.b
+	}
+	return p
+}
+
+// unpend is the task p holds.
+func (c *cmp) unpend(p pending) task {
+	t := task{a: p.na, b: p.nb, path: p.path, differ: p.differ, entry: p.entry}
+	if p.ia != pickle.NoID {
+		t.a = c.looseA.Under(p.ia)
+	}
+	if p.ib != pickle.NoID {
+		t.b = c.looseB.Under(p.ib)
+	}
+	return t
 }
 
 // reset starts the walk of a stream: no object seen, no pair compared,
@@ -1213,7 +1262,8 @@ func (c *cmp) seq(ia, ib seqItems, path pathRef, format seqForm, a, b *canon.Nod
 		}
 		return c.tb.keyRef(ib.ref(i))
 	}
-	for _, r := range AlignRunsKeyed(ia.len(), ib.len(), func(i, j int) bool { return c.sameItem(ia, i, ib, j) }, key, true) {
+	keepEq := func(i, j int) bool { return sharedRef(ia.ref(i)) || sharedRef(ib.ref(j)) }
+	for _, r := range alignRunsKeeping(ia.len(), ib.len(), func(i, j int) bool { return c.sameItem(ia, i, ib, j) }, key, keepEq) {
 		if r.N > 1 {
 			if r.Kind != '~' {
 				c.add(c.runEntry(c.entryPath(path), format, r, ia, ib))
@@ -1240,9 +1290,8 @@ func (c *cmp) seq(ia, ib seqItems, path pathRef, format seqForm, a, b *canon.Nod
 		case '=':
 			// equal content; still visited one level when either side is
 			// referenced from elsewhere too, to compare object sharing
-			if sharedRef(ia.ref(o.A)) || sharedRef(ib.ref(o.B)) {
-				kids = append(kids, task{a: ia.node(o.A), b: ib.node(o.B), path: c.paths.child(path, edgeOf(format, o.B))})
-			}
+			// (alignRunsKeeping keeps only these)
+			kids = append(kids, task{a: ia.node(o.A), b: ib.node(o.B), path: c.paths.child(path, edgeOf(format, o.B))})
 		}
 	}
 	if a != nil {
@@ -1466,9 +1515,9 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: c.pathOf(path, opEdge(oa.name(restA[o.A]), o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(oa.name(restA[o.A]), o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].offset()})
 		case '+':
-			c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(restB[o.B]), o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].Offset})
+			c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(restB[o.B]), o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].offset()})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
 			if oa.name(xa) == ob.name(xb) && xa.n == xb.n {
@@ -1478,14 +1527,14 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 					if oa.name(xa) == "build" && len(argsA) == 1 {
 						// the first BUILD's state, then <build 1>, ... as pk trace names them
 						edge = ppath.State
-						if k := buildAt(xb.Offset); k > 0 {
+						if k := buildAt(xb.offset()); k > 0 {
 							edge = ppath.Pseudo("build", k)
 						}
 					}
 					kids = append(kids, task{a: idNode(a, argsA[i]), b: idNode(b, argsB[i]), path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(xb), o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.Offset, OffB: xb.Offset})
+				c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(xb), o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.offset(), OffB: xb.offset()})
 			}
 		}
 	}
@@ -1598,7 +1647,8 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 		}
 	}
 	value := func(s byte, i int) *canon.Node { return idNode(at(s), side(s)[i].val) }
-	for _, r := range AlignRunsKeyed(len(ia), len(ib), eq, key, true) {
+	keepEq := func(i, j int) bool { return sharedRef(idRef(a, ia[i].val)) || sharedRef(idRef(b, ib[j].val)) }
+	for _, r := range alignRunsKeeping(len(ia), len(ib), eq, key, keepEq) {
 		if r.N > 1 {
 			f := form('b')
 			if r.Kind == '-' {
@@ -1626,9 +1676,8 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 		case '~':
 			kids = append(kids, c.pairTask(a, ia[r.A], b, ib[r.B], path)...)
 		case '=':
-			if sharedRef(idRef(a, ia[r.A].val)) || sharedRef(idRef(b, ib[r.B].val)) {
-				kids = append(kids, task{a: idNode(a, ia[r.A].val), b: idNode(b, ib[r.B].val), path: c.paths.child(path, keyEdge(int(ib[r.B].pos), idNode(b, ib[r.B].key)))})
-			}
+			// (alignRunsKeeping keeps only these)
+			kids = append(kids, task{a: idNode(a, ia[r.A].val), b: idNode(b, ib[r.B].val), path: c.paths.child(path, keyEdge(int(ib[r.B].pos), idNode(b, ib[r.B].key)))})
 		}
 	}
 	return kids
@@ -1658,7 +1707,7 @@ func buildOffsets(l *opList) []int64 {
 	out := make([]int64, 0, n) // (sized: 700,000 BUILDs)
 	for _, o := range l.ops {
 		if l.name(o) == "build" {
-			out = append(out, o.Offset)
+			out = append(out, o.offset())
 		}
 	}
 	slices.Sort(out)

@@ -81,15 +81,29 @@ type fpTable struct {
 	later  map[int32]int32
 	// order is the IDs the passes under way gave entries, in order (a
 	// node after the one it was first reached from): the nodes of a
-	// pass for its end, those of reuseFPTable's passes for its own
+	// pass for its end (but reuseFPTable's first pass's: unordered)
 	order []pickle.ID
-	buf   []byte
-	hdrs  []byte // headers of the nodes on the pass's stack
+	// unordered is set while the first of reuseFPTable's passes runs: it
+	// gives its nodes no place in order (reuseFPTable)
+	unordered bool
+	buf       []byte
+	hdrs      []byte // headers of the nodes on the pass's stack
 	// stack is the pass's stack, kept between passes: get builds from
 	// every node the first pass did not reach (a million effects are a
 	// million passes of one node each); kids the children of its frames
 	stack frameStack
 	kids  []pickle.ID
+	// kept holds, for each frame of a dict of two entries or more on the
+	// pass's stack (fpFrame.kept), in stack order, where its children and
+	// header as visit found them start in keptKids and keptHdrs: its
+	// entries are then not deduplicated and sorted again (canon's
+	// dictEntries) when it is done. x = {'a': x, 'b': (x,)} 400,000 times
+	// sorted every dict twice a side in this pass, a third of the pass.
+	// Up to keptMax children at a time (a nesting of such dicts keeps
+	// about 20 bytes a level; past that its frames read them again).
+	kept     []keptAt
+	keptKids []pickle.ID
+	keptHdrs []byte
 	// tupleFP's stack, items and what it hashes
 	tstack, titems []pickle.ID
 	tbuf           []byte
@@ -118,18 +132,35 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 	if root != nil {
 		v = root.Ref().View()
 	}
+	nc := 0
 	if v != nil {
-		if nc := v.NodeCount(); t.n() < nc {
+		if nc = v.NodeCount(); t.n() < nc {
 			t.resize(nc)
-			t.order = make([]pickle.ID, 0, nc)
 		}
 	}
 	if len(t.parent) < t.n() || t.n() == 0 {
 		t.parent = make([]int32, t.n()) // (dropped by the last use of t)
 	}
 	t.later = nil
+	// The first pass gives its nodes no place in order: they are the
+	// nodes with an entry when it ends (the table was empty), found by a
+	// scan of the flags, where order took 4 bytes a node of the view
+	// beside the table while this side's passes ran (the peak of some
+	// deep cost shapes: cycle_objects diff changed, building B's table)
+	t.order, t.unordered = nil, true
 	if root != nil {
 		t.build(root.Ref())
+	}
+	t.unordered = false
+	if eff.len() > 0 {
+		// (sized once for what the first pass did not reach)
+		reached := 0
+		for _, f := range t.flags {
+			if f&fpHas != 0 {
+				reached++
+			}
+		}
+		t.order = make([]pickle.ID, 0, max(nc-reached, 0))
 	}
 	for i := range eff.len() {
 		t.build(eff.ref(i))
@@ -143,8 +174,9 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 	// reached once" too: below a ring's first node (referenced by the root
 	// and by the ring's last) every node of the ring was recorded, 12
 	// bytes a node (cycle_dict: 23 MB).
-	for _, id := range t.order {
-		if t.flags[id]&fpRef2 == 0 {
+	// (the nodes of every pass here: all with an entry)
+	for id, f := range t.flags {
+		if f&(fpHas|fpRef2) == fpHas {
 			t.flags[id] |= fpOnce
 		}
 	}
@@ -210,7 +242,9 @@ func (t *fpTable) add(n canon.Ref, parent int32) int32 {
 		}
 		t.later[int32(id)] = parent
 	}
-	t.order = append(grow.Room(t.order, 1), pickle.ID(id))
+	if !t.unordered {
+		t.order = append(grow.Room(t.order, 1), pickle.ID(id))
+	}
 	return int32(id)
 }
 
@@ -414,7 +448,15 @@ type fpFrame struct {
 	i          int32 // the node's ID
 	kb         int32 // its children not yet visited: fpTable.kids[kb:]
 	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
+	kept       bool  // its children and header are fpTable.kept's last
 }
+
+// keptAt is where a kept frame's children and header start in
+// fpTable.keptKids and keptHdrs.
+type keptAt struct{ kids, hdr int32 }
+
+// keptMax bounds fpTable.keptKids (4 MB).
+const keptMax = 1 << 20
 
 // frameStack is the pass's stack, in blocks of frameBlock frames: as one
 // slice doubling as it grew it held up to twice the frames, and the old
@@ -493,6 +535,10 @@ func (t *fpTable) build(root canon.Ref) {
 		if cap(t.kids)+cap(t.hdrs)+cap(t.buf) > 1<<14 {
 			t.kids, t.hdrs, t.buf = nil, nil, nil
 		}
+		t.kept, t.keptKids, t.keptHdrs = t.kept[:0], t.keptKids[:0], t.keptHdrs[:0]
+		if cap(t.kept)+cap(t.keptKids)+cap(t.keptHdrs) > 1<<14 {
+			t.kept, t.keptKids, t.keptHdrs = nil, nil, nil
+		}
 	}()
 	// visit gives n a slot, and a frame when it is an object with children
 	visit := func(n canon.Ref, parent int32) {
@@ -517,9 +563,15 @@ func (t *fpTable) build(root canon.Ref) {
 			}
 			return
 		}
+		kept := n.Kind() == pickle.KindDict && len(kids)-kat >= 4 && len(t.keptKids)+len(kids)-kat <= keptMax
+		if kept {
+			t.kept = append(t.kept, keptAt{int32(len(t.keptKids)), int32(len(t.keptHdrs))})
+			t.keptKids = append(t.keptKids, kids[kat:]...)
+			t.keptHdrs = append(t.keptHdrs, hdrs...)
+		}
 		slices.Reverse(kids[kat:])
 		t.kids = kids
-		stack.push(fpFrame{i: i, kb: int32(kat), clean: true})
+		stack.push(fpFrame{i: i, kb: int32(kat), clean: true, kept: kept})
 	}
 	visit(root, -1)
 	for stack.n > 0 {
@@ -546,8 +598,17 @@ func (t *fpTable) build(root canon.Ref) {
 		// all children done (or on the stack: cyclic); its children and
 		// header again, in the arenas' room past the frames' (the kids of
 		// the frames below it are t.kids[:f.kb], untouched)
-		all, hdr, _ := children(root.Under(pickle.ID(f.i)), t.hdrs[:0], t.kids)
-		kids := all[f.kb:]
+		var all, kids []pickle.ID
+		var hdr []byte
+		var at keptAt
+		if f.kept {
+			at = t.kept[len(t.kept)-1]
+			t.kept = t.kept[:len(t.kept)-1]
+			all, kids, hdr = t.kids, t.keptKids[at.kids:], t.keptHdrs[at.hdr:]
+		} else {
+			all, hdr, _ = children(root.Under(pickle.ID(f.i)), t.hdrs[:0], t.kids)
+			kids = all[f.kb:]
+		}
 		// (sized at once: the object of a million operations has a
 		// million children)
 		b := slices.Grow(t.buf[:0], len(merkleTag)+len(hdr)+len(nilFP)*len(kids))
@@ -572,7 +633,12 @@ func (t *fpTable) build(root canon.Ref) {
 				f.clean = false
 			}
 		}
-		t.buf, t.hdrs, t.kids = b, hdr[:0], all[:f.kb]
+		if f.kept {
+			t.buf, t.kids = b, all[:f.kb]
+			t.keptKids, t.keptHdrs = t.keptKids[:at.kids], t.keptHdrs[:at.hdr]
+		} else {
+			t.buf, t.hdrs, t.kids = b, hdr[:0], all[:f.kb]
+		}
 		t.fps[f.i] = t.sum(b)
 		t.flags[f.i] |= fpDone
 		if f.cyc {
@@ -584,12 +650,25 @@ func (t *fpTable) build(root canon.Ref) {
 	}
 	// an object referenced twice: what it was first reached from, and
 	// everything above that, may reach it twice
-	for _, i := range t.order[first:] {
-		if t.flags[i]&fpRef2 == 0 {
-			continue
-		}
+	unclean := func(i pickle.ID) {
 		for p := t.parentOf(int32(i)); p >= 0 && t.flags[p]&fpClean != 0; p = t.parentOf(p) {
 			t.flags[p] &^= fpClean
+		}
+	}
+	if t.unordered {
+		// (the first pass: its nodes are those with an entry; the order in
+		// which the chains are cleared changes nothing, as a node not clean
+		// has no clean node above it)
+		for i, f := range t.flags {
+			if f&(fpHas|fpRef2) == fpHas|fpRef2 {
+				unclean(pickle.ID(i))
+			}
+		}
+		return
+	}
+	for _, i := range t.order[first:] {
+		if t.flags[i]&fpRef2 != 0 {
+			unclean(i)
 		}
 	}
 }
