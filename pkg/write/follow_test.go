@@ -1,7 +1,7 @@
 package write
 
 import (
-	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -24,21 +24,7 @@ func TestFollowCheck(t *testing.T) {
 			want, werr := File(p, Options{}, false)
 			fpCollide, noFollow, spillAt, fpMin = collide, false, 64, 0
 			got, gerr := File(p, Options{}, false)
-			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-				t.Errorf("%s (colliding %v): checked after: %v; checked beside: %v", p, collide, werr, gerr)
-				continue
-			}
-			if werr != nil {
-				continue
-			}
-			var wb, gb bytes.Buffer
-			want.WriteTo(&wb)
-			got.WriteTo(&gb)
-			want.Close()
-			got.Close()
-			if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
-				t.Errorf("%s (colliding %v): outputs differ with the check beside the writing", p, collide)
-			}
+			sameOutput(t, fmt.Sprintf("%s (colliding %v)", p, collide), "checked after the writing", "checked beside it", want, werr, got, gerr, nil)
 		}
 	}
 	t.Logf("%d outputs checked beside their writing, %d found wrong there, %d streams written again after a wrong first write", followChecks-followed, followDiffers-differs, fpRetries-wrongFirst)

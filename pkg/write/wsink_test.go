@@ -3,6 +3,7 @@ package write
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,6 +43,33 @@ func sinkFiles(t *testing.T) []string {
 	return files
 }
 
+// sameOutput reports, as errors naming what, where two results of File
+// differ: in their errors (named a and b), or in their bytes. inspect, when
+// given, looks at got and its bytes before both are closed. It tells
+// whether both gave an output.
+func sameOutput(t *testing.T, what, a, b string, want *Result, werr error, got *Result, gerr error, inspect func(got *Result, out []byte)) bool {
+	t.Helper()
+	if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+		t.Errorf("%s: %s: %v; %s: %v", what, a, werr, b, gerr)
+		return false
+	}
+	if werr != nil {
+		return false
+	}
+	var wb, gb bytes.Buffer
+	want.WriteTo(&wb)
+	got.WriteTo(&gb)
+	if inspect != nil {
+		inspect(got, gb.Bytes())
+	}
+	want.Close()
+	got.Close()
+	if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
+		t.Errorf("%s: outputs differ, %s and %s (%d and %d bytes)", what, a, b, wb.Len(), gb.Len())
+	}
+	return true
+}
+
 // TestSinkMatches: every corpus file and fold fixture gives the same
 // output, or the same error, with the writer sink and without it, at every
 // output protocol and with --keep-dict-order, with compactions at 4 and 64
@@ -72,31 +100,21 @@ func TestSinkMatches(t *testing.T) {
 				if sinkRuns > before {
 					sunk++
 				}
-				if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-					t.Errorf("%s %+v (MinCompact %d): without the sink: %v; with it: %v", p, opt, min, werr, gerr)
-					continue
-				}
-				if werr != nil {
-					continue
-				}
-				var wb, gb bytes.Buffer
-				want.WriteTo(&wb)
-				got.WriteTo(&gb)
-				if sp := got.spool; sp != "" {
+				what := fmt.Sprintf("%s %+v (MinCompact %d)", p, opt, min)
+				sameOutput(t, what, "without the sink", "with it", want, werr, got, gerr, func(got *Result, out []byte) {
+					sp := got.spool
+					if sp == "" {
+						return
+					}
 					spilled++
-					if got.Data != nil || got.Size() != int64(gb.Len()) {
-						t.Errorf("%s %+v: a spilled output with Data, or of size %d, not %d", p, opt, got.Size(), gb.Len())
+					if got.Data != nil || got.Size() != int64(len(out)) {
+						t.Errorf("%s: a spilled output with Data, or of size %d, not %d", what, got.Size(), len(out))
 					}
 					got.Close()
 					if _, err := os.Stat(sp); err == nil {
-						t.Errorf("%s %+v: Close left the spilled output %s", p, opt, sp)
+						t.Errorf("%s: Close left the spilled output %s", what, sp)
 					}
-				}
-				want.Close()
-				got.Close()
-				if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
-					t.Errorf("%s %+v (MinCompact %d): outputs differ with the sink (%d and %d bytes)", p, opt, min, wb.Len(), gb.Len())
-				}
+				})
 			}
 		}
 	}
@@ -131,21 +149,7 @@ func TestFingerprintCollisions(t *testing.T) {
 				want, werr := File(p, opt, false)
 				fpCollide = true
 				got, gerr := File(p, opt, false)
-				if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-					t.Errorf("%s %+v: with 64-bit fingerprints: %v; with colliding ones: %v", p, opt, werr, gerr)
-					continue
-				}
-				if werr != nil {
-					continue
-				}
-				var wb, gb bytes.Buffer
-				want.WriteTo(&wb)
-				got.WriteTo(&gb)
-				want.Close()
-				got.Close()
-				if !bytes.Equal(wb.Bytes(), gb.Bytes()) {
-					t.Errorf("%s %+v: outputs differ with colliding fingerprints", p, opt)
-				}
+				sameOutput(t, fmt.Sprintf("%s %+v", p, opt), "with 64-bit fingerprints", "with colliding ones", want, werr, got, gerr, nil)
 			}
 		}
 	}
