@@ -485,8 +485,9 @@ func (s *Store) textOf(id ID) (int64, int64) {
 		return mo, ml
 	case r.holds() != holdsText:
 		return 0, 0 // (BINPERSID: its id is an item)
-	case r.v&textInFar != textInFar:
-		return int64(uint64(r.v) >> textLenBits), r.v & textInFar
+	}
+	if off, n, ok := r.vText(); ok {
+		return off, n
 	}
 	f := s.fr(id)
 	return f.textOff, f.textLen
@@ -496,15 +497,22 @@ func (s *Store) textOf(id ID) (int64, int64) {
 // blob's prefix when streamed), of a PERSID, or a global's module. The
 // string shares the store's memory: it is valid as long as the store is.
 func (s *Store) Str(id ID) string {
-	if r := &s.recs[id]; kindHolds[r.kind] == holdsText && r.v&textInFar != textInFar {
+	if r := &s.recs[id]; kindHolds[r.kind] == holdsText {
 		// a str, bytes or bytearray whose text is in its v (textOf)
-		n := r.v & textInFar
-		if n == 0 {
-			return ""
+		if off, n, ok := r.vText(); ok {
+			if n == 0 {
+				return ""
+			}
+			return unsafe.String(&s.text[off], int(n))
 		}
-		return unsafe.String(&s.text[uint64(r.v)>>textLenBits], int(n))
 	}
 	return s.strSlow(id)
+}
+
+// vText is the offset and length of a node's text held in its v, and
+// whether v holds them (not when the text's place is in far).
+func (r *rec) vText() (off, n int64, ok bool) {
+	return int64(uint64(r.v) >> textLenBits), r.v & textInFar, r.v&textInFar != textInFar
 }
 
 // strSlow is Str of a node whose text is not in its v.
@@ -788,10 +796,9 @@ func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f &^ flagExt }
 
 // AddSelf attributes n more bytes to the node.
 func (s *Store) AddSelf(id ID, n int64) {
-	// (n below selfInExt, so not negative, and the sum below it, so the
-	// Self was not in far: kept in its word)
-	// (r.self is below selfInExt without flagExt: one comparison says
-	// that n is not negative and that the sum stays below it)
+	// (without flagExt r.self is below selfInExt: one comparison says that
+	// n is not negative and that the sum stays below it, so the Self is
+	// kept in its word, not in far)
 	r := &s.recs[id]
 	if r.flags&flagExt == 0 && uint64(n) < selfInExt-uint64(r.self) {
 		r.self += uint32(n)
