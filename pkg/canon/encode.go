@@ -1289,13 +1289,15 @@ func newEncoder(v *View, iso bool) *encoder {
 		*e = encoder{v: v, h: e.h, iso: true, buf: e.buf[:0], stack: e.stack[:0], chbuf: e.chbuf[:0], ordM: m, opsBuf: e.opsBuf[:0]}
 	} else if s := v.scr; s != nil && !iso {
 		if s.h == nil {
-			s.h = v.Opt.Algo.New()
+			s.h = newBGHash(v.Opt.Algo.New())
 		}
 		s.h.Reset()
 		s.enc = encoder{v: v, h: s.h, buf: s.buf[:0]}
 		e = &s.enc
+	} else if iso {
+		e = &encoder{v: v, h: v.Opt.Algo.New(), iso: true}
 	} else {
-		e = &encoder{v: v, h: v.Opt.Algo.New(), iso: iso}
+		e = &encoder{v: v, h: newBGHash(v.Opt.Algo.New())}
 	}
 	if iso {
 		st := v.state()

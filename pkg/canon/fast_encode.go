@@ -261,7 +261,7 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 	if hooks != nil || size < 0 {
 		scan.rootVals = nil // item fingerprints need the encodings; no seeking in a compressed stream
 	}
-	e := &fastEnc{opt: opt, scan: scan, memo: &memoTab{}, h: &countHash{Hash: opt.Algo.New()}, path: path, size: size, hashOnly: hooks == nil}
+	e := &fastEnc{opt: opt, scan: scan, memo: &memoTab{}, h: &countHash{Hash: newBGHash(opt.Algo.New())}, path: path, size: size, hashOnly: hooks == nil}
 	defer e.closeReplay()
 	e.stack = make([]fslot, 0, scan.maxStack+1)
 	e.conts, e.free = make([]fcont, 0, scan.maxStack+1), make([]int32, 0, scan.maxStack+1)
