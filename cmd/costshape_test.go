@@ -168,7 +168,7 @@ var costCommands = []struct {
 // lists those (docs/cost.md).
 var knownOver = map[string]string{
 	// pk trace --lines 0: the store and the sized tree of an all-live input, and a million lines (582 MB)
-	"nest_newobj_build trace --lines 0": "session 24: 2.0-2.9 s CPU, 219-222 MB, but 244 MB once in TestCostShapes (session 23: 5.67 s once there)",
+	"nest_newobj_build trace --lines 0": "session 24: 2.0-2.9 s CPU, 219-222 MB from a shell, but 242-244 MB in TestCostShapes (twice; session 23: 5.67 s once there)",
 	// pk canon: the writer holds the input's store with its tables and the output, or refuses a nesting
 	// deeper than write.MaxDepth only after reading the input
 	"nest_newobj_build canon": "session 24: 0.9-1.4 s CPU, 241-250 MB: the writer's peak, after STOP (session 23: 242 MB)",
