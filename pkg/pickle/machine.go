@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Options tune Parse.
@@ -334,6 +335,7 @@ func (m *machine) pushSlot(id ID, pending int32) {
 // (doubling a large stack), pend to the same capacity.
 func (m *machine) growStack() {
 	if len(m.stack) == cap(m.stack) {
+		m.outgrown += 4 * cap(m.stack) // (4-byte IDs)
 		if cap(m.stack) < 1024 {
 			m.stack = slices.Grow(m.stack, 1) // (as append grows it)
 		} else {
@@ -341,11 +343,30 @@ func (m *machine) growStack() {
 		}
 	}
 	if len(m.pend) < cap(m.stack) {
+		m.outgrown += len(m.pend)
 		pend := make([]uint8, cap(m.stack))
 		copy(pend, m.pend[:len(m.stack)])
 		m.pend = pend
 	}
 }
+
+// releaseAt is how many bytes of outgrown arrays the machine lets pile up
+// before it hands them back to the system (releaseOutgrown; a variable for
+// the tests).
+var releaseAt = 8 << 20
+
+// releaseOutgrown collects the heap and returns its free pages to the
+// system (debug.FreeOSMemory; a variable for the tests). The machine grows
+// its stack, records and arenas by copying them into larger arrays, and
+// the arrays it outgrows were filled to the brim: collected, their pages
+// stay resident for the runtime to reuse, but what the machine allocates
+// after them is larger than those holes. A million levels of objects (cost
+// shape nest_newobj_build) kept 50 MB of them resident at its peak (old
+// stacks 27, items and call log 22). run calls it between batches of
+// opcodes once machine.outgrown reaches releaseAt: about once per doubling
+// of an array of 8 MB or more (five times on that shape); the states never
+// outgrow 1 MB.
+var releaseOutgrown = debug.FreeOSMemory
 
 type mark struct {
 	pos   int
@@ -410,6 +431,8 @@ type machine struct {
 	mutAt       []int32
 	spare       spareSet
 	fs          *foldScratch // foldFinal's (Keep.Fold), made when first needed
+
+	outgrown int // bytes of the arrays outgrown since run last released them (releaseOutgrown)
 }
 
 // reused is the Store every stream of ParseEach is built in, and, without
@@ -495,6 +518,10 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
 	rd := m.rd
 	for {
+		if m.outgrown >= releaseAt {
+			m.outgrown = 0
+			releaseOutgrown()
+		}
 		if m.ops != nil {
 			// the opcodes whole in the read buffer, decoded in one pass
 			// (none with Tee set: the streams after an input's first);
@@ -748,26 +775,27 @@ func (m *machine) growRecs() {
 	recs := make([]rec, n, proj)
 	adviseHuge(recs) // (filled front to back from here: see adviseHuge)
 	copy(recs, s.recs)
+	m.outgrown += int(n) * int(unsafe.Sizeof(rec{}))
 	s.recs = recs
 	// the item and text arenas grow with the records: to the share
 	// projected from what this stream has put in them so far (one copy
 	// instead of a series of doublings, each of which holds the old array
 	// and the new at once)
-	s.kids = projected(s.kids, n, proj)
-	s.text = projected(s.text, n, proj)
+	s.kids = projected(s.kids, n, proj, &m.outgrown)
+	s.text = projected(s.text, n, proj, &m.outgrown)
 	// and so do the side tables, the log and the lists, which append would
 	// grow by a quarter at a time past a few hundred entries (a million
 	// levels of NEWOBJ and BUILD: 2 million events, whose growth allocated
 	// 5 times their size)
-	s.ext = projected(s.ext, n, proj)
-	s.muts = projected(s.muts, n, proj)
-	s.log = projected(s.log, n, proj)
-	s.Tops = projected(s.Tops, n, proj)
-	s.Popped = projected(s.Popped, n, proj)
+	s.ext = projected(s.ext, n, proj, &m.outgrown)
+	s.muts = projected(s.muts, n, proj, &m.outgrown)
+	s.log = projected(s.log, n, proj, &m.outgrown)
+	s.Tops = projected(s.Tops, n, proj, &m.outgrown)
+	s.Popped = projected(s.Popped, n, proj, &m.outgrown)
 	// the memo's dense part too (a cloudpickle state memoises every other
 	// node: 400,000 entries, which append's quarter steps allocated 5
 	// times over)
-	m.memo.dense = projected(m.memo.dense, n, proj)
+	m.memo.dense = projected(m.memo.dense, n, proj, &m.outgrown)
 }
 
 // The arenas a store fills after its records: items, side records,
@@ -830,18 +858,21 @@ func arenaGrown[T any](s *Store, buf []T, n int, a int) []T {
 	out := make([]T, l, max(want, l+int64(n)))
 	adviseHuge(out) // (filled front to back, as the records: see adviseHuge)
 	copy(out, buf)
+	m.outgrown += int(l) * int(unsafe.Sizeof(buf[0]))
 	return out
 }
 
 // projected returns buf with room for the length it would have at proj
-// records, from its length at n records, when that is more than it has.
-func projected[T any](buf []T, n, proj int64) []T {
+// records, from its length at n records, when that is more than it has,
+// adding the bytes of an outgrown buf to *outgrown.
+func projected[T any](buf []T, n, proj int64, outgrown *int) []T {
 	want := int64(len(buf))*proj/max(n, 1) + int64(len(buf))/16
 	if want <= int64(cap(buf)) {
 		return buf
 	}
 	out := make([]T, len(buf), want)
 	copy(out, buf)
+	*outgrown += len(buf) * int(unsafe.Sizeof(buf[0]))
 	return out
 }
 

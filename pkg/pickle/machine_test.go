@@ -455,3 +455,24 @@ func TestLongGetBytes(t *testing.T) {
 		t.Errorf("second list: Self %d (want %d), %d items", outer.Self, want, len(outer.Items))
 	}
 }
+
+// The arrays a machine outgrows (a deep stack, its records and arenas) go
+// back to the system once releaseAt bytes of them have piled up
+// (releaseOutgrown), about once per doubling from there; a small stream's
+// never do, and what is parsed does not change.
+func TestReleaseOutgrown(t *testing.T) {
+	defer func(at int, f func()) { releaseAt, releaseOutgrown = at, f }(releaseAt, releaseOutgrown)
+	releaseAt = 1 << 16
+	calls := 0
+	releaseOutgrown = func() { calls++ }
+	for _, c := range []struct{ items, min, max int }{{1000, 0, 0}, {100000, 1, 8}} {
+		calls = 0
+		in := cat(proto4, MARK, strings.Repeat(string(rune(NONE)), c.items), LIST, STOP)
+		if r := root(t, in); r.Kind != KindList || len(r.Items) != c.items {
+			t.Fatalf("%d items: got %v of %d", c.items, r.Kind, len(r.Items))
+		}
+		if calls < c.min || calls > c.max {
+			t.Errorf("a list of %d items on the stack: %d releases, want %d to %d", c.items, calls, c.min, c.max)
+		}
+	}
+}
