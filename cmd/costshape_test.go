@@ -173,12 +173,8 @@ var knownOver = map[string]string{
 	// deeper than write.MaxDepth only after reading the input
 	"nest_newobj_build canon": "session 24: 0.9-1.4 s CPU, 241-250 MB: the writer's peak, after STOP (session 23: 242 MB)",
 	// pk diff against the changed copy: two stores and their views of all-live inputs, and the alignment
-	"build_repeated diff changed":    "session 23: 3.7-4.1 s CPU, 226-233 MB (within the bounds, not by a tenth in every run; session 22: 245 MB)",
-	"calls_discarded diff changed":   "session 23: 3.4-3.9 s CPU, 229-235 MB (within the bounds, not by a tenth in every run)",
-	"cycle_objects diff changed":     "session 23: 4.3-4.7 s CPU, 242-243 MB (within the bounds, not by a tenth; session 21: 264 MB)",
-	"dag_dict_deep diff changed":     "session 23: 5.2-5.6 s CPU, 195-202 MB (session 22: 6.7 s, 239 MB)",
-	"nest_newobj_build diff changed": "session 23: 9.6-10.6 s CPU, 461-469 MB (two whole stores; session 21: 531 MB)",
-	"nest_reduce diff changed":       "session 23: 7.5-8.2 s CPU, 430-431 MB (two whole stores; session 22: 458 MB)",
+	"nest_newobj_build diff changed": "session 24: 4.4-5.0 s CPU, 408-414 MB (two whole stores; the binary before, same machine: 4.6-4.9 s, 465-470 MB)",
+	"nest_reduce diff changed":       "session 24: 4.7-5.2 s CPU, 456-458 MB (two whole stores; the binary before, same machine: 4.6-6.1 s, 452-470 MB)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,

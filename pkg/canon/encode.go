@@ -30,6 +30,9 @@ type encState struct {
 	// encoder (0: not reached yet). The two never share a node, so one
 	// table serves both (4 bytes a node less); the payload digest of an
 	// identity node (a long bytearray, a str with operations) is in idPay.
+	// Made at its first write (setSlot, a main encoder): a view that is
+	// never encoded whole and digests few pure composites (pk diff's two
+	// views) holds none, 4 bytes a node a side.
 	pslot   []int32
 	idPay   map[pickle.ID]int32
 	pdig    digests
@@ -101,9 +104,28 @@ func (v *View) newState() *encState {
 		v.enc = &s.st
 	} else {
 		v.enc = &encState{budget: 32*int64(n) + 1<<20}
-		v.enc.pure, v.enc.pslot = make([]uint8, n), make([]int32, n)
+		v.enc.pure = make([]uint8, n)
 	}
 	return v.enc
+}
+
+// slot is n's pslot (0: none yet, or no table yet).
+func (st *encState) slot(n pickle.ID) int32 {
+	if st.pslot == nil {
+		return 0
+	}
+	return st.pslot[n]
+}
+
+// setSlot sets n's pslot.
+func (st *encState) setSlot(n pickle.ID, s int32) { st.slots()[n] = s }
+
+// slots is the pslot table, made at its first use.
+func (st *encState) slots() []int32 {
+	if st.pslot == nil {
+		st.pslot = make([]int32, len(st.pure))
+	}
+	return st.pslot
 }
 
 // digests holds fixed-size digests in chunks that never move: adding one
@@ -303,9 +325,9 @@ func (v *View) decide(st *encState, n pickle.ID, digest bool) bool {
 		if res == 4 && plain {
 			st.plain.add(x)
 		}
-		if res == 4 && digest && st.pslot[x] == 0 {
+		if res == 4 && digest && st.slot(x) == 0 {
 			buf = v.pureBody(buf[:0], x)
-			st.pslot[x] = st.pureSlot(v.Opt.Algo, buf)
+			st.setSlot(x, st.pureSlot(v.Opt.Algo, buf))
 		}
 		stack = stack[:len(stack)-1]
 	}
@@ -388,11 +410,11 @@ func (v *View) appendPayload(b []byte, short, long byte, n pickle.ID) []byte {
 		st.idPay[n] = s
 		return append(b, st.pdig.get(s, size)...)
 	}
-	if s := st.pslot[n]; s > 0 {
+	if s := st.slot(n); s > 0 {
 		return append(b, st.pdig.get(s, size)...)
 	}
 	s := st.pdig.add(v.Opt.Algo, unsafe.Slice(unsafe.StringData(text), len(text)))
-	st.pslot[n] = s
+	st.setSlot(n, s)
 	return append(b, st.pdig.get(s, size)...)
 }
 
@@ -475,21 +497,21 @@ func (v *View) appendScalar(b []byte, n pickle.ID) []byte {
 // pureDigest returns H(body) of a pure tuple, frozenset or dynamic global.
 func (v *View) pureDigest(n pickle.ID) []byte {
 	st := v.state()
-	if s := st.pslot[n]; s > 0 {
+	if s := st.slot(n); s > 0 {
 		return st.pdig.get(s, v.Opt.Algo.Size())
 	}
 	stack := append(st.takeStack(), n)
 	buf := st.takeBody()
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
-		if st.pslot[x] > 0 {
+		if st.slot(x) > 0 {
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		ready := true
 		for _, c := range v.items(x) {
 			c = v.res(c)
-			if v.composite(st, c) && st.pslot[c] == 0 {
+			if v.composite(st, c) && st.slot(c) == 0 {
 				stack = append(stack, c)
 				ready = false
 			}
@@ -498,12 +520,12 @@ func (v *View) pureDigest(n pickle.ID) []byte {
 			continue
 		}
 		buf = v.pureBody(buf[:0], x)
-		st.pslot[x] = st.pureSlot(v.Opt.Algo, buf)
+		st.setSlot(x, st.pureSlot(v.Opt.Algo, buf))
 		stack = stack[:len(stack)-1]
 	}
 	st.putStack(stack)
 	st.putBody(buf)
-	return st.pdig.get(st.pslot[n], v.Opt.Algo.Size())
+	return st.pdig.get(st.slot(n), v.Opt.Algo.Size())
 }
 
 // smallBodies remembers where the digests of the last short pure bodies
@@ -1313,7 +1335,7 @@ func newEncoder(v *View, iso bool) *encoder {
 		}
 	} else {
 		st := v.state()
-		if st.mains > 0 {
+		if st.mains > 0 && st.pslot != nil {
 			// a second encoding of the stream: forget the ordinals
 			for i, p := range st.pure {
 				if p == 2 {
@@ -1322,7 +1344,7 @@ func newEncoder(v *View, iso bool) *encoder {
 			}
 		}
 		st.mains++
-		e.ordS = st.pslot
+		e.ordS = st.slots()
 	}
 	return e
 }

@@ -85,6 +85,12 @@ func (v *View) cover(n pickle.ID) {
 			}
 		}
 	}
+	if cap(stack) > 1<<16 {
+		// (a walk of the whole graph: the small walks after it need no
+		// stack of its size, which the state held beside the view; a ring
+		// of 500,000 objects, 2 MB a view)
+		stack = nil
+	}
 	st.putStack(stack)
 }
 

@@ -79,9 +79,9 @@ type fpTable struct {
 	// the walk.
 	parent []int32
 	later  map[int32]int32
-	// order is the IDs the passes under way gave entries, in order (a
-	// node after the one it was first reached from): the nodes of a
-	// pass for its end (but reuseFPTable's first pass's: unordered)
+	// order is the IDs the pass under way gave entries, in order (a
+	// node after the one it was first reached from), for its end (but
+	// reuseFPTable's first pass's: unordered); empty between passes
 	order []pickle.ID
 	// unordered is set while the first of reuseFPTable's passes runs: it
 	// gives its nodes no place in order (reuseFPTable)
@@ -94,7 +94,7 @@ type fpTable struct {
 	stack frameStack
 	kids  []pickle.ID
 	// kept holds, for each frame of a dict of two entries or more on the
-	// pass's stack (fpFrame.kept), in stack order, where its children and
+	// pass's stack (frameStack: kept), in stack order, where its children and
 	// header as visit found them start in keptKids and keptHdrs: its
 	// entries are then not deduplicated and sorted again (canon's
 	// dictEntries) when it is done. x = {'a': x, 'b': (x,)} 400,000 times
@@ -152,16 +152,9 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 		t.build(root.Ref())
 	}
 	t.unordered = false
-	if eff.len() > 0 {
-		// (sized once for what the first pass did not reach)
-		reached := 0
-		for _, f := range t.flags {
-			if f&fpHas != 0 {
-				reached++
-			}
-		}
-		t.order = make([]pickle.ID, 0, max(nc-reached, 0))
-	}
+	// (each pass's order is let go at its end: held for every pass, it
+	// was 4 bytes a node the effects reach, a million discarded calls 8
+	// MB a side at this pass's peak)
 	for i := range eff.len() {
 		t.build(eff.ref(i))
 	}
@@ -435,20 +428,70 @@ func idOf(n *canon.Node) pickle.ID {
 	return n.ID()
 }
 
-// fpFrame is a node on the pass's stack. Its children not yet visited
-// are the end of the kids arena while it is on top, the next one last
-// (the frames above it took theirs when popped): fpTable.kids[kb:]. When
-// they are done, its children and header are read again for its
-// fingerprint (children is cheap, and linear in them), so that a frame
-// down a deep nesting holds no header and no child already visited: 12
-// bytes a level, where a frame of 20 bytes and its every child and header
-// took about 38 a level (a million nested objects: 76 MB a side, and as
-// much again of the arenas' room).
-type fpFrame struct {
-	i          int32 // the node's ID
-	kb         int32 // its children not yet visited: fpTable.kids[kb:]
-	clean, cyc bool  // clean: every object child so far was first reached from here and is clean
-	kept       bool  // its children and header are fpTable.kept's last
+// frameStack is the pass's stack of nodes whose children are not all
+// done. A frame's children not yet visited are the end of the kids arena
+// while it is on top, the next one last (the frames above it took theirs
+// when popped): fpTable.kids[kb:]; when they are done, its children and
+// header are read again for its fingerprint (children is cheap, and linear
+// in them), so that a frame down a deep nesting holds no header and no
+// child already visited. What a frame found so far (clean: every object
+// child was first reached from it and is clean; cyc: a child is on the
+// stack or cyclic) is in its node's fpClean and fpCyclic flags, which no
+// one reads before the node is done.
+//
+// A frame is its node's ID (^ID: its children and header are
+// fpTable.kept's last), and its kb is held run by run: down a nesting
+// through last children (a ring of objects, o.a = next: 1.5 million frames
+// deep for 500,000 objects) every frame has the kb of the one below it, so
+// a frame takes 4 bytes there, where one of 12 (its ID, kb and flags) took
+// 18 MB at the pass's peak, the diff's.
+type frameStack struct {
+	ids  chunks[int32]
+	runs chunks[kbRun]
+}
+
+// kbRun is n frames in a row with the same kb.
+type kbRun struct{ kb, n int32 }
+
+func (s *frameStack) len() int { return s.ids.n }
+
+func (s *frameStack) push(i, kb int32, kept bool) {
+	if kept {
+		i = ^i
+	}
+	s.ids.push(i)
+	if r := s.runs.top(); s.runs.n > 0 && r.kb == kb {
+		r.n++
+		return
+	}
+	s.runs.push(kbRun{kb: kb, n: 1})
+}
+
+// top is the frame on top (there is one): its node, kb and whether it is
+// kept.
+func (s *frameStack) top() (i, kb int32, kept bool) {
+	i = *s.ids.top()
+	if i < 0 {
+		return ^i, s.runs.top().kb, true
+	}
+	return i, s.runs.top().kb, false
+}
+
+func (s *frameStack) pop() {
+	s.ids.pop()
+	if r := s.runs.top(); r.n > 1 {
+		r.n--
+		return
+	}
+	s.runs.pop()
+}
+
+// drop lets every block go while the stack is empty (a pass down a deep
+// nesting leaves tens of MB that the walk would hold), else keeps them for
+// the next pass.
+func (s *frameStack) drop() {
+	s.ids.drop()
+	s.runs.drop()
 }
 
 // keptAt is where a kept frame's children and header start in
@@ -458,52 +501,61 @@ type keptAt struct{ kids, hdr int32 }
 // keptMax bounds fpTable.keptKids (4 MB).
 const keptMax = 1 << 20
 
-// frameStack is the pass's stack, in blocks of frameBlock frames: as one
-// slice doubling as it grew it held up to twice the frames, and the old
-// copy beside the new while it grew (a ring of 500,000 objects is 1.5
-// million frames deep: 18 MB of frames, 37 MB at its growth, when the
-// pass's peak is the diff's).
-type frameStack struct {
-	blocks [][]fpFrame // full but the last; a block past it kept, empty
+// chunks is a stack in blocks of chunkLen: as one slice doubling as it
+// grew it held up to twice its items, and the old copy beside the new
+// while it grew.
+type chunks[T any] struct {
+	blocks [][]T // full but the last; a block past it kept, empty
 	n      int
 }
 
-const frameBlock = 1 << 14
+const chunkLen = 1 << 14
 
-func (s *frameStack) push(f fpFrame) {
-	k := s.n / frameBlock
+func (s *chunks[T]) push(x T) {
+	k := s.n / chunkLen
 	switch {
 	case k == len(s.blocks) && k == 0:
 		s.blocks = append(s.blocks, nil)
 	case k == len(s.blocks):
-		s.blocks = append(s.blocks, make([]fpFrame, 0, frameBlock))
+		s.blocks = append(s.blocks, make([]T, 0, chunkLen))
 	}
 	if k == 0 {
 		s.blocks[0] = grow.Room(s.blocks[0], 1) // (the first grown to a block: most passes are shallow)
 	}
-	s.blocks[k] = append(s.blocks[k], f)
+	s.blocks[k] = append(s.blocks[k], x)
 	s.n++
 }
 
-// top is the frame on top (there is one).
-func (s *frameStack) top() *fpFrame {
-	b := s.blocks[(s.n-1)/frameBlock]
+// top is the last item (there is one).
+func (s *chunks[T]) top() *T {
+	if s.n == 0 {
+		return nil
+	}
+	b := s.blocks[(s.n-1)/chunkLen]
 	return &b[len(b)-1]
 }
 
-func (s *frameStack) pop() {
+func (s *chunks[T]) pop() {
 	s.n--
-	k := s.n / frameBlock
+	k := s.n / chunkLen
 	s.blocks[k] = s.blocks[k][:len(s.blocks[k])-1]
 	if len(s.blocks) > k+2 {
-		s.drop(k + 2) // (one empty block kept for the next push)
+		s.keep(k + 2) // (one empty block kept for the next push)
 	}
 }
 
-// drop keeps the first k blocks and lets the others go.
-func (s *frameStack) drop(k int) {
+// keep keeps the first k blocks and lets the others go.
+func (s *chunks[T]) keep(k int) {
 	clear(s.blocks[k:]) // (a block past the slice's length is still held)
 	s.blocks = s.blocks[:k]
+}
+
+// drop lets the blocks go when they are large: more than one, or one
+// grown to a whole block (the stack is empty).
+func (s *chunks[T]) drop() {
+	if len(s.blocks) > 1 || len(s.blocks) == 1 && cap(s.blocks[0]) == chunkLen {
+		s.keep(0)
+	}
 }
 
 var nilFP = [8]byte{'n', 'i', 'l'}
@@ -523,14 +575,9 @@ func (t *fpTable) build(root canon.Ref) {
 		t.ref(i)
 		return
 	}
-	first := len(t.order)
 	stack := &t.stack
 	defer func() {
-		// (kept for the next pass while small; a pass down a deep nesting
-		// leaves tens of MB that the walk would hold)
-		if len(stack.blocks) > 1 || len(stack.blocks) == 1 && cap(stack.blocks[0]) == frameBlock {
-			stack.drop(0)
-		}
+		stack.drop()
 		t.kids, t.hdrs, t.buf = t.kids[:0], t.hdrs[:0], t.buf[:0]
 		if cap(t.kids)+cap(t.hdrs)+cap(t.buf) > 1<<14 {
 			t.kids, t.hdrs, t.buf = nil, nil, nil
@@ -571,12 +618,13 @@ func (t *fpTable) build(root canon.Ref) {
 		}
 		slices.Reverse(kids[kat:])
 		t.kids = kids
-		stack.push(fpFrame{i: i, kb: int32(kat), clean: true, kept: kept})
+		t.flags[i] |= fpClean // (what the frame found so far: frameStack)
+		stack.push(i, int32(kat), kept)
 	}
 	visit(root, -1)
-	for stack.n > 0 {
-		f := stack.top()
-		if len(t.kids) > int(f.kb) {
+	for stack.len() > 0 {
+		fi, kb, fkept := stack.top()
+		if len(t.kids) > int(kb) {
 			c := t.kids[len(t.kids)-1]
 			t.kids = t.kids[:len(t.kids)-1]
 			if c < 0 {
@@ -587,33 +635,34 @@ func (t *fpTable) build(root canon.Ref) {
 				if fl := t.flags[c]; fl&fpPure != 0 {
 					continue
 				} else if fl&fpDone == 0 || fl&fpCyclic != 0 {
-					f.cyc = true // on the stack: a cycle
+					t.flags[fi] |= fpCyclic // on the stack: a cycle
 				}
-				f.clean = false // reached before: maybe shared below here
+				t.flags[fi] &^= fpClean // reached before: maybe shared below here
 				continue
 			}
-			visit(root.Under(c), f.i)
+			visit(root.Under(c), fi)
 			continue
 		}
 		// all children done (or on the stack: cyclic); its children and
 		// header again, in the arenas' room past the frames' (the kids of
-		// the frames below it are t.kids[:f.kb], untouched)
+		// the frames below it are t.kids[:kb], untouched)
 		var all, kids []pickle.ID
 		var hdr []byte
 		var at keptAt
-		if f.kept {
+		if fkept {
 			at = t.kept[len(t.kept)-1]
 			t.kept = t.kept[:len(t.kept)-1]
 			all, kids, hdr = t.kids, t.keptKids[at.kids:], t.keptHdrs[at.hdr:]
 		} else {
-			all, hdr, _ = children(root.Under(pickle.ID(f.i)), t.hdrs[:0], t.kids)
-			kids = all[f.kb:]
+			all, hdr, _ = children(root.Under(pickle.ID(fi)), t.hdrs[:0], t.kids)
+			kids = all[kb:]
 		}
 		// (sized at once: the object of a million operations has a
 		// million children)
 		b := slices.Grow(t.buf[:0], len(merkleTag)+len(hdr)+len(nilFP)*len(kids))
 		b = append(b, merkleTag...)
 		b = append(b, hdr...)
+		cyc, clean := t.flags[fi]&fpCyclic != 0, t.flags[fi]&fpClean != 0
 		for _, c := range kids {
 			if c < 0 {
 				b = append(b, nilFP[:]...)
@@ -622,29 +671,25 @@ func (t *fpTable) build(root canon.Ref) {
 			fl := t.flags[c]
 			if fl&fpDone == 0 {
 				b = append(b, "cycle"...)
-				f.cyc = true
+				cyc = true
 				continue
 			}
 			b = binary.LittleEndian.AppendUint64(b, t.fps[c])
-			if fl&fpCyclic != 0 {
-				f.cyc = true
-			}
-			if fl&fpClean == 0 {
-				f.clean = false
-			}
+			cyc = cyc || fl&fpCyclic != 0
+			clean = clean && fl&fpClean != 0
 		}
-		if f.kept {
-			t.buf, t.kids = b, all[:f.kb]
+		if fkept {
+			t.buf, t.kids = b, all[:kb]
 			t.keptKids, t.keptHdrs = t.keptKids[:at.kids], t.keptHdrs[:at.hdr]
 		} else {
-			t.buf, t.hdrs, t.kids = b, hdr[:0], all[:f.kb]
+			t.buf, t.hdrs, t.kids = b, hdr[:0], all[:kb]
 		}
-		t.fps[f.i] = t.sum(b)
-		t.flags[f.i] |= fpDone
-		if f.cyc {
-			t.flags[f.i] |= fpCyclic
-		} else if f.clean {
-			t.flags[f.i] |= fpClean
+		t.fps[fi] = t.sum(b)
+		t.flags[fi] = t.flags[fi]&^(fpCyclic|fpClean) | fpDone
+		if cyc {
+			t.flags[fi] |= fpCyclic
+		} else if clean {
+			t.flags[fi] |= fpClean
 		}
 		stack.pop()
 	}
@@ -666,11 +711,12 @@ func (t *fpTable) build(root canon.Ref) {
 		}
 		return
 	}
-	for _, i := range t.order[first:] {
+	for _, i := range t.order {
 		if t.flags[i]&fpRef2 != 0 {
 			unclean(i)
 		}
 	}
+	t.order = t.order[:0]
 }
 
 // get returns n's ID once it has its entry, building from n when the
@@ -683,7 +729,6 @@ func (t *fpTable) getRef(n canon.Ref) pickle.ID {
 	if !t.has(i) {
 		t.build(n)
 		// (the order and parents of a pass after reuseFPTable's serve only it)
-		t.order = t.order[:0]
 		if cap(t.order) > 1<<14 {
 			t.order = nil
 		}
