@@ -334,6 +334,13 @@ func (d *decoder) text() (string, bool) {
 // at once.
 const touchLead = 512
 
+// touchMin is the fewest fingerprinted values for which touchAhead reads
+// ahead: the slots their probes load (a cache line each) then no longer fit
+// in a processor's own cache (1 MiB or 2 here), and a table whose values
+// are few (a cost shape's 600,000 rows of 506 distinct strs) would pay the
+// lookahead's reading for nothing (tests lower it).
+var touchMin = 1 << 16
+
 // touchAhead reads the embeddings in the window from where it stopped to
 // touchLead bytes past d.p, computes the fingerprints of the strs and
 // bytes among them, queued for item, and touches the table's slots of
@@ -343,9 +350,9 @@ const touchLead = 512
 // stops, for the next call, at the first embedding not whole in the
 // window, or when the queue or touch's batch is full; at a form it does not
 // know it stops for the window (item then refuses it). Only a table of
-// fingerprinted values (t.fslots) is read ahead.
+// fingerprinted values (t.fslots) of touchMin values or more is read ahead.
 func (d *decoder) touchAhead(t *values) {
-	if t.fslots == nil {
+	if t.fslots == nil || t.nfp < touchMin {
 		return
 	}
 	var fps [touchMax]uint64
