@@ -350,9 +350,10 @@ var touchMin = 1 << 16
 // stops, for the next call, at the first embedding not whole in the
 // window, or when the queue or touch's batch is full; at a form it does not
 // know it stops for the window (item then refuses it). Only a table of
-// fingerprinted values (t.fslots) of touchMin values or more is read ahead.
+// fingerprinted values (t.fslots) is read ahead, by item once it holds
+// touchMin of them.
 func (d *decoder) touchAhead(t *values) {
-	if t.fslots == nil || t.nfp < touchMin {
+	if t.fslots == nil {
 		return
 	}
 	var fps [touchMax]uint64
@@ -429,7 +430,7 @@ func (d *decoder) queued(at int64) (uint64, bool) {
 // item writes the next embedding as emit writes the node it stands for.
 func (d *decoder) item(e *emitter) error {
 	vals := &e.keys.vals
-	if d.p+touchLead/2 >= d.ahead {
+	if d.p+touchLead/2 >= d.ahead && vals.nfp >= touchMin {
 		d.touchAhead(vals)
 	}
 	if !d.fill(1) {
