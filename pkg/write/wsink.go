@@ -235,7 +235,24 @@ type decoder struct {
 	p, n int
 	eof  bool // rd has no more
 	x    big.Int
+	off  int64 // the run's offset of buf[0]
+	// the lookahead (touchAhead): where it stopped in buf (an embedding's
+	// start, or n), and the fingerprints of the strs and bytes it read
+	// that item has not yet taken, in order, with their offsets in the run
+	ahead     int
+	queue     [fpQueue]queuedFP
+	qhead, qn int
 }
+
+// queuedFP is a fingerprint touchAhead computed, of the str or bytes whose
+// tag is at offset at of the run.
+type queuedFP struct {
+	at int64
+	fp uint64
+}
+
+// fpQueue is the most fingerprints the decoder holds for item.
+const fpQueue = 256
 
 // decBuf is the decoder's window: an embedding longer than it (an int of
 // more than 64 KiB) grows it.
@@ -246,7 +263,8 @@ func (e *emitter) decoder(rd io.Reader) *decoder {
 		e.dec = &decoder{buf: make([]byte, decBuf)}
 	}
 	d := e.dec
-	d.rd, d.p, d.n, d.eof = rd, 0, 0, false
+	d.rd, d.p, d.n, d.eof, d.off = rd, 0, 0, false, 0
+	d.ahead, d.qhead, d.qn = 0, 0, 0
 	return d
 }
 
@@ -260,10 +278,11 @@ func (d *decoder) fill(k int) bool {
 	if k > len(d.buf) {
 		b := make([]byte, k)
 		d.n = copy(b, d.buf[d.p:d.n])
-		d.buf, d.p = b, 0
+		d.moved()
+		d.buf = b
 	} else if d.p > 0 {
 		d.n = copy(d.buf, d.buf[d.p:d.n])
-		d.p = 0
+		d.moved()
 	}
 	for zero := 0; d.n < k && !d.eof; {
 		m, err := d.rd.Read(d.buf[d.n:])
@@ -277,6 +296,13 @@ func (d *decoder) fill(k int) bool {
 		}
 	}
 	return d.n-d.p >= k
+}
+
+// moved notes that buf[p:n] was moved to the window's start.
+func (d *decoder) moved() {
+	d.off += int64(d.p)
+	d.ahead = max(d.ahead-d.p, 0)
+	d.p = 0
 }
 
 // uvarint reads a uvarint of at most max.
@@ -302,12 +328,115 @@ func (d *decoder) text() (string, bool) {
 	return s, true
 }
 
+// touchLead is how far past the embedding being read touchAhead looks
+// ahead: a table's row is about a hundred bytes, and a few rows' values
+// waiting for memory together are about as many as a processor waits for
+// at once.
+const touchLead = 512
+
+// touchMin is the fewest fingerprinted values for which touchAhead reads
+// ahead: the slots their probes load (a cache line each) then no longer fit
+// in a processor's own cache (1 MiB or 2 here), and a table whose values
+// are few (a cost shape's 600,000 rows of 506 distinct strs) would pay the
+// lookahead's reading for nothing (tests lower it).
+var touchMin = 1 << 16
+
+// touchAhead reads the embeddings in the window from where it stopped to
+// touchLead bytes past d.p, computes the fingerprints of the strs and
+// bytes among them, queued for item, and touches the table's slots of
+// those not in its hot cache (values.touch), so that item's lookups find
+// them in the processor's cache. It reads the forms as a flat sequence (a
+// list's or dict's header is one more embedding before its items) and
+// stops, for the next call, at the first embedding not whole in the
+// window, or when the queue or touch's batch is full; at a form it does not
+// know it stops for the window (item then refuses it). Only a table of
+// fingerprinted values (t.fslots) is read ahead, by item once it holds
+// touchMin of them.
+func (d *decoder) touchAhead(t *values) {
+	if t.fslots == nil {
+		return
+	}
+	var fps [touchMax]uint64
+	nfp := 0
+	b := d.buf[:d.n]
+	i, end := max(d.p, d.ahead), min(d.n, d.p+touchLead)
+	for i < end && d.qn < fpQueue && nfp < touchMax {
+		next, ok := i+1, true // past the embedding at i, when it is whole in b
+		switch tag := b[i]; tag {
+		case 'n':
+		case 'b':
+			next++
+		case 'f':
+			next += 8
+		case 'N': // kind, count, 0
+			var w int
+			if next+1 < len(b) {
+				_, w = binary.Uvarint(b[next+1:])
+			}
+			next += 1 + w + 1
+			ok = w > 0
+		case 'i', 's', 'y':
+			if tag == 'i' {
+				next++ // the sign
+			}
+			var l uint64
+			var w int
+			if next < len(b) {
+				l, w = binary.Uvarint(b[next:])
+			}
+			ok = w > 0 && l <= uint64(len(b)-next-w)
+			if !ok {
+				break
+			}
+			if next += w + int(l); tag == 'i' {
+				break
+			}
+			fp := t.fingerprint(tag, unsafe.String(unsafe.SliceData(b[next-int(l):]), int(l)))
+			d.queue[(d.qhead+d.qn)%fpQueue] = queuedFP{d.off + int64(i), fp}
+			d.qn++
+			if !t.hotFP(fp) {
+				fps[nfp] = fp
+				nfp++
+			}
+		default:
+			next, ok = d.n, false
+			i = d.n // (item refuses it)
+		}
+		if !ok || next > len(b) {
+			break
+		}
+		i = next
+	}
+	d.ahead = i
+	t.touch(fps[:nfp])
+}
+
+// queued returns the fingerprint touchAhead queued for the str or bytes
+// whose tag is at offset at of the run, if it did.
+func (d *decoder) queued(at int64) (uint64, bool) {
+	for d.qn > 0 {
+		q := d.queue[d.qhead]
+		if q.at > at {
+			break
+		}
+		d.qhead, d.qn = (d.qhead+1)%fpQueue, d.qn-1
+		if q.at == at {
+			return q.fp, true
+		}
+	}
+	return 0, false
+}
+
 // item writes the next embedding as emit writes the node it stands for.
 func (d *decoder) item(e *emitter) error {
+	vals := &e.keys.vals
+	if d.p+touchLead/2 >= d.ahead && vals.nfp >= touchMin {
+		d.touchAhead(vals)
+	}
 	if !d.fill(1) {
 		return errNoSink
 	}
-	tag := d.buf[d.p]
+	at, tag := d.off+int64(d.p), d.buf[d.p]
 	d.p++
 	switch tag {
 	case 's', 'y':
@@ -315,7 +444,12 @@ func (d *decoder) item(e *emitter) error {
 		if !ok {
 			return errNoSink
 		}
-		k := key{id: valueID, v: e.keys.vals.indexTemp(vkey{tag, text})}
+		var k key
+		if fp, ok := d.queued(at); ok {
+			k = key{id: valueID, v: vals.lookupFP(fp)}
+		} else {
+			k = key{id: valueID, v: vals.indexTemp(vkey{tag, text})}
+		}
 		if idx, ok := e.memo.get(k); ok {
 			return e.fetch(canon.Ref{}, k, int(idx))
 		}

@@ -1,0 +1,133 @@
+package write
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"math/rand/v2"
+	"testing"
+)
+
+// slowReader gives its bytes a few at a time.
+type slowReader struct {
+	b   []byte
+	rng *rand.Rand
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 1+r.rng.IntN(13))], r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// TestLookahead: the decoder's lookahead (touchAhead) over a run of every
+// plain form, read whole or a few bytes at a time (embeddings cut at the
+// window's end, the window moved), queues for each str and bytes it
+// reaches the fingerprint of its own text at its own offset: item takes
+// those instead of computing them, so a wrong one would number the value
+// as another.
+func TestLookahead(t *testing.T) {
+	defer func(v int) { touchMin = v }(touchMin)
+	touchMin = 0
+	rng := rand.New(rand.NewPCG(1, 2))
+	var run bytes.Buffer
+	uv := func(n int) { run.Write(binary.AppendUvarint(nil, uint64(n))) }
+	text := func() string {
+		b := make([]byte, rng.IntN(70))
+		for i := range b {
+			b[i] = byte('a' + rng.IntN(3))
+		}
+		return string(b)
+	}
+	var strs []string // in order
+	for range 20000 {
+		switch rng.IntN(7) {
+		case 0:
+			run.WriteByte('n')
+		case 1:
+			run.Write([]byte{'b', byte(rng.IntN(2))})
+		case 2:
+			run.WriteString("f12345678")
+		case 3:
+			m := text()
+			run.Write([]byte{'i', '+'})
+			uv(len(m))
+			run.WriteString(m)
+		case 4:
+			run.Write([]byte{'N', "ld"[rng.IntN(2)]})
+			uv(rng.IntN(300))
+			run.WriteByte(0)
+		default:
+			s := text()
+			run.WriteByte("sy"[rng.IntN(2)])
+			uv(len(s))
+			run.WriteString(s)
+			strs = append(strs, s)
+		}
+	}
+	for _, slow := range []bool{false, true} {
+		vals := &values{fingerprints: true}
+		vals.init()
+		var rd io.Reader = bytes.NewReader(run.Bytes())
+		if slow {
+			rd = &slowReader{run.Bytes(), rng}
+		}
+		e := &emitter{}
+		d := e.decoder(rd)
+		queued, k := 0, 0
+		for d.fill(1) {
+			if d.p+touchLead/2 >= d.ahead {
+				d.touchAhead(vals)
+			}
+			at, tag := d.off+int64(d.p), d.buf[d.p]
+			d.p++
+			var ok bool
+			switch tag {
+			case 'n':
+				ok = true
+			case 'b':
+				ok = d.fill(1)
+				d.p++
+			case 'f':
+				ok = d.fill(8)
+				d.p += 8
+			case 'N':
+				d.fill(1)
+				d.p++
+				_, ok = d.uvarint(1 << 20)
+				ok = ok && d.fill(1)
+				d.p++
+			case 'i':
+				d.fill(1)
+				d.p++
+				_, ok = d.text()
+			case 's', 'y':
+				var s string
+				s, ok = d.text()
+				if s != strs[k] {
+					t.Fatalf("slow %v: str %d read as %q, not %q", slow, k, s, strs[k])
+				}
+				k++
+				if fp, q := d.queued(at); q {
+					queued++
+					if fp != vals.fingerprint(tag, s) {
+						t.Fatalf("slow %v: str %d (%q at %d) queued with another's fingerprint", slow, k-1, s, at)
+					}
+				}
+			}
+			if !ok {
+				t.Fatalf("slow %v: embedding at %d cut", slow, at)
+			}
+		}
+		if k != len(strs) {
+			t.Fatalf("slow %v: %d strs read of %d", slow, k, len(strs))
+		}
+		t.Logf("slow %v: %d of %d strs and bytes queued", slow, queued, len(strs))
+		if !slow && queued < len(strs)*9/10 || queued == 0 {
+			t.Errorf("slow %v: only %d of %d strs and bytes queued", slow, queued, len(strs))
+		}
+	}
+}
