@@ -50,65 +50,78 @@ func PlainEmbedding(enc []byte, maxDepth int) bool {
 			depth--
 		}
 		left[depth]--
-		b := enc[i:]
-		if len(b) == 0 {
+		size, items, _ := PlainForm(enc[i:])
+		if size == 0 {
 			return false
 		}
-		switch b[0] {
-		case 'n':
-			i++
-		case 'b':
-			if len(b) < 2 {
-				return false
+		i += size
+		if items > 0 {
+			if depth == maxDepth {
+				return false // (its items would be deeper than maxDepth)
 			}
-			i += 2
-		case 'f':
-			if len(b) < 9 {
-				return false
-			}
-			i += 9
-		case 'i':
-			if len(b) < 2 || b[1] != '+' && b[1] != '-' {
-				return false
-			}
-			l, w := binary.Uvarint(b[2:])
-			if w <= 0 || l > uint64(len(b)) || 2+w+int(l) > len(b) {
-				return false
-			}
-			i += 2 + w + int(l)
-		case 's', 'y':
-			l, w := binary.Uvarint(b[1:])
-			if w <= 0 || l > InlineMax || 1+w+int(l) > len(b) {
-				return false
-			}
-			i += 1 + w + int(l)
-		case 'N':
-			if len(b) < 2 || b[1] != 'l' && b[1] != 'd' {
-				return false
-			}
-			cnt, w := binary.Uvarint(b[2:])
-			if w <= 0 || cnt > uint64(len(b)) {
-				return false
-			}
-			j := 2 + w
-			if j >= len(b) || b[j] != 0 { // no operations
-				return false
-			}
-			i += j + 1
-			if b[1] == 'd' {
-				cnt *= 2
-			}
-			if cnt > 0 {
-				if depth == maxDepth {
-					return false // (its items would be deeper than maxDepth)
-				}
-				depth++
-				left[depth] = cnt
-			}
-		default:
-			return false
+			depth++
+			left[depth] = items
 		}
 	}
+}
+
+// PlainForm reads the one form at the start of b, of those above, a list's
+// or dict's header counting as one form: its size in bytes (0 when b does
+// not start with a whole form of them), for a list or dict the embeddings
+// that follow it (a dict's keys and values counted apart), and for a str,
+// bytes or int its text (an int's magnitude), a view of b. It is where the
+// forms' sizes are read: PlainEmbedding's loop, and pk canon's writer sink
+// reading a run ahead (pkg/write, touchAhead).
+func PlainForm(b []byte) (size int, items uint64, text []byte) {
+	if len(b) == 0 {
+		return 0, 0, nil
+	}
+	switch b[0] {
+	case 'n':
+		return 1, 0, nil
+	case 'b':
+		if len(b) < 2 {
+			return 0, 0, nil
+		}
+		return 2, 0, nil
+	case 'f':
+		if len(b) < 9 {
+			return 0, 0, nil
+		}
+		return 9, 0, nil
+	case 'i':
+		if len(b) < 2 || b[1] != '+' && b[1] != '-' {
+			return 0, 0, nil
+		}
+		l, w := binary.Uvarint(b[2:])
+		if w <= 0 || l > uint64(len(b)) || 2+w+int(l) > len(b) {
+			return 0, 0, nil
+		}
+		return 2 + w + int(l), 0, b[2+w : 2+w+int(l)]
+	case 's', 'y':
+		l, w := binary.Uvarint(b[1:])
+		if w <= 0 || l > InlineMax || 1+w+int(l) > len(b) {
+			return 0, 0, nil
+		}
+		return 1 + w + int(l), 0, b[1+w : 1+w+int(l)]
+	case 'N':
+		if len(b) < 2 || b[1] != 'l' && b[1] != 'd' {
+			return 0, 0, nil
+		}
+		cnt, w := binary.Uvarint(b[2:])
+		if w <= 0 || cnt > uint64(len(b)) {
+			return 0, 0, nil
+		}
+		j := 2 + w
+		if j >= len(b) || b[j] != 0 { // no operations
+			return 0, 0, nil
+		}
+		if b[1] == 'd' {
+			cnt *= 2
+		}
+		return j + 1, cnt, nil
+	}
+	return 0, 0, nil
 }
 
 // Emb is one embedding read by EmbReader: Tag is 'n', 'b', 'f', 'i', 's',

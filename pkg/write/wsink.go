@@ -345,11 +345,11 @@ var touchMin = 1 << 16
 // touchLead bytes past d.p, computes the fingerprints of the strs and
 // bytes among them, queued for item, and touches the table's slots of
 // those not in its hot cache (values.touch), so that item's lookups find
-// them in the processor's cache. It reads the forms as a flat sequence (a
-// list's or dict's header is one more embedding before its items) and
-// stops, for the next call, at the first embedding not whole in the
-// window, or when the queue or touch's batch is full; at a form it does not
-// know it stops for the window (item then refuses it). Only a table of
+// them in the processor's cache. It reads the forms as a flat sequence
+// (canon.PlainForm: a list's or dict's header is one more form before its
+// items) and stops, for the next call, at the first form not whole in the
+// window (or not plain: item then refuses it), or when the queue or
+// touch's batch is full. Only a table of
 // fingerprinted values (t.fslots) is read ahead, by item once it holds
 // touchMin of them.
 func (d *decoder) touchAhead(t *values) {
@@ -361,51 +361,20 @@ func (d *decoder) touchAhead(t *values) {
 	b := d.buf[:d.n]
 	i, end := max(d.p, d.ahead), min(d.n, d.p+touchLead)
 	for i < end && d.qn < fpQueue && nfp < touchMax {
-		next, ok := i+1, true // past the embedding at i, when it is whole in b
-		switch tag := b[i]; tag {
-		case 'n':
-		case 'b':
-			next++
-		case 'f':
-			next += 8
-		case 'N': // kind, count, 0
-			var w int
-			if next+1 < len(b) {
-				_, w = binary.Uvarint(b[next+1:])
-			}
-			next += 1 + w + 1
-			ok = w > 0
-		case 'i', 's', 'y':
-			if tag == 'i' {
-				next++ // the sign
-			}
-			var l uint64
-			var w int
-			if next < len(b) {
-				l, w = binary.Uvarint(b[next:])
-			}
-			ok = w > 0 && l <= uint64(len(b)-next-w)
-			if !ok {
-				break
-			}
-			if next += w + int(l); tag == 'i' {
-				break
-			}
-			fp := t.fingerprint(tag, unsafe.String(unsafe.SliceData(b[next-int(l):]), int(l)))
+		size, _, text := canon.PlainForm(b[i:])
+		if size == 0 {
+			break // not whole in the window (or not plain: item refuses it)
+		}
+		if tag := b[i]; tag == 's' || tag == 'y' {
+			fp := t.fingerprint(tag, unsafe.String(unsafe.SliceData(text), len(text)))
 			d.queue[(d.qhead+d.qn)%fpQueue] = queuedFP{d.off + int64(i), fp}
 			d.qn++
 			if !t.hotFP(fp) {
 				fps[nfp] = fp
 				nfp++
 			}
-		default:
-			next, ok = d.n, false
-			i = d.n // (item refuses it)
 		}
-		if !ok || next > len(b) {
-			break
-		}
-		i = next
+		i += size
 	}
 	d.ahead = i
 	t.touch(fps[:nfp])
