@@ -1064,7 +1064,7 @@ func (c *cmp) pathOf(path pathRef, edge string) string {
 			return h
 		}
 	}
-	return c.paths.String(path) + edge
+	return c.paths.With(path, edge)
 }
 
 // entryPath is the path of an entry: its head once the entries kept whole
@@ -1150,9 +1150,11 @@ func (c *cmp) compare(t task) []task {
 		}
 		if !a.Pure() && !onceA {
 			c.seenA.set(a.ID(), path)
+			c.paths.pin(path)
 		}
 		if !b.Pure() && !onceB {
 			c.seenB.set(b.ID(), path)
+			c.paths.pin(path)
 		}
 	}
 	// (pure values' digests are cheap: check them even when told they differ)
