@@ -104,8 +104,19 @@ func (p *pathTable) plainNode(i int) *pathNode { return &p.nodes[i/pathChunk][i%
 // index of its plain node.
 func (p *pathTable) find(r pathRef) (run, plain int) {
 	if len(p.runs) == 0 || r < p.runs[0].base {
-		return -1, int(r)
+		return -1, int(r) // (no run before it: inlined)
 	}
+	return p.findRun(r)
+}
+
+// inRun reports whether path r is a run's.
+func (p *pathTable) inRun(r pathRef) bool {
+	run, _ := p.find(r)
+	return run >= 0
+}
+
+// findRun is find past the first run's base.
+func (p *pathTable) findRun(r pathRef) (run, plain int) {
 	i := len(p.runs) - 1
 	if p.runs[i].base > r {
 		i = sort.Search(len(p.runs), func(j int) bool { return p.runs[j].base > r }) - 1
@@ -253,21 +264,30 @@ func (p *pathTable) startRun(parent pathRef, edge string, head pathRef, sum uint
 	if len(p.ignore) > 0 || parent < 0 || int(parent) != p.refs-1 || head < 0 {
 		return false
 	}
-	// the plain ancestors, parent first, as far as 2 periods need
+	// the plain ancestors, parent first, found as the periods tried need
+	// them (most pushes fail at the first edge they compare)
 	var up [2 * maxPeriod]pathRef
 	n := 0
-	for x := parent; n < len(up) && x >= 0; n++ {
-		run, _ := p.find(x)
-		if run >= 0 {
-			break
+	reach := func(i int) bool {
+		for ; n <= i; n++ {
+			x := parent
+			if n > 0 {
+				x = p.parent(up[n-1])
+			}
+			if x < 0 || p.inRun(x) {
+				return false
+			}
+			up[n] = x
 		}
-		up[n] = x
-		x = p.parent(x)
+		return true
 	}
 period:
-	for k := 1; k <= maxPeriod && 2*k <= n; k++ {
-		if string(p.edge(up[k-1])) != edge {
+	for k := 1; k <= maxPeriod; k++ {
+		if !reach(k-1) || string(p.edge(up[k-1])) != edge {
 			continue
+		}
+		if !reach(2*k - 1) {
+			break
 		}
 		for j := range k {
 			if string(p.edge(up[j])) != string(p.edge(up[j+k])) {
