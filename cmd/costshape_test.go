@@ -172,9 +172,10 @@ var knownOver = map[string]string{
 	// pk canon: the writer holds the input's store with its tables and the output, or refuses a nesting
 	// deeper than write.MaxDepth only after reading the input
 	"nest_newobj_build canon": "session 24: 0.9-1.4 s CPU, 241-250 MB: the writer's peak, after STOP (session 23: 242 MB)",
-	// pk diff against the changed copy: two stores and their views of all-live inputs, and the alignment
-	"nest_newobj_build diff changed": "session 24: 4.4-5.0 s CPU, 408-414 MB (two whole stores; the binary before, same machine: 4.6-4.9 s, 465-470 MB)",
-	"nest_reduce diff changed":       "session 24: 4.7-5.2 s CPU, 456-458 MB (two whole stores; the binary before, same machine: 4.6-6.1 s, 452-470 MB)",
+	// pk diff against the changed copy: two whole stores of all-live inputs and their fingerprint tables, live
+	// through the walk (what the walk itself holds is a few MB: paths as runs, session 25)
+	"nest_newobj_build diff changed": "session 25: 4.4-4.8 s CPU, 414-425 MB: the two stores are 357 MB and the fingerprint tables 51 MB of 422 MB live at the walk's end (session 24: 408-414 MB)",
+	"nest_reduce diff changed":       "session 25: 4.5-5.8 s CPU (load 5-16), 309-315 MB (the binary before, same machine: 437-438 MB): stores 190 MB, fingerprint tables 51, views 12 live through the walk",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,

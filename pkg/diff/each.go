@@ -85,7 +85,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 	if c.err != nil {
 		return nil, false
 	}
-	r.Entries = c.entries
+	r.Entries, r.big = c.entries, c.big
 	if len(r.Entries) == 0 {
 		r.Entries = append(r.Entries, unplaced(r.DigestA, r.DigestB))
 	}

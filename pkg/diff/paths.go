@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"sort"
+	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/internal/grow"
 	ppath "github.com/pk-tools/pk/pkg/path"
@@ -12,7 +13,9 @@ import (
 // Paths of the walk, held as a tree: each is its parent and one edge
 // ("[3]", "['key']", ".attr"), so a task a million levels down costs one
 // edge, not a string of the whole path; the string is made only for an
-// entry (and an alias's first path).
+// entry (and an alias's first path). Down a nesting whose levels repeat
+// the same few edges (list((x,),): .__reduce__[1], [0], [0] a level) the
+// paths are a run (pathRun): a path a level costs nothing more.
 type pathRef int32
 
 type pathNode struct {
@@ -30,7 +33,32 @@ type pathNode struct {
 	// arena, not a string each (a walk down a million levels made two
 	// million of them)
 	at uint32
-} // 16 bytes a level of the walk (24, with a 64-bit sum and the edge's length)
+} // 16 bytes a path (24, with a 64-bit sum and the edge's length)
+
+// pathRun is a chain of paths, each the child of the one before (the
+// first, of parent), whose edges repeat the edges of period nodes (pat:
+// path base+k has pat[k%period]'s edge), as a walk down a nesting of the
+// same shape pushes them: their refs are base to base+n-1, and a run takes
+// the same few words however long it is. A run is only ever extended at
+// its last path (push), and only while that path is the table's last;
+// the paths of a run share their head (it starts below the head's depth).
+// Of its paths' sums it keeps its last one's and the one's before
+// (sumOf): the walk asks for no other, as a path is extended or pinned
+// (seenPaths keeps it for Same) when its task is taken, while it is its
+// run's last (pin: the run then ends there).
+type pathRun struct {
+	parent, base pathRef
+	n            int32
+	plain        int32 // the plain nodes before the run
+	pat          [maxPeriod]pathRef
+	period       int32
+	head         pathRef
+	sum, prev    uint32 // the last path's sum, the one's before (n > 1)
+	closed       bool   // the last path is pinned: the run ends there
+}
+
+// maxPeriod is the most edges a run repeats (nest_reduce: 3).
+const maxPeriod = 4
 
 // pathSeed seeds the paths' sums.
 var pathSeed = maphash.MakeSeed()
@@ -41,12 +69,15 @@ var pathSeed = maphash.MakeSeed()
 const headEdges = 4
 
 type pathTable struct {
-	// the nodes by ref, in chunks of pathChunk (the first grown to it):
-	// one slice doubling as it grew held up to twice the nodes, and the
-	// copy beside the old one as it grew (a walk down 400,000 dicts of
-	// two keys: 32 MB of room for 17 MB of nodes)
+	// the plain nodes (the paths not in a run) in ref order, in chunks of
+	// pathChunk (the first grown to it): one slice doubling as it grew
+	// held up to twice the nodes, and the copy beside the old one as it
+	// grew (a walk down 400,000 dicts of two keys: 32 MB of room for 17 MB
+	// of nodes)
 	nodes [][]pathNode
 	n     int // how many
+	refs  int // the paths made: the plain nodes and the runs' paths
+	runs  []pathRun
 	// the nodes' edges, in blocks of edgeBlock or more, each edge whole
 	// in one block; an edge's offset counts the bytes of the blocks
 	// before its own (a block's unused room is not counted), so an edge
@@ -55,7 +86,8 @@ type pathTable struct {
 	bases []uint32 // the offset of each block's first byte
 	total uint32   // the offset past the last edge
 	// with --ignore: for each node and each ignored path, how much of it
-	// the path matches (ignState)
+	// the path matches (ignState); no runs are made then (a path is its
+	// node)
 	ignore []string
 	ign    []int32
 }
@@ -65,8 +97,36 @@ const (
 	edgeBlock = 1 << 18 // bytes
 )
 
-// node is path r's node.
-func (p *pathTable) node(r pathRef) *pathNode { return &p.nodes[r/pathChunk][r%pathChunk] }
+// plainNode is the i-th plain node.
+func (p *pathTable) plainNode(i int) *pathNode { return &p.nodes[i/pathChunk][i%pathChunk] }
+
+// find is where path r is: the index of its run (plain -1), else the
+// index of its plain node.
+func (p *pathTable) find(r pathRef) (run, plain int) {
+	if len(p.runs) == 0 || r < p.runs[0].base {
+		return -1, int(r) // (no run before it: inlined)
+	}
+	return p.findRun(r)
+}
+
+// inRun reports whether path r is a run's.
+func (p *pathTable) inRun(r pathRef) bool {
+	run, _ := p.find(r)
+	return run >= 0
+}
+
+// findRun is find past the first run's base.
+func (p *pathTable) findRun(r pathRef) (run, plain int) {
+	i := len(p.runs) - 1
+	if p.runs[i].base > r {
+		i = sort.Search(len(p.runs), func(j int) bool { return p.runs[j].base > r }) - 1
+	}
+	u := &p.runs[i]
+	if r < u.base+pathRef(u.n) {
+		return i, -1
+	}
+	return -1, int(u.plain) + int(r-u.base-pathRef(u.n))
+}
 
 // reset empties the table, keeping its first chunk and block.
 func (p *pathTable) reset(ignore []string) {
@@ -77,7 +137,7 @@ func (p *pathTable) reset(ignore []string) {
 	if len(p.edges) > 0 {
 		p.edges[0] = p.edges[0][:0]
 	}
-	p.n, p.total, p.ignore, p.ign = 0, 0, ignore, p.ign[:0]
+	p.n, p.refs, p.runs, p.total, p.ignore, p.ign = 0, 0, p.runs[:0], 0, ignore, p.ign[:0]
 }
 
 // addNode appends a node.
@@ -95,6 +155,7 @@ func (p *pathTable) addNode(x pathNode) {
 	}
 	*c = append(*c, x)
 	p.n++
+	p.refs++
 }
 
 // addEdge appends an edge and returns its offset.
@@ -128,9 +189,12 @@ func (p *pathTable) root(s string) pathRef { return p.push(-1, s) }
 func (p *pathTable) child(parent pathRef, edge string) pathRef { return p.push(parent, edge) }
 
 func (p *pathTable) push(parent pathRef, edge string) pathRef {
+	if r, ok := p.extend(parent, edge); ok {
+		return r
+	}
 	head := pathRef(-1)
 	if parent >= 0 {
-		switch h := p.node(parent).head; {
+		switch h := p.headOf(parent); {
 		case h >= 0:
 			head = h
 		case -h < headEdges:
@@ -139,16 +203,15 @@ func (p *pathTable) push(parent pathRef, edge string) pathRef {
 			head = parent
 		}
 	}
-	var h maphash.Hash
-	h.SetSeed(pathSeed)
+	var sum uint32
 	if parent >= 0 {
-		var b [4]byte
-		binary.LittleEndian.PutUint32(b[:], p.node(parent).sum)
-		h.Write(b[:])
+		sum = p.sumOf(parent)
 	}
-	h.WriteString(edge)
+	if p.startRun(parent, edge, head, sum) {
+		return pathRef(p.refs - 1)
+	}
 	at := p.addEdge(edge)
-	p.addNode(pathNode{parent: parent, head: head, sum: uint32(h.Sum64()), at: at})
+	p.addNode(pathNode{parent: parent, head: head, sum: pathSum(parent >= 0, sum, edge), at: at})
 	if len(p.ignore) > 0 {
 		for k, ig := range p.ignore {
 			m := int32(0)
@@ -158,7 +221,88 @@ func (p *pathTable) push(parent pathRef, edge string) pathRef {
 			p.ign = append(p.ign, advanceIgnore(m, ig, edge))
 		}
 	}
-	return pathRef(p.n - 1)
+	return pathRef(p.refs - 1)
+}
+
+// pathSum is the sum of a path of one more edge than a path whose sum is
+// sum (a root: none).
+func pathSum(hasParent bool, sum uint32, edge string) uint32 {
+	var h maphash.Hash
+	h.SetSeed(pathSeed)
+	if hasParent {
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], sum)
+		h.Write(b[:])
+	}
+	h.WriteString(edge)
+	return uint32(h.Sum64())
+}
+
+// extend adds the path parent+edge to the last run, when parent is its
+// last path, the table's last, and edge the one the run repeats next.
+func (p *pathTable) extend(parent pathRef, edge string) (pathRef, bool) {
+	if len(p.runs) == 0 || int(parent) != p.refs-1 {
+		return 0, false
+	}
+	u := &p.runs[len(p.runs)-1]
+	if u.closed || u.base+pathRef(u.n)-1 != parent || string(p.edge(u.pat[u.n%u.period])) != edge {
+		return 0, false
+	}
+	u.prev, u.sum = u.sum, pathSum(true, u.sum, edge)
+	u.n++
+	p.refs++
+	return pathRef(p.refs - 1), true
+}
+
+// startRun starts a run with the path parent+edge (whose head and parent's
+// sum push found) when parent is the table's last path, a plain node
+// below the head's depth, and edge starts again a period of edges that the
+// paths above it have twice (all plain nodes): [0][0] and [0], or
+// .__reduce__[1][0][0].__reduce__[1][0][0] and .__reduce__[1]; the
+// shortest such period. No runs with --ignore (its state is kept a node).
+func (p *pathTable) startRun(parent pathRef, edge string, head pathRef, sum uint32) bool {
+	if len(p.ignore) > 0 || parent < 0 || int(parent) != p.refs-1 || head < 0 {
+		return false
+	}
+	// the plain ancestors, parent first, found as the periods tried need
+	// them (most pushes fail at the first edge they compare)
+	var up [2 * maxPeriod]pathRef
+	n := 0
+	reach := func(i int) bool {
+		for ; n <= i; n++ {
+			x := parent
+			if n > 0 {
+				x = p.parent(up[n-1])
+			}
+			if x < 0 || p.inRun(x) {
+				return false
+			}
+			up[n] = x
+		}
+		return true
+	}
+period:
+	for k := 1; k <= maxPeriod; k++ {
+		if !reach(k-1) || string(p.edge(up[k-1])) != edge {
+			continue
+		}
+		if !reach(2*k - 1) {
+			break
+		}
+		for j := range k {
+			if string(p.edge(up[j])) != string(p.edge(up[j+k])) {
+				continue period
+			}
+		}
+		u := pathRun{parent: parent, base: pathRef(p.refs), n: 1, plain: int32(p.n), period: int32(k), head: head, sum: pathSum(true, sum, edge)}
+		for j := range k {
+			u.pat[j] = up[k-1-j]
+		}
+		p.runs = append(p.runs, u)
+		p.refs++
+		return true
+	}
+	return false
 }
 
 // advanceIgnore is how much of the ignored path ig (as pkg/path spells it)
@@ -205,10 +349,49 @@ func (p *pathTable) ignored(r pathRef, hit []bool) bool {
 // whole path: what an entry past Options.Detail keeps (its string costs
 // those edges, not the path's depth).
 func (p *pathTable) Head(r pathRef) (string, bool) {
-	if h := p.node(r).head; h >= 0 {
+	if h := p.headOf(r); h >= 0 {
 		return p.String(h), false
 	}
 	return p.String(r), true
+}
+
+// headOf is path r's head (pathNode.head).
+func (p *pathTable) headOf(r pathRef) pathRef {
+	if run, i := p.find(r); run >= 0 {
+		return p.runs[run].head
+	} else {
+		return p.plainNode(i).head
+	}
+}
+
+// sumOf is path r's sum: a run's last path's or the one's before, which
+// are the ones push and Same ask for (pathRun); another path of a run is
+// hashed again from the run's parent.
+func (p *pathTable) sumOf(r pathRef) uint32 {
+	run, i := p.find(r)
+	if run < 0 {
+		return p.plainNode(i).sum
+	}
+	u := &p.runs[run]
+	switch k := r - u.base; {
+	case k == pathRef(u.n)-1:
+		return u.sum
+	case k == pathRef(u.n)-2:
+		return u.prev
+	default:
+		sum := p.sumOf(u.parent)
+		for x := u.base; x <= r; x++ {
+			sum = pathSum(true, sum, string(p.edge(x)))
+		}
+		return sum
+	}
+}
+
+// pin keeps path r for Same (seenPaths): a run's last path ends its run.
+func (p *pathTable) pin(r pathRef) {
+	if run, _ := p.find(r); run >= 0 && p.runs[run].base+pathRef(p.runs[run].n)-1 == r {
+		p.runs[run].closed = true
+	}
 }
 
 // Same reports whether two paths are the same string, in constant time
@@ -219,7 +402,7 @@ func (p *pathTable) Same(x, y pathRef) bool {
 	if x == y {
 		return true
 	}
-	if p.node(x).sum != p.node(y).sum {
+	if p.sumOf(x) != p.sumOf(y) {
 		return false
 	}
 	return p.String(x) == p.String(y)
@@ -227,9 +410,14 @@ func (p *pathTable) Same(x, y pathRef) bool {
 
 // edge is the last edge of path r (a root's whole path).
 func (p *pathTable) edge(r pathRef) []byte {
-	at, end := p.node(r).at, p.total
-	if int(r)+1 < p.n {
-		end = p.node(r + 1).at
+	run, i := p.find(r)
+	if run >= 0 {
+		u := &p.runs[run]
+		return p.edge(u.pat[(r-u.base)%pathRef(u.period)])
+	}
+	at, end := p.plainNode(i).at, p.total
+	if i+1 < p.n {
+		end = p.plainNode(i + 1).at
 	}
 	if at == end {
 		return nil
@@ -244,19 +432,34 @@ func (p *pathTable) edge(r pathRef) []byte {
 }
 
 // parent is path r's parent (-1 for a root).
-func (p *pathTable) parent(r pathRef) pathRef { return p.node(r).parent }
+func (p *pathTable) parent(r pathRef) pathRef {
+	run, i := p.find(r)
+	if run < 0 {
+		return p.plainNode(i).parent
+	}
+	if u := &p.runs[run]; r > u.base {
+		return r - 1
+	}
+	return p.runs[run].parent
+}
 
 // String renders a path.
-func (p *pathTable) String(r pathRef) string {
-	n := 0
+func (p *pathTable) String(r pathRef) string { return p.With(r, "") }
+
+// With renders a path and one more edge, in one allocation (a path a
+// million levels down is 20 MB: made and copied to a string, then copied
+// again with its edge, it took 60).
+func (p *pathTable) With(r pathRef, edge string) string {
+	n := len(edge)
 	for x := r; x >= 0; x = p.parent(x) {
 		n += len(p.edge(x))
 	}
 	b := make([]byte, n)
+	n -= copy(b[n-len(edge):], edge)
 	for x := r; x >= 0; x = p.parent(x) {
 		e := p.edge(x)
 		n -= len(e)
 		copy(b[n:], e)
 	}
-	return string(b)
+	return unsafe.String(unsafe.SliceData(b), len(b)) // (b is not written again)
 }

@@ -85,6 +85,9 @@ type Result struct {
 	// Unmatched are the --ignore paths that name nothing in either input
 	// (pk diff warns of each on stderr).
 	Unmatched []string `json:"-"`
+	// big is set when the walk compared views of bigWalk nodes or more:
+	// Files collects their garbage before it returns (release)
+	big bool
 }
 
 // shown is the entries a report shows: at most max (0: all), and none
