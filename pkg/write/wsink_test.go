@@ -168,7 +168,7 @@ func TestOnceSketch(t *testing.T) {
 	defer func() { noOnce, onceSeen = false, nil }()
 	defer func(v int64) { fpMin = v }(fpMin)
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
-	fpMin = 0 // (every stream fingerprinted, and its file counted)
+	fpMin = 0             // (every stream fingerprinted, and its file counted)
 	pickle.MinCompact = 4 // (small files fold too)
 	var singles int
 	var seen map[uint64]bool
