@@ -48,6 +48,18 @@ type onceSketch struct {
 	batch [onceBatch]uint64
 	nb    int
 	acc   uint64 // what flush's loads read (kept, so that they are made)
+	// recent holds the last strs counted at each of 64 places (by length
+	// and last byte): the keys every row of a table repeats are counted
+	// twice, then passed over without a fingerprint
+	recent [64]recentText
+}
+
+// recentText is a str or bytes counted, and whether it was counted twice.
+type recentText struct {
+	tag   byte
+	twice bool
+	n     uint8
+	text  [64]byte
 }
 
 // onceSeen, when set (tests), is called with each fingerprint the table
@@ -139,10 +151,29 @@ func (s *onceSketch) countEmbedding(enc []byte) {
 			return
 		}
 		if tag := enc[i]; tag == 's' || tag == 'y' {
-			s.add(s.fingerprint(tag, text))
+			s.addText(tag, text)
 		}
 		i += size
 	}
+}
+
+// addText counts the str or bytes text (of at most 64 bytes, as
+// PlainForm's are): a text met at its place in recent just before is
+// counted once more and then no more (its counter is two).
+func (s *onceSketch) addText(tag byte, text []byte) {
+	r := &s.recent[len(text)&31|int(tag>>3&1)<<5]
+	if len(text) > 0 {
+		r = &s.recent[(len(text)+int(text[len(text)-1]))&31|int(tag>>3&1)<<5]
+	}
+	if r.tag == tag && int(r.n) == len(text) && string(r.text[:r.n]) == string(text) {
+		if !r.twice {
+			r.twice = true
+			s.add(s.fingerprint(tag, text))
+		}
+		return
+	}
+	s.add(s.fingerprint(tag, text))
+	r.tag, r.twice, r.n = tag, false, uint8(copy(r.text[:], text))
 }
 
 // countStore counts the strs and bytes of st that the writer keys by
