@@ -49,11 +49,16 @@ type values struct {
 	arena []byte
 	ends  []int   // by ordinal: where the value ends in arena
 	index []int32 // by ordinal: the value's index (with fingerprints; else the ordinal)
-	// fingerprinted values: fslots hold index+1
+	// fingerprinted values in the table: fslots hold fp>>32<<32 | their
+	// ordinal among them + 1 (the order they came in)
 	fslots []uint64
-	fps    [][]uint64 // by index, in chunks of fpChunk (no copy of the whole as they grow)
+	fps    [][]uint64 // by ordinal, in chunks of fpChunk (no copy of the whole as they grow)
+	fidx   [][]int32  // by ordinal, the same chunks: the value's index
 	hint   int        // how many fingerprinted values to make room for at first
-	nfp    int        // fingerprinted values
+	nfp    int        // fingerprinted values in the table
+	// once, when set, says which fingerprinted values the stream holds
+	// once (once.go): those are numbered and never put in the table
+	once *onceSketch
 	// hot caches the last value looked up at each of 256 places by hash:
 	// the few values a table's every row repeats (its dicts' keys) are
 	// found without a probe of the slots, which a table of millions of
@@ -69,7 +74,7 @@ type values struct {
 
 type hotValue struct {
 	h   uint64
-	idx int32 // hot: ordinal + 1, fhot: index + 1; 0: none
+	idx int32 // hot: ordinal + 1, fhot: ordinal among the fingerprinted + 1; 0: none
 }
 
 // indexOf returns the value's index, numbering it when it is new.
@@ -116,6 +121,9 @@ func (t *values) init() {
 	t.slots = make([]uint64, 16)
 	if t.fingerprints {
 		t.fseed = rand.Uint64()
+		if t.once != nil {
+			t.fseed = t.once.seed // (the fingerprints once counted)
+		}
 		n := 64
 		for n < 2*t.hint && n < 1<<26 {
 			n *= 2
@@ -129,16 +137,45 @@ func (t *values) init() {
 // fpChunk is the number of fingerprints a chunk of values.fps holds.
 const fpChunk = 1 << 14
 
-func (t *values) fp(idx int32) *uint64 { return &t.fps[idx/fpChunk][idx%fpChunk] }
+// fp is the fingerprint of the fingerprinted value of ordinal ord.
+func (t *values) fp(ord int32) *uint64 { return &t.fps[ord/fpChunk][ord%fpChunk] }
+
+// addFP puts fingerprint fp in the next ordinal, for the value of index
+// idx, and returns the ordinal. The first chunk grows as values come (a
+// stream of a few values, one of a million in a file, allocates a few),
+// the others are made whole.
+func (t *values) addFP(fp uint64, idx int32) int32 {
+	ord := int32(t.nfp)
+	t.nfp++
+	c := ord / fpChunk
+	switch {
+	case c == 0:
+		if len(t.fps) == 0 {
+			t.fps, t.fidx = append(t.fps, make([]uint64, 0, 8)), append(t.fidx, make([]int32, 0, 8))
+		}
+		t.fps[0], t.fidx[0] = append(t.fps[0], fp), append(t.fidx[0], idx)
+		return ord
+	case ord%fpChunk == 0:
+		t.fps, t.fidx = append(t.fps, make([]uint64, fpChunk)), append(t.fidx, make([]int32, fpChunk))
+	}
+	t.fps[c][ord%fpChunk], t.fidx[c][ord%fpChunk] = fp, idx
+	return ord
+}
 
 // sizeHint makes room at first for about the values a stream of n bytes
 // holds when most of it is short distinct strs (a table's names: one in
 // 50 bytes of a table of small dicts), so that the slots of a large table
 // are not rehashed as it grows: at most one slot in 32 bytes of the stream
 // (slots never touched cost address space, not memory).
+//
+// With once, the table holds the values whose counters are two: about as
+// many as those counters.
 func (t *values) sizeHint(n int64) {
 	if t.slots == nil && t.fingerprints && n > 0 {
 		t.hint = int(min(n/64, 1<<25))
+		if t.once != nil {
+			t.hint = min(t.hint, t.once.multi())
+		}
 	}
 }
 
@@ -151,20 +188,6 @@ var fpMin int64 = 1 << 20
 func (t *values) next() int32 {
 	idx := t.n
 	t.n++
-	if t.fingerprints {
-		// the first chunk grows as values come (a stream of a few values,
-		// one of a million in a file, allocates a few), the others are
-		// made whole
-		switch c := int(idx / fpChunk); {
-		case c == 0:
-			if len(t.fps) == 0 {
-				t.fps = append(t.fps, make([]uint64, 0, 8))
-			}
-			t.fps[0] = append(t.fps[0], 0)
-		case idx%fpChunk == 0:
-			t.fps = append(t.fps, make([]uint64, fpChunk))
-		}
-	}
 	return idx
 }
 
@@ -198,12 +221,20 @@ func (t *values) lookup(v vkey) int32 {
 	return t.index[ord]
 }
 
-// lookupFP is lookup by fingerprint: its low bits place it in fslots.
+// lookupFP is lookup by fingerprint: its low bits place it in fslots. A
+// value once says the stream holds once is numbered and left out of the
+// table: no lookup will ask for it again.
 func (t *values) lookupFP(fp uint64) int32 {
 	h := fp
 	c := &t.fhot[h&255]
 	if t.hotFP(fp) {
-		return c.idx - 1
+		return t.idxOf(c.idx - 1)
+	}
+	if t.once != nil && t.once.single(fp) {
+		if onceSeen != nil {
+			onceSeen(fp)
+		}
+		return t.next()
 	}
 	mask := uint64(len(t.fslots) - 1)
 	tag := h >> 32 << 32
@@ -211,22 +242,25 @@ func (t *values) lookupFP(fp uint64) int32 {
 		s := t.fslots[i]
 		if s == 0 {
 			idx := t.next()
-			*t.fp(idx) = fp
-			t.fslots[i] = tag | uint64(idx+1)
-			if t.nfp++; 4*t.nfp > 3*len(t.fslots) {
+			ord := t.addFP(fp, idx)
+			t.fslots[i] = tag | uint64(ord+1)
+			if 4*t.nfp > 3*len(t.fslots) {
 				t.growFP()
 			}
-			c.idx = idx + 1
+			c.idx = ord + 1
 			return idx
 		}
 		if s>>32<<32 == tag {
-			if idx := int32(uint32(s)) - 1; *t.fp(idx) == fp {
-				c.idx = idx + 1
-				return idx
+			if ord := int32(uint32(s)) - 1; *t.fp(ord) == fp {
+				c.idx = ord + 1
+				return t.idxOf(ord)
 			}
 		}
 	}
 }
+
+// idxOf is the index of the fingerprinted value of ordinal ord.
+func (t *values) idxOf(ord int32) int32 { return t.fidx[ord/fpChunk][ord%fpChunk] }
 
 // touch loads what lookupFP of each of the fingerprints fps will load
 // first past the hot cache, its first slot and the fingerprint that slot
@@ -248,6 +282,11 @@ func (t *values) touch(fps []uint64) {
 		n++
 	}
 	acc := uint64(0)
+	if t.once != nil {
+		for _, fp := range fps[:n] {
+			acc ^= t.once.load(fp)
+		}
+	}
 	for i, slot := range slots[:n] {
 		if slot != 0 && slot>>32 == fps[i]>>32 {
 			acc ^= *t.fp(int32(uint32(slot)) - 1)

@@ -128,6 +128,9 @@ type streamWriter struct {
 	// for an output checked against want, which retry writes again
 	// without them
 	fingerprints bool
+	// once, with fingerprints, says which values the stream holds once
+	// (once.go: the writer sink's streams)
+	once *onceSketch
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
@@ -179,6 +182,7 @@ func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	sh := newShared()
 	if sh.keys.vals.fingerprints = w.usesFP(); sh.keys.vals.fingerprints {
 		st := w.v.Stream
+		sh.keys.vals.once = w.once
 		sh.keys.vals.sizeHint(st.End - st.Offset)
 	}
 	e := newEmitter(w.v, w.proto, sh, t)

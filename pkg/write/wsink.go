@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"os"
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
@@ -72,7 +73,21 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		return nil, false, nil
 	}
 	dsize := copt.Algo.Size()
-	file, ok := canon.EachStreamWrite(path, copt, foldable, func(v *canon.View) error {
+	// the strs and bytes of the folded runs, counted as they are folded
+	// (once.go), in every stream of the file
+	var once *onceSketch
+	accept := foldable
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= fpMin && !noOnce {
+		once = newOnceSketch(fi.Size() / 64)
+		accept = func(enc []byte) bool {
+			if !foldable(enc) {
+				return false
+			}
+			once.countEmbedding(enc)
+			return true
+		}
+	}
+	file, ok := canon.EachStreamWrite(path, copt, accept, func(v *canon.View) error {
 		// (only the first stream's refusal is taken: see above)
 		first := v.Stream != nil && v.Stream.Index == 0 && len(*ends) == 0
 		if off, deep := tooDeep(v.Store()); deep {
@@ -86,6 +101,11 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 			return err
 		}
 		w.fingerprints = true // (File checks the output)
+		if once != nil && hasFolded(v.Store()) && v.NodeCount() == v.Store().Len() {
+			// every str the writer meets is in a run or the store
+			once.countStore(v.Store())
+			w.once = once
+		}
 		if err = w.writeOut(false, out); err != nil {
 			var r *refusal
 			if first && errors.As(err, &r) && !hasFolded(v.Store()) {
@@ -399,7 +419,7 @@ func (d *decoder) queued(at int64) (uint64, bool) {
 // item writes the next embedding as emit writes the node it stands for.
 func (d *decoder) item(e *emitter) error {
 	vals := &e.keys.vals
-	if d.p+touchLead/2 >= d.ahead && vals.nfp >= touchMin {
+	if d.p+touchLead/2 >= d.ahead && (vals.nfp >= touchMin || vals.once != nil) {
 		d.touchAhead(vals)
 	}
 	if !d.fill(1) {

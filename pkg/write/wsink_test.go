@@ -158,3 +158,75 @@ func TestFingerprintCollisions(t *testing.T) {
 		t.Errorf("only %d streams written again without fingerprints", fpRetries-retries)
 	}
 }
+
+// TestOnceSketch: with every stream fingerprinted, every corpus file and
+// fold fixture gives the output, or the error, it gives without the
+// sketch of the values held once (once.go), with compactions at 4 records
+// so that small files fold, and no value the table
+// numbered as held once is looked up again in its stream's writing.
+func TestOnceSketch(t *testing.T) {
+	defer func() { noOnce, onceSeen = false, nil }()
+	defer func(v int64) { fpMin = v }(fpMin)
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	fpMin = 0             // (every stream fingerprinted, and its file counted)
+	pickle.MinCompact = 4 // (small files fold too)
+	var singles int
+	var seen map[uint64]bool
+	files := sinkFiles(t)
+	for _, p := range files {
+		noOnce, onceSeen = true, nil
+		want, werr := File(p, Options{}, false)
+		noOnce, seen = false, map[uint64]bool{}
+		onceSeen = func(fp uint64) {
+			if seen[fp] {
+				t.Errorf("%s: a value numbered as held once is numbered again", p)
+			}
+			seen[fp] = true
+			singles++
+		}
+		got, gerr := File(p, Options{}, false)
+		sameOutput(t, p, "without the sketch", "with it", want, werr, got, gerr, nil)
+	}
+	t.Logf("%d values numbered as held once, in %d files", singles, len(files))
+	if singles < 1000 {
+		t.Errorf("only %d values numbered as held once", singles)
+	}
+}
+
+// TestOnceSketchStore: a str held once in a folded run and once more in a
+// node of the store at STOP (the last rows are not folded) is counted
+// twice (countStore), so the second is fetched, as without the sketch.
+func TestOnceSketchStore(t *testing.T) {
+	defer func() { noOnce = false }()
+	defer func(v int64) { fpMin = v }(fpMin)
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	fpMin, pickle.MinCompact = 0, 4
+	row := func(b []byte, s string) []byte {
+		b = append(b, '}', 0x8c, 1, 'k', 0x8c, byte(len(s)))
+		return append(append(b, s...), 's', 'a') // (APPENDed: final at once)
+	}
+	dir := t.TempDir()
+	for _, n := range []int{100, 1000, 5000} {
+		for _, from := range []int{0, n / 2, n - 2} {
+			b := []byte{0x80, 4, ']'}
+			for i := range n {
+				b = row(b, fmt.Sprintf("v%d", i))
+			}
+			b = row(b, fmt.Sprintf("v%d", from)) // (the last row: in the store at STOP)
+			b = append(b, '.')
+			p := filepath.Join(dir, fmt.Sprintf("rows%d-%d.pkl", n, from))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			noOnce = true
+			want, werr := File(p, Options{}, false)
+			noOnce = false
+			before := sinkRuns
+			got, gerr := File(p, Options{}, false)
+			if sinkRuns == before {
+				t.Errorf("%s: nothing folded", p)
+			}
+			sameOutput(t, p, "without the sketch", "with it", want, werr, got, gerr, nil)
+		}
+	}
+}
