@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -384,11 +385,67 @@ func (f *walkFrame) given() int32 {
 // tailFrame is an open item whose last child has been opened (so it has
 // nothing more to show): its frame is dropped, and what is left of it to
 // do when that child's subtree ends (take it off the path, the leave
-// callback) is kept in 8 bytes. A chain of a million levels costs this
-// and a path link per level.
+// callback) is kept on a tailStack. A chain of a million levels costs
+// this and a path link per level.
 type tailFrame struct {
 	id int32
 	n  int32
+}
+
+// tailStack is the stack of tail frames in 2 bytes or more each: a frame's
+// child count and its ID less the ID of the frame below it (zigzag), as
+// varints written to be read back from the top. A chain of a million
+// levels of objects (cost shape nest_newobj_build) keeps 2 million of them
+// at its deepest: 16 MB as tailFrames, 4 MB so.
+type tailStack struct {
+	b    pagedStack[byte]
+	n    int   // frames
+	last int32 // the top frame's ID (0: none)
+}
+
+func (s *tailStack) reset() { s.b.n, s.n, s.last = 0, 0, 0 }
+
+func (s *tailStack) push(f tailFrame) {
+	s.putUvarint(uint64(uint32(f.n)))
+	d := int64(f.id) - int64(s.last)
+	s.putUvarint(uint64(d<<1) ^ uint64(d>>63))
+	s.last = f.id
+	s.n++
+}
+
+func (s *tailStack) pop() tailFrame {
+	z := s.uvarint()
+	f := tailFrame{id: s.last, n: int32(s.uvarint())}
+	s.last = int32(int64(s.last) - (int64(z>>1) ^ -int64(z&1)))
+	s.n--
+	return f
+}
+
+// putUvarint pushes v's 7-bit groups, the most significant first and with
+// its high bit clear, the others with it set: uvarint pops them back.
+func (s *tailStack) putUvarint(v uint64) {
+	k := 0
+	for x := v >> 7; x != 0; x >>= 7 {
+		k++
+	}
+	for i := k; i >= 0; i-- {
+		g := byte(v>>(7*i)) & 0x7f
+		if i < k {
+			g |= 0x80
+		}
+		s.b.push(g)
+	}
+}
+
+func (s *tailStack) uvarint() uint64 {
+	var v uint64
+	for sh := 0; ; sh += 7 {
+		g := s.b.pop()
+		v |= uint64(g&0x7f) << sh
+		if g&0x80 == 0 {
+			return v
+		}
+	}
 }
 
 // tailStream says that the tail frames from index at up (to the next
@@ -451,7 +508,7 @@ func (s *pagedStack[T]) pop() T {
 // (empty: every frame a walk pushes, it pops).
 type walkStacks struct {
 	stack pagedStack[walkFrame]
-	tails pagedStack[tailFrame]
+	tails tailStack
 	tsts  []tailStream // the streams of tails' frames
 	last  []bool
 	v, lv Visit // what the callbacks get (they keep no pointer to it)
@@ -470,7 +527,8 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 	t.spareWalk = nil
 	defer func() { ws.v, ws.lv = Visit{}, Visit{}; t.spareWalk = ws }() // (keeping no stream alive)
 	stack, tails, last := &ws.stack, &ws.tails, ws.last[:0]
-	stack.n, tails.n = 0, 0
+	stack.n = 0
+	tails.reset()
 	tsts := ws.tsts[:0]
 	defer func() { ws.last, ws.tsts = last, tsts[:0] }()
 	var items []Item       // the open items, kept only for leave callbacks that need them
@@ -480,7 +538,9 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			it.Cycle = it.Stream.onPathGet(it.Node)
 		}
 		if depth > 0 {
-			last = append(last[:depth-1], isLast)
+			// (doubled: append grows a long slice by a quarter, which left
+			// 8 MB behind down a million levels)
+			last = append(grow.Room(last[:depth-1], 1), isLast)
 		}
 		*v = Visit{Item: it, Depth: depth, Last: last[:max(depth, 0)]}
 		var kids []kid
