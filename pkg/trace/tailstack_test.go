@@ -42,8 +42,8 @@ func TestTailStack(t *testing.T) {
 				t.Fatalf("round %d: pop %d: got %+v, want %+v", round, i, got, want[i])
 			}
 		}
-		if s.n != 0 || s.b.n != 0 || s.last != 0 {
-			t.Fatalf("round %d: left %d frames, %d bytes, last %d", round, s.n, s.b.n, s.last)
+		if s.n != 0 || s.size != 0 || s.last != 0 {
+			t.Fatalf("round %d: left %d frames, %d bytes, last %d", round, s.n, s.size, s.last)
 		}
 		s.push(tailFrame{id: 5, n: 3}) // left on it: reset empties it
 	}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strconv"
@@ -394,23 +395,44 @@ type tailFrame struct {
 
 // tailStack is the stack of tail frames in 2 bytes or more each: a frame's
 // child count and its ID less the ID of the frame below it (zigzag), as
-// varints written to be read back from the top. A chain of a million
-// levels of objects (cost shape nest_newobj_build) keeps 2 million of them
-// at its deepest: 16 MB as tailFrames, 4 MB so.
+// varints written to be read back from the top, in pages of tailPage
+// bytes (none copied as it grows; one spare kept as it shrinks). A chain
+// of a million levels of objects (cost shape nest_newobj_build) keeps 2
+// million of them at its deepest: 16 MB as tailFrames, 4 MB so.
 type tailStack struct {
-	b    pagedStack[byte]
-	n    int   // frames
-	last int32 // the top frame's ID (0: none)
+	pages [][]byte
+	size  int   // bytes
+	n     int   // frames
+	last  int32 // the top frame's ID (0: none)
 }
 
-func (s *tailStack) reset() { s.b.n, s.n, s.last = 0, 0, 0 }
+const tailPage = 4096
+
+func (s *tailStack) reset() { s.size, s.n, s.last = 0, 0, 0 }
 
 func (s *tailStack) push(f tailFrame) {
-	s.putUvarint(uint64(uint32(f.n)))
 	d := int64(f.id) - int64(s.last)
-	s.putUvarint(uint64(d<<1) ^ uint64(d>>63))
+	z := uint64(d<<1) ^ uint64(d>>63)
+	if n := uint32(f.n); n < 0x80 && z < 0x80 {
+		// (the common case: a small count, an ID near the last)
+		s.putByte(byte(n))
+		s.putByte(byte(z))
+	} else {
+		var buf [2 * binary.MaxVarintLen32]byte
+		for _, c := range appendUvarintBack(appendUvarintBack(buf[:0], uint64(n)), z) {
+			s.putByte(c)
+		}
+	}
 	s.last = f.id
 	s.n++
+}
+
+func (s *tailStack) putByte(c byte) {
+	if s.size == len(s.pages)*tailPage {
+		s.pages = append(s.pages, make([]byte, tailPage))
+	}
+	s.pages[s.size/tailPage][s.size%tailPage] = c
+	s.size++
 }
 
 func (s *tailStack) pop() tailFrame {
@@ -418,29 +440,34 @@ func (s *tailStack) pop() tailFrame {
 	f := tailFrame{id: s.last, n: int32(s.uvarint())}
 	s.last = int32(int64(s.last) - (int64(z>>1) ^ -int64(z&1)))
 	s.n--
+	if p := s.size/tailPage + 2; p < len(s.pages) {
+		s.pages[p] = nil
+		s.pages = s.pages[:p]
+	}
 	return f
 }
 
-// putUvarint pushes v's 7-bit groups, the most significant first and with
-// its high bit clear, the others with it set: uvarint pops them back.
-func (s *tailStack) putUvarint(v uint64) {
+// appendUvarintBack appends v's 7-bit groups, the most significant first
+// and with its high bit clear, the others with it set: uvarint reads them
+// back from the end.
+func appendUvarintBack(b []byte, v uint64) []byte {
 	k := 0
 	for x := v >> 7; x != 0; x >>= 7 {
 		k++
 	}
-	for i := k; i >= 0; i-- {
-		g := byte(v>>(7*i)) & 0x7f
-		if i < k {
-			g |= 0x80
-		}
-		s.b.push(g)
+	b = append(b, byte(v>>(7*k))&0x7f)
+	for i := k - 1; i >= 0; i-- {
+		b = append(b, byte(v>>(7*i))|0x80)
 	}
+	return b
 }
 
+// uvarint pops one varint that appendUvarintBack wrote.
 func (s *tailStack) uvarint() uint64 {
 	var v uint64
 	for sh := 0; ; sh += 7 {
-		g := s.b.pop()
+		s.size--
+		g := s.pages[s.size/tailPage][s.size%tailPage]
 		v |= uint64(g&0x7f) << sh
 		if g&0x80 == 0 {
 			return v
