@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 	"strconv"
@@ -371,7 +370,7 @@ type walkFrame struct {
 	depth int32
 	lvl   int32 // levels of --depth used: wrappers (files, pickle parts, streams) use none
 	id    int32 // the node marked open on the path; -1: none
-	tail  int32 // closed ancestors (tailFrame) that end with this frame
+	tail  int32 // closed ancestors (tail frames) that end with this frame
 	trunc bool
 }
 
@@ -383,97 +382,13 @@ func (f *walkFrame) given() int32 {
 	return f.tops.given
 }
 
-// tailFrame is an open item whose last child has been opened (so it has
-// nothing more to show): its frame is dropped, and what is left of it to
-// do when that child's subtree ends (take it off the path, the leave
-// callback) is kept on a tailStack. A chain of a million levels costs
-// this and a path link per level.
-type tailFrame struct {
-	id int32
-	n  int32
-}
-
-// tailStack is the stack of tail frames in 2 bytes or more each: a frame's
-// child count and its ID less the ID of the frame below it (zigzag), as
-// varints written to be read back from the top, in pages of tailPage
-// bytes (none copied as it grows; one spare kept as it shrinks). A chain
-// of a million levels of objects (cost shape nest_newobj_build) keeps 2
-// million of them at its deepest: 16 MB as tailFrames, 4 MB so.
-type tailStack struct {
-	pages [][]byte
-	size  int   // bytes
-	n     int   // frames
-	last  int32 // the top frame's ID (0: none)
-}
-
-const tailPage = 4096
-
-func (s *tailStack) reset() { s.size, s.n, s.last = 0, 0, 0 }
-
-func (s *tailStack) push(f tailFrame) {
-	d := int64(f.id) - int64(s.last)
-	z := uint64(d<<1) ^ uint64(d>>63)
-	if n := uint32(f.n); n < 0x80 && z < 0x80 {
-		// (the common case: a small count, an ID near the last)
-		s.putByte(byte(n))
-		s.putByte(byte(z))
-	} else {
-		var buf [2 * binary.MaxVarintLen32]byte
-		for _, c := range appendUvarintBack(appendUvarintBack(buf[:0], uint64(n)), z) {
-			s.putByte(c)
-		}
-	}
-	s.last = f.id
-	s.n++
-}
-
-func (s *tailStack) putByte(c byte) {
-	if s.size == len(s.pages)*tailPage {
-		s.pages = append(s.pages, make([]byte, tailPage))
-	}
-	s.pages[s.size/tailPage][s.size%tailPage] = c
-	s.size++
-}
-
-func (s *tailStack) pop() tailFrame {
-	z := s.uvarint()
-	f := tailFrame{id: s.last, n: int32(s.uvarint())}
-	s.last = int32(int64(s.last) - (int64(z>>1) ^ -int64(z&1)))
-	s.n--
-	if p := s.size/tailPage + 2; p < len(s.pages) {
-		s.pages[p] = nil
-		s.pages = s.pages[:p]
-	}
-	return f
-}
-
-// appendUvarintBack appends v's 7-bit groups, the most significant first
-// and with its high bit clear, the others with it set: uvarint reads them
-// back from the end.
-func appendUvarintBack(b []byte, v uint64) []byte {
-	k := 0
-	for x := v >> 7; x != 0; x >>= 7 {
-		k++
-	}
-	b = append(b, byte(v>>(7*k))&0x7f)
-	for i := k - 1; i >= 0; i-- {
-		b = append(b, byte(v>>(7*i))|0x80)
-	}
-	return b
-}
-
-// uvarint pops one varint that appendUvarintBack wrote.
-func (s *tailStack) uvarint() uint64 {
-	var v uint64
-	for sh := 0; ; sh += 7 {
-		s.size--
-		g := s.pages[s.size/tailPage][s.size%tailPage]
-		v |= uint64(g&0x7f) << sh
-		if g&0x80 == 0 {
-			return v
-		}
-	}
-}
+// A tail frame is an open item whose last child has been opened (so it
+// has nothing more to show): its frame is dropped, and what is left of it
+// to do when that child's subtree ends (take it off the path, the leave
+// callback) is kept as its node's ID (-1: not a node), 4 bytes. A chain of
+// a million levels costs this and a path link per level (a million levels
+// of objects, cost shape nest_newobj_build: 2 million tail frames, 16 MB
+// when they kept their child count too for leave, which no caller read).
 
 // tailStream says that the tail frames from index at up (to the next
 // tailStream) are of stream st. A stream's nodes all share their stream,
@@ -492,7 +407,7 @@ const stackPage = 4096
 // pagedStack is a stack in pages. The first page starts at 64 entries and
 // grows by append up to stackPage (as paged's, fast_depth.go): a walk of a
 // small tree, the most common, no longer makes and clears 4096 frames
-// (288 KB of walkFrames, 64 KB of tailFrames) that it never uses.
+// (288 KB of walkFrames, 16 KB of tail frames) that it never uses.
 type pagedStack[T any] struct {
 	pages [][]T
 	n     int
@@ -535,15 +450,15 @@ func (s *pagedStack[T]) pop() T {
 // (empty: every frame a walk pushes, it pops).
 type walkStacks struct {
 	stack pagedStack[walkFrame]
-	tails tailStack
-	tsts  []tailStream // the streams of tails' frames
+	tails pagedStack[int32] // the tail frames
+	tsts  []tailStream      // the streams of tails' frames
 	last  []bool
 	v, lv Visit // what the callbacks get (they keep no pointer to it)
 }
 
 // walk is Walk; keepItem says whether leave needs the whole item (when
-// false, leave sees only Depth, Kids, Truncated and Last, and frames whose
-// last child is open are folded into tailFrames).
+// false, leave sees only Depth and Last, and frames whose last child is
+// open are folded into tail frames).
 func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepItem bool) {
 	// the stacks of the last walk, when it is done (EachWhole walks each of
 	// a million streams: a walk's first pages and last flags are made once)
@@ -554,8 +469,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 	t.spareWalk = nil
 	defer func() { ws.v, ws.lv = Visit{}, Visit{}; t.spareWalk = ws }() // (keeping no stream alive)
 	stack, tails, last := &ws.stack, &ws.tails, ws.last[:0]
-	stack.n = 0
-	tails.reset()
+	stack.n, tails.n = 0, 0
 	tsts := ws.tsts[:0]
 	defer func() { ws.last, ws.tsts = last, tsts[:0] }()
 	var items []Item       // the open items, kept only for leave callbacks that need them
@@ -630,7 +544,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 				if len(tsts) == 0 || tsts[len(tsts)-1].st != fr.st {
 					tsts = append(tsts, tailStream{at: tails.n, st: fr.st})
 				}
-				tails.push(tailFrame{id: fr.id, n: fr.n})
+				tails.push(fr.id)
 				open(k, d, true, fr.tail+1, lvl)
 				continue
 			}
@@ -658,17 +572,17 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		}
 		for d := int(fr.depth) - 1; fr.tail > 0; d-- {
 			fr.tail--
-			tf := tails.pop()
+			id := tails.pop()
 			ts := tsts[len(tsts)-1]
 			if ts.at == tails.n {
 				tsts[len(tsts)-1] = tailStream{}
 				tsts = tsts[:len(tsts)-1]
 			}
-			if tf.id >= 0 {
-				ts.st.onPathSet(pickle.ID(tf.id), false)
+			if id >= 0 {
+				ts.st.onPathSet(pickle.ID(id), false)
 			}
 			if leave != nil {
-				*lv = Visit{Depth: d, Last: last[:max(d, 0)], Kids: int(tf.n)}
+				*lv = Visit{Depth: d, Last: last[:max(d, 0)]}
 				leave(lv)
 			}
 		}
