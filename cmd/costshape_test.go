@@ -167,11 +167,6 @@ var costCommands = []struct {
 // PK_COSTSHAPES_ALL=1 go test ./cmd -run TestCostShapes -v | grep 'now within'
 // lists those (docs/cost.md).
 var knownOver = map[string]string{
-	// pk trace --lines 0: the store and the sized tree of an all-live input, and a million lines (582 MB)
-	"nest_newobj_build trace --lines 0": "session 24: 2.0-2.9 s CPU, 219-222 MB from a shell, but 242-244 MB in TestCostShapes (twice; session 23: 5.67 s once there)",
-	// pk canon: the writer holds the input's store with its tables and the output, or refuses a nesting
-	// deeper than write.MaxDepth only after reading the input
-	"nest_newobj_build canon": "session 24: 0.9-1.4 s CPU, 241-250 MB: the writer's peak, after STOP (session 23: 242 MB)",
 	// pk diff against the changed copy: two whole stores of all-live inputs and their fingerprint tables, live
 	// through the walk (what the walk itself holds is a few MB: paths as runs, session 25)
 	"nest_newobj_build diff changed": "session 25: 4.4-4.8 s CPU, 414-425 MB: the two stores are 357 MB and the fingerprint tables 51 MB of 422 MB live at the walk's end (session 24: 408-414 MB)",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -369,7 +370,7 @@ type walkFrame struct {
 	depth int32
 	lvl   int32 // levels of --depth used: wrappers (files, pickle parts, streams) use none
 	id    int32 // the node marked open on the path; -1: none
-	tail  int32 // closed ancestors (tailFrame) that end with this frame
+	tail  int32 // closed ancestors (tail frames) that end with this frame
 	trunc bool
 }
 
@@ -381,15 +382,13 @@ func (f *walkFrame) given() int32 {
 	return f.tops.given
 }
 
-// tailFrame is an open item whose last child has been opened (so it has
-// nothing more to show): its frame is dropped, and what is left of it to
-// do when that child's subtree ends (take it off the path, the leave
-// callback) is kept in 8 bytes. A chain of a million levels costs this
-// and a path link per level.
-type tailFrame struct {
-	id int32
-	n  int32
-}
+// A tail frame is an open item whose last child has been opened (so it
+// has nothing more to show): its frame is dropped, and what is left of it
+// to do when that child's subtree ends (take it off the path, the leave
+// callback) is kept as its node's ID (-1: not a node), 4 bytes. A chain of
+// a million levels costs this and a path link per level (a million levels
+// of objects, cost shape nest_newobj_build: 2 million tail frames, 16 MB
+// when they kept their child count too for leave, which no caller read).
 
 // tailStream says that the tail frames from index at up (to the next
 // tailStream) are of stream st. A stream's nodes all share their stream,
@@ -408,7 +407,7 @@ const stackPage = 4096
 // pagedStack is a stack in pages. The first page starts at 64 entries and
 // grows by append up to stackPage (as paged's, fast_depth.go): a walk of a
 // small tree, the most common, no longer makes and clears 4096 frames
-// (288 KB of walkFrames, 64 KB of tailFrames) that it never uses.
+// (288 KB of walkFrames, 16 KB of tail frames) that it never uses.
 type pagedStack[T any] struct {
 	pages [][]T
 	n     int
@@ -451,15 +450,15 @@ func (s *pagedStack[T]) pop() T {
 // (empty: every frame a walk pushes, it pops).
 type walkStacks struct {
 	stack pagedStack[walkFrame]
-	tails pagedStack[tailFrame]
-	tsts  []tailStream // the streams of tails' frames
+	tails pagedStack[int32] // the tail frames
+	tsts  []tailStream      // the streams of tails' frames
 	last  []bool
 	v, lv Visit // what the callbacks get (they keep no pointer to it)
 }
 
 // walk is Walk; keepItem says whether leave needs the whole item (when
-// false, leave sees only Depth, Kids, Truncated and Last, and frames whose
-// last child is open are folded into tailFrames).
+// false, leave sees only Depth and Last, and frames whose last child is
+// open are folded into tail frames).
 func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepItem bool) {
 	// the stacks of the last walk, when it is done (EachWhole walks each of
 	// a million streams: a walk's first pages and last flags are made once)
@@ -480,7 +479,9 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 			it.Cycle = it.Stream.onPathGet(it.Node)
 		}
 		if depth > 0 {
-			last = append(last[:depth-1], isLast)
+			// (doubled: append grows a long slice by a quarter, which left
+			// 8 MB behind down a million levels)
+			last = append(grow.Room(last[:depth-1], 1), isLast)
 		}
 		*v = Visit{Item: it, Depth: depth, Last: last[:max(depth, 0)]}
 		var kids []kid
@@ -543,7 +544,7 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 				if len(tsts) == 0 || tsts[len(tsts)-1].st != fr.st {
 					tsts = append(tsts, tailStream{at: tails.n, st: fr.st})
 				}
-				tails.push(tailFrame{id: fr.id, n: fr.n})
+				tails.push(fr.id)
 				open(k, d, true, fr.tail+1, lvl)
 				continue
 			}
@@ -571,17 +572,17 @@ func (t *Tree) walk(start Item, opt Options, enter, leave func(v *Visit), keepIt
 		}
 		for d := int(fr.depth) - 1; fr.tail > 0; d-- {
 			fr.tail--
-			tf := tails.pop()
+			id := tails.pop()
 			ts := tsts[len(tsts)-1]
 			if ts.at == tails.n {
 				tsts[len(tsts)-1] = tailStream{}
 				tsts = tsts[:len(tsts)-1]
 			}
-			if tf.id >= 0 {
-				ts.st.onPathSet(pickle.ID(tf.id), false)
+			if id >= 0 {
+				ts.st.onPathSet(pickle.ID(id), false)
 			}
 			if leave != nil {
-				*lv = Visit{Depth: d, Last: last[:max(d, 0)], Kids: int(tf.n)}
+				*lv = Visit{Depth: d, Last: last[:max(d, 0)]}
 				leave(lv)
 			}
 		}

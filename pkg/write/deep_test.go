@@ -2,6 +2,7 @@ package write
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,12 +12,24 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// tooDeepRef is tooDeep as first written: the breadth-first walk to its
-// end, each node's depth kept.
+// tooDeepRef is tooDeep as a plain walk to its end, each node's depth
+// kept: the calls that the result does not reach (found by a walk of its
+// own first) start the walk with it and what was popped or left.
 func tooDeepRef(s *pickle.Store) (int64, bool) {
 	n := s.Len()
 	if n <= 2*MaxDepth {
 		return 0, false
+	}
+	var kids []pickle.ID
+	reached := make([]bool, n)
+	for stack := []pickle.ID{s.Root}; len(stack) > 0; {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if id < 0 || int(id) >= n || reached[id] {
+			continue
+		}
+		reached[id] = true
+		stack = append(stack, s.Children(id, kids[:0])...)
 	}
 	depth := make([]int32, n)
 	queue := make([]pickle.ID, 0, n)
@@ -28,14 +41,15 @@ func tooDeepRef(s *pickle.Store) (int64, bool) {
 	}
 	add(s.Root, 1)
 	for _, ev := range s.Events() {
-		add(ev.Node, 1)
+		if ev.Node >= 0 && int(ev.Node) < n && !reached[ev.Node] {
+			add(ev.Node, 1)
+		}
 	}
 	for _, l := range [][]pickle.ID{s.Popped, s.Leftover, s.Tops} {
 		for _, id := range l {
 			add(id, 1)
 		}
 	}
-	var kids []pickle.ID
 	first := int64(-1)
 	for i := 0; i < len(queue); i++ {
 		id := queue[i]
@@ -85,6 +99,27 @@ func TestTooDeepSame(t *testing.T) {
 			inputs = append(inputs, []byte(b.String()))
 		}
 	}
+	for _, levels := range []int{MaxDepth, MaxDepth + 1, 2*MaxDepth - 1, 2 * MaxDepth, 3 * MaxDepth} {
+		// objects made by calls, each the state of the one above (cost
+		// shape nest_newobj_build): every call is reached from the result
+		var b strings.Builder
+		b.WriteString("\x80\x04ctypes\nSimpleNamespace\nq\x000\x8c\x01aq\x010")
+		b.WriteString(strings.Repeat("h\x00)\x81}h\x01", levels/2))
+		b.WriteString("h\x00)\x81")
+		b.WriteString(strings.Repeat("sb", levels/2))
+		b.WriteString(".")
+		inputs = append(inputs, []byte(b.String()))
+		// the same nesting left on the stack by a discarded call's
+		// argument, and again as the argument of calls nothing reaches:
+		// builtins.list((list((...,)),)) popped
+		b.Reset()
+		b.WriteString("\x80\x04cbuiltins\nlist\nq\x00")
+		b.WriteString(strings.Repeat("h\x00", levels))
+		b.WriteString("]")
+		b.WriteString(strings.Repeat("\x85R", levels))
+		b.WriteString("0N.")
+		inputs = append(inputs, []byte(b.String()))
+	}
 	files, _ := filepath.Glob("../../testdata/*/*.pkl")
 	more, _ := filepath.Glob("../../testdata/*/*/*.pkl")
 	for _, p := range append(files, more...) {
@@ -112,4 +147,42 @@ func TestTooDeepSame(t *testing.T) {
 		}
 	}
 	t.Logf("%d streams", checked)
+}
+
+// TestTooDeepObjects: a nesting of objects made by calls (cost shape
+// nest_newobj_build) is refused by tooDeep, before the view and its
+// digest, at the object where the writer refuses one it walks into (a
+// nesting of 30,000 levels, below 2 x MaxDepth): each object's state holds
+// the next, two levels an object, and object 10,000's NEWOBJ is at offset
+// 34 + 7 x 10,000 + 3.
+func TestTooDeepObjects(t *testing.T) {
+	for _, objects := range []int{15000, 100000} {
+		var b strings.Builder
+		b.WriteString("\x80\x04ctypes\nSimpleNamespace\nq\x000\x8c\x01aq\x010")
+		b.WriteString(strings.Repeat("h\x00)\x81}h\x01", objects))
+		b.WriteString("h\x00)\x81")
+		b.WriteString(strings.Repeat("sb", objects))
+		b.WriteString(".")
+		data := []byte(b.String())
+		f, err := pickle.Parse(bytes.NewReader(data), int64(len(data)), "", canon.ReadOptions(Options{}.CanonOptions()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, deep := tooDeep(f.Streams[0].Store())
+		if deep != (objects == 100000) {
+			t.Errorf("%d objects: tooDeep %v", objects, deep)
+		}
+		p := filepath.Join(t.TempDir(), "objects.pkl")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = File(p, Options{}, false)
+		var we *Error
+		if !errors.As(err, &we) || !strings.Contains(we.Reason, "levels deep") || we.Offset != 70037 {
+			t.Errorf("%d objects: %v, want the refusal at offset 70037", objects, err)
+		}
+		if deep && off != 70037 {
+			t.Errorf("%d objects: tooDeep names offset %d, want 70037", objects, off)
+		}
+	}
 }

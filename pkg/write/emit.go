@@ -12,6 +12,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/huge"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -27,9 +28,10 @@ const MaxDepth = 20000
 var deepReason = fmt.Sprintf("nested more than %d levels deep: pk canon does not write it", MaxDepth)
 
 // tooDeep reports whether a stream's store holds a node that no path from
-// its result, its call log and what it popped or left reaches in fewer
-// than 2 x MaxDepth steps (a breadth-first walk), and the offset of the
-// first node it found past MaxDepth:
+// its result, the calls its result does not reach (the effects, which the
+// writer writes first) and what it popped or left reaches in fewer than
+// 2 x MaxDepth steps (a breadth-first walk), and the offset of the first
+// node it found past MaxDepth:
 // the writer, whose nesting on the way to a node is at least the length of
 // a path to it, would refuse it after the view and its digest were made
 // (a million nested lists: that is most of what pk canon spends on them).
@@ -42,56 +44,96 @@ func tooDeep(s *pickle.Store) (int64, bool) {
 	}
 	// each node is queued once at most: room for all of them at once (grown
 	// by append, the queue of a 5 MB cloudpickle state allocated 17 MB);
-	// the queue is in breadth-first order, so a node's depth is its level,
-	// counted where each level ends, and a bit a node says it was queued
-	seen := make([]uint64, (n+63)/64)
-	queue := make([]pickle.ID, 0, n)
-	add := func(id pickle.ID) {
-		if id >= 0 && int(id) < n && seen[uint(id)/64]&(1<<(uint(id)%64)) == 0 {
-			seen[uint(id)/64] |= 1 << (uint(id) % 64)
-			queue = append(queue, id)
+	// a bit a node says it was queued
+	w := depthWalk{s: s, n: n, seen: make([]uint64, (n+63)/64), queue: make([]pickle.ID, 0, n)}
+	// what the result reaches first: a call it reaches is written where it
+	// is reached, at its depth there, not as an effect (a million levels of
+	// objects, each a call, were each at depth 1 when every call started
+	// the walk, and the writer refused them after the digest)
+	w.add(s.Root)
+	if _, _, settled := w.run(false); settled {
+		return 0, false
+	}
+	var calls []pickle.ID // the calls the result does not reach
+	for _, ev := range s.Events() {
+		if id := ev.Node; id >= 0 && int(id) < n && !w.has(id) {
+			calls = append(calls, id)
 		}
 	}
-	add(s.Root)
-	for _, ev := range s.Events() {
-		add(ev.Node)
+	clear(w.seen)
+	w.queue = w.queue[:0]
+	w.add(s.Root)
+	for _, id := range calls {
+		w.add(id)
 	}
 	for _, l := range [][]pickle.ID{s.Popped, s.Leftover, s.Tops} {
 		for _, id := range l {
-			add(id)
+			w.add(id)
 		}
 	}
+	first, deep, _ := w.run(true)
+	return first, deep
+}
+
+// depthWalk is tooDeep's breadth-first walk: the nodes queued, in order,
+// and a bit a node saying it was.
+type depthWalk struct {
+	s     *pickle.Store
+	n     int // s.Len()
+	seen  []uint64
+	queue []pickle.ID
+}
+
+func (w *depthWalk) has(id pickle.ID) bool { return w.seen[uint(id)/64]&(1<<(uint(id)%64)) != 0 }
+
+func (w *depthWalk) add(id pickle.ID) {
+	if id >= 0 && int(id) < w.n && !w.has(id) {
+		w.seen[uint(id)/64] |= 1 << (uint(id) % 64)
+		w.queue = append(w.queue, id)
+	}
+}
+
+// run walks from the nodes queued, level by level (the queued ones are
+// level 1), and returns the offset of the first node past MaxDepth and
+// whether a node lies past 2 x MaxDepth; with stop it returns at that
+// node, else it walks on to every node reachable. settled: no node of the
+// store, reachable or not, can lie past 2 x MaxDepth (the walk stopped
+// early, see below).
+func (w *depthWalk) run(stop bool) (first int64, deep, settled bool) {
+	s, n := w.s, w.n
 	var kids []pickle.ID
-	first := int64(-1)      // the first node past MaxDepth: the one the refusal names
-	d, end := 1, len(queue) // the depth of queue[i]; where that level ends
-	for i := 0; i < len(queue); i++ {
+	first = -1                // the first node past MaxDepth: the one the refusal names
+	d, end := 1, len(w.queue) // the depth of queue[i]; where that level ends
+	for i := 0; i < len(w.queue); i++ {
 		if i == end {
-			d, end = d+1, len(queue)
+			d, end = d+1, len(w.queue)
 		}
 		// a node queued later is deeper than the deepest queued (d, or d+1
 		// past end) by at most the nodes not queued yet, one a level: when
 		// that cannot pass 2 x MaxDepth, no node will (the walk of a 5 MB
 		// cloudpickle state stops with a fifth of its queue left)
 		last := d
-		if end < len(queue) {
+		if end < len(w.queue) {
 			last = d + 1
 		}
-		if last+n-len(queue) <= 2*MaxDepth {
-			return 0, false
+		if !deep && last+n-len(w.queue) <= 2*MaxDepth {
+			return 0, false, true
 		}
-		id := queue[i]
+		id := w.queue[i]
 		if d > MaxDepth && first < 0 {
 			first = s.Offset(id)
 		}
-		if d > 2*MaxDepth {
-			return first, true
+		if d > 2*MaxDepth && !deep {
+			if deep = true; stop {
+				return first, true, false
+			}
 		}
 		kids = s.Children(id, kids[:0])
 		for _, c := range kids {
-			add(c)
+			w.add(c)
 		}
 	}
-	return 0, false
+	return first, deep, false
 }
 
 // batch is the number of items per APPENDS / SETITEMS / ADDITEMS, as
@@ -300,13 +342,19 @@ type keyCache struct {
 // grownTo returns s long enough for index id: a table by node ID of a view
 // of n nodes (NodeCount) grows to n at once, as the writer reaches almost
 // every node of the view (no copies of it as it grows, no room past n);
-// past n (another view's IDs) by half its length.
+// past n (another view's IDs) by half its length. Its pages are resident
+// only once touched (huge.Advise): a writer that refuses a nesting past
+// MaxDepth has reached a few levels of it (cost shape nest_newobj_build: 15
+// of its three tables' 26 MB were resident, cleared by the allocator).
 func grownTo[T any](s []T, id int32, n int) []T {
-	size := int(id) + 1 - len(s) + len(s)/2
+	size := int(id) + 1 + len(s)/2
 	if int(id) < n {
-		size = n - len(s)
+		size = n
 	}
-	return append(s, make([]T, size)...)
+	out := make([]T, size)
+	huge.Advise(out)
+	copy(out, s)
+	return out
 }
 
 func (c *keyCache) get(id int32) (key, bool) {
