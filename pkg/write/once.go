@@ -3,6 +3,7 @@ package write
 import (
 	"math/bits"
 	"math/rand/v2"
+	"sync"
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
@@ -52,7 +53,16 @@ type onceSketch struct {
 	// and last byte): the keys every row of a table repeats are counted
 	// twice, then passed over without a fingerprint
 	recent [64]recentText
+	// the embeddings accepted and not yet counted (count), and the
+	// counting of the ones before on a goroutine of its own (busy): the
+	// read through the sink leaves the machine's other processor idle
+	buf, idle []byte
+	busy      sync.WaitGroup
 }
+
+// onceChunk is how many bytes of embeddings count hands to a goroutine at
+// a time (tests lower it).
+var onceChunk = 256 << 10
 
 // recentText is a str or bytes counted, and whether it was counted twice.
 type recentText struct {
@@ -142,8 +152,35 @@ func (s *onceSketch) fingerprint(tag byte, text []byte) uint64 {
 	return t.fingerprint(tag, unsafe.String(unsafe.SliceData(text), len(text)))
 }
 
-// countEmbedding counts the strs and bytes of enc, one embedding the
-// writer can write back (foldable: its forms are plain, and whole).
+// count counts the strs and bytes of enc, one embedding the writer can
+// write back (foldable), on a goroutine beside the caller's: a copy of
+// enc is kept until its chunk is handed over. sync waits for the counts.
+func (s *onceSketch) count(enc []byte) {
+	s.buf = append(s.buf, enc...)
+	if len(s.buf) >= onceChunk {
+		s.busy.Wait()
+		full := s.buf
+		s.buf, s.idle = s.idle[:0], nil
+		s.busy.Add(1)
+		go func() {
+			s.countEmbedding(full)
+			s.idle = full
+			s.busy.Done()
+		}()
+	}
+}
+
+// sync counts what count has not yet counted, and waits for the rest.
+func (s *onceSketch) sync() {
+	s.busy.Wait()
+	s.countEmbedding(s.buf)
+	s.buf = s.buf[:0]
+	s.flush()
+}
+
+// countEmbedding counts the strs and bytes of enc, embeddings the writer
+// can write back one after the other (foldable: their forms are plain,
+// and whole).
 func (s *onceSketch) countEmbedding(enc []byte) {
 	for i := 0; i < len(enc); {
 		size, _, text := canon.PlainForm(enc[i:])
@@ -177,8 +214,9 @@ func (s *onceSketch) addText(tag byte, text []byte) {
 }
 
 // countStore counts the strs and bytes of st that the writer keys by
-// their text (emitter.key: of at most 64 bytes).
+// their text (emitter.key: of at most 64 bytes), once count's are counted.
 func (s *onceSketch) countStore(st *pickle.Store) {
+	s.sync()
 	for id := range pickle.ID(st.Len()) {
 		tag := byte('s')
 		switch st.Kind(id) {

@@ -83,7 +83,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 			if !foldable(enc) {
 				return false
 			}
-			once.countEmbedding(enc)
+			once.count(enc)
 			return true
 		}
 	}

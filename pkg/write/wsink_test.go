@@ -170,6 +170,8 @@ func TestOnceSketch(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	fpMin = 0             // (every stream fingerprinted, and its file counted)
 	pickle.MinCompact = 4 // (small files fold too)
+	defer func(v int) { onceChunk = v }(onceChunk)
+	onceChunk = 64 // (counted on the goroutine)
 	var singles int
 	var seen map[uint64]bool
 	files := sinkFiles(t)
