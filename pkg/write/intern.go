@@ -89,8 +89,12 @@ func (t *values) hash(tag byte, s string) uint64 {
 }
 
 // fingerprint is the value's 64-bit fingerprint (the tag picks the seed).
-func (t *values) fingerprint(tag byte, s string) uint64 {
-	fp := xxh3.HashStringSeed(s, t.fseed^uint64(tag)*0x9e3779b97f4a7c15)
+func (t *values) fingerprint(tag byte, s string) uint64 { return fingerprint(t.fseed, tag, s) }
+
+// fingerprint is the 64-bit fingerprint of a str or bytes value with
+// seed (the table's, or the sketch's that the table then takes: once.go).
+func fingerprint(seed uint64, tag byte, s string) uint64 {
+	fp := xxh3.HashStringSeed(s, seed^uint64(tag)*0x9e3779b97f4a7c15)
 	if fpCollide {
 		fp &= 3
 	}
@@ -174,7 +178,7 @@ func (t *values) sizeHint(n int64) {
 	if t.slots == nil && t.fingerprints && n > 0 {
 		t.hint = int(min(n/64, 1<<25))
 		if t.once != nil {
-			t.hint = min(t.hint, t.once.multi())
+			t.hint = min(t.hint, t.once.multi)
 		}
 	}
 }

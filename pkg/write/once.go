@@ -49,6 +49,7 @@ type onceSketch struct {
 	batch [onceBatch]uint64
 	nb    int
 	acc   uint64 // what flush's loads read (kept, so that they are made)
+	multi int    // the counters at two
 	// recent holds the last strs counted at each of 64 places (by length
 	// and last byte): the keys every row of a table repeats are counted
 	// twice, then passed over without a fingerprint
@@ -118,8 +119,11 @@ func (s *onceSketch) flush() {
 	s.acc = acc
 	for _, fp := range b {
 		w, sh := s.at(fp)
-		if (*w>>sh)&3 < 2 {
+		if c := (*w >> sh) & 3; c < 2 {
 			*w += 1 << sh
+			if c == 1 {
+				s.multi++
+			}
 		}
 	}
 	s.nb = 0
@@ -137,19 +141,9 @@ func (s *onceSketch) load(fp uint64) uint64 {
 	return *w
 }
 
-// multi is the number of counters at two.
-func (s *onceSketch) multi() int {
-	n := 0
-	for _, w := range s.words {
-		n += bits.OnesCount64(w & 0xaaaaaaaaaaaaaaaa)
-	}
-	return n
-}
-
 // fingerprint is values.fingerprint with the sketch's seed.
 func (s *onceSketch) fingerprint(tag byte, text []byte) uint64 {
-	t := values{fseed: s.seed}
-	return t.fingerprint(tag, unsafe.String(unsafe.SliceData(text), len(text)))
+	return fingerprint(s.seed, tag, unsafe.String(unsafe.SliceData(text), len(text)))
 }
 
 // count counts the strs and bytes of enc, one embedding the writer can
