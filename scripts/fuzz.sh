@@ -6,7 +6,8 @@
 # against the graph path (pkg/trace: --top and the depth view, the whole view, the pictures;
 # never a panic, and a fall-back or the graph path's output), pk diff's lockstep equality against canon's digests (pkg/diff), and pk scan's verdicts (never
 # clean with a call that is not allowlisted: pkg/scan), and pk canon (pkg/write:
-# never a panic; an output always reads back to the input's pk hash), and the
+# never a panic; an output always reads back to the input's pk hash; the writer sink and its sketch
+# against the plain read, with compactions at 4 records: FuzzSink), and the
 # path parser (pkg/path: what it prints reads back). A failing input is written by Go
 # under <package>/testdata/fuzz/<Target>/ and the script exits non-zero: fix
 # the bug and commit that file, it then runs as a regression test in
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/diff:FuzzLockstep pkg/scan:FuzzScan pkg/write:FuzzFile pkg/path:FuzzParse)
+TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/diff:FuzzLockstep pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/path:FuzzParse)
 
 # tolerable LOG: the run failed only with the coordinator's deadline race: no
 # failing input was written, the last line of the failure is the bare error,
