@@ -813,14 +813,6 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	}
 	c.ta = reuseFPTable(c.ta, c.optA.Algo, ra, ea)
 	c.tb = reuseFPTable(c.tb, c.optB.Algo, rb, eb)
-	if c.big {
-		// what the passes made beside the tables (their parents, arenas
-		// and stacks, formsAlike's views) is garbage: given back before
-		// the walk, whose churn (a node made a level a side) otherwise
-		// grows the heap past it (nest_reduce diff changed 313-316 ->
-		// 303-306 MB)
-		collect()
-	}
 	c.walk(ra, rb, c.paths.root(root), true)
 	if ea.len() == 0 && eb.len() == 0 {
 		return
