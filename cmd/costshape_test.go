@@ -168,9 +168,9 @@ var costCommands = []struct {
 // lists those (docs/cost.md).
 var knownOver = map[string]string{
 	// pk diff against the changed copy: two whole stores of all-live inputs and their fingerprint tables, live
-	// through the walk (what the walk itself holds is a few MB: paths as runs, session 25)
-	"nest_newobj_build diff changed": "session 25: 4.4-4.8 s CPU, 414-425 MB: the two stores are 357 MB and the fingerprint tables 51 MB of 422 MB live at the walk's end (session 24: 408-414 MB)",
-	"nest_reduce diff changed":       "session 25: 4.5-5.8 s CPU (load 5-16), 309-315 MB (the binary before, same machine: 437-438 MB): stores 190 MB, fingerprint tables 51, views 12 live through the walk",
+	// through the walk (session 26: what each holds, and what the walk reads of it, in the figures below)
+	"nest_newobj_build diff changed": "session 26: 4.4-4.8 s CPU, 409-417 MB: the two stores are 290 MB (a side 145: 3M records 69, 5M items 19, 1M side records 19, 1M operations 23, 2M log entries 15) and the fingerprint tables 51, of which the walk reads 4 nodes a side (it stops at root.a / root.A); 230 MB needs one store at a time (session 25: 414-425 MB)",
+	"nest_reduce diff changed":       "session 26: 4.4-4.7 s CPU, 307-310 MB: 253 MB live before the walk (stores 184, a side 92: 3M records 69, 4M items 15, 1M log entries 8; fingerprint tables 51; views 12); the walk reads the fingerprints of all 3M nodes a side and ends holding its entry's path, 20 MB: about 290 MB at best with two stores (session 25: 309-315 MB)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
