@@ -210,6 +210,7 @@ type emitter struct {
 	// torch numbers a torch.save file's storages (torchFromView)
 	torch *torchStorages
 	dec   *decoder // reads folded runs (wsink.go)
+	dsize int      // the view's digests' size (a folded tuple's embedding)
 }
 
 // shared is what the writer keeps over one stream: tracker ids and caches
@@ -422,7 +423,7 @@ type gkey struct {
 
 func newEmitter(v *canon.View, proto int, sh *shared, out *tape) *emitter {
 	e := &emitter{v: v, proto: proto, out: out,
-		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
+		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys, dsize: v.Opt.Algo.Size()}
 	e.memo.nodes = v.NodeCount()
 	if e.keys.nodes == 0 {
 		e.keys.nodes = v.NodeCount()

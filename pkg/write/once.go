@@ -40,6 +40,7 @@ import (
 // counters: 0, 1, 2 (two or more).
 type onceSketch struct {
 	seed  uint64
+	dsize int      // the digests' size (a tuple's embedding: canon.PlainForm)
 	words []uint64 // 32 counters a word
 	shift uint     // a fingerprint's counter: fp >> shift
 	// the fingerprints not yet counted: add counts them a batch at a
@@ -86,10 +87,10 @@ const onceBatch = 64
 
 // newOnceSketch makes a sketch for about hint distinct values: eight
 // counters a value, a power of two from 2^16 to 2^28 (64 MiB).
-func newOnceSketch(hint int64) *onceSketch {
+func newOnceSketch(hint int64, dsize int) *onceSketch {
 	n := max(bits.Len64(uint64(max(8*hint, 1))-1), 16)
 	n = min(n, 28)
-	s := &onceSketch{seed: rand.Uint64(), words: make([]uint64, 1<<n/32), shift: uint(64 - n)}
+	s := &onceSketch{seed: rand.Uint64(), words: make([]uint64, 1<<n/32), shift: uint(64 - n), dsize: dsize}
 	huge.Advise(s.words) // (counted and read at random, as the table's slots)
 	return s
 }
@@ -177,7 +178,7 @@ func (s *onceSketch) sync() {
 // and whole).
 func (s *onceSketch) countEmbedding(enc []byte) {
 	for i := 0; i < len(enc); {
-		size, _, text := canon.PlainForm(enc[i:])
+		size, _, text := canon.PlainForm(enc[i:], s.dsize)
 		if size == 0 {
 			return
 		}

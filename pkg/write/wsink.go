@@ -50,9 +50,11 @@ var (
 	sinkRuns int
 )
 
-// foldable reports whether enc, the canonical encoding of one subtree, is
-// one embedding the writer can write back (see above).
-func foldable(enc []byte) bool { return canon.PlainEmbedding(enc, foldDepth) }
+// foldable reports whether enc, the encoding of one subtree as the canon
+// sink folds it for the writer (its tuples with their side items; dsize:
+// the digests' size), is one embedding the writer can write back (see
+// above).
+func foldable(enc []byte, dsize int) bool { return canon.PlainEmbedding(enc, foldDepth, dsize) }
 
 // sinkStreams writes the streams of the bare pickle file at path through
 // the writer sink, appending each to out, its digest to wants and its end
@@ -76,11 +78,11 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 	// the strs and bytes of the folded runs, counted as they are folded
 	// (once.go), in every stream of the file
 	var once *onceSketch
-	accept := foldable
+	accept := func(enc []byte) bool { return foldable(enc, dsize) }
 	if fi, err := os.Stat(path); err == nil && fi.Size() >= fpMin && !noOnce {
-		once = newOnceSketch(fi.Size() / 64)
+		once = newOnceSketch(fi.Size()/64, dsize)
 		accept = func(enc []byte) bool {
-			if !foldable(enc) {
+			if !foldable(enc, dsize) {
 				return false
 			}
 			once.count(enc)
@@ -250,12 +252,13 @@ func (e *emitter) fillFoldedDict(n canon.Ref) error {
 // run: a table's rows are a few bytes each, and a reader's call a byte cost
 // about a third of the writer's time on them.
 type decoder struct {
-	rd   io.Reader
-	buf  []byte // buf[p:n] are read and not yet taken
-	p, n int
-	eof  bool // rd has no more
-	x    big.Int
-	off  int64 // the run's offset of buf[0]
+	rd    io.Reader
+	dsize int    // the digests' size (a tuple's embedding)
+	buf   []byte // buf[p:n] are read and not yet taken
+	p, n  int
+	eof   bool // rd has no more
+	x     big.Int
+	off   int64 // the run's offset of buf[0]
 	// the lookahead (touchAhead): where it stopped in buf (an embedding's
 	// start, or n), and the fingerprints of the strs and bytes it read
 	// that item has not yet taken, in order, with their offsets in the run
@@ -283,7 +286,7 @@ func (e *emitter) decoder(rd io.Reader) *decoder {
 		e.dec = &decoder{buf: make([]byte, decBuf)}
 	}
 	d := e.dec
-	d.rd, d.p, d.n, d.eof, d.off = rd, 0, 0, false, 0
+	d.rd, d.p, d.n, d.eof, d.off, d.dsize = rd, 0, 0, false, 0, e.dsize
 	d.ahead, d.qhead, d.qn = 0, 0, 0
 	return d
 }
@@ -381,7 +384,7 @@ func (d *decoder) touchAhead(t *values) {
 	b := d.buf[:d.n]
 	i, end := max(d.p, d.ahead), min(d.n, d.p+touchLead)
 	for i < end && d.qn < fpQueue && nfp < touchMax {
-		size, _, text := canon.PlainForm(b[i:])
+		size, _, text := canon.PlainForm(b[i:], d.dsize)
 		if size == 0 {
 			break // not whole in the window (or not plain: item refuses it)
 		}
