@@ -21,13 +21,17 @@ import (
 // a temporary file; the store keeps one KindFolded node per run. The
 // view's digest reads them back, as pk hash's does. The writer takes only
 // subtrees it can write back from that encoding alone (foldable: None,
-// bools, ints, floats, str and bytes of up to 64 bytes, lists and dicts of
-// those, no operations, at most foldDepth levels; an entry's key a str or
-// bytes of up to 64 bytes), and at STOP, where the traversal meets a run,
-// it decodes the items and writes each exactly as it writes the node it
-// stands for: the same opcodes, the same keys for the memo (a str by its
-// text, so a value seen again anywhere in the stream is fetched, and one
-// seen twice memoized, as before), the same framing events, a dict's
+// bools, ints, floats, str and bytes of up to 64 bytes, lists, dicts and
+// tuples of those, no operations, at most foldDepth levels; an entry's key
+// a str or bytes of up to 64 bytes). A tuple's embedding is its digest, so
+// the canon sink follows it with the tuple's items for the writer (side
+// items, which the digest leaves out: pkg/canon/fold.go); the writer keys
+// it by that embedding, as it keys the node. At STOP, where the traversal
+// meets a run, it decodes the items and writes each exactly as it writes
+// the node it stands for: the same opcodes, the same keys for the memo (a
+// str by its text, a tuple by its embedding, so a value seen again
+// anywhere in the stream is fetched, and one seen twice memoized, as
+// before), the same framing events, a dict's
 // entries in the order the view gives them (its canonical order, folded
 // entries by their keys' embeddings). An identity node in such a subtree
 // has one parent and is never fetched again, so its build is not recorded
@@ -44,10 +48,12 @@ const foldDepth = 64
 var errNoSink = errors.New("write: the sink cannot write this stream")
 
 // noSink turns the writer sink off (tests compare both ways); sinkRuns
-// counts the folded runs the sink wrote (tests).
+// counts the folded runs the sink wrote, sinkTuples the tuples it wrote
+// from their side items (tests).
 var (
-	noSink   bool
-	sinkRuns int
+	noSink     bool
+	sinkRuns   int
+	sinkTuples int
 )
 
 // foldable reports whether enc, the encoding of one subtree as the canon
@@ -429,6 +435,9 @@ func (d *decoder) item(e *emitter) error {
 		return errNoSink
 	}
 	at, tag := d.off+int64(d.p), d.buf[d.p]
+	if tag == 'H' {
+		return d.tuple(e)
+	}
 	d.p++
 	switch tag {
 	case 's', 'y':
@@ -466,6 +475,60 @@ func (d *decoder) item(e *emitter) error {
 	err := d.body(e, tag)
 	e.depth--
 	return err
+}
+
+// form returns the form at d.p (canon.PlainForm's), whole in the window:
+// size 0 when the run has no whole form there.
+func (d *decoder) form() (size int, items uint64, text []byte) {
+	for want := 64; ; want *= 2 {
+		d.fill(want) // (fewer at the run's end)
+		if size, items, text = canon.PlainForm(d.buf[d.p:d.n], d.dsize); size > 0 || d.n-d.p < want {
+			return size, items, text
+		}
+	}
+}
+
+// tuple writes the tuple at d.p, its embedding and side items
+// (canon.PlainForm's), as emit writes the node it stands for: fetched
+// when an equal tuple was built before (its items then passed over), else
+// its items and the TUPLE opcode that takes them; the empty tuple is never
+// memoized (emitter.key).
+func (d *decoder) tuple(e *emitter) error {
+	size, cnt, text := d.form()
+	if size == 0 || cnt > math.MaxInt32 {
+		return errNoSink
+	}
+	k := noKey
+	if cnt > 0 {
+		k = key{id: valueID, v: e.keys.vals.indexTemp(vkey{'H', unsafe.String(unsafe.SliceData(text), len(text))})}
+	}
+	d.p += size
+	if idx, ok := e.memo.get(k); !k.none() && ok {
+		for left := cnt; left > 0; left-- { // (and what they hold)
+			size, items, _ := d.form()
+			if size == 0 {
+				return errNoSink
+			}
+			d.p += size
+			left += items
+		}
+		return e.fetch(canon.Ref{}, k, int(idx))
+	}
+	if err := e.enter(canon.Ref{}); err != nil {
+		return err
+	}
+	sinkTuples++
+	if cnt > 3 {
+		e.op(pickle.MARK)
+	}
+	for range cnt {
+		if err := d.item(e); err != nil {
+			return err
+		}
+	}
+	closeTuple(e, int(cnt))
+	e.depth--
+	return e.built(k)
 }
 
 // body writes the embedding of tag (not a str or bytes) once entered.
