@@ -111,7 +111,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		w.fingerprints = true // (File checks the output)
 		if once != nil && hasFolded(v.Store()) && v.NodeCount() == v.Store().Len() {
 			// every str the writer meets is in a run or the store
-			once.countStore(v.Store())
+			once.countStore(v)
 			w.once = once
 		}
 		if err = w.writeOut(false, out); err != nil {
@@ -273,8 +273,8 @@ type decoder struct {
 	qhead, qn int
 }
 
-// queuedFP is a fingerprint touchAhead computed, of the str or bytes whose
-// tag is at offset at of the run.
+// queuedFP is a fingerprint touchAhead computed, of the value whose tag is
+// at offset at of the run.
 type queuedFP struct {
 	at int64
 	fp uint64
@@ -371,14 +371,14 @@ const touchLead = 512
 var touchMin = 1 << 16
 
 // touchAhead reads the embeddings in the window from where it stopped to
-// touchLead bytes past d.p, computes the fingerprints of the strs and
-// bytes among them, queued for item, and touches the table's slots of
-// those not in its hot cache (values.touch), so that item's lookups find
-// them in the processor's cache. It reads the forms as a flat sequence
-// (canon.PlainForm: a list's or dict's header is one more form before its
-// items) and stops, for the next call, at the first form not whole in the
-// window (or not plain: item then refuses it), or when the queue or
-// touch's batch is full. Only a table of
+// touchLead bytes past d.p, computes the fingerprints of the strs, bytes
+// and tuples among them (fingerprinted), queued for item and tuple, and
+// touches the table's slots of those not in its hot cache (values.touch),
+// so that their lookups find them in the processor's cache. It reads the
+// forms as a flat sequence (canon.PlainForm: a list's, dict's or tuple's
+// header is one more form before its items) and stops, for the next call,
+// at the first form not whole in the window (or not plain: item then
+// refuses it), or when the queue or touch's batch is full. Only a table of
 // fingerprinted values (t.fslots) is read ahead, by item once it holds
 // touchMin of them.
 func (d *decoder) touchAhead(t *values) {
@@ -394,7 +394,7 @@ func (d *decoder) touchAhead(t *values) {
 		if size == 0 {
 			break // not whole in the window (or not plain: item refuses it)
 		}
-		if tag := b[i]; tag == 's' || tag == 'y' {
+		if tag := b[i]; fingerprinted(tag) {
 			fp := t.fingerprint(tag, unsafe.String(unsafe.SliceData(text), len(text)))
 			d.queue[(d.qhead+d.qn)%fpQueue] = queuedFP{d.off + int64(i), fp}
 			d.qn++
@@ -409,8 +409,8 @@ func (d *decoder) touchAhead(t *values) {
 	t.touch(fps[:nfp])
 }
 
-// queued returns the fingerprint touchAhead queued for the str or bytes
-// whose tag is at offset at of the run, if it did.
+// queued returns the fingerprint touchAhead queued for the value whose
+// tag is at offset at of the run, if it did.
 func (d *decoder) queued(at int64) (uint64, bool) {
 	for d.qn > 0 {
 		q := d.queue[d.qhead]
@@ -494,12 +494,15 @@ func (d *decoder) form() (size int, items uint64, text []byte) {
 // its items and the TUPLE opcode that takes them; the empty tuple is never
 // memoized (emitter.key).
 func (d *decoder) tuple(e *emitter) error {
+	at := d.off + int64(d.p)
 	size, cnt, text := d.form()
 	if size == 0 || cnt > math.MaxInt32 {
 		return errNoSink
 	}
 	k := noKey
-	if cnt > 0 {
+	if fp, ok := d.queued(at); ok && cnt > 0 {
+		k = key{id: valueID, v: e.keys.vals.lookupFP(fp)}
+	} else if cnt > 0 {
 		k = key{id: valueID, v: e.keys.vals.indexTemp(vkey{'H', unsafe.String(unsafe.SliceData(text), len(text))})}
 	}
 	d.p += size
@@ -526,6 +529,7 @@ func (d *decoder) tuple(e *emitter) error {
 			return err
 		}
 	}
+	e.itemsBuilt(k)
 	closeTuple(e, int(cnt))
 	e.depth--
 	return e.built(k)
