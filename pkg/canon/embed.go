@@ -21,17 +21,23 @@ import (
 //	s len text, y len text a str or bytes of at most InlineMax bytes
 //	N <l|d> count 0 ...    a list (count items) or dict (count key, value
 //	                       pairs) with no operations
+//	H digest T count ...   a tuple as pk canon's writer sink has it folded
+//	                       (fold.go, the side items): its embedding ('H'
+//	                       and its digest, dsize bytes), then 'T' and its
+//	                       items (count), which the canonical encoding
+//	                       leaves out; read only with a digest size
 //
-// Anything else (a long str by its digest, a tuple, a set, a call, a
-// global, an operation) is not plain here.
+// Anything else (a long str by its digest, a tuple without its items, a
+// set, a call, a global, an operation) is not plain here.
 
 // PlainEmbedding reports whether enc is exactly one embedding of the forms
-// above, nested at most maxDepth levels. It reads them in one loop with a
+// above (a tuple's with dsize > 0: its digest's size), nested at most
+// maxDepth levels. It reads them in one loop with a
 // count of the embeddings still to read at each level (pk canon's writer
 // sink asks it of every row of a table: a recursive reader cost 2 % of pk
 // canon's CPU on one; TestPlainEmbeddingLoop keeps that reader as the
 // reference).
-func PlainEmbedding(enc []byte, maxDepth int) bool {
+func PlainEmbedding(enc []byte, maxDepth, dsize int) bool {
 	var small [65]uint64
 	left := small[:] // embeddings still to read, by depth
 	if maxDepth < 0 {
@@ -50,7 +56,7 @@ func PlainEmbedding(enc []byte, maxDepth int) bool {
 			depth--
 		}
 		left[depth]--
-		size, items, _ := PlainForm(enc[i:])
+		size, items, _ := PlainForm(enc[i:], dsize)
 		if size == 0 {
 			return false
 		}
@@ -65,14 +71,17 @@ func PlainEmbedding(enc []byte, maxDepth int) bool {
 	}
 }
 
-// PlainForm reads the one form at the start of b, of those above, a list's
-// or dict's header counting as one form: its size in bytes (0 when b does
-// not start with a whole form of them), for a list or dict the embeddings
-// that follow it (a dict's keys and values counted apart), and for a str,
-// bytes or int its text (an int's magnitude), a view of b. It is where the
-// forms' sizes are read: PlainEmbedding's loop, and pk canon's writer sink
-// reading a run ahead (pkg/write, touchAhead).
-func PlainForm(b []byte) (size int, items uint64, text []byte) {
+// PlainForm reads the one form at the start of b, of those above, a list's,
+// dict's or tuple's header counting as one form (a tuple's only with dsize
+// > 0, its digest's size): its size in bytes (0 when b does not start with
+// a whole form of them), for a list, dict or tuple the embeddings that
+// follow it (a dict's keys and values counted apart), and for a str, bytes
+// or int its text (an int's magnitude), for a tuple its embedding ('H' and
+// the digest), a view of b. It is where the forms' sizes are read:
+// PlainEmbedding's loop, the canonical encoding of a run with side items
+// (fold.go), and pk canon's writer sink reading a run ahead (pkg/write,
+// touchAhead).
+func PlainForm(b []byte, dsize int) (size int, items uint64, text []byte) {
 	if len(b) == 0 {
 		return 0, 0, nil
 	}
@@ -120,6 +129,16 @@ func PlainForm(b []byte) (size int, items uint64, text []byte) {
 			cnt *= 2
 		}
 		return j + 1, cnt, nil
+	case 'H':
+		j := 1 + dsize
+		if dsize <= 0 || j >= len(b) || b[j] != 'T' {
+			return 0, 0, nil
+		}
+		cnt, w := binary.Uvarint(b[j+1:])
+		if w <= 0 || cnt > uint64(len(b)) {
+			return 0, 0, nil
+		}
+		return j + 1 + w, cnt, b[:j]
 	}
 	return 0, 0, nil
 }

@@ -13,10 +13,10 @@ import (
 func TestPlainEmbedding(t *testing.T) {
 	// [None, True, 1.5, -258, 'ab', {b'k': []}]
 	enc := []byte("Nl\x06\x00n" + "b\x01" + "f\x3f\xf8\x00\x00\x00\x00\x00\x00" + "i-\x02\x01\x02" + "s\x02ab" + "Nd\x01\x00y\x01kNl\x00\x00")
-	if !PlainEmbedding(enc, 2) {
+	if !PlainEmbedding(enc, 2, 0) {
 		t.Fatal("a plain list is not plain")
 	}
-	if PlainEmbedding(enc, 1) {
+	if PlainEmbedding(enc, 1, 0) {
 		t.Error("nested 2 levels, taken with a bound of 1")
 	}
 	for name, b := range map[string][]byte{
@@ -26,9 +26,37 @@ func TestPlainEmbedding(t *testing.T) {
 		"tuple":     []byte("T\x00"),
 		"long str":  append([]byte("s\x41"), bytes.Repeat([]byte{'a'}, 65)...),
 	} {
-		if PlainEmbedding(b, 8) {
+		if PlainEmbedding(b, 8, 0) {
 			t.Errorf("%s: taken as plain", name)
 		}
+	}
+	// a tuple with its side items, ('ab', (1,)), digests of 4 bytes: plain
+	// only with that digest size, and only with its items
+	tup := []byte("H1234T\x02s\x02abH5678T\x01i+\x01\x01")
+	if !PlainEmbedding(tup, 2, 4) {
+		t.Error("a tuple with its items is not plain")
+	}
+	for name, c := range map[string]struct {
+		b     []byte
+		dsize int
+	}{
+		"no digest size":     {tup, 0},
+		"another size":       {tup, 3},
+		"too deep":           {tup, 4},
+		"its digest only":    {[]byte("H1234"), 4},
+		"an item short":      {[]byte("H1234T\x02s\x02ab"), 4},
+		"a frozenset's body": {[]byte("H1234F\x00"), 4},
+	} {
+		depth := 8
+		if name == "too deep" {
+			depth = 1
+		}
+		if PlainEmbedding(c.b, depth, c.dsize) {
+			t.Errorf("%s: taken as plain", name)
+		}
+	}
+	if size, items, text := PlainForm(tup, 4); size != 7 || items != 2 || string(text) != "H1234" {
+		t.Errorf("a tuple's header: %d bytes, %d items, %q", size, items, text)
 	}
 	var d EmbReader
 	d.Reset(bytes.NewReader(enc))
@@ -58,7 +86,7 @@ func TestPlainEmbedding(t *testing.T) {
 
 // plainRef is the recursive reader PlainEmbedding replaced: the reference
 // TestPlainEmbeddingLoop compares it with.
-func plainRef(b []byte, depth, maxDepth int) (int, bool) {
+func plainRef(b []byte, depth, maxDepth, dsize int) (int, bool) {
 	if len(b) == 0 || depth > maxDepth {
 		return 0, false
 	}
@@ -101,7 +129,25 @@ func plainRef(b []byte, depth, maxDepth int) (int, bool) {
 			cnt *= 2
 		}
 		for ; cnt > 0; cnt-- {
-			n, ok := plainRef(b[i:], depth+1, maxDepth)
+			n, ok := plainRef(b[i:], depth+1, maxDepth, dsize)
+			if !ok {
+				return 0, false
+			}
+			i += n
+		}
+		return i, true
+	case 'H':
+		i := 1 + dsize
+		if dsize <= 0 || i >= len(b) || b[i] != 'T' {
+			return 0, false
+		}
+		cnt, w := binary.Uvarint(b[i+1:])
+		if w <= 0 || cnt > uint64(len(b)) {
+			return 0, false
+		}
+		i += 1 + w
+		for ; cnt > 0; cnt-- {
+			n, ok := plainRef(b[i:], depth+1, maxDepth, dsize)
 			if !ok {
 				return 0, false
 			}
@@ -114,20 +160,25 @@ func plainRef(b []byte, depth, maxDepth int) (int, bool) {
 
 // TestPlainEmbeddingLoop: PlainEmbedding's loop reads as the recursive
 // reader does, on plain encodings nested around the depth bound (64, the
-// writer sink's, and 100, past the loop's array on the stack) and on their
-// cuts and random mutations.
+// writer sink's, and 100, past the loop's array on the stack), lists and
+// tuples with their side items (digests of 2 bytes), and on their cuts and
+// random mutations, read with and without the digest size.
 func TestPlainEmbeddingLoop(t *testing.T) {
 	for _, maxDepth := range []int{0, 2, 64, 100} {
 		var encs [][]byte
 		leaf := []byte("s\x03abci+\x01\x05nb\x01f\x00\x00\x00\x00\x00\x00\xf0\x3f")
 		for _, d := range []int{0, 1, 2, maxDepth - 1, maxDepth, maxDepth + 1} {
 			var e []byte
-			for range max(d, 0) {
-				e = append(e, "Nl\x02\x00"...)
+			for j := range max(d, 0) {
+				if j%2 == 0 {
+					e = append(e, "Nl\x02\x00"...)
+				} else {
+					e = append(e, "HabT\x02"...)
+				}
 				e = append(e, 'n')
 			}
 			e = append(e, "Nd\x02\x00s\x01ai-\x00s\x01bNl\x00\x00s\x00"...)
-			encs = append(encs, e, append([]byte("Nl\x05\x00"), leaf...))
+			encs = append(encs, e, append([]byte("Nl\x05\x00"), leaf...), append([]byte("HxyT\x05"), leaf...))
 		}
 		rng := rand.New(rand.NewPCG(1, uint64(maxDepth)))
 		n := len(encs)
@@ -145,9 +196,11 @@ func TestPlainEmbeddingLoop(t *testing.T) {
 			}
 		}
 		for _, e := range encs {
-			n, ok := plainRef(e, 0, maxDepth)
-			if got, want := PlainEmbedding(e, maxDepth), ok && n == len(e); got != want {
-				t.Fatalf("maxDepth %d: PlainEmbedding(%q) = %v, the recursive reader %v", maxDepth, e, got, want)
+			for _, dsize := range []int{0, 2} {
+				n, ok := plainRef(e, 0, maxDepth, dsize)
+				if got, want := PlainEmbedding(e, maxDepth, dsize), ok && n == len(e); got != want {
+					t.Fatalf("maxDepth %d, digests of %d bytes: PlainEmbedding(%q) = %v, the recursive reader %v", maxDepth, dsize, e, got, want)
+				}
 			}
 		}
 	}

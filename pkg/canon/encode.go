@@ -1292,6 +1292,7 @@ type encoder struct {
 	keep    bool
 	shared  []uint8
 	refused bool
+	side    bool    // each pure tuple followed by its side items (fold.go: appendItems)
 	effects bool    // it encoded a call, an operation or a global
 	globs   []int64 // offsets of the globals it encoded
 }
@@ -1435,6 +1436,11 @@ func (e *encoder) node(n pickle.ID) {
 	}
 	if v.isPureDigest(n) {
 		e.buf = v.appendPure(e.buf, n)
+		if e.side && !e.refused {
+			var ok bool
+			e.buf, ok = v.Opt.fold.appendItems(v, e.buf, n)
+			e.refused = !ok
+		}
 		if e.keep && v.leaf(n) != 1 || e.keep && v.kind(n) == pickle.KindGlobal {
 			if g := v.Opt.fold.pureGlobals(v, n, e.globs[len(e.globs):]); len(g) > 0 {
 				e.globs = append(e.globs, g...)

@@ -3,6 +3,7 @@ package canon
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -70,7 +71,22 @@ type foldSink struct {
 	// the writer can write a root (or an entry's key) back from its
 	// encoding: the sink folds only those
 	accept func(enc []byte) bool
+	// side: the sink folds for pk canon's writer (EachStreamWrite), each
+	// pure tuple followed by its items (appendItems); sideRuns are the
+	// spool's spans of the roots folded with such items, in order, adjacent
+	// ones merged (reset with the spool); sideMade the bytes of items
+	// appendItems made in the stream, kept or not, bounded as the encoding
+	// is (MaxExpansion)
+	side      bool
+	sideRuns  []span
+	sideMade  int64
+	sideLimit int64 // the bound on sideMade, for what was read so far
+	sideStack []sideFrame
+	strip     []byte // emitRange's window of a span with side items
 }
+
+// span is the spool's bytes [start, end).
+type span struct{ start, end int64 }
 
 // streamKey names one stream of an input: a machine reads each pickle part
 // into a store of its own, and the streams of one part at their offsets.
@@ -161,6 +177,7 @@ func (k *foldSink) active(s *pickle.Store) bool {
 	if key := (streamKey{s, s.Begin}); key != k.cur {
 		k.cur, k.stopped, k.seen = key, false, 0
 		k.base = k.sp.size()
+		k.sideMade = 0
 	}
 	for ; k.seen < s.NEvents() && !k.stopped; k.seen++ {
 		if ruleEvent(s, s.Event(k.seen)) {
@@ -194,19 +211,26 @@ func (k *foldSink) fold(s *pickle.Store, roots, keys []pickle.ID, shared []uint8
 	st.ordGen, st.ordVal, st.gen = k.gen, k.ord, 0
 	st.genBusy = true // isolated encoders inside (sort keys) use maps
 	k.walked = grownSet(k.walked, int(v.nsyn))
-	*e = encoder{v: v, iso: true, keep: true, shared: shared, stack: e.stack[:0], chbuf: e.chbuf[:0], opsBuf: e.opsBuf[:0], globs: e.globs[:0]}
+	*e = encoder{v: v, iso: true, keep: true, side: k.side, shared: shared, stack: e.stack[:0], chbuf: e.chbuf[:0], opsBuf: e.opsBuf[:0], globs: e.globs[:0]}
+	k.sideLimit = limit - k.base
 	p := &k.sp
 	if p.mem == nil {
 		p.mem = make([]byte, 0, spoolMem+spoolMem/4)
 	}
 	for i, r := range roots {
 		start := len(p.mem)
+		made := k.sideMade
 		e.globs, e.next, e.effects, e.refused = e.globs[:0], 0, false, false
 		switch l := v.leaf(r); {
 		case l == 1 && v.kind(r) != pickle.KindGlobal:
 			p.mem = v.appendScalar(p.mem, r) // (a scalar: most items of a list of numbers or str)
 		case v.isPure(r):
 			p.mem = v.appendPure(p.mem, r)
+			if k.side {
+				var ok bool
+				p.mem, ok = k.appendItems(v, p.mem, r)
+				e.refused = !ok
+			}
 			e.globs = k.pureGlobals(v, r, e.globs)
 			e.effects = len(e.globs) > 0
 		default:
@@ -259,10 +283,86 @@ func (k *foldSink) fold(s *pickle.Store, roots, keys []pickle.ID, shared []uint8
 			}
 		}
 		out[i] = pickle.Folded{Off: p.flushed + int64(start), Len: int32(size), Word: e.next, OK: true, Effects: e.effects}
+		if k.sideMade > made {
+			k.addSideRun(out[i].Off, out[i].Off+int64(size))
+		}
 		p.maybeFlush()
 	}
 	e.v, e.shared, e.buf = nil, nil, nil
 	k.v = View{}
+}
+
+// The writer's side items. pk canon's writer writes a folded root back from
+// its bytes (pkg/write/wsink.go), but a pure tuple's embedding is its digest
+// ('H' + H(body)), which does not say what the tuple holds. So the sink that
+// folds for the writer (side) follows every pure tuple's embedding in a root
+// with 'T', its item count and each item's embedding, each tuple among them
+// followed by its own items in turn (canon.PlainForm reads that form): what
+// the writer needs to write the tuple as it writes the node. A composite
+// that is not a tuple (a frozenset, a computed global) gets none, and a
+// root holding one does not fold; nor does a root whose items would pass
+// the bound on them. The items are the writer's only: emitRange leaves them
+// out of the canonical encoding (the spans in sideRuns), so that the digest
+// and what any other encoding reads are those of the canonical bytes.
+
+// sideFrame is a tuple appendItems is writing the items of, and the next
+// one.
+type sideFrame struct {
+	n    pickle.ID
+	next int
+}
+
+// appendItems appends to b, which ends with the embedding of pure node n,
+// n's side items when n is a tuple embedded by its digest (none for a
+// scalar), and counts them in sideMade. ok is false when the writer cannot
+// have them: n is another composite, or holds one, or they would take
+// sideMade past sideLimit (a tuple held by many rows is written out in
+// each: the bound is the encoding's own, MaxExpansion).
+func (k *foldSink) appendItems(v *View, b []byte, n pickle.ID) (out []byte, ok bool) {
+	st := v.state()
+	if !v.composite(st, n) {
+		return b, true
+	}
+	start := len(b)
+	defer func() { k.sideMade += int64(len(out) - start) }()
+	if v.kind(n) != pickle.KindTuple {
+		return b, false
+	}
+	stack := append(k.sideStack[:0], sideFrame{n: n})
+	defer func() { k.sideStack = stack[:0] }()
+	b = appendUvarint(append(b, 'T'), uint64(len(v.items(n))))
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		items := v.items(f.n)
+		if f.next == len(items) {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		c := v.res(items[f.next])
+		f.next++
+		b = v.appendPure(b, c)
+		if v.composite(st, c) {
+			if v.kind(c) != pickle.KindTuple {
+				return b, false
+			}
+			b = appendUvarint(append(b, 'T'), uint64(len(v.items(c))))
+			stack = append(stack, sideFrame{n: c})
+		}
+		if k.sideMade+int64(len(b)-start) > k.sideLimit {
+			return b, false
+		}
+	}
+	return b, true
+}
+
+// addSideRun notes that the spool's bytes [start, end) are a root folded
+// with side items.
+func (k *foldSink) addSideRun(start, end int64) {
+	if r := len(k.sideRuns) - 1; r >= 0 && k.sideRuns[r].end == start {
+		k.sideRuns[r].end = end
+		return
+	}
+	k.sideRuns = append(k.sideRuns, span{start, end})
 }
 
 // grownSet returns a cleared bitset of n bits, reusing b.
@@ -320,36 +420,123 @@ func (k *foldSink) emit(e *encoder, s *pickle.Store, n pickle.ID) {
 	k.emitRange(e, off, int64(ln))
 }
 
-// emitRange appends to e's encoding the spool's bytes [off, off+ln).
+// emitRange appends to e's encoding the spool's bytes [off, off+ln), the
+// side items of the roots folded with them left out (sideRuns).
 func (k *foldSink) emitRange(e *encoder, off, ln int64) {
+	end := off + ln
+	runs := k.sideRuns
+	i, _ := slices.BinarySearchFunc(runs, off, func(r span, off int64) int { return cmp.Compare(r.end, off+1) })
+	for ; off < end && i < len(runs) && runs[i].start < end; i++ {
+		r := runs[i]
+		if off < r.start {
+			k.emitBytes(e, off, r.start)
+			off = r.start
+		}
+		stop := min(end, r.end)
+		k.emitCanonical(e, off, stop)
+		off = stop
+	}
+	if off < end {
+		k.emitBytes(e, off, end)
+	}
+}
+
+// emitBytes appends to e's encoding the spool's bytes [off, end).
+func (k *foldSink) emitBytes(e *encoder, off, end int64) {
 	p := &k.sp
-	put := func(b []byte) {
-		if e.keep || len(b) < 4<<10 {
-			e.buf = append(e.buf, b...)
+	for off < end {
+		c := end - off
+		if off < p.flushed {
+			c = min(c, p.flushed-off, 1<<20)
+		}
+		b, ok := k.bytesAt(e, off, c)
+		if !ok {
 			return
 		}
-		e.flush() // the main encoder: straight to its hash
-		e.out(b)
+		k.put(e, b)
+		off += c
 	}
-	for ln > 0 {
-		if off >= p.flushed {
-			i := off - p.flushed
-			put(p.mem[i : i+ln])
+}
+
+// emitCanonical appends to e's encoding the spool's bytes [off, end),
+// embeddings with side items (from a root's or an entry's key's start):
+// each tuple's embedding without its items.
+func (k *foldSink) emitCanonical(e *encoder, off, end int64) {
+	dsize := k.opt.Algo.Size()
+	var skip uint64 // the items still to leave out
+	window := int64(1 << 20)
+	for off < end {
+		c := min(end-off, window)
+		src, ok := k.bytesAt(e, off, c)
+		if !ok {
 			return
 		}
-		c := min(ln, p.flushed-off, 1<<20)
-		if int64(cap(p.rbuf)) < c {
-			p.rbuf = make([]byte, c)
-		}
-		if _, err := p.f.ReadAt(p.rbuf[:c], off); err != nil {
-			if st := e.v.state(); st.err == nil {
-				st.err = fmt.Errorf("reading back what pk spooled (%s): %v", p.f.Name(), err)
+		out := k.strip[:0]
+		i := 0
+		for i < len(src) {
+			size, items, text := PlainForm(src[i:], dsize)
+			if size == 0 {
+				break // (not whole in the window)
 			}
-			return
+			switch {
+			case skip > 0:
+				skip += items - 1
+			case src[i] == 'H':
+				out, skip = append(out, text...), items
+			default:
+				out = append(out, src[i:i+size]...)
+			}
+			i += size
 		}
-		put(p.rbuf[:c])
-		off, ln = off+c, ln-c
+		k.strip = out
+		if i == 0 {
+			if c == end-off {
+				break
+			}
+			window *= 2 // (a form longer than the window)
+			continue
+		}
+		k.put(e, out)
+		off += int64(i)
 	}
+	if (off < end || skip > 0) && e.v.state().err == nil {
+		e.v.state().err = fmt.Errorf("reading back what pk spooled: a damaged run at %d", off)
+	}
+}
+
+// bytesAt returns the spool's bytes [off, off+n): a view of its memory, or
+// read from its file into its buffer (valid until the next call). ok false:
+// the file could not be read (the encoding's error is set).
+func (k *foldSink) bytesAt(e *encoder, off, n int64) (b []byte, ok bool) {
+	p := &k.sp
+	if off >= p.flushed {
+		i := off - p.flushed
+		return p.mem[i : i+n], true
+	}
+	if int64(cap(p.rbuf)) < n {
+		p.rbuf = make([]byte, n)
+	}
+	b = p.rbuf[:n]
+	f := min(n, p.flushed-off) // (the rest is in memory)
+	if _, err := p.f.ReadAt(b[:f], off); err != nil {
+		if st := e.v.state(); st.err == nil {
+			st.err = fmt.Errorf("reading back what pk spooled (%s): %v", p.f.Name(), err)
+		}
+		return nil, false
+	}
+	copy(b[f:], p.mem)
+	return b, true
+}
+
+// put appends b to e's encoding: a main encoder's large pieces straight to
+// its hash.
+func (k *foldSink) put(e *encoder, b []byte) {
+	if e.keep || len(b) < 4<<10 {
+		e.buf = append(e.buf, b...)
+		return
+	}
+	e.flush()
+	e.out(b)
 }
 
 // close removes the sink's temporary file.
@@ -564,7 +751,10 @@ func (r *spoolReader) Read(b []byte) (int, error) {
 // memory, and gives fn each stream's view before its digest is computed
 // (fn computes it: View.Digest, then View.EffectRefs). The sink folds only
 // the roots accept says the writer can write back from their encoding
-// (Ref.FoldedItems and Ref.FoldedEntries read them at STOP). ok
+// (Ref.FoldedItems and Ref.FoldedEntries read them at STOP), each pure
+// tuple in them followed by its side items (appendItems): accept is to take
+// only PlainEmbedding's forms with the digest's size, which the canonical
+// encoding of a run reads them by (emitCanonical). ok
 // is false where EachStream's would be, when the sink does not apply, and
 // when fn returns an error (the caller then reads the file without it).
 func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn func(v *View) error) (file *pickle.File, ok bool) {
@@ -574,7 +764,7 @@ func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn 
 	if k == nil {
 		return nil, false
 	}
-	k.accept = accept
+	k.accept, k.side = accept, true
 	defer k.close()
 	opt.fold = k
 	ropt := ReadOptions(opt)
@@ -584,6 +774,7 @@ func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn 
 	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
 		err := fn(normalize(st, opt, scr))
 		k.sp.reset() // the stream is written
+		k.sideRuns = k.sideRuns[:0]
 		return err
 	})
 	return file, ok

@@ -24,7 +24,7 @@ func (r *slowReader) Read(p []byte) (int, error) {
 }
 
 // TestLookahead: the decoder's lookahead (touchAhead) over a run of every
-// plain form, read whole or a few bytes at a time (embeddings cut at the
+// plain form (a tuple's header with its digest among them), read whole or a few bytes at a time (embeddings cut at the
 // window's end, the window moved), queues for each str and bytes it
 // reaches the fingerprint of its own text at its own offset: item takes
 // those instead of computing them, so a wrong one would number the value
@@ -44,7 +44,7 @@ func TestLookahead(t *testing.T) {
 	}
 	var strs []string // in order
 	for range 20000 {
-		switch rng.IntN(7) {
+		switch rng.IntN(8) {
 		case 0:
 			run.WriteByte('n')
 		case 1:
@@ -60,6 +60,9 @@ func TestLookahead(t *testing.T) {
 			run.Write([]byte{'N', "ld"[rng.IntN(2)]})
 			uv(rng.IntN(300))
 			run.WriteByte(0)
+		case 5:
+			run.WriteString("Hs\x02abT") // (a digest of 4 bytes that reads as a str)
+			uv(rng.IntN(300))
 		default:
 			s := text()
 			run.WriteByte("sy"[rng.IntN(2)])
@@ -75,7 +78,7 @@ func TestLookahead(t *testing.T) {
 		if slow {
 			rd = &slowReader{run.Bytes(), rng}
 		}
-		e := &emitter{}
+		e := &emitter{dsize: 4}
 		d := e.decoder(rd)
 		queued, k := 0, 0
 		for d.fill(1) {
@@ -100,6 +103,10 @@ func TestLookahead(t *testing.T) {
 				_, ok = d.uvarint(1 << 20)
 				ok = ok && d.fill(1)
 				d.p++
+			case 'H':
+				ok = d.fill(5)
+				d.p += 5
+				_, ok = d.uvarint(1 << 20)
 			case 'i':
 				d.fill(1)
 				d.p++

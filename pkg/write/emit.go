@@ -210,6 +210,10 @@ type emitter struct {
 	// torch numbers a torch.save file's storages (torchFromView)
 	torch *torchStorages
 	dec   *decoder // reads folded runs (wsink.go)
+	// collided: a value was built while its own items were written
+	// (itemsBuilt)
+	collided bool
+	dsize    int // the view's digests' size (a folded tuple's embedding)
 }
 
 // shared is what the writer keeps over one stream: tracker ids and caches
@@ -422,7 +426,7 @@ type gkey struct {
 
 func newEmitter(v *canon.View, proto int, sh *shared, out *tape) *emitter {
 	e := &emitter{v: v, proto: proto, out: out,
-		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys}
+		memo: newTable(), sh: sh, trackers: sh.trackers, keys: sh.keys, dsize: v.Opt.Algo.Size()}
 	e.memo.nodes = v.NodeCount()
 	if e.keys.nodes == 0 {
 		e.keys.nodes = v.NodeCount()
@@ -960,7 +964,20 @@ func (e *emitter) inProgress(n canon.Ref, k key, body func() error) error {
 	if k.id >= 0 {
 		e.setInprog(n, true)
 	}
-	return body()
+	err := body()
+	e.itemsBuilt(k)
+	return err
+}
+
+// itemsBuilt notes, once the items of a pure container of key k are
+// written, whether k was built while they were: a pure value holds none
+// equal to it, so one of them had its fingerprint (intern.go).
+func (e *emitter) itemsBuilt(k key) {
+	if k.id == valueID {
+		if _, ok := e.memo.get(k); ok {
+			e.collided = true
+		}
+	}
 }
 
 func (e *emitter) checkPayload(n canon.Ref) error {

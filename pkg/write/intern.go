@@ -22,19 +22,26 @@ import (
 // the tag choosing the seed): 8 bytes a value, whatever its length,
 // instead of its text (a table of two million distinct strs: 16 MB; with
 // 128-bit fingerprints, 32 MB. Two of them collide with a chance of about
-// 1 in 10^7, which costs a second write). Two distinct strs (or bytes) with one fingerprint
+// 1 in 10^7, which costs a second write). So is a pure tuple, frozenset or
+// computed global by its key, its embedding: 'H' and the digest of its
+// canonical body (a table of a million distinct tuples: 8 MB, not the 50 MB
+// of their keys, ends and indexes). Two distinct values with one fingerprint
 // would be numbered as one, and the second written as a fetch of the
-// first: the output would then hold the first text where the second was,
-// and not have the input's canonical digest, which every output written
+// first: the output would then hold the first value where the second was,
+// and not have the input's canonical digest (two keys differ only where
+// the canonical forms do), which every output written
 // with fingerprints is checked against (write.go: Stream, File); the stream
 // is then written again without them (streamWriter.retry), and the
 // numbering is the same as with fingerprints when none collide. So a
 // collision costs a second write, never a wrong output, and the output does
-// not depend on the seed. Other values (globals, pure tuples by their key,
-// dtypes, large payloads by digest) are always compared by their texts:
-// two of them can differ in how they are written and not in the canonical
-// form (a global in the getattr form or not), which the check would not
-// tell.
+// not depend on the seed. A container that collides with a value inside it
+// is the one collision the check cannot tell (the inner value's build and
+// the container's count as two builds of one value: both are memoized):
+// the writer notes it (emitter.itemsBuilt) and traverses the stream again
+// without fingerprints. Other values (globals, dtypes, large payloads by
+// digest) are always compared by their texts: two of them can differ in
+// how they are written and not in the canonical form (a global in the
+// getattr form or not), which the check would not tell.
 //
 // Values compared by text are kept one after the other in one arena (a tag
 // byte, then the text), each ending where ends says, by ordinal among them.
@@ -88,6 +95,11 @@ func (t *values) hash(tag byte, s string) uint64 {
 	return maphash.String(t.seed, s) ^ uint64(tag)*0x9e3779b97f4a7c15
 }
 
+// fingerprinted reports whether values of tag are told apart by
+// fingerprint (with fingerprints): strs, bytes, and pure containers by
+// their embeddings.
+func fingerprinted(tag byte) bool { return tag == 's' || tag == 'y' || tag == 'H' }
+
 // fingerprint is the value's 64-bit fingerprint (the tag picks the seed).
 func (t *values) fingerprint(tag byte, s string) uint64 { return fingerprint(t.fseed, tag, s) }
 
@@ -103,10 +115,12 @@ func fingerprint(seed uint64, tag byte, s string) uint64 {
 
 // fpCollide cuts fingerprints to 2 bits, so that values collide (tests);
 // fpRetries counts the streams written again without fingerprints whose
-// second write was right (tests).
+// second write was right, fpNested the traversals made again for a value
+// that collided with one inside it (tests).
 var (
 	fpCollide bool
 	fpRetries int
+	fpNested  int
 )
 
 // at returns the tag and text of the value of ordinal ord among those
@@ -199,7 +213,7 @@ func (t *values) lookup(v vkey) int32 {
 	if t.slots == nil {
 		t.init()
 	}
-	if t.fingerprints && (v.tag == 's' || v.tag == 'y') {
+	if t.fingerprints && fingerprinted(v.tag) {
 		return t.lookupFP(t.fingerprint(v.tag, v.s))
 	}
 	h := t.hash(v.tag, v.s)

@@ -34,12 +34,16 @@ import (
 // counted: the sketch is used only for a stream whose view made no nodes
 // of its own (no producer rule wrote a str: tracker ids, placeholders),
 // so that every str and bytes value the writer meets is in a folded run
-// (counted by accept) or a node of the store (counted by countStore).
+// (counted by accept) or a node of the store (counted by countStore). So
+// are the pure tuples, frozensets and computed globals, which the writer
+// keys by their embeddings ('H' and the digest: intern.go), in a folded
+// run with their side items or in the store.
 
 // onceSketch counts fingerprints (values.fingerprint with seed) in 2-bit
 // counters: 0, 1, 2 (two or more).
 type onceSketch struct {
 	seed  uint64
+	dsize int      // the digests' size (a tuple's embedding: canon.PlainForm)
 	words []uint64 // 32 counters a word
 	shift uint     // a fingerprint's counter: fp >> shift
 	// the fingerprints not yet counted: add counts them a batch at a
@@ -86,10 +90,10 @@ const onceBatch = 64
 
 // newOnceSketch makes a sketch for about hint distinct values: eight
 // counters a value, a power of two from 2^16 to 2^28 (64 MiB).
-func newOnceSketch(hint int64) *onceSketch {
+func newOnceSketch(hint int64, dsize int) *onceSketch {
 	n := max(bits.Len64(uint64(max(8*hint, 1))-1), 16)
 	n = min(n, 28)
-	s := &onceSketch{seed: rand.Uint64(), words: make([]uint64, 1<<n/32), shift: uint(64 - n)}
+	s := &onceSketch{seed: rand.Uint64(), words: make([]uint64, 1<<n/32), shift: uint(64 - n), dsize: dsize}
 	huge.Advise(s.words) // (counted and read at random, as the table's slots)
 	return s
 }
@@ -177,11 +181,11 @@ func (s *onceSketch) sync() {
 // and whole).
 func (s *onceSketch) countEmbedding(enc []byte) {
 	for i := 0; i < len(enc); {
-		size, _, text := canon.PlainForm(enc[i:])
+		size, _, text := canon.PlainForm(enc[i:], s.dsize)
 		if size == 0 {
 			return
 		}
-		if tag := enc[i]; tag == 's' || tag == 'y' {
+		if tag := enc[i]; fingerprinted(tag) {
 			s.addText(tag, text)
 		}
 		i += size
@@ -207,16 +211,28 @@ func (s *onceSketch) addText(tag byte, text []byte) {
 	r.tag, r.twice, r.n = tag, false, uint8(copy(r.text[:], text))
 }
 
-// countStore counts the strs and bytes of st that the writer keys by
-// their text (emitter.key: of at most 64 bytes), once count's are counted.
-func (s *onceSketch) countStore(st *pickle.Store) {
+// countStore counts the values of v's store that the writer keys by their
+// text (emitter.key: strs and bytes of at most 64 bytes) or embedding (pure
+// tuples, frozensets and computed globals), once count's are counted. v is
+// a view that made no node of its own: every key the writer asks for
+// outside the folded runs is a node of the store's.
+func (s *onceSketch) countStore(v *canon.View) {
 	s.sync()
+	st := v.Store()
+	root := v.RootRef()
+	var buf []byte
 	for id := range pickle.ID(st.Len()) {
 		tag := byte('s')
 		switch st.Kind(id) {
 		case pickle.KindBytes:
 			tag = 'y'
 		case pickle.KindStr:
+		case pickle.KindTuple, pickle.KindFrozenSet, pickle.KindGlobal:
+			if n := root.Under(id); n.Pure() && (n.Kind() != pickle.KindGlobal || n.Flags()&pickle.FlagDynamic != 0) {
+				buf = n.AppendPure(buf[:0])
+				s.add(s.fingerprint('H', buf))
+			}
+			continue
 		default:
 			continue
 		}

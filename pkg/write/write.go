@@ -176,7 +176,10 @@ func (w *streamWriter) writeOut(getattrForm bool, out *outBuf) error {
 	return t.replayOut(w.proto, out)
 }
 
-// traverse writes the view onto a tape (to be closed by the caller).
+// traverse writes the view onto a tape (to be closed by the caller). A
+// traversal in which two values had one fingerprint, one of them inside
+// the other (emitter.collided: what is memoized changes, not the value, so
+// the check would not tell), is made again without fingerprints.
 func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	t := &tape{}
 	sh := newShared()
@@ -187,7 +190,14 @@ func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	}
 	e := newEmitter(w.v, w.proto, sh, t)
 	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
-	return t, e.stream()
+	err := e.stream()
+	if e.collided {
+		t.close()
+		w.fingerprints = false
+		fpNested++
+		return w.traverse(getattrForm)
+	}
+	return t, err
 }
 
 // usesFP reports whether the writer tells values apart by fingerprint:

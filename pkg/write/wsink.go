@@ -21,13 +21,17 @@ import (
 // a temporary file; the store keeps one KindFolded node per run. The
 // view's digest reads them back, as pk hash's does. The writer takes only
 // subtrees it can write back from that encoding alone (foldable: None,
-// bools, ints, floats, str and bytes of up to 64 bytes, lists and dicts of
-// those, no operations, at most foldDepth levels; an entry's key a str or
-// bytes of up to 64 bytes), and at STOP, where the traversal meets a run,
-// it decodes the items and writes each exactly as it writes the node it
-// stands for: the same opcodes, the same keys for the memo (a str by its
-// text, so a value seen again anywhere in the stream is fetched, and one
-// seen twice memoized, as before), the same framing events, a dict's
+// bools, ints, floats, str and bytes of up to 64 bytes, lists, dicts and
+// tuples of those, no operations, at most foldDepth levels; an entry's key
+// a str or bytes of up to 64 bytes). A tuple's embedding is its digest, so
+// the canon sink follows it with the tuple's items for the writer (side
+// items, which the digest leaves out: pkg/canon/fold.go); the writer keys
+// it by that embedding, as it keys the node. At STOP, where the traversal
+// meets a run, it decodes the items and writes each exactly as it writes
+// the node it stands for: the same opcodes, the same keys for the memo (a
+// str by its text, a tuple by its embedding, so a value seen again
+// anywhere in the stream is fetched, and one seen twice memoized, as
+// before), the same framing events, a dict's
 // entries in the order the view gives them (its canonical order, folded
 // entries by their keys' embeddings). An identity node in such a subtree
 // has one parent and is never fetched again, so its build is not recorded
@@ -44,15 +48,19 @@ const foldDepth = 64
 var errNoSink = errors.New("write: the sink cannot write this stream")
 
 // noSink turns the writer sink off (tests compare both ways); sinkRuns
-// counts the folded runs the sink wrote (tests).
+// counts the folded runs the sink wrote, sinkTuples the tuples it wrote
+// from their side items (tests).
 var (
-	noSink   bool
-	sinkRuns int
+	noSink     bool
+	sinkRuns   int
+	sinkTuples int
 )
 
-// foldable reports whether enc, the canonical encoding of one subtree, is
-// one embedding the writer can write back (see above).
-func foldable(enc []byte) bool { return canon.PlainEmbedding(enc, foldDepth) }
+// foldable reports whether enc, the encoding of one subtree as the canon
+// sink folds it for the writer (its tuples with their side items; dsize:
+// the digests' size), is one embedding the writer can write back (see
+// above).
+func foldable(enc []byte, dsize int) bool { return canon.PlainEmbedding(enc, foldDepth, dsize) }
 
 // sinkStreams writes the streams of the bare pickle file at path through
 // the writer sink, appending each to out, its digest to wants and its end
@@ -76,11 +84,11 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 	// the strs and bytes of the folded runs, counted as they are folded
 	// (once.go), in every stream of the file
 	var once *onceSketch
-	accept := foldable
+	accept := func(enc []byte) bool { return foldable(enc, dsize) }
 	if fi, err := os.Stat(path); err == nil && fi.Size() >= fpMin && !noOnce {
-		once = newOnceSketch(fi.Size() / 64)
+		once = newOnceSketch(fi.Size()/64, dsize)
 		accept = func(enc []byte) bool {
-			if !foldable(enc) {
+			if !foldable(enc, dsize) {
 				return false
 			}
 			once.count(enc)
@@ -103,7 +111,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		w.fingerprints = true // (File checks the output)
 		if once != nil && hasFolded(v.Store()) && v.NodeCount() == v.Store().Len() {
 			// every str the writer meets is in a run or the store
-			once.countStore(v.Store())
+			once.countStore(v)
 			w.once = once
 		}
 		if err = w.writeOut(false, out); err != nil {
@@ -250,12 +258,13 @@ func (e *emitter) fillFoldedDict(n canon.Ref) error {
 // run: a table's rows are a few bytes each, and a reader's call a byte cost
 // about a third of the writer's time on them.
 type decoder struct {
-	rd   io.Reader
-	buf  []byte // buf[p:n] are read and not yet taken
-	p, n int
-	eof  bool // rd has no more
-	x    big.Int
-	off  int64 // the run's offset of buf[0]
+	rd    io.Reader
+	dsize int    // the digests' size (a tuple's embedding)
+	buf   []byte // buf[p:n] are read and not yet taken
+	p, n  int
+	eof   bool // rd has no more
+	x     big.Int
+	off   int64 // the run's offset of buf[0]
 	// the lookahead (touchAhead): where it stopped in buf (an embedding's
 	// start, or n), and the fingerprints of the strs and bytes it read
 	// that item has not yet taken, in order, with their offsets in the run
@@ -264,8 +273,8 @@ type decoder struct {
 	qhead, qn int
 }
 
-// queuedFP is a fingerprint touchAhead computed, of the str or bytes whose
-// tag is at offset at of the run.
+// queuedFP is a fingerprint touchAhead computed, of the value whose tag is
+// at offset at of the run.
 type queuedFP struct {
 	at int64
 	fp uint64
@@ -283,7 +292,7 @@ func (e *emitter) decoder(rd io.Reader) *decoder {
 		e.dec = &decoder{buf: make([]byte, decBuf)}
 	}
 	d := e.dec
-	d.rd, d.p, d.n, d.eof, d.off = rd, 0, 0, false, 0
+	d.rd, d.p, d.n, d.eof, d.off, d.dsize = rd, 0, 0, false, 0, e.dsize
 	d.ahead, d.qhead, d.qn = 0, 0, 0
 	return d
 }
@@ -362,14 +371,14 @@ const touchLead = 512
 var touchMin = 1 << 16
 
 // touchAhead reads the embeddings in the window from where it stopped to
-// touchLead bytes past d.p, computes the fingerprints of the strs and
-// bytes among them, queued for item, and touches the table's slots of
-// those not in its hot cache (values.touch), so that item's lookups find
-// them in the processor's cache. It reads the forms as a flat sequence
-// (canon.PlainForm: a list's or dict's header is one more form before its
-// items) and stops, for the next call, at the first form not whole in the
-// window (or not plain: item then refuses it), or when the queue or
-// touch's batch is full. Only a table of
+// touchLead bytes past d.p, computes the fingerprints of the strs, bytes
+// and tuples among them (fingerprinted), queued for item and tuple, and
+// touches the table's slots of those not in its hot cache (values.touch),
+// so that their lookups find them in the processor's cache. It reads the
+// forms as a flat sequence (canon.PlainForm: a list's, dict's or tuple's
+// header is one more form before its items) and stops, for the next call,
+// at the first form not whole in the window (or not plain: item then
+// refuses it), or when the queue or touch's batch is full. Only a table of
 // fingerprinted values (t.fslots) is read ahead, by item once it holds
 // touchMin of them.
 func (d *decoder) touchAhead(t *values) {
@@ -381,11 +390,11 @@ func (d *decoder) touchAhead(t *values) {
 	b := d.buf[:d.n]
 	i, end := max(d.p, d.ahead), min(d.n, d.p+touchLead)
 	for i < end && d.qn < fpQueue && nfp < touchMax {
-		size, _, text := canon.PlainForm(b[i:])
+		size, _, text := canon.PlainForm(b[i:], d.dsize)
 		if size == 0 {
 			break // not whole in the window (or not plain: item refuses it)
 		}
-		if tag := b[i]; tag == 's' || tag == 'y' {
+		if tag := b[i]; fingerprinted(tag) {
 			fp := t.fingerprint(tag, unsafe.String(unsafe.SliceData(text), len(text)))
 			d.queue[(d.qhead+d.qn)%fpQueue] = queuedFP{d.off + int64(i), fp}
 			d.qn++
@@ -400,8 +409,8 @@ func (d *decoder) touchAhead(t *values) {
 	t.touch(fps[:nfp])
 }
 
-// queued returns the fingerprint touchAhead queued for the str or bytes
-// whose tag is at offset at of the run, if it did.
+// queued returns the fingerprint touchAhead queued for the value whose
+// tag is at offset at of the run, if it did.
 func (d *decoder) queued(at int64) (uint64, bool) {
 	for d.qn > 0 {
 		q := d.queue[d.qhead]
@@ -426,6 +435,9 @@ func (d *decoder) item(e *emitter) error {
 		return errNoSink
 	}
 	at, tag := d.off+int64(d.p), d.buf[d.p]
+	if tag == 'H' {
+		return d.tuple(e)
+	}
 	d.p++
 	switch tag {
 	case 's', 'y':
@@ -463,6 +475,64 @@ func (d *decoder) item(e *emitter) error {
 	err := d.body(e, tag)
 	e.depth--
 	return err
+}
+
+// form returns the form at d.p (canon.PlainForm's), whole in the window:
+// size 0 when the run has no whole form there.
+func (d *decoder) form() (size int, items uint64, text []byte) {
+	for want := 64; ; want *= 2 {
+		d.fill(want) // (fewer at the run's end)
+		if size, items, text = canon.PlainForm(d.buf[d.p:d.n], d.dsize); size > 0 || d.n-d.p < want {
+			return size, items, text
+		}
+	}
+}
+
+// tuple writes the tuple at d.p, its embedding and side items
+// (canon.PlainForm's), as emit writes the node it stands for: fetched
+// when an equal tuple was built before (its items then passed over), else
+// its items and the TUPLE opcode that takes them; the empty tuple is never
+// memoized (emitter.key).
+func (d *decoder) tuple(e *emitter) error {
+	at := d.off + int64(d.p)
+	size, cnt, text := d.form()
+	if size == 0 || cnt > math.MaxInt32 {
+		return errNoSink
+	}
+	k := noKey
+	if fp, ok := d.queued(at); ok && cnt > 0 {
+		k = key{id: valueID, v: e.keys.vals.lookupFP(fp)}
+	} else if cnt > 0 {
+		k = key{id: valueID, v: e.keys.vals.indexTemp(vkey{'H', unsafe.String(unsafe.SliceData(text), len(text))})}
+	}
+	d.p += size
+	if idx, ok := e.memo.get(k); !k.none() && ok {
+		for left := cnt; left > 0; left-- { // (and what they hold)
+			size, items, _ := d.form()
+			if size == 0 {
+				return errNoSink
+			}
+			d.p += size
+			left += items
+		}
+		return e.fetch(canon.Ref{}, k, int(idx))
+	}
+	if err := e.enter(canon.Ref{}); err != nil {
+		return err
+	}
+	sinkTuples++
+	if cnt > 3 {
+		e.op(pickle.MARK)
+	}
+	for range cnt {
+		if err := d.item(e); err != nil {
+			return err
+		}
+	}
+	e.itemsBuilt(k)
+	closeTuple(e, int(cnt))
+	e.depth--
+	return e.built(k)
 }
 
 // body writes the embedding of tag (not a str or bytes) once entered.

@@ -131,7 +131,8 @@ func TestSinkMatches(t *testing.T) {
 // all the time), every corpus file and fold fixture gives the output, or
 // the error, it gives with 64-bit fingerprints, with the writer sink and
 // without it: a stream whose check fails is written again with values told
-// apart by their texts (intern.go).
+// apart by their texts (intern.go), and so is one where a tuple collided
+// with a value inside it, which the check does not tell.
 func TestFingerprintCollisions(t *testing.T) {
 	defer func() { fpCollide, noSink = false, false }()
 	defer func(v int64) { fpMin = v }(fpMin)
@@ -141,7 +142,7 @@ func TestFingerprintCollisions(t *testing.T) {
 	if testing.Short() {
 		opts = opts[:1]
 	}
-	retries := fpRetries
+	retries, nested := fpRetries, fpNested
 	for _, sink := range []bool{true, false} {
 		for _, p := range files {
 			for _, opt := range opts {
@@ -153,9 +154,12 @@ func TestFingerprintCollisions(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d streams written again without fingerprints", fpRetries-retries)
+	t.Logf("%d streams written again without fingerprints, %d traversed again for a value colliding with one inside it", fpRetries-retries, fpNested-nested)
 	if fpRetries-retries < 50 {
 		t.Errorf("only %d streams written again without fingerprints", fpRetries-retries)
+	}
+	if fpNested == nested {
+		t.Error("no stream traversed again for a value colliding with one inside it")
 	}
 }
 
@@ -229,6 +233,52 @@ func TestOnceSketchStore(t *testing.T) {
 				t.Errorf("%s: nothing folded", p)
 			}
 			sameOutput(t, p, "without the sketch", "with it", want, werr, got, gerr, nil)
+		}
+	}
+}
+
+// TestSinkTuples: the fold fixtures of rows holding tuples (nested, empty,
+// of four items and more, equal ones written once and fetched, as dict
+// values and keys, and ones the sink cannot fold) give the output, or the
+// error, they give without the writer sink, at protocols 4 and 2 and with
+// --keep-dict-order, with and without the sketch of the values held once,
+// and the sink writes tuples from their side items (canon.PlainForm). The
+// sink's output is not checked (noVerify): a stream it wrote wrong would
+// otherwise be written again without it.
+func TestSinkTuples(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	defer func(v int64) { fpMin = v }(fpMin)
+	defer func() { noSink, noOnce, noVerify = false, false, false }()
+	var files []string
+	for _, p := range sinkFiles(t) {
+		if strings.HasPrefix(filepath.Base(p), "tuples_") {
+			files = append(files, p)
+		}
+	}
+	if len(files) != 4 {
+		t.Fatalf("%d tuples_ fixtures in testdata/fold, want 4", len(files))
+	}
+	for _, min := range []int{4, 64} {
+		pickle.MinCompact = min
+		for _, once := range []bool{false, true} {
+			noOnce, fpMin = !once, 1<<20
+			if once {
+				fpMin = 0 // (the sketch counts every file)
+			}
+			for _, p := range files {
+				for _, opt := range []Options{{}, {Protocol: 2}, {KeepDictOrder: true}} {
+					noSink, noVerify = true, false
+					want, werr := File(p, opt, false)
+					noSink, noVerify = false, true
+					runs, tuples := sinkRuns, sinkTuples
+					got, gerr := File(p, opt, false)
+					what := fmt.Sprintf("%s %+v (MinCompact %d, sketch %v)", p, opt, min, once)
+					if sameOutput(t, what, "without the sink", "with it", want, werr, got, gerr, nil) &&
+						(sinkRuns == runs || sinkTuples == tuples) && !strings.HasSuffix(p, "_p0.pkl") {
+						t.Errorf("%s: %d runs and %d tuples written from the sink", what, sinkRuns-runs, sinkTuples-tuples)
+					}
+				}
+			}
 		}
 	}
 }

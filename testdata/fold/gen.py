@@ -111,6 +111,28 @@ body += b"h\x00\x8c\x04knew]K\x07as"  # d['knew'] = [7]
 body += b"h\x00."
 with gzip.GzipFile(os.path.join(OUT, "dict_overwrite.pkl.gz"), "wb", mtime=0) as f:
     f.write(bytes(body))
+# rows holding tuples (pk canon's writer sink folds them with their items):
+# nested, empty, of more than three items, equal ones that are distinct
+# objects, one object shared by every row, tuples as dict values and keys,
+# and tuples it cannot fold (a long str, a list, a frozenset in them; bytes
+# and frozensets only from protocol 4: below, their calls are ones a rule
+# reads, and the sink folds nothing in the stream)
+def tuple_rows(p):
+    rows = []
+    for i in range(M):
+        rows.append((i, "s%d" % i, i * 0.5))
+        rows.append(((i, (i % 3, ())), "x", None, True, 2**70 + i, b"b" if p >= 4 else -1.5))
+        rows.append({"pos": (i, 0.5), "pair": ("a%d" % (i % 5), i % 2 == 0), (i, "k"): (), "t": tag, "e": (i % 7, "r"), "q": (i, 1, 2, 3)})
+        if i % 100 == 0:
+            rows.append(("l" * 70, i))
+            rows.append(([i], i))
+            if p >= 4:
+                rows.append((frozenset([i]), i))
+    return rows
+
+
+for p in (0, 2, 4, 5):
+    dump("tuples", tuple_rows(p), protos=(p,))
 dump("dictroot", {"r%d" % i: {"a": i, "b": [i, "x"]} for i in range(M)}, protos=(0, 2, 4))
 dump("dictvals", {"v%d" % i: i * 0.5 for i in range(M)}, protos=(2, 4))
 print("wrote", len(os.listdir(OUT)) - 1, "files", file=sys.stderr)
