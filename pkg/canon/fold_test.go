@@ -176,3 +176,38 @@ func TestRuleStdComplete(t *testing.T) {
 		t.Fatal("ruleGlobal: the wrong standard-library globals")
 	}
 }
+
+// TestFoldArgsMatches: pk hash's sink folds code objects' argument tuples
+// at their REDUCE (foldArgs) with the digests of the whole store, for
+// every file of testdata and the options that change what the code rule
+// or the encoding does.
+func TestFoldArgsMatches(t *testing.T) {
+	opts := []Options{{NoPaths: true}, {NoPaths: true, Form: Form2, StripLineno: true}, {NoPaths: true, Strict: true},
+		{NoPaths: true, Algo: XXH3}, {NoPaths: true, KeepDictOrder: true}}
+	files := testfile.Sample(fastCorpus(t), 2)
+	defer func() { noFast, noFold = false, false }()
+	folded := 0
+	for _, p := range files {
+		for _, opt := range opts {
+			noFast, noFold = true, true
+			want, werr := HashFile(p, opt)
+			noFold = false
+			argFolds.Store(0)
+			got, gerr := HashFile(p, opt)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Errorf("%s %+v: whole store: %v; sink: %v", p, opt, werr, gerr)
+				continue
+			}
+			if werr == nil && want.Digest != got.Digest {
+				t.Errorf("%s %+v: whole store %s, sink %s", p, opt, want.Digest, got.Digest)
+			}
+			if argFolds.Load() > 0 {
+				folded++
+			}
+		}
+	}
+	t.Logf("%d of %d runs folded code objects' arguments", folded, len(files)*len(opts))
+	if folded < testfile.ShortDiv(100, 2) {
+		t.Errorf("only %d runs folded code objects' arguments", folded)
+	}
+}

@@ -54,6 +54,16 @@ type Keep struct {
 	// Runs of folded items become KindFolded nodes. The IDs and tables are
 	// valid until Fold returns.
 	Fold func(s *Store, roots, keys []ID, shared []uint8, out []Folded)
+	// FoldArgs, when set, is offered at each REDUCE the call node c just
+	// made (s's last node, the stack's top) when its argument tuple is the
+	// node made right before it and owns everything made since its first
+	// item: None, bool, int, float, str, bytes, tuples and frozensets of
+	// them, named by nothing but the memo (foldargs.go). It returns what
+	// it made of the tuple, as Fold does for a root (OK false: the tuple
+	// stays); IDs are valid until it returns. A tuple folded becomes a
+	// KindFolded node with FlagFoldArgs in its place, and what it owned
+	// leaves the store but for what the memo names.
+	FoldArgs func(s *Store, c ID) Folded
 	// Active, when set, is asked before each compaction whether the
 	// consumer still wants one in this stream (false: the stream is held
 	// whole from here, and pass 1 is not run if it has not been). With
@@ -425,6 +435,10 @@ func (m *machine) compact() {
 	s.recs, s.kids, s.text, s.ext, s.far, s.muts = recs, kids, text, exts, fars, muts
 	s.hi, s.hiLast = hi, hiLast
 	s.mutHi, s.mutHiLast = mutHi, mutHiLast
+	m.effect() // (renumbered: foldArgs cuts nothing made before)
+	if m.memoTail != nil {
+		m.memoTail = m.memoTail[:0]
+	}
 }
 
 // newIDs returns a scratch slice of n IDs.
