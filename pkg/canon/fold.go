@@ -130,8 +130,8 @@ const foldArgsMax = 1 << 13
 // tuple folded to its embedding ('H' + the digest of the tuple as code's
 // rules rewrite it, as the encoder at STOP embeds it), Word the set of
 // rules applied (codeFile, codeLine). The tuple is copied into a store of
-// the sink's own and encoded by a view of that; what it holds gets
-// flagFoldDep.
+// the sink's own and encoded by a view of that; what it was copied from
+// gets flagFoldDep.
 func (k *foldSink) foldArgs(s *pickle.Store, c pickle.ID) pickle.Folded {
 	if k.active(s) {
 		return pickle.Folded{} // (no rule's global yet: no code object)
@@ -148,7 +148,7 @@ func (k *foldSink) foldArgs(s *pickle.Store, c pickle.ID) pickle.Folded {
 	}
 	t := &k.at
 	t.Reset()
-	a, ok := k.cp.Frozen(t, s, cv.argsOf(c), foldArgsMax)
+	a, ok := k.cp.Frozen(t, s, cv.argsOf(c), foldArgsMax, flagFoldDep)
 	if !ok {
 		return pickle.Folded{}
 	}
@@ -176,7 +176,6 @@ func (k *foldSink) foldArgs(s *pickle.Store, c pickle.ID) pickle.Folded {
 		p.mem = p.mem[:start]
 		return pickle.Folded{}
 	}
-	k.markDeps(s, cv.argsOf(c))
 	argFolds.Add(1)
 	out := pickle.Folded{Off: p.flushed + int64(start), Len: int32(len(p.mem) - start), Word: rules, OK: true}
 	p.maybeFlush()
@@ -203,22 +202,6 @@ func (k *foldSink) argState(v *View) *encState {
 		pdig: st.pdig, npd: st.npd, smallPD: st.smallPD, stk: st.stk[:0], body: st.body[:0], plain: st.plain}
 	v.enc = st
 	return st
-}
-
-// markDeps sets flagFoldDep on n and on every node it holds that has not
-// got it yet.
-func (k *foldSink) markDeps(s *pickle.Store, n pickle.ID) {
-	stack := append(k.stack[:0], n)
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if x < 0 || s.Flags(x)&flagFoldDep != 0 {
-			continue
-		}
-		s.SetFlags(x, flagFoldDep)
-		stack = s.Children(x, stack)
-	}
-	k.stack = stack[:0]
 }
 
 // foldedCode applies, to call n whose argument tuple the sink folded

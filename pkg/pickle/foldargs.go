@@ -145,25 +145,23 @@ func (m *machine) foldArgs(c ID) ID {
 		}
 	}
 	m.work = stack[:0]
-	kept := func(x ID) bool { return x >= lo && x < a && fa.stamp[a-x] == gen+1 }
+	// new IDs: the kept ones in order from lo, then the folded node and
+	// the call; what is cut (and the tuple) maps to the folded node
 	next := lo
-	for x := lo; x <= a; x++ {
-		if kept(x) {
+	for x := lo; x < a; x++ {
+		if fa.stamp[a-x] == gen+1 {
 			fa.newID[a-x] = next
 			next++
-		} else if m.keep.Released != nil {
-			m.keep.Released(s, x)
 		}
 	}
 	fid, nc := next, next+1
-	mapID := func(x ID) ID {
-		switch {
-		case x == a:
-			return fid
-		case kept(x):
-			return fa.newID[a-x]
+	for x := lo; x <= a; x++ {
+		if x == a || fa.stamp[a-x] != gen+1 {
+			fa.newID[a-x] = fid
+			if m.keep.Released != nil {
+				m.keep.Released(s, x)
+			}
 		}
-		return x
 	}
 	// the kept nodes move down, their items and texts with them (each
 	// arena's tail was written in creation order: every move is down)
@@ -171,15 +169,12 @@ func (m *machine) foldArgs(c ID) ID {
 	fn := s.kids[rc.kid()]
 	kw, tw := kidsAt, textAt
 	for x := lo; x < a; x++ {
-		if !kept(x) {
+		if fa.stamp[a-x] != gen+1 {
 			continue
 		}
 		r := s.recs[x]
 		if o := r.owner; o >= lo && o <= a {
-			r.owner = fid // (owned by a node cut, or by the tuple)
-			if kept(o) {
-				r.owner = fa.newID[a-o]
-			}
+			r.owner = fa.newID[a-o] // (the folded node for one cut)
 		}
 		switch r.holds() {
 		case holdsText:
@@ -190,7 +185,11 @@ func (m *machine) foldArgs(c ID) ID {
 		case holdsItems:
 			k0, n := r.kid(), r.nkid()
 			for j := int32(0); j < n; j++ {
-				s.kids[kw+int64(j)] = mapID(s.kids[k0+j])
+				ch := s.kids[k0+j]
+				if ch >= lo {
+					ch = fa.newID[a-ch] // (kept: what a kept node holds is)
+				}
+				s.kids[kw+int64(j)] = ch
 			}
 			r.setKids(int32(kw), n)
 			kw += int64(n)
@@ -206,7 +205,7 @@ func (m *machine) foldArgs(c ID) ID {
 	s.kids = append(s.kids, fn, fid)
 	for _, i := range m.memoTail {
 		if id, ok := m.memo.get(i); ok && id >= lo && id <= a {
-			m.memo.set(i, mapID(id))
+			m.memo.set(i, fa.newID[a-id]) // (the tuple's: the folded node)
 		}
 	}
 	m.stack[len(m.stack)-1] = nc
@@ -231,45 +230,69 @@ type copyFrame struct {
 // (None, bool, int, float, str, bytes, tuples and frozensets of them, with
 // nothing in a side record), a node for each place, and returns the
 // copy's ID; false when src holds anything else there, or more than max
-// places.
-func (c *Copier) Frozen(dst, src *Store, root ID, max int) (ID, bool) {
-	stack, done := append(c.stack[:0], copyFrame{x: root}), c.done[:0]
+// places. Each node of src copied gets the consumer's flags mark (so may
+// some of a copy that fails).
+func (c *Copier) Frozen(dst, src *Store, root ID, max int, mark Flags) (ID, bool) {
+	mark &^= flagExt
+	stack, done := c.stack[:0], c.done[:0]
 	defer func() { c.stack, c.done = stack[:0], done[:0] }()
+	// add copies node x, whose items' copies are done[first:]; false for a
+	// node that is not frozen
+	add := func(x ID, first int) bool {
+		r := &src.recs[x]
+		if r.xi() != 0 {
+			return false
+		}
+		id := ID(len(dst.recs))
+		nr := rec{kind: r.kind, op: r.op, flags: r.flags, owner: NoID, off: r.off, v: r.v}
+		switch r.kind {
+		case KindNone, KindBool, KindInt, KindFloat:
+		case KindStr, KindBytes:
+			off, n, _ := r.vText()
+			nr.v = int64(len(dst.text))<<textLenBits | n
+			dst.text = append(dst.text, src.text[off:off+n]...)
+		case KindTuple, KindFrozenSet:
+			nr.setKids(int32(len(dst.kids)), int32(len(done)-first))
+			dst.kids = append(dst.kids, done[first:]...)
+			done = done[:first]
+		default:
+			return false
+		}
+		dst.recs = append(dst.recs, nr)
+		if src.hi != nil || dst.hiLast != 0 {
+			dst.setOff(id, src.Offset(x))
+		}
+		r.flags |= mark
+		done = append(done, id)
+		return true
+	}
+	if k := src.recs[root].kind; k != KindTuple && k != KindFrozenSet {
+		if !add(root, 0) {
+			return NoID, false
+		}
+		return done[0], true
+	}
+	stack = append(stack, copyFrame{x: root})
 	for count := 1; len(stack) > 0; {
 		f := &stack[len(stack)-1]
 		r := &src.recs[f.x]
-		if r.xi() != 0 {
-			return NoID, false
-		}
-		switch r.kind {
-		case KindNone, KindBool, KindInt, KindFloat, KindStr, KindBytes:
-			id := dst.Add(r.kind, r.op, src.Offset(f.x))
-			dst.recs[id].flags = r.flags
-			if r.holds() == holdsText {
-				dst.SetStr(id, src.Str(f.x))
-			} else {
-				dst.recs[id].v = r.v
+		if f.next < r.nkid() {
+			ch := src.kids[r.kid()+f.next]
+			f.next++
+			if count++; ch < 0 || count > max {
+				return NoID, false
 			}
-			done = append(done, id)
-			stack = stack[:len(stack)-1]
-		case KindTuple, KindFrozenSet:
-			if f.next < r.nkid() {
-				ch := src.kids[r.kid()+f.next]
-				f.next++
-				if count++; ch < 0 || count > max {
-					return NoID, false
-				}
+			if k := src.recs[ch].kind; k == KindTuple || k == KindFrozenSet {
 				stack = append(stack, copyFrame{x: ch, first: len(done)})
-				continue
+			} else if !add(ch, len(done)) {
+				return NoID, false
 			}
-			id := dst.Add(r.kind, r.op, src.Offset(f.x))
-			dst.recs[id].flags = r.flags
-			dst.SetItems(id, done[f.first:])
-			done = append(done[:f.first], id)
-			stack = stack[:len(stack)-1]
-		default:
+			continue
+		}
+		if !add(f.x, f.first) {
 			return NoID, false
 		}
+		stack = stack[:len(stack)-1]
 	}
 	return done[0], true
 }
