@@ -62,11 +62,13 @@ func (m *machine) foldArgs(c ID) ID {
 	s := m.s
 	rc := &s.recs[c]
 	a := s.kids[rc.kid()+1]
-	if a != c-1 || s.recs[a].kind != KindTuple || s.recs[a].flags&FlagShared != 0 || rc.xi() != 0 || s.hi != nil {
+	if a != c-1 || s.recs[a].kind != KindTuple || s.recs[a].flags&FlagShared != 0 || rc.xi() != 0 || s.hi != nil || m.effectAt > int(a) {
 		return c
 	}
 	if m.fa == nil {
-		m.fa = &foldArgScratch{stamp: make([]uint32, foldArgsMax), newID: make([]ID, foldArgsMax)}
+		// (owned holds distinct IDs within foldArgsMax of the tuple's: it
+		// never grows)
+		m.fa = &foldArgScratch{owned: make([]ID, 0, foldArgsMax), stamp: make([]uint32, foldArgsMax), newID: make([]ID, foldArgsMax)}
 	}
 	fa := m.fa
 	if fa.gen >= 1<<31 {
@@ -110,7 +112,6 @@ func (m *machine) foldArgs(c ID) ID {
 		}
 		lo = min(lo, x)
 	}
-	fa.owned = owned
 	// nothing else made since the first, nothing named since, and the
 	// arenas' tails are the owned nodes' (and the call's two parts)
 	if int(a-lo)+1 != len(owned) || m.effectAt > int(lo) ||
