@@ -211,3 +211,45 @@ func TestFoldArgsMatches(t *testing.T) {
 		t.Errorf("only %d runs folded code objects' arguments", folded)
 	}
 }
+
+// TestFoldArgsRefold: a code object's argument tuple folded at its REDUCE
+// gives the whole store's digest, and a stream that reads the tuple again
+// (a GET of it) or changes what it was read from (a BUILD on its file
+// name) is hashed again without folding.
+func TestFoldArgsRefold(t *testing.T) {
+	// types.CodeType(0, 0, 0, 0, 0, 0, b'', (), (), (), 'file.py', 'f', 1,
+	// b'', (), ()): the 16 arguments of Python 3.8-3.10; the tuple is
+	// memo 1, its file name memo 2
+	code := "\x80\x04\x8c\x05types\x8c\x08CodeType\x93(" + strings.Repeat("K\x00", 6) + "C\x00)))" +
+		"\x8c\x07file.pyq\x02\x8c\x01fK\x01C\x00))tq\x01R"
+	for _, c := range []struct {
+		name, tail   string
+		folds, again bool
+	}{
+		{"alone", ".", true, false},
+		{"tuple read again", "h\x01\x86.", true, true},
+		{"file name read again", "h\x02\x86.", true, false},
+		{"file name built on", "h\x02}b\x86.", true, true},
+	} {
+		p := filepath.Join(t.TempDir(), "code.pkl")
+		if err := os.WriteFile(p, []byte(code+c.tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []Options{{NoPaths: true}, {NoPaths: true, Strict: true}, {NoPaths: true, StripLineno: true}} {
+			noFast, noFold = true, true
+			want, werr := HashFile(p, opt)
+			noFold = false
+			argFolds.Store(0)
+			refolds.Store(0)
+			got, gerr := HashFile(p, opt)
+			noFast = false
+			if werr != nil || gerr != nil || want.Digest != got.Digest {
+				t.Errorf("%s %+v: whole store %v %v, sink %v %v", c.name, opt, want, werr, got, gerr)
+				continue
+			}
+			if (argFolds.Load() > 0) != c.folds || (refolds.Load() > 0) != c.again {
+				t.Errorf("%s %+v: %d folded, hashed again %d times; want folds %v, again %v", c.name, opt, argFolds.Load(), refolds.Load(), c.folds, c.again)
+			}
+		}
+	}
+}
