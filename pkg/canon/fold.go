@@ -84,15 +84,17 @@ type foldSink struct {
 	// encoding: the sink folds only those
 	accept func(enc []byte) bool
 	// foldArgs': the view that classifies calls in the stream being read
-	// (cv, its stream cvKey), the store an argument tuple is copied into
-	// (at) and the view that encodes it (av, with its scratch ascr)
-	cv     View
-	cvKey  streamKey
-	at     pickle.Store
-	cp     pickle.Copier
-	av     View
-	ast    encState
-	astKey streamKey
+	// (cv, its stream cvKey; codeDill: the call foldCall answered for is
+	// dill's), the store an argument tuple is copied into (at) and the
+	// view that encodes it (av, with its scratch ascr)
+	cv       View
+	cvKey    streamKey
+	codeDill bool
+	at       pickle.Store
+	cp       pickle.Copier
+	av       View
+	ast      encState
+	astKey   streamKey
 }
 
 // streamKey names one stream of an input: a machine reads each pickle part
@@ -112,7 +114,7 @@ func (k *foldSink) keep() *pickle.Keep {
 	if k.accept == nil && k.opt.NoPaths {
 		// (for a digest only: pk canon's writer writes a pickle back from
 		// what it reads, and --explain's paths are found in the whole view)
-		kp.FoldArgs = k.foldArgs
+		kp.FoldArgs, kp.FoldCall = k.foldArgs, k.foldCall
 	}
 	return kp
 }
@@ -125,16 +127,15 @@ const flagFoldDep = pickle.FlagUser1
 // foldArgs may have (its own nodes and those it names again).
 const foldArgsMax = 1 << 13
 
-// foldArgs is Keep.FoldArgs: a code object's call (a REDUCE the view
-// classifies as types.CodeType or dill's _create_code) gets its argument
-// tuple folded to its embedding ('H' + the digest of the tuple as code's
-// rules rewrite it, as the encoder at STOP embeds it), Word the set of
-// rules applied (codeFile, codeLine). The tuple is copied into a store of
-// the sink's own and encoded by a view of that; what it was copied from
-// gets flagFoldDep.
-func (k *foldSink) foldArgs(s *pickle.Store, c pickle.ID) pickle.Folded {
+// foldCall is Keep.FoldCall: the arguments of a code object's call (a
+// REDUCE the view classifies as types.CodeType or dill's _create_code)
+// are what foldArgs folds; which of the two it is stays for foldArgs.
+func (k *foldSink) foldCall(s *pickle.Store, c pickle.ID) bool {
+	if s.NItems(s.Args(c)) < codeArgsMin {
+		return false // (most calls: the cheapest test first)
+	}
 	if k.active(s) {
-		return pickle.Folded{} // (no rule's global yet: no code object)
+		return false // (no rule's global yet: no code object)
 	}
 	if k.cvKey != k.cur {
 		k.cv, k.cvKey = View{Opt: k.opt, s: s}, k.cur
@@ -142,13 +143,21 @@ func (k *foldSink) foldArgs(s *pickle.Store, c pickle.ID) pickle.Folded {
 	cv := &k.cv
 	cv.base, cv.nsyn = pickle.ID(s.Len()), int32(s.Len())
 	who := cv.callable(cv.fn(c))
-	dill := who == "dill:_create_code"
-	if who != "std:types.CodeType" && !dill {
-		return pickle.Folded{}
-	}
+	k.codeDill = who == "dill:_create_code"
+	return who == "std:types.CodeType" || k.codeDill
+}
+
+// foldArgs is Keep.FoldArgs: a code object's call (foldCall) gets its
+// argument tuple folded to its embedding ('H' + the digest of the tuple
+// as code's rules rewrite it, as the encoder at STOP embeds it), Word the
+// set of rules applied (codeFile, codeLine). The tuple is copied into a
+// store of the sink's own and encoded by a view of that; what it was
+// copied from gets flagFoldDep.
+func (k *foldSink) foldArgs(s *pickle.Store, c, lo pickle.ID) pickle.Folded {
+	dill := k.codeDill
 	t := &k.at
 	t.Reset()
-	a, ok := k.cp.Frozen(t, s, cv.argsOf(c), foldArgsMax, flagFoldDep)
+	a, ok := k.cp.Owned(t, s, lo, k.cv.argsOf(c), foldArgsMax, flagFoldDep)
 	if !ok {
 		return pickle.Folded{}
 	}

@@ -977,13 +977,17 @@ const (
 	codeLine             // N4, co_firstlineno
 )
 
+// codeArgsMin is the fewest arguments of a code object that codeArgs
+// knows.
+const codeArgsMin = 15
+
 // codeArgs returns the arguments of a code object with N2 and N4 applied,
 // and which of them applied. The argument positions depend on the Python
 // version, told by the number of arguments.
 func (v *View) codeArgs(args []pickle.ID, dill bool) ([]pickle.ID, int32) {
 	var file, line int
 	switch {
-	case !dill && len(args) == 15: // 3.7 and older 3.x: no posonlyargcount
+	case !dill && len(args) == codeArgsMin: // 3.7 and older 3.x: no posonlyargcount
 		file, line = 9, 11
 	case !dill && len(args) == 16: // 3.8-3.10
 		file, line = 10, 12

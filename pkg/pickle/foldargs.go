@@ -1,5 +1,7 @@
 package pickle
 
+import "slices"
+
 // Folding an argument tuple at its REDUCE (Keep.FoldArgs): a code object's
 // arguments (its bytecode, names, constants, line table) are most of a
 // cloudpickle or dill state's nodes, and nothing reads them after their
@@ -65,6 +67,9 @@ func (m *machine) foldArgs(c ID) ID {
 	if a != c-1 || s.recs[a].kind != KindTuple || s.recs[a].flags&FlagShared != 0 || rc.xi() != 0 || s.hi != nil || m.effectAt > int(a) {
 		return c
 	}
+	if !m.keep.FoldCall(s, c) {
+		return c // (most calls: no walk)
+	}
 	if m.fa == nil {
 		// (owned holds distinct IDs within foldArgsMax of the tuple's: it
 		// never grows)
@@ -118,7 +123,7 @@ func (m *machine) foldArgs(c ID) ID {
 		int64(rc.kid()) < kidsAt || kids+2 != int64(len(s.kids))-kidsAt || text != int64(len(s.text))-textAt {
 		return c
 	}
-	out := m.keep.FoldArgs(s, c)
+	out := m.keep.FoldArgs(s, c, lo)
 	if !out.OK {
 		return c
 	}
@@ -219,6 +224,70 @@ func (m *machine) foldArgs(c ID) ID {
 type Copier struct {
 	stack []copyFrame
 	done  []ID
+	items []ID // Owned's: one tuple's items, translated
+}
+
+// Owned appends to dst a copy of node root of src, which owns src's nodes
+// lo..root and nothing else made since lo (as Keep.FoldArgs offers an
+// argument tuple), in one pass over those nodes in creation order: a node
+// of the range named in two places is copied once; what they name from
+// before lo is copied as Frozen copies it, after the range. It returns
+// the copy's ID; false when a node is not frozen, src or dst has offsets
+// past 4 GiB, or there are more than max nodes and places. Each node of
+// src copied gets the consumer's flags mark (so may some of a copy that
+// fails).
+func (c *Copier) Owned(dst, src *Store, lo, root ID, max int, mark Flags) (ID, bool) {
+	n := int(root-lo) + 1
+	if lo < 0 || n > max || src.hi != nil || dst.hiLast != 0 {
+		return NoID, false
+	}
+	base := ID(len(dst.recs))
+	dst.recs = slices.Grow(dst.recs, n)[:int(base)+n]
+	count := n
+	for x := lo; x <= root; x++ {
+		r := &src.recs[x]
+		if r.xi() != 0 {
+			return NoID, false
+		}
+		nr, ok := copyLeaf(dst, src, r)
+		switch {
+		case ok:
+		case r.kind == KindTuple || r.kind == KindFrozenSet:
+			items := c.items[:0]
+			for _, ch := range src.kids[r.kid() : r.kid()+r.nkid()] {
+				switch {
+				case ch >= lo && ch < x:
+					ch = base + ch - lo
+				case ch >= 0 && ch < lo && count < max:
+					if nr, ok := copyLeaf(dst, src, &src.recs[ch]); ok {
+						// (a scalar, most of them: no walk)
+						src.recs[ch].flags |= mark
+						dst.recs = append(dst.recs, nr)
+						count++
+						ch = ID(len(dst.recs) - 1)
+						break
+					}
+					id, ok := c.Frozen(dst, src, ch, max-count, mark)
+					if !ok {
+						return NoID, false
+					}
+					count += int(ID(len(dst.recs)) - id)
+					ch = id
+				default:
+					return NoID, false
+				}
+				items = append(items, ch)
+			}
+			c.items = items[:0]
+			nr.setKids(int32(len(dst.kids)), int32(len(items)))
+			dst.kids = append(dst.kids, items...)
+		default:
+			return NoID, false
+		}
+		dst.recs[base+x-lo] = nr
+		r.flags |= mark
+	}
+	return base + root - lo, true
 }
 
 type copyFrame struct {
@@ -245,14 +314,10 @@ func (c *Copier) Frozen(dst, src *Store, root ID, max int, mark Flags) (ID, bool
 			return false
 		}
 		id := ID(len(dst.recs))
-		nr := rec{kind: r.kind, op: r.op, flags: r.flags, owner: NoID, off: r.off, v: r.v}
-		switch r.kind {
-		case KindNone, KindBool, KindInt, KindFloat:
-		case KindStr, KindBytes:
-			off, n, _ := r.vText()
-			nr.v = int64(len(dst.text))<<textLenBits | n
-			dst.text = append(dst.text, src.text[off:off+n]...)
-		case KindTuple, KindFrozenSet:
+		nr, ok := copyLeaf(dst, src, r)
+		switch {
+		case ok:
+		case r.kind == KindTuple || r.kind == KindFrozenSet:
 			nr.setKids(int32(len(dst.kids)), int32(len(done)-first))
 			dst.kids = append(dst.kids, done[first:]...)
 			done = done[:first]
@@ -296,4 +361,29 @@ func (c *Copier) Frozen(dst, src *Store, root ID, max int, mark Flags) (ID, bool
 		stack = stack[:len(stack)-1]
 	}
 	return done[0], true
+}
+
+// copyLeaf returns the record of a copy in dst of src's node r when it is
+// None, bool, int, float, str or bytes (its
+// text appended to dst's) with nothing in a side record, and false
+// otherwise (the record is then r's with no owner, for a container's copy
+// to set its items).
+func copyLeaf(dst, src *Store, r *rec) (rec, bool) {
+	nr := rec{kind: r.kind, op: r.op, flags: r.flags, owner: NoID, off: r.off, v: r.v}
+	if r.xi() != 0 {
+		return nr, false
+	}
+	switch r.kind {
+	case KindNone, KindBool, KindInt, KindFloat:
+		return nr, true
+	case KindStr, KindBytes:
+		off, n, ok := r.vText()
+		if !ok {
+			return nr, false
+		}
+		nr.v = int64(len(dst.text))<<textLenBits | n
+		dst.text = append(dst.text, src.text[off:off+n]...)
+		return nr, true
+	}
+	return nr, false
 }
