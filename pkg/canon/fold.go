@@ -114,7 +114,7 @@ func (k *foldSink) keep() *pickle.Keep {
 	if k.accept == nil && k.opt.NoPaths {
 		// (for a digest only: pk canon's writer writes a pickle back from
 		// what it reads, and --explain's paths are found in the whole view)
-		kp.FoldArgs, kp.FoldCall = k.foldArgs, k.foldCall
+		kp.FoldArgs, kp.FoldCall, kp.FoldArgsMin = k.foldArgs, k.foldCall, codeArgsMin
 	}
 	return kp
 }
@@ -131,9 +131,6 @@ const foldArgsMax = 1 << 13
 // REDUCE the view classifies as types.CodeType or dill's _create_code)
 // are what foldArgs folds; which of the two it is stays for foldArgs.
 func (k *foldSink) foldCall(s *pickle.Store, c pickle.ID) bool {
-	if s.NItems(s.Args(c)) < codeArgsMin {
-		return false // (most calls: the cheapest test first)
-	}
 	if k.active(s) {
 		return false // (no rule's global yet: no code object)
 	}

@@ -64,7 +64,7 @@ func (m *machine) foldArgs(c ID) ID {
 	s := m.s
 	rc := &s.recs[c]
 	a := s.kids[rc.kid()+1]
-	if a != c-1 || s.recs[a].kind != KindTuple || s.recs[a].flags&FlagShared != 0 || rc.xi() != 0 || s.hi != nil || m.effectAt > int(a) {
+	if a != c-1 || s.recs[a].kind != KindTuple || s.recs[a].nkid() < m.keep.FoldArgsMin || s.recs[a].flags&FlagShared != 0 || rc.xi() != 0 || s.hi != nil || m.effectAt > int(a) {
 		return c
 	}
 	if !m.keep.FoldCall(s, c) {

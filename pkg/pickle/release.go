@@ -71,6 +71,9 @@ type Keep struct {
 	// calls, s's last node's items but the tuple); FoldArgs is offered c
 	// right after it answers true.
 	FoldCall func(s *Store, c ID) bool
+	// FoldArgsMin is the fewest items of an argument tuple FoldCall is
+	// asked about (the cheapest test, made first).
+	FoldArgsMin int32
 	// Active, when set, is asked before each compaction whether the
 	// consumer still wants one in this stream (false: the stream is held
 	// whole from here, and pass 1 is not run if it has not been). With
