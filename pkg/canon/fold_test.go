@@ -213,7 +213,8 @@ func TestFoldArgsMatches(t *testing.T) {
 }
 
 // TestFoldArgsRefold: a code object's argument tuple folded at its REDUCE
-// gives the whole store's digest, and a stream that reads the tuple again
+// (naming nodes from before it or not) gives the whole store's digest,
+// and a stream that reads the tuple again
 // (a GET of it) or changes what it was read from (a BUILD on its file
 // name) is hashed again without folding.
 func TestFoldArgsRefold(t *testing.T) {
@@ -222,17 +223,22 @@ func TestFoldArgsRefold(t *testing.T) {
 	// memo 1, its file name memo 2
 	code := "\x80\x04\x8c\x05types\x8c\x08CodeType\x93(" + strings.Repeat("K\x00", 6) + "C\x00)))" +
 		"\x8c\x07file.pyq\x02\x8c\x01fK\x01C\x00))tq\x01R"
+	// the same with its file name and a tuple of constants memoised before
+	// the tuple (memo 3, 4): copied, each where it is named
+	older := "\x80\x04\x8c\x07file.pyq\x030\x8c\x01x\x85q\x040\x8c\x05types\x8c\x08CodeType\x93(" + strings.Repeat("K\x00", 6) +
+		"C\x00h\x04))h\x03\x8c\x01fK\x01C\x00h\x04)tq\x01R"
 	for _, c := range []struct {
-		name, tail   string
+		name, in     string
 		folds, again bool
 	}{
-		{"alone", ".", true, false},
-		{"tuple read again", "h\x01\x86.", true, true},
-		{"file name read again", "h\x02\x86.", true, false},
-		{"file name built on", "h\x02}b\x86.", true, true},
+		{"alone", code + ".", true, false},
+		{"names from before", older + ".", true, false},
+		{"tuple read again", code + "h\x01\x86.", true, true},
+		{"file name read again", code + "h\x02\x86.", true, false},
+		{"file name built on", code + "h\x02}b\x86.", true, true},
 	} {
 		p := filepath.Join(t.TempDir(), "code.pkl")
-		if err := os.WriteFile(p, []byte(code+c.tail), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(c.in), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for _, opt := range []Options{{NoPaths: true}, {NoPaths: true, Strict: true}, {NoPaths: true, StripLineno: true}} {

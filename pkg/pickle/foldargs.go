@@ -249,9 +249,9 @@ func (c *Copier) Owned(dst, src *Store, lo, root ID, max int, mark Flags) (ID, b
 		if r.xi() != 0 {
 			return NoID, false
 		}
-		nr, ok := copyLeaf(dst, src, r)
+		nr := &dst.recs[base+x-lo]
 		switch {
-		case ok:
+		case copyLeaf(nr, dst, src, r):
 		case r.kind == KindTuple || r.kind == KindFrozenSet:
 			items := c.items[:0]
 			for _, ch := range src.kids[r.kid() : r.kid()+r.nkid()] {
@@ -259,19 +259,22 @@ func (c *Copier) Owned(dst, src *Store, lo, root ID, max int, mark Flags) (ID, b
 				case ch >= lo && ch < x:
 					ch = base + ch - lo
 				case ch >= 0 && ch < lo && count < max:
-					if nr, ok := copyLeaf(dst, src, &src.recs[ch]); ok {
+					dst.recs = append(dst.recs, rec{})
+					nr = &dst.recs[base+x-lo] // (moved when dst.recs grew)
+					if copyLeaf(&dst.recs[len(dst.recs)-1], dst, src, &src.recs[ch]) {
 						// (a scalar, most of them: no walk)
 						src.recs[ch].flags |= mark
-						dst.recs = append(dst.recs, nr)
 						count++
 						ch = ID(len(dst.recs) - 1)
 						break
 					}
+					dst.recs = dst.recs[:len(dst.recs)-1]
 					id, ok := c.Frozen(dst, src, ch, max-count, mark)
 					if !ok {
 						return NoID, false
 					}
 					count += int(ID(len(dst.recs)) - id)
+					nr = &dst.recs[base+x-lo]
 					ch = id
 				default:
 					return NoID, false
@@ -284,7 +287,6 @@ func (c *Copier) Owned(dst, src *Store, lo, root ID, max int, mark Flags) (ID, b
 		default:
 			return NoID, false
 		}
-		dst.recs[base+x-lo] = nr
 		r.flags |= mark
 	}
 	return base + root - lo, true
@@ -314,9 +316,9 @@ func (c *Copier) Frozen(dst, src *Store, root ID, max int, mark Flags) (ID, bool
 			return false
 		}
 		id := ID(len(dst.recs))
-		nr, ok := copyLeaf(dst, src, r)
+		var nr rec
 		switch {
-		case ok:
+		case copyLeaf(&nr, dst, src, r):
 		case r.kind == KindTuple || r.kind == KindFrozenSet:
 			nr.setKids(int32(len(dst.kids)), int32(len(done)-first))
 			dst.kids = append(dst.kids, done[first:]...)
@@ -363,27 +365,27 @@ func (c *Copier) Frozen(dst, src *Store, root ID, max int, mark Flags) (ID, bool
 	return done[0], true
 }
 
-// copyLeaf returns the record of a copy in dst of src's node r when it is
-// None, bool, int, float, str or bytes (its
-// text appended to dst's) with nothing in a side record, and false
-// otherwise (the record is then r's with no owner, for a container's copy
-// to set its items).
-func copyLeaf(dst, src *Store, r *rec) (rec, bool) {
-	nr := rec{kind: r.kind, op: r.op, flags: r.flags, owner: NoID, off: r.off, v: r.v}
+// copyLeaf sets *nr to the record of a copy in dst of src's node r and
+// reports whether that is whole: r is None, bool, int, float, str or
+// bytes (its text appended to dst's) with nothing in a side record.
+// Otherwise *nr is r's with no owner, for a container's copy to set its
+// items.
+func copyLeaf(nr *rec, dst, src *Store, r *rec) bool {
+	*nr = rec{kind: r.kind, op: r.op, flags: r.flags, owner: NoID, off: r.off, v: r.v}
 	if r.xi() != 0 {
-		return nr, false
+		return false
 	}
 	switch r.kind {
 	case KindNone, KindBool, KindInt, KindFloat:
-		return nr, true
+		return true
 	case KindStr, KindBytes:
 		off, n, ok := r.vText()
 		if !ok {
-			return nr, false
+			return false
 		}
 		nr.v = int64(len(dst.text))<<textLenBits | n
 		dst.text = append(dst.text, src.text[off:off+n]...)
-		return nr, true
+		return true
 	}
-	return nr, false
+	return false
 }
