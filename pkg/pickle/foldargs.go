@@ -58,13 +58,15 @@ func (m *machine) noteMemo(i int64) {
 }
 
 // foldArgs offers Keep.FoldArgs the REDUCE call c, just made and on the
-// stack, before it is logged, cuts its argument tuple when the consumer
-// folds it (see above) and returns the call's ID then.
+// stack, before it is logged, whose argument tuple is the node made right
+// before it, with Keep.FoldArgsMin items or more (step tests that); it
+// cuts the tuple when the consumer folds it (see above) and returns the
+// call's ID then.
 func (m *machine) foldArgs(c ID) ID {
 	s := m.s
 	rc := &s.recs[c]
-	a := s.kids[rc.kid()+1]
-	if a != c-1 || s.recs[a].kind != KindTuple || s.recs[a].nkid() < m.keep.FoldArgsMin || s.recs[a].flags&FlagShared != 0 || rc.xi() != 0 || s.hi != nil || m.effectAt > int(a) {
+	a := c - 1
+	if s.recs[a].flags&FlagShared != 0 || rc.xi() != 0 || s.hi != nil || m.effectAt > int(a) {
 		return c
 	}
 	if !m.keep.FoldCall(s, c) {

@@ -1314,8 +1314,8 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.buf = append(m.buf[:0], m.take(fn, id), m.take(args, id))
 		s.SetItems(id, m.buf)
 		m.push(id)
-		if o.Code == REDUCE && m.memoTail != nil {
-			id = m.foldArgs(id)
+		if o.Code == REDUCE && m.memoTail != nil && args.n == id-1 && s.recs[args.n].kind == KindTuple && s.recs[args.n].nkid() >= m.keep.FoldArgsMin {
+			id = m.foldArgs(id) // (the cheapest tests here, inline: most calls fail them)
 		}
 		m.log(id)
 	case NEWOBJ_EX:
