@@ -68,11 +68,11 @@ type Keep struct {
 	FoldArgs func(s *Store, c, lo ID) Folded
 	// FoldCall, set with FoldArgs, is asked first, before any walk of the
 	// arguments, whether FoldArgs would fold those of call c (by what it
-	// calls, s's last node's items but the tuple); FoldArgs is offered c
-	// right after it answers true.
+	// calls, s's last node's items but the tuple); when it answers true,
+	// FoldArgs is offered c right after or not at all.
 	FoldCall func(s *Store, c ID) bool
 	// FoldArgsMin is the fewest items of an argument tuple FoldCall is
-	// asked about (the cheapest test, made first).
+	// asked about (the cheapest test, made first, in the machine's step).
 	FoldArgsMin int32
 	// Active, when set, is asked before each compaction whether the
 	// consumer still wants one in this stream (false: the stream is held
