@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"strings"
@@ -40,6 +41,18 @@ import (
 //   - keys of dicts and items of sets, whose order is computed from them,
 //     are never folded, nor are items of tuples (whose purity depends on
 //     theirs).
+//
+// In a stream where rules apply, the sink still folds the argument tuple
+// of each code object at its REDUCE (foldArgs), the bulk of a cloudpickle
+// or dill state: the tuple is pure (scalars and tuples of them), so its
+// embedding is 'H' + its digest wherever it is met, and the one rule that
+// reads it (code: co_filename, lineno) is applied by the view's own code
+// when it is folded; normalize notes that rule where it would have
+// applied it (View.foldedCode). What the bytes were read from and stays
+// in the store is marked (flagFoldDep): should a later rule replace one
+// of those nodes, or an operation change one, or a GET read the tuple
+// again, or the call no longer be a code object's at STOP, the stream is
+// hashed again without folding (errRefold).
 //
 // The bytes live in one arena per input; a stream's folded nodes point
 // into it until the stream is encoded.
@@ -83,6 +96,18 @@ type foldSink struct {
 	sideLimit int64 // the bound on sideMade, for what was read so far
 	sideStack []sideFrame
 	strip     []byte // emitRange's window of a span with side items
+	// foldArgs': the view that classifies calls in the stream being read
+	// (cv, its stream cvKey; codeDill: the call foldCall answered for is
+	// dill's), the store an argument tuple is copied into (at) and the
+	// view that encodes it (av, with its scratch ascr)
+	cv       View
+	cvKey    streamKey
+	codeDill bool
+	at       pickle.Store
+	cp       pickle.Copier
+	av       View
+	ast      encState
+	astKey   streamKey
 }
 
 // span is the spool's bytes [start, end).
@@ -101,7 +126,137 @@ var errRefold = errors.New("canon: stream folded before a rule's call; hash it a
 
 // keep returns the machine's options for hashing with the sink.
 func (k *foldSink) keep() *pickle.Keep {
-	return &pickle.Keep{Depth: math.MaxInt32, Fold: k.fold, Active: k.active} // everything named is kept whole
+	kp := &pickle.Keep{Depth: math.MaxInt32, Fold: k.fold, Active: k.active} // everything named is kept whole
+	if k.accept == nil && k.opt.NoPaths {
+		// (for a digest only: pk canon's writer writes a pickle back from
+		// what it reads, and --explain's paths are found in the whole view)
+		kp.FoldArgs, kp.FoldCall, kp.FoldArgsMin = k.foldArgs, k.foldCall, codeArgsMin
+	}
+	return kp
+}
+
+// flagFoldDep marks, in a store the sink reads, the nodes a folded
+// argument tuple was read from that stay in the store (foldArgs).
+const flagFoldDep = pickle.FlagUser1
+
+// foldArgsMax is the most places a code object's argument tuple folded by
+// foldArgs may have (its own nodes and those it names again).
+const foldArgsMax = 1 << 13
+
+// foldCall is Keep.FoldCall: the arguments of a code object's call (a
+// REDUCE the view classifies as types.CodeType or dill's _create_code)
+// are what foldArgs folds; which of the two it is stays for foldArgs.
+func (k *foldSink) foldCall(s *pickle.Store, c pickle.ID) bool {
+	if k.active(s) {
+		return false // (no rule's global yet: no code object)
+	}
+	if k.cvKey != k.cur {
+		k.cv, k.cvKey = View{Opt: k.opt, s: s}, k.cur
+	}
+	cv := &k.cv
+	cv.base, cv.nsyn = pickle.ID(s.Len()), int32(s.Len())
+	who := cv.callable(cv.fn(c))
+	k.codeDill = who == "dill:_create_code"
+	return who == "std:types.CodeType" || k.codeDill
+}
+
+// foldArgs is Keep.FoldArgs: a code object's call (foldCall) gets its
+// argument tuple folded to its embedding ('H' + the digest of the tuple
+// as code's rules rewrite it, as the encoder at STOP embeds it), Word the
+// set of rules applied (codeFile, codeLine). The tuple is copied into a
+// store of the sink's own and encoded by a view of that; what it was
+// copied from gets flagFoldDep.
+func (k *foldSink) foldArgs(s *pickle.Store, c, lo pickle.ID) pickle.Folded {
+	dill := k.codeDill
+	t := &k.at
+	t.Reset()
+	a, ok := k.cp.Owned(t, s, lo, k.cv.argsOf(c), foldArgsMax, flagFoldDep)
+	if !ok {
+		return pickle.Folded{}
+	}
+	v := &k.av
+	x, xspec := v.x, v.xspec[:0]
+	*v = View{Opt: k.opt, s: t, base: pickle.ID(t.Len()), nsyn: int32(t.Len()), x: x, xspec: xspec}
+	v.x.Reset()
+	items, rules := t.Items(a), int32(0)
+	if !v.Opt.Strict {
+		items, rules = v.codeArgs(items, dill)
+	}
+	tup := v.synth(pickle.KindTuple, a)
+	v.setKids(tup, items)
+	p := &k.sp
+	if p.mem == nil {
+		p.mem = make([]byte, 0, spoolMem+spoolMem/4)
+	}
+	start := len(p.mem)
+	st := k.argState(v)
+	if v.isPureDigest(tup) {
+		p.mem = v.appendPure(p.mem, tup)
+	}
+	limit := k.base + MaxExpansion*(s.Offset(c)-s.Begin+1) + MaxExpansionSlack
+	if len(p.mem) == start || st.err != nil || p.size() > limit {
+		p.mem = p.mem[:start]
+		return pickle.Folded{}
+	}
+	argFolds.Add(1)
+	out := pickle.Folded{Off: p.flushed + int64(start), Len: int32(len(p.mem) - start), Word: rules, OK: true}
+	p.maybeFlush()
+	return out
+}
+
+// argState gives v, foldArgs' view of one argument tuple, the encoding
+// state of those folded before it in the stream: its tables by node ID
+// are v's own, but the digests computed and the short bodies met last
+// (pureSlot) carry over, so that equal small tuples ((None,), a name or
+// two) are digested once in a while, not once a code object. The digests
+// are let go past a few chunks (stale slots with them).
+func (k *foldSink) argState(v *View) *encState {
+	st := &k.ast
+	n := int(v.nsyn)
+	if st.pdig.n >= 4*digChunk || k.cvKey != k.astKey {
+		st.pdig, st.npd, k.astKey = st.pdig.reset(), 0, k.cvKey
+		if st.smallPD != nil {
+			*st.smallPD = smallBodies{}
+		}
+	}
+	clear(st.plain)
+	*st = encState{pure: grow.Reuse(st.pure, n), pslot: grow.Reuse(st.pslot, n), budget: 32*int64(n) + 1<<20,
+		pdig: st.pdig, npd: st.npd, smallPD: st.smallPD, stk: st.stk[:0], body: st.body[:0], plain: st.plain}
+	v.enc = st
+	return st
+}
+
+// foldedCode applies, to call n whose argument tuple the sink folded
+// (foldArgs), what call does to a code object: it notes the rules the
+// sink applied; a call that is no code object's at STOP (a rule replaced
+// what it calls) makes the stream be hashed again without folding.
+func (v *View) foldedCode(n pickle.ID) {
+	a := v.argsOf(n)
+	if a < 0 || a >= v.base || v.kind(a) != pickle.KindFolded || v.flags(a)&pickle.FlagFoldArgs == 0 {
+		return
+	}
+	if who := v.callable(v.fn(n)); who != "std:types.CodeType" && who != "dill:_create_code" {
+		v.refold = true
+		return
+	}
+	if !v.Opt.Strict {
+		_, _, _, rules := v.s.FoldedRun(a)
+		v.codeNotes(n, int32(rules))
+	}
+}
+
+// replacedDep reports whether a rule replaced a node that a folded
+// argument tuple was read from (flagFoldDep): its bytes may not be what
+// the encoder at STOP would write.
+func (v *View) replacedDep() bool {
+	for w, b := range v.replSet {
+		for ; b != 0; b &= b - 1 {
+			if n := pickle.ID(w<<6 | bits.TrailingZeros64(b)); n < v.base && v.s.Flags(n)&flagFoldDep != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readOptions are ReadOptions with the sink's Keep.
@@ -126,6 +281,7 @@ var (
 	noFold   bool
 	foldSeen atomic.Int64
 	refolds  atomic.Int64 // inputs hashed again without folding (tests)
+	argFolds atomic.Int64 // argument tuples folded at their REDUCE (foldArgs; tests)
 )
 
 // ruleStd are the globals of the standard library that a rule of the form
@@ -416,7 +572,9 @@ func (k *foldSink) coveredGlobal(st *pickle.Store, off int64) bool {
 // ordinals.
 func (k *foldSink) emit(e *encoder, s *pickle.Store, n pickle.ID) {
 	off, ln, _, word := s.FoldedRun(n)
-	e.next += int32(word)
+	if s.Flags(n)&pickle.FlagFoldArgs == 0 {
+		e.next += int32(word) // (an argument tuple's word is its rules: it is pure)
+	}
 	k.emitRange(e, off, int64(ln))
 }
 

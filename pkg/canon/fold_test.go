@@ -234,3 +234,86 @@ func TestFoldSide(t *testing.T) {
 	}
 	t.Logf("%d files folded with side items", len(sided))
 }
+
+// TestFoldArgsMatches: pk hash's sink folds code objects' argument tuples
+// at their REDUCE (foldArgs) with the digests of the whole store, for
+// every file of testdata and the options that change what the code rule
+// or the encoding does.
+func TestFoldArgsMatches(t *testing.T) {
+	opts := []Options{{NoPaths: true}, {NoPaths: true, Form: Form2, StripLineno: true}, {NoPaths: true, Strict: true},
+		{NoPaths: true, Algo: XXH3}, {NoPaths: true, KeepDictOrder: true}}
+	files := testfile.Sample(fastCorpus(t), 2)
+	defer func() { noFast, noFold = false, false }()
+	folded := 0
+	for _, p := range files {
+		for _, opt := range opts {
+			noFast, noFold = true, true
+			want, werr := HashFile(p, opt)
+			noFold = false
+			argFolds.Store(0)
+			got, gerr := HashFile(p, opt)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Errorf("%s %+v: whole store: %v; sink: %v", p, opt, werr, gerr)
+				continue
+			}
+			if werr == nil && want.Digest != got.Digest {
+				t.Errorf("%s %+v: whole store %s, sink %s", p, opt, want.Digest, got.Digest)
+			}
+			if argFolds.Load() > 0 {
+				folded++
+			}
+		}
+	}
+	t.Logf("%d of %d runs folded code objects' arguments", folded, len(files)*len(opts))
+	if folded < testfile.ShortDiv(100, 2) {
+		t.Errorf("only %d runs folded code objects' arguments", folded)
+	}
+}
+
+// TestFoldArgsRefold: a code object's argument tuple folded at its REDUCE
+// (naming nodes from before it or not) gives the whole store's digest,
+// and a stream that reads the tuple again
+// (a GET of it) or changes what it was read from (a BUILD on its file
+// name) is hashed again without folding.
+func TestFoldArgsRefold(t *testing.T) {
+	// types.CodeType(0, 0, 0, 0, 0, 0, b'', (), (), (), 'file.py', 'f', 1,
+	// b'', (), ()): the 16 arguments of Python 3.8-3.10; the tuple is
+	// memo 1, its file name memo 2
+	code := "\x80\x04\x8c\x05types\x8c\x08CodeType\x93(" + strings.Repeat("K\x00", 6) + "C\x00)))" +
+		"\x8c\x07file.pyq\x02\x8c\x01fK\x01C\x00))tq\x01R"
+	// the same with its file name and a tuple of constants memoised before
+	// the tuple (memo 3, 4): copied, each where it is named
+	older := "\x80\x04\x8c\x07file.pyq\x030\x8c\x01x\x85q\x040\x8c\x05types\x8c\x08CodeType\x93(" + strings.Repeat("K\x00", 6) +
+		"C\x00h\x04))h\x03\x8c\x01fK\x01C\x00h\x04)tq\x01R"
+	for _, c := range []struct {
+		name, in     string
+		folds, again bool
+	}{
+		{"alone", code + ".", true, false},
+		{"names from before", older + ".", true, false},
+		{"tuple read again", code + "h\x01\x86.", true, true},
+		{"file name read again", code + "h\x02\x86.", true, false},
+		{"file name built on", code + "h\x02}b\x86.", true, true},
+	} {
+		p := filepath.Join(t.TempDir(), "code.pkl")
+		if err := os.WriteFile(p, []byte(c.in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []Options{{NoPaths: true}, {NoPaths: true, Strict: true}, {NoPaths: true, StripLineno: true}} {
+			noFast, noFold = true, true
+			want, werr := HashFile(p, opt)
+			noFold = false
+			argFolds.Store(0)
+			refolds.Store(0)
+			got, gerr := HashFile(p, opt)
+			noFast = false
+			if werr != nil || gerr != nil || want.Digest != got.Digest {
+				t.Errorf("%s %+v: whole store %v %v, sink %v %v", c.name, opt, want, werr, got, gerr)
+				continue
+			}
+			if (argFolds.Load() > 0) != c.folds || (refolds.Load() > 0) != c.again {
+				t.Errorf("%s %+v: %d folded, hashed again %d times; want folds %v, again %v", c.name, opt, argFolds.Load(), refolds.Load(), c.folds, c.again)
+			}
+		}
+	}
+}

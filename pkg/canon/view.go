@@ -240,10 +240,13 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	}
 	// Creation order: the parts of a call (callable, arguments) are created
 	// before it, so inner rewrites are seen by outer ones.
+	argsBad := false // (foldArgs)
 	for id := pickle.ID(0); id < v.base; id++ {
 		v.walked = id
 		k := s.Kind(id)
-		cls[id] = classOf(k, s.NMuts(id))
+		nm := s.NMuts(id)
+		cls[id] = classOf(k, nm)
+		argsBad = argsBad || nm > 0 && opt.fold != nil && s.Flags(id)&flagFoldDep != 0
 		switch k {
 		case pickle.KindCall:
 			v.call(id)
@@ -256,6 +259,12 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 			}
 			v.storageCandidate(id)
 		case pickle.KindFolded:
+			if s.Flags(id)&pickle.FlagFoldArgs != 0 {
+				// a code object's arguments (fold.go, foldArgs): read
+				// again after they were folded, the stream is hashed again
+				argsBad = argsBad || s.Flags(id)&pickle.FlagShared != 0
+				break
+			}
 			v.refold = true
 			foldSeen.Add(1)
 			if s.Flags(id)&pickle.FlagFoldEffects != 0 {
@@ -265,7 +274,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 	}
 	v.walked = 0 // (from here the synthetic store doubles)
 	v.cls = cls
-	v.refold = v.refold && spoiled(s)
+	v.refold = v.refold && spoiled(s) || argsBad
 	if opt.storageKeys != nil {
 		v.storageKeyList()
 	}
@@ -281,6 +290,7 @@ func normalize(st *pickle.Stream, opt Options, scr *docScratch) *View {
 		}
 		v.sortFolds()
 	}
+	v.refold = v.refold || opt.fold != nil && v.replacedDep()
 	v.freezeRepl()
 	return v
 }
@@ -599,6 +609,7 @@ func (v *View) call(n pickle.ID) {
 	}
 	args, ok := v.tuple(v.argsOf(n))
 	if !ok {
+		v.foldedCode(n)
 		return
 	}
 	noMuts := v.nmuts(n) == 0
@@ -950,12 +961,33 @@ func (v *View) placeholder(like pickle.ID, name string) pickle.ID {
 
 // code applies N2 (co_filename) and N4 (co_firstlineno, opt-in) to a code
 // object built by types.CodeType (possibly reached through cloudpickle's
-// _builtin_type or dill's _load_type) or dill's _create_code. The argument
-// positions depend on the Python version, told by the number of arguments.
+// _builtin_type or dill's _load_type) or dill's _create_code.
 func (v *View) code(n pickle.ID, args []pickle.ID, dill bool) {
+	na, rules := v.codeArgs(args, dill)
+	v.codeNotes(n, rules)
+	if rules != 0 {
+		v.withArgs(n, na)
+	}
+}
+
+// The rules codeArgs applies, as a set (the canon sink keeps it with a
+// code object's folded arguments: fold.go).
+const (
+	codeFile = 1 << iota // N2, co_filename
+	codeLine             // N4, co_firstlineno
+)
+
+// codeArgsMin is the fewest arguments of a code object that codeArgs
+// knows.
+const codeArgsMin = 15
+
+// codeArgs returns the arguments of a code object with N2 and N4 applied,
+// and which of them applied. The argument positions depend on the Python
+// version, told by the number of arguments.
+func (v *View) codeArgs(args []pickle.ID, dill bool) ([]pickle.ID, int32) {
 	var file, line int
 	switch {
-	case !dill && len(args) == 15: // 3.7 and older 3.x: no posonlyargcount
+	case !dill && len(args) == codeArgsMin: // 3.7 and older 3.x: no posonlyargcount
 		file, line = 9, 11
 	case !dill && len(args) == 16: // 3.8-3.10
 		file, line = 10, 12
@@ -968,25 +1000,31 @@ func (v *View) code(n pickle.ID, args []pickle.ID, dill bool) {
 	case dill && (len(args) == 19 || len(args) == 20): // 3.11+
 		file, line = 11, 14
 	default:
-		return
+		return args, 0
 	}
 	na := append(v.argBuf[:0], args...) // setKids copies it
 	v.argBuf = na
-	changed := false
+	var rules int32
 	if _, ok := v.str(na[file]); ok {
 		na[file] = v.placeholder(na[file], "co_filename")
-		v.note(RuleCoFilename, n)
-		changed = true
+		rules |= codeFile
 	}
 	if v.Opt.StripLineno {
 		if l := v.res(na[line]); v.kind(l) == pickle.KindInt && v.nmuts(l) == 0 {
 			na[line] = v.placeholder(na[line], "lineno")
-			v.note(RuleLineno, n)
-			changed = true
+			rules |= codeLine
 		}
 	}
-	if changed {
-		v.withArgs(n, na)
+	return na, rules
+}
+
+// codeNotes notes the rules codeArgs applied to code object n.
+func (v *View) codeNotes(n pickle.ID, rules int32) {
+	if rules&codeFile != 0 {
+		v.note(RuleCoFilename, n)
+	}
+	if rules&codeLine != 0 {
+		v.note(RuleLineno, n)
 	}
 }
 

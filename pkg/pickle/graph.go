@@ -65,6 +65,7 @@ const (
 	FlagHasFolded                     // a list or dict some of whose items are KindFolded runs (Store.ItemCount)
 	FlagFoldEffects                   // a KindFolded run that holds calls, operations or globals (Folded.Effects)
 	FlagFoldEntries                   // a KindFolded run of a dict's entries, keys and values (Store.FoldedRun)
+	FlagFoldArgs                      // a KindFolded node in the place of a call's argument tuple (Keep.FoldArgs)
 
 	// flagsPublic is one past the last flag above: a flag added there that
 	// reaches the store's own flagExt (1 << 15) fails to compile (store.go)

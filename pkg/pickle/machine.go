@@ -432,6 +432,14 @@ type machine struct {
 	spare       spareSet
 	fs          *foldScratch // foldFinal's (Keep.Fold), made when first needed
 
+	// Keep.FoldArgs (foldargs.go): the memo indices written since the last
+	// node logged (nil without FoldArgs), the store's length at the last
+	// opcode that may have made an older node name newer ones, and
+	// foldArgs' scratch
+	memoTail []int64
+	effectAt int
+	fa       *foldArgScratch
+
 	outgrown int // bytes of the arrays outgrown since run last released them (releaseOutgrown)
 }
 
@@ -516,6 +524,13 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.nbuf = 0
 	m.nextCompact, m.liveRuns = MinCompact, 0
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
+	m.effectAt = 0
+	if m.keep != nil && m.keep.FoldArgs != nil {
+		if m.memoTail == nil {
+			m.memoTail = make([]int64, 0, 64)
+		}
+		m.memoTail = m.memoTail[:0]
+	}
 	rd := m.rd
 	for {
 		if m.outgrown >= releaseAt {
@@ -945,6 +960,9 @@ func (m *machine) marker() (mark, error) {
 // opcode (its kind is the node's: see Store.Event).
 func (m *machine) log(id ID) {
 	m.s.log = append(arenaRoom(m.s, m.s.log, 1, arenaLog), sev{node: id, at: -1})
+	if m.memoTail != nil {
+		m.memoTail = m.memoTail[:0] // (foldArgs: a tuple holding id is never cut)
+	}
 }
 
 // takeAll pops stack[from:] as items consumed by by, into m.buf.
@@ -1239,6 +1257,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		s.AddSelf(top, o.Len)
 		s.recs[top].flags |= FlagMemo
 		m.memo.put(idx, top, o.Offset)
+		if m.memoTail != nil {
+			m.noteMemo(idx)
+		}
 	case GET, BINGET, LONG_BINGET:
 		id, ok := m.memo.get(o.Int)
 		if !ok && m.memo.released(o.Int) {
@@ -1293,6 +1314,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.buf = append(m.buf[:0], m.take(fn, id), m.take(args, id))
 		s.SetItems(id, m.buf)
 		m.push(id)
+		if o.Code == REDUCE && m.memoTail != nil && args.n == id-1 && s.recs[args.n].kind == KindTuple && s.recs[args.n].nkid() >= m.keep.FoldArgsMin {
+			id = m.foldArgs(id) // (the cheapest tests here, inline: most calls fail them)
+		}
 		m.log(id)
 	case NEWOBJ_EX:
 		kw, err := m.pop()
@@ -1445,6 +1469,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) {
 	target := m.stack[x-1]
 	s := m.s
 	s.AddSelf(target, bytes)
+	m.effect()
 	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && (r.xi() == 0 || s.ext[r.xi()-1].kcap == 0) {
 		// its first items (an empty dict's SETITEMS): straight into the
 		// item arena, where AppendItems would copy them
@@ -1462,6 +1487,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) {
 }
 
 func (m *machine) mutate(target ID, args []ID) {
+	m.effect()
 	m.s.AddMut(target, m.op.Code, m.op.Offset, args)
 	m.s.log = append(arenaRoom(m.s, m.s.log, 1, arenaLog), sev{node: target, at: int32(len(m.s.muts) - 1)})
 }
@@ -1580,6 +1606,15 @@ func (t *memoTable) put(i int64, id ID, now int64) {
 		}
 		t.sparse[i] = id
 	}
+}
+
+// set points index i, which get finds, at id (foldArgs renumbers).
+func (t *memoTable) set(i int64, id ID) {
+	if i >= 0 && i < int64(len(t.dense)) {
+		t.dense[i] = int32(id) + 1
+		return
+	}
+	t.sparse[i] = id
 }
 
 // get returns the node stored at index i.

@@ -54,6 +54,26 @@ type Keep struct {
 	// Runs of folded items become KindFolded nodes. The IDs and tables are
 	// valid until Fold returns.
 	Fold func(s *Store, roots, keys []ID, shared []uint8, out []Folded)
+	// FoldArgs, when set, is offered at each REDUCE the call node c just
+	// made (s's last node, the stack's top) when FoldCall wants c's
+	// arguments and its argument tuple is the node made right before it
+	// and owns everything made since its first item, the nodes lo..c-1
+	// (Copier.Owned copies them): None, bool, int, float, str, bytes,
+	// tuples and frozensets of them, named by nothing but the memo
+	// (foldargs.go). It returns what it made of the tuple, as Fold does for
+	// a root (OK false: the tuple stays); IDs are valid until it returns. A
+	// tuple folded becomes a KindFolded node with FlagFoldArgs in its
+	// place, and what it owned leaves the store but for what the memo
+	// names.
+	FoldArgs func(s *Store, c, lo ID) Folded
+	// FoldCall, set with FoldArgs, is asked first, before any walk of the
+	// arguments, whether FoldArgs would fold those of call c (by what it
+	// calls, s's last node's items but the tuple); when it answers true,
+	// FoldArgs is offered c right after or not at all.
+	FoldCall func(s *Store, c ID) bool
+	// FoldArgsMin is the fewest items of an argument tuple FoldCall is
+	// asked about (the cheapest test, made first, in the machine's step).
+	FoldArgsMin int32
 	// Active, when set, is asked before each compaction whether the
 	// consumer still wants one in this stream (false: the stream is held
 	// whole from here, and pass 1 is not run if it has not been). With
@@ -425,6 +445,10 @@ func (m *machine) compact() {
 	s.recs, s.kids, s.text, s.ext, s.far, s.muts = recs, kids, text, exts, fars, muts
 	s.hi, s.hiLast = hi, hiLast
 	s.mutHi, s.mutHiLast = mutHi, mutHiLast
+	m.effect() // (renumbered: foldArgs cuts nothing made before)
+	if m.memoTail != nil {
+		m.memoTail = m.memoTail[:0]
+	}
 }
 
 // newIDs returns a scratch slice of n IDs.
