@@ -123,6 +123,12 @@ func FuzzFold(f *testing.F) {
 			n++
 		}
 	}
+	// code objects whose arguments fold at their REDUCE (foldArgs)
+	for _, p := range []string{"cp210_closure/p4_seed21_a.pkl", "cp210_dynclass/p2_seed1_a.pkl", "dill036_closure/p3_seed19_a.pkl"} {
+		if b, err := os.ReadFile(filepath.Join("../../testdata/equiv", p)); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Add([]byte("\x80\x04]\x94(}\x94(\x8c\x01a\x94K\x01u}\x94(h\x02K\x02ue."))
 	f.Add([]byte("\x80\x02]q\x00(c__main__\nP\nq\x01)\x81q\x02}q\x03X\x01\x00\x00\x00iK\x01sbh\x01)\x81q\x04}q\x05X\x01\x00\x00\x00iK\x02sbe0]q\x06(K\x01K\x02e."))
 	dir := f.TempDir()
