@@ -971,9 +971,10 @@ func (e *emitter) inProgress(n canon.Ref, k key, body func() error) error {
 
 // itemsBuilt notes, once the items of a pure container of key k are
 // written, whether k was built while they were: a pure value holds none
-// equal to it, so one of them had its fingerprint (intern.go).
+// equal to it, so one of them had its fingerprint (intern.go). Without
+// fingerprints values are told apart by text, and nothing is looked up.
 func (e *emitter) itemsBuilt(k key) {
-	if k.id == valueID {
+	if k.id == valueID && e.keys.vals.fingerprints {
 		if _, ok := e.memo.get(k); ok {
 			e.collided = true
 		}

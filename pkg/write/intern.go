@@ -46,7 +46,7 @@ import (
 // Values compared by text are kept one after the other in one arena (a tag
 // byte, then the text), each ending where ends says, by ordinal among them.
 type values struct {
-	fingerprints bool // strs and bytes told apart by fingerprint (set before the first lookup)
+	fingerprints bool // strs, bytes and pure containers told apart by fingerprint (set before the first lookup)
 	seed         maphash.Seed
 	fseed        uint64
 	n            int32 // values numbered

@@ -191,7 +191,7 @@ func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	e := newEmitter(w.v, w.proto, sh, t)
 	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
 	err := e.stream()
-	if e.collided {
+	if e.collided && w.fingerprints { // (once: without them nothing collides)
 		t.close()
 		w.fingerprints = false
 		fpNested++
