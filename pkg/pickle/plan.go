@@ -35,10 +35,15 @@ func PlanStream(rd *Reader) (*Plan, error) {
 	var buf [512]Skimmed
 	for {
 		n, err := rd.Skim(buf[:])
-		for _, o := range buf[:n] {
+		for j := range buf[:n] {
+			o := &buf[j] // (not copied: most opcodes are looked at for their code only)
 			switch o.Code {
 			case GET, BINGET, LONG_BINGET:
-				if !o.Big {
+				switch rel := o.Offset - p.base; {
+				case o.Big:
+				case o.Int >= 0 && o.Int < int64(len(p.dense)) && rel < math.MaxUint32-1:
+					p.dense[o.Int] = uint32(rel + 1) // (read's most common case, inline)
+				default:
 					p.read(o.Int, o.Offset)
 				}
 			case STOP:
