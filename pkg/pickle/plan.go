@@ -24,6 +24,10 @@ type Plan struct {
 	sparse map[int64]int64
 }
 
+// memoReads marks the opcodes a plan reads (and STOP, which skim reports
+// anyway).
+var memoReads = [256]bool{GET: true, BINGET: true, LONG_BINGET: true}
+
 // planDense bounds the dense part: indices read above it go to the map.
 const planDense = 1 << 24
 
@@ -34,7 +38,7 @@ func PlanStream(rd *Reader) (*Plan, error) {
 	p := &Plan{base: rd.Offset()}
 	var buf [512]Skimmed
 	for {
-		n, err := rd.Skim(buf[:])
+		n, err := rd.skim(buf[:], &memoReads)
 		for j := range buf[:n] {
 			o := &buf[j] // (not copied: most opcodes are looked at for their code only)
 			switch o.Code {
