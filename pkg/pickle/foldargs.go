@@ -18,8 +18,8 @@ import "slices"
 // and no item added anywhere since the first: machine.effectAt). Such
 // nodes are not in the call log, and nothing older names them. Of those
 // the memo names, a later GET may read the ones pass 1's plan says a later
-// opcode reads (all of them without a plan: stdin, or bytes Skim cannot
-// read): they stay, with what they hold, renumbered right after the nodes
+// opcode reads (all of them without a plan: no Options.Replay, or bytes
+// Skim cannot read): they stay, with what they hold, renumbered right after the nodes
 // before the tuple, and their memo entries follow them (machine.memoTail);
 // the others' entries are released (a GET the plan did not foresee is
 // then Error.Released, on which the input is read again without Keep). The
