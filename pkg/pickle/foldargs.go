@@ -17,11 +17,15 @@ import "slices"
 // the stack and the memo could come to name them (no operation applied
 // and no item added anywhere since the first: machine.effectAt). Such
 // nodes are not in the call log, and nothing older names them. Of those
-// the memo names (FlagMemo), a later GET may read any: they stay, with
-// what they hold, renumbered right after the nodes before the tuple, and
-// their memo entries follow them (machine.memoTail); the tuple's own entry
-// names the folded node (a GET of it sets FlagShared there, which the
-// consumer then sees).
+// the memo names, a later GET may read the ones pass 1's plan says a later
+// opcode reads (all of them without a plan: no Options.Replay, or bytes
+// Skim cannot read): they stay, with what they hold, renumbered right after the nodes
+// before the tuple, and their memo entries follow them (machine.memoTail);
+// the others' entries are released (a GET the plan did not foresee is
+// then Error.Released, on which the input is read again without Keep). The
+// tuple's own entry names the folded node (a GET of it sets FlagShared
+// there, which the consumer then sees). The plan is made at the first
+// tuple folded in a stream (machine.plan).
 
 // foldArgsMax is the most nodes a tuple folded at its REDUCE may own (a
 // larger one stays: the walks here stay within a constant of the opcodes
@@ -129,11 +133,20 @@ func (m *machine) foldArgs(c ID) ID {
 	if !out.OK {
 		return c
 	}
-	// the kept: what the memo names and what that holds
+	// the kept: what a memo entry that a later opcode may read names, and
+	// what that holds; the entries the plan says no later opcode reads are
+	// released with what they name (their writes since the tuple's first
+	// item are all in memoTail)
+	p, now := m.plan(), m.op.Offset
 	stack := m.work[:0]
-	for _, x := range owned[1:] {
-		if s.recs[x].flags&FlagMemo != 0 {
-			stack = append(stack, x)
+	for _, i := range m.memoTail {
+		id, ok := m.memo.get(i)
+		switch {
+		case !ok || id < lo || id >= a:
+		case p != nil && !p.ReadAfter(i, now):
+			m.memo.release(i)
+		default:
+			stack = append(stack, id)
 		}
 	}
 	for len(stack) > 0 {

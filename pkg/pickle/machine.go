@@ -419,6 +419,7 @@ type machine struct {
 	// release (Options.Keep, release.go)
 	keep        *Keep
 	replay      io.ReaderAt
+	planTried   bool    // plan was asked for in this stream
 	nextCompact int     // store size (records) at which to compact next
 	liveRuns    int     // compactions in a row that kept most of the store
 	lvl         []int32 // scratch of compact
@@ -521,6 +522,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.stack = m.stack[:0]
 	m.marks = m.marks[:0]
 	m.memo.reset()
+	m.planTried = false
 	m.nbuf = 0
 	m.nextCompact, m.liveRuns = MinCompact, 0
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
@@ -810,7 +812,10 @@ func (m *machine) growRecs() {
 	// the memo's dense part too (a cloudpickle state memoises every other
 	// node: 400,000 entries, which append's quarter steps allocated 5
 	// times over)
-	m.memo.dense = projected(m.memo.dense, n, proj, &m.outgrown)
+	// (with a plan it keeps its length: adopt)
+	if m.memo.plan == nil {
+		m.memo.dense = projected(m.memo.dense, n, proj, &m.outgrown)
+	}
 }
 
 // The arenas a store fills after its records: items, side records,
@@ -1615,6 +1620,26 @@ func (t *memoTable) set(i int64, id ID) {
 		return
 	}
 	t.sparse[i] = id
+}
+
+// release marks index i, set, as read by no later opcode (the plan says
+// so): get no longer finds it, and released reports it, so that a GET of
+// it is the plan's error, not a missing entry's.
+func (t *memoTable) release(i int64) {
+	switch {
+	case i >= 0 && i < int64(len(t.dense)):
+		t.dense[i] = memoDead
+	case t.plan != nil && i >= 0 && i < planDense:
+		// (counted by the bit now, as put counts a write nothing reads)
+		j := i - int64(len(t.dense))
+		for int64(len(t.seen)) <= j>>6 {
+			t.seen = append(t.seen, 0)
+		}
+		t.seen[j>>6] |= 1 << (j & 63)
+		delete(t.sparse, i)
+	default:
+		t.sparse[i] = deadID
+	}
 }
 
 // get returns the node stored at index i.

@@ -3,6 +3,7 @@ package pickle
 import (
 	"errors"
 	"io"
+	"math"
 )
 
 // Plan is pass 1 of the engine (docs/engine.md §2.1): for one stream, the
@@ -11,15 +12,21 @@ import (
 // opcode reads from one that nothing reads again: an object held only by
 // dead memo entries is final once it is off the stack.
 //
-// A plan costs 8 bytes per memo index up to the highest index read (dense,
+// A plan costs 4 bytes per memo index up to the highest index read (dense,
 // as picklers number their writes 0, 1, 2, ...; an index read far beyond
 // the ones before goes to a map, so the dense part is at most about twice
-// the reads plus 4096) and a map entry for each other index read; indices
-// that are written and never read cost nothing.
+// the reads plus 4096) and a map entry for each other index read, and for
+// each index last read 4 GiB or more into the stream; indices that are
+// written and never read cost nothing.
 type Plan struct {
-	dense  []int64 // 1 + offset of the last read of index i; 0: never read
+	base   int64    // where the stream begins
+	dense  []uint32 // 1 + offset - base of the last read of index i; 0: not in dense
 	sparse map[int64]int64
 }
+
+// memoReads marks the opcodes a plan reads (and STOP, which skim reports
+// anyway).
+var memoReads = [256]bool{GET: true, BINGET: true, LONG_BINGET: true}
 
 // planDense bounds the dense part: indices read above it go to the map.
 const planDense = 1 << 24
@@ -28,17 +35,26 @@ const planDense = 1 << 24
 // (opcodes and integer arguments only) and returns its plan. It fails where
 // Skim fails; a truncated stream gives io.ErrUnexpectedEOF.
 func PlanStream(rd *Reader) (*Plan, error) {
-	p := &Plan{}
+	p := &Plan{base: rd.Offset()}
 	var buf [512]Skimmed
 	for {
-		n, err := rd.Skim(buf[:])
-		for _, o := range buf[:n] {
+		n, err := rd.skim(buf[:], &memoReads)
+		for j := range buf[:n] {
+			o := &buf[j] // (not copied: most opcodes are looked at for their code only)
 			switch o.Code {
 			case GET, BINGET, LONG_BINGET:
-				if !o.Big {
+				switch rel := o.Offset - p.base; {
+				case o.Big:
+				case o.Int >= 0 && o.Int < int64(len(p.dense)) && rel < math.MaxUint32-1:
+					p.dense[o.Int] = uint32(rel + 1) // (read's most common case, inline)
+				default:
 					p.read(o.Int, o.Offset)
 				}
 			case STOP:
+				if cap(p.dense) > len(p.dense)+len(p.dense)/8 {
+					// (held while the stream is read: not the doubling's room)
+					p.dense = append([]uint32(nil), p.dense...)
+				}
 				return p, nil
 			}
 		}
@@ -55,20 +71,23 @@ func (p *Plan) read(i, off int64) {
 	if i < 0 {
 		return
 	}
-	if i < planDense && i <= 2*int64(len(p.dense))+4096 {
+	if rel := off - p.base; rel < math.MaxUint32-1 && i < planDense && i <= 2*int64(len(p.dense))+4096 {
 		// dense while the indices read stay near the ones before: a
 		// hostile LONG_BINGET of index 2^24-1 in a tiny file costs a map
 		// entry, not 128 MB
 		if i >= int64(len(p.dense)) {
 			if i >= int64(cap(p.dense)) {
-				d := make([]int64, i+1, max(2*cap(p.dense), int(i)+1, 64))
+				d := make([]uint32, i+1, max(2*cap(p.dense), int(i)+1, 64))
 				copy(d, p.dense)
 				p.dense = d
 			}
 			p.dense = p.dense[:i+1]
 		}
-		p.dense[i] = off + 1
+		p.dense[i] = uint32(rel + 1)
 		return
+	}
+	if i < int64(len(p.dense)) {
+		p.dense[i] = 0 // (read again 4 GiB into the stream: the map has it)
 	}
 	if p.sparse == nil {
 		p.sparse = map[int64]int64{}
@@ -79,8 +98,8 @@ func (p *Plan) read(i, off int64) {
 // LastRead returns the offset of the last opcode that reads memo index i,
 // or -1 when nothing reads it.
 func (p *Plan) LastRead(i int64) int64 {
-	if i >= 0 && i < int64(len(p.dense)) {
-		return p.dense[i] - 1
+	if i >= 0 && i < int64(len(p.dense)) && p.dense[i] != 0 {
+		return p.base + int64(p.dense[i]) - 1
 	}
 	if off, ok := p.sparse[i]; ok {
 		return off

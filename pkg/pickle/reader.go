@@ -921,10 +921,13 @@ type Skimmed struct {
 // decoded: Skim does not check their UTF-8 and may accept a file Next
 // refuses there. It returns after STOP, at the end of the input (io.EOF,
 // possibly with n > 0) or at the error Next would return.
-func (r *Reader) Skim(dst []Skimmed) (n int, err error) {
+func (r *Reader) Skim(dst []Skimmed) (n int, err error) { return r.skim(dst, nil) }
+
+// skim is Skim reporting only the opcodes only marks (and STOP); nil: all.
+func (r *Reader) skim(dst []Skimmed, only *[256]bool) (n int, err error) {
 	for n < len(dst) {
 		if r.Tee == nil {
-			n += r.skimBuffered(dst[n:])
+			n += r.skimBuffered(dst[n:], only)
 			if n == len(dst) {
 				return n, nil
 			}
@@ -935,8 +938,10 @@ func (r *Reader) Skim(dst []Skimmed) (n int, err error) {
 		if err := r.next(&o); err != nil {
 			return n, err
 		}
-		dst[n] = Skimmed{Code: o.Code, Offset: o.Offset, Int: o.Int, Big: o.Big != nil}
-		n++
+		if only == nil || only[o.Code] || o.Code == STOP {
+			dst[n] = Skimmed{Code: o.Code, Offset: o.Offset, Int: o.Int, Big: o.Big != nil}
+			n++
+		}
 		if o.Code == STOP {
 			return n, nil
 		}
@@ -945,8 +950,9 @@ func (r *Reader) Skim(dst []Skimmed) (n int, err error) {
 }
 
 // skimBuffered decodes the opcodes that lie whole in the read buffer, up to
-// the first one next must see (see Skim), and consumes them.
-func (r *Reader) skimBuffered(dst []Skimmed) int {
+// the first one next must see (see Skim), and consumes them; it reports
+// those only marks (nil: all).
+func (r *Reader) skimBuffered(dst []Skimmed, only *[256]bool) int {
 	b, end := r.buffered()
 	i, n := 0, 0
 	th := r.threshold()
@@ -955,8 +961,12 @@ func (r *Reader) skimBuffered(dst []Skimmed) int {
 		if !ok {
 			break
 		}
-		off := r.off + int64(i)
 		c := b[i]
+		if only != nil && !only[c] {
+			i += 1 + k
+			continue
+		}
+		off := r.off + int64(i)
 		d := &dst[n]
 		*d = Skimmed{Code: Opcode(c), Offset: off}
 		if k > 0 {

@@ -106,13 +106,9 @@ func (m *machine) maybeCompact() {
 		m.nextCompact, m.project = math.MaxInt, true
 		return
 	}
-	if m.memo.plan == nil {
-		p := m.planStream()
-		if p == nil {
-			m.nextCompact = math.MaxInt
-			return
-		}
-		m.memo.adopt(p)
+	if m.plan() == nil {
+		m.nextCompact = math.MaxInt
+		return
 	}
 	before := len(m.s.recs)
 	m.compact()
@@ -143,6 +139,19 @@ type spareSet struct {
 	ext  []ext
 	far  []far
 	muts []smut
+}
+
+// plan returns the current stream's plan (pass 1), made and adopted by the
+// memo the first time compaction or foldArgs asks for it; nil when it
+// cannot be made (planStream: tried once a stream).
+func (m *machine) plan() *Plan {
+	if m.memo.plan == nil && !m.planTried {
+		m.planTried = true
+		if p := m.planStream(); p != nil {
+			m.memo.adopt(p)
+		}
+	}
+	return m.memo.plan
 }
 
 // planStream runs pass 1 over the current stream (from its first byte, read
@@ -197,12 +206,12 @@ func (m *machine) compact() {
 	t := &m.memo
 	for i, v := range t.dense {
 		if v > 0 && !t.plan.ReadAfter(int64(i), now) {
-			t.dense[i] = memoDead
+			t.release(int64(i))
 		}
 	}
 	for i, id := range t.sparse {
 		if id >= 0 && !t.plan.ReadAfter(i, now) {
-			t.sparse[i] = deadID
+			t.release(i)
 		}
 	}
 	if m.keep.Fold != nil {

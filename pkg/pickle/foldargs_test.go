@@ -1,0 +1,77 @@
+package pickle
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestFoldArgsPlan: a tuple folded at its REDUCE (Keep.FoldArgs) keeps the
+// memoised nodes it owned that a GET after the REDUCE reads, whole and
+// found at their memo indices, and cuts those nothing reads again when
+// pass 1's plan says so (without a plan every memoised node stays). A GET
+// the plan did not foresee is Error.Released, never a wrong node.
+func TestFoldArgsPlan(t *testing.T) {
+	// m.f(0, 0, 'kept' (memo 1), 'cut' (memo 2), ('x',) (memo 3), 0, 0),
+	// then (call, memo 1, memo 3)
+	head := "\x80\x04\x8c\x01m\x8c\x01f\x93(K\x00K\x00\x8c\x04keptq\x01\x8c\x03cutq\x02\x8c\x01x\x85q\x03K\x00K\x00tR"
+	tail := "h\x01h\x03\x87."
+	strs := func(s *Store) map[string]int {
+		n := map[string]int{}
+		for id := ID(0); int(id) < s.Len(); id++ {
+			if s.Kind(id) == KindStr {
+				n[s.Str(id)]++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name, in, replay string // (the input as pass 1 reads it)
+		plan             bool
+		err              bool
+	}{
+		{"plan", head + tail, head + tail, true, false},
+		{"no plan", head + tail, head, false, false}, // (pass 1 fails: no STOP)
+		{"plan wrong", head + "h\x02\x86" + tail, head + "K\x00\x86" + tail, true, true},
+	} {
+		folds, released := 0, 0
+		keep := &Keep{
+			FoldCall:    func(*Store, ID) bool { return true },
+			FoldArgsMin: 4,
+			FoldArgs: func(s *Store, c, lo ID) Folded {
+				folds++
+				return Folded{OK: true}
+			},
+			Released: func(*Store, ID) { released++ },
+		}
+		opt := Options{NoGraph: true, Keep: keep, Replay: strings.NewReader(c.replay)}
+		f, err := Parse(strings.NewReader(c.in), int64(len(c.in)), "t", opt)
+		if c.err {
+			var pe *Error
+			if !errors.As(err, &pe) || !pe.Released {
+				t.Errorf("%s: %v; want the plan's error (Released)", c.name, err)
+			}
+			continue
+		}
+		if err != nil || folds != 1 {
+			t.Fatalf("%s: %v, %d folds", c.name, err, folds)
+		}
+		s := f.Streams[0].Store()
+		root := s.Items(s.Root)
+		if len(root) != 3 || s.Kind(root[0]) != KindCall || s.Kind(s.Args(root[0])) != KindFolded {
+			t.Fatalf("%s: root %v", c.name, root)
+		}
+		if s.Kind(root[1]) != KindStr || s.Str(root[1]) != "kept" || s.Kind(root[2]) != KindTuple ||
+			len(s.Items(root[2])) != 1 || s.Str(s.Items(root[2])[0]) != "x" {
+			t.Fatalf("%s: what the GETs read after the REDUCE is not what was memoised", c.name)
+		}
+		n := strs(s)
+		if n["kept"] != 1 || n["x"] != 1 || n["cut"] != map[bool]int{true: 0, false: 1}[c.plan] {
+			t.Errorf("%s: strs in the store %v", c.name, n)
+		}
+		// cut: the tuple, its four ints, and 'cut' when the plan says so
+		if want := 5 + map[bool]int{true: 1, false: 0}[c.plan]; released != want {
+			t.Errorf("%s: %d nodes released, want %d", c.name, released, want)
+		}
+	}
+}
