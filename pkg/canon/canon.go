@@ -180,6 +180,12 @@ type Options struct {
 	// --explain) needs; pk diff needs the totals. Not part of the form:
 	// the digest is the same.
 	NoPaths bool
+	// WholeCodeArgs reads code objects' argument tuples into the store
+	// whole, not folded at their REDUCE (fold.go, foldArgs), which saves
+	// the fold's work where the memory it saves is not the process's peak
+	// (pk canon's check of its output: the writer's read of the input
+	// holds more). Not part of the form: the digest is the same.
+	WholeCodeArgs bool
 
 	// storageKeys maps legacy torch storage keys to ordinals (DocOptions).
 	storageKeys map[string]int

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -67,6 +68,26 @@ func TestTapeLongMemo(t *testing.T) {
 			if gets[i] != int64(i) || (proto < 4 && puts[i] != int64(i)) {
 				t.Fatalf("protocol %d: memo entry %d: put %v, get %d", proto, i, puts, gets[i])
 			}
+		}
+	}
+}
+
+// TestCollectBeforeReplay: the replay of a tape that passed 1 MiB first
+// collects the traversal's garbage, so that the output is laid out in its
+// place (a 5 MB cloudpickle state's 3 MB output beside it: 6 MB more peak
+// RSS); a smaller tape's is not worth a collection.
+func TestCollectBeforeReplay(t *testing.T) {
+	for _, c := range []struct {
+		spooled int64
+		collect bool
+	}{{1 << 20, true}, {3 << 20, true}, {1<<20 - 1, false}, {0, false}} {
+		var before, after runtime.MemStats
+		runtime.GC() // (none under way: only collect's counts)
+		runtime.ReadMemStats(&before)
+		(&tape{spooled: c.spooled}).collect()
+		runtime.ReadMemStats(&after)
+		if got := after.NumGC > before.NumGC; got != c.collect {
+			t.Errorf("a tape of %d bytes spooled: collected %v, want %v", c.spooled, got, c.collect)
 		}
 	}
 }

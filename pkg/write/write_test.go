@@ -268,3 +268,22 @@ func TestTooDeepEarly(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCodeArgs: the output of a code-carrying pickle is found right
+// by its check, one pk hash of it, which reads code objects' argument
+// tuples whole (fastCheckOut): no stream is read back to be checked.
+func TestCheckCodeArgs(t *testing.T) {
+	for _, p := range []string{"cp210_closure/p4_seed21_a.pkl", "cp220_dynclass/p2_seed1_a.pkl", "dill036_closure/p3_seed19_a.pkl", "dill036_recurse_dynclass/p2_seed1_a.pkl"} {
+		p = filepath.Join("../../testdata/equiv", p)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatal(err)
+		}
+		fast := fastChecks
+		if _, err := File(p, Options{}, false); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if fastChecks != fast+1 {
+			t.Errorf("%s: the output was not found right by one pk hash of it", p)
+		}
+	}
+}
