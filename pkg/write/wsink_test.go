@@ -252,12 +252,13 @@ func TestSinkTuples(t *testing.T) {
 // REDUCEs with arguments, equal argument tuples fetched; OBJ and INST
 // with and without arguments, two BUILDs, a class resolved as an effect
 // before the rows; nested classes written at protocol 2 as getattr calls;
-// and rows the sink cannot fold) give the output, or the error, they give
+// a dotted GLOBAL line; objects as a dict's values, in entries folded
+// whole; and rows the sink cannot fold) give the output, or the error, they give
 // without the writer sink, and the sink writes the files whole but two:
 // the rows written while a call is in construction (calls_inprog, written
 // again without the sink) and the call it refuses (calls_notuple).
 func TestSinkCalls(t *testing.T) {
-	sinkFixtures(t, "calls_", 9, &sinkCalls, map[string]bool{"calls_inprog.pkl": true, "calls_notuple.pkl": true})
+	sinkFixtures(t, "calls_", 11, &sinkCalls, map[string]bool{"calls_inprog.pkl": true, "calls_notuple.pkl": true})
 }
 
 // sinkFixtures: the fold fixtures named prefix... (want of them) give the

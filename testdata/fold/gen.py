@@ -216,6 +216,11 @@ def call_rows(p):
 
 for p in (2, 4, 5):
     dump("calls_objs", call_rows(p), protos=(p,))
+# objects as dict values: entries of a str key fold whole, values of an
+# int key alone
+calls_dict = {"k%d" % i: Q(i) for i in range(M)}
+calls_dict.update({i: R3(i) for i in range(M)})
+dump("calls_dict", calls_dict, protos=(2, 4))
 # a nested class (protocol 4 and 5: below, its global is a getattr call,
 # which a rule reads), written back at protocol 2 as getattr(Outer, 'Inner')
 dump("calls_nested", [Outer.Inner(i) for i in range(M)] + [{"o": Outer.Inner(i), "i": i} for i in range(N)], protos=(4, 5))
