@@ -224,52 +224,35 @@ dump("calls_dict", calls_dict, protos=(2, 4))
 # a nested class (protocol 4 and 5: below, its global is a getattr call,
 # which a rule reads), written back at protocol 2 as getattr(Outer, 'Inner')
 dump("calls_nested", [Outer.Inner(i) for i in range(M)] + [{"o": Outer.Inner(i), "i": i} for i in range(N)], protos=(4, 5))
+def raw_rows(name, head, row, tail):
+    """Writes name.pkl.gz: head, then row(i) for M rows in APPENDS
+    batches of 100 (a list's MARK ends head), then tail."""
+    body = bytearray(head)
+    for i in range(M):
+        body += row(bytes([i % 256]))
+        if i % 100 == 99:
+            body += b"e("
+    with gzip.GzipFile(os.path.join(OUT, name + ".pkl.gz"), "wb", mtime=0) as f:
+        f.write(bytes(body + b"e" + tail))
+
+
 # calls pickle.dump does not write: OBJ and INST without arguments, INST with
 # them (written back as REDUCE), an object with two BUILDs, and a class
-# resolved and dropped before the rows (an effect the rows fetch)
-body = bytearray(b"\x80\x02")
-body += b"c__main__\nP\nq\x010"  # memo 1: the class, dropped
-body += b"]q\x02("
-for i in range(M):
-    k = bytes([i % 256])
-    body += b"(h\x01o}(X\x01\x00\x00\x00iK" + k + b"ub"  # OBJ
-    body += b"(i__main__\nP\n}X\x01\x00\x00\x00jK" + k + b"sb"  # INST
-    body += b"(K" + k + b"X\x01\x00\x00\x00ai__main__\nP\n"  # INST with arguments
-    body += b"h\x01)\x81}X\x01\x00\x00\x00aK" + k + b"sb}X\x01\x00\x00\x00bK" + k + b"sb"  # two BUILDs
-    if i % 100 == 99:
-        body += b"e("
-body += b"e."
-with gzip.GzipFile(os.path.join(OUT, "calls_raw.pkl.gz"), "wb", mtime=0) as f:
-    f.write(bytes(body))
+# resolved and dropped before the rows (an effect the rows fetch; memo 1)
+raw_rows("calls_raw", b"\x80\x02c__main__\nP\nq\x010]q\x02(", lambda k:
+         b"(h\x01o}(X\x01\x00\x00\x00iK" + k + b"ub"  # OBJ
+         + b"(i__main__\nP\n}X\x01\x00\x00\x00jK" + k + b"sb"  # INST
+         + b"(K" + k + b"X\x01\x00\x00\x00ai__main__\nP\n"  # INST with arguments
+         + b"h\x01)\x81}X\x01\x00\x00\x00aK" + k + b"sb}X\x01\x00\x00\x00bK" + k + b"sb", b".")  # two BUILDs
+obj_row = lambda k: b"h\x01)\x81}X\x01\x00\x00\x00iK" + k + b"sb"
 # a dotted name in a GLOBAL line (Python 2's, which CPython 3 does not
 # resolve below protocol 4): written back as one only below protocol 4
-body = bytearray(b"\x80\x02c__main__\nOuter.Inner\nq\x01](")
-for i in range(M):
-    body += b"h\x01)\x81}X\x01\x00\x00\x00iK" + bytes([i % 256]) + b"sb"
-    if i % 100 == 99:
-        body += b"e("
-body += b"e."
-with gzip.GzipFile(os.path.join(OUT, "calls_dotted.pkl.gz"), "wb", mtime=0) as f:
-    f.write(bytes(body))
+raw_rows("calls_dotted", b"\x80\x02c__main__\nOuter.Inner\nq\x01](", obj_row, b".")
 # the same rows in the argument list of a REDUCE, and the class: written
 # while that call is in construction
-body = bytearray(b"\x80\x02c__main__\nP\nq\x01c__main__\nR2\n](")
-for i in range(M):
-    body += b"h\x01)\x81}X\x01\x00\x00\x00iK" + bytes([i % 256]) + b"sb"
-    if i % 100 == 99:
-        body += b"e("
-body += b"e\x85R."
-with gzip.GzipFile(os.path.join(OUT, "calls_inprog.pkl.gz"), "wb", mtime=0) as f:
-    f.write(bytes(body))
+raw_rows("calls_inprog", b"\x80\x02c__main__\nP\nq\x01c__main__\nR2\n](", obj_row, b"\x85R.")
 # a REDUCE whose arguments are not a tuple, after rows that fold: refused
-body = bytearray(b"\x80\x04c__main__\nP\n\x94](")
-for i in range(M):
-    body += b"h\x00)\x81}\x8c\x01i\x94K" + bytes([i % 256]) + b"sb"
-    if i % 100 == 99:
-        body += b"e("
-body += b"h\x00NRe."
-with gzip.GzipFile(os.path.join(OUT, "calls_notuple.pkl.gz"), "wb", mtime=0) as f:
-    f.write(bytes(body))
+raw_rows("calls_notuple", b"\x80\x02c__main__\nP\nq\x01](", obj_row, b"h\x01NRa.")
 dump("dictroot", {"r%d" % i: {"a": i, "b": [i, "x"]} for i in range(M)}, protos=(0, 2, 4))
 dump("dictvals", {"v%d" % i: i * 0.5 for i in range(M)}, protos=(2, 4))
 print("wrote", len(os.listdir(OUT)) - 1, "files", file=sys.stderr)
