@@ -26,9 +26,21 @@ import (
 //	                       and its digest, dsize bytes), then 'T' and its
 //	                       items (count), which the canonical encoding
 //	                       leaves out; read only with a digest size
+//	g|G len mod len name   a global by its module and name (G: read from
+//	                       a dotted name below protocol 4)
+//	N C form nops (b 1)... g|G ... args state...
+//	                       a call (form c: REDUCE, w: NEWOBJ, o: INST or
+//	                       OBJ without arguments) whose only operations
+//	                       are BUILDs of one state each (nops of them): its
+//	                       callable a global, then its argument tuple (a
+//	                       tuple with its side items), then each BUILD's
+//	                       state; the header and the callable read as one
+//	                       form, of 1 + nops items
 //
 // Anything else (a long str by its digest, a tuple without its items, a
-// set, a call, a global, an operation) is not plain here.
+// set, a computed global, a call of anything but a global, a call's
+// keyword arguments, an operation other than a call's BUILD) is not plain
+// here.
 
 // PlainEmbedding reports whether enc is exactly one embedding of the forms
 // above (a tuple's with dsize > 0: its digest's size), nested at most
@@ -60,6 +72,9 @@ func PlainEmbedding(enc []byte, maxDepth, dsize int) bool {
 		if size == 0 {
 			return false
 		}
+		if enc[i] == 'N' && enc[i+1] == 'C' && (i+size == len(enc) || enc[i+size] != 'H') {
+			return false // (a call's arguments are a tuple)
+		}
 		i += size
 		if items > 0 {
 			if depth == maxDepth {
@@ -72,12 +87,14 @@ func PlainEmbedding(enc []byte, maxDepth, dsize int) bool {
 }
 
 // PlainForm reads the one form at the start of b, of those above, a list's,
-// dict's or tuple's header counting as one form (a tuple's only with dsize
-// > 0, its digest's size): its size in bytes (0 when b does not start with
-// a whole form of them), for a list, dict or tuple the embeddings that
-// follow it (a dict's keys and values counted apart), and for a str, bytes
-// or int its text (an int's magnitude), for a tuple its embedding ('H' and
-// the digest), a view of b. It is where the forms' sizes are read:
+// dict's, tuple's or call's header counting as one form (a tuple's only
+// with dsize > 0, its digest's size): its size in bytes (0 when b does not
+// start with a whole form of them), for a list, dict, tuple or call the
+// embeddings that follow it (a dict's keys and values counted apart; a
+// call's arguments and states), and for a str, bytes or int its text (an
+// int's magnitude), for a tuple its embedding ('H' and the digest), for a
+// global its form and for a call its callable's (PlainGlobal reads them),
+// a view of b. It is where the forms' sizes are read:
 // PlainEmbedding's loop, the canonical encoding of a run with side items
 // (fold.go), and pk canon's writer sink reading a run ahead (pkg/write,
 // touchAhead).
@@ -113,7 +130,13 @@ func PlainForm(b []byte, dsize int) (size int, items uint64, text []byte) {
 			return 0, 0, nil
 		}
 		return 1 + w + int(l), 0, b[1+w : 1+w+int(l)]
+	case 'g', 'G':
+		size, _, _ := globalForm(b)
+		return size, 0, b[:size]
 	case 'N':
+		if len(b) >= 2 && b[1] == 'C' {
+			return plainCall(b)
+		}
 		if len(b) < 2 || b[1] != 'l' && b[1] != 'd' {
 			return 0, 0, nil
 		}
@@ -141,6 +164,57 @@ func PlainForm(b []byte, dsize int) (size int, items uint64, text []byte) {
 		return j + 1 + w, cnt, b[:j]
 	}
 	return 0, 0, nil
+}
+
+// plainCall is PlainForm of a call's header and callable at the start of b
+// ('N', 'C', ...: see above).
+func plainCall(b []byte) (size int, items uint64, text []byte) {
+	if len(b) < 3 || b[2] != 'c' && b[2] != 'w' && b[2] != 'o' {
+		return 0, 0, nil
+	}
+	nops, w := binary.Uvarint(b[3:])
+	if w <= 0 || nops > uint64(len(b)) {
+		return 0, 0, nil
+	}
+	j := 3 + w
+	for range nops {
+		if j+1 >= len(b) || b[j] != 'b' || b[j+1] != 1 { // (a BUILD of one state)
+			return 0, 0, nil
+		}
+		j += 2
+	}
+	g, _, _ := globalForm(b[j:])
+	if g == 0 {
+		return 0, 0, nil
+	}
+	return j + g, 1 + nops, b[j : j+g]
+}
+
+// globalForm reads the global form at the start of b: its size (0 when b
+// does not start with a whole one), its module and its name.
+func globalForm(b []byte) (size int, mod, name []byte) {
+	if len(b) == 0 || b[0] != 'g' && b[0] != 'G' {
+		return 0, nil, nil
+	}
+	i := 1
+	var parts [2][]byte
+	for k := range parts {
+		l, w := binary.Uvarint(b[i:])
+		if w <= 0 || l > uint64(len(b)) || i+w+int(l) > len(b) {
+			return 0, nil, nil
+		}
+		parts[k] = b[i+w : i+w+int(l)]
+		i += w + int(l)
+	}
+	return i, parts[0], parts[1]
+}
+
+// PlainGlobal returns the module and name of a global's form, text as
+// PlainForm gives it for a global or a call (views of it), and whether the
+// name was read dotted ('G'). ok is false when text is no such form.
+func PlainGlobal(text []byte) (mod, name []byte, dotted, ok bool) {
+	size, mod, name := globalForm(text)
+	return mod, name, size > 0 && text[0] == 'G', size > 0 && size == len(text)
 }
 
 // Emb is one embedding read by EmbReader: Tag is 'n', 'b', 'f', 'i', 's',

@@ -58,6 +58,31 @@ func TestPlainEmbedding(t *testing.T) {
 	if size, items, text := PlainForm(tup, 4); size != 7 || items != 2 || string(text) != "H1234" {
 		t.Errorf("a tuple's header: %d bytes, %d items, %q", size, items, text)
 	}
+	// m.C(*('ab',)) with two BUILDs, of None and of {'k': builtins.int}
+	call := []byte("NCc\x02b\x01b\x01g\x01m\x01CH1234T\x01s\x02abnNd\x01\x00s\x01kg\x08builtins\x03int")
+	if !PlainEmbedding(call, 2, 4) {
+		t.Error("a call of a global with a tuple and two states is not plain")
+	}
+	if size, items, text := PlainForm(call, 4); size != 13 || items != 3 || string(text) != "g\x01m\x01C" {
+		t.Errorf("a call's header: %d bytes, %d items, %q", size, items, text)
+	}
+	if mod, name, dotted, ok := PlainGlobal([]byte("G\x01m\x03a.b")); !ok || string(mod) != "m" || string(name) != "a.b" || !dotted {
+		t.Errorf("a dotted global: %q %q %v %v", mod, name, dotted, ok)
+	}
+	for name, b := range map[string][]byte{
+		"keyword arguments":   []byte("NCW\x00g\x01m\x01CH1234T\x00Nd\x00\x00"),
+		"an append":           []byte("NCw\x01a\x01g\x01m\x01CH1234T\x00n"),
+		"a BUILD of two":      []byte("NCw\x01b\x02g\x01m\x01CH1234T\x00nn"),
+		"a call's callable":   []byte("NCw\x00NCw\x00g\x01m\x01CH1234T\x00H1234T\x00"),
+		"arguments not tuple": []byte("NCc\x00g\x01m\x01Cn"),
+		"a computed global":   []byte("NCc\x00H5678T\x00H1234T\x00"),
+		"a state short":       []byte("NCw\x01b\x01g\x01m\x01CH1234T\x00"),
+		"a global's name cut": []byte("g\x01m\x05ab"),
+	} {
+		if PlainEmbedding(b, 8, 4) {
+			t.Errorf("%s: taken as plain", name)
+		}
+	}
 	var d EmbReader
 	d.Reset(bytes.NewReader(enc))
 	var got []Emb
@@ -113,6 +138,35 @@ func plainRef(b []byte, depth, maxDepth, dsize int) (int, bool) {
 		}
 		return 1 + w + int(l), true
 	case 'N':
+		if len(b) >= 3 && b[1] == 'C' && (b[2] == 'c' || b[2] == 'w' || b[2] == 'o') {
+			nops, w := binary.Uvarint(b[3:])
+			if w <= 0 || nops > uint64(len(b)) {
+				return 0, false
+			}
+			i := 3 + w
+			for range nops {
+				if i+1 >= len(b) || b[i] != 'b' || b[i+1] != 1 {
+					return 0, false
+				}
+				i += 2
+			}
+			if i >= len(b) || b[i] != 'g' && b[i] != 'G' {
+				return 0, false
+			}
+			n, ok := plainRef(b[i:], depth, maxDepth, dsize) // (the callable: the header's)
+			if !ok || i+n >= len(b) || b[i+n] != 'H' {
+				return 0, false
+			}
+			i += n
+			for range 1 + nops {
+				n, ok := plainRef(b[i:], depth+1, maxDepth, dsize)
+				if !ok {
+					return 0, false
+				}
+				i += n
+			}
+			return i, true
+		}
 		if len(b) < 2 || b[1] != 'l' && b[1] != 'd' {
 			return 0, false
 		}
@@ -134,6 +188,16 @@ func plainRef(b []byte, depth, maxDepth, dsize int) (int, bool) {
 				return 0, false
 			}
 			i += n
+		}
+		return i, true
+	case 'g', 'G':
+		i := 1
+		for range 2 {
+			l, w := binary.Uvarint(b[i:])
+			if w <= 0 || l > uint64(len(b)) || i+w+int(l) > len(b) {
+				return 0, false
+			}
+			i += w + int(l)
 		}
 		return i, true
 	case 'H':
@@ -179,6 +243,10 @@ func TestPlainEmbeddingLoop(t *testing.T) {
 			}
 			e = append(e, "Nd\x02\x00s\x01ai-\x00s\x01bNl\x00\x00s\x00"...)
 			encs = append(encs, e, append([]byte("Nl\x05\x00"), leaf...), append([]byte("HxyT\x05"), leaf...))
+			// calls: of a global with a tuple and two states, in a list
+			call := append([]byte("NCw\x02b\x01b\x01g\x01m\x02abHxyT\x01n"), leaf[:5]...)
+			call = append(call, "Nd\x01\x00s\x01kG\x00\x01x"...)
+			encs = append(encs, call, append(append([]byte("Nl\x02\x00"), call...), "NCo\x00g\x00\x00HxyT\x00"...))
 		}
 		rng := rand.New(rand.NewPCG(1, uint64(maxDepth)))
 		n := len(encs)

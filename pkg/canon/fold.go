@@ -397,8 +397,11 @@ func (k *foldSink) fold(s *pickle.Store, roots, keys []pickle.ID, shared []uint8
 			p.mem = e.buf
 			e.stack, e.chbuf = e.stack[:0], e.chbuf[:0]
 		}
-		if k.accept != nil && !e.refused && (e.effects || !k.accept(p.mem[start:])) {
-			e.refused = true // (the writer cannot write it back from its bytes)
+		if k.accept != nil && !e.refused && !k.accept(p.mem[start:]) {
+			// the writer cannot write it back from its bytes (a call or a
+			// global it can is among PlainEmbedding's forms: its effects
+			// are placed as pk hash's are, below)
+			e.refused = true
 		}
 		if key := keys[i]; key != pickle.NoID && !e.refused {
 			// a dict's entry: uvarint lengths of the key's embedding and

@@ -191,8 +191,8 @@ func TestRuleStdComplete(t *testing.T) {
 // the one the whole store gives (EachStream), for the corpus and the fold
 // fixtures (bare), with compactions at 4 and 64 records, the spool's file
 // past a few bytes (spans with side items read back across its end) and
-// digests of 32 and 16 bytes; and the fixtures of rows holding tuples fold
-// with side items.
+// digests of 32 and 16 bytes; and the fixtures of rows holding tuples, or
+// made by calls (whose argument tuples have them), fold with side items.
 func TestFoldSide(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	defer func(v int) { spoolMem = v }(spoolMem)
@@ -233,7 +233,8 @@ func TestFoldSide(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range []string{"tuples_p2.pkl", "tuples_p4.pkl", "tuples_p5.pkl", "sharedtuple_p4.pkl"} {
+	for _, f := range []string{"tuples_p2.pkl", "tuples_p4.pkl", "tuples_p5.pkl", "sharedtuple_p4.pkl",
+		"calls_objs_p2.pkl", "calls_objs_p4.pkl", "calls_raw.pkl", "calls_dotted.pkl", "objects_p4.pkl", "namespaces_p2.pkl"} {
 		if !sided[f] {
 			t.Errorf("%s: nothing folded with side items", f)
 		}

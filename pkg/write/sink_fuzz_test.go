@@ -32,6 +32,13 @@ func FuzzSink(f *testing.F) {
 		}
 		f.Add(append(b, '.'))
 	}
+	// rows made by calls of a class memoized first: NEWOBJ and a BUILD of a
+	// dict, REDUCE of a tuple, OBJ of nothing and a BUILD of a tuple
+	b := []byte("\x80\x04\x8c\x08__main__\x8c\x01P\x93\x94]")
+	for i := range 40 {
+		b = append(b, fmt.Sprintf("h\x00)\x81}\x8c\x01i\x8c\x02%dsbah\x00\x8c\x01%d\x85Ra(h\x00o\x8c\x01sK\x07\x86ba", 10+i%13, i%7)...)
+	}
+	f.Add(append(b, '.'))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 1<<14 {
 			return

@@ -1,6 +1,7 @@
 package write
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -21,9 +22,15 @@ import (
 // a temporary file; the store keeps one KindFolded node per run. The
 // view's digest reads them back, as pk hash's does. The writer takes only
 // subtrees it can write back from that encoding alone (foldable: None,
-// bools, ints, floats, str and bytes of up to 64 bytes, lists, dicts and
-// tuples of those, no operations, at most foldDepth levels; an entry's key
-// a str or bytes of up to 64 bytes). A tuple's embedding is its digest, so
+// bools, ints, floats, str and bytes of up to 64 bytes, globals, lists,
+// dicts and tuples of those, and calls of a global with a tuple of them
+// whose only operations are BUILDs of one of them (an object made by
+// NEWOBJ or REDUCE and its state), no other operations, at most foldDepth
+// levels; an entry's key a str or bytes of up to 64 bytes). A global is
+// keyed by its module and name, as the writer keys the node, so that the
+// rows' class is written once and fetched, as before; a global folded
+// runs refer to is not an effect (the canon sink places them as pk
+// hash's does). A tuple's embedding is its digest, so
 // the canon sink follows it with the tuple's items for the writer (side
 // items, which the digest leaves out: pkg/canon/fold.go); the writer keys
 // it by that embedding, as it keys the node. At STOP, where the traversal
@@ -34,10 +41,11 @@ import (
 // before), the same framing events, a dict's
 // entries in the order the view gives them (its canonical order, folded
 // entries by their keys' embeddings). An identity node in such a subtree
-// has one parent and is never fetched again, so its build is not recorded
-// (unrecorded, it would not be memoized either). What the sink cannot
-// write (a run met while an object is in construction, whose blocking is
-// counted by node) gives errNoSink, and any error the file is written
+// (an object made by a call too) has one parent and is never fetched
+// again, so its build is not recorded (unrecorded, it would not be
+// memoized either). What the sink cannot write (a run met while an object
+// is in construction, whose blocking is counted by node) gives errNoSink,
+// and any error the file is written
 // again without the sink, which gives that error or the same output: the
 // output is the same either way.
 
@@ -49,11 +57,14 @@ var errNoSink = errors.New("write: the sink cannot write this stream")
 
 // noSink turns the writer sink off (tests compare both ways); sinkRuns
 // counts the folded runs the sink wrote, sinkTuples the tuples it wrote
-// from their side items (tests).
+// from their side items, sinkCalls the calls, sinkWhole the files it
+// wrote whole (tests).
 var (
 	noSink     bool
 	sinkRuns   int
 	sinkTuples int
+	sinkCalls  int
+	sinkWhole  int
 )
 
 // foldable reports whether enc, the encoding of one subtree as the canon
@@ -133,6 +144,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 	if !ok {
 		return nil, false, nil
 	}
+	sinkWhole++
 	return file.Trailing, true, nil
 }
 
@@ -271,6 +283,9 @@ type decoder struct {
 	ahead     int
 	queue     [fpQueue]queuedFP
 	qhead, qn int
+	// the last global's form globalName read, its module and name
+	gform       []byte
+	gmod, gname string
 }
 
 // queuedFP is a fingerprint touchAhead computed, of the value whose tag is
@@ -435,8 +450,21 @@ func (d *decoder) item(e *emitter) error {
 		return errNoSink
 	}
 	at, tag := d.off+int64(d.p), d.buf[d.p]
-	if tag == 'H' {
+	switch tag {
+	case 'H':
 		return d.tuple(e)
+	case 'g', 'G':
+		size, _, text := d.form()
+		mod, name, dotted, ok := d.globalName(text)
+		if size == 0 || !ok {
+			return errNoSink
+		}
+		d.p += size
+		return d.global(e, mod, name, dotted)
+	case 'N':
+		if d.fill(2) && d.buf[d.p+1] == 'C' {
+			return d.call(e)
+		}
 	}
 	d.p++
 	switch tag {
@@ -507,13 +535,8 @@ func (d *decoder) tuple(e *emitter) error {
 	}
 	d.p += size
 	if idx, ok := e.memo.get(k); !k.none() && ok {
-		for left := cnt; left > 0; left-- { // (and what they hold)
-			size, items, _ := d.form()
-			if size == 0 {
-				return errNoSink
-			}
-			d.p += size
-			left += items
+		if err := d.passOver(cnt); err != nil {
+			return err
 		}
 		return e.fetch(canon.Ref{}, k, int(idx))
 	}
@@ -533,6 +556,124 @@ func (d *decoder) tuple(e *emitter) error {
 	closeTuple(e, int(cnt))
 	e.depth--
 	return e.built(k)
+}
+
+// passOver passes over the next n embeddings and what they hold.
+func (d *decoder) passOver(n uint64) error {
+	for left := n; left > 0; left-- {
+		size, items, _ := d.form()
+		if size == 0 {
+			return errNoSink
+		}
+		d.p += size
+		left += items
+	}
+	return nil
+}
+
+// globalName returns the module and name of a global's form (as
+// canon.PlainForm gives it for a global or a call), strings of their own
+// (the writer keeps them in its tables): those of the last one read when
+// the form is the same (a table's rows call one class), and whether the
+// name was read dotted.
+func (d *decoder) globalName(form []byte) (mod, name string, dotted, ok bool) {
+	if len(form) == 0 {
+		return "", "", false, false
+	}
+	if !bytes.Equal(form, d.gform) {
+		m, n, _, ok := canon.PlainGlobal(form)
+		if !ok {
+			return "", "", false, false
+		}
+		d.gform = append(d.gform[:0], form...)
+		d.gmod, d.gname = string(m), string(n)
+	}
+	return d.gmod, d.gname, form[0] == 'G', true
+}
+
+// global writes a global of a folded run (a call's callable, or an item)
+// as emit writes the node it stands for: fetched when it was built
+// before, else entered and written as the writer writes the globals it
+// needs itself (emitter.global: keyed by module and name).
+func (d *decoder) global(e *emitter, mod, name string, dotted bool) error {
+	k := e.globalKey(mod, name, dotted)
+	if idx, ok := e.memo.get(k); ok {
+		return e.fetch(canon.Ref{}, k, int(idx))
+	}
+	if err := e.enter(canon.Ref{}); err != nil {
+		return err
+	}
+	err := e.global(canon.Ref{}, mod, name, dotted)
+	e.depth--
+	return err
+}
+
+// call writes the call at d.p (canon.PlainForm's: its header and its
+// callable, a global, then its argument tuple and the state of each of
+// its BUILDs) as emit writes the node it stands for (emitter.call, then
+// emitter.ops): the callable and the arguments, then REDUCE or NEWOBJ (or
+// MARK, the callable, OBJ: an INST or OBJ without arguments), then each
+// state and BUILD. The call has one parent (see above): its build is not
+// recorded. It is not written here (errNoSink, and the file is written
+// again without the sink) while an object is in construction, where the
+// writer would look for what its operations wait for, nor once the work
+// of ordering a cycle is past its budget, which emitter.ops refuses after
+// each operation (the budget counts the store's nodes, which differ with
+// the sink).
+func (d *decoder) call(e *emitter) error {
+	if e.ninprog > 0 {
+		return errNoSink
+	}
+	size, items, text := d.form()
+	if size == 0 {
+		return errNoSink
+	}
+	form := d.buf[d.p+2]
+	mod, name, dotted, ok := d.globalName(text)
+	if !ok {
+		return errNoSink
+	}
+	d.p += size
+	if err := e.enter(canon.Ref{}); err != nil {
+		return err
+	}
+	sinkCalls++
+	if form == 'o' {
+		e.op(pickle.MARK)
+	}
+	if err := d.global(e, mod, name, dotted); err != nil {
+		return err
+	}
+	if !d.fill(1) || d.buf[d.p] != 'H' {
+		return errNoSink // (arguments that are not a tuple: refused)
+	}
+	switch form {
+	case 'o':
+		if err := d.passOver(1); err != nil { // (no arguments)
+			return err
+		}
+		e.op(pickle.OBJ)
+	default:
+		if err := d.tuple(e); err != nil {
+			return err
+		}
+		if form == 'w' {
+			e.op(pickle.NEWOBJ)
+		} else {
+			e.op(pickle.REDUCE)
+		}
+	}
+	for range items - 1 {
+		if err := d.item(e); err != nil {
+			return err
+		}
+		e.op(pickle.BUILD)
+		if e.work > e.budget {
+			return errNoSink
+		}
+	}
+	e.depth--
+	return nil
 }
 
 // body writes the embedding of tag (not a str or bytes) once entered.

@@ -133,6 +133,126 @@ def tuple_rows(p):
 
 for p in (0, 2, 4, 5):
     dump("tuples", tuple_rows(p), protos=(p,))
+# rows made by calls (pk canon's writer sink folds a call of a global with
+# its argument tuple and BUILD states): objects whose states hold tuples,
+# a global in a tuple and as a value, another object; __reduce__ with
+# arguments, equal argument tuples that are distinct objects, one with a
+# state; namespaces; classes as items; and rows it cannot fold (a
+# frozenset in a state, a list in the arguments, keyword arguments,
+# the table itself in a state)
+class Q:
+    def __init__(self, i):
+        self.t = (i, "x", (i % 3,))
+        self.cls = int
+        self.pair = (P, i)
+        self.child = P(i)
+
+
+class R2:
+    def __init__(self, i, s="", t=()):
+        self.i = i
+
+    def __reduce__(self):
+        return (R2, (self.i, "s%d" % self.i, (self.i % 4, 2)))
+
+
+class R3:
+    def __init__(self, i):
+        self.i = i
+
+    def __reduce__(self):
+        return (R3, (self.i % 5,), {"a": self.i, "b": (1, 2)})
+
+
+class R4:
+    def __init__(self, i):
+        self.i = i
+
+    def __reduce__(self):
+        return (R4, ([self.i],))
+
+
+class KW:
+    def __init__(self, i):
+        self.i = i
+
+    def __getnewargs_ex__(self):
+        return (), {"i": self.i}
+
+    def __new__(cls, i=0):
+        return object.__new__(cls)
+
+
+class Outer:
+    class Inner:
+        def __init__(self, i):
+            self.i = i
+
+
+def call_rows(p):
+    rows = []
+    for i in range(M):
+        rows.append(P(i))
+        rows.append(Q(i))
+        rows.append(R2(i))
+        rows.append(R3(i))
+        rows.append(types.SimpleNamespace(i=i, t=(i, "n")))
+        if i % 100 == 0:
+            rows.append(P)
+            rows.append(int)
+            if p >= 4:  # (below, a frozenset is a call a rule reads)
+                bad = P(i)
+                bad.f = frozenset([i])
+                rows.append(bad)
+            rows.append(collections.OrderedDict([("i", i)]))
+            rows.append(R4(i))
+            loop = P(i)
+            loop.rows = rows
+            rows.append(loop)
+            if p >= 4:
+                rows.append(KW(i))
+    return rows
+
+
+for p in (2, 4, 5):
+    dump("calls_objs", call_rows(p), protos=(p,))
+# objects as dict values: entries of a str key fold whole, values of an
+# int key alone
+calls_dict = {"k%d" % i: Q(i) for i in range(M)}
+calls_dict.update({i: R3(i) for i in range(M)})
+dump("calls_dict", calls_dict, protos=(2, 4))
+# a nested class (protocol 4 and 5: below, its global is a getattr call,
+# which a rule reads), written back at protocol 2 as getattr(Outer, 'Inner')
+dump("calls_nested", [Outer.Inner(i) for i in range(M)] + [{"o": Outer.Inner(i), "i": i} for i in range(N)], protos=(4, 5))
+def raw_rows(name, head, row, tail):
+    """Writes name.pkl.gz: head, then row(i) for M rows in APPENDS
+    batches of 100 (a list's MARK ends head), then tail."""
+    body = bytearray(head)
+    for i in range(M):
+        body += row(bytes([i % 256]))
+        if i % 100 == 99:
+            body += b"e("
+    with gzip.GzipFile(os.path.join(OUT, name + ".pkl.gz"), "wb", mtime=0) as f:
+        f.write(bytes(body + b"e" + tail))
+
+
+# calls pickle.dump does not write: OBJ and INST without arguments, INST with
+# them (written back as REDUCE), an object with two BUILDs, and a class
+# resolved and dropped before the rows (an effect the rows fetch; memo 1)
+raw_rows("calls_raw", b"\x80\x02c__main__\nP\nq\x010]q\x02(", lambda k:
+         b"(h\x01o}(X\x01\x00\x00\x00iK" + k + b"ub"  # OBJ
+         + b"(i__main__\nP\n}X\x01\x00\x00\x00jK" + k + b"sb"  # INST
+         + b"(K" + k + b"X\x01\x00\x00\x00ai__main__\nP\n"  # INST with arguments
+         + b"h\x01)\x81}X\x01\x00\x00\x00aK" + k + b"sb}X\x01\x00\x00\x00bK" + k + b"sb", b".")  # two BUILDs
+obj_row = lambda k: b"h\x01)\x81}X\x01\x00\x00\x00iK" + k + b"sb"
+# a dotted name in a GLOBAL line (Python 2's, which CPython 3 does not
+# resolve below protocol 4): written back as one only below protocol 4
+raw_rows("calls_dotted", b"\x80\x02c__main__\nOuter.Inner\nq\x01](", obj_row, b".")
+# the same rows in the argument list of a REDUCE, and the class: written
+# while that call is in construction
+raw_rows("calls_inprog", b"\x80\x02c__main__\nP\nq\x01c__main__\nR2\n](", obj_row, b"\x85R.")
+# a REDUCE whose arguments are not a tuple, after rows that fold: refused
+raw_rows("calls_notuple", b"\x80\x02c__main__\nP\nq\x01](", obj_row, b"h\x01NRa.")
 dump("dictroot", {"r%d" % i: {"a": i, "b": [i, "x"]} for i in range(M)}, protos=(0, 2, 4))
 dump("dictvals", {"v%d" % i: i * 0.5 for i in range(M)}, protos=(2, 4))
 print("wrote", len(os.listdir(OUT)) - 1, "files", file=sys.stderr)
