@@ -1,0 +1,421 @@
+package trace
+
+import (
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The top sink (docs/engine.md §2.1, item 5, for trace): `pk trace --top N`
+// (text) of a bare pickle file read through the machine's fold
+// (pickle.Keep.Fold), so that the store holds what is live rather than the
+// whole stream.
+//
+// At each compaction of the file's first stream the machine offers the
+// final subtrees of plain data hanging off kept containers. The sink takes
+// the items of lists (a dict's entries and values stay: their roles are
+// keys); it sizes the store as it stands (sizeStream, the one sizing) and
+// folds each root into:
+//
+//   - its inclusive size, kept in sizes (a prefix sum, by the root's
+//     sequence number, which is the Off of its pickle.Folded: a run of
+//     roots is a range of sequence numbers);
+//   - the nodes it owns that are among the N largest folded so far (a
+//     bounded heap), each with its size, its own bytes, its code and label
+//     and the roles of its path below the root, all as Top would make them
+//     from the whole store.
+//
+// At STOP the tree is sized over the store, a folded run counting the sizes
+// of its roots (StreamTree.selfOf) and the items it stands for in its list
+// (runItems, Store.ItemCount); the candidates of the store and those of the
+// heap compete in Top's order, and a folded one's path is its list's path,
+// its index in the list and the roles below it.
+//
+// Top orders ties by creation order. A node's creation order is its
+// opcode's offset, then its ID in the store it was in (IDs are renumbered
+// in creation order at each compaction); two nodes of one offset seen in
+// different stores, or anything else the sink cannot give exactly (a root
+// whose path skips roles above it, a call whose label reads other calls of
+// the stream, a stream after the first, bytes that do not add up), make
+// the sink give up and the caller read the file again without it.
+
+// topSink folds the first stream of a bare pickle for Top (see above).
+type topSink struct {
+	n     int
+	doc   *input.Doc // what eachBuild gives the streams: labels of tensors read the file
+	cum   []int64    // cum[i+1]-cum[i]: the inclusive size of folded root i
+	h     []sunkCand // the n best candidates folded so far, worst first (a heap)
+	lost  bool       // something the sink cannot give exactly: the caller reads the file again
+	folds int        // roots folded
+	// the numbers (creation order, "#N") of the store's nodes, by ID, as
+	// of the last sync (-1: a folded run or a compaction's stub); made:
+	// the nodes made so far; rel: the IDs the compaction under way
+	// released, of relLen (synced when the next begins, or at STOP)
+	num    []int32
+	made   int32
+	rel    []pickle.ID
+	relLen int
+	// scratch of fold
+	stack, seen []pickle.ID
+	kids        []pickle.ID
+	mark, owns  marker // what a root reaches, what it owns
+}
+
+// sunkCand is a node that competes in Top: one of the store at STOP
+// (below nil) or one of a folded root.
+type sunkCand struct {
+	size, self int64
+	num        int32     // its number: Top's order of ties
+	id         pickle.ID // its ID in the store at STOP
+	seq        int32     // folded: its root's sequence number
+	below      []string  // folded: the roles of its path under its root, innermost first
+	code       string    // folded: its code and label
+	label      string
+	folded     bool
+}
+
+// better reports whether a comes before b in Top's order (larger, then
+// made earlier).
+func better(a, b *sunkCand) bool {
+	if a.size != b.size {
+		return a.size > b.size
+	}
+	return a.num < b.num
+}
+
+// sync brings num up to s: the IDs a compaction released leave (its
+// folded runs and its stub count no node), and the nodes made since are
+// numbered in order.
+func (sk *topSink) sync(s *pickle.Store) {
+	if sk.relLen > 0 {
+		for len(sk.num) < sk.relLen {
+			sk.num = append(sk.num, -1) // (the runs folded after the sync)
+		}
+		out, j := sk.num[:0], 0
+		for i, v := range sk.num[:sk.relLen] {
+			if j < len(sk.rel) && sk.rel[j] == pickle.ID(i) {
+				j++
+				continue
+			}
+			out = append(out, v)
+		}
+		sk.num = append(out, -1) // the stub
+		sk.rel, sk.relLen = sk.rel[:0], 0
+	}
+	for id := pickle.ID(len(sk.num)); int(id) < s.Len(); id++ {
+		if s.Kind(id) == pickle.KindFolded || s.Flags(id)&pickle.FlagReleased != 0 {
+			sk.num = append(sk.num, -1)
+			continue
+		}
+		sk.num = append(sk.num, sk.made)
+		sk.made++
+	}
+}
+
+// released is the sink's pickle.Keep.Released: id leaves at the
+// compaction under way.
+func (sk *topSink) released(s *pickle.Store, id pickle.ID) {
+	if sk.relLen == 0 {
+		sk.relLen = s.Len()
+	}
+	sk.rel = append(sk.rel, id)
+}
+
+// keep returns the machine's options for the sink.
+func (sk *topSink) keep() *pickle.Keep {
+	return &pickle.Keep{Depth: math.MaxInt32, Fold: sk.fold, Released: sk.released, Active: func(s *pickle.Store) bool {
+		if s.Index != 0 || sk.lost {
+			return false
+		}
+		sk.sync(s)
+		return true
+	}}
+}
+
+// runSize is the size of the folded run x of s: the sizes of its roots.
+func (sk *topSink) runSize(s *pickle.Store, x pickle.ID) int64 {
+	off, n, _, _ := s.FoldedRun(x)
+	return sk.cum[off+int64(n)] - sk.cum[off]
+}
+
+// fold is the sink's pickle.Keep.Fold.
+func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out []pickle.Folded) {
+	if s.Index != 0 || sk.lost {
+		return
+	}
+	if sk.cum == nil {
+		sk.cum = []int64{0}
+	}
+	sk.sync(s)
+	st := sizeStream(s, nil, nil, sk)
+	st.doc, st.num = sk.doc, sk.num
+	for i, r := range roots {
+		p := s.Owner(r)
+		if keys[i] != pickle.NoID || p < 0 || s.Kind(p) != pickle.KindList {
+			continue
+		}
+		owned, effects, ok := sk.subtree(st, r)
+		if !ok {
+			continue
+		}
+		seq := int32(len(sk.cum) - 1)
+		sk.cum = append(sk.cum, sk.cum[seq]+st.incl.at(r))
+		for _, x := range owned {
+			sk.offer(st, x, r, seq)
+		}
+		out[i] = pickle.Folded{Off: int64(seq), Len: 1, OK: true, Effects: effects}
+		sk.folds++
+	}
+}
+
+// subtree returns the nodes root owns (itself first) and whether what it
+// reaches holds a call, an operation or a global; ok false when the sink
+// does not fold it: it reaches a run folded before, a node owned below it
+// has a path whose roles above root are left out, or a call whose label
+// reads the stream's other calls.
+func (sk *topSink) subtree(st *StreamTree, root pickle.ID) (owned []pickle.ID, effects, ok bool) {
+	s := st.Store
+	// what it reaches (the machine releases it)
+	sk.mark.next(s.Len())
+	stack := append(sk.stack[:0], root)
+	sk.mark.add(root)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch s.Kind(x) {
+		case pickle.KindFolded:
+			sk.stack = stack[:0]
+			return nil, false, false
+		case pickle.KindCall, pickle.KindGlobal:
+			effects = true
+		}
+		if s.NMuts(x) > 0 {
+			effects = true
+		}
+		sk.kids = s.Children(x, sk.kids[:0])
+		for _, c := range sk.kids {
+			if c >= 0 && int(c) < s.Len() && !sk.mark.has(c) {
+				sk.mark.add(c)
+				stack = append(stack, c)
+			}
+		}
+	}
+	// what it owns (its size), each once
+	om := &sk.owns
+	om.next(s.Len())
+	om.add(root)
+	owned = append(sk.seen[:0], root)
+	for i := 0; i < len(owned); i++ {
+		x := owned[i]
+		if s.Kind(x) == pickle.KindCall {
+			if c := callee(s, x); strings.HasPrefix(c, "cloudpickle.") || strings.HasPrefix(c, "dill.") {
+				sk.stack, sk.seen = stack[:0], owned[:0]
+				return nil, false, false
+			}
+		}
+		eachChild(s, x, func(c pickle.ID, _ role, _ bool) bool {
+			if c >= 0 && s.Owner(c) == x && !om.has(c) {
+				om.add(c)
+				owned = append(owned, c)
+			}
+			return true
+		})
+		for _, c := range st.unlisted(x) {
+			if !om.has(pickle.ID(c)) {
+				om.add(pickle.ID(c))
+				owned = append(owned, pickle.ID(c))
+			}
+		}
+	}
+	sk.stack, sk.seen = stack[:0], owned[:0]
+	return owned, effects, true
+}
+
+// offer puts node x of folded root r (sequence seq) into the heap when it
+// is among the n best so far.
+func (sk *topSink) offer(st *StreamTree, x, r pickle.ID, seq int32) {
+	c := sunkCand{size: st.incl.at(x), num: sk.num[x], seq: seq, folded: true}
+	if len(sk.h) == sk.n && !better(&c, &sk.h[0]) {
+		return
+	}
+	below, skip := st.pathParts(x, r)
+	if skip > 0 {
+		sk.lost = true
+		return
+	}
+	it := st.nodeItem(x, "", nil)
+	c.self, c.below = it.Self, below
+	c.code, c.label = st.describe(x)
+	if len(sk.h) < sk.n {
+		sk.h = append(sk.h, c)
+		sk.up(len(sk.h) - 1)
+		return
+	}
+	sk.h[0] = c
+	sk.down(0)
+}
+
+func (sk *topSink) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(&sk.h[p], &sk.h[i]) {
+			return
+		}
+		sk.h[i], sk.h[p] = sk.h[p], sk.h[i]
+		i = p
+	}
+}
+
+func (sk *topSink) down(i int) {
+	h := sk.h
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && better(&h[l], &h[r]) {
+			m = r
+		}
+		if !better(&h[i], &h[m]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// sunkLabel is the code and label of an Item the top sink made from a
+// folded node (Tree.codeLabel).
+type sunkLabel struct{ code, label string }
+
+// finish sets t's Top from the store of its only stream st and the
+// folded candidates; false when the sink cannot give it exactly.
+func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
+	if t.nStreams != 1 || len(t.Streams) != 1 || t.Streams[0] != st || t.File.Trailing != nil || len(t.top) > 0 {
+		return false
+	}
+	s := st.Store
+	n := s.Len()
+	sk.sync(s)
+	st.num = sk.num
+	// nodes left from a folded root (frozen, named by the memo): their
+	// owners were released, so they hang below a stub
+	gone := make([]uint8, n) // 0 unknown, 1 gone, 2 kept, 3 open
+	var chain []pickle.ID
+	for id := range pickle.ID(n) {
+		x := id
+		chain = chain[:0]
+		v := uint8(2)
+		for x != pickle.NoID {
+			if gone[x] != 0 {
+				v = gone[x]
+				if v == 3 { // malformed ownership
+					return false
+				}
+				break
+			}
+			if s.Flags(x)&pickle.FlagReleased != 0 || s.Kind(x) == pickle.KindFolded {
+				v = 1
+				break
+			}
+			gone[x] = 3
+			chain = append(chain, x)
+			x = s.Owner(x)
+		}
+		for _, c := range chain {
+			gone[c] = v
+		}
+	}
+	// the bytes add up: nothing was released that no run counts
+	total := s.StreamSelf
+	for id := range pickle.ID(n) {
+		if s.Owner(id) == pickle.NoID && gone[id] == 2 {
+			total += st.incl.at(id)
+		}
+	}
+	if total != s.Length() {
+		return false
+	}
+	for id := range pickle.ID(n) {
+		if gone[id] != 2 {
+			continue
+		}
+		c := sunkCand{size: st.incl.at(id), num: sk.num[id], id: id}
+		if len(sk.h) < sk.n {
+			sk.h = append(sk.h, c)
+			sk.up(len(sk.h) - 1)
+		} else if better(&c, &sk.h[0]) {
+			sk.h[0] = c
+			sk.down(0)
+		}
+	}
+	if sk.lost {
+		return false
+	}
+	h := sk.h
+	sort.Slice(h, func(i, j int) bool { return better(&h[i], &h[j]) })
+	// the runs of the folded candidates: their list and first index there
+	type runAt struct {
+		off    int64
+		n      int
+		list   pickle.ID
+		first  int
+		rk     roleKind
+		prefix string
+	}
+	var runs []runAt
+	for id := range pickle.ID(n) {
+		if s.Kind(id) == pickle.KindFolded {
+			off, k, _, _ := s.FoldedRun(id)
+			runs = append(runs, runAt{off: off, n: k, list: s.Owner(id), first: -1})
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].off < runs[j].off })
+	items := make([]Item, 0, len(h))
+	for i := range h {
+		c := &h[i]
+		if !c.folded {
+			items = append(items, st.nodeItem(c.id, "", link(nil, t.PathOf(st, c.id))))
+			continue
+		}
+		j := sort.Search(len(runs), func(j int) bool { return runs[j].off+int64(runs[j].n) > int64(c.seq) })
+		if j == len(runs) || runs[j].off > int64(c.seq) || runs[j].list < 0 || gone[runs[j].list] != 2 {
+			return false
+		}
+		ra := &runs[j]
+		if ra.first < 0 {
+			eachChild(s, ra.list, func(x pickle.ID, r role, _ bool) bool {
+				if x >= 0 && s.Kind(x) == pickle.KindFolded {
+					if off, _, _, _ := s.FoldedRun(x); off == ra.off {
+						ra.first, ra.rk = r.i, r.kind
+						return false
+					}
+				}
+				return true
+			})
+			if ra.first < 0 {
+				return false
+			}
+			ra.prefix = t.PathOf(st, ra.list)
+		}
+		var b strings.Builder
+		b.WriteString(ra.prefix)
+		b.WriteString(role{kind: ra.rk, i: ra.first + int(int64(c.seq)-ra.off), k: ra.list}.str(s))
+		for k := len(c.below) - 1; k >= 0; k-- {
+			b.WriteString(c.below[k])
+		}
+		items = append(items, Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, pl: link(nil, b.String()), Size: c.size, Self: c.self,
+			sunk: &sunkLabel{c.code, c.label}})
+	}
+	t.fast = &fastTop{n: sk.n, items: items}
+	return true
+}
+
+// noSink turns the top sink off (PK_TRACE_SINK=0: to measure or
+// cross-check the store path).
+var noSink = os.Getenv("PK_TRACE_SINK") == "0"
