@@ -201,7 +201,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		if f.boundedView {
 			ok, err = trace.EachBounded(path, f.lines, out)
 		} else {
-			ok, err = trace.EachTop(path, f.top, f.leaves, !f.json, out)
+			ok, err = trace.EachTop(path, f.top, f.leaves, out)
 		}
 		if ok {
 			return err

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"container/heap"
+	"errors"
 	"os"
 	"sort"
 
@@ -55,15 +56,14 @@ func EachBounded(path string, lines int, out func(*Tree) error) (ok bool, err er
 // keeps the streams of the n largest objects that hold no other (--top
 // --leaves: out sets Tree.Leaves).
 //
-// With sink (the text of --top n, without --leaves), a file of one stream
-// is read through the top sink (sink.go): the store holds what is live.
-// When the sink cannot give the answer exactly, the file is read again
-// without it.
-func EachTop(path string, n int, leaves, sink bool, out func(*Tree) error) (ok bool, err error) {
+// Without leaves, a file of one stream is read through the top sink
+// (sink.go): the store holds what is live. When the sink cannot give the
+// answer exactly, the file is read again without it.
+func EachTop(path string, n int, leaves bool, out func(*Tree) error) (ok bool, err error) {
 	if n <= 0 {
 		return false, nil
 	}
-	if sink && !leaves && !noSink {
+	if !leaves && !noSink {
 		sk := &topSink{n: n}
 		if ok, err := eachTree(path, &topKeep{n: n}, sk, out); ok || sk.num == nil {
 			return ok, err // (nothing compacted: read without the sink, the same)
@@ -100,6 +100,10 @@ func eachSize(path string) (int64, bool) {
 	return fi.Size(), true
 }
 
+// errSinkStreams stops a read through the top sink at the second stream
+// of a file whose first it compacted (it sinks a file of one stream).
+var errSinkStreams = errors.New("the top sink reads files of one stream")
+
 // eachTree runs k over the streams of path and calls out with the tree of
 // the streams k keeps; with sk, through the top sink (false when it
 // folded and cannot give the tree exactly).
@@ -122,6 +126,9 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 	}
 	file, ok := input.EachStream(path, opt, func(ps *pickle.Stream) error {
 		s := ps.Store()
+		if sk != nil && sk.num != nil && s.Index > 0 {
+			return errSinkStreams // (the first stream was compacted: read again without the sink)
+		}
 		if n == 0 {
 			first = s.Begin
 		}

@@ -32,7 +32,7 @@ func eachOut(t *testing.T, path string, lines, n int) (string, bool) {
 	}
 	for _, leaves := range []bool{false, true} {
 		b.WriteString("--\n")
-		ok, err = EachTop(path, n, leaves, false, func(tr *Tree) error {
+		ok, err = EachTop(path, n, leaves, func(tr *Tree) error {
 			tr.Leaves = leaves
 			root := tr.Root()
 			b.WriteString(root.Role + " " + itoa(root.Size) + " " + itoa(root.Self) + "\n")
@@ -147,7 +147,7 @@ func TestEachStreamsBounded(t *testing.T) {
 	if !ok || err != nil || held > 40 {
 		t.Fatalf("ok %v, err %v, %d streams held", ok, err, held)
 	}
-	ok, err = EachTop(p, 20, false, false, func(tr *Tree) error { held = len(tr.Streams); return nil })
+	ok, err = EachTop(p, 20, false, func(tr *Tree) error { held = len(tr.Streams); return nil })
 	if !ok || err != nil || held > 20 {
 		t.Fatalf("--top: ok %v, err %v, %d streams held", ok, err, held)
 	}

@@ -69,12 +69,11 @@ type topSink struct {
 // (below nil) or one of a folded root.
 type sunkCand struct {
 	size, self int64
-	num        int32     // its number: Top's order of ties
-	id         pickle.ID // its ID in the store at STOP
-	seq        int32     // folded: its root's sequence number
-	below      []string  // folded: the roles of its path under its root, innermost first
-	code       string    // folded: its code and label
-	label      string
+	num        int32      // its number: Top's order of ties
+	id         pickle.ID  // its ID in the store at STOP
+	seq        int32      // folded: its root's sequence number
+	below      []string   // folded: the roles of its path under its root, innermost first
+	facts      *nodeFacts // folded: what its lines say of it
 	folded     bool
 }
 
@@ -248,8 +247,8 @@ func (sk *topSink) offer(st *StreamTree, x, r pickle.ID, seq int32) {
 		return
 	}
 	it := st.nodeItem(x, "", nil)
-	c.self, c.below = it.Self, below
-	c.code, c.label = st.describe(x)
+	c.self, c.below, c.facts = it.Self, below, st.factsOf(x)
+	c.facts.code, c.facts.label = st.describe(x)
 	if len(sk.h) < sk.n {
 		sk.h = append(sk.h, c)
 		sk.up(len(sk.h) - 1)
@@ -288,10 +287,6 @@ func (sk *topSink) down(i int) {
 		i = m
 	}
 }
-
-// sunkLabel is the code and label of an Item the top sink made from a
-// folded node (Tree.codeLabel).
-type sunkLabel struct{ code, label string }
 
 // finish sets t's Top from the store of its only stream st and the
 // folded candidates; false when the sink cannot give it exactly.
@@ -410,7 +405,7 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 			b.WriteString(c.below[k])
 		}
 		items = append(items, Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, pl: link(nil, b.String()), Size: c.size, Self: c.self,
-			sunk: &sunkLabel{c.code, c.label}})
+			sunk: c.facts})
 	}
 	t.fast = &fastTop{n: sk.n, items: items}
 	return true

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSinkCorpus: with every stream compacted early and often (a tiny
-// MinCompact), --top n through the top sink prints what the tree of the
+// MinCompact), --top n (text and JSON) through the top sink prints what the tree of the
 // whole store prints, for every file under testdata/, or gives up (the
 // caller then reads the file again); and it folds in many of them.
 func TestSinkCorpus(t *testing.T) {
@@ -24,6 +24,7 @@ func TestSinkCorpus(t *testing.T) {
 			if tr, err := slowTree(p); err == nil {
 				var b bytes.Buffer
 				tr.WriteTop(&b, 20, sty)
+				tr.WriteTopJSON(&b, 20)
 				tr.WriteTop(&b, 3, sty)
 				whole = b.Bytes()
 			}
@@ -31,7 +32,7 @@ func TestSinkCorpus(t *testing.T) {
 			var b bytes.Buffer
 			ok, err := eachTree(p, &topKeep{n: 20}, sk, func(tr *Tree) error {
 				tr.WriteTop(&b, 20, sty)
-				return nil
+				return tr.WriteTopJSON(&b, 20)
 			})
 			if err != nil {
 				t.Fatalf("%s: %v", p, err)

@@ -460,7 +460,7 @@ type Item struct {
 	Depth   int        // set by walks
 	part    *partItem  // ItemPart
 	rest    bool       // ItemElided: the aggregate line of a bounded view ("N more items, SIZE, AVG each")
-	sunk    *sunkLabel // a node the top sink folded (sink.go): its code and label; Node is NoID
+	sunk    *nodeFacts // a node the top sink folded (sink.go): what its lines say of it; Node is NoID
 }
 
 // pathLink is a path kept as a chain of roles, so that a deep item costs
