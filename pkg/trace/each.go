@@ -3,6 +3,7 @@ package trace
 import (
 	"container/heap"
 	"errors"
+	"math"
 	"os"
 	"sort"
 
@@ -120,7 +121,7 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 		first int64         // the offset of the first stream
 	)
 	opt := pickle.Options{NoGraph: true}
-	if sk != nil {
+	if sk != nil && size <= math.MaxUint32 { // (sizes of 4 bytes: sizesFor does not see the runs')
 		sk.doc = &input.Doc{Path: path, Size: size, Format: "pickle"}
 		opt.Keep = sk.keep()
 	}

@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/pk-tools/pk/pkg/input"
+	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // The top sink (docs/engine.md §2.1, item 5, for trace): `pk trace --top N`
-// (text) of a bare pickle file read through the machine's fold
-// (pickle.Keep.Fold), so that the store holds what is live rather than the
-// whole stream.
+// (text and JSON, not --leaves) of a bare pickle file read through the
+// machine's fold (pickle.Keep.Fold), so that the store holds what is live
+// rather than the whole stream.
 //
 // At each compaction of the file's first stream the machine offers the
 // final subtrees of plain data hanging off kept containers. The sink takes
@@ -21,13 +22,13 @@ import (
 // keys); it sizes the store as it stands (sizeStream, the one sizing) and
 // folds each root into:
 //
-//   - its inclusive size, kept in sizes (a prefix sum, by the root's
-//     sequence number, which is the Off of its pickle.Folded: a run of
-//     roots is a range of sequence numbers);
+//   - its inclusive size (cum, a prefix sum by the root's sequence number,
+//     which is the Off of its pickle.Folded: a run of roots is a range of
+//     sequence numbers);
 //   - the nodes it owns that are among the N largest folded so far (a
-//     bounded heap), each with its size, its own bytes, its code and label
-//     and the roles of its path below the root, all as Top would make them
-//     from the whole store.
+//     bounded heap), each with its size, its own bytes, what its line and
+//     JSON record say of it (nodeFacts) and the roles of its path below the
+//     root, all as Top would make them from the whole store.
 //
 // At STOP the tree is sized over the store, a folded run counting the sizes
 // of its roots (StreamTree.selfOf) and the items it stands for in its list
@@ -35,13 +36,17 @@ import (
 // heap compete in Top's order, and a folded one's path is its list's path,
 // its index in the list and the roles below it.
 //
-// Top orders ties by creation order. A node's creation order is its
-// opcode's offset, then its ID in the store it was in (IDs are renumbered
-// in creation order at each compaction); two nodes of one offset seen in
-// different stores, or anything else the sink cannot give exactly (a root
-// whose path skips roles above it, a call whose label reads other calls of
-// the stream, a stream after the first, bytes that do not add up), make
-// the sink give up and the caller read the file again without it.
+// Top orders ties by creation order, which is also the number a line shows
+// ("#N", "id"): the sink numbers the nodes as they are made and keeps the
+// numbers across compactions (sync: a compaction keeps its nodes in
+// creation order, drops those it reports released, and adds its folded runs
+// and a stub, which are no nodes of the stream). Where the sink cannot give
+// the answer exactly it does not fold, or gives up and the caller reads the
+// file again without it: a root that reaches a run folded before (its
+// candidates' paths would be lost), a call of cloudpickle or dill below a
+// root (its label reads the stream's later calls), a root whose path below
+// leaves out roles above it, a file of more than one stream, sizes that do
+// not add up to the stream's length.
 
 // topSink folds the first stream of a bare pickle for Top (see above).
 type topSink struct {
@@ -60,9 +65,9 @@ type topSink struct {
 	rel    []pickle.ID
 	relLen int
 	// scratch of fold
-	stack, seen []pickle.ID
-	kids        []pickle.ID
-	mark, owns  marker // what a root reaches, what it owns
+	seen       []pickle.ID
+	st         StreamTree // the tree of each compaction's store (tree)
+	start, own []int32    // its ownership lists (ownership)
 }
 
 // sunkCand is a node that competes in Top: one of the store at STOP
@@ -150,8 +155,7 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 		sk.cum = []int64{0}
 	}
 	sk.sync(s)
-	st := sizeStream(s, nil, nil, sk)
-	st.doc, st.num = sk.doc, sk.num
+	st := sk.tree(s)
 	for i, r := range roots {
 		p := s.Owner(r)
 		if keys[i] != pickle.NoID || p < 0 || s.Kind(p) != pickle.KindList {
@@ -171,66 +175,58 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 	}
 }
 
-// subtree returns the nodes root owns (itself first) and whether what it
-// reaches holds a call, an operation or a global; ok false when the sink
-// does not fold it: it reaches a run folded before, a node owned below it
-// has a path whose roles above root are left out, or a call whose label
-// reads the stream's other calls.
+// tree returns the tree fold reads s through: numbered, with the
+// ownership lists of s in sk and no size yet (subtree sizes what it folds).
+func (sk *topSink) tree(s *pickle.Store) *StreamTree {
+	sk.start, sk.own = ownership(s, sk.start, sk.own)
+	st := &sk.st
+	mark, fmark := st.mark, st.fmark
+	*st = StreamTree{Store: s, incl: sizesFor(s, s.Len(), nil, st.incl), upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root,
+		sink: sk, doc: sk.doc, num: sk.num, mark: mark, fmark: fmark}
+	return st
+}
+
+// subtree returns the nodes root owns (itself first), sized in st, and
+// whether they hold a call, an operation or a global (what they reach
+// and do not own is another's: kept, or folded with its owner); ok false
+// when the sink does not fold it: it holds a run folded before, or a call
+// whose label reads the stream's other calls.
 func (sk *topSink) subtree(st *StreamTree, root pickle.ID) (owned []pickle.ID, effects, ok bool) {
 	s := st.Store
-	// what it reaches (the machine releases it)
-	sk.mark.next(s.Len())
-	stack := append(sk.stack[:0], root)
-	sk.mark.add(root)
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+	owned = append(sk.seen[:0], root)
+	defer func() { sk.seen = owned[:0] }()
+	for i := 0; i < len(owned); i++ {
+		x := owned[i]
 		switch s.Kind(x) {
 		case pickle.KindFolded:
-			sk.stack = stack[:0]
 			return nil, false, false
-		case pickle.KindCall, pickle.KindGlobal:
+		case pickle.KindCall:
+			if c := callee(s, x); strings.HasPrefix(c, "cloudpickle.") || strings.HasPrefix(c, "dill.") {
+				return nil, false, false
+			}
+			effects = true
+		case pickle.KindGlobal:
 			effects = true
 		}
 		if s.NMuts(x) > 0 {
 			effects = true
 		}
-		sk.kids = s.Children(x, sk.kids[:0])
-		for _, c := range sk.kids {
-			if c >= 0 && int(c) < s.Len() && !sk.mark.has(c) {
-				sk.mark.add(c)
-				stack = append(stack, c)
-			}
+		for _, c := range sk.own[sk.start[x]:sk.start[x+1]] {
+			owned = append(owned, pickle.ID(c))
+		}
+		if len(owned) > s.Len() { // (malformed ownership)
+			return nil, false, false
 		}
 	}
-	// what it owns (its size), each once
-	om := &sk.owns
-	om.next(s.Len())
-	om.add(root)
-	owned = append(sk.seen[:0], root)
-	for i := 0; i < len(owned); i++ {
+	// the owned come after their owner: sized last first
+	for i := len(owned) - 1; i >= 0; i-- {
 		x := owned[i]
-		if s.Kind(x) == pickle.KindCall {
-			if c := callee(s, x); strings.HasPrefix(c, "cloudpickle.") || strings.HasPrefix(c, "dill.") {
-				sk.stack, sk.seen = stack[:0], owned[:0]
-				return nil, false, false
-			}
+		v := st.selfOf(x)
+		for _, c := range sk.own[sk.start[x]:sk.start[x+1]] {
+			v += st.incl.at(pickle.ID(c))
 		}
-		eachChild(s, x, func(c pickle.ID, _ role, _ bool) bool {
-			if c >= 0 && s.Owner(c) == x && !om.has(c) {
-				om.add(c)
-				owned = append(owned, c)
-			}
-			return true
-		})
-		for _, c := range st.unlisted(x) {
-			if !om.has(pickle.ID(c)) {
-				om.add(pickle.ID(c))
-				owned = append(owned, pickle.ID(c))
-			}
-		}
+		st.incl.set(x, v)
 	}
-	sk.stack, sk.seen = stack[:0], owned[:0]
 	return owned, effects, true
 }
 

@@ -182,6 +182,9 @@ type sizeScratch struct {
 	owns  []uint64
 	mark  marker
 	stack []int32
+	done  []uint8 // sizeDFS's
+	// the ownership lists (ownLists)
+	start, owned []int32
 }
 
 // sizeStream is newStream; with scr, the tree and its tables are scr's,
@@ -331,30 +334,41 @@ func (st *StreamTree) selfOf(x pickle.ID) int64 {
 // ownLists makes the ownership lists (CSR: owned[ownStart[i]:ownStart[i+1]]
 // are the nodes i owns).
 func (st *StreamTree) ownLists(scr *sizeScratch) {
-	s := st.Store
+	if scr == nil {
+		st.ownStart, st.owned = ownership(st.Store, nil, nil)
+		return
+	}
+	scr.start, scr.owned = ownership(st.Store, scr.start, scr.owned)
+	st.ownStart, st.owned = scr.start, scr.owned
+}
+
+// ownership returns the ownership lists of s (see ownLists), in start and
+// owned when they have room.
+func ownership(s *pickle.Store, start, owned []int32) ([]int32, []int32) {
 	n := s.Len()
-	st.ownStart = make([]int32, n+1)
+	start = grow.Reuse(start, n+1)
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
-			st.ownStart[o+1]++
+			start[o+1]++
 		}
 	}
 	for i := 1; i <= n; i++ {
-		st.ownStart[i] += st.ownStart[i-1]
+		start[i] += start[i-1]
 	}
-	st.owned = make([]int32, st.ownStart[n])
-	// fill with ownStart[o] as o's cursor (it ends at o+1's start), then
+	owned = grow.Reuse(owned, int(start[n]))
+	// fill with start[o] as o's cursor (it ends at o+1's start), then
 	// shift the starts back: no cursor array
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
-			st.owned[st.ownStart[o]] = int32(id)
-			st.ownStart[o]++
+			owned[start[o]] = int32(id)
+			start[o]++
 		}
 	}
 	for i := n; i > 0; i-- {
-		st.ownStart[i] = st.ownStart[i-1]
+		start[i] = start[i-1]
 	}
-	st.ownStart[0] = 0
+	start[0] = 0
+	return start, owned
 }
 
 // sizeDFS sums the sizes by a post-order over the ownership lists from the
@@ -366,8 +380,15 @@ func (st *StreamTree) sizeDFS(scr *sizeScratch) {
 	n := s.Len()
 	st.ownLists(scr)
 	st.owns = nil
-	done := make([]uint8, n) // 0 new, 1 open, 2 done
+	var done []uint8 // 0 new, 1 open, 2 done
 	var stack []int32
+	if scr != nil {
+		scr.done = grow.Reuse(scr.done, n)
+		done, stack = scr.done, scr.stack
+		defer func() { scr.stack = stack[:0] }()
+	} else {
+		done = make([]uint8, n)
+	}
 	sum := func(root pickle.ID) {
 		if done[root] != 0 {
 			return
