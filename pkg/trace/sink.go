@@ -66,6 +66,8 @@ type topSink struct {
 	relLen int
 	// scratch of fold
 	seen       []pickle.ID
+	lastFunc   pickle.ID  // the callable of the last call subtree met, and whether
+	lastBad    bool       // its label reads other calls (callee is not cheap)
 	st         StreamTree // the tree of each compaction's store (tree)
 	start, own []int32    // its ownership lists (ownership)
 }
@@ -156,6 +158,7 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 	}
 	sk.sync(s)
 	st := sk.tree(s)
+	sk.lastFunc = pickle.NoID
 	for i, r := range roots {
 		p := s.Owner(r)
 		if keys[i] != pickle.NoID || p < 0 || s.Kind(p) != pickle.KindList {
@@ -201,7 +204,11 @@ func (sk *topSink) subtree(st *StreamTree, root pickle.ID) (owned []pickle.ID, e
 		case pickle.KindFolded:
 			return nil, false, false
 		case pickle.KindCall:
-			if c := callee(s, x); strings.HasPrefix(c, "cloudpickle.") || strings.HasPrefix(c, "dill.") {
+			if f := s.Func(x); f != sk.lastFunc {
+				c := callee(s, x)
+				sk.lastFunc, sk.lastBad = f, strings.HasPrefix(c, "cloudpickle.") || strings.HasPrefix(c, "dill.")
+			}
+			if sk.lastBad {
 				return nil, false, false
 			}
 			effects = true
