@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"math"
 	"os"
 	"sort"
@@ -22,8 +23,8 @@ import (
 // keys); it sizes the store as it stands (sizeStream, the one sizing) and
 // folds each root into:
 //
-//   - its inclusive size (cum, a prefix sum by the root's sequence number,
-//     which is the Off of its pickle.Folded: a run of roots is a range of
+//   - its inclusive size (rootSizes, by the root's sequence number, which
+//     is the Off of its pickle.Folded: a run of roots is a range of
 //     sequence numbers);
 //   - the nodes it owns that are among the N largest folded so far (a
 //     bounded heap), each with its size, its own bytes, what its line and
@@ -52,7 +53,7 @@ import (
 type topSink struct {
 	n     int
 	doc   *input.Doc // what eachBuild gives the streams: labels of tensors read the file
-	cum   []int64    // cum[i+1]-cum[i]: the inclusive size of folded root i
+	sizes rootSizes  // the inclusive size of each folded root
 	h     []sunkCand // the n best candidates folded so far, worst first (a heap)
 	lost  bool       // something the sink cannot give exactly: the caller reads the file again
 	folds int        // roots folded
@@ -145,16 +146,49 @@ func (sk *topSink) keep() *pickle.Keep {
 // runSize is the size of the folded run x of s: the sizes of its roots.
 func (sk *topSink) runSize(s *pickle.Store, x pickle.ID) int64 {
 	off, n, _, _ := s.FoldedRun(x)
-	return sk.cum[off+int64(n)] - sk.cum[off]
+	return sk.sizes.sum(int(off), n)
+}
+
+// rootSizes holds the sizes of the folded roots, by sequence number, as
+// uvarints (a row of a table takes a byte or two), with the position of
+// every rootsStep-th.
+type rootSizes struct {
+	b  []byte
+	at []int // at[k]: where root k*rootsStep starts in b
+	n  int
+}
+
+const rootsStep = 64
+
+// add appends the size of root n (returned).
+func (z *rootSizes) add(v int64) int {
+	if z.n%rootsStep == 0 {
+		z.at = append(z.at, len(z.b))
+	}
+	z.b = binary.AppendUvarint(z.b, uint64(v))
+	z.n++
+	return z.n - 1
+}
+
+// sum returns the sizes of the n roots from root off.
+func (z *rootSizes) sum(off, n int) int64 {
+	p := z.at[off/rootsStep]
+	for range off % rootsStep {
+		_, k := binary.Uvarint(z.b[p:])
+		p += k
+	}
+	var t int64
+	for range n {
+		v, k := binary.Uvarint(z.b[p:])
+		t, p = t+int64(v), p+k
+	}
+	return t
 }
 
 // fold is the sink's pickle.Keep.Fold.
 func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out []pickle.Folded) {
 	if s.Index != 0 || sk.lost {
 		return
-	}
-	if sk.cum == nil {
-		sk.cum = []int64{0}
 	}
 	sk.sync(s)
 	st := sk.tree(s)
@@ -168,8 +202,7 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 		if !ok {
 			continue
 		}
-		seq := int32(len(sk.cum) - 1)
-		sk.cum = append(sk.cum, sk.cum[seq]+st.incl.at(r))
+		seq := int32(sk.sizes.add(st.incl.at(r)))
 		for _, x := range owned {
 			sk.offer(st, x, r, seq)
 		}
