@@ -51,12 +51,13 @@ import (
 
 // topSink folds the first stream of a bare pickle for Top (see above).
 type topSink struct {
-	n     int
-	doc   *input.Doc // what eachBuild gives the streams: labels of tensors read the file
-	sizes rootSizes  // the inclusive size of each folded root
-	h     []sunkCand // the n best candidates folded so far, worst first (a heap)
-	lost  bool       // something the sink cannot give exactly: the caller reads the file again
-	folds int        // roots folded
+	n      int
+	doc    *input.Doc // what eachBuild gives the streams: labels of tensors read the file
+	sizes  rootSizes  // the inclusive size of each folded root
+	h      []sunkCand // the n best candidates folded so far, worst first (a heap)
+	lost   bool       // something the sink cannot give exactly: the caller reads the file again
+	folds  int        // roots folded
+	before int        // roots folded before the last compaction
 	// the numbers (creation order, "#N") of the store's nodes, by ID, as
 	// of the last sync (-1: a folded run or a compaction's stub); made:
 	// the nodes made so far; rel: the IDs the compaction under way
@@ -135,7 +136,11 @@ func (sk *topSink) released(s *pickle.Store, id pickle.ID) {
 // keep returns the machine's options for the sink.
 func (sk *topSink) keep() *pickle.Keep {
 	return &pickle.Keep{Depth: math.MaxInt32, Fold: sk.fold, Released: sk.released, Active: func(s *pickle.Store) bool {
-		if s.Index != 0 || sk.lost {
+		if s.Index != 0 || sk.lost || sk.num == nil && producerState(s) {
+			// (a state of classes and functions, whose calls the sink does
+			// not fold: the stream is held whole, as without the sink,
+			// whose compactions would cost the machine its projected
+			// growth, 20 MB more for a 5 MB state)
 			return false
 		}
 		sk.sync(s)
@@ -238,8 +243,7 @@ func (sk *topSink) subtree(st *StreamTree, root pickle.ID) (owned []pickle.ID, e
 			return nil, false, false
 		case pickle.KindCall:
 			if f := s.Func(x); f != sk.lastFunc {
-				c := callee(s, x)
-				sk.lastFunc, sk.lastBad = f, strings.HasPrefix(c, "cloudpickle.") || strings.HasPrefix(c, "dill.")
+				sk.lastFunc, sk.lastBad = f, producerName(callee(s, x))
 			}
 			if sk.lastBad {
 				return nil, false, false
@@ -268,6 +272,23 @@ func (sk *topSink) subtree(st *StreamTree, root pickle.ID) (owned []pickle.ID, e
 		st.incl.set(x, v)
 	}
 	return owned, effects, true
+}
+
+// producerName reports whether a callable's canonical name is one of
+// cloudpickle's or dill's, whose calls' labels read the stream's other
+// calls (setstates) and whose states stay live to their end.
+func producerName(name string) bool {
+	return strings.HasPrefix(name, "cloudpickle.") || strings.HasPrefix(name, "dill.")
+}
+
+// producerState reports whether s names a global of cloudpickle or dill.
+func producerState(s *pickle.Store) bool {
+	for id := range pickle.ID(s.Len()) {
+		if s.Kind(id) == pickle.KindGlobal && producerName(canonical(s, id)) {
+			return true
+		}
+	}
+	return false
 }
 
 // offer puts node x of folded root r (sequence seq) into the heap when it

@@ -2,6 +2,8 @@ package trace
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/internal/testfile"
@@ -62,4 +64,49 @@ func TestSinkCorpus(t *testing.T) {
 	if folded < testfile.ShortDiv(40, 2) {
 		t.Errorf("only %d runs folded anything", folded)
 	}
+}
+
+// TestSinkHoldsStates: a cloudpickle state (its calls not folded, live to
+// its end) is held whole, never compacted: compactions that fold nothing
+// would cost the machine its projected growth. A table of rows is folded.
+func TestSinkHoldsStates(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	pickle.MinCompact = 64
+	for _, c := range []struct {
+		path string
+		sink bool
+	}{
+		{"../../testdata/fixtures/cloudpickle/big_global_cp210_py311.pkl", false},
+		{rowsFile(t, 300), true},
+	} {
+		sk := &topSink{n: 20}
+		ok, err := eachTree(c.path, &topKeep{n: 20}, sk, func(*Tree) error { return nil })
+		if !ok || err != nil {
+			t.Fatalf("%s: %v %v", c.path, ok, err)
+		}
+		if (sk.num != nil) != c.sink || (sk.folds > 0) != c.sink {
+			t.Errorf("%s: compacted %v, %d roots folded; want sink %v", c.path, sk.num != nil, sk.folds, c.sink)
+		}
+	}
+}
+
+// rowsFile writes a pickle of a list of n dicts {'a': i} (protocol 2, in
+// batches of APPENDS) and returns its path.
+func rowsFile(t *testing.T, n int) string {
+	b := []byte{0x80, 2, ']', 'q', 0}
+	for i := 0; i < n; i++ {
+		if i%100 == 0 {
+			b = append(b, '(')
+		}
+		b = append(b, '}', 'X', 1, 0, 0, 0, 'a', 'K', byte(i), 's')
+		if i%100 == 99 || i == n-1 {
+			b = append(b, 'e')
+		}
+	}
+	b = append(b, '.')
+	p := filepath.Join(t.TempDir(), "rows.pkl")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
