@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"container/heap"
 	"encoding/binary"
 	"math"
 	"os"
@@ -51,13 +52,12 @@ import (
 
 // topSink folds the first stream of a bare pickle for Top (see above).
 type topSink struct {
-	n      int
-	doc    *input.Doc // what eachBuild gives the streams: labels of tensors read the file
-	sizes  rootSizes  // the inclusive size of each folded root
-	h      []sunkCand // the n best candidates folded so far, worst first (a heap)
-	lost   bool       // something the sink cannot give exactly: the caller reads the file again
-	folds  int        // roots folded
-	before int        // roots folded before the last compaction
+	n     int
+	doc   *input.Doc // what eachBuild gives the streams: labels of tensors read the file
+	sizes rootSizes  // the inclusive size of each folded root
+	h     candHeap   // the n best candidates folded so far
+	lost  bool       // something the sink cannot give exactly: the caller reads the file again
+	folds int        // roots folded
 	// the numbers (creation order, "#N") of the store's nodes, by ID, as
 	// of the last sync (-1: a folded run or a compaction's stub); made:
 	// the nodes made so far; rel: the IDs the compaction under way
@@ -306,43 +306,32 @@ func (sk *topSink) offer(st *StreamTree, x, r pickle.ID, seq int32) {
 	it := st.nodeItem(x, "", nil)
 	c.self, c.below, c.facts = it.Self, below, st.factsOf(x)
 	c.facts.code, c.facts.label = st.describe(x)
+	sk.push(c)
+}
+
+// push puts c into the heap of the n best, in the place of the worst
+// when it is full (the caller knows c is better).
+func (sk *topSink) push(c sunkCand) {
 	if len(sk.h) < sk.n {
-		sk.h = append(sk.h, c)
-		sk.up(len(sk.h) - 1)
+		heap.Push(&sk.h, c)
 		return
 	}
 	sk.h[0] = c
-	sk.down(0)
+	heap.Fix(&sk.h, 0)
 }
 
-func (sk *topSink) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !better(&sk.h[p], &sk.h[i]) {
-			return
-		}
-		sk.h[i], sk.h[p] = sk.h[p], sk.h[i]
-		i = p
-	}
-}
+// candHeap is a heap of candidates, the worst on top.
+type candHeap []sunkCand
 
-func (sk *topSink) down(i int) {
-	h := sk.h
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && better(&h[l], &h[r]) {
-			m = r
-		}
-		if !better(&h[i], &h[m]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
+func (h candHeap) Len() int           { return len(h) }
+func (h candHeap) Less(i, j int) bool { return better(&h[j], &h[i]) }
+func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *candHeap) Push(x any)        { *h = append(*h, x.(sunkCand)) }
+func (h *candHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // finish sets t's Top from the store of its only stream st and the
@@ -398,12 +387,8 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 			continue
 		}
 		c := sunkCand{size: st.incl.at(id), num: sk.num[id], id: id}
-		if len(sk.h) < sk.n {
-			sk.h = append(sk.h, c)
-			sk.up(len(sk.h) - 1)
-		} else if better(&c, &sk.h[0]) {
-			sk.h[0] = c
-			sk.down(0)
+		if len(sk.h) < sk.n || better(&c, &sk.h[0]) {
+			sk.push(c)
 		}
 	}
 	if sk.lost {
