@@ -74,8 +74,8 @@ type topSink struct {
 	start, own []int32    // its ownership lists (ownership)
 }
 
-// sunkCand is a node that competes in Top: one of the store at STOP
-// (below nil) or one of a folded root.
+// sunkCand is a node that competes in Top: one of the store at STOP or
+// (folded) one a folded root owned.
 type sunkCand struct {
 	size, self int64
 	num        int32      // its number: Top's order of ties
