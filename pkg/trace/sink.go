@@ -136,11 +136,13 @@ func (sk *topSink) released(s *pickle.Store, id pickle.ID) {
 // keep returns the machine's options for the sink.
 func (sk *topSink) keep() *pickle.Keep {
 	return &pickle.Keep{Depth: math.MaxInt32, Fold: sk.fold, Released: sk.released, Active: func(s *pickle.Store) bool {
-		if s.Index != 0 || sk.lost || sk.num == nil && producerState(s) {
+		if s.Index != 0 || sk.lost || sk.num == nil && (producerState(s) || s.Len() >= tableRecords && !tableLike(s)) {
 			// (a state of classes and functions, whose calls the sink does
-			// not fold: the stream is held whole, as without the sink,
-			// whose compactions would cost the machine its projected
-			// growth, 20 MB more for a 5 MB state)
+			// not fold, or no table of rows in the first records: the
+			// stream is held whole, as without the sink, whose compactions
+			// would cost the machine its projected growth and pass 1's
+			// plan, 20 MB more for a 5 MB state, 50-110 MB for the cost
+			// shapes of nested calls and dicts)
 			return false
 		}
 		sk.sync(s)
@@ -272,6 +274,31 @@ func (sk *topSink) subtree(st *StreamTree, root pickle.ID) (owned []pickle.ID, e
 		st.incl.set(x, v)
 	}
 	return owned, effects, true
+}
+
+// tableRecords is the store (records; pickle.MinCompact's default) from
+// which the sink reads its first records for a table before it compacts
+// (tests that compact smaller stores fold whatever they hold).
+const tableRecords = 1 << 14
+
+// tableLike reports whether s holds a table the sink folds: a list of 16
+// items or more, most of them containers or calls it owns (its rows).
+func tableLike(s *pickle.Store) bool {
+	for id := range pickle.ID(s.Len()) {
+		if s.Kind(id) != pickle.KindList || s.NItems(id) < 16 {
+			continue
+		}
+		rows := 0
+		for _, c := range s.Items(id) {
+			if c >= 0 && s.Owner(c) == id && !isScalar(s, c) {
+				rows++
+			}
+		}
+		if 2*rows >= s.NItems(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // producerName reports whether a callable's canonical name is one of
