@@ -2,6 +2,8 @@ package trace
 
 import (
 	"container/heap"
+	"errors"
+	"math"
 	"os"
 	"sort"
 
@@ -48,17 +50,27 @@ var noEach = os.Getenv("PK_TRACE_EACH") == "0"
 func EachBounded(path string, lines int, out func(*Tree) error) (ok bool, err error) {
 	lines = max(lines, 2)
 	k := &boundedKeep{lines: lines}
-	return eachTree(path, k, out)
+	return eachTree(path, k, nil, out)
 }
 
 // EachTop is EachBounded for --top n (WriteTop, WriteTopJSON); leaves
 // keeps the streams of the n largest objects that hold no other (--top
 // --leaves: out sets Tree.Leaves).
+//
+// Without leaves, a file of one stream is read through the top sink
+// (sink.go): the store holds what is live. When the sink cannot give the
+// answer exactly, the file is read again without it.
 func EachTop(path string, n int, leaves bool, out func(*Tree) error) (ok bool, err error) {
 	if n <= 0 {
 		return false, nil
 	}
-	return eachTree(path, &topKeep{n: n, leaves: leaves}, out)
+	if !leaves && !noSink {
+		sk := &topSink{n: n}
+		if ok, err := eachTree(path, &topKeep{n: n}, sk, out); ok || sk.num == nil {
+			return ok, err // (nothing compacted: read without the sink, the same)
+		}
+	}
+	return eachTree(path, &topKeep{n: n, leaves: leaves}, nil, out)
 }
 
 // keeper decides which streams a stream-by-stream tree keeps.
@@ -89,9 +101,14 @@ func eachSize(path string) (int64, bool) {
 	return fi.Size(), true
 }
 
+// errSinkStreams stops a read through the top sink at the second stream
+// of a file whose first it compacted (it sinks a file of one stream).
+var errSinkStreams = errors.New("the top sink reads files of one stream")
+
 // eachTree runs k over the streams of path and calls out with the tree of
-// the streams k keeps.
-func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
+// the streams k keeps; with sk, through the top sink (false when it
+// folded and cannot give the tree exactly).
+func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, error) {
 	size, ok := eachSize(path)
 	if !ok {
 		return false, nil
@@ -103,8 +120,16 @@ func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
 		live  *pickle.Store // the last stream, when nothing follows it
 		first int64         // the offset of the first stream
 	)
-	file, ok := input.EachStream(path, pickle.Options{NoGraph: true}, func(ps *pickle.Stream) error {
+	opt := pickle.Options{NoGraph: true}
+	if sk != nil && size <= math.MaxUint32 { // (sizes of 4 bytes: sizesFor does not see the runs')
+		sk.doc = &input.Doc{Path: path, Size: size, Format: "pickle"}
+		opt.Keep = sk.keep()
+	}
+	file, ok := input.EachStream(path, opt, func(ps *pickle.Stream) error {
 		s := ps.Store()
+		if sk != nil && sk.num != nil && s.Index > 0 {
+			return errSinkStreams // (the first stream was compacted: read again without the sink)
+		}
 		if n == 0 {
 			first = s.Begin
 		}
@@ -123,7 +148,7 @@ func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
 		}
 		var st *StreamTree
 		if k.sized() {
-			st = sizeStream(s, nil, &scr)
+			st = sizeStream(s, nil, &scr, nil)
 		}
 		k.offer(s, st)
 		return nil
@@ -138,7 +163,9 @@ func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
 			// (the file changed under us: more was read after it)
 			return false, nil
 		}
-		if k.sized() {
+		if sk != nil && sk.num != nil {
+			liveTree = sizeStream(live, nil, nil, sk)
+		} else if k.sized() {
 			liveTree = newStream(live, nil)
 		}
 		k.offer(live, liveTree)
@@ -154,6 +181,9 @@ func eachTree(path string, k keeper, out func(*Tree) error) (bool, error) {
 		return false, nil
 	}
 	t.nStreams, t.streamBytes = n, bytes
+	if sk != nil && sk.num != nil && !sk.finish(t, liveTree) {
+		return false, nil
+	}
 	return true, out(t)
 }
 
@@ -362,7 +392,7 @@ func EachPicture(path string, svg *SVGOptions, html *HTMLOptions, out func(*Tree
 		return false, nil
 	}
 	k.total = size
-	return eachTree(path, k, func(t *Tree) error {
+	return eachTree(path, k, nil, func(t *Tree) error {
 		t.placed, t.streamsAt = true, k.first
 		return out(t)
 	})

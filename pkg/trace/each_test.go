@@ -184,7 +184,7 @@ func TestSizeForest(t *testing.T) {
 			}
 			for _, ps := range part.Pickle.Streams {
 				s := ps.Store()
-				st := sizeStream(s, nil, nil)
+				st := sizeStream(s, nil, nil, nil)
 				// the reference keeps 8 bytes a size, the tree 4 (sizes.go)
 				ref := &StreamTree{Store: s, incl: sizesOf(make([]int64, s.Len()))}
 				ref.sizeDFS(nil)

@@ -94,7 +94,7 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 				return errChanged
 			}
 			s := ps.Store()
-			st := sizeStream(s, nil, &scr)
+			st := sizeStream(s, nil, &scr, nil)
 			st.setHead(i)
 			st.tree, st.doc = t, doc
 			t.Streams = append(t.Streams[:0], st)

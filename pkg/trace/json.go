@@ -7,6 +7,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/jsonl"
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // JSON shape (docs/json.md, docs/schema/trace.schema.json): JSON Lines.
@@ -103,7 +104,39 @@ func (t *Tree) kindName(it Item) string {
 	case ItemPart:
 		return "part"
 	}
+	if it.sunk != nil {
+		return it.sunk.kind
+	}
 	return it.Stream.Store.Kind(it.Node).String()
+}
+
+// nodeFacts is what a JSON record says of a node besides its lines: its
+// number, offset, opcode and, for an array, its dtype and shape.
+type nodeFacts struct {
+	num, off    int64
+	op          string
+	dtype       string
+	shape       []int64
+	arr         bool
+	kind        string // (for the top sink's nodes, whose store is gone)
+	code, label string
+}
+
+// facts returns the nodeFacts of an ItemNode: from its store, or those
+// the top sink kept (sink.go).
+func (it Item) facts() *nodeFacts {
+	if it.sunk != nil {
+		return it.sunk
+	}
+	return it.Stream.factsOf(it.Node)
+}
+
+// factsOf returns the nodeFacts of node n (code and label left empty).
+func (st *StreamTree) factsOf(n pickle.ID) *nodeFacts {
+	s := st.Store
+	f := &nodeFacts{num: st.numOf(n), off: s.Offset(n), op: s.Op(n).String(), kind: s.Kind(n).String()}
+	f.dtype, f.shape, f.arr = st.arrayInfo(n)
+	return f
 }
 
 func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
@@ -129,14 +162,14 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 	jsonInt(b, "self", it.Self)
 	switch it.Kind {
 	case ItemNode:
-		n, s := it.Node, it.Stream.Store
-		jsonInt(b, "id", it.Stream.numOf(n))
-		jsonInt(b, "stream", int64(s.Index))
-		jsonInt(b, "offset", s.Offset(n))
+		f := it.facts()
+		jsonInt(b, "id", f.num)
+		jsonInt(b, "stream", int64(it.Stream.Store.Index))
+		jsonInt(b, "offset", f.off)
 		b.WriteString(`,"op":`)
-		jsonStr(b, s.Op(n).String())
-		if dt, sh, ok := it.Stream.arrayInfo(n); ok {
-			jsonArray(b, dt, sh)
+		jsonStr(b, f.op)
+		if f.arr {
+			jsonArray(b, f.dtype, f.shape)
 		}
 	case ItemRef:
 		b.WriteString(`,"ref":` + itoa(it.Stream.numOf(it.Node)) + `,"stream":` + itoa(int64(it.Stream.Store.Index)) + `,"cycle":` + strconv.FormatBool(it.Cycle))

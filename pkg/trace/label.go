@@ -220,6 +220,9 @@ func (t *Tree) Code(it Item) string {
 // of the whole tree asks for both: describing each node twice was a tenth
 // of pk trace --lines 0 on a million nested calls).
 func (t *Tree) codeLabel(it Item) (string, string) {
+	if it.sunk != nil {
+		return it.sunk.code, it.sunk.label
+	}
 	switch it.Kind {
 	case ItemFile, ItemStream, ItemTrailing, ItemPart, ItemElided, ItemRef:
 		return t.Code(it), t.Label(it)
@@ -308,7 +311,7 @@ func (st *StreamTree) nItems(n pickle.ID) int64 {
 	if st.counts != nil && int(n) < len(st.counts) {
 		return st.counts[n]
 	}
-	return int64(st.Store.NItems(n))
+	return int64(st.Store.ItemCount(n)) // (a list the top sink folded: with its runs' items)
 }
 
 func mutCount(s *pickle.Store, n pickle.ID) int {

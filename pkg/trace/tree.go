@@ -135,6 +135,7 @@ type StreamTree struct {
 	outside  int64                      // the sum of add
 	inSelf   map[pickle.ID]int64        // bytes of a node's Self shown as attached parts (joblib arrays)
 	attach   map[pickle.ID][]attachment // parts shown under a node
+	sink     *topSink                   // the top sink that folded Store (sink.go); nil otherwise
 	up       *StreamTree                // for a pickle nested in another stream: where
 	upNode   pickle.ID
 	doc      *input.Doc
@@ -168,7 +169,7 @@ func New(f *pickle.File) *Tree {
 // newStream sizes the nodes of s; add holds bytes from outside the stream
 // that count in a node (nil: none).
 func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
-	return sizeStream(s, add, nil)
+	return sizeStream(s, add, nil, nil)
 }
 
 // sizeScratch holds the tables of sizeStream for the next stream: a file
@@ -181,10 +182,14 @@ type sizeScratch struct {
 	owns  []uint64
 	mark  marker
 	stack []int32
+	done  []uint8 // sizeDFS's
+	// the ownership lists (ownLists)
+	start, owned []int32
 }
 
 // sizeStream is newStream; with scr, the tree and its tables are scr's,
-// valid until the next call with scr.
+// valid until the next call with scr; with sk, s is a store the top sink
+// folded (sink.go) and its folded runs are sized by sk.
 //
 // The ownership of a stream pkg/pickle read is a forest whose roots are
 // the stream's tops, and every node is among the children of its owner
@@ -194,7 +199,7 @@ type sizeScratch struct {
 // owned node its owner does not list, a cycle) is also sized as it always
 // was: by the post-order over the ownership lists (sizeDFS), which names
 // orphans and keeps the lists for nodeKids.
-func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *StreamTree {
+func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch, sk *topSink) *StreamTree {
 	n := s.Len()
 	var st *StreamTree
 	var cnt []int32
@@ -211,7 +216,7 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch) *Str
 		scr.mark.next(n)
 		st.mark = &scr.mark
 	}
-	st.add, st.upNode, st.prefix, st.rootRole = add, pickle.NoID, ppath.Root, ppath.Root
+	st.add, st.upNode, st.prefix, st.rootRole, st.sink = add, pickle.NoID, ppath.Root, ppath.Root, sk
 	if !st.sizeForest(cnt, scr) {
 		st.incl.clear()
 		st.sizeDFS(scr)
@@ -292,7 +297,7 @@ func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
 		}
 		x := id
 		for {
-			st.incl.add(x, s.Self(x)+st.add[x])
+			st.incl.add(x, st.selfOf(x))
 			cnt[x] = -1
 			summed++
 			o := s.Owner(x)
@@ -316,33 +321,54 @@ func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
 	return true
 }
 
+// selfOf is the bytes sizing counts in node x itself: its Self and the
+// bytes from outside the stream counted in it, or for a run the top sink
+// folded, the sizes of the subtrees it stands for.
+func (st *StreamTree) selfOf(x pickle.ID) int64 {
+	if st.sink != nil && st.Store.Kind(x) == pickle.KindFolded {
+		return st.sink.runSize(st.Store, x)
+	}
+	return st.Store.Self(x) + st.add[x]
+}
+
 // ownLists makes the ownership lists (CSR: owned[ownStart[i]:ownStart[i+1]]
 // are the nodes i owns).
 func (st *StreamTree) ownLists(scr *sizeScratch) {
-	s := st.Store
+	if scr == nil {
+		st.ownStart, st.owned = ownership(st.Store, nil, nil)
+		return
+	}
+	scr.start, scr.owned = ownership(st.Store, scr.start, scr.owned)
+	st.ownStart, st.owned = scr.start, scr.owned
+}
+
+// ownership returns the ownership lists of s (see ownLists), in start and
+// owned when they have room.
+func ownership(s *pickle.Store, start, owned []int32) ([]int32, []int32) {
 	n := s.Len()
-	st.ownStart = make([]int32, n+1)
+	start = grow.Reuse(start, n+1)
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
-			st.ownStart[o+1]++
+			start[o+1]++
 		}
 	}
 	for i := 1; i <= n; i++ {
-		st.ownStart[i] += st.ownStart[i-1]
+		start[i] += start[i-1]
 	}
-	st.owned = make([]int32, st.ownStart[n])
-	// fill with ownStart[o] as o's cursor (it ends at o+1's start), then
+	owned = grow.Reuse(owned, int(start[n]))
+	// fill with start[o] as o's cursor (it ends at o+1's start), then
 	// shift the starts back: no cursor array
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
-			st.owned[st.ownStart[o]] = int32(id)
-			st.ownStart[o]++
+			owned[start[o]] = int32(id)
+			start[o]++
 		}
 	}
 	for i := n; i > 0; i-- {
-		st.ownStart[i] = st.ownStart[i-1]
+		start[i] = start[i-1]
 	}
-	st.ownStart[0] = 0
+	start[0] = 0
+	return start, owned
 }
 
 // sizeDFS sums the sizes by a post-order over the ownership lists from the
@@ -354,8 +380,15 @@ func (st *StreamTree) sizeDFS(scr *sizeScratch) {
 	n := s.Len()
 	st.ownLists(scr)
 	st.owns = nil
-	done := make([]uint8, n) // 0 new, 1 open, 2 done
+	var done []uint8 // 0 new, 1 open, 2 done
 	var stack []int32
+	if scr != nil {
+		scr.done = grow.Reuse(scr.done, n)
+		done, stack = scr.done, scr.stack
+		defer func() { scr.stack = stack[:0] }()
+	} else {
+		done = make([]uint8, n)
+	}
 	sum := func(root pickle.ID) {
 		if done[root] != 0 {
 			return
@@ -379,7 +412,7 @@ func (st *StreamTree) sizeDFS(scr *sizeScratch) {
 				}
 			}
 			stack = stack[:len(stack)-1]
-			v := s.Self(pickle.ID(id)) + st.add[pickle.ID(id)]
+			v := st.selfOf(pickle.ID(id))
 			for _, c := range st.owned[st.ownStart[id]:st.ownStart[id+1]] {
 				if done[c] == 2 {
 					v += st.incl.at(pickle.ID(c))
@@ -436,18 +469,19 @@ const (
 type Item struct {
 	Kind    ItemKind
 	Stream  *StreamTree
-	Node    pickle.ID // ItemNode, ItemRef: the node in Stream.Store
-	Role    string    // the path segment under its parent: "root", "['key']", "[3]", ".__reduce__[1]", ... (pkg/path)
-	pl      *pathLink // the Python-style path from the stream's tops, built on demand by Path()
-	Size    int64     // inclusive bytes (0 for references)
-	Self    int64     // bytes on this line that are in no shown child (the node's own bytes plus folded dict keys and name parts)
-	Cycle   bool      // a reference to an object that contains it
-	Count   int       // ItemElided: how many children; ItemRef: how many consecutive references to the same object (0 or 1: one)
-	RoleEnd string    // ItemRef with Count > 1: the role of the last one
-	Index   int       // ItemStream: stream index
-	Depth   int       // set by walks
-	part    *partItem // ItemPart
-	rest    bool      // ItemElided: the aggregate line of a bounded view ("N more items, SIZE, AVG each")
+	Node    pickle.ID  // ItemNode, ItemRef: the node in Stream.Store
+	Role    string     // the path segment under its parent: "root", "['key']", "[3]", ".__reduce__[1]", ... (pkg/path)
+	pl      *pathLink  // the Python-style path from the stream's tops, built on demand by Path()
+	Size    int64      // inclusive bytes (0 for references)
+	Self    int64      // bytes on this line that are in no shown child (the node's own bytes plus folded dict keys and name parts)
+	Cycle   bool       // a reference to an object that contains it
+	Count   int        // ItemElided: how many children; ItemRef: how many consecutive references to the same object (0 or 1: one)
+	RoleEnd string     // ItemRef with Count > 1: the role of the last one
+	Index   int        // ItemStream: stream index
+	Depth   int        // set by walks
+	part    *partItem  // ItemPart
+	rest    bool       // ItemElided: the aggregate line of a bounded view ("N more items, SIZE, AVG each")
+	sunk    *nodeFacts // a node the top sink folded (sink.go): what its lines say of it; Node is NoID
 }
 
 // pathLink is a path kept as a chain of roles, so that a deep item costs
@@ -769,16 +803,18 @@ func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded
 		if isNamedArgs(s, n) {
 			ik = rNamed
 		}
-		for i, c := range items {
+		i := 0
+		for _, c := range items {
 			if !fn(c, role{kind: ik, i: i, k: n}, false) {
 				return false
 			}
+			i += runItems(s, c)
 		}
 	}
 	if s.NMuts(n) == 0 {
 		return true
 	}
-	nb, na, nk := 0, len(items), 0
+	nb, na, nk := 0, s.ItemCount(n), 0
 	for mi := s.MutIter(n); ; {
 		m, ok := mi.Next()
 		if !ok {
@@ -816,6 +852,15 @@ func eachChild(s *pickle.Store, n pickle.ID, fn func(c pickle.ID, r role, folded
 	return true
 }
 
+// runItems is the number of items of its list that item c stands for: one,
+// or for a run the top sink folded (sink.go), the items of the run.
+func runItems(s *pickle.Store, c pickle.ID) int {
+	if c >= 0 && s.Kind(c) == pickle.KindFolded {
+		return int(s.Self(c))
+	}
+	return 1
+}
+
 // marker marks nodes for one pass at a time: a bit a node, and the list of
 // the nodes marked, which next clears (so a pass costs what it marks, and
 // the marker an eighth of a byte a node).
@@ -824,10 +869,11 @@ type marker struct {
 	set  []pickle.ID
 }
 
-// next starts a pass over a stream of n nodes.
+// next starts a pass over a stream of n nodes (a marker made for fewer
+// grows).
 func (m *marker) next(n int) {
-	if m.bits == nil {
-		m.bits = make([]uint64, (n+63)/64)
+	if len(m.bits) < (n+63)/64 {
+		m.bits, m.set = make([]uint64, (n+63)/64), m.set[:0]
 	}
 	for _, id := range m.set {
 		m.bits[id>>6] &^= 1 << (id & 63)
@@ -906,10 +952,27 @@ func (st *StreamTree) roleIn(owner, c pickle.ID) (string, roleKind) {
 
 // PathOf returns the Python-style path of a node (where it was built).
 func (t *Tree) PathOf(st *StreamTree, n pickle.ID) string {
+	parts, _ := st.pathParts(n, pickle.NoID)
+	var b strings.Builder
+	if st.up != nil {
+		b.WriteString(t.PathOf(st.up, st.upNode) + attachRole)
+	}
+	b.WriteString(st.prefix)
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteString(parts[i])
+	}
+	return b.String()
+}
+
+// pathParts returns the roles of the path of node n, innermost first, from
+// n up to its owner stop (stop's own role not included; NoID: up to the
+// stream's top, whose role is the last), and how many roles above stop the
+// last attribute or named argument still leaves out (as PathOf reads them).
+func (st *StreamTree) pathParts(n, stop pickle.ID) ([]string, int) {
 	s := st.Store
 	var parts []string
 	skip := 0 // under an attribute or a named argument: the roles of the state (or arguments) are not in the path
-	for x := n; x != pickle.NoID; x = s.Owner(x) {
+	for x := n; x != pickle.NoID && x != stop; x = s.Owner(x) {
 		o := s.Owner(x)
 		if o == pickle.NoID {
 			if skip == 0 {
@@ -933,15 +996,7 @@ func (t *Tree) PathOf(st *StreamTree, n pickle.ID) string {
 			break
 		}
 	}
-	var b strings.Builder
-	if st.up != nil {
-		b.WriteString(t.PathOf(st.up, st.upNode) + attachRole)
-	}
-	b.WriteString(st.prefix)
-	for i := len(parts) - 1; i >= 0; i-- {
-		b.WriteString(parts[i])
-	}
-	return b.String()
+	return parts, skip
 }
 
 // topRole is the path step topItems gives x after the stream's head (""

@@ -1,0 +1,112 @@
+package trace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/internal/testfile"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// TestSinkCorpus: with every stream compacted early and often (a tiny
+// MinCompact), --top n (text and JSON) through the top sink prints what the tree of the
+// whole store prints, for every file under testdata/, or gives up (the
+// caller then reads the file again); and it folds in many of them.
+func TestSinkCorpus(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	files := testfile.Sample(corpusFiles(8<<20), 2)
+	sty := Style{ASCII: true, Bytes: true}
+	folded, lost := 0, 0
+	for _, min := range []int{4, 64} {
+		pickle.MinCompact = min
+		for _, p := range files {
+			var whole []byte
+			if tr, err := slowTree(p); err == nil {
+				var b bytes.Buffer
+				tr.WriteTop(&b, 20, sty)
+				tr.WriteTopJSON(&b, 20)
+				tr.WriteTop(&b, 3, sty)
+				whole = b.Bytes()
+			}
+			sk := &topSink{n: 20}
+			var b bytes.Buffer
+			ok, err := eachTree(p, &topKeep{n: 20}, sk, func(tr *Tree) error {
+				tr.WriteTop(&b, 20, sty)
+				return tr.WriteTopJSON(&b, 20)
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			if !ok {
+				if sk.num != nil {
+					if again, _ := eachTree(p, &topKeep{n: 20}, nil, func(*Tree) error { return nil }); again {
+						lost++ // (the file read again without the sink)
+					}
+				}
+				continue
+			}
+			// n 3: another heap, the same file
+			sk3 := &topSink{n: 3}
+			eachTree(p, &topKeep{n: 3}, sk3, func(tr *Tree) error { return tr.WriteTop(&b, 3, sty) })
+			if sk.folds > 0 {
+				folded++
+			}
+			if whole == nil {
+				t.Errorf("%s (MinCompact %d): the sink answered, the whole store did not", p, min)
+			} else if !bytes.Equal(b.Bytes(), whole) {
+				t.Errorf("%s (MinCompact %d): sink\n%s\nwhole store\n%s", p, min, b.Bytes(), whole)
+			}
+		}
+	}
+	t.Logf("%d files, twice: %d runs folded and answered, %d compacted and gave up", len(files), folded, lost)
+	if folded < testfile.ShortDiv(40, 2) {
+		t.Errorf("only %d runs folded anything", folded)
+	}
+}
+
+// TestSinkHoldsStates: a cloudpickle state (its calls not folded, live to
+// its end) is held whole, never compacted: compactions that fold nothing
+// would cost the machine its projected growth. A table of rows is folded.
+func TestSinkHoldsStates(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	pickle.MinCompact = 64
+	for _, c := range []struct {
+		path string
+		sink bool
+	}{
+		{"../../testdata/fixtures/cloudpickle/big_global_cp210_py311.pkl", false},
+		{rowsFile(t, 300), true},
+	} {
+		sk := &topSink{n: 20}
+		ok, err := eachTree(c.path, &topKeep{n: 20}, sk, func(*Tree) error { return nil })
+		if !ok || err != nil {
+			t.Fatalf("%s: %v %v", c.path, ok, err)
+		}
+		if (sk.num != nil) != c.sink || (sk.folds > 0) != c.sink {
+			t.Errorf("%s: compacted %v, %d roots folded; want sink %v", c.path, sk.num != nil, sk.folds, c.sink)
+		}
+	}
+}
+
+// rowsFile writes a pickle of a list of n dicts {'a': i} (protocol 2, in
+// batches of APPENDS) and returns its path.
+func rowsFile(t *testing.T, n int) string {
+	b := []byte{0x80, 2, ']', 'q', 0}
+	for i := 0; i < n; i++ {
+		if i%100 == 0 {
+			b = append(b, '(')
+		}
+		b = append(b, '}', 'X', 1, 0, 0, 0, 'a', 'K', byte(i), 's')
+		if i%100 == 99 || i == n-1 {
+			b = append(b, 'e')
+		}
+	}
+	b = append(b, '.')
+	p := filepath.Join(t.TempDir(), "rows.pkl")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
