@@ -3,7 +3,8 @@
 # default 20s): the windowed xz and LZMA decoders (pkg/input), the reader and the machine (pkg/pickle, with and without
 # release: FuzzKeep; the batched opcode reader against the one-at-a-time one: FuzzNextBuffered), and the streaming
 # hash and the canon sink against the store path (pkg/canon), pk trace's streaming fast paths
-# against the graph path (pkg/trace: --top and the depth view, the whole view, the pictures;
+# against the graph path (pkg/trace: --top and the depth view, the whole view, the pictures; the top sink
+# against the read without it: FuzzTopSink;
 # never a panic, and a fall-back or the graph path's output), pk diff's lockstep equality against canon's digests (pkg/diff), and pk scan's verdicts (never
 # clean with a call that is not allowlisted: pkg/scan), and pk canon (pkg/write:
 # never a panic; an output always reads back to the input's pk hash; the writer sink and its sketch
@@ -19,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/diff:FuzzLockstep pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/path:FuzzParse)
+TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/trace:FuzzTopSink pkg/diff:FuzzLockstep pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/path:FuzzParse)
 
 # tolerable LOG: the run failed only with the coordinator's deadline race: no
 # failing input was written, the last line of the failure is the bare error,
