@@ -110,25 +110,40 @@ func TestProgressSpinnerAndBytes(t *testing.T) {
 	fakeTerminal(t, 150*time.Millisecond)
 	var buf syncBuffer
 	p := newProgress(&buf, false, "pk trace big.pkl", -1, unitFiles)
-	time.Sleep(300 * time.Millisecond) // no Add at all: the spinner draws itself
+	// no Add at all: the spinner draws itself (waited for, not slept on: on
+	// a loaded machine the bar's timer may fire late)
+	drawn := eventually(func() bool { return strings.Contains(buf.String(), "pk trace big.pkl") })
 	p.Done()
-	if !strings.Contains(buf.String(), "pk trace big.pkl") {
+	if !drawn {
 		t.Errorf("spinner: %q", buf.String())
 	}
 
 	var buf2 syncBuffer
 	p = newProgress(&buf2, false, "pk dis f", 4<<20, unitBytes)
-	time.Sleep(300 * time.Millisecond)
 	n, _ := io.Copy(io.Discard, p.Reader(bytes.NewReader(make([]byte, 2<<20))))
 	if n != 2<<20 {
 		t.Fatal(n)
 	}
-	time.Sleep(150 * time.Millisecond)
-	p.Add(0)
+	drawn = eventually(func() bool {
+		p.Add(0) // (a redraw, with the rate)
+		got := buf2.String()
+		return strings.Contains(got, "pk dis f") && strings.Contains(got, "B/s")
+	})
 	p.Done()
-	if got := buf2.String(); !strings.Contains(got, "pk dis f") || !strings.Contains(got, "B/s") {
-		t.Errorf("bytes bar: %q", got)
+	if !drawn {
+		t.Errorf("bytes bar: %q", buf2.String())
 	}
+}
+
+// eventually polls cond every 20 ms for up to 10 s and reports whether it
+// held.
+func eventually(cond func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }
 
 func TestProgressOff(t *testing.T) {
