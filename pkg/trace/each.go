@@ -377,25 +377,44 @@ func (k *topKeep) kept() []streamAt {
 // width in boxes: 2,360 for the SVG, 20,000 for the page), each placed by
 // the bytes of the streams before it (Tree.streamsAt); the others are
 // summed for the File line. (A file of one stream gets the tree of that
-// stream, as the graph path draws it.) out gets a tree that serves those
-// pictures only.
+// stream, as the graph path draws it; read through the pictures' sink,
+// sink.go, the rows of a table too narrow to draw are folded into their
+// sizes.) out gets a tree that serves those pictures only.
 func EachPicture(path string, svg *SVGOptions, html *HTMLOptions, out func(*Tree) error) (ok bool, err error) {
-	k := &picKeep{}
+	size, ok := eachSize(path)
+	k := newPicKeep(svg, html, size)
+	if !ok || len(k.specs) == 0 {
+		return false, nil
+	}
+	if !noSink {
+		sk := &topSink{pics: k.specs, total: size}
+		if ok, err := eachTree(path, k, sk, k.place(out)); ok || sk.num == nil {
+			return ok, err // (nothing compacted: read without the sink, the same)
+		}
+		k = newPicKeep(svg, html, size)
+	}
+	return eachTree(path, k, nil, k.place(out))
+}
+
+// newPicKeep is the keeper of the pictures drawn with svg's and html's
+// options (those not nil) of a file of total bytes.
+func newPicKeep(svg *SVGOptions, html *HTMLOptions, total int64) *picKeep {
+	k := &picKeep{total: total}
 	if svg != nil {
 		k.specs = append(k.specs, svg.spec())
 	}
 	if html != nil {
 		k.specs = append(k.specs, html.spec())
 	}
-	size, ok := eachSize(path)
-	if !ok || len(k.specs) == 0 {
-		return false, nil
-	}
-	k.total = size
-	return eachTree(path, k, nil, func(t *Tree) error {
+	return k
+}
+
+// place gives out the tree with its streams placed as k kept them.
+func (k *picKeep) place(out func(*Tree) error) func(*Tree) error {
+	return func(t *Tree) error {
 		t.placed, t.streamsAt = true, k.first
 		return out(t)
-	})
+	}
 }
 
 // picKeep keeps the streams a picture draws a box for.

@@ -50,9 +50,18 @@ import (
 // leaves out roles above it, a file of more than one stream, sizes that do
 // not add up to the stream's length.
 
-// topSink folds the first stream of a bare pickle for Top (see above).
+// The pictures (`--svg`, `--html` from the root) take the same sink with
+// no candidates (n 0) and one more condition: a root is folded only when
+// no picture draws a box for it (drawn), so that nothing it owns is drawn
+// either (an object is larger than anything it holds); layout steps over
+// a folded run by its size, as it steps over the boxes too narrow to draw.
+
+// topSink folds the first stream of a bare pickle for Top, or for the
+// pictures (see above).
 type topSink struct {
 	n     int
+	pics  []picSpec  // the pictures' sink: the pictures drawn (n is 0)
+	total int64      // and the bytes of the root they are drawn from (the file's)
 	doc   *input.Doc // what eachBuild gives the streams: labels of tensors read the file
 	sizes rootSizes  // the inclusive size of each folded root
 	h     candHeap   // the n best candidates folded so far
@@ -209,13 +218,30 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 		if !ok {
 			continue
 		}
+		if sk.drawn(st.incl.at(r)) {
+			continue
+		}
 		seq := int32(sk.sizes.add(st.incl.at(r)))
-		for _, x := range owned {
-			sk.offer(st, x, r, seq)
+		if sk.n > 0 {
+			for _, x := range owned {
+				sk.offer(st, x, r, seq)
+			}
 		}
 		out[i] = pickle.Folded{Off: int64(seq), Len: 1, OK: true, Effects: effects}
 		sk.folds++
 	}
+}
+
+// drawn reports whether a picture of the pictures' sink draws a box of size
+// bytes, as layout decides from the root (a scale of width over the
+// root's bytes).
+func (sk *topSink) drawn(size int64) bool {
+	for _, sp := range sk.pics {
+		if float64(size)*(sp.width/float64(sk.total)) >= sp.minW {
+			return true
+		}
+	}
+	return false
 }
 
 // tree returns the tree fold reads s through: numbered, with the
@@ -362,7 +388,8 @@ func (h *candHeap) Pop() any {
 }
 
 // finish sets t's Top from the store of its only stream st and the
-// folded candidates; false when the sink cannot give it exactly.
+// folded candidates (for the pictures' sink, checks that st is all the
+// file holds); false when the sink cannot give it exactly.
 func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 	if t.nStreams != 1 || len(t.Streams) != 1 || t.Streams[0] != st || t.File.Trailing != nil || len(t.top) > 0 {
 		return false
@@ -408,6 +435,11 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 	}
 	if total != s.Length() {
 		return false
+	}
+	if sk.n == 0 {
+		// the pictures': no candidates; drawn was judged against the
+		// bytes of the root they are drawn from, which is this stream
+		return !sk.lost && s.Begin == 0 && s.Length() == sk.total
 	}
 	for id := range pickle.ID(n) {
 		if gone[id] != 2 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/internal/testfile"
@@ -66,6 +67,68 @@ func TestSinkCorpus(t *testing.T) {
 	}
 }
 
+// TestPictureSinkCorpus: with every stream compacted early and often, the
+// pictures drawn through the pictures' sink (narrow ones, so that rows
+// below a box's width are folded) are those drawn from the whole store,
+// for every file under testdata/, or the sink gives up; and it folds in
+// many of them.
+func TestPictureSinkCorpus(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	files := testfile.Sample(corpusFiles(8<<20), 2)
+	folded := 0
+	for _, min := range []int{4, 64} {
+		pickle.MinCompact = min
+		for _, p := range files {
+			ok, got, folds, err := pictures(t, p, true)
+			if err != nil || !ok {
+				continue // (the sink gave up, or the file is no pickle)
+			}
+			_, want, _, werr := pictures(t, p, false)
+			if werr != nil {
+				t.Errorf("%s (MinCompact %d): the sink drew, the whole store did not: %v", p, min, werr)
+			} else if got != want {
+				t.Errorf("%s (MinCompact %d): the pictures differ\n--- sink\n%s\n--- whole store\n%s", p, min, got, want)
+			}
+			if folds > 0 {
+				folded++
+			}
+		}
+	}
+	t.Logf("%d files, twice: %d drawn with runs folded", len(files), folded)
+	if folded < testfile.ShortDiv(20, 2) {
+		t.Errorf("only %d pictures folded anything", folded)
+	}
+}
+
+// pictures draws the file at p as a narrow SVG (8 px) and a page of 10
+// boxes, through the pictures' sink (sink) or the whole store, and the
+// roots the sink folded; ok false when the sink gave up.
+func pictures(t *testing.T, p string, sink bool) (ok bool, out string, folds int, err error) {
+	t.Helper()
+	so, ho := &SVGOptions{Width: 28}, &HTMLOptions{MaxNodes: 10}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := newPicKeep(so, ho, fi.Size())
+	var sk *topSink
+	if sink {
+		sk = &topSink{pics: k.specs, total: fi.Size()}
+	}
+	var b strings.Builder
+	ok, err = eachTree(p, k, sk, k.place(func(tr *Tree) error {
+		start := tr.Root()
+		if err := tr.WriteSVG(&b, start, *so); err != nil {
+			return err
+		}
+		return tr.WriteHTML(&b, start, *ho)
+	}))
+	if sk != nil {
+		folds = sk.folds
+	}
+	return ok, b.String(), folds, err
+}
+
 // TestSinkHoldsStates: a cloudpickle state (its calls not folded, live to
 // its end) is held whole, never compacted: compactions that fold nothing
 // would cost the machine its projected growth. A table of rows is folded.
@@ -118,7 +181,8 @@ func rowsPickle(n int) []byte {
 // FuzzTopSink: on any bytes, --top through the top sink, with every stream
 // compacted at 4 records, never panics, and either gives up (the caller
 // reads the file again) or gives what the read without the sink gives: the
-// same error, or the same lines and JSON records.
+// same error, or the same lines and JSON records; and so do the pictures
+// through the pictures' sink.
 func FuzzTopSink(f *testing.F) {
 	addFuzzSeeds(f)
 	f.Add(rowsPickle(40))
@@ -140,6 +204,17 @@ func FuzzTopSink(f *testing.F) {
 				return nil
 			})
 			return ok, out, err
+		}
+		if ok, got, _, err := pictures(t, p, true); ok {
+			wok, want, _, werr := pictures(t, p, false)
+			switch {
+			case !wok:
+				t.Fatalf("pictures: the sink answered (%v), the read without it did not (%v)", err, werr)
+			case (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error():
+				t.Fatalf("pictures: errors differ: sink %v, without it %v", err, werr)
+			case got != want:
+				t.Fatalf("the pictures differ\n--- sink\n%s\n--- without\n%s", got, want)
+			}
 		}
 		ok, got, err := top(&topSink{n: 4})
 		if !ok {

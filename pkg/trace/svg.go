@@ -42,8 +42,9 @@ type picNode struct {
 
 // layout places the items from start, left to right in stream order, each
 // as wide as its share of start's bytes. Children narrower than minW are
-// not drawn (their bytes show as the parent's colour); references take no
-// width. A box's x is the bytes before it under start (an integer sum of
+// not drawn (their bytes show as the parent's colour), nor a run the
+// pictures' sink folded (sink.go: none of its roots is drawn); references
+// take no width. A box's x is the bytes before it under start (an integer sum of
 // the preceding siblings' sizes, drawn or not, and its parent's) times the
 // scale, so a tree that holds only the boxes drawn and their offsets (the
 // fast picture, fast_pic.go) places them alike. visit returns false to
@@ -79,7 +80,7 @@ func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(
 				if k.kind == ItemRef || k.size <= 0 {
 					continue
 				}
-				if w := float64(k.size) * scale; w >= minW {
+				if w := float64(k.size) * scale; w >= minW && !k.folded(p.it.Stream) {
 					next = append(next, picNode{it: k.open(p.it.Stream, p.it.pl), depth: p.depth + 1, x: float64(off) * scale, off: off, w: w})
 				}
 				off += k.size

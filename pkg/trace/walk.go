@@ -70,6 +70,12 @@ type kid struct {
 
 func (k *kid) role() role { return role{kind: k.rk, i: int(k.i), k: k.key} }
 
+// folded reports whether k is a run the top sink folded (sink.go), in
+// st, the stream of k's parent.
+func (k *kid) folded(st *StreamTree) bool {
+	return k.item == nil && k.kind == ItemNode && st != nil && k.node >= 0 && st.Store.Kind(k.node) == pickle.KindFolded
+}
+
 // top reports whether k is one of a stream's tops (topKids).
 func (k *kid) top() bool { return k.item == nil && k.rk >= rRoot }
 
