@@ -34,10 +34,7 @@ if ! declare -F measure >/dev/null; then
 fi
 
 # The module of the instances' class, as the generator and the loader make it.
-MOD='import sys, types
-mod = types.ModuleType("pktables")
-exec("class Row:\n    pass\n", mod.__dict__)
-sys.modules["pktables"] = mod'
+MOD=$(cat scripts/bench.d/tables_mod.py)
 
 shapes=(dicts_lists dicts_tuples floats strings_memo objects namespaces tuples)
 missing=0

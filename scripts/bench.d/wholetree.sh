@@ -56,3 +56,47 @@ run "trace --html" "$PK" trace --html /dev/null "$T"
 run "diff (200,000 rows against 600,000)" "$PK" diff --color=never "$S" "$T"
 "$PK" diff --color=never "$S" "$T" | head -3 || true
 echo "wholetree: $over of 4 runs over a target (time <= 2x pickle.load, RSS <= file + 64 MB)"
+
+# The same targets hold for every shape of table, not only the issue's:
+# the whole tree and the pictures of the seven shapes of tables.sh (made by
+# it in $TABLES_DIR; skipped when they are not there), each against
+# pickle.load of that file, and the slowest and largest of them.
+TDIR=${TABLES_DIR:-${BENCH_DIR:-testdata/bench}/tables}
+if ! ls "$TDIR"/*.pkl >/dev/null 2>&1; then
+	echo "wholetree tables: no tables in $TDIR (scripts/bench.d/tables.sh makes them)"
+	exit 0
+fi
+LOAD="$(cat scripts/bench.d/tables_mod.py)
+import pickle
+pickle.load(open(sys.argv[1], \"rb\"))"
+tover=0 truns=0
+declare -A worst_r worst_m
+for f in "$TDIR"/*.pkl; do
+	s=$(basename "$f" .pkl)
+	size=$(stat -c %s "$f")
+	lim=$(( size / 1024 + 64 * 1024 ))
+	read -r lt _ _ < <(measure "$RUNS" "$PY" -c "$LOAD" "$f")
+	for c in "trace --lines 0" "trace --svg" "trace --html"; do
+		case $c in
+		"trace --lines 0") set -- "$PK" trace --lines 0 --color=never "$f" ;;
+		"trace --svg") set -- "$PK" trace --svg /dev/null "$f" ;;
+		"trace --html") set -- "$PK" trace --html /dev/null "$f" ;;
+		esac
+		read -r t cpu m < <(measure "$RUNS" "$@")
+		r=$(awk -v a="$t" -v b="$lt" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else print "inf" }')
+		echo "wholetree tables $s ($(( size / 1048576 )) MB) $c: pk ${t}s (cpu ${cpu}s, peak $(( m / 1024 )) MB) | pickle.load ${lt}s | ratio ${r}x (target <= 2x); rss limit $(( lim / 1024 )) MB"
+		truns=$((truns + 1))
+		if awk -v r="$r" 'BEGIN{ exit !(r > 2) }' || [ "$m" -gt "$lim" ]; then tover=$((tover + 1)); fi
+		if [ -z "${worst_r[$c]:-}" ] || awk -v a="$r" -v b="${worst_r[$c]%% *}" 'BEGIN{ exit !(a > b) }'; then worst_r[$c]="$r $s"; fi
+		over_mb=$(( (m - lim) / 1024 ))
+		if [ -z "${worst_m[$c]:-}" ] || [ "$over_mb" -gt "${worst_m[$c]%% *}" ]; then worst_m[$c]="$over_mb $s $(( m / 1024 )) $(( lim / 1024 ))"; fi
+	done
+done
+for c in "trace --lines 0" "trace --svg" "trace --html"; do
+	read -r r s <<<"${worst_r[$c]}"
+	read -r _ ms m lim <<<"${worst_m[$c]}"
+	echo "wholetree tables $c: slowest ${r}x of pickle.load ($s); largest against its limit ${m} MB ($ms, limit ${lim} MB)"
+	bench_target "#10" "whole-file output, tables: $c, slowest time / pickle.load ($s)" "$r" "<=" 2 x >/dev/null
+	bench_target "#10" "whole-file output, tables: $c, peak RSS over file+64 ($ms)" "$(( m - lim ))" "<=" 0 "MB" >/dev/null
+done
+echo "wholetree tables: $tover of $truns runs over a target (time <= 2x pickle.load, RSS <= file + 64 MB)"
