@@ -10,6 +10,9 @@
 # file; made once by the Python below in $BENCH_DIR/wholetree (deterministic).
 # One line a command:
 #   wholetree trace --lines 0: pk 2.33 s cpu 2.30 s 939 MB | pickle.load 1.40 s | ratio 1.66x of pickle.load (target <= 2x); rss 939 MB (limit 91 MB)
+# Then the same three whole-file outputs (the tree, --svg, --html) for each of the seven
+# table shapes of tables.sh (which runs first in scripts/bench.sh), and
+# the slowest and the largest of each command as the targets' lines.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PK=${PK:-bin/pk}
