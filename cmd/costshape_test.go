@@ -169,8 +169,8 @@ var costCommands = []struct {
 var knownOver = map[string]string{
 	// pk diff against the changed copy: two whole stores of all-live inputs and their fingerprint tables, live
 	// through the walk (session 26: what each holds, and what the walk reads of it, in the figures below)
-	"nest_newobj_build diff changed": "session 26: 4.4-4.8 s CPU, 409-417 MB: the two stores are 290 MB (a side 145: 3M records 69, 5M items 19, 1M side records 19, 1M operations 23, 2M log entries 15) and the fingerprint tables 51, of which the walk reads 4 nodes a side (it stops at root.a / root.A); 230 MB needs one store at a time (session 25: 414-425 MB)",
-	"nest_reduce diff changed":       "session 26: 4.4-4.7 s CPU, 307-310 MB: 253 MB live before the walk (stores 184, a side 92: 3M records 69, 4M items 15, 1M log entries 8; fingerprint tables 51; views 12); the walk reads the fingerprints of all 3M nodes a side and ends holding its entry's path, 20 MB: about 290 MB at best with two stores (session 25: 309-315 MB)",
+	"nest_newobj_build diff changed": "session 28: 4.4-5.1 s CPU, 415-418 MB. One side alone (its store, view and fingerprint table, no walk) is 220-222 MB peak RSS (210 MB live: records 93 of which 72 used, operations 24, items 21, log 21, side records 20, fingerprints 26): one store at a time does not reach 230 MB, even with only the other side's fingerprints beside it (247 MB); it needs a lighter store or no store at the walk (session 26: 4.4-4.8 s, 409-417 MB; the walk reads 4 nodes a side)",
+	"nest_reduce diff changed":       "session 28: 4.2-5.3 s CPU, 306-314 MB: 253 MB live before the walk, 280 at the end of B's fingerprint pass and at the walk's end (its entry's path, 20 MB). One side alone (store, view, fingerprint table) is 160 MB peak RSS; with a summary of the other side (fingerprint, flags, child links and headers: 64 MB) 225 MB before the walk's path and garbage (session 26: 4.4-4.7 s, 307-310 MB)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
