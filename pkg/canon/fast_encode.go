@@ -302,32 +302,43 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 const fastBatch = 256
 
 // run steps the opcodes ops, each with the hooks around it, and checks
-// the bound on what pass 2 holds against the bytes read up to each
-// opcode's end; stop reports STOP (the last of ops).
+// the bound on what pass 2 holds against the bytes read up to the end of
+// ops, once a batch: one opcode adds at most a few of its own bytes or one
+// memo entry (maxMemoEnc), so a batch of fastBatch opcodes whole in the
+// read buffer passes the bound by a fixed amount at most; stop reports
+// STOP (the last of ops).
 func (e *fastEnc) run(ops []pickle.Op, hooks fastHooks) (bool, error) {
-	for i := range ops {
-		o := &ops[i]
-		if hooks != nil {
+	stop := false
+	if hooks == nil {
+		for i := range ops {
+			o := &ops[i]
+			e.opOff = o.Offset
+			s, err := e.step(o)
+			if err != nil {
+				return false, err
+			}
+			stop = s
+		}
+	} else {
+		for i := range ops {
+			o := &ops[i]
 			if err := hooks.before(e, o); err != nil {
 				return false, errSlow
 			}
-		}
-		e.opOff = o.Offset
-		stop, err := e.step(o)
-		if err != nil {
-			return false, err
-		}
-		if e.held() > arenaExpansion*(o.Offset+o.Len)+arenaSlack {
-			return false, errSlow
-		}
-		if stop {
-			return true, nil
-		}
-		if hooks != nil {
-			hooks.after(e, o)
+			e.opOff = o.Offset
+			s, err := e.step(o)
+			if err != nil {
+				return false, err
+			}
+			if stop = s; !stop {
+				hooks.after(e, o)
+			}
 		}
 	}
-	return false, nil
+	if o := &ops[len(ops)-1]; e.held() > arenaExpansion*(o.Offset+o.Len)+arenaSlack {
+		return false, errSlow
+	}
+	return stop, nil
 }
 
 // held is the memory pass 2 holds for encodings: the arena, the records
