@@ -817,7 +817,7 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 			e.ident(p, e.tmp)
 			break
 		}
-		if e.lazy {
+		if e.lazy && e.streamsAt(p) {
 			// its digest is a placeholder until it is streamed or read
 			lo := len(e.pendBody)
 			e.pendBody = append(e.pendBody, 'T')
@@ -860,6 +860,14 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 		e.pushSlot(start, r0, fkPureComp, -1, 0, -1, -1)
 	}
 	return nil
+}
+
+// streamsAt says whether a value made at stack position p is an item of
+// the list result but for something unusual: it lies right above that list
+// or above its one open MARK (a tuple in a row is read by the row: its
+// digest is not made lazy).
+func (e *fastEnc) streamsAt(p int) bool {
+	return p >= 1 && len(e.marks) <= 1 && e.stack[0].c >= 0 && e.conts[e.stack[0].c].stream
 }
 
 // zeroSum is a placeholder of a lazy digest.
