@@ -1,7 +1,8 @@
 package canon
 
 // The stream digest beside the encoding: on two CPUs a long stream's
-// SHA-256 runs on a goroutine of its own while the encoder goes on.
+// SHA-256 runs on a goroutine of its own while the encoder goes on, and
+// so do the digests of the pure tuples the fast hash streams (lazySum).
 
 import (
 	"hash"
@@ -27,9 +28,51 @@ type bgHash struct {
 	idle []byte // the other buffer, when no chunk is in flight
 	sync int    // bytes digested here, up to bgChunk, before the first hand-over
 	busy sync.WaitGroup
+	// the lazy digests of buf (writeSums), their bodies, and the other
+	// buffer's storage for them
+	sums, idleSums     []lazySum
+	bodies, idleBodies []byte
+	algo               Algo // of the lazy digests (set once, before the first writeSums)
 }
 
+// lazySum is a digest written into a buffer just before the buffer is
+// digested: the algo.Size() bytes at pos are to be the digest of
+// bodies[lo:hi]. The fast hash streams a table's pure tuples this way
+// ('H' and the digest of the tuple's body), so that the tuples' digests,
+// a third of the CPU of a table of tuples, run on the hashing goroutine.
+type lazySum struct{ pos, lo, hi int }
+
 func newBGHash(h hash.Hash) *bgHash { return &bgHash{h: h} }
+
+// putSums writes the digests sums into buf (see lazySum).
+func putSums(a Algo, buf []byte, sums []lazySum, bodies []byte) {
+	n := a.Size()
+	for _, s := range sums {
+		a.sum(buf[s.pos:s.pos:s.pos+n], bodies[s.lo:s.hi]) // (in place: within the capacity)
+	}
+}
+
+// writeSums writes p, in which the digests sums (of bodies, with b.algo,
+// positions in p) are still to be written (p's placeholders may be
+// overwritten here): on the hashing goroutine with the chunk that holds
+// them, or here before the first hand-over. A chunk takes p whole (it may
+// pass bgChunk by len(p)), so no digest is split between two chunks.
+func (b *bgHash) writeSums(p []byte, sums []lazySum, bodies []byte) {
+	if b.sync < bgChunk {
+		putSums(b.algo, p, sums, bodies)
+		b.Write(p)
+		return
+	}
+	base, bb := len(b.buf), len(b.bodies)
+	b.buf = append(b.buf, p...)
+	b.bodies = append(b.bodies, bodies...)
+	for _, s := range sums {
+		b.sums = append(b.sums, lazySum{pos: base + s.pos, lo: bb + s.lo, hi: bb + s.hi})
+	}
+	if len(b.buf) >= bgChunk {
+		b.hand()
+	}
+}
 
 func (b *bgHash) Write(p []byte) (int, error) {
 	n := len(p)
@@ -52,12 +95,15 @@ func (b *bgHash) Write(p []byte) (int, error) {
 // done, and goes on filling the other.
 func (b *bgHash) hand() {
 	b.busy.Wait()
-	full := b.buf
+	full, sums, bodies := b.buf, b.sums, b.bodies
 	b.buf, b.idle = b.idle[:0], nil
+	b.sums, b.idleSums = b.idleSums[:0], nil
+	b.bodies, b.idleBodies = b.idleBodies[:0], nil
 	b.busy.Add(1)
 	go func() {
+		putSums(b.algo, full, sums, bodies)
 		b.h.Write(full)
-		b.idle = full
+		b.idle, b.idleSums, b.idleBodies = full, sums[:0], bodies[:0]
 		b.busy.Done()
 	}()
 }
@@ -66,8 +112,9 @@ func (b *bgHash) hand() {
 func (b *bgHash) stop() {
 	b.busy.Wait()
 	if len(b.buf) > 0 {
+		putSums(b.algo, b.buf, b.sums, b.bodies)
 		b.h.Write(b.buf)
-		b.buf = b.buf[:0]
+		b.buf, b.sums, b.bodies = b.buf[:0], b.sums[:0], b.bodies[:0]
 	}
 }
 

@@ -183,6 +183,17 @@ type fastEnc struct {
 
 	h   *countHash // the stream digest
 	out []byte     // pending bytes for h
+	bg  *bgHash    // h's
+
+	// Lazy digests (lazy: pk hash's pass, no hooks): a pure tuple's 'H'
+	// digest is a placeholder in the arena (pend: its position there and
+	// its body in pendBody, in arena order) until the tuple is either
+	// streamed, then written by the hashing goroutine (outSums: positions
+	// in out, bodies in outBody; flush), or read by anything else, then
+	// written here first (settle).
+	lazy              bool
+	pend, outSums     []lazySum
+	pendBody, outBody []byte
 
 	// sealing scratch
 	tmp  []byte
@@ -198,17 +209,56 @@ type fastEnc struct {
 
 func (e *fastEnc) write(b []byte) {
 	if len(b) >= 64<<10 {
-		e.h.Write(e.out)
-		e.out = e.out[:0]
+		e.flush()
 		e.h.Write(b)
 		return
 	}
 	e.out = append(e.out, b...)
 	if len(e.out) >= 64<<10 {
-		e.h.Write(e.out)
-		e.out = e.out[:0]
+		e.flush()
 	}
 }
+
+// flush gives the pending bytes to the hash, with their lazy digests.
+func (e *fastEnc) flush() {
+	if len(e.outSums) == 0 {
+		e.h.Write(e.out)
+	} else {
+		e.h.n += int64(len(e.out))
+		e.bg.writeSums(e.out, e.outSums, e.outBody)
+		e.outSums, e.outBody = e.outSums[:0], e.outBody[:0]
+	}
+	e.out = e.out[:0]
+}
+
+// settle writes the digests of the pending tuples into their placeholders
+// (a value about to be read other than by streaming it).
+func (e *fastEnc) settle() {
+	putSums(e.opt.Algo, e.arena, e.pend, e.pendBody)
+	e.pend, e.pendBody = e.pend[:0], e.pendBody[:0]
+}
+
+// settleFrom settles the pending tuples when one lies at or after the
+// arena offset off.
+func (e *fastEnc) settleFrom(off int) {
+	if n := len(e.pend); n > 0 && e.pend[n-1].pos >= off {
+		e.settle()
+	}
+}
+
+// keepsLazy: the opcodes that read no bytes of a value on the stack (or,
+// TUPLE, APPEND(S), MEMOIZE and PUT: settle themselves what they read).
+var keepsLazy = func() (t [256]bool) {
+	for _, c := range []pickle.Opcode{pickle.PROTO, pickle.FRAME, pickle.MARK, pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE,
+		pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2, pickle.LONG, pickle.LONG1, pickle.LONG4,
+		pickle.FLOAT, pickle.BINFLOAT, pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
+		pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.EMPTY_TUPLE, pickle.EMPTY_LIST, pickle.EMPTY_DICT,
+		pickle.GET, pickle.BINGET, pickle.LONG_BINGET, pickle.TUPLE, pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3,
+		pickle.APPEND, pickle.APPENDS, pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT} {
+		t[c] = true
+	}
+	return t
+}()
 
 // fastHooks see every opcode of pass 2 around its step (pk diff's item
 // tracker); after is not called for STOP.
@@ -261,7 +311,9 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 	if hooks != nil || size < 0 {
 		scan.rootVals = nil // item fingerprints need the encodings; no seeking in a compressed stream
 	}
-	e := &fastEnc{opt: opt, scan: scan, memo: &memoTab{}, h: &countHash{Hash: newBGHash(opt.Algo.New())}, path: path, size: size, hashOnly: hooks == nil}
+	bg := newBGHash(opt.Algo.New())
+	bg.algo = opt.Algo
+	e := &fastEnc{opt: opt, scan: scan, memo: &memoTab{}, h: &countHash{Hash: bg}, bg: bg, path: path, size: size, hashOnly: hooks == nil, lazy: hooks == nil}
 	defer e.closeReplay()
 	e.stack = make([]fslot, 0, scan.maxStack+1)
 	e.conts, e.free = make([]fcont, 0, scan.maxStack+1), make([]int32, 0, scan.maxStack+1)
@@ -289,7 +341,7 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 			if !rd.AtEOF() || done() != nil {
 				return nil, errSlow
 			}
-			e.h.Write(e.out)
+			e.flush()
 			if e.h.n > MaxExpansion*rd.Offset()+MaxExpansionSlack {
 				return nil, errSlow // the graph path refuses it (errExpansion)
 			}
@@ -302,38 +354,49 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 const fastBatch = 256
 
 // run steps the opcodes ops, each with the hooks around it, and checks
-// the bound on what pass 2 holds against the bytes read up to each
-// opcode's end; stop reports STOP (the last of ops).
+// the bound on what pass 2 holds against the bytes read up to the end of
+// ops, once a batch: one opcode adds at most a few of its own bytes or one
+// memo entry (maxMemoEnc), so a batch of fastBatch opcodes whole in the
+// read buffer passes the bound by a fixed amount at most; stop reports
+// STOP (the last of ops).
 func (e *fastEnc) run(ops []pickle.Op, hooks fastHooks) (bool, error) {
-	for i := range ops {
-		o := &ops[i]
-		if hooks != nil {
+	stop := false
+	if hooks == nil {
+		for i := range ops {
+			o := &ops[i]
+			e.opOff = o.Offset
+			s, err := e.step(o)
+			if err != nil {
+				return false, err
+			}
+			stop = s
+		}
+	} else {
+		for i := range ops {
+			o := &ops[i]
 			if err := hooks.before(e, o); err != nil {
 				return false, errSlow
 			}
-		}
-		e.opOff = o.Offset
-		stop, err := e.step(o)
-		if err != nil {
-			return false, err
-		}
-		if e.held() > arenaExpansion*(o.Offset+o.Len)+arenaSlack {
-			return false, errSlow
-		}
-		if stop {
-			return true, nil
-		}
-		if hooks != nil {
-			hooks.after(e, o)
+			e.opOff = o.Offset
+			s, err := e.step(o)
+			if err != nil {
+				return false, err
+			}
+			if stop = s; !stop {
+				hooks.after(e, o)
+			}
 		}
 	}
-	return false, nil
+	if o := &ops[len(ops)-1]; e.held() > arenaExpansion*(o.Offset+o.Len)+arenaSlack {
+		return false, errSlow
+	}
+	return stop, nil
 }
 
 // held is the memory pass 2 holds for encodings: the arena, the records
 // of sealed containers, their headers and entries.
 func (e *fastEnc) held() int64 {
-	return int64(len(e.arena) + len(e.hdrs) + 48*int(e.recs.n) + 40*len(e.ents))
+	return int64(len(e.arena) + len(e.hdrs) + 48*int(e.recs.n) + 40*len(e.ents) + len(e.pendBody))
 }
 
 func (e *fastEnc) fence() int {
@@ -414,6 +477,9 @@ func (e *fastEnc) payload(o *pickle.Op, short, long byte) error {
 }
 
 func (e *fastEnc) step(o *pickle.Op) (bool, error) {
+	if len(e.pend) > 0 && !keepsLazy[o.Code] {
+		e.settle()
+	}
 	switch o.Code {
 	case pickle.PROTO:
 		e.proto = int(o.Int)
@@ -627,6 +693,7 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 			e.memo.put(idx, memoEnt{kind: fkIdent})
 			break
 		}
+		e.settleFrom(s.off)
 		e.memo.put(idx, memoEnt{kind: s.kind, enc: memoCopy(e.arena[s.off:])})
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 		m := e.memo.get(o.Int)
@@ -741,6 +808,7 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 			}
 			num = num || !fkKey(kd)
 		}
+		e.settleFrom(start)
 		e.tmp = e.tmp[:0]
 		if !pure {
 			e.tmp = append(e.tmp, 'N', 'T')
@@ -749,11 +817,22 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 			e.ident(p, e.tmp)
 			break
 		}
-		e.tmp = append(e.tmp, 'T')
-		e.tmp = appendUvarint(e.tmp, uint64(k))
-		e.tmp = append(e.tmp, e.arena[start:]...)
-		e.arena = append(e.arena[:start], 'H')
-		e.arena = e.opt.Algo.sum(e.arena, e.tmp)
+		if e.lazy && e.streamsAt(p) {
+			// its digest is a placeholder until it is streamed or read
+			lo := len(e.pendBody)
+			e.pendBody = append(e.pendBody, 'T')
+			e.pendBody = appendUvarint(e.pendBody, uint64(k))
+			e.pendBody = append(e.pendBody, e.arena[start:]...)
+			e.pend = append(e.pend, lazySum{pos: start + 1, lo: lo, hi: len(e.pendBody)})
+			e.arena = append(e.arena[:start], 'H')
+			e.arena = append(e.arena, zeroSum[:e.opt.Algo.Size()]...)
+		} else {
+			e.tmp = append(e.tmp, 'T')
+			e.tmp = appendUvarint(e.tmp, uint64(k))
+			e.tmp = append(e.tmp, e.arena[start:]...)
+			e.arena = append(e.arena[:start], 'H')
+			e.arena = e.opt.Algo.sum(e.arena, e.tmp)
+		}
 		e.stack = e.stack[:p]
 		kind := fkPureComp
 		if num {
@@ -783,10 +862,24 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 	return nil
 }
 
+// streamsAt says whether a value made at stack position p is an item of
+// the list result but for something unusual: it lies right above that list
+// or above its one open MARK (a tuple in a row is read by the row: its
+// digest is not made lazy).
+func (e *fastEnc) streamsAt(p int) bool {
+	return p >= 1 && len(e.marks) <= 1 && e.stack[0].c >= 0 && e.conts[e.stack[0].c].stream
+}
+
+// zeroSum is a placeholder of a lazy digest.
+var zeroSum [32]byte
+
 // addTo handles APPEND(S), SETITEM(S) and ADDITEMS: items are stack[x:],
 // the target stack[x-1].
 func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 	t := e.stack[x-1]
+	if len(e.pend) > 0 && (t.c < 0 || !e.conts[t.c].stream) {
+		e.settle() // (only the list result streams its items' lazy digests)
+	}
 	want := fkList
 	switch code {
 	case pickle.SETITEM, pickle.SETITEMS:

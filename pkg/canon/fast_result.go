@@ -58,8 +58,7 @@ func (e *fastEnc) closeReplay() {
 // every entry a GET in it can read (no index is written twice, pass 1
 // made sure), with the values the first pass gave them.
 func (e *fastEnc) replay(ra io.ReaderAt, d dropRec) error {
-	e.h.Write(e.out)
-	e.out = e.out[:0]
+	e.flush()
 	sub := &fastEnc{opt: e.opt, memo: e.memo, h: e.h, nmemo: d.memo0, proto: e.proto, path: e.path, size: e.size,
 		scan: &fastScanResult{rootList: 0, rootLen: d.n, memoize: e.scan.memoize, live: e.scan.live}}
 	rd := pickle.NewReaderAt(ra, e.size, e.path, d.start)

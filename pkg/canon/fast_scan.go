@@ -401,7 +401,11 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			if i < 0 || i >= maxFastMemo || o.Big || (uint64(i>>6) < uint64(len(mut)) && mut[i>>6]&(1<<(i&63)) != 0) {
 				return nil, 0, errSlow
 			}
-			live = setBit(live, i)
+			if w := uint64(i >> 6); w < uint64(len(live)) {
+				live[w] |= 1 << (i & 63) // (most GETs: no call)
+			} else {
+				live = setBit(live, i)
+			}
 			stack = append(stack, -1)
 		default:
 			return nil, 0, errSlow

@@ -236,6 +236,13 @@ func (e *fastEnc) ident(p int, head []byte) {
 // record inside (a row of scalars) is written at once, header and body,
 // without becoming a record; one that holds records is sealed and emitted.
 func (e *fastEnc) sealOut(x int) error {
+	// the lazy digests of stack[x:] (all in runs of values: a container
+	// settles what it takes) go out with them
+	k0 := len(e.pend)
+	for k0 > 0 && e.pend[k0-1].pos >= e.stack[x].off {
+		k0--
+	}
+	k := k0
 	for i := x; i < len(e.stack); i++ {
 		s := &e.stack[i]
 		if s.c < 0 && s.kh < 0 {
@@ -244,7 +251,7 @@ func (e *fastEnc) sealOut(x int) error {
 			for j < len(e.stack) && e.stack[j].c < 0 && e.stack[j].kh < 0 {
 				j++
 			}
-			e.write(e.arena[s.off:e.slotEnd(j-1)])
+			k = e.writeRun(s.off, e.slotEnd(j-1), k)
 			i = j - 1
 			continue
 		}
@@ -252,8 +259,7 @@ func (e *fastEnc) sealOut(x int) error {
 		switch {
 		case s.c >= 0 && s.kh < 0:
 			if len(e.out) >= 64<<10 {
-				e.h.Write(e.out)
-				e.out = e.out[:0]
+				e.flush()
 			}
 			out, perm, err := e.head(e.out, s, end)
 			e.out = out
@@ -273,9 +279,38 @@ func (e *fastEnc) sealOut(x int) error {
 			}
 		}
 	}
+	if k0 < len(e.pend) {
+		e.pend = e.pend[:k0]
+		e.pendBody = e.pendBody[:0]
+		if k0 > 0 {
+			e.pendBody = e.pendBody[:e.pend[k0-1].hi]
+		}
+	}
 	s := e.stack[x]
 	e.cut(s.off, s.r0)
 	return nil
+}
+
+// writeRun writes arena[lo:hi], a run of values, to the hash with the lazy
+// digests e.pend[k:] that lie in it; it returns the index of the first
+// lazy digest after it.
+func (e *fastEnc) writeRun(lo, hi, k int) int {
+	if k == len(e.pend) || e.pend[k].pos >= hi {
+		e.write(e.arena[lo:hi])
+		return k
+	}
+	base := len(e.out) - lo
+	for ; k < len(e.pend) && e.pend[k].pos < hi; k++ {
+		p := e.pend[k]
+		b := len(e.outBody)
+		e.outBody = append(e.outBody, e.pendBody[p.lo:p.hi]...)
+		e.outSums = append(e.outSums, lazySum{pos: base + p.pos, lo: b, hi: len(e.outBody)})
+	}
+	e.out = append(e.out, e.arena[lo:hi]...)
+	if len(e.out) >= 64<<10 {
+		e.flush()
+	}
+	return k
 }
 
 // writeBody writes the body of the container in slot s (ending at end,
@@ -343,8 +378,7 @@ func (e *fastEnc) emit(toHash bool, lo, hi int, ch [2]int32) error {
 	defer func() { e.estack = stack[:0] }()
 	for len(stack) > 0 {
 		if toHash && len(e.out) >= 64<<10 {
-			e.h.Write(e.out)
-			e.out = e.out[:0]
+			e.flush()
 		}
 		f := &stack[len(stack)-1]
 		if f.ents >= 0 {

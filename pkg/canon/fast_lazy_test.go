@@ -1,0 +1,106 @@
+package canon
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestFastLazyTuples: the pure tuples of a list result, whose digests the
+// hashing goroutine writes (lazySum), hash as on the graph path, and so do
+// those read by something else first (settle): a tuple in a tuple, in a
+// list, a dict key, a frozenset item, memoised and read back, beside
+// containers in the same APPENDS; past the first chunk of bgHash and
+// within it, under every algorithm.
+func TestFastLazyTuples(t *testing.T) {
+	tuples := func(n int) []byte {
+		w := (&pw{}).op(0x80, 4).op(']').memo().op('(')
+		lastMemo := -1
+		for i := 0; i < n; i++ {
+			if i > 0 && i%1000 == 0 {
+				w.op('e', '(')
+			}
+			s := fmt.Sprintf("s%07d", i)
+			switch {
+			case i%7 == 0: // a tuple in a tuple
+				w.int(i).int(i + 1).str(s).op(0x86).op(0x86)
+			case i%11 == 0: // memoised, read back by the next row
+				w.int(i).str(s).op(0x86).memo()
+				lastMemo = w.n - 1
+			case i%11 == 1 && lastMemo >= 0:
+				w.op('j').b = binary.LittleEndian.AppendUint32(w.b, uint32(lastMemo))
+			case i%13 == 0: // in a list
+				w.op(']').int(i).str(s).op(0x86, 'a')
+			case i%17 == 0: // a dict key
+				w.op('}').int(i).str(s).op(0x86).int(1).op('s')
+			case i%19 == 0: // frozenset items
+				w.op('(').int(i).str(s).op(0x86).int(i).op(0x85).op(0x91)
+			default: // (int, str, float)
+				w.int(i).str(s).op('G').b = binary.BigEndian.AppendUint64(w.b, math.Float64bits(float64(i)*0.5))
+				w.op(0x87)
+			}
+		}
+		return w.op('e', '.').b
+	}
+	dir := t.TempDir()
+	for _, n := range []int{30, 3000, 40000} {
+		p := filepath.Join(dir, fmt.Sprintf("tuples%d.pkl", n))
+		if err := os.WriteFile(p, tuples(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []Options{{}, {Algo: XXH3}, {KeepDictOrder: true}} {
+			slow, err := slowHash(t, p, opt)
+			if err != nil {
+				t.Fatalf("%d: graph path: %v", n, err)
+			}
+			fast, ok := fastHashFile(p, opt)
+			if !ok {
+				t.Fatalf("%d: the fast path gave up", n)
+			}
+			if fast.Digest != slow.Digest {
+				t.Errorf("%d %+v: fast %s, graph %s", n, opt, fast.Digest, slow.Digest)
+			}
+		}
+	}
+}
+
+// TestBGHashSums: writeSums gives the digest of the bytes with each lazy
+// digest in its place, in pieces of every size around bgHash's chunk.
+func TestBGHashSums(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for _, piece := range []int{40, 4096, bgChunk - 1, bgChunk + 5} {
+		b := newBGHash(sha256.New())
+		b.algo = SHA256
+		want := sha256.New()
+		for total := 0; total < 4*bgChunk; {
+			n := piece + rng.Intn(64)
+			p := make([]byte, n)
+			rng.Read(p)
+			var sums []lazySum
+			var bodies []byte
+			for pos := rng.Intn(40); pos+32 <= n; pos += 32 + rng.Intn(200) {
+				body := make([]byte, rng.Intn(80))
+				rng.Read(body)
+				sums = append(sums, lazySum{pos: pos, lo: len(bodies), hi: len(bodies) + len(body)})
+				bodies = append(bodies, body...)
+			}
+			ref := append([]byte(nil), p...)
+			putSums(SHA256, ref, sums, bodies)
+			want.Write(ref)
+			if rng.Intn(2) == 0 && len(sums) == 0 {
+				b.Write(p)
+			} else {
+				b.writeSums(p, sums, bodies)
+			}
+			total += n
+		}
+		if got, w := b.Sum(nil), want.Sum(nil); string(got) != string(w) {
+			t.Fatalf("piece %d: Sum differs", piece)
+		}
+	}
+}
