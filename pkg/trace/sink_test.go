@@ -205,29 +205,24 @@ func FuzzTopSink(f *testing.F) {
 			})
 			return ok, out, err
 		}
-		if ok, got, _, err := pictures(t, p, true); ok {
-			wok, want, _, werr := pictures(t, p, false)
+		// same: what the sink gave (ok) is what the read without it gives
+		same := func(what string, got, want string, err, werr error, wok bool) {
 			switch {
 			case !wok:
-				t.Fatalf("pictures: the sink answered (%v), the read without it did not (%v)", err, werr)
+				t.Fatalf("%s: the sink answered (%v), the read without it did not (%v)", what, err, werr)
 			case (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error():
-				t.Fatalf("pictures: errors differ: sink %v, without it %v", err, werr)
+				t.Fatalf("%s: errors differ: sink %v, without it %v", what, err, werr)
 			case got != want:
-				t.Fatalf("the pictures differ\n--- sink\n%s\n--- without\n%s", got, want)
+				t.Fatalf("%s differs\n--- sink\n%s\n--- without\n%s", what, got, want)
 			}
 		}
-		ok, got, err := top(&topSink{n: 4})
-		if !ok {
-			return
+		if ok, got, _, err := pictures(t, p, true); ok {
+			wok, want, _, werr := pictures(t, p, false)
+			same("the pictures", got, want, err, werr, wok)
 		}
-		wok, want, werr := top(nil)
-		switch {
-		case !wok:
-			t.Fatalf("the sink answered (%v), the read without it did not (%v)", err, werr)
-		case (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error():
-			t.Fatalf("errors differ: sink %v, without it %v", err, werr)
-		case got != want:
-			t.Fatalf("--top 4 differs\n--- sink\n%s\n--- without\n%s", got, want)
+		if ok, got, err := top(&topSink{n: 4}); ok {
+			wok, want, werr := top(nil)
+			same("--top 4", got, want, err, werr, wok)
 		}
 	})
 }
