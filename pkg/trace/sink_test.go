@@ -79,11 +79,11 @@ func TestPictureSinkCorpus(t *testing.T) {
 	for _, min := range []int{4, 64} {
 		pickle.MinCompact = min
 		for _, p := range files {
-			ok, got, folds, err := pictures(t, p, true)
+			ok, got, folds, err := pictures(t, p, true, &narrowSVG, &narrowHTML)
 			if err != nil || !ok {
 				continue // (the sink gave up, or the file is no pickle)
 			}
-			_, want, _, werr := pictures(t, p, false)
+			_, want, _, werr := pictures(t, p, false, &narrowSVG, &narrowHTML)
 			if werr != nil {
 				t.Errorf("%s (MinCompact %d): the sink drew, the whole store did not: %v", p, min, werr)
 			} else if got != want {
@@ -100,12 +100,77 @@ func TestPictureSinkCorpus(t *testing.T) {
 	}
 }
 
-// pictures draws the file at p as a narrow SVG (8 px) and a page of 10
-// boxes, through the pictures' sink (sink) or the whole store, and the
-// roots the sink folded; ok false when the sink gave up.
-func pictures(t *testing.T, p string, sink bool) (ok bool, out string, folds int, err error) {
+// TestPictureSinkMemoStrings: rows whose strings are memo-shared (each
+// first met in a row, then read by BINGET) leave those strings below the
+// compaction's stub once their rows fold; the stub holds a fifth of the
+// file, and the default SVG, which would draw its box, draws what the
+// whole store draws (the default page draws every row of so small a file:
+// nothing folds).
+func TestPictureSinkMemoStrings(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	pickle.MinCompact = tableRecords // (the first rows, which name the strings first, fold too)
+	p := filepath.Join(t.TempDir(), "strings.pkl")
+	if err := os.WriteFile(p, stringRowsPickle(40000, 600), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok, got, folds, err := pictures(t, p, true, &SVGOptions{}, nil)
+	if err != nil || !ok || folds == 0 {
+		t.Fatalf("the sink did not fold the rows: ok %v, %d folded, %v", ok, folds, err)
+	}
+	if _, want, _, werr := pictures(t, p, false, &SVGOptions{}, nil); werr != nil || got != want {
+		t.Errorf("the pictures differ (%v)\n--- sink\n%s\n--- whole store\n%s", werr, got, want)
+	}
+}
+
+// stringRowsPickle is a pickle of a list of n dicts {'a': s}, s one of k
+// strings of 200 characters, laid out as CPython's pickler writes it
+// (protocol 4 without frames): every dict and string memoised (MEMOIZE),
+// each string written once and then read back (LONG_BINGET), the rows in
+// batches of APPENDS.
+func stringRowsPickle(n, k int) []byte {
+	b := []byte{0x80, 4, ']', 0x94}
+	memo := 1
+	at := make([]int, k+1) // memo index of string j, and of the key at k
+	get := func(i int) { b = append(b, 'j', byte(i), byte(i>>8), byte(i>>16), byte(i>>24)) }
+	put := func(x *int) { b = append(b, 0x94); *x = memo; memo++ }
+	for i := 0; i < n; i++ {
+		if i%100 == 0 {
+			b = append(b, '(')
+		}
+		var row int
+		b = append(b, '}')
+		put(&row)
+		if i == 0 {
+			b = append(b, 0x8c, 1, 'a')
+			put(&at[k])
+		} else {
+			get(at[k])
+		}
+		if j := i % k; i < k {
+			b = append(b, 0x8c, 200)
+			b = append(b, bytes.Repeat([]byte{byte('a' + j%26)}, 200)...)
+			put(&at[j])
+		} else {
+			get(at[j])
+		}
+		b = append(b, 's')
+		if i%100 == 99 || i == n-1 {
+			b = append(b, 'e')
+		}
+	}
+	return append(b, '.')
+}
+
+// narrowSVG and narrowHTML are pictures that draw little: an SVG of 8 px
+// and a page of 10 boxes (so that the sink folds most rows of a file).
+var narrowSVG, narrowHTML = SVGOptions{Width: 28}, HTMLOptions{MaxNodes: 10}
+
+// pictures draws the file at p as an SVG and a page with so's and ho's
+// options (no page when ho is nil), through the pictures' sink (sink) or
+// the whole store, and the roots the sink folded; ok false when the sink
+// gave up.
+func pictures(t *testing.T, p string, sink bool, so *SVGOptions, ho *HTMLOptions) (ok bool, out string, folds int, err error) {
 	t.Helper()
-	so, ho := &SVGOptions{Width: 28}, &HTMLOptions{MaxNodes: 10}
 	fi, err := os.Stat(p)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +183,7 @@ func pictures(t *testing.T, p string, sink bool) (ok bool, out string, folds int
 	var b strings.Builder
 	ok, err = eachTree(p, k, sk, k.place(func(tr *Tree) error {
 		start := tr.Root()
-		if err := tr.WriteSVG(&b, start, *so); err != nil {
+		if err := tr.WriteSVG(&b, start, *so); err != nil || ho == nil {
 			return err
 		}
 		return tr.WriteHTML(&b, start, *ho)
@@ -216,8 +281,8 @@ func FuzzTopSink(f *testing.F) {
 				t.Fatalf("%s differs\n--- sink\n%s\n--- without\n%s", what, got, want)
 			}
 		}
-		if ok, got, _, err := pictures(t, p, true); ok {
-			wok, want, _, werr := pictures(t, p, false)
+		if ok, got, _, err := pictures(t, p, true, &narrowSVG, &narrowHTML); ok {
+			wok, want, _, werr := pictures(t, p, false, &narrowSVG, &narrowHTML)
 			same("the pictures", got, want, err, werr, wok)
 		}
 		if ok, got, err := top(&topSink{n: 4}); ok {
