@@ -433,8 +433,7 @@ func (k *picKeep) offer(s *pickle.Store, _ *StreamTree) {
 		k.first, k.seen = s.Begin, true
 	}
 	for _, sp := range k.specs {
-		// as layout decides (scale: width over the root's bytes)
-		if scale := sp.width / float64(k.total); float64(s.Length())*scale >= sp.minW {
+		if sp.draws(s.Length(), k.total) {
 			k.at = append(k.at, streamAt{s.Index, s.Begin})
 			return
 		}

@@ -53,6 +53,13 @@ type picSpec struct {
 	maxNodes    int // the page's cap: the first boxes in pre-order (0: svg)
 }
 
+// draws reports whether the picture draws a box of size bytes in a
+// picture of total bytes from the root, as layout decides (the same float
+// expression: a scale of width over the root's bytes, times the size).
+func (sp picSpec) draws(size, total int64) bool {
+	return float64(size)*(sp.width/float64(total)) >= sp.minW
+}
+
 func (o SVGOptions) spec() picSpec {
 	o.defaults()
 	return picSpec{width: float64(o.Width - 20), minW: 0.5, maxDepth: o.MaxDepth}

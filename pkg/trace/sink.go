@@ -233,11 +233,10 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 }
 
 // drawn reports whether a picture of the pictures' sink draws a box of size
-// bytes, as layout decides from the root (a scale of width over the
-// root's bytes).
+// bytes.
 func (sk *topSink) drawn(size int64) bool {
 	for _, sp := range sk.pics {
-		if float64(size)*(sp.width/float64(sk.total)) >= sp.minW {
+		if sp.draws(size, sk.total) {
 			return true
 		}
 	}
