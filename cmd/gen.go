@@ -8,27 +8,16 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
 )
 
-// make install writes the man pages and the shell completions with the
-// hidden commands `pk gen-man DIR` and `pk gen-completions DIR` (so that
-// they describe the binary being installed); the work is in GenMan and
-// GenCompletions.
+// make install writes the shell completions with the hidden command
+// `pk gen-completions DIR` (so that they describe the binary being
+// installed) and the man pages with cmd/genman, built from the same source
+// with the same flags: cobra's doc package, which renders them, links a
+// Markdown and a YAML library, and they stay out of the pk binary. The work
+// is in GenCompletions and GenMan.
 
-func init() { subcommands = append(subcommands, newGenManCmd, newGenCompletionsCmd) }
-
-func newGenManCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "gen-man DIR",
-		Short:  "Write pk's man pages (section 1) into DIR",
-		Hidden: true,
-		Args:   exactArgs(1, "one DIR"),
-		RunE: func(c *cobra.Command, args []string) error {
-			return trouble(GenMan(args[0]))
-		},
-	}
-}
+func init() { subcommands = append(subcommands, newGenCompletionsCmd) }
 
 func newGenCompletionsCmd() *cobra.Command {
 	return &cobra.Command{
@@ -61,17 +50,16 @@ func linkNames() []string {
 	return out
 }
 
-// GenMan writes pk.1 and pk-SUBCOMMAND.1 (cobra's doc package) into dir,
-// and for each link (pkhash) a page that includes its command's
-// (".so man1/pk-hash.1").
-func GenMan(dir string) error {
+// GenMan writes pk.1 and pk-SUBCOMMAND.1 into dir with tree (cmd/genman
+// passes cobra's doc.GenManTree), and for each link (pkhash) a page that
+// includes its command's (".so man1/pk-hash.1").
+func GenMan(dir string, tree func(root *cobra.Command, dir string) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	root := NewRoot()
 	root.DisableAutoGenTag = true
-	hdr := &doc.GenManHeader{Title: "PK", Section: "1", Source: "pk " + Version, Manual: "pk manual"}
-	if err := doc.GenManTree(root, hdr, dir); err != nil {
+	if err := tree(root, dir); err != nil {
 		return err
 	}
 	for _, n := range linkNames() {
