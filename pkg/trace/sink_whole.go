@@ -53,10 +53,13 @@ type wholeSink struct {
 	n     int64     // bytes spilled
 	at    []int64   // the spill offset of every rootsStep-th folded root
 	lens  rootSizes // the bytes of each folded root's lines
-	rdep  []uint8   // the depth of each folded root's line
-	buf   lineBuf   // a row's lines being made
-	line  lineBuf
-	err   error
+	// of each folded root: with --depth, the depth of its line it was
+	// cut for; else the depth of its deepest line below it (the row's
+	// lines reach maxIndent at neither: check)
+	mark []uint8
+	buf  lineBuf // a row's lines being made
+	line lineBuf
+	err  error
 	// the list of the last row rendered in a compaction (NoID: none) and
 	// its depth, and the roles of its owned items
 	list  pickle.ID
@@ -93,16 +96,15 @@ func (ws *wholeSink) compaction() {
 // reports whether it did (false: r must not fold).
 func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	s := st.Store
-	if isScalar(s, r) {
-		return false // (a small one shows in its list's "more" line)
+	if isScalar(s, r) && st.incl.at(r) < SmallScalar {
+		return false // (it shows in its list's "more" line)
 	}
 	if p != ws.list {
-		// the depth of p's line: the nodes from p up to the stream's top
+		// the depth of p's line as it stands: the nodes from p up to the
+		// stream's top (p may get an owner later: check compares)
 		d := 0
-		for x := p; x != pickle.NoID; x = s.Owner(x) {
-			if d++; d > maxIndent {
-				return false
-			}
+		for x := p; x != pickle.NoID && d <= maxIndent; x = s.Owner(x) {
+			d++
 		}
 		clear(ws.roles)
 		eachChild(s, p, func(c pickle.ID, rl role, folded bool) bool {
@@ -119,22 +121,27 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	if !ok {
 		return false
 	}
-	depth := ws.ldep + 1
+	// the row's lines, from the row at depth 0; with --depth, cut where
+	// the row's line at the list's depth now would be cut
+	opt, mark := Options{Depth: -1, noPaths: true}, 0
+	if ws.depth >= 0 {
+		mark = ws.ldep + 1
+		opt.Depth = ws.depth - mark
+	}
 	ws.buf.Reset()
-	if ws.depth < 0 || depth <= ws.depth {
+	if opt.Depth >= 0 || ws.depth < 0 {
 		// (else the list's line is cut by --depth: no row is shown)
-		opt := Options{Depth: -1, noPaths: true}
-		if ws.depth >= 0 {
-			opt.Depth = ws.depth - depth
-		}
 		st.tree = ws.t
 		it := st.nodeItem(r, rl.str(s), noPath)
-		ok = true
 		ws.t.walk(it, opt, func(v *Visit) {
 			if !ok {
 				return
 			}
-			if depth+v.Depth > maxIndent || v.Kind == ItemRef && s.Kind(v.Node) != pickle.KindGlobal {
+			least := mark // (the row's depth: with --depth, as it folds; else at least 2, below a list)
+			if ws.depth < 0 {
+				mark, least = max(mark, v.Depth), 2
+			}
+			if v.Depth+least > maxIndent || v.Kind == ItemRef && s.Kind(v.Node) != pickle.KindGlobal {
 				ok = false
 				return
 			}
@@ -155,7 +162,7 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 		ws.at = append(ws.at, ws.n)
 	}
 	ws.lens.add(int64(len(ws.buf.b)))
-	ws.rdep = append(ws.rdep, uint8(depth))
+	ws.mark = append(ws.mark, uint8(mark))
 	if _, err := ws.bw.Write(ws.buf.b); err != nil && ws.err == nil {
 		ws.err = err
 	}
@@ -198,12 +205,12 @@ func (ws *wholeSink) check(t *Tree, start Item) bool {
 			return
 		}
 		off, n, _, _ := v.Stream.Store.FoldedRun(v.Node)
-		if off < 0 || int(off)+n > len(ws.rdep) {
+		if off < 0 || int(off)+n > len(ws.mark) {
 			ok = false
 			return
 		}
-		for _, d := range ws.rdep[off : int(off)+n] {
-			if int(d) != v.Depth {
+		for _, d := range ws.mark[off : int(off)+n] {
+			if ws.depth >= 0 && int(d) != v.Depth || ws.depth < 0 && v.Depth+int(d) > maxIndent {
 				ok = false
 				return
 			}
@@ -299,10 +306,16 @@ func sinkWhole(path string, size int64, w io.Writer, depth int, sty Style, begin
 		return false, nil
 	}
 	defer ws.close()
-	sk := &topSink{whole: ws, total: size}
+	return ws.run(path, w, begin)
+}
+
+// run reads the file at path through the top sink with ws and writes its
+// whole tree to w (begin first); false: nothing was written.
+func (ws *wholeSink) run(path string, w io.Writer, begin func()) (bool, error) {
+	sk := &topSink{whole: ws, total: ws.t.Total}
 	ok, err := eachTree(path, &boundedKeep{lines: 1}, sk, func(t *Tree) error {
 		start := t.Root()
-		if sk.num != nil && !ws.check(t, start) {
+		if t.streamCount() != 1 || sk.num != nil && !ws.check(t, start) {
 			return errNoWhole
 		}
 		if begin != nil {
