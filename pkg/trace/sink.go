@@ -187,13 +187,19 @@ func (z *rootSizes) add(v int64) int {
 	return z.n - 1
 }
 
-// sum returns the sizes of the n roots from root off.
-func (z *rootSizes) sum(off, n int) int64 {
+// pos returns where the size of root off starts in b.
+func (z *rootSizes) pos(off int) int {
 	p := z.at[off/rootsStep]
 	for range off % rootsStep {
 		_, k := binary.Uvarint(z.b[p:])
 		p += k
 	}
+	return p
+}
+
+// sum returns the sizes of the n roots from root off.
+func (z *rootSizes) sum(off, n int) int64 {
+	p := z.pos(off)
 	var t int64
 	for range n {
 		v, k := binary.Uvarint(z.b[p:])

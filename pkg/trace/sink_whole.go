@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -30,15 +31,20 @@ import (
 // is its list's last line drawn as the last.
 //
 // What a row's lines say must not change once it has folded, and depend
-// on nothing but the row and its depth: a row is not folded when its
-// lines would reach past maxIndent (the branches are then cut, not
-// shifted), when a line of it refers to anything but a global (a
-// container's label may change later; a global's does not, nor can it be
-// open on the walk's path), or when a label holds a newline. Whatever
-// cannot be checked as it folds is checked at STOP by a walk that writes
-// nothing (the depth of every run's rows, no orphan but the compaction's
-// stub, which the walk steps over): when it fails, nothing has been
-// written, and the caller reads the file again on the store path.
+// on nothing but the row: a row is not folded when it is a small scalar
+// (it shows in its list's "more" line), when a line of it refers to
+// anything but a global (a container's label may change later; a
+// global's does not, nor can it be open on the walk's path), when a line
+// holds a newline or is longer than spillLine, or when its lines would
+// reach past maxIndent below a list at the top (the branches are then
+// cut, not shifted). The depth of the row's list is known only at STOP
+// (a list is owned when its parent takes it, after its items): there a
+// walk that writes nothing checks that no run's lines reach past
+// maxIndent (with --depth D, that each run is at the depth its rows were
+// cut for) and that the stream shows no orphan (it does not list what
+// hangs below a compaction's stub, nextTopKid). When it fails, nothing
+// has been written, and the caller reads the file again on the store
+// path.
 
 // wholeSink spills the lines of the rows the top sink folds, and writes
 // the tree with them at STOP.
@@ -147,7 +153,7 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 			}
 			ws.line.Reset()
 			ws.t.textLine(&ws.line, v, ws.g, ws.width, ws.sty)
-			if len(ws.line.b) < ws.cols() || bytes.IndexByte(ws.line.b, '\n') != len(ws.line.b)-1 {
+			if len(ws.line.b) < ws.cols() || len(ws.line.b) > spillLine || bytes.IndexByte(ws.line.b, '\n') != len(ws.line.b)-1 {
 				ok = false
 				return
 			}
@@ -175,6 +181,9 @@ func (ws *wholeSink) offset(seq int) int64 {
 	base := seq / rootsStep * rootsStep
 	return ws.at[seq/rootsStep] + ws.lens.sum(base, seq-base)
 }
+
+// spillLine bounds a spilled line (the buffer write reads them through).
+const spillLine = 64 << 10
 
 // errNoWhole: the check at STOP failed before anything was written.
 var errNoWhole = errors.New("the whole tree cannot be written from the sink")
@@ -234,7 +243,7 @@ func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 			_, err = bw.Write(b)
 		}
 	}
-	rd := bufio.NewReaderSize(nil, 64<<10)
+	rd := bufio.NewReaderSize(nil, spillLine)
 	t.Walk(start, Options{Depth: ws.depth, noPaths: true}, func(v *Visit) {
 		if err != nil {
 			return
@@ -246,26 +255,17 @@ func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 			return
 		}
 		off, n, _, _ := v.Stream.Store.FoldedRun(v.Node)
-		// the branches of the rows' ancestors, as textLine draws them
 		pre.Reset()
-		run := 0
-		for _, l := range v.Last[:v.Depth-1] {
-			if l {
-				run++
-				continue
-			}
-			pre.spaces(run)
-			run = 0
-			pre.WriteString(ws.g.vert)
-		}
-		pre.spaces(run)
-		start, end := ws.offset(int(off)), ws.offset(int(off)+n-1)
-		end += int64(ws.lens.sum(int(off)+n-1, 1))
-		rd.Reset(io.NewSectionReader(ws.spill, start, end-start))
+		pre.branches(ws.g, v.Last[:v.Depth-1]) // (the rows' ancestors')
+		start := ws.offset(int(off))
+		rd.Reset(io.NewSectionReader(ws.spill, start, ws.n-start))
+		p := ws.lens.pos(int(off)) // (the rows' lengths, read in turn)
 		cols := ws.cols()
 		for seq := int(off); seq < int(off)+n && err == nil; seq++ {
 			last := v.Last[v.Depth-1] && seq == int(off)+n-1
-			rest := ws.lens.sum(seq, 1)
+			size, k := binary.Uvarint(ws.lens.b[p:])
+			p += k
+			rest := int64(size)
 			for first := true; rest > 0 && err == nil; first = false {
 				b, rerr := rd.ReadSlice('\n')
 				if rerr != nil {
