@@ -66,10 +66,9 @@ type wholeSink struct {
 	buf  lineBuf // a row's lines being made
 	line lineBuf
 	err  error
-	// the list of the last row rendered in a compaction (NoID: none) and
-	// its depth, and the roles of its owned items
-	list  pickle.ID
-	ldep  int
+	// the lists of the rows rendered in a compaction, with the depth of
+	// their lines, and the roles of their owned items
+	lists map[pickle.ID]int
 	roles map[pickle.ID]role
 }
 
@@ -82,7 +81,7 @@ func newWholeSink(total int64, depth int, sty Style) (*wholeSink, error) {
 	}
 	os.Remove(f.Name()) // (the file lives while it is open)
 	ws := &wholeSink{t: &Tree{Total: total}, depth: depth, sty: sty, spill: f, bw: bufio.NewWriterSize(f, 64<<10),
-		list: pickle.NoID, roles: map[pickle.ID]role{}}
+		lists: map[pickle.ID]int{}, roles: map[pickle.ID]role{}}
 	ws.g, ws.width = sty.layout()
 	return ws, nil
 }
@@ -95,7 +94,8 @@ func (ws *wholeSink) cols() int { return 2*ws.width + 11 }
 
 // compaction starts the rows of a compaction: the store's IDs change.
 func (ws *wholeSink) compaction() {
-	ws.list = pickle.NoID
+	clear(ws.lists)
+	clear(ws.roles)
 }
 
 // render spills the lines of root r, an item of list p in st, and
@@ -105,14 +105,14 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	if isScalar(s, r) && st.incl.at(r) < SmallScalar {
 		return false // (it shows in its list's "more" line)
 	}
-	if p != ws.list {
+	ldep, seen := ws.lists[p]
+	if !seen {
 		// the depth of p's line as it stands: the nodes from p up to the
 		// stream's top (p may get an owner later: check compares)
-		d := 0
-		for x := p; x != pickle.NoID && d <= maxIndent; x = s.Owner(x) {
-			d++
+		for x := p; x != pickle.NoID && ldep <= maxIndent; x = s.Owner(x) {
+			ldep++
 		}
-		clear(ws.roles)
+		ws.lists[p] = ldep
 		eachChild(s, p, func(c pickle.ID, rl role, folded bool) bool {
 			if !folded && c >= 0 && s.Owner(c) == p {
 				if _, dup := ws.roles[c]; !dup {
@@ -121,7 +121,6 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 			}
 			return true
 		})
-		ws.list, ws.ldep = p, d
 	}
 	rl, ok := ws.roles[r]
 	if !ok {
@@ -131,7 +130,7 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	// the row's line at the list's depth now would be cut
 	opt, mark := Options{Depth: -1, noPaths: true}, 0
 	if ws.depth >= 0 {
-		mark = ws.ldep + 1
+		mark = ldep + 1
 		opt.Depth = ws.depth - mark
 	}
 	ws.buf.Reset()
