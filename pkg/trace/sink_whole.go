@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"os"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -300,6 +301,9 @@ func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 // with the rows' lines spilled (above). false: nothing was written, the
 // caller takes the store path.
 func sinkWhole(path string, size int64, w io.Writer, depth int, sty Style, begin func()) (bool, error) {
+	if size > math.MaxUint32 {
+		return false, nil // (eachTree's sink takes no more: the store path, or FastDepth, as before)
+	}
 	ws, err := newWholeSink(size, depth, sty)
 	if err != nil {
 		return false, nil
