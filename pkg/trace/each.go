@@ -127,8 +127,10 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 	}
 	file, ok := input.EachStream(path, opt, func(ps *pickle.Stream) error {
 		s := ps.Store()
-		if sk != nil && sk.num != nil && s.Index > 0 {
-			return errSinkStreams // (the first stream was compacted: read again without the sink)
+		if sk != nil && (sk.num != nil || sk.whole != nil) && s.Index > 0 {
+			// (the first stream was compacted: read again without the
+			// sink; the whole tree's sink writes files of one stream)
+			return errSinkStreams
 		}
 		if n == 0 {
 			first = s.Begin

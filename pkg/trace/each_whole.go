@@ -27,8 +27,14 @@ import (
 // writing, or an input that changed between the reads.
 func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
 	size, ok := eachSize(path)
-	if !ok || !mayHoldTwo(path, size) {
+	if !ok {
 		return false, nil
+	}
+	if !mayHoldTwo(path, size) {
+		if asJSON || noSink {
+			return false, nil
+		}
+		return sinkWhole(path, size, w, depth, sty, begin)
 	}
 	ropt := pickle.Options{NoGraph: true}
 	var (

@@ -61,6 +61,7 @@ import (
 type topSink struct {
 	n     int
 	pics  []picSpec  // the pictures' sink: the pictures drawn (n is 0)
+	whole *wholeSink // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
 	total int64      // and the bytes of the root they are drawn from (the file's)
 	doc   *input.Doc // what eachBuild gives the streams: labels of tensors read the file
 	sizes rootSizes  // the inclusive size of each folded root
@@ -186,13 +187,19 @@ func (z *rootSizes) add(v int64) int {
 	return z.n - 1
 }
 
-// sum returns the sizes of the n roots from root off.
-func (z *rootSizes) sum(off, n int) int64 {
+// pos returns where the size of root off starts in b.
+func (z *rootSizes) pos(off int) int {
 	p := z.at[off/rootsStep]
 	for range off % rootsStep {
 		_, k := binary.Uvarint(z.b[p:])
 		p += k
 	}
+	return p
+}
+
+// sum returns the sizes of the n roots from root off.
+func (z *rootSizes) sum(off, n int) int64 {
+	p := z.pos(off)
 	var t int64
 	for range n {
 		v, k := binary.Uvarint(z.b[p:])
@@ -209,6 +216,9 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 	sk.sync(s)
 	st := sk.tree(s)
 	sk.lastFunc = pickle.NoID
+	if sk.whole != nil {
+		sk.whole.compaction()
+	}
 	for i, r := range roots {
 		p := s.Owner(r)
 		if keys[i] != pickle.NoID || p < 0 || s.Kind(p) != pickle.KindList {
@@ -218,7 +228,7 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 		if !ok {
 			continue
 		}
-		if sk.drawn(st.incl.at(r)) {
+		if sk.drawn(st.incl.at(r)) || sk.whole != nil && !sk.whole.render(st, r, p) {
 			continue
 		}
 		seq := int32(sk.sizes.add(st.incl.at(r)))
@@ -514,3 +524,24 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 // noSink turns the top sink off (PK_TRACE_SINK=0: to measure or
 // cross-check the store path).
 var noSink = os.Getenv("PK_TRACE_SINK") == "0"
+
+// isStub reports whether x is a compaction's stub in s (release.go): a
+// released None that nothing owns, which the owners of what folded roots
+// owned and the memo still names (memo-shared strings) now point to.
+func isStub(s *pickle.Store, x pickle.ID) bool {
+	return s.Kind(x) == pickle.KindNone && s.Flags(x)&pickle.FlagReleased != 0 && s.Owner(x) == pickle.NoID
+}
+
+// belowStub reports whether x is a stub of s or hangs below one: it has
+// no place of its own in the stream, its bytes are in the folded runs
+// (a store the sink folded shows its stream without it: nextTopKid).
+func belowStub(s *pickle.Store, x pickle.ID) bool {
+	for range s.Len() {
+		o := s.Owner(x)
+		if o == pickle.NoID {
+			return isStub(s, x)
+		}
+		x = o
+	}
+	return false // (malformed ownership)
+}

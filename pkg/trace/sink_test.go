@@ -247,10 +247,11 @@ func rowsPickle(n int) []byte {
 // compacted at 4 records, never panics, and either gives up (the caller
 // reads the file again) or gives what the read without the sink gives: the
 // same error, or the same lines and JSON records; and so do the pictures
-// through the pictures' sink.
+// through the pictures' sink and the whole tree through its sink.
 func FuzzTopSink(f *testing.F) {
 	addFuzzSeeds(f)
 	f.Add(rowsPickle(40))
+	f.Add(objectRowsPickle(8, false))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > fuzzMaxInput {
@@ -288,6 +289,10 @@ func FuzzTopSink(f *testing.F) {
 		if ok, got, err := top(&topSink{n: 4}); ok {
 			wok, want, werr := top(nil)
 			same("--top 4", got, want, err, werr, wok)
+		}
+		if ok, got, _, err := wholeText(t, p, true, -1, Style{}); ok {
+			wok, want, _, werr := wholeText(t, p, false, -1, Style{})
+			same("the whole tree", got, want, err, werr, wok)
 		}
 	})
 }

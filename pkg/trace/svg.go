@@ -44,9 +44,9 @@ type picNode struct {
 // as wide as its share of start's bytes. Children narrower than minW are
 // not drawn (their bytes show as the parent's colour), nor a run the
 // pictures' sink folded (sink.go: none of its roots is drawn); references
-// take no width, nor does the stub under which a compaction left what
-// folded roots owned and the memo still names (their bytes are in the
-// runs). A box's x is the bytes before it under start (an integer sum of
+// take no width, and the stub under which a compaction left what folded
+// roots owned and the memo still names is no child of the stream
+// (nextTopKid; their bytes are in the runs). A box's x is the bytes before it under start (an integer sum of
 // the preceding siblings' sizes, drawn or not, and its parent's) times the
 // scale, so a tree that holds only the boxes drawn and their offsets (the
 // fast picture, fast_pic.go) places them alike. visit returns false to
@@ -79,7 +79,7 @@ func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(
 				if t.placed && p.it.Kind == ItemFile {
 					off = p.off + t.fileOffset(k)
 				}
-				if k.kind == ItemRef || k.size <= 0 || k.stub(p.it.Stream) {
+				if k.kind == ItemRef || k.size <= 0 {
 					continue
 				}
 				if w := float64(k.size) * scale; w >= minW && !k.folded(p.it.Stream) {

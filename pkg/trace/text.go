@@ -175,18 +175,7 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 		from = v.Depth - maxIndent + 1
 	}
 	if from < v.Depth {
-		// runs of closed ancestors are runs of spaces, written at once
-		run := 0
-		for _, l := range v.Last[from-1 : v.Depth-1] {
-			if l {
-				run++
-				continue
-			}
-			line.spaces(run)
-			run = 0
-			line.WriteString(g.vert)
-		}
-		line.spaces(run)
+		line.branches(g, v.Last[from-1:v.Depth-1])
 	}
 	if v.Depth > 0 {
 		if v.Last[v.Depth-1] {
@@ -273,6 +262,23 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 		}
 	}
 	line.WriteByte('\n')
+}
+
+// branches writes the branches of a line's ancestors, each last of its
+// siblings or not: a space or a vertical bar each (runs of closed
+// ancestors are runs of spaces, written at once).
+func (l *lineBuf) branches(g glyphs, last []bool) {
+	run := 0
+	for _, c := range last {
+		if c {
+			run++
+			continue
+		}
+		l.spaces(run)
+		run = 0
+		l.WriteString(g.vert)
+	}
+	l.spaces(run)
 }
 
 // lineBuf is a line being formatted, its buffer kept from line to line.

@@ -658,9 +658,12 @@ func (st *StreamTree) nextTopKid(c *topCursor) (k kid, ok bool) {
 			return kid{node: s.Root, key: pickle.NoID, rk: rRoot, kind: ItemRef}, true
 		}
 	}
-	if j := c.i - len(s.Tops) - 1; j < len(st.Orphans) {
+	for j := c.i - len(s.Tops) - 1; j < len(st.Orphans); j = c.i - len(s.Tops) - 1 {
 		c.i++
 		x := st.Orphans[j]
+		if st.sink != nil && belowStub(s, x) {
+			continue // (what folded roots owned: their bytes are in the runs)
+		}
 		return kid{node: x, key: pickle.NoID, rk: rOrphan, i: int32(j), kind: ItemNode, size: st.incl.at(x)}, true
 	}
 	return kid{}, false

@@ -76,18 +76,6 @@ func (k *kid) folded(st *StreamTree) bool {
 	return k.item == nil && k.kind == ItemNode && st != nil && k.node >= 0 && st.Store.Kind(k.node) == pickle.KindFolded
 }
 
-// stub reports whether k is a compaction's stub in st, the stream of k's
-// parent: what it holds (nodes a folded root owned that the memo still
-// names) is counted in the folded runs and has no place of its own in the
-// stream (the stub is a top-level orphan only in a store the sink folded).
-func (k *kid) stub(st *StreamTree) bool {
-	if k.item != nil || k.kind != ItemNode || st == nil || st.sink == nil || k.node < 0 {
-		return false
-	}
-	s := st.Store // (the stub: a released None that nothing owns, release.go)
-	return s.Kind(k.node) == pickle.KindNone && s.Flags(k.node)&pickle.FlagReleased != 0 && s.Owner(k.node) == pickle.NoID
-}
-
 // top reports whether k is one of a stream's tops (topKids).
 func (k *kid) top() bool { return k.item == nil && k.rk >= rRoot }
 

@@ -1,0 +1,333 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"os"
+
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// The whole tree through the top sink: `pk trace --lines 0` (and --depth
+// D) as text, of a bare pickle file of one stream that the whole tree's
+// fast path does not take (rows made by calls), read through the top
+// sink (sink.go) with no candidates, so that the store holds what is live
+// rather than the whole stream.
+//
+// A row is folded only when its lines can be written as it folds: the
+// sink walks it then (the walk and textLine of the store path, from the
+// row, at depth 0) and spills its lines to a temporary file, in fold
+// order. A line at depth 0 lacks what its place in the tree adds: the
+// branches of the row's ancestors (above the row's list, which are known
+// only at STOP) and of the row's own level (whether it is its list's last
+// line); the columns before the branches have a fixed width, so these go
+// in between when the lines are copied out. At STOP the tree of what is
+// left is walked as WriteText walks it, and a folded run is replaced by
+// the spilled lines of its rows, each with the branches the walk gives
+// the run (its depth and its ancestors' Last), the last row of a run that
+// is its list's last line drawn as the last.
+//
+// What a row's lines say must not change once it has folded, and depend
+// on nothing but the row: a row is not folded when it is a small scalar
+// (it shows in its list's "more" line), when a line of it refers to
+// anything but a global (a container's label may change later; a
+// global's does not, nor can it be open on the walk's path), when a line
+// holds a newline or is longer than spillLine, or when its lines would
+// reach past maxIndent below a list at the top (the branches are then
+// cut, not shifted). The depth of the row's list is known only at STOP
+// (a list is owned when its parent takes it, after its items): there a
+// walk that writes nothing checks that no run's lines reach past
+// maxIndent (with --depth D, that each run is at the depth its rows were
+// cut for) and that the stream shows no orphan (it does not list what
+// hangs below a compaction's stub, nextTopKid). When it fails, nothing
+// has been written, and the caller reads the file again on the store
+// path.
+
+// wholeSink spills the lines of the rows the top sink folds, and writes
+// the tree with them at STOP.
+type wholeSink struct {
+	t     *Tree // Total (the share column) and the row walks' scratch
+	depth int   // --depth (<0: all)
+	sty   Style
+	g     glyphs
+	width int // of the size columns: a line's branches start at cols()
+	spill *os.File
+	bw    *bufio.Writer
+	n     int64     // bytes spilled
+	at    []int64   // the spill offset of every rootsStep-th folded root
+	lens  rootSizes // the bytes of each folded root's lines
+	// of each folded root: with --depth, the depth of its line it was
+	// cut for; else the depth of its deepest line below it (the row's
+	// lines reach maxIndent at neither: check)
+	mark []uint8
+	buf  lineBuf // a row's lines being made
+	line lineBuf
+	err  error
+	// the lists of the rows rendered in a compaction, with the depth of
+	// their lines, and the roles of their owned items
+	lists map[pickle.ID]int
+	roles map[pickle.ID]role
+}
+
+// newWholeSink is the spill of a whole tree of a file of total bytes,
+// written with depth and sty.
+func newWholeSink(total int64, depth int, sty Style) (*wholeSink, error) {
+	f, err := os.CreateTemp("", "pk-trace-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // (the file lives while it is open)
+	ws := &wholeSink{t: &Tree{Total: total}, depth: depth, sty: sty, spill: f, bw: bufio.NewWriterSize(f, 64<<10),
+		lists: map[pickle.ID]int{}, roles: map[pickle.ID]role{}}
+	ws.g, ws.width = sty.layout()
+	return ws, nil
+}
+
+func (ws *wholeSink) close() { ws.spill.Close() }
+
+// cols is the width in bytes of a line's columns before its branches
+// (SIZE SHARE SELF and two spaces, textLine).
+func (ws *wholeSink) cols() int { return 2*ws.width + 11 }
+
+// compaction starts the rows of a compaction: the store's IDs change.
+func (ws *wholeSink) compaction() {
+	clear(ws.lists)
+	clear(ws.roles)
+}
+
+// render spills the lines of root r, an item of list p in st, and
+// reports whether it did (false: r must not fold).
+func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
+	s := st.Store
+	if isScalar(s, r) && st.incl.at(r) < SmallScalar {
+		return false // (it shows in its list's "more" line)
+	}
+	ldep, seen := ws.lists[p]
+	if !seen {
+		// the depth of p's line as it stands: the nodes from p up to the
+		// stream's top (p may get an owner later: check compares)
+		for x := p; x != pickle.NoID && ldep <= maxIndent; x = s.Owner(x) {
+			ldep++
+		}
+		ws.lists[p] = ldep
+		eachChild(s, p, func(c pickle.ID, rl role, folded bool) bool {
+			if !folded && c >= 0 && s.Owner(c) == p {
+				if _, dup := ws.roles[c]; !dup {
+					ws.roles[c] = rl
+				}
+			}
+			return true
+		})
+	}
+	rl, ok := ws.roles[r]
+	if !ok {
+		return false
+	}
+	// the row's lines, from the row at depth 0; with --depth, cut where
+	// the row's line at the list's depth now would be cut
+	opt, mark := Options{Depth: -1, noPaths: true}, 0
+	if ws.depth >= 0 {
+		mark = ldep + 1
+		opt.Depth = ws.depth - mark
+	}
+	ws.buf.Reset()
+	if opt.Depth >= 0 || ws.depth < 0 {
+		// (else the list's line is cut by --depth: no row is shown)
+		st.tree = ws.t
+		it := st.nodeItem(r, rl.str(s), noPath)
+		ws.t.walk(it, opt, func(v *Visit) {
+			if !ok {
+				return
+			}
+			least := mark // (the row's depth: with --depth, as it folds; else at least 2, below a list)
+			if ws.depth < 0 {
+				mark, least = max(mark, v.Depth), 2
+			}
+			if v.Depth+least > maxIndent || v.Kind == ItemRef && s.Kind(v.Node) != pickle.KindGlobal {
+				ok = false
+				return
+			}
+			ws.line.Reset()
+			ws.t.textLine(&ws.line, v, ws.g, ws.width, ws.sty)
+			if len(ws.line.b) < ws.cols() || len(ws.line.b) > spillLine || bytes.IndexByte(ws.line.b, '\n') != len(ws.line.b)-1 {
+				ok = false
+				return
+			}
+			ws.buf.b = append(ws.buf.b, ws.line.b...)
+		}, nil, false)
+		st.tree = nil
+		if !ok {
+			return false
+		}
+	}
+	if ws.lens.n%rootsStep == 0 {
+		ws.at = append(ws.at, ws.n)
+	}
+	ws.lens.add(int64(len(ws.buf.b)))
+	ws.mark = append(ws.mark, uint8(mark))
+	if _, err := ws.bw.Write(ws.buf.b); err != nil && ws.err == nil {
+		ws.err = err
+	}
+	ws.n += int64(len(ws.buf.b))
+	return true
+}
+
+// offset is where the lines of folded root seq start in the spill.
+func (ws *wholeSink) offset(seq int) int64 {
+	base := seq / rootsStep * rootsStep
+	return ws.at[seq/rootsStep] + ws.lens.sum(base, seq-base)
+}
+
+// spillLine bounds a spilled line (the buffer write reads them through).
+const spillLine = 64 << 10
+
+// errNoWhole: the check at STOP failed before anything was written.
+var errNoWhole = errors.New("the whole tree cannot be written from the sink")
+
+// isRun reports whether v is a folded run of the sink's store.
+func isRun(v *Visit) bool {
+	return v.Kind == ItemNode && v.Stream != nil && v.Stream.sink != nil && v.Stream.Store.Kind(v.Node) == pickle.KindFolded
+}
+
+// check walks the tree from start as write will, writing nothing, and
+// reports whether every run it meets can be copied out: its rows were
+// spilled at the depth the walk gives it, and no orphan shows (the
+// stream does not list what hangs below a compaction's stub).
+func (ws *wholeSink) check(t *Tree, start Item) bool {
+	if ws.err != nil || ws.bw.Flush() != nil {
+		return false
+	}
+	for _, st := range t.Streams {
+		for _, x := range st.Orphans {
+			if !belowStub(st.Store, x) {
+				return false
+			}
+		}
+	}
+	ok := true
+	t.Walk(start, Options{Depth: ws.depth, noPaths: true}, func(v *Visit) {
+		if !ok || !isRun(v) {
+			return
+		}
+		off, n, _, _ := v.Stream.Store.FoldedRun(v.Node)
+		if off < 0 || int(off)+n > len(ws.mark) {
+			ok = false
+			return
+		}
+		for _, d := range ws.mark[off : int(off)+n] {
+			if ws.depth >= 0 && int(d) != v.Depth || ws.depth < 0 && v.Depth+int(d) > maxIndent {
+				ok = false
+				return
+			}
+		}
+	}, nil)
+	return ok
+}
+
+// write writes the whole tree from start, with its header, to w: the
+// walk of WriteText, each folded run's spilled rows in its place.
+func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line, pre lineBuf
+	writeHeader(&line, ws.width)
+	bw.Write(line.b)
+	var err error
+	out := func(b []byte) {
+		if ws.sty.ASCII {
+			_, err = bw.WriteString(asciiOnly(string(b)))
+		} else {
+			_, err = bw.Write(b)
+		}
+	}
+	rd := bufio.NewReaderSize(nil, spillLine)
+	t.Walk(start, Options{Depth: ws.depth, noPaths: true}, func(v *Visit) {
+		if err != nil {
+			return
+		}
+		if !isRun(v) {
+			line.Reset()
+			t.textLine(&line, v, ws.g, ws.width, ws.sty)
+			out(line.b)
+			return
+		}
+		off, n, _, _ := v.Stream.Store.FoldedRun(v.Node)
+		pre.Reset()
+		pre.branches(ws.g, v.Last[:v.Depth-1]) // (the rows' ancestors')
+		start := ws.offset(int(off))
+		rd.Reset(io.NewSectionReader(ws.spill, start, ws.n-start))
+		p := ws.lens.pos(int(off)) // (the rows' lengths, read in turn)
+		cols := ws.cols()
+		for seq := int(off); seq < int(off)+n && err == nil; seq++ {
+			last := v.Last[v.Depth-1] && seq == int(off)+n-1
+			size, k := binary.Uvarint(ws.lens.b[p:])
+			p += k
+			rest := int64(size)
+			for first := true; rest > 0 && err == nil; first = false {
+				b, rerr := rd.ReadSlice('\n')
+				if rerr != nil {
+					err = rerr
+					return
+				}
+				rest -= int64(len(b))
+				line.Reset()
+				line.b = append(line.b, b[:cols]...)
+				line.b = append(line.b, pre.b...)
+				switch {
+				case first && last:
+					line.WriteString(ws.g.end)
+				case first:
+					line.WriteString(ws.g.tee)
+				case last:
+					line.WriteByte(' ')
+				default:
+					line.WriteString(ws.g.vert)
+				}
+				line.b = append(line.b, b[cols:]...)
+				out(line.b)
+			}
+		}
+	}, nil)
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// sinkWhole is EachWhole for a file of one stream: through the top sink
+// with the rows' lines spilled (above). false: nothing was written, the
+// caller takes the store path.
+func sinkWhole(path string, size int64, w io.Writer, depth int, sty Style, begin func()) (bool, error) {
+	if size > math.MaxUint32 {
+		return false, nil // (eachTree's sink takes no more: the store path, or FastDepth, as before)
+	}
+	ws, err := newWholeSink(size, depth, sty)
+	if err != nil {
+		return false, nil
+	}
+	defer ws.close()
+	return ws.run(path, w, begin)
+}
+
+// run reads the file at path through the top sink with ws and writes its
+// whole tree to w (begin first); false: nothing was written.
+func (ws *wholeSink) run(path string, w io.Writer, begin func()) (bool, error) {
+	sk := &topSink{whole: ws, total: ws.t.Total}
+	ok, err := eachTree(path, &boundedKeep{lines: 1}, sk, func(t *Tree) error {
+		start := t.Root()
+		if t.streamCount() != 1 || sk.num != nil && !ws.check(t, start) {
+			return errNoWhole
+		}
+		if begin != nil {
+			begin()
+		}
+		return ws.write(w, t, start)
+	})
+	if errors.Is(err, errNoWhole) {
+		return false, nil
+	}
+	return ok, err
+}

@@ -1,0 +1,179 @@
+package trace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/internal/testfile"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// TestWholeSinkCorpus: with every stream compacted early and often, the
+// whole tree written through the whole tree's sink (text, in two styles,
+// whole and to --depth 2) is what the tree of the whole store writes, for
+// every file under testdata/, or the sink gives up having written
+// nothing; and it folds rows in many of them.
+func TestWholeSinkCorpus(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	files := testfile.Sample(corpusFiles(8<<20), 2)
+	rows := make(map[string]bool) // (made here: the corpus has no table of rows that are no scalars)
+	for _, wrap := range []bool{false, true} {
+		p := filepath.Join(t.TempDir(), "objects.pkl")
+		if err := os.WriteFile(p, objectRowsPickle(600, wrap), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files, rows[p] = append(files, p), true
+	}
+	folded, gaveUp := 0, 0
+	for _, min := range []int{4, 64} {
+		pickle.MinCompact = min
+		for i, p := range files {
+			sty := Style{}
+			if i%2 == 1 {
+				sty = Style{ASCII: true, Bytes: true}
+			}
+			for _, depth := range []int{-1, 2} {
+				ok, got, folds, err := wholeText(t, p, true, depth, sty)
+				if !ok {
+					if rows[p] {
+						t.Errorf("%s (MinCompact %d, depth %d): the sink gave up", p, min, depth)
+					}
+					if got != "" {
+						t.Errorf("%s (MinCompact %d): the sink gave up after writing", p, min)
+					}
+					gaveUp++
+					continue
+				}
+				_, want, _, werr := wholeText(t, p, false, depth, sty)
+				switch {
+				case (err == nil) != (werr == nil):
+					t.Errorf("%s (MinCompact %d, depth %d): sink %v, whole store %v", p, min, depth, err, werr)
+				case got != want:
+					t.Errorf("%s (MinCompact %d, depth %d): the trees differ\n--- sink\n%s\n--- whole store\n%s", p, min, depth, got, want)
+				}
+				if folds > 0 {
+					folded++
+				} else if rows[p] {
+					t.Errorf("%s (MinCompact %d, depth %d): no row folded", p, min, depth)
+				}
+			}
+		}
+	}
+	t.Logf("%d files, twice, two depths: %d written with rows folded, %d not taken", len(files), folded, gaveUp)
+}
+
+// wholeText writes the whole tree of the file at p (to depth, <0: all)
+// through the whole tree's sink (sink) or from the store of the whole
+// file, and the rows the sink folded; ok false when the sink gave up.
+func wholeText(t *testing.T, p string, sink bool, depth int, sty Style) (ok bool, out string, folds int, err error) {
+	t.Helper()
+	var b bytes.Buffer
+	if !sink {
+		tr, err := slowTree(p)
+		if err != nil {
+			return true, "", 0, err
+		}
+		WriteHeader(&b, sty)
+		err = tr.WriteText(&b, tr.Root(), Options{Depth: depth}, sty)
+		return true, b.String(), 0, err
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := newWholeSink(fi.Size(), depth, sty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.close()
+	ok, err = ws.run(p, &b, nil)
+	return ok, b.String(), len(ws.mark), err
+}
+
+// objectRowsPickle is a pickle of a list of n objects made by NEWOBJ and
+// BUILD, as pickle writes instances of a class (protocol 2), each with a
+// list in its state, memoised; with wrap, the list is the first value of
+// a dict (its rows' lines then draw a branch of the dict's), the second a
+// list of 200 dicts. Some rows do
+// not fold: every 7th refers to a dict of the first row (a reference to
+// anything but a global), every 50th holds lists 70 deep (past
+// maxIndent).
+func objectRowsPickle(n int, wrap bool) []byte {
+	b := []byte{0x80, 2}
+	memo := uint32(0)
+	put := func() uint32 {
+		b = append(b, 'r', byte(memo), byte(memo>>8), byte(memo>>16), byte(memo>>24))
+		memo++
+		return memo - 1
+	}
+	get := func(i uint32) { b = append(b, 'j', byte(i), byte(i>>8), byte(i>>16), byte(i>>24)) }
+	str := func(s string) { b = append(append(b, 'X', byte(len(s)), 0, 0, 0), s...) }
+	if wrap {
+		b = append(b, '}')
+		put()
+		b = append(b, '(')
+		str("rows")
+	}
+	b = append(b, ']')
+	put()
+	var cls, shared uint32
+	for i := 0; i < n; i++ {
+		if i%100 == 0 {
+			b = append(b, '(')
+		}
+		if i == 0 {
+			b = append(b, "cpktables\nRow\n"...)
+			cls = put()
+		} else {
+			get(cls)
+		}
+		b = append(b, ')', 0x81)
+		put()
+		b = append(b, '}')
+		put()
+		b = append(b, '(')
+		str("a")
+		b = append(b, 'J', byte(i), byte(i>>8), 0, 0)
+		str("tags")
+		b = append(b, ']')
+		put()
+		b = append(b, '(', 'K', 1, 'K', 2, 'e')
+		switch {
+		case i == 0:
+			str("shared")
+			b = append(b, '}')
+			shared = put()
+			str("k")
+			b = append(b, 'K', 3, 's')
+		case i%7 == 3:
+			str("shared")
+			get(shared)
+		case i%50 == 5:
+			str("deep")
+			for range 70 {
+				b = append(b, ']')
+			}
+			for range 69 {
+				b = append(b, 'a')
+			}
+		}
+		b = append(b, 'u', 'b')
+		if i%100 == 99 || i == n-1 {
+			b = append(b, 'e')
+		}
+	}
+	if wrap {
+		// then a list of dicts, during which the last rows above fold
+		str("z")
+		b = append(b, ']', '(')
+		for i := 0; i < 200; i++ {
+			b = append(b, '}')
+			str("a")
+			b = append(b, 'K', byte(i), 's')
+		}
+		b = append(b, 'e', 'u')
+	}
+	return append(b, '.')
+}
