@@ -356,10 +356,16 @@ func (m *machine) compact() {
 		if xi := r.xi(); xi != 0 {
 			x := s.ext[xi-1] // (with the node's Self: rec.self)
 			if x.far != 0 {
-				fars = append(fars, s.far[x.far-1])
-				x.far = int32(len(fars))
+				// (its items are copied without room: a far entry made
+				// only for that room goes)
+				f := s.far[x.far-1]
+				f.kcap = 0
+				x.far = 0
+				if f != (far{}) {
+					fars = append(fars, f)
+					x.far = int32(len(fars))
+				}
 			}
-			x.kcap = 0
 			if x.mut != 0 {
 				first, prev := int32(0), int32(0)
 				for j := s.ext[xi-1].mut; j != 0; j = s.muts[j-1].next {

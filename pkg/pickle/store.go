@@ -223,12 +223,13 @@ const (
 const foldRecLen = 16
 
 // ext is what some nodes need beyond their record: the operations applied
-// to them after creation, the capacity of items that grew (20 bytes), the
-// index of what few need beyond that, and the Self the record's word gave
-// up for the index (rec.self). (The count of operations is the last one's
-// smut.idx + 1.)
+// to them after creation (16 bytes), the index of what few need beyond
+// that, and the Self the record's word gave up for the index (rec.self).
+// (The count of operations is the last one's smut.idx + 1.) A million
+// levels of objects built (cost shape nest_newobj_build) have one each:
+// the capacity of a container's items that grew, which few need, is in
+// far, not here (20 bytes).
 type ext struct {
-	kcap     int32  // capacity of a container's items after it grew
 	mut, end int32  // 1 + first and last operation in Store.muts; 0: none
 	far      int32  // 1 + index in Store.far; 0: none
 	self     uint32 // the node's Self (as rec.self without flagExt)
@@ -244,7 +245,7 @@ func (s *Store) nmut(x *ext) int32 {
 
 // far is what few nodes need: a big int, a streamed payload, a text longer
 // than textInFar, a Self of 4 GiB or more, the value of a node that holds
-// items.
+// items, the capacity of a container's items that grew.
 type far struct {
 	big     *big.Int
 	blob    *Blob
@@ -252,6 +253,7 @@ type far struct {
 	textLen int64
 	self    int64 // Self when rec.self == selfInExt
 	val     int64 // Int of a node whose v holds items (SetInt on a consumer's kind)
+	kcap    int32 // capacity of a container's items after it grew (AppendItems; 0: as many as it holds)
 }
 
 // smut is one operation applied to a node after its creation (see Mut):
@@ -401,6 +403,25 @@ func (s *Store) fr(id ID) *far {
 		return &s.far[x.far-1]
 	}
 	return nil
+}
+
+// kcap returns the capacity of a container's items that grew (far.kcap),
+// 0 when they did not: the container holds just its items.
+func (s *Store) kcap(r *rec) int32 {
+	if xi := r.xi(); xi != 0 {
+		if f := s.ext[xi-1].far; f != 0 {
+			return s.far[f-1].kcap
+		}
+	}
+	return 0
+}
+
+// dropKcap forgets the room a container's items had (its items were set
+// anew, or now share another node's).
+func (s *Store) dropKcap(id ID) {
+	if f := s.fr(id); f != nil {
+		f.kcap = 0
+	}
 }
 
 // namesAt returns the offset in Store.text of a global's names (see
@@ -875,9 +896,7 @@ func (s *Store) SetItems(id ID, items []ID) {
 		r.setKids(int32(len(s.kids)), int32(len(items)))
 		s.kids = append(arenaRoom(s, s.kids, len(items), arenaKids), items...)
 	}
-	if x := s.x(id); x != nil {
-		x.kcap = 0
-	}
+	s.dropKcap(id)
 }
 
 // AppendItems appends items to a container's items.
@@ -892,14 +911,12 @@ func (s *Store) AppendItems(id ID, items []ID) {
 		return
 	}
 	kid, nkid := r.kid(), r.nkid()
-	if nkid == 0 && (r.xi() == 0 || s.ext[r.xi()-1].kcap == 0) {
+	kcap := s.kcap(r)
+	if nkid == 0 && kcap == 0 {
 		s.SetItems(id, items)
 		return
 	}
-	kcap := nkid
-	if x := r.xi(); x != 0 && s.ext[x-1].kcap > kcap {
-		kcap = s.ext[x-1].kcap
-	}
+	kcap = max(kcap, nkid)
 	need := nkid + int32(len(items))
 	if need <= kcap {
 		copy(s.kids[kid+nkid:], items)
@@ -916,7 +933,7 @@ func (s *Store) AppendItems(id ID, items []ID) {
 		s.kids = append(s.kids, NoID)
 	}
 	s.recs[id].setKids(start, need)
-	s.xw(id).kcap = ncap
+	s.fw(id).kcap = ncap
 }
 
 // AddMut records an operation applied to target after its creation and

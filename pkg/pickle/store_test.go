@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"unsafe"
 )
 
 // sameGraph compares two graphs of one stream node by node (by ID).
@@ -116,6 +117,38 @@ func TestStoreGrowth(t *testing.T) {
 	}
 	if s.NMuts(l) != 143 || len(s.Muts(l)) != 143 || s.Muts(l)[2].Args[0] != want[14] {
 		t.Fatalf("muts wrong: %d", s.NMuts(l))
+	}
+}
+
+// TestStoreGrownRoom: the room of a container's items that grew is in its
+// far entry, not in every side record (an object's BUILD makes a 16-byte
+// ext and no far entry), and it goes when the items are set anew: an
+// append then moves them rather than writing over the next node's.
+func TestStoreGrownRoom(t *testing.T) {
+	if n := unsafe.Sizeof(ext{}); n != 16 {
+		t.Fatalf("ext is %d bytes", n)
+	}
+	s := &Store{}
+	a := s.Add(KindList, EMPTY_LIST, 0)
+	obj := s.Add(KindCall, NEWOBJ, 1)
+	x := s.Add(KindInt, BININT1, 2)
+	s.AddMut(obj, BUILD, 3, []ID{x})
+	if s.fr(obj) != nil || s.kcap(&s.recs[obj]) != 0 {
+		t.Fatalf("an operation made a far entry")
+	}
+	for range 5 {
+		s.AppendItems(a, []ID{x, x})
+	}
+	if k := s.kcap(&s.recs[a]); k < 10 || s.NItems(a) != 10 {
+		t.Fatalf("grown list: room %d, %d items", k, s.NItems(a))
+	}
+	b := s.Add(KindList, EMPTY_LIST, 4)
+	y := s.Add(KindInt, BININT1, 5)
+	s.SetItems(a, []ID{x})
+	s.SetItems(b, []ID{y, y})
+	s.AppendItems(a, []ID{x})
+	if got := fmt.Sprint(s.Items(a), s.Items(b)); got != fmt.Sprint([]ID{x, x}, []ID{y, y}) {
+		t.Fatalf("items after SetItems and an append: %s", got)
 	}
 }
 
