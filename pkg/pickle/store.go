@@ -257,14 +257,49 @@ type far struct {
 }
 
 // smut is one operation applied to a node after its creation (see Mut):
-// 24 bytes.
+// 20 bytes (24 with the opcode in a field of its own: a million objects
+// built, cost shape nest_newobj_build, hold a million).
 type smut struct {
 	off  uint32 // the offset's low word (its high word: Store.mutHi)
 	kid  int32  // arguments in Store.kids
-	nkid int32
-	next int32 // 1 + the next operation on the same target; 0: last
-	idx  int32 // its index in Muts(target) (an EvMut's SEvent.Mut)
-	op   Opcode
+	next int32  // 1 + the next operation on the same target; 0: last
+	idx  int32  // its index in Muts(target) (an EvMut's SEvent.Mut)
+	opn  uint32 // the opcode << 24 | the number of arguments (mutArgsFar: see there)
+}
+
+// mutArgsFar, as an operation's number of arguments (smut.opn's low 24
+// bits, mutArgsMask), says that the number is in Store.kids right before
+// the arguments: an operation of 16M arguments or more (an APPENDS of that
+// many items). (A variable for the tests, which lower it.)
+var mutArgsFar int32 = mutArgsMask
+
+const mutArgsMask = 1<<24 - 1
+
+// op returns the operation's opcode.
+func (m *smut) op() Opcode { return Opcode(m.opn >> 24) }
+
+// mutHead appends to kids what goes before an operation's n arguments (n
+// itself, when it is mutArgsFar or more) and returns kids and the smut.opn
+// of op with n arguments.
+func mutHead(kids []ID, op Opcode, n int) ([]ID, uint32) {
+	if n >= int(mutArgsFar) {
+		return append(kids, ID(n)), uint32(op)<<24 | uint32(mutArgsFar)
+	}
+	return kids, uint32(op)<<24 | uint32(n)
+}
+
+// nargs returns the number of arguments of operation m.
+func (s *Store) nargs(m *smut) int32 {
+	if n := int32(m.opn & mutArgsMask); n != mutArgsFar {
+		return n
+	}
+	return int32(s.kids[m.kid-1])
+}
+
+// mutArgs returns the arguments of operation m (the store's memory).
+func (s *Store) mutArgs(m *smut) []ID {
+	n := m.kid + s.nargs(m)
+	return s.kids[m.kid:n:n]
 }
 
 // mutOff returns the offset of operation i of Store.muts.
@@ -299,7 +334,7 @@ func (s *Store) Event(i int) SEvent {
 	e := &s.log[i]
 	if e.at >= 0 {
 		m := &s.muts[e.at]
-		return SEvent{Offset: s.mutOff(e.at), Node: e.node, Mut: m.idx, Kind: EvMut, Op: m.op}
+		return SEvent{Offset: s.mutOff(e.at), Node: e.node, Mut: m.idx, Kind: EvMut, Op: m.op()}
 	}
 	r := &s.recs[e.node]
 	return SEvent{Offset: s.Offset(e.node), Node: e.node, Mut: -1, Kind: evKinds[r.kind], Op: r.op}
@@ -650,7 +685,7 @@ func (s *Store) Muts(id ID) []SMut {
 	out := make([]SMut, 0, s.nmut(x))
 	for i := x.mut; i != 0; i = s.muts[i-1].next {
 		m := &s.muts[i-1]
-		out = append(out, SMut{Op: m.op, Offset: s.mutOff(i - 1), Args: s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
+		out = append(out, SMut{Op: m.op(), Offset: s.mutOff(i - 1), Args: s.mutArgs(m)})
 	}
 	return out
 }
@@ -664,7 +699,7 @@ func (s *Store) Children(id ID, buf []ID) []ID {
 	if x := s.x(id); x != nil {
 		for i := x.mut; i != 0; i = s.muts[i-1].next {
 			m := &s.muts[i-1]
-			buf = append(buf, s.kids[m.kid:m.kid+m.nkid]...)
+			buf = append(buf, s.mutArgs(m)...)
 		}
 	}
 	return buf
@@ -941,12 +976,14 @@ func (s *Store) AppendItems(id ID, items []ID) {
 func (s *Store) AddMut(target ID, op Opcode, off int64, args []ID) int {
 	x := s.xw(target)
 	idx := s.nmut(x)
-	s.muts = append(arenaRoom(s, s.muts, 1, arenaMuts), smut{op: op, off: uint32(off), kid: int32(len(s.kids)), nkid: int32(len(args)), idx: idx})
+	kids, opn := mutHead(arenaRoom(s, s.kids, len(args)+1, arenaKids), op, len(args))
+	kid := int32(len(kids))
+	s.kids = append(kids, args...)
+	s.muts = append(arenaRoom(s, s.muts, 1, arenaMuts), smut{opn: opn, off: uint32(off), kid: kid, idx: idx})
 	i := int32(len(s.muts))
 	if uint32(uint64(off)>>32) != s.mutHiLast {
 		noteOff(&s.mutHi, &s.mutHiLast, ID(i-1), off)
 	}
-	s.kids = append(arenaRoom(s, s.kids, len(args), arenaKids), args...)
 	if x.end == 0 {
 		x.mut = i
 	} else {
@@ -1117,7 +1154,8 @@ func (s *Store) Graph() *Stream {
 					x.Muts = make([]Mut, 0, s.nmut(e))
 					for j := e.mut; j != 0; j = s.muts[j-1].next {
 						m := &s.muts[j-1]
-						x.Muts = append(x.Muts, Mut{Op: m.op, Offset: s.mutOff(j - 1), Args: kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
+						n := m.kid + s.nargs(m)
+						x.Muts = append(x.Muts, Mut{Op: m.op(), Offset: s.mutOff(j - 1), Args: kids[m.kid:n:n]})
 					}
 				}
 			}

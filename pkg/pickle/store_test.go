@@ -152,6 +152,78 @@ func TestStoreGrownRoom(t *testing.T) {
 	}
 }
 
+// TestStoreMutArgsFar: an operation whose arguments are too many for
+// smut.opn (lowered here to 2) keeps their number before them in the item
+// arena, in the store, its graph and a compaction's copy.
+func TestStoreMutArgsFar(t *testing.T) {
+	defer func(v int32) { mutArgsFar = v }(mutArgsFar)
+	mutArgsFar = 2
+	s := &Store{}
+	obj := s.Add(KindCall, REDUCE, 0)
+	a, b, c := s.Add(KindInt, BININT1, 1), s.Add(KindInt, BININT1, 2), s.Add(KindInt, BININT1, 3)
+	s.AddMut(obj, APPENDS, 10, []ID{a, b, c})
+	s.AddMut(obj, BUILD, 11, []ID{a})
+	s.AddMut(obj, SETITEMS, 12, []ID{c, b, a, a})
+	want := "[{APPENDS 10 [1 2 3]} {BUILD 11 [1]} {SETITEMS 12 [3 2 1 1]}]"
+	if got := fmt.Sprint(s.Muts(obj)); got != want {
+		t.Fatalf("Muts = %s", got)
+	}
+	var it []SMut
+	for i := s.MutIter(obj); ; {
+		m, ok := i.Next()
+		if !ok {
+			break
+		}
+		it = append(it, m)
+	}
+	if got := fmt.Sprint(it); got != want {
+		t.Fatalf("MutIter = %s", got)
+	}
+	if got := fmt.Sprint(s.Children(obj, nil)); got != "[1 2 3 1 3 2 1 1]" {
+		t.Fatalf("Children = %s", got)
+	}
+	if g := s.Graph().All[obj].Muts(); len(g) != 3 || len(g[0].Args) != 3 || g[0].Args[2].ID != int32(c) || len(g[2].Args) != 4 {
+		t.Fatalf("graph's operations differ")
+	}
+	// an object made by a call, APPENDS of 3 items applied to it, then
+	// tuples of 40 Nones popped: compactions release their items and copy
+	// the operation
+	var p bytes.Buffer
+	p.WriteString("\x80\x04cbuiltins\nobject\n)R(K\x01K\x02K\x03e")
+	for range 4 {
+		p.WriteString("(")
+		for range 40 {
+			p.WriteString("N")
+		}
+		p.WriteString("t0")
+	}
+	p.WriteString(".")
+	data := p.Bytes()
+	defer func(v int) { MinCompact = v }(MinCompact)
+	MinCompact = 64 // (after the first tuple is popped)
+	whole, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: &Keep{Depth: 1, Items: 1}, Replay: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, ks := whole.Streams[0].Store(), kept.Streams[0].Store()
+	args := func(s *Store) string {
+		var out []string
+		for _, m := range s.Muts(s.Root) {
+			for _, a := range m.Args {
+				out = append(out, fmt.Sprint(s.Int(a)))
+			}
+		}
+		return fmt.Sprint(s.Muts(s.Root)[0].Op, s.NMuts(s.Root), out)
+	}
+	if ks.Len() >= ws.Len() || args(ks) != args(ws) || args(ws) != "APPENDS 1 [1 2 3]" {
+		t.Fatalf("compacted %d of %d nodes: operations %s, whole %s", ks.Len(), ws.Len(), args(ks), args(ws))
+	}
+}
+
 // TestStoreSelfEscape: a Self of 4 GiB or more (a huge payload, array data
 // read after a joblib BUILD) is kept exactly.
 func TestStoreSelfEscape(t *testing.T) {

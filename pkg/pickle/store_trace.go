@@ -73,5 +73,5 @@ func (it *MutIter) Next() (SMut, bool) {
 	i := it.i - 1
 	m := &it.s.muts[i]
 	it.i = m.next
-	return SMut{Op: m.op, Offset: it.s.mutOff(i), Args: it.s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]}, true
+	return SMut{Op: m.op(), Offset: it.s.mutOff(i), Args: it.s.mutArgs(m)}, true
 }
