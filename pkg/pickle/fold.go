@@ -193,7 +193,7 @@ func (m *machine) foldFinal() {
 		if x := r.xi(); x != 0 {
 			for j := s.ext[x-1].mut; j != 0; j = s.muts[j-1].next {
 				mu := &s.muts[j-1]
-				bump(s.kids[mu.kid : mu.kid+mu.nkid])
+				bump(s.mutArgs(mu))
 			}
 		}
 	}

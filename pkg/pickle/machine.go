@@ -1475,7 +1475,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) {
 	s := m.s
 	s.AddSelf(target, bytes)
 	m.effect()
-	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && (r.xi() == 0 || s.ext[r.xi()-1].kcap == 0) {
+	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && s.kcap(r) == 0 {
 		// its first items (an empty dict's SETITEMS): straight into the
 		// item arena, where AppendItems would copy them
 		m.itemsFrom(x, target)

@@ -267,7 +267,7 @@ func (m *machine) compact() {
 				x := &s.ext[xi-1]
 				for i := x.mut; i != 0; i = s.muts[i-1].next {
 					mu := &s.muts[i-1]
-					for _, c := range s.kids[mu.kid : mu.kid+mu.nkid] {
+					for _, c := range s.mutArgs(mu) {
 						raise(c, keepFull)
 					}
 				}
@@ -356,19 +356,28 @@ func (m *machine) compact() {
 		if xi := r.xi(); xi != 0 {
 			x := s.ext[xi-1] // (with the node's Self: rec.self)
 			if x.far != 0 {
-				fars = append(fars, s.far[x.far-1])
-				x.far = int32(len(fars))
+				// (its items are copied without room: a far entry made
+				// only for that room goes)
+				f := s.far[x.far-1]
+				f.kcap = 0
+				x.far = 0
+				if f != (far{}) {
+					fars = append(fars, f)
+					x.far = int32(len(fars))
+				}
 			}
-			x.kcap = 0
 			if x.mut != 0 {
 				first, prev := int32(0), int32(0)
 				for j := s.ext[xi-1].mut; j != 0; j = s.muts[j-1].next {
-					mu := s.muts[j-1]
+					mu := &s.muts[j-1]
+					args := s.mutArgs(mu)
+					var opn uint32
+					kids, opn = mutHead(kids, mu.op(), len(args))
 					start := int32(len(kids))
-					for _, c := range s.kids[mu.kid : mu.kid+mu.nkid] {
+					for _, c := range args {
 						kids = append(kids, mapID(c))
 					}
-					muts = append(muts, smut{op: mu.op, off: mu.off, kid: start, nkid: mu.nkid, idx: mu.idx})
+					muts = append(muts, smut{opn: opn, off: mu.off, kid: start, idx: mu.idx})
 					k := int32(len(muts))
 					noteOff(&mutHi, &mutHiLast, ID(k-1), s.mutOff(j-1))
 					mutAt[j-1] = k - 1

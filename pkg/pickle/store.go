@@ -223,12 +223,13 @@ const (
 const foldRecLen = 16
 
 // ext is what some nodes need beyond their record: the operations applied
-// to them after creation, the capacity of items that grew (20 bytes), the
-// index of what few need beyond that, and the Self the record's word gave
-// up for the index (rec.self). (The count of operations is the last one's
-// smut.idx + 1.)
+// to them after creation (16 bytes), the index of what few need beyond
+// that, and the Self the record's word gave up for the index (rec.self).
+// (The count of operations is the last one's smut.idx + 1.) A million
+// levels of objects built (cost shape nest_newobj_build) have one each:
+// the capacity of a container's items that grew, which few need, is in
+// far, not here (20 bytes).
 type ext struct {
-	kcap     int32  // capacity of a container's items after it grew
 	mut, end int32  // 1 + first and last operation in Store.muts; 0: none
 	far      int32  // 1 + index in Store.far; 0: none
 	self     uint32 // the node's Self (as rec.self without flagExt)
@@ -244,7 +245,7 @@ func (s *Store) nmut(x *ext) int32 {
 
 // far is what few nodes need: a big int, a streamed payload, a text longer
 // than textInFar, a Self of 4 GiB or more, the value of a node that holds
-// items.
+// items, the capacity of a container's items that grew.
 type far struct {
 	big     *big.Int
 	blob    *Blob
@@ -252,17 +253,53 @@ type far struct {
 	textLen int64
 	self    int64 // Self when rec.self == selfInExt
 	val     int64 // Int of a node whose v holds items (SetInt on a consumer's kind)
+	kcap    int32 // capacity of a container's items after it grew (AppendItems; 0: as many as it holds)
 }
 
 // smut is one operation applied to a node after its creation (see Mut):
-// 24 bytes.
+// 20 bytes (24 with the opcode in a field of its own: a million objects
+// built, cost shape nest_newobj_build, hold a million).
 type smut struct {
 	off  uint32 // the offset's low word (its high word: Store.mutHi)
 	kid  int32  // arguments in Store.kids
-	nkid int32
-	next int32 // 1 + the next operation on the same target; 0: last
-	idx  int32 // its index in Muts(target) (an EvMut's SEvent.Mut)
-	op   Opcode
+	next int32  // 1 + the next operation on the same target; 0: last
+	idx  int32  // its index in Muts(target) (an EvMut's SEvent.Mut)
+	opn  uint32 // the opcode << 24 | the number of arguments (mutArgsFar: see there)
+}
+
+// mutArgsFar, as an operation's number of arguments (smut.opn's low 24
+// bits, mutArgsMask), says that the number is in Store.kids right before
+// the arguments: an operation of 16M arguments or more (an APPENDS of that
+// many items). (A variable for the tests, which lower it.)
+var mutArgsFar int32 = mutArgsMask
+
+const mutArgsMask = 1<<24 - 1
+
+// op returns the operation's opcode.
+func (m *smut) op() Opcode { return Opcode(m.opn >> 24) }
+
+// mutHead appends to kids what goes before an operation's n arguments (n
+// itself, when it is mutArgsFar or more) and returns kids and the smut.opn
+// of op with n arguments.
+func mutHead(kids []ID, op Opcode, n int) ([]ID, uint32) {
+	if n >= int(mutArgsFar) {
+		return append(kids, ID(n)), uint32(op)<<24 | uint32(mutArgsFar)
+	}
+	return kids, uint32(op)<<24 | uint32(n)
+}
+
+// nargs returns the number of arguments of operation m.
+func (s *Store) nargs(m *smut) int32 {
+	if n := int32(m.opn & mutArgsMask); n != mutArgsFar {
+		return n
+	}
+	return int32(s.kids[m.kid-1])
+}
+
+// mutArgs returns the arguments of operation m (the store's memory).
+func (s *Store) mutArgs(m *smut) []ID {
+	n := m.kid + s.nargs(m)
+	return s.kids[m.kid:n:n]
 }
 
 // mutOff returns the offset of operation i of Store.muts.
@@ -297,7 +334,7 @@ func (s *Store) Event(i int) SEvent {
 	e := &s.log[i]
 	if e.at >= 0 {
 		m := &s.muts[e.at]
-		return SEvent{Offset: s.mutOff(e.at), Node: e.node, Mut: m.idx, Kind: EvMut, Op: m.op}
+		return SEvent{Offset: s.mutOff(e.at), Node: e.node, Mut: m.idx, Kind: EvMut, Op: m.op()}
 	}
 	r := &s.recs[e.node]
 	return SEvent{Offset: s.Offset(e.node), Node: e.node, Mut: -1, Kind: evKinds[r.kind], Op: r.op}
@@ -401,6 +438,25 @@ func (s *Store) fr(id ID) *far {
 		return &s.far[x.far-1]
 	}
 	return nil
+}
+
+// kcap returns the capacity of a container's items that grew (far.kcap),
+// 0 when they did not: the container holds just its items.
+func (s *Store) kcap(r *rec) int32 {
+	if xi := r.xi(); xi != 0 {
+		if f := s.ext[xi-1].far; f != 0 {
+			return s.far[f-1].kcap
+		}
+	}
+	return 0
+}
+
+// dropKcap forgets the room a container's items had (its items were set
+// anew, or now share another node's).
+func (s *Store) dropKcap(id ID) {
+	if f := s.fr(id); f != nil {
+		f.kcap = 0
+	}
 }
 
 // namesAt returns the offset in Store.text of a global's names (see
@@ -629,7 +685,7 @@ func (s *Store) Muts(id ID) []SMut {
 	out := make([]SMut, 0, s.nmut(x))
 	for i := x.mut; i != 0; i = s.muts[i-1].next {
 		m := &s.muts[i-1]
-		out = append(out, SMut{Op: m.op, Offset: s.mutOff(i - 1), Args: s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
+		out = append(out, SMut{Op: m.op(), Offset: s.mutOff(i - 1), Args: s.mutArgs(m)})
 	}
 	return out
 }
@@ -643,7 +699,7 @@ func (s *Store) Children(id ID, buf []ID) []ID {
 	if x := s.x(id); x != nil {
 		for i := x.mut; i != 0; i = s.muts[i-1].next {
 			m := &s.muts[i-1]
-			buf = append(buf, s.kids[m.kid:m.kid+m.nkid]...)
+			buf = append(buf, s.mutArgs(m)...)
 		}
 	}
 	return buf
@@ -875,9 +931,7 @@ func (s *Store) SetItems(id ID, items []ID) {
 		r.setKids(int32(len(s.kids)), int32(len(items)))
 		s.kids = append(arenaRoom(s, s.kids, len(items), arenaKids), items...)
 	}
-	if x := s.x(id); x != nil {
-		x.kcap = 0
-	}
+	s.dropKcap(id)
 }
 
 // AppendItems appends items to a container's items.
@@ -892,14 +946,12 @@ func (s *Store) AppendItems(id ID, items []ID) {
 		return
 	}
 	kid, nkid := r.kid(), r.nkid()
-	if nkid == 0 && (r.xi() == 0 || s.ext[r.xi()-1].kcap == 0) {
+	kcap := s.kcap(r)
+	if nkid == 0 && kcap == 0 {
 		s.SetItems(id, items)
 		return
 	}
-	kcap := nkid
-	if x := r.xi(); x != 0 && s.ext[x-1].kcap > kcap {
-		kcap = s.ext[x-1].kcap
-	}
+	kcap = max(kcap, nkid)
 	need := nkid + int32(len(items))
 	if need <= kcap {
 		copy(s.kids[kid+nkid:], items)
@@ -916,7 +968,7 @@ func (s *Store) AppendItems(id ID, items []ID) {
 		s.kids = append(s.kids, NoID)
 	}
 	s.recs[id].setKids(start, need)
-	s.xw(id).kcap = ncap
+	s.fw(id).kcap = ncap
 }
 
 // AddMut records an operation applied to target after its creation and
@@ -924,12 +976,14 @@ func (s *Store) AppendItems(id ID, items []ID) {
 func (s *Store) AddMut(target ID, op Opcode, off int64, args []ID) int {
 	x := s.xw(target)
 	idx := s.nmut(x)
-	s.muts = append(arenaRoom(s, s.muts, 1, arenaMuts), smut{op: op, off: uint32(off), kid: int32(len(s.kids)), nkid: int32(len(args)), idx: idx})
+	kids, opn := mutHead(arenaRoom(s, s.kids, len(args)+1, arenaKids), op, len(args))
+	kid := int32(len(kids))
+	s.kids = append(kids, args...)
+	s.muts = append(arenaRoom(s, s.muts, 1, arenaMuts), smut{opn: opn, off: uint32(off), kid: kid, idx: idx})
 	i := int32(len(s.muts))
 	if uint32(uint64(off)>>32) != s.mutHiLast {
 		noteOff(&s.mutHi, &s.mutHiLast, ID(i-1), off)
 	}
-	s.kids = append(arenaRoom(s, s.kids, len(args), arenaKids), args...)
 	if x.end == 0 {
 		x.mut = i
 	} else {
@@ -1100,7 +1154,8 @@ func (s *Store) Graph() *Stream {
 					x.Muts = make([]Mut, 0, s.nmut(e))
 					for j := e.mut; j != 0; j = s.muts[j-1].next {
 						m := &s.muts[j-1]
-						x.Muts = append(x.Muts, Mut{Op: m.op, Offset: s.mutOff(j - 1), Args: kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]})
+						n := m.kid + s.nargs(m)
+						x.Muts = append(x.Muts, Mut{Op: m.op(), Offset: s.mutOff(j - 1), Args: kids[m.kid:n:n]})
 					}
 				}
 			}

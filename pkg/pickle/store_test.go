@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"unsafe"
 )
 
 // sameGraph compares two graphs of one stream node by node (by ID).
@@ -116,6 +117,110 @@ func TestStoreGrowth(t *testing.T) {
 	}
 	if s.NMuts(l) != 143 || len(s.Muts(l)) != 143 || s.Muts(l)[2].Args[0] != want[14] {
 		t.Fatalf("muts wrong: %d", s.NMuts(l))
+	}
+}
+
+// TestStoreGrownRoom: the room of a container's items that grew is in its
+// far entry, not in every side record (an object's BUILD makes a 16-byte
+// ext and no far entry), and it goes when the items are set anew: an
+// append then moves them rather than writing over the next node's.
+func TestStoreGrownRoom(t *testing.T) {
+	if n := unsafe.Sizeof(ext{}); n != 16 {
+		t.Fatalf("ext is %d bytes", n)
+	}
+	s := &Store{}
+	a := s.Add(KindList, EMPTY_LIST, 0)
+	obj := s.Add(KindCall, NEWOBJ, 1)
+	x := s.Add(KindInt, BININT1, 2)
+	s.AddMut(obj, BUILD, 3, []ID{x})
+	if s.fr(obj) != nil || s.kcap(&s.recs[obj]) != 0 {
+		t.Fatalf("an operation made a far entry")
+	}
+	for range 5 {
+		s.AppendItems(a, []ID{x, x})
+	}
+	if k := s.kcap(&s.recs[a]); k < 10 || s.NItems(a) != 10 {
+		t.Fatalf("grown list: room %d, %d items", k, s.NItems(a))
+	}
+	b := s.Add(KindList, EMPTY_LIST, 4)
+	y := s.Add(KindInt, BININT1, 5)
+	s.SetItems(a, []ID{x})
+	s.SetItems(b, []ID{y, y})
+	s.AppendItems(a, []ID{x})
+	if got := fmt.Sprint(s.Items(a), s.Items(b)); got != fmt.Sprint([]ID{x, x}, []ID{y, y}) {
+		t.Fatalf("items after SetItems and an append: %s", got)
+	}
+}
+
+// TestStoreMutArgsFar: an operation whose arguments are too many for
+// smut.opn (lowered here to 2) keeps their number before them in the item
+// arena, in the store, its graph and a compaction's copy.
+func TestStoreMutArgsFar(t *testing.T) {
+	defer func(v int32) { mutArgsFar = v }(mutArgsFar)
+	mutArgsFar = 2
+	s := &Store{}
+	obj := s.Add(KindCall, REDUCE, 0)
+	a, b, c := s.Add(KindInt, BININT1, 1), s.Add(KindInt, BININT1, 2), s.Add(KindInt, BININT1, 3)
+	s.AddMut(obj, APPENDS, 10, []ID{a, b, c})
+	s.AddMut(obj, BUILD, 11, []ID{a})
+	s.AddMut(obj, SETITEMS, 12, []ID{c, b, a, a})
+	want := "[{APPENDS 10 [1 2 3]} {BUILD 11 [1]} {SETITEMS 12 [3 2 1 1]}]"
+	if got := fmt.Sprint(s.Muts(obj)); got != want {
+		t.Fatalf("Muts = %s", got)
+	}
+	var it []SMut
+	for i := s.MutIter(obj); ; {
+		m, ok := i.Next()
+		if !ok {
+			break
+		}
+		it = append(it, m)
+	}
+	if got := fmt.Sprint(it); got != want {
+		t.Fatalf("MutIter = %s", got)
+	}
+	if got := fmt.Sprint(s.Children(obj, nil)); got != "[1 2 3 1 3 2 1 1]" {
+		t.Fatalf("Children = %s", got)
+	}
+	if g := s.Graph().All[obj].Muts(); len(g) != 3 || len(g[0].Args) != 3 || g[0].Args[2].ID != int32(c) || len(g[2].Args) != 4 {
+		t.Fatalf("graph's operations differ")
+	}
+	// an object made by a call, APPENDS of 3 items applied to it, then
+	// tuples of 40 Nones popped: compactions release their items and copy
+	// the operation
+	var p bytes.Buffer
+	p.WriteString("\x80\x04cbuiltins\nobject\n)R(K\x01K\x02K\x03e")
+	for range 4 {
+		p.WriteString("(")
+		for range 40 {
+			p.WriteString("N")
+		}
+		p.WriteString("t0")
+	}
+	p.WriteString(".")
+	data := p.Bytes()
+	defer func(v int) { MinCompact = v }(MinCompact)
+	MinCompact = 64 // (after the first tuple is popped)
+	whole, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: &Keep{Depth: 1, Items: 1}, Replay: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, ks := whole.Streams[0].Store(), kept.Streams[0].Store()
+	args := func(s *Store) string {
+		var out []string
+		for _, m := range s.Muts(s.Root) {
+			for _, a := range m.Args {
+				out = append(out, fmt.Sprint(s.Int(a)))
+			}
+		}
+		return fmt.Sprint(s.Muts(s.Root)[0].Op, s.NMuts(s.Root), out)
+	}
+	if ks.Len() >= ws.Len() || args(ks) != args(ws) || args(ws) != "APPENDS 1 [1 2 3]" {
+		t.Fatalf("compacted %d of %d nodes: operations %s, whole %s", ks.Len(), ws.Len(), args(ks), args(ws))
 	}
 }
 

@@ -22,9 +22,7 @@ func (s *Store) SetNoItems(id ID, n int) {
 	for range n {
 		s.kids = append(s.kids, NoID)
 	}
-	if x := s.x(id); x != nil {
-		x.kcap = 0
-	}
+	s.dropKcap(id)
 }
 
 // ShareItems gives dst the first n items of src without copying them: dst's
@@ -45,9 +43,7 @@ func (s *Store) ShareItems(dst, src ID, n int) {
 		return
 	}
 	s.recs[dst].setKids(r.kid(), int32(n))
-	if x := s.x(dst); x != nil {
-		x.kcap = 0
-	}
+	s.dropKcap(dst)
 }
 
 // MutIter walks the operations applied to a node after its creation, in
@@ -77,5 +73,5 @@ func (it *MutIter) Next() (SMut, bool) {
 	i := it.i - 1
 	m := &it.s.muts[i]
 	it.i = m.next
-	return SMut{Op: m.op, Offset: it.s.mutOff(i), Args: it.s.kids[m.kid : m.kid+m.nkid : m.kid+m.nkid]}, true
+	return SMut{Op: m.op(), Offset: it.s.mutOff(i), Args: it.s.mutArgs(m)}, true
 }
