@@ -316,9 +316,9 @@ func buildKind(op pickle.Opcode) pickle.Kind {
 	return pickle.KindTuple
 }
 
-// created: a node was numbered (fastMachine.newSlot).
+// created: a node was numbered (fastMachine.newSlot; s is zeroed).
 func (wv *wholeView) created(s *fastSlot) {
-	s.w = wholeSlot{start: uint32(wv.seq), ci: -1}
+	s.w.start, s.w.ci = uint32(wv.seq), -1
 	wv.seq++
 	if isContainer(s.kind) {
 		s.w.ci = int32(wv.nci)
@@ -335,9 +335,9 @@ func (wv *wholeView) created(s *fastSlot) {
 	}
 }
 
-// got: a memo reference was pushed.
+// got: a memo reference was pushed (s is zeroed).
 func (wv *wholeView) got(s *fastSlot) {
-	s.w = wholeSlot{start: uint32(wv.seq), ci: -1}
+	s.w.start, s.w.ci = uint32(wv.seq), -1
 	wv.seq++
 	if !isScalarKind(s.kind) {
 		s.w.ci = int32(wv.nref)
