@@ -36,6 +36,10 @@ import (
 // returns no tree, and the caller takes the graph path, which then gives
 // the same answer it always gave (or reports the error).
 
+// fastBatch is how many opcodes the fast machine decodes from the read
+// buffer at once.
+const fastBatch = 128
+
 // fastMemoMaxOffset: memo entries keep the offset of the node's opcode in
 // 35 bits; larger inputs take the graph path.
 const fastMemoMaxOffset = 1 << 35
@@ -221,7 +225,7 @@ type fastMachine struct {
 	heap   []fastEnt
 	proto  int
 	root   *fastRec
-	op     pickle.Op
+	ops    []pickle.Op   // opcodes decoded at once (Reader.NextBuffered)
 	sself  int64         // the stream's own bytes (PROTO, FRAME, STOP)
 	bview  bool          // the heap keeps the lines of a bounded view: no small scalars
 	dv     *depthView    // set for a depth view (fast_depth.go); nil for --top
@@ -236,26 +240,32 @@ func (m *fastMachine) run() error {
 	if b := m.rd.Peek(1); len(b) == 1 && !fastOps[b[0]] {
 		return fallback("opcode " + pickle.Opcode(b[0]).String())
 	}
-	for {
-		var err error
-		m.op, err = m.rd.Next()
-		if err != nil {
-			return err
-		}
-		if m.wv != nil {
-			if err := m.wv.before(m); err != nil {
+	if m.ops == nil {
+		m.ops = make([]pickle.Op, fastBatch)
+	}
+	for done := false; !done; {
+		// the opcodes whole in the read buffer (never STOP), else one
+		// read the ordinary way: the same opcodes, arguments and errors
+		n := m.rd.NextBuffered(m.ops)
+		if n == 0 {
+			if err := m.rd.NextInto(&m.ops[0]); err != nil {
 				return err
 			}
+			n = 1
 		}
-		done, err := m.step(&m.op)
-		if err != nil {
-			return err
-		}
-		if len(m.stack)+len(m.marks) > fastMaxStack {
-			return fallback("stack deeper than fastMaxStack")
-		}
-		if done {
-			break
+		for i := 0; i < n && !done; i++ {
+			if m.wv != nil {
+				if err := m.wv.before(m); err != nil {
+					return err
+				}
+			}
+			var err error
+			if done, err = m.step(&m.ops[i]); err != nil {
+				return err
+			}
+			if len(m.stack)+len(m.marks) > fastMaxStack {
+				return fallback("stack deeper than fastMaxStack")
+			}
 		}
 	}
 	if m.rd.Offset() != m.size {
