@@ -259,8 +259,8 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	if err == nil {
 		m, err = run(wv)
 	}
-	if perr := wv.pr.close(wv.cur); err == nil {
-		err = perr
+	if perr := wv.pr.close(wv.cur); err == nil && perr != nil {
+		err = fallback(perr.Error()) // (as runAll gives a write error of pass 2)
 	}
 	if err == nil && (m.ids != total || wv.nci != nci || wv.nref != nref || wv.path.n != 0) {
 		err = errChanged
