@@ -155,14 +155,11 @@ type wholeView struct {
 	last    []bool
 	limit   int // --depth; -1: none
 	// printing
-	t     *Tree
-	st    *StreamTree
-	textN int64 // text bytes in the scratch store
-	bw    *bufio.Writer
-	line  lineBuf
-	g     glyphs
-	width int
-	sty   Style
+	t      *Tree
+	bw     *bufio.Writer
+	pr     *wholePrinter
+	cur    *wholeBatch // the batch being filled
+	depthN int         // the depth of the last line (a line is at most one deeper)
 }
 
 // errChanged: the second pass read what the first did not.
@@ -245,23 +242,26 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	wv.keyVals, wv.tupVals = map[int64]fastVal{}, map[int64]wholeTup{}
 	wv.limit = depth
 	wv.bw = bufio.NewWriterSize(w, 64<<10)
-	wv.g, wv.width = sty.layout()
-	wv.sty = sty
 	wv.t = &Tree{File: &pickle.File{Name: name, Size: size}, Total: size}
-	wv.st = &StreamTree{upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root, tree: wv.t, counts: make([]int64, 0, 4096)}
-	wv.scratch(size)
 	if asJSON {
 		wv.t.jsonSummary(wv.bw)
 	} else {
-		writeHeader(&wv.line, wv.width)
-		wv.bw.Write(wv.line.b)
+		var line lineBuf
+		_, width := sty.layout()
+		writeHeader(&line, width)
+		wv.bw.Write(line.b)
 	}
+	wv.pr = newWholePrinter(wv.t, wv.bw, asJSON, sty, wv.proto, wv.sself)
+	wv.cur = <-wv.pr.free
 	spl := link(nil, "")
 	wv.path.push(wEntry{id: -1, depth: 0, pl: spl})
-	if err := wv.emit(Item{Kind: ItemStream, Stream: wv.st, Size: size, Self: wv.sself, pl: spl}, 0, true, 1); err != nil {
-		return err
+	err = wv.emit(Item{Kind: ItemStream, Size: size, Self: wv.sself, pl: spl}, 0, true, 1)
+	if err == nil {
+		m, err = run(wv)
 	}
-	m, err = run(wv)
+	if perr := wv.pr.close(wv.cur); err == nil && perr != nil {
+		err = fallback(perr.Error()) // (as runAll gives a write error of pass 2)
+	}
 	if err == nil && (m.ids != total || wv.nci != nci || wv.nref != nref || wv.path.n != 0) {
 		err = errChanged
 	}
@@ -275,24 +275,29 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	return wv.bw.Flush()
 }
 
-// scratch starts a new scratch store when the current one has grown.
-func (wv *wholeView) scratch(size int64) {
-	if wv.st.Store != nil && wv.st.Store.Len() < 4096 && wv.textN < 1<<20 {
-		return
+// add puts v into the batch's scratch store, with count items (its
+// label's); a full batch is sent to the printer first.
+func (wv *wholeView) add(v fastVal, count int64) (pickle.ID, error) {
+	if err := wv.room(); err != nil {
+		return 0, err
 	}
-	wv.st.Store = &pickle.Store{Index: 0, Begin: 0, End: size, Proto: wv.proto, Root: pickle.NoID, StreamSelf: wv.sself}
-	wv.st.num, wv.st.counts = wv.st.num[:0], wv.st.counts[:0]
-	wv.textN = 0
+	st := wv.cur.st
+	id := v.add(st.Store)
+	wv.cur.textN += int64(len(v.str))
+	st.num = append(st.num, v.id)
+	st.counts = append(st.counts, count)
+	return id, nil
 }
 
-// add puts v into the scratch store, with count items (its label's).
-func (wv *wholeView) add(v fastVal, count int64) pickle.ID {
-	wv.scratch(wv.t.Total)
-	id := v.add(wv.st.Store)
-	wv.textN += int64(len(v.str))
-	wv.st.num = append(wv.st.num, v.id)
-	wv.st.counts = append(wv.st.counts, count)
-	return id
+// room sends the batch to the printer when it is full, and takes an empty
+// one.
+func (wv *wholeView) room() error {
+	if !wv.cur.full() {
+		return nil
+	}
+	var err error
+	wv.cur, err = wv.pr.swap(wv.cur)
+	return err
 }
 
 // buildOp: containers made from the items on the stack (fastMachine.build).
@@ -316,9 +321,9 @@ func buildKind(op pickle.Opcode) pickle.Kind {
 	return pickle.KindTuple
 }
 
-// created: a node was numbered (fastMachine.newSlot).
+// created: a node was numbered (fastMachine.newSlot; s is zeroed).
 func (wv *wholeView) created(s *fastSlot) {
-	s.w = wholeSlot{start: uint32(wv.seq), ci: -1}
+	s.w.start, s.w.ci = uint32(wv.seq), -1
 	wv.seq++
 	if isContainer(s.kind) {
 		s.w.ci = int32(wv.nci)
@@ -335,9 +340,9 @@ func (wv *wholeView) created(s *fastSlot) {
 	}
 }
 
-// got: a memo reference was pushed.
+// got: a memo reference was pushed (s is zeroed).
 func (wv *wholeView) got(s *fastSlot) {
-	s.w = wholeSlot{start: uint32(wv.seq), ci: -1}
+	s.w.start, s.w.ci = uint32(wv.seq), -1
 	wv.seq++
 	if !isScalarKind(s.kind) {
 		s.w.ci = int32(wv.nref)
@@ -528,7 +533,11 @@ func (wv *wholeView) before(m *fastMachine) error {
 		if b.memo {
 			v.flags |= pickle.FlagMemo
 		}
-		return wv.emit(Item{Kind: ItemNode, Stream: wv.st, Node: wv.add(v, 0), Role: rs, pl: wv.link(e, rs), Size: b.size, Self: b.size}, e.depth+1, b.last, 0)
+		id, err := wv.add(v, 0)
+		if err != nil {
+			return err
+		}
+		return wv.emit(Item{Kind: ItemNode, Node: id, Role: rs, pl: wv.link(e, rs), Size: b.size, Self: b.size}, e.depth+1, b.last, 0)
 	}
 	return nil
 }
@@ -584,7 +593,11 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 		kids = 1 // (the text needs only whether there are any)
 	}
 	pl := wv.link(e, rs) // (the result's: the stream's head, root)
-	it := Item{Kind: ItemNode, Stream: wv.st, Node: wv.add(v, n), Role: rs, pl: pl, Size: int64(r.incl), Self: int64(r.self)}
+	nid, err := wv.add(v, n)
+	if err != nil {
+		return err
+	}
+	it := Item{Kind: ItemNode, Node: nid, Role: rs, pl: pl, Size: int64(r.incl), Self: int64(r.self)}
 	if err := wv.emit(it, depth, r.count&wLast != 0, kids); err != nil {
 		return err
 	}
@@ -637,7 +650,11 @@ func (wv *wholeView) flushRef(e *wEntry, last bool) error {
 		return nil
 	}
 	wv.ref = wRef{}
-	it := Item{Kind: ItemRef, Stream: wv.st, Node: wv.add(fastVal{id: r.id, kind: r.kind}, r.count), Role: r.role, pl: r.pl}
+	id, err := wv.add(fastVal{id: r.id, kind: r.kind}, r.count)
+	if err != nil {
+		return err
+	}
+	it := Item{Kind: ItemRef, Node: id, Role: r.role, pl: r.pl}
 	if r.n > 1 {
 		it.Count, it.RoleEnd = r.n, r.roleE
 	}
@@ -677,7 +694,7 @@ func (wv *wholeView) close() error {
 		return err
 	}
 	if e.elN > 0 {
-		it := Item{Kind: ItemElided, Stream: wv.st, Count: int(e.elN), Size: e.elSize, Self: e.elSize, Role: "…", pl: e.pl}
+		it := Item{Kind: ItemElided, Count: int(e.elN), Size: e.elSize, Self: e.elSize, Role: "…", pl: e.pl}
 		if err := wv.emit(it, e.depth+1, true, 0); err != nil {
 			return err
 		}
@@ -783,20 +800,21 @@ func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (string, error) {
 // hidden says whether lines at depth are below the depth limit.
 func (wv *wholeView) hidden(depth int) bool { return wv.limit >= 0 && depth > wv.limit }
 
-// emit prints the line of it at depth (within the depth limit), or its
-// JSON record; kids is its display children (for the text, any number
-// above 0 if it has some).
+// emit adds the line of it at depth (within the depth limit), or its JSON
+// record, to the batch (its nodes are in the batch's store: add); kids is
+// its display children (for the text, any number above 0 if it has some).
 func (wv *wholeView) emit(it Item, depth int, isLast bool, kids int) error {
 	if wv.hidden(depth) {
 		return nil
 	}
 	if depth > 0 {
-		if depth-1 > len(wv.last) {
+		if depth-1 > wv.depthN {
 			return errChanged
 		}
-		wv.last = append(wv.last[:depth-1], isLast)
+		wv.depthN = depth
 	}
-	v := Visit{Item: it, Depth: depth, Last: wv.last[:depth]}
+	it.Stream = wv.cur.st
+	v := Visit{Item: it, Depth: depth}
 	if kids > 0 {
 		if wv.limit >= 0 && depth >= wv.limit {
 			v.Truncated = true
@@ -804,17 +822,6 @@ func (wv *wholeView) emit(it Item, depth int, isLast bool, kids int) error {
 			v.Kids = kids
 		}
 	}
-	if wv.json {
-		wv.t.jsonVisit(wv.bw, &v)
-		return nil
-	}
-	wv.line.Reset()
-	wv.t.textLine(&wv.line, &v, wv.g, wv.width, wv.sty)
-	var err error
-	if wv.sty.ASCII {
-		_, err = wv.bw.WriteString(asciiOnly(wv.line.String()))
-	} else {
-		_, err = wv.bw.Write(wv.line.b)
-	}
-	return err
+	wv.cur.lines = append(wv.cur.lines, wholeLine{v: v, last: isLast})
+	return wv.room()
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -412,5 +413,86 @@ func TestFastBigKeys(t *testing.T) {
 	}
 	if drawn == 0 {
 		t.Error("no picture draws the value of the big key's entry 1")
+	}
+}
+
+// wholeBatchPickle is a list of n rows, enough lines for many of the
+// printer's batches (whole_print.go): tuples, runs of references to a
+// memoized tuple, dicts, and str of a line of their own (over a MiB of
+// them: batches that end on their store's text).
+func wholeBatchPickle(n int) []byte {
+	e := &enc{proto: 4}
+	e.op(pickle.PROTO, 4)
+	e.op(pickle.EMPTY_LIST)
+	e.put()
+	e.op(pickle.MARK)
+	e.str("shared")
+	e.int(7)
+	e.op(pickle.TUPLE2)
+	tp := e.put()
+	e.op(pickle.APPENDS)
+	for i := range n {
+		e.op(pickle.MARK)
+		switch {
+		case i%97 == 0:
+			e.str(strings.Repeat(string(rune('a'+i%26)), 1100+i%7))
+		case i%5 == 0:
+			e.op(pickle.EMPTY_DICT)
+			e.str(fmt.Sprint("k", i))
+			e.int(int64(i))
+			e.op(pickle.SETITEM)
+		case i%11 < 3:
+			e.get(tp)
+		default:
+			e.int(int64(i))
+			e.str(fmt.Sprint("s", i))
+			e.op(pickle.TUPLE2)
+		}
+		e.op(pickle.APPENDS)
+	}
+	e.op(pickle.STOP)
+	return e.b.Bytes()
+}
+
+// TestFastWholeBatches: a whole tree of many batches prints what the graph
+// path prints (the corpus's files fit in one or two).
+func TestFastWholeBatches(t *testing.T) {
+	b := wholeBatchPickle(20000)
+	p := writeTemp(t, t.TempDir(), "batches.pkl", b)
+	if !agreeWhole(t, p) {
+		t.Fatalf("the whole view fell back: %s", wholeReason(b))
+	}
+	got, _ := wholeFast(t, b, p, -1, Style{}, false)
+	if n := strings.Count(got, "\n"); n < 4*wholeBatchLines {
+		t.Fatalf("%d lines: fewer than four batches", n)
+	}
+}
+
+// failWriter fails every write after its first n bytes.
+type failWriter struct{ n int }
+
+var errFailWriter = errors.New("the writer failed")
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, errFailWriter
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestFastWholeWriteError: the printer's write error is the whole view's
+// error, whether it happens in the first batch or a later one (a text
+// line's, as pass 2's errors are, after "the input changed between the
+// two passes": the message pk gave when pass 2 wrote the lines itself).
+func TestFastWholeWriteError(t *testing.T) {
+	b := wholeBatchPickle(20000)
+	for _, n := range []int{0, 100 << 10, 1 << 20} {
+		for _, asJSON := range []bool{false, true} {
+			err := fastWholeOf(bytes.NewReader(b), int64(len(b)), "x", &failWriter{n: n}, -1, asJSON, Style{}, nil)
+			if err == nil || !strings.HasSuffix(err.Error(), errFailWriter.Error()) {
+				t.Errorf("a writer failing after %d bytes, json %v: %v", n, asJSON, err)
+			}
+		}
 	}
 }
