@@ -5,6 +5,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -125,24 +126,55 @@ func Main(argv []string) int {
 		args = aliasArgs(root, prog, sub, args)
 	}
 	root.SetArgs(args)
-	err := root.Execute()
+	out := &stdout{w: os.Stdout}
+	root.SetOut(out)
+	code, msg := exitOf(root.Execute())
+	if out.err != nil && code != ExitTrouble {
+		// what the command printed is lost (a full disk): whatever it
+		// found, the run failed (sha256sum and diff say so too)
+		code, msg = ExitTrouble, fmt.Sprintf("pk: %v", out.err)
+	}
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
+	}
+	return code
+}
+
+// exitOf returns the exit code of a command that returned err, and the
+// line to print on stderr ("": none).
+func exitOf(err error) (int, string) {
 	if err == nil {
-		return ExitOK
+		return ExitOK, ""
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(os.Stderr, ue)
-		return ExitTrouble
+		return ExitTrouble, ue.Error()
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintf(os.Stderr, "pk: %v\n", ee.Err)
+			return ee.Code, fmt.Sprintf("pk: %v", ee.Err)
 		}
-		return ee.Code
+		return ee.Code, ""
 	}
-	fmt.Fprintf(os.Stderr, "pk: %v\n", err)
-	return ExitTrouble
+	return ExitTrouble, fmt.Sprintf("pk: %v", err)
+}
+
+// stdout is standard output as the commands write it (cobra's
+// OutOrStdout): it keeps the first write error, so that a run whose
+// output was lost exits with trouble and says so, even from a command that
+// does not check its writes (pk hash, pk scan and pk diff did not).
+type stdout struct {
+	w   io.Writer
+	err error
+}
+
+func (o *stdout) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
 }
 
 // aliasArgs makes pk act as subcommand sub when run as the link prog

@@ -259,8 +259,10 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	if err == nil {
 		m, err = run(wv)
 	}
-	if perr := wv.pr.close(wv.cur); err == nil && perr != nil {
-		err = fallback(perr.Error()) // (as runAll gives a write error of pass 2)
+	if perr := wv.pr.close(wv.cur); perr != nil {
+		// the output is lost: a write error, whatever pass 2 made of it
+		// (runAll gives the error a batch's swap returned as a fallback)
+		return perr
 	}
 	if err == nil && (m.ids != total || wv.nci != nci || wv.nref != nref || wv.path.n != 0) {
 		err = errChanged
