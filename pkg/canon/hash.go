@@ -479,6 +479,7 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 	scr := &docScratch{}
 	ropt := ReadOptions(opt)
 	if k := newFoldSink(opt); k != nil && fold {
+		k.oneNone = fn == nil
 		opt.fold, ropt.Keep = k, k.keep()
 		ropt.Keep.Released = released
 		defer k.close()
