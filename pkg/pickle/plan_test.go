@@ -244,3 +244,43 @@ func FuzzKeep(f *testing.F) {
 		}
 	})
 }
+
+// TestKeepOneNone: with Keep.OneNone a stream's Nones are one record, named
+// wherever a None is, its later NONEs' bytes attributed to their consumers
+// as a GET's are (the bytes still add up); without it, one record each.
+func TestKeepOneNone(t *testing.T) {
+	data := []byte("\x80\x02](NN(NNteN0.") // [None, None, (None, None)], a None popped
+	for _, one := range []bool{false, true} {
+		f, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: &Keep{Depth: 3, Items: 64, OneNone: one}, Replay: bytes.NewReader(data)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.Streams[0].Store()
+		nones, self := map[ID]bool{}, s.StreamSelf
+		for id := ID(0); int(id) < s.Len(); id++ {
+			self += s.Self(id)
+			if s.Kind(id) == KindNone {
+				nones[id] = true
+			}
+		}
+		items := s.Items(s.Root)
+		if len(items) != 3 || s.Kind(items[2]) != KindTuple {
+			t.Fatalf("OneNone %v: root items %v", one, items)
+		}
+		named := append(append([]ID{}, items[:2]...), s.Items(items[2])...)
+		for _, id := range named {
+			if s.Kind(id) != KindNone {
+				t.Fatalf("OneNone %v: %v is not None", one, id)
+			}
+		}
+		if want := map[bool]int{false: 5, true: 1}[one]; len(nones) != want {
+			t.Errorf("OneNone %v: %d None records, want %d", one, len(nones), want)
+		}
+		if one && s.Flags(named[0])&FlagShared == 0 {
+			t.Errorf("the shared None is not FlagShared")
+		}
+		if self != int64(len(data)) {
+			t.Errorf("OneNone %v: %d bytes attributed, want %d", one, self, len(data))
+		}
+	}
+}
