@@ -463,6 +463,7 @@ func EachStream(path string, opt Options, fn func(st *pickle.Stream, digest []by
 // EachStreamFolded is EachStream read through the canon sink (fold.go)
 // whatever fn does: the stores fn is given may hold folded runs
 // (pickle.KindFolded), which stand for what the sink encoded and released,
+// and name one None for all (pickle.Keep.OneNone),
 // and released (when not nil) is called with every node a compaction
 // releases (folded or not), so that a count of what the stream held sees
 // each node once: there, or in the store at STOP.
@@ -479,7 +480,7 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 	scr := &docScratch{}
 	ropt := ReadOptions(opt)
 	if k := newFoldSink(opt); k != nil && fold {
-		k.oneNone = fn == nil
+		k.oneNone = true // (nothing but the digest and fn, which takes folded stores, reads them)
 		opt.fold, ropt.Keep = k, k.keep()
 		ropt.Keep.Released = released
 		defer k.close()
