@@ -127,8 +127,8 @@ func TestPlanHostileIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.dense) > 4096 || p.LastRead(1<<24-1) != 8 {
-		t.Fatalf("dense %d, LastRead %d", len(p.dense), p.LastRead(1<<24-1))
+	if p.dense() > 4096 || p.LastRead(1<<24-1) != 8 {
+		t.Fatalf("dense %d, LastRead %d", p.dense(), p.LastRead(1<<24-1))
 	}
 }
 

@@ -183,7 +183,7 @@ func (m *machine) planStream() *Plan {
 // a dense slot; the others become bits.
 func (t *memoTable) adopt(p *Plan) {
 	t.plan = p
-	n := len(p.dense)
+	n := int(p.dense())
 	nd := make([]int32, n)
 	copy(nd, t.dense)
 	for i := n; i < len(t.dense); i++ {
