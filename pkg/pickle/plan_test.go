@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -282,5 +283,37 @@ func TestKeepOneNone(t *testing.T) {
 		if self != int64(len(data)) {
 			t.Errorf("OneNone %v: %d bytes attributed, want %d", one, self, len(data))
 		}
+	}
+}
+
+// TestPlanAllocatesOnce: pass 1 of a stream with 200,000 memo reads
+// allocates its dense table about once (pages written once), not the
+// doubled and trimmed copies of a growing table (3.16 MB for 0.8).
+func TestPlanAllocatesOnce(t *testing.T) {
+	const n = 200_000
+	var b bytes.Buffer
+	b.WriteString("\x80\x04(")
+	for i := 0; i < n; i++ {
+		b.WriteString("N\x94") // NONE, MEMOIZE
+	}
+	b.WriteString("l0(")
+	for i := 0; i < n; i++ {
+		b.Write([]byte{'j', byte(i), byte(i >> 8), byte(i >> 16), 0}) // LONG_BINGET i
+	}
+	b.WriteString("l.")
+	data := b.Bytes()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	p, err := PlanStream(NewReader(bytes.NewReader(data), int64(len(data)), "t"))
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.LastRead(n-1) < 0 || p.LastRead(n) >= 0 {
+		t.Fatalf("LastRead %d %d", p.LastRead(n-1), p.LastRead(n))
+	}
+	if got, table := after.TotalAlloc-before.TotalAlloc, uint64(4*n); got > table+table/2 {
+		t.Errorf("pass 1 allocated %d bytes for a dense table of %d", got, table)
 	}
 }
