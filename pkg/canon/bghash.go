@@ -81,6 +81,9 @@ func (b *bgHash) Write(p []byte) (int, error) {
 		b.sync += n
 		return b.h.Write(p)
 	}
+	if b.buf == nil {
+		b.buf = make([]byte, 0, bgChunk) // (grown by append, it left as much behind)
+	}
 	for len(p) > 0 {
 		k := min(len(p), bgChunk-len(b.buf))
 		b.buf, p = append(b.buf, p[:k]...), p[k:]
