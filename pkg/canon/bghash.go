@@ -82,6 +82,11 @@ func (b *bgHash) Write(p []byte) (int, error) {
 		return b.h.Write(p)
 	}
 	for len(p) > 0 {
+		if b.buf == nil {
+			// (either buffer, at its full size: grown by append, it left as
+			// much behind)
+			b.buf = make([]byte, 0, bgChunk)
+		}
 		k := min(len(p), bgChunk-len(b.buf))
 		b.buf, p = append(b.buf, p[:k]...), p[k:]
 		if len(b.buf) == bgChunk {

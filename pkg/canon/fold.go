@@ -59,6 +59,8 @@ import (
 type foldSink struct {
 	opt Options
 	sp  spool // the bytes of the folded runs
+	// oneNone: only the digest reads the stores (Keep.OneNone)
+	oneNone bool
 	// the stream being read, whether the sink has stopped folding in it,
 	// how much of its log it has looked at, and the arena's length when it
 	// began
@@ -126,7 +128,7 @@ var errRefold = errors.New("canon: stream folded before a rule's call; hash it a
 
 // keep returns the machine's options for hashing with the sink.
 func (k *foldSink) keep() *pickle.Keep {
-	kp := &pickle.Keep{Depth: math.MaxInt32, Fold: k.fold, Active: k.active} // everything named is kept whole
+	kp := &pickle.Keep{Depth: math.MaxInt32, Fold: k.fold, Active: k.active, OneNone: k.oneNone} // everything named is kept whole
 	if k.accept == nil && k.opt.NoPaths && !k.opt.WholeCodeArgs {
 		// (for a digest only: pk canon's writer writes a pickle back from
 		// what it reads, and --explain's paths are found in the whole view)
@@ -175,8 +177,10 @@ func (k *foldSink) foldArgs(s *pickle.Store, c, lo pickle.ID) pickle.Folded {
 		return pickle.Folded{}
 	}
 	v := &k.av
-	x, xspec := v.x, v.xspec[:0]
-	*v = View{Opt: k.opt, s: t, base: pickle.ID(t.Len()), nsyn: int32(t.Len()), x: x, xspec: xspec}
+	// (what one tuple's view allocates is kept for the next: 22,400 tuples
+	// in a cloudpickle state)
+	x, xspec, argBuf, pnames := v.x, v.xspec[:0], v.argBuf, v.pnames[:0]
+	*v = View{Opt: k.opt, s: t, base: pickle.ID(t.Len()), nsyn: int32(t.Len()), x: x, xspec: xspec, argBuf: argBuf, pnames: pnames}
 	v.x.Reset()
 	items, rules := t.Items(a), int32(0)
 	if !v.Opt.Strict {

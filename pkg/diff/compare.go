@@ -256,7 +256,7 @@ func hasElems(es []Entry) bool {
 type census struct {
 	sets, dicts int
 	protos      map[int]bool
-	folded      bool // a store held folded runs (it cannot be walked)
+	folded      bool // a store held folded runs or a shared None (it cannot be walked)
 }
 
 func censusOf(d *input.Doc) census {
@@ -314,6 +314,10 @@ func (c *census) node(s *pickle.Store, id pickle.ID) {
 		}
 	case pickle.KindFolded:
 		c.folded = true
+	case pickle.KindNone:
+		// one None named for all (pickle.Keep.OneNone), or one a GET
+		// named again: the walk reads the stream again, as it was written
+		c.folded = c.folded || s.Has(id, pickle.FlagShared)
 	}
 }
 

@@ -184,3 +184,19 @@ func TestEachDiffOneStream(t *testing.T) {
 		t.Errorf("eachFiles took only %d of %d pairs", taken, total)
 	}
 }
+
+// TestEachDiffSharedNone: a one-stream file whose Nones the sums read as
+// one record (pickle.Keep.OneNone) is read again for the walk, so that a
+// None's path and offset are its own, not the first None's.
+func TestEachDiffSharedNone(t *testing.T) {
+	dir := t.TempDir()
+	head := "\x80\x02](c__builtin__\nobject\n)RNN"
+	a, b := filepath.Join(dir, "a.pkl"), filepath.Join(dir, "b.pkl")
+	os.WriteFile(a, []byte(head+"K\x01e."), 0o644) // [object(), None, None, 1]
+	os.WriteFile(b, []byte(head+"Ne."), 0o644)     // [object(), None, None, None]
+	for _, opt := range []Options{{Canon: canon.Options{Form: canon.Current}}, {}} {
+		if !agreeEach(t, a, b, opt) || !agreeEach(t, b, a, opt) {
+			t.Errorf("eachFiles did not take the pair")
+		}
+	}
+}

@@ -229,6 +229,9 @@ func (m *machine) foldArgs(c ID) ID {
 			m.memo.set(i, fa.newID[a-id]) // (the tuple's: the folded node)
 		}
 	}
+	if m.oneNone > lo {
+		m.oneNone = 0 // (the shared None was cut or renumbered)
+	}
 	m.stack[len(m.stack)-1] = nc
 	return nc
 }

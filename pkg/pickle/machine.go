@@ -417,7 +417,11 @@ type machine struct {
 	one      *reused     // with reuse, the Store and Stream every stream is built in
 
 	// release (Options.Keep, release.go)
-	keep        *Keep
+	keep *Keep
+	// oneNone is 1 + the ID of the stream's shared None (Keep.OneNone;
+	// none), 0 until its first NONE and after each compaction or cut of
+	// the store (which renumber or release it)
+	oneNone     ID
 	replay      io.ReaderAt
 	planTried   bool    // plan was asked for in this stream
 	nextCompact int     // store size (records) at which to compact next
@@ -527,6 +531,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.nextCompact, m.liveRuns = MinCompact, 0
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
 	m.effectAt = 0
+	m.oneNone = 0
 	if m.keep != nil && m.keep.FoldArgs != nil {
 		if m.memoTail == nil {
 			m.memoTail = make([]int64, 0, 64)
@@ -1040,6 +1045,23 @@ func (m *machine) scalar(k Kind) ID {
 	return id
 }
 
+// none pushes a None: a node of its own, or with Keep.OneNone the
+// stream's shared None (m.oneNone) once there is one, pushed as a GET
+// pushes what it reads (the opcode's byte pending for its consumer, the
+// node FlagShared).
+func (m *machine) none() {
+	if m.oneNone != 0 {
+		id := m.oneNone - 1
+		m.s.recs[id].flags |= FlagShared
+		m.pushSlot(id, int32(m.op.Len))
+		return
+	}
+	id := m.scalar(KindNone)
+	if m.keep != nil && m.keep.OneNone {
+		m.oneNone = id + 1
+	}
+}
+
 func (m *machine) step(o *Op) (bool, error) {
 	s := m.s
 	switch o.Code {
@@ -1115,7 +1137,7 @@ func (m *machine) step(o *Op) (bool, error) {
 
 	// scalars
 	case NONE:
-		m.scalar(KindNone)
+		m.none()
 	case NEWTRUE, NEWFALSE:
 		id := m.scalar(KindBool)
 		if o.Code == NEWTRUE {

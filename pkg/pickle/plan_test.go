@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -127,8 +128,8 @@ func TestPlanHostileIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.dense) > 4096 || p.LastRead(1<<24-1) != 8 {
-		t.Fatalf("dense %d, LastRead %d", len(p.dense), p.LastRead(1<<24-1))
+	if p.dense() > 4096 || p.LastRead(1<<24-1) != 8 {
+		t.Fatalf("dense %d, LastRead %d", p.dense(), p.LastRead(1<<24-1))
 	}
 }
 
@@ -243,4 +244,76 @@ func FuzzKeep(f *testing.F) {
 			t.Fatalf("events taken %v + left %v != log %v", taken, rest, all)
 		}
 	})
+}
+
+// TestKeepOneNone: with Keep.OneNone a stream's Nones are one record, named
+// wherever a None is, its later NONEs' bytes attributed to their consumers
+// as a GET's are (the bytes still add up); without it, one record each.
+func TestKeepOneNone(t *testing.T) {
+	data := []byte("\x80\x02](NN(NNteN0.") // [None, None, (None, None)], a None popped
+	for _, one := range []bool{false, true} {
+		f, err := Parse(bytes.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: &Keep{Depth: 3, Items: 64, OneNone: one}, Replay: bytes.NewReader(data)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.Streams[0].Store()
+		nones, self := map[ID]bool{}, s.StreamSelf
+		for id := ID(0); int(id) < s.Len(); id++ {
+			self += s.Self(id)
+			if s.Kind(id) == KindNone {
+				nones[id] = true
+			}
+		}
+		items := s.Items(s.Root)
+		if len(items) != 3 || s.Kind(items[2]) != KindTuple {
+			t.Fatalf("OneNone %v: root items %v", one, items)
+		}
+		named := append(append([]ID{}, items[:2]...), s.Items(items[2])...)
+		for _, id := range named {
+			if s.Kind(id) != KindNone {
+				t.Fatalf("OneNone %v: %v is not None", one, id)
+			}
+		}
+		if want := map[bool]int{false: 5, true: 1}[one]; len(nones) != want {
+			t.Errorf("OneNone %v: %d None records, want %d", one, len(nones), want)
+		}
+		if one && s.Flags(named[0])&FlagShared == 0 {
+			t.Errorf("the shared None is not FlagShared")
+		}
+		if self != int64(len(data)) {
+			t.Errorf("OneNone %v: %d bytes attributed, want %d", one, self, len(data))
+		}
+	}
+}
+
+// TestPlanAllocatesOnce: pass 1 of a stream with 200,000 memo reads
+// allocates its dense table about once (pages written once), not the
+// doubled and trimmed copies of a growing table (3.16 MB for 0.8).
+func TestPlanAllocatesOnce(t *testing.T) {
+	const n = 200_000
+	var b bytes.Buffer
+	b.WriteString("\x80\x04(")
+	for i := 0; i < n; i++ {
+		b.WriteString("N\x94") // NONE, MEMOIZE
+	}
+	b.WriteString("l0(")
+	for i := 0; i < n; i++ {
+		b.Write([]byte{'j', byte(i), byte(i >> 8), byte(i >> 16), 0}) // LONG_BINGET i
+	}
+	b.WriteString("l.")
+	data := b.Bytes()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	p, err := PlanStream(NewReader(bytes.NewReader(data), int64(len(data)), "t"))
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.LastRead(n-1) < 0 || p.LastRead(n) >= 0 {
+		t.Fatalf("LastRead %d %d", p.LastRead(n-1), p.LastRead(n))
+	}
+	if got, table := after.TotalAlloc-before.TotalAlloc, uint64(4*n); got > table+table/2 {
+		t.Errorf("pass 1 allocated %d bytes for a dense table of %d", got, table)
+	}
 }

@@ -84,6 +84,12 @@ type Keep struct {
 	// before its ID goes (a consumer that counts what the whole stream
 	// held: pk diff's census of dicts and sets).
 	Released func(s *Store, id ID)
+	// OneNone, for a consumer that reads values only (never a node's
+	// offset, Self or owner, nor how often a value is named), makes each
+	// NONE after a stream's first push that first None again, as a GET of
+	// it would (shareNone): a None costs its item, not a record (29 % of
+	// a cloudpickle state's records).
+	OneNone bool
 }
 
 // MinCompact is the store size (records) below which the machine never
@@ -177,7 +183,7 @@ func (m *machine) planStream() *Plan {
 // a dense slot; the others become bits.
 func (t *memoTable) adopt(p *Plan) {
 	t.plan = p
-	n := len(p.dense)
+	n := int(p.dense())
 	nd := make([]int32, n)
 	copy(nd, t.dense)
 	for i := n; i < len(t.dense); i++ {
@@ -202,6 +208,7 @@ func (t *memoTable) adopt(p *Plan) {
 // compact releases what is final and renumbers what is kept (see Keep).
 func (m *machine) compact() {
 	s := m.s
+	m.oneNone = 0 // (renumbered or released)
 	now := m.op.Offset
 	t := &m.memo
 	for i, v := range t.dense {
