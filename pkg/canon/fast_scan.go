@@ -144,6 +144,169 @@ func setBit(b []uint64, i int64) []uint64 {
 	return b
 }
 
+// scanWindow bounds the bytes pass 1 decodes from a window before it takes
+// the next one: the stack's depth is checked (maxFastOpen) once a window.
+const scanWindow = 4 << 10
+
+// scanArg marks the opcodes whose integer argument pass 1 reads (the
+// others' it skips).
+var scanArg = [256]bool{pickle.PROTO: true, pickle.BINPUT: true, pickle.LONG_BINPUT: true,
+	pickle.BINGET: true, pickle.LONG_BINGET: true}
+
+// scanHot is the state pass 1 changes at most opcodes: what scanHot.run
+// keeps in registers.
+type scanHot struct {
+	stack []int32 // list index, or a handle (mutable, -1 to -4)
+	marks []int
+	live  []uint64 // res.live
+	// mut: the memo indices whose last write stored a mutable object (a
+	// handle other than -1). Pass 2 gives up at a GET of one (it reads
+	// only pure values from the memo): pass 1 gives up there first, so
+	// that a shared or cyclic structure does not pay for a pass 2 it cannot
+	// finish (the cost shape cycle_dict: 400 -> 245 MB, the store path's
+	// own peak, no longer after pass 2's)
+	mut                []uint64
+	nmemo              int64 // MEMOIZE's next index
+	maxStack, maxMarks int   // res's
+	track              bool  // mut is kept (!noScanMut)
+	// memoize: the stream memoises with MEMOIZE already (run takes
+	// MEMOIZE then); bottom: scanState.bottom, for run
+	memoize bool
+	bottom  int32
+}
+
+// Pass 1's opcodes that scanHot.run takes, by class (scanRun: 0, the rest).
+const (
+	runPush    = 1 + iota // a plain value: push -1
+	runMutable            // EMPTY_SET, BYTEARRAY8; EMPTY_DICT above the bottom
+	runMark
+	runMemoize
+	runGet   // BINGET, LONG_BINGET
+	runTuple // TUPLE1 to TUPLE3
+	runPopMark
+)
+
+// scanRun classes the opcode bytes for scanHot.run; 0: the general loop
+// of fastScanFrom.
+var scanRun = func() (t [256]uint8) {
+	for _, c := range []pickle.Opcode{pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.BININT, pickle.BININT1,
+		pickle.BININT2, pickle.LONG1, pickle.BINFLOAT, pickle.SHORT_BINUNICODE, pickle.SHORT_BINBYTES,
+		pickle.EMPTY_TUPLE} {
+		t[c] = runPush
+	}
+	t[pickle.EMPTY_SET], t[pickle.BYTEARRAY8], t[pickle.EMPTY_DICT] = runMutable, runMutable, runMutable
+	t[pickle.MARK], t[pickle.MEMOIZE] = runMark, runMemoize
+	t[pickle.BINGET], t[pickle.LONG_BINGET] = runGet, runGet
+	t[pickle.TUPLE1], t[pickle.TUPLE2], t[pickle.TUPLE3] = runTuple, runTuple, runTuple
+	t[pickle.APPENDS], t[pickle.SETITEMS], t[pickle.ADDITEMS] = runPopMark, runPopMark, runPopMark
+	return t
+}()
+
+// run is the inner loop of pass 1 over the most common opcodes of a table:
+// from win[at] (a window: pickle.SkimWindow), while each is one that
+// fastScanFrom's general switch would take the same way without a call
+// (no stack, bitset or record to grow, no list or call built at the
+// bottom, no rootVals to note, no error), it does what that switch does
+// and goes on; it returns the offset of the first other opcode, for the
+// general loop. So its state stays in registers (a call would spill it).
+func (h *scanHot) run(win []byte, at int, th int64) int {
+	// (the fewer values live in the loop, the fewer it keeps in memory:
+	// the maxima, MARK's fence and the flags are read and written
+	// through h on the opcodes that need them)
+	stack, marks, live, mut, nmemo := h.stack, h.marks, h.live, h.mut, h.nmemo
+loop:
+	for at < len(win) {
+		k, ok := pickle.SkimOp(win, at, th)
+		if !ok {
+			break
+		}
+		c := win[at]
+		switch scanRun[c] {
+		case runPush, runMutable:
+			v := int32(-1)
+			if scanRun[c] == runMutable {
+				if c == byte(pickle.EMPTY_DICT) && (len(stack) == 0 || len(stack) == 1 && stack[0] == -4) {
+					break loop
+				}
+				v = mutable
+			}
+			if len(stack) == cap(stack) {
+				break loop
+			}
+			stack = stack[:len(stack)+1]
+			stack[len(stack)-1] = v
+		case runMark:
+			if len(marks) == cap(marks) {
+				break loop
+			}
+			marks = marks[:len(marks)+1]
+			marks[len(marks)-1] = len(stack)
+			h.maxMarks = max(h.maxMarks, len(marks))
+		case runMemoize:
+			if !h.memoize || len(stack) <= fenceOf(marks) {
+				break loop
+			}
+			w, b := uint64(nmemo>>6), uint64(1)<<(nmemo&63)
+			if stack[len(stack)-1] == -1 {
+				if w < uint64(len(mut)) {
+					mut[w] &^= b
+				}
+			} else if h.track {
+				if w >= uint64(len(mut)) {
+					break loop
+				}
+				mut[w] |= b
+			}
+			nmemo++
+		case runGet:
+			i := pickle.SkimArg(win, at)
+			w, b := uint64(i>>6), uint64(1)<<(i&63)
+			if len(stack) == cap(stack) || i >= maxFastMemo || w >= uint64(len(live)) || w < uint64(len(mut)) && mut[w]&b != 0 {
+				break loop
+			}
+			live[w] |= b
+			stack = stack[:len(stack)+1]
+			stack[len(stack)-1] = -1
+		case runTuple:
+			n := int(c-byte(pickle.TUPLE1)) + 1
+			if len(stack)-n < fenceOf(marks) {
+				break loop
+			}
+			h.maxStack = max(h.maxStack, len(stack))
+			stack = stack[:len(stack)-n+1]
+			stack[len(stack)-1] = -1
+		case runPopMark:
+			if len(marks) == 0 {
+				break loop
+			}
+			p := marks[len(marks)-1]
+			if p > len(stack) || p <= fenceOf(marks[:len(marks)-1]) {
+				break loop
+			}
+			t := stack[p-1]
+			if c == byte(pickle.SETITEMS) && (t == -2 || t == -3) || c == byte(pickle.APPENDS) && t >= 0 && t == h.bottom {
+				break loop
+			}
+			h.maxStack = max(h.maxStack, len(stack))
+			stack, marks = stack[:p], marks[:len(marks)-1]
+		default:
+			break loop
+		}
+		at += 1 + k
+	}
+	h.stack, h.marks, h.live, h.mut, h.nmemo = stack, marks, live, mut, nmemo
+	h.maxStack = max(h.maxStack, len(stack))
+	return at
+}
+
+// fenceOf is the stack position of the innermost MARK in marks, 0 with none.
+func fenceOf(marks []int) int {
+	if len(marks) == 0 {
+		return 0
+	}
+	return marks[len(marks)-1]
+}
+
 func fastScan(path string) (*fastScanResult, int64, error) {
 	f, size, done, err := openBare(path)
 	if err != nil {
@@ -160,70 +323,85 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 	rd.Borrow = true
 	res := &fastScanResult{rootList: -1}
 	st := &scanState{res: res, bottom: -1, stateTarget: -1}
-	var (
-		stack []int32 // list index, or -1
-		marks []int
-		memo  int8 // 0 none yet, 1 MEMOIZE, 2 PUT
-		nmemo int64
-		live  []uint64 // res.live
-	)
+	var h scanHot
+	var memo int8     // 0 none yet, 1 MEMOIZE, 2 PUT
 	var puts []uint64 // PUT indices written (one written twice: no rootVals)
-	// mut: the memo indices whose last write stored a mutable object (a
-	// handle other than -1). Pass 2 gives up at a GET of one (it reads
-	// only pure values from the memo): pass 1 gives up there first, so
-	// that a shared or cyclic structure does not pay for a pass 2 it cannot
-	// finish (the cost shape cycle_dict: 400 -> 245 MB, the store path's
-	// own peak, no longer after pass 2's)
-	var mut []uint64
-	track := !noScanMut
+	h.track = !noScanMut
 	dupPut := false
-	// Pass 1 needs the opcodes and their integer arguments only: Skim
-	// reads them in batches without decoding short strings (pass 2 checks
-	// those, and gives up on what the reader refuses). The loop keeps its
-	// state in locals (no closure: a variable a closure captures lives in
-	// memory) and handles each opcode inline.
-	batch := make([]pickle.Skimmed, 512)
-	var have, next int
-	var failed error
-	var maxStack, maxMarks int // res's, kept in registers meanwhile
-	deepAt := maxFastOpen      // the stack depth at which the open containers are counted next
+	// Pass 1 needs the opcodes and their integer arguments only: it decodes
+	// them straight from the reader's window (pickle.SkimWindow: no record
+	// an opcode, short strings skipped, not decoded: pass 2 checks those,
+	// and gives up on what the reader refuses) and reads the others with
+	// NextInto. The loop keeps its state in locals (no closure: a variable
+	// a closure captures lives in memory) and handles each opcode inline.
+	var (
+		win []byte // the window, decoded up to at
+		at  int
+		th  int64
+		op  pickle.Op // an opcode the reader decodes itself
+	)
+	deepAt := maxFastOpen // the h.stack depth at which the open containers are counted next
 	for {
-		if next == have {
-			if failed != nil {
-				return nil, 0, errSlow
-			}
-			if maxStack >= deepAt {
-				// (once a batch: the loop stays as it was)
-				if openContainers(stack) > maxFastOpen {
+		k, ok := 0, false
+		if at < len(win) {
+			h.memoize, h.bottom = memo == 1, st.bottom
+			at = h.run(win, at, th)
+		}
+		if at < len(win) {
+			k, ok = pickle.SkimOp(win, at, th)
+		}
+		if !ok {
+			// the window's end, or an opcode it does not give: a fresh
+			// window, else the reader
+			rd.SkimDone(at)
+			if h.maxStack >= deepAt {
+				// (once a window: the loop stays as it was)
+				if openContainers(h.stack) > maxFastOpen {
 					return nil, 0, errSlow
 				}
-				deepAt = 2 * maxStack
+				deepAt = 2 * h.maxStack
 			}
-			have, failed = rd.Skim(batch)
-			next = 0
-			if have == 0 {
+			win, th = rd.SkimWindow()
+			win, at = win[:min(len(win), scanWindow)], 0
+			if len(win) > 0 {
+				k, ok = pickle.SkimOp(win, 0, th)
+			}
+		}
+		var (
+			c   pickle.Opcode
+			arg int64
+			big bool
+		)
+		if ok {
+			c = pickle.Opcode(win[at])
+			if k > 0 && scanArg[c] {
+				arg = pickle.SkimArg(win, at)
+			}
+			at += 1 + k
+		} else {
+			if rd.NextInto(&op) != nil {
 				return nil, 0, errSlow
 			}
+			c, arg, big = op.Code, op.Int, op.Big != nil
+			win = nil // (the reader moved on)
 		}
-		o := &batch[next]
-		next++
-		maxStack = max(maxStack, len(stack))
-		maxMarks = max(maxMarks, len(marks))
+		h.maxStack = max(h.maxStack, len(h.stack))
+		h.maxMarks = max(h.maxMarks, len(h.marks))
 		fence := 0
-		if len(marks) > 0 {
-			fence = marks[len(marks)-1]
+		if len(h.marks) > 0 {
+			fence = h.marks[len(h.marks)-1]
 		}
-		switch o.Code {
+		switch c {
 		case pickle.PROTO:
-			if o.Int > pickle.HighestProtocol {
+			if arg > pickle.HighestProtocol {
 				return nil, 0, errSlow
 			}
 		case pickle.FRAME:
 		case pickle.STOP:
-			if len(stack) <= fence || !rd.AtEOF() {
+			if len(h.stack) <= fence || !rd.AtEOF() {
 				return nil, 0, errSlow
 			}
-			top := stack[len(stack)-1]
+			top := h.stack[len(h.stack)-1]
 			if top >= 0 && top == st.bottom {
 				res.rootList, res.rootLen = top, st.bcount
 			}
@@ -237,176 +415,176 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 				res.rootVals = nil
 			}
 			res.memoize = memo == 1
-			res.maxStack, res.maxMarks = maxStack, maxMarks
-			res.live = live
+			res.maxStack, res.maxMarks = h.maxStack, h.maxMarks
+			res.live = h.live
 			if done() != nil {
 				return nil, 0, errSlow
 			}
 			return res, size, nil
 		case pickle.MARK:
-			marks = append(marks, len(stack))
+			h.marks = append(h.marks, len(h.stack))
 		case pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
 			pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
 			pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
 			pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8,
 			pickle.EMPTY_TUPLE, pickle.GLOBAL:
-			stack = append(stack, -1)
+			h.stack = append(h.stack, -1)
 		case pickle.BYTEARRAY8, pickle.EMPTY_SET:
-			stack = append(stack, mutable)
+			h.stack = append(h.stack, mutable)
 		case pickle.EMPTY_DICT:
 			switch {
-			case len(stack) == 0:
-				stack = append(stack, -2)
-			case len(stack) == 1 && stack[0] == -4:
+			case len(h.stack) == 0:
+				h.stack = append(h.stack, -2)
+			case len(h.stack) == 1 && h.stack[0] == -4:
 				st.nState++
-				stack = append(stack, -3)
+				h.stack = append(h.stack, -3)
 			default:
-				stack = append(stack, mutable)
+				h.stack = append(h.stack, mutable)
 			}
 		case pickle.EMPTY_LIST:
-			stack = append(stack, st.newList(len(stack), 0))
+			h.stack = append(h.stack, st.newList(len(h.stack), 0))
 		case pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT:
-			if len(marks) == 0 {
+			if len(h.marks) == 0 {
 				return nil, 0, errSlow
 			}
-			p := marks[len(marks)-1]
-			marks = marks[:len(marks)-1]
-			if p > len(stack) {
+			p := h.marks[len(h.marks)-1]
+			h.marks = h.marks[:len(h.marks)-1]
+			if p > len(h.stack) {
 				return nil, 0, errSlow
 			}
-			k := len(stack) - p
-			stack = stack[:p]
-			switch o.Code {
+			k := len(h.stack) - p
+			h.stack = h.stack[:p]
+			switch c {
 			case pickle.LIST:
-				stack = append(stack, st.newList(len(stack), int64(k)))
+				h.stack = append(h.stack, st.newList(len(h.stack), int64(k)))
 			case pickle.DICT:
-				stack = append(stack, mutable)
+				h.stack = append(h.stack, mutable)
 			default:
-				stack = append(stack, -1)
+				h.stack = append(h.stack, -1)
 			}
 		case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
-			c := int(o.Code-pickle.TUPLE1) + 1
-			if len(stack)-c < fence {
+			n := int(c-pickle.TUPLE1) + 1
+			if len(h.stack)-n < fence {
 				return nil, 0, errSlow
 			}
-			stack = append(stack[:len(stack)-c], -1)
+			h.stack = append(h.stack[:len(h.stack)-n], -1)
 		case pickle.APPEND:
-			if len(stack)-1 <= fence {
+			if len(h.stack)-1 <= fence {
 				return nil, 0, errSlow
 			}
-			stack = stack[:len(stack)-1]
-			if t := stack[len(stack)-1]; t >= 0 && t == st.bottom {
+			h.stack = h.stack[:len(h.stack)-1]
+			if t := h.stack[len(h.stack)-1]; t >= 0 && t == st.bottom {
 				st.bcount++
 			}
 		case pickle.SETITEM:
-			if len(stack)-2 <= fence {
+			if len(h.stack)-2 <= fence {
 				return nil, 0, errSlow
 			}
-			if t, v := stack[len(stack)-3], stack[len(stack)-1]; (t == -2 || t == -3) && v >= 0 {
+			if t, v := h.stack[len(h.stack)-3], h.stack[len(h.stack)-1]; (t == -2 || t == -3) && v >= 0 {
 				st.rootVal(t, v)
 			}
-			stack = stack[:len(stack)-2]
+			h.stack = h.stack[:len(h.stack)-2]
 		case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
-			if len(marks) == 0 {
+			if len(h.marks) == 0 {
 				return nil, 0, errSlow
 			}
-			p := marks[len(marks)-1]
-			marks = marks[:len(marks)-1]
-			if p > len(stack) {
+			p := h.marks[len(h.marks)-1]
+			h.marks = h.marks[:len(h.marks)-1]
+			if p > len(h.stack) {
 				return nil, 0, errSlow
 			}
 			fence = 0
-			if len(marks) > 0 {
-				fence = marks[len(marks)-1]
+			if len(h.marks) > 0 {
+				fence = h.marks[len(h.marks)-1]
 			}
 			if p <= fence {
 				return nil, 0, errSlow
 			}
-			t := stack[p-1]
-			switch o.Code {
+			t := h.stack[p-1]
+			switch c {
 			case pickle.SETITEMS:
 				if t == -2 || t == -3 {
-					for i := p + 1; i < len(stack); i += 2 {
-						if v := stack[i]; v >= 0 {
+					for i := p + 1; i < len(h.stack); i += 2 {
+						if v := h.stack[i]; v >= 0 {
 							st.rootVal(t, v)
 						}
 					}
 				}
 			case pickle.APPENDS:
 				if t >= 0 && t == st.bottom {
-					st.bcount += int64(len(stack) - p)
+					st.bcount += int64(len(h.stack) - p)
 				}
 			}
-			stack = stack[:p]
+			h.stack = h.stack[:p]
 		case pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ:
-			if len(stack)-2 < fence {
+			if len(h.stack)-2 < fence {
 				return nil, 0, errSlow
 			}
-			stack = stack[:len(stack)-2]
-			if o.Code != pickle.STACK_GLOBAL && len(stack) == 0 {
+			h.stack = h.stack[:len(h.stack)-2]
+			if c != pickle.STACK_GLOBAL && len(h.stack) == 0 {
 				st.nCalls0++
-				stack = append(stack, -4)
-			} else if o.Code != pickle.STACK_GLOBAL {
-				stack = append(stack, mutable)
+				h.stack = append(h.stack, -4)
+			} else if c != pickle.STACK_GLOBAL {
+				h.stack = append(h.stack, mutable)
 			} else {
-				stack = append(stack, -1)
+				h.stack = append(h.stack, -1)
 			}
 		case pickle.BUILD:
-			if len(stack)-2 < fence {
+			if len(h.stack)-2 < fence {
 				return nil, 0, errSlow
 			}
-			if stack[len(stack)-1] == -3 && stack[len(stack)-2] == -4 {
+			if h.stack[len(h.stack)-1] == -3 && h.stack[len(h.stack)-2] == -4 {
 				st.stateBuilt++
 				st.stateTarget = st.nCalls0
 			}
-			stack = stack[:len(stack)-1]
+			h.stack = h.stack[:len(h.stack)-1]
 		case pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
-			if len(stack) <= fence {
+			if len(h.stack) <= fence {
 				return nil, 0, errSlow
 			}
-			i := nmemo
-			if o.Code == pickle.MEMOIZE {
+			i := h.nmemo
+			if c == pickle.MEMOIZE {
 				if memo == 2 {
 					return nil, 0, errSlow
 				}
 				memo = 1
-				nmemo++
+				h.nmemo++
 			} else {
-				if memo == 1 || o.Int < 0 || o.Int >= maxFastMemo || o.Big {
+				if memo == 1 || arg < 0 || arg >= maxFastMemo || big {
 					return nil, 0, errSlow
 				}
 				memo = 2
-				i = o.Int
+				i = arg
 				w, b := uint64(i>>6), uint64(1)<<(i&63)
 				if w < uint64(len(puts)) && puts[w]&b != 0 {
 					dupPut = true
 				}
 				puts = setBit(puts, i)
 			}
-			if !track {
+			if !h.track {
 				break
 			}
 			// the write's mutable bit
 			w, b := uint64(i>>6), uint64(1)<<(i&63)
-			if stack[len(stack)-1] != -1 {
-				if w >= uint64(len(mut)) {
-					mut = growMut(mut, w)
+			if h.stack[len(h.stack)-1] != -1 {
+				if w >= uint64(len(h.mut)) {
+					h.mut = growMut(h.mut, w)
 				}
-				mut[w] |= b
-			} else if w < uint64(len(mut)) {
-				mut[w] &^= b
+				h.mut[w] |= b
+			} else if w < uint64(len(h.mut)) {
+				h.mut[w] &^= b
 			}
 		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
-			i := o.Int
-			if i < 0 || i >= maxFastMemo || o.Big || (uint64(i>>6) < uint64(len(mut)) && mut[i>>6]&(1<<(i&63)) != 0) {
+			i := arg
+			if i < 0 || i >= maxFastMemo || big || (uint64(i>>6) < uint64(len(h.mut)) && h.mut[i>>6]&(1<<(i&63)) != 0) {
 				return nil, 0, errSlow
 			}
-			if w := uint64(i >> 6); w < uint64(len(live)) {
-				live[w] |= 1 << (i & 63) // (most GETs: no call)
+			if w := uint64(i >> 6); w < uint64(len(h.live)) {
+				h.live[w] |= 1 << (i & 63) // (most GETs: no call)
 			} else {
-				live = setBit(live, i)
+				h.live = setBit(h.live, i)
 			}
-			stack = append(stack, -1)
+			h.stack = append(h.stack, -1)
 		default:
 			return nil, 0, errSlow
 		}

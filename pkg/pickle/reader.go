@@ -978,6 +978,33 @@ func (r *Reader) skimBuffered(dst []Skimmed, only *[256]bool) int {
 	return r.skimmed(i, n)
 }
 
+// SkimWindow returns the bytes at the reader's position that a caller may
+// decode opcodes from itself (a first pass that keeps no per-opcode record):
+// the read buffer up to the end of the current frame and of the input, and
+// the blob threshold to give SkimOp. The caller decodes whole opcodes from
+// its start with SkimOp and SkimArg, consumes them with SkimDone and reads
+// the first opcode SkimOp refuses (or any, once the window is empty) with
+// NextInto: so it sees the opcodes and arguments of Skim. Empty with Tee set.
+func (r *Reader) SkimWindow() (b []byte, th int64) {
+	if r.Tee != nil {
+		return nil, 0
+	}
+	b, end := r.buffered()
+	return b[:end], r.threshold()
+}
+
+// SkimDone consumes the first n bytes of the window SkimWindow returned, n
+// the end of an opcode SkimOp accepted.
+func (r *Reader) SkimDone(n int) { r.skimmed(n, 0) }
+
+// SkimOp says whether the opcode at b[i] of a window (SkimWindow) can be
+// decoded from it (see bufferedOp); k is its argument's width.
+func SkimOp(b []byte, i int, th int64) (k int, ok bool) { return bufferedOp(b, i, len(b), th) }
+
+// SkimArg is the integer argument (Skimmed.Int) of the opcode at b[i] of a
+// window, one SkimOp accepted with k > 0.
+func SkimArg(b []byte, i int) int64 { return fixedArg(bufArg[b[i]], b[i+1:]) }
+
 // buffered returns the read buffer and how far opcodes decoded from it may
 // reach: the buffer, the input's end, the current frame's end (0 when the
 // frame ends here: the next opcode leaves it first).
