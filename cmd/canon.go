@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pk-tools/pk/pkg/write"
 	"github.com/spf13/cobra"
@@ -109,16 +110,28 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 		}
 		return nil
 	}
-	if fi, err := os.Stat(out); err == nil && !fi.Mode().IsRegular() {
-		// a device or a pipe (-o /dev/null, -o /dev/stdout): written to as
-		// it is; renaming a file over it would replace it
-		werr := writeTo(out, res)
-		if werr != nil {
-			return &ExitError{Code: ExitTrouble, Err: werr}
+	if fi, err := os.Stat(out); err == nil {
+		real, rerr := filepath.EvalSymlinks(out)
+		written := func(werr error) error {
+			if werr != nil {
+				return &ExitError{Code: ExitTrouble, Err: werr}
+			}
+			return canonDone(c, in, out, size, asJSON)
 		}
-		return canonDone(c, in, out, size, asJSON)
-	}
-	if real, err := filepath.EvalSymlinks(out); err == nil {
+		if so, serr := os.Stdout.Stat(); serr == nil && os.SameFile(fi, so) {
+			// pk's own standard output (-o /dev/stdout, /dev/fd/1),
+			// whatever it is (a file opened to append, a file no name
+			// reaches any more): written as -o - writes it
+			_, werr := res.WriteTo(c.OutOrStdout())
+			return written(werr)
+		}
+		if !fi.Mode().IsRegular() || rerr != nil || viaDevOrProc(out) {
+			// a device or a pipe (-o /dev/null), or a file reached
+			// through /dev or /proc (/dev/fd/3): written to as it is;
+			// renaming a file over the name would replace the link or
+			// the device node itself
+			return written(writeTo(out, res))
+		}
 		out = real // a link to OUT stays a link, to the new file
 	}
 	mode := os.FileMode(0o644) // as a new file; an existing OUT keeps its mode
@@ -153,8 +166,32 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 	return canonDone(c, in, out, size, asJSON)
 }
 
-// writeTo writes the output to the file at path, which exists and is not a
-// regular file.
+// viaDevOrProc reports whether path, or a symbolic link on the way from it
+// to its file, lies under /dev or /proc: names of devices and of open file
+// descriptors (/dev/stdout -> /proc/self/fd/1), which pk canon writes
+// through and never replaces.
+func viaDevOrProc(path string) bool {
+	for hop := 0; hop < 40; hop++ {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		if strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/") {
+			return true
+		}
+		next, err := os.Readlink(path)
+		if err != nil {
+			return false // (not a link: the file itself)
+		}
+		if !filepath.IsAbs(next) {
+			next = filepath.Join(filepath.Dir(path), next)
+		}
+		path = next
+	}
+	return true // (a loop of links: Stat would have failed; written through)
+}
+
+// writeTo writes the output to the file at path, which exists and is not
+// to be replaced (a device, a pipe, a name under /dev or /proc).
 func writeTo(path string, res *write.Result) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
