@@ -913,8 +913,10 @@ func (r *spoolReader) Read(b []byte) (int, error) {
 
 // EachStreamWrite reads a bare pickle file stream by stream through the
 // canon sink for pk canon's writer (pkg/write), with every payload in
-// memory, and gives fn each stream's view before its digest is computed
-// (fn computes it: View.Digest, then View.EffectRefs). The sink folds only
+// memory, and gives fn each stream and its view before its digest is
+// computed (fn computes it: View.Digest, then View.EffectRefs). fn makes
+// the view by calling view, once: what only reads the stream's store may
+// run beside that (the store is not written once the stream is read). The sink folds only
 // the roots accept says the writer can write back from their encoding
 // (Ref.FoldedItems and Ref.FoldedEntries read them at STOP), each pure
 // tuple in them followed by its side items (appendItems): accept is to take
@@ -922,7 +924,7 @@ func (r *spoolReader) Read(b []byte) (int, error) {
 // encoding of a run reads them by (emitCanonical). ok
 // is false where EachStream's would be, when the sink does not apply, and
 // when fn returns an error (the caller then reads the file without it).
-func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn func(v *View) error) (file *pickle.File, ok bool) {
+func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn func(st *pickle.Stream, view func() *View) error) (file *pickle.File, ok bool) {
 	opt = BareOptions(path, opt)
 	opt.NoPaths = true
 	k := newFoldSink(opt)
@@ -937,7 +939,7 @@ func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn 
 	ropt.BlobThreshold = math.MaxInt64
 	scr := &docScratch{}
 	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
-		err := fn(normalize(st, opt, scr))
+		err := fn(st, func() *View { return normalize(st, opt, scr) })
 		k.sp.reset() // the stream is written
 		k.sideRuns = k.sideRuns[:0]
 		return err

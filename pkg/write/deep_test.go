@@ -143,6 +143,9 @@ func TestTooDeepSame(t *testing.T) {
 			if off != roff || deep != rdeep {
 				t.Errorf("input %d: tooDeep %d %v, the walk to the end %d %v", i, off, deep, roff, rdeep)
 			}
+			if boff, bdeep := tooDeepBeside(s)(); boff != off || bdeep != deep {
+				t.Errorf("input %d: tooDeepBeside %d %v, tooDeep %d %v", i, boff, bdeep, off, deep)
+			}
 			checked++
 		}
 	}
@@ -183,6 +186,51 @@ func TestTooDeepObjects(t *testing.T) {
 		}
 		if deep && off != 70037 {
 			t.Errorf("%d objects: tooDeep names offset %d, want 70037", objects, off)
+		}
+	}
+}
+
+// TestTooDeepBesideView: the writer sink walks a stream's depth while its
+// view is made (tooDeepBeside); nestings within MaxDepth, within twice it
+// (refused by the writer's own count) and past it (refused by the walk),
+// behind a wide list so that the walk takes a while, give what the read
+// without the sink gives, which walks before the view (run it with -race:
+// the walk and the view read one store).
+func TestTooDeepBesideView(t *testing.T) {
+	defer func() { noSink = false }()
+	for _, levels := range []int{MaxDepth - 1, 2*MaxDepth - 1, 3 * MaxDepth} {
+		var b strings.Builder
+		b.WriteString("\x80\x04]")
+		for range 4 * MaxDepth {
+			b.WriteString("Na")
+		}
+		b.WriteString(strings.Repeat("]", levels))
+		b.WriteString(strings.Repeat("a", levels))
+		b.WriteString(".")
+		p := filepath.Join(t.TempDir(), "nest.pkl")
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var outs [2]string
+		for i, off := range []bool{false, true} {
+			noSink = off
+			res, err := File(p, Options{}, false)
+			if err != nil {
+				outs[i] = "error: " + err.Error()
+				continue
+			}
+			var buf bytes.Buffer
+			if _, err := res.WriteTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			res.Close()
+			outs[i] = buf.String()
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("%d levels: through the sink %.80q, without it %.80q", levels, outs[0], outs[1])
+		}
+		if refused := strings.HasPrefix(outs[0], "error: "); refused != (levels > MaxDepth) {
+			t.Errorf("%d levels: %.80q", levels, outs[0])
 		}
 	}
 }

@@ -38,10 +38,10 @@ var deepReason = fmt.Sprintf("nested more than %d levels deep: pk canon does not
 // Deeper than MaxDepth but within twice it is left to the writer's own
 // count, which the view's rewritten nodes may make a little shorter.
 func tooDeep(s *pickle.Store) (int64, bool) {
-	n := s.Len()
-	if n <= 2*MaxDepth {
+	if !mayBeTooDeep(s) {
 		return 0, false
 	}
+	n := s.Len()
 	// each node is queued once at most: room for all of them at once (grown
 	// by append, the queue of a 5 MB cloudpickle state allocated 17 MB);
 	// a bit a node says it was queued
@@ -75,6 +75,34 @@ func tooDeep(s *pickle.Store) (int64, bool) {
 	return first, deep
 }
 
+// mayBeTooDeep reports whether s has the nodes a path past 2 x MaxDepth
+// needs: if not, tooDeep answers at once.
+func mayBeTooDeep(s *pickle.Store) bool { return s.Len() > 2*MaxDepth }
+
+// tooDeepBeside starts tooDeep(s) on a goroutine of its own and returns
+// what waits for its answer, so that work that only reads s runs beside
+// the walk (the writer sink's view of a stream, wsink.go: about 0.03 s of
+// each on a 5 MB cloudpickle state). A store too small to be deep gets its
+// answer at once, without a goroutine (a file of a million small streams).
+func tooDeepBeside(s *pickle.Store) func() (int64, bool) {
+	if !mayBeTooDeep(s) {
+		return func() (int64, bool) { return 0, false }
+	}
+	type answer struct {
+		off  int64
+		deep bool
+	}
+	c := make(chan answer, 1)
+	go func() {
+		off, deep := tooDeep(s)
+		c <- answer{off, deep}
+	}()
+	return func() (int64, bool) {
+		a := <-c
+		return a.off, a.deep
+	}
+}
+
 // depthWalk is tooDeep's breadth-first walk: the nodes queued, in order,
 // and a bit a node saying it was.
 type depthWalk struct {
@@ -82,6 +110,19 @@ type depthWalk struct {
 	n     int // s.Len()
 	seen  []uint64
 	queue []pickle.ID
+	kids  []pickle.ID // children's buffer
+}
+
+// children is s.Children(id): the store's own items of id when they are
+// all its children (no call parts, no operations' arguments), not a copy
+// (the copies were a fifth of the walk of a cloudpickle state).
+func (w *depthWalk) children(id pickle.ID) []pickle.ID {
+	s := w.s
+	if s.Kind(id) == pickle.KindCall || s.NMuts(id) > 0 {
+		w.kids = s.Children(id, w.kids[:0])
+		return w.kids
+	}
+	return s.Items(id)
 }
 
 func (w *depthWalk) has(id pickle.ID) bool { return w.seen[uint(id)/64]&(1<<(uint(id)%64)) != 0 }
@@ -101,7 +142,6 @@ func (w *depthWalk) add(id pickle.ID) {
 // early, see below).
 func (w *depthWalk) run(stop bool) (first int64, deep, settled bool) {
 	s, n := w.s, w.n
-	var kids []pickle.ID
 	first = -1                // the first node past MaxDepth: the one the refusal names
 	d, end := 1, len(w.queue) // the depth of queue[i]; where that level ends
 	for i := 0; i < len(w.queue); i++ {
@@ -128,8 +168,7 @@ func (w *depthWalk) run(stop bool) (first int64, deep, settled bool) {
 				return first, true, false
 			}
 		}
-		kids = s.Children(id, kids[:0])
-		for _, c := range kids {
+		for _, c := range w.children(id) {
 			w.add(c)
 		}
 	}

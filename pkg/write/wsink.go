@@ -106,10 +106,14 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 			return true
 		}
 	}
-	file, ok := canon.EachStreamWrite(path, copt, accept, func(v *canon.View) error {
+	file, ok := canon.EachStreamWrite(path, copt, accept, func(st *pickle.Stream, view func() *canon.View) error {
+		// the depth walk reads the store only: on the second CPU while the
+		// view is made
+		depth := tooDeepBeside(st.Store())
+		v := view()
 		// (only the first stream's refusal is taken: see above)
 		first := v.Stream != nil && v.Stream.Index == 0 && len(*ends) == 0
-		if off, deep := tooDeep(v.Store()); deep {
+		if off, deep := depth(); deep {
 			if first && !hasFolded(v.Store()) {
 				refused = &Error{File: path, Offset: off, Reason: deepReason}
 			}
