@@ -255,7 +255,7 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	wv.cur = <-wv.pr.free
 	spl := link(nil, "")
 	wv.path.push(wEntry{id: -1, depth: 0, pl: spl})
-	err = wv.emit(Item{Kind: ItemStream, Size: size, Self: wv.sself, pl: spl}, 0, true, 1)
+	err = wv.emit(Item{Kind: ItemStream, Size: size, Self: wv.sself, pl: spl}, wRole{}, 0, true, 1)
 	if err == nil {
 		m, err = run(wv)
 	}
@@ -539,7 +539,7 @@ func (wv *wholeView) before(m *fastMachine) error {
 		if err != nil {
 			return err
 		}
-		return wv.emit(Item{Kind: ItemNode, Node: id, Role: rs, pl: wv.link(e, rs), Size: b.size, Self: b.size}, e.depth+1, b.last, 0)
+		return wv.emit(Item{Kind: ItemNode, Node: id, Role: rs.s, pl: wv.link(e, rs.s), Size: b.size, Self: b.size}, rs, e.depth+1, b.last, 0)
 	}
 	return nil
 }
@@ -594,13 +594,13 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 	} else if n > 0 {
 		kids = 1 // (the text needs only whether there are any)
 	}
-	pl := wv.link(e, rs) // (the result's: the stream's head, root)
+	pl := wv.link(e, rs.s) // (the result's: the stream's head, root)
 	nid, err := wv.add(v, n)
 	if err != nil {
 		return err
 	}
-	it := Item{Kind: ItemNode, Node: nid, Role: rs, pl: pl, Size: int64(r.incl), Self: int64(r.self)}
-	if err := wv.emit(it, depth, r.count&wLast != 0, kids); err != nil {
+	it := Item{Kind: ItemNode, Node: nid, Role: rs.s, pl: pl, Size: int64(r.incl), Self: int64(r.self)}
+	if err := wv.emit(it, rs, depth, r.count&wLast != 0, kids); err != nil {
 		return err
 	}
 	if n > 0 {
@@ -620,10 +620,11 @@ func (wv *wholeView) startRef(m *fastMachine, s *fastSlot, parent int32, p int) 
 	if !ok {
 		return errChanged
 	}
-	rs, err := wv.roleAt(m, e, p)
+	w, err := wv.roleAt(m, e, p)
 	if err != nil {
 		return err
 	}
+	rs := w.str()
 	if wv.ref.on && wv.ref.id == tv.id {
 		wv.ref.n++
 		wv.ref.roleE = rs
@@ -660,7 +661,7 @@ func (wv *wholeView) flushRef(e *wEntry, last bool) error {
 	if r.n > 1 {
 		it.Count, it.RoleEnd = r.n, r.roleE
 	}
-	return wv.emit(it, e.depth+1, last, 0)
+	return wv.emit(it, wRole{}, e.depth+1, last, 0)
 }
 
 // under returns the open line of node id for a new child's line (not a
@@ -697,7 +698,7 @@ func (wv *wholeView) close() error {
 	}
 	if e.elN > 0 {
 		it := Item{Kind: ItemElided, Count: int(e.elN), Size: e.elSize, Self: e.elSize, Role: "…", pl: e.pl}
-		if err := wv.emit(it, e.depth+1, true, 0); err != nil {
+		if err := wv.emit(it, wRole{}, e.depth+1, true, 0); err != nil {
 			return err
 		}
 	}
@@ -768,21 +769,39 @@ func (wv *wholeView) consume(m *fastMachine, from int, by *fastSlot, building bo
 	return nil
 }
 
+// wRole is a line's role: spelled (s), or an index or a set position
+// (r) that the printer spells (spell), since the text of a line needs it
+// only as it is printed (JSON spells every role: its path links need it).
+type wRole struct {
+	s     string
+	r     role
+	spell bool
+}
+
+// str spells the role.
+func (w wRole) str() string {
+	if w.spell {
+		return w.r.str(nil)
+	}
+	return w.s
+}
+
 // roleAt is the role of the child of e at stack position p.
-func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (string, error) {
+func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (wRole, error) {
 	if e.id < 0 {
-		return ppath.Root, nil
+		return wRole{s: ppath.Root}, nil
 	}
 	pos := e.count + int64(p-e.base)
 	if pos < 0 {
-		return "", errChanged
+		return wRole{}, errChanged
 	}
+	r := role{kind: rIndex, i: int(pos)}
 	switch e.kind {
 	case pickle.KindSet, pickle.KindFrozenSet:
-		return role{kind: rSet, i: int(pos)}.str(nil), nil
+		r.kind = rSet
 	case pickle.KindDict:
 		if p < 1 || p > len(m.stack) {
-			return "", errChanged
+			return wRole{}, errChanged
 		}
 		k := &m.stack[p-1]
 		var v fastVal
@@ -791,21 +810,25 @@ func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (string, error) {
 		} else {
 			var err error
 			if v, err = m.keyNode(k); err != nil {
-				return "", err
+				return wRole{}, err
 			}
 		}
-		return m.keyRoleAt(v, int(pos/2)), nil
+		return wRole{s: m.keyRoleAt(v, int(pos/2))}, nil
 	}
-	return role{kind: rIndex, i: int(pos)}.str(nil), nil
+	if wv.json {
+		return wRole{s: r.str(nil)}, nil
+	}
+	return wRole{r: r, spell: true}, nil
 }
 
 // hidden says whether lines at depth are below the depth limit.
 func (wv *wholeView) hidden(depth int) bool { return wv.limit >= 0 && depth > wv.limit }
 
 // emit adds the line of it at depth (within the depth limit), or its JSON
-// record, to the batch (its nodes are in the batch's store: add); kids is
-// its display children (for the text, any number above 0 if it has some).
-func (wv *wholeView) emit(it Item, depth int, isLast bool, kids int) error {
+// record, to the batch (its nodes are in the batch's store: add), with
+// the role rs when the printer spells it; kids is its display children
+// (for the text, any number above 0 if it has some).
+func (wv *wholeView) emit(it Item, rs wRole, depth int, isLast bool, kids int) error {
 	if wv.hidden(depth) {
 		return nil
 	}
@@ -815,15 +838,19 @@ func (wv *wholeView) emit(it Item, depth int, isLast bool, kids int) error {
 		}
 		wv.depthN = depth
 	}
-	it.Stream = wv.cur.st
-	v := Visit{Item: it, Depth: depth}
+	// written in its slot, not copied there (a Visit is 25 words)
+	n := len(wv.cur.lines)
+	wv.cur.lines = wv.cur.lines[:n+1] // (room keeps n below its capacity)
+	l := &wv.cur.lines[n]
+	l.v = Visit{Item: it, Depth: depth}
+	l.v.Item.Stream = wv.cur.st
 	if kids > 0 {
 		if wv.limit >= 0 && depth >= wv.limit {
-			v.Truncated = true
+			l.v.Truncated = true
 		} else {
-			v.Kids = kids
+			l.v.Kids = kids
 		}
 	}
-	wv.cur.lines = append(wv.cur.lines, wholeLine{v: v, last: isLast})
+	l.last, l.role = isLast, rs
 	return wv.room()
 }
