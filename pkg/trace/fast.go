@@ -137,6 +137,9 @@ func fastTopOf(ra io.ReaderAt, size int64, name string, n int) (*Tree, error) {
 // it, or answers).
 func (m *fastMachine) runAll() error {
 	m.rd = pickle.NewReader(io.NewSectionReader(m.ra, 0, m.size), m.size, m.name)
+	// the whole view's first pass reads no str or bytes value (the second
+	// prints them): they may point into the read buffer, not be copied
+	m.rd.Borrow = m.wv != nil && m.wv.pass1
 	if err := m.run(); err != nil {
 		var fb *errFallback
 		if !errors.As(err, &fb) {
@@ -254,7 +257,7 @@ func (m *fastMachine) run() error {
 			n = 1
 		}
 		for i := 0; i < n && !done; i++ {
-			if m.wv != nil {
+			if m.wv != nil && m.wv.pend {
 				if err := m.wv.before(m); err != nil {
 					return err
 				}

@@ -140,8 +140,8 @@ type wholeView struct {
 	refs    paged[int32] // owners of the references to tuples and frozensets
 	bigs    []wholeBig
 	starts  []wholeStart
-	keyRefs map[int64]bool // offsets of the scalars that references read as dict keys
-	tupRefs map[int64]bool // offsets of the tuples and frozensets that references read
+	keyRefs offSet // offsets of the scalars that references read as dict keys
+	tupRefs offSet // offsets of the tuples and frozensets that references read
 	proto   int
 	sself   int64
 	// pass 2
@@ -160,6 +160,34 @@ type wholeView struct {
 	pr     *wholePrinter
 	cur    *wholeBatch // the batch being filled
 	depthN int         // the depth of the last line (a line is at most one deeper)
+}
+
+// offSet is a set of input offsets, a bit each, in pages made as they are
+// first set: at most an eighth of the input's bytes, and little when the
+// offsets set are few (a table's dict keys, written once at its start).
+// It replaced maps, whose assignment for each key reference was 4 % of the
+// whole view's CPU on a table of memo-shared strings.
+type offSet struct{ pages [][]uint64 }
+
+// offPage is how many offsets a page of offSet holds (8 KiB).
+const offPage = 1 << 16
+
+// add puts off (0 or more) into the set.
+func (o *offSet) add(off int64) {
+	p, b := int(off/offPage), off%offPage
+	if p >= len(o.pages) {
+		o.pages = append(o.pages, make([][]uint64, p+1-len(o.pages))...)
+	}
+	if o.pages[p] == nil {
+		o.pages[p] = make([]uint64, offPage/64)
+	}
+	o.pages[p][b/64] |= 1 << (b % 64)
+}
+
+// has says whether off is in the set.
+func (o *offSet) has(off int64) bool {
+	p, b := int(off/offPage), off%offPage
+	return p < len(o.pages) && o.pages[p] != nil && o.pages[p][b/64]&(1<<(b%64)) != 0
 }
 
 // errChanged: the second pass read what the first did not.
@@ -215,7 +243,7 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 		return m, nil
 	}
 	// pass 1
-	p1 := &wholeView{pass1: true, json: asJSON, keyRefs: map[int64]bool{}, tupRefs: map[int64]bool{}}
+	p1 := &wholeView{pass1: true, json: asJSON}
 	m, err := run(p1)
 	if err != nil {
 		return err
@@ -351,7 +379,7 @@ func (wv *wholeView) got(s *fastSlot) {
 		wv.nref++
 		if wv.pass1 {
 			wv.refs.push(-1)
-			wv.tupRefs[s.off] = true
+			wv.tupRefs.add(s.off)
 		}
 	}
 	if !wv.pass1 {
@@ -367,13 +395,13 @@ func (wv *wholeView) memoized(s *fastSlot) {
 	}
 	switch {
 	case isScalarKind(s.kind):
-		if wv.keyRefs[s.off] && len(wv.keyVals) < wholeMaxKeys {
+		if wv.keyRefs.has(s.off) && len(wv.keyVals) < wholeMaxKeys {
 			if _, ok := wv.keyVals[s.off]; !ok {
 				wv.keyVals[s.off] = valOf(s)
 			}
 		}
 	case s.kind == pickle.KindTuple || s.kind == pickle.KindFrozenSet:
-		if wv.tupRefs[s.off] {
+		if wv.tupRefs.has(s.off) {
 			wv.tupVals[s.off] = wholeTup{id: s.id, count: s.count}
 		}
 	}
@@ -437,7 +465,7 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 			by.self += s.self // the GET's bytes
 			switch {
 			case key:
-				wv.keyRefs[s.off] = true
+				wv.keyRefs.add(s.off)
 			case isScalarKind(s.kind):
 				by.w.el = true
 			case s.w.ci >= 0 && int64(s.w.ci) < wv.refs.n:
@@ -493,11 +521,9 @@ func (wv *wholeView) done(m *fastMachine, r *fastSlot) error {
 	return nil
 }
 
-// before: pass 2 prints what the last opcode pushed, before the next runs.
+// before: pass 2 prints what the last opcode pushed (pend), before the
+// next runs.
 func (wv *wholeView) before(m *fastMachine) error {
-	if !wv.pend {
-		return nil
-	}
 	wv.pend = false
 	p := len(m.stack) - 1
 	if p < 0 {
