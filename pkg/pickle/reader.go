@@ -835,6 +835,12 @@ func (r *Reader) shortStr(p []byte) string {
 // valid until the next read). Not with Tee set (it returns 0).
 func (r *Reader) NextBuffered(ops []Op) int { return r.nextBuffered(ops, noStop, false) }
 
+// NextBufferedClean is NextBuffered into ops that hold only what
+// NextBufferedClean wrote there (or zero Ops): their Big, Blob, Name and
+// IsBool are zero, and not checked again (a batch that NextInto also
+// writes is not clean: give NextInto an Op of its own).
+func (r *Reader) NextBufferedClean(ops []Op) int { return r.nextBuffered(ops, noStop, true) }
+
 // noStop is nextBuffered's stop when no opcode ends a batch.
 const noStop = -1
 
