@@ -228,7 +228,8 @@ type fastMachine struct {
 	heap   []fastEnt
 	proto  int
 	root   *fastRec
-	ops    []pickle.Op   // opcodes decoded at once (Reader.NextBuffered)
+	ops    []pickle.Op   // opcodes decoded at once (Reader.NextBufferedClean)
+	one    [1]pickle.Op  // an opcode read by NextInto
 	sself  int64         // the stream's own bytes (PROTO, FRAME, STOP)
 	bview  bool          // the heap keeps the lines of a bounded view: no small scalars
 	dv     *depthView    // set for a depth view (fast_depth.go); nil for --top
@@ -248,22 +249,23 @@ func (m *fastMachine) run() error {
 	}
 	for done := false; !done; {
 		// the opcodes whole in the read buffer (never STOP), else one
-		// read the ordinary way: the same opcodes, arguments and errors
-		n := m.rd.NextBuffered(m.ops)
-		if n == 0 {
-			if err := m.rd.NextInto(&m.ops[0]); err != nil {
+		// read the ordinary way, into an Op of its own (m.ops stays
+		// clean): the same opcodes, arguments and errors
+		ops := m.ops[:m.rd.NextBufferedClean(m.ops)]
+		if len(ops) == 0 {
+			if err := m.rd.NextInto(&m.one[0]); err != nil {
 				return err
 			}
-			n = 1
+			ops = m.one[:]
 		}
-		for i := 0; i < n && !done; i++ {
+		for i := 0; i < len(ops) && !done; i++ {
 			if m.wv != nil && m.wv.pend {
 				if err := m.wv.before(m); err != nil {
 					return err
 				}
 			}
 			var err error
-			if done, err = m.step(&m.ops[i]); err != nil {
+			if done, err = m.step(&ops[i]); err != nil {
 				return err
 			}
 			if len(m.stack)+len(m.marks) > fastMaxStack {
