@@ -365,7 +365,8 @@ func (wv *wholeView) created(s *fastSlot) {
 			}
 		}
 	}
-	if !wv.pass1 && !buildOp(s.op) {
+	if !wv.pass1 && !buildOp(s.op) && (!isScalarKind(s.kind) || wv.startsBy(s.w.start) ||
+		wv.bi < len(wv.bigs) && wv.bigs[wv.bi].id == s.id) {
 		wv.pend = true
 	}
 }
@@ -382,9 +383,18 @@ func (wv *wholeView) got(s *fastSlot) {
 			wv.tupRefs.add(s.off)
 		}
 	}
-	if !wv.pass1 {
+	if !wv.pass1 && (!isScalarKind(s.kind) || wv.startsBy(s.w.start)) {
 		wv.pend = true
 	}
+}
+
+// startsBy says whether a container built after its items has its first
+// item at or before the push numbered seq, its line not printed yet
+// (starting prints it, or finds the input changed). Pass 2 calls before
+// for a scalar pushed only then or when it has a line of its own: the
+// other scalars (most of a table's) are summed as they are consumed.
+func (wv *wholeView) startsBy(seq uint32) bool {
+	return wv.si < len(wv.starts) && wv.starts[wv.si].start <= seq
 }
 
 // memoized: a memo write on the node of slot s. Pass 2 keeps what the
@@ -574,7 +584,7 @@ func (wv *wholeView) before(m *fastMachine) error {
 // whose first item is the push numbered seq (at stack position p), the
 // outer one first.
 func (wv *wholeView) starting(m *fastMachine, seq int64, p int) error {
-	for wv.si < len(wv.starts) && int64(wv.starts[wv.si].start) <= seq {
+	for wv.startsBy(uint32(seq)) {
 		st := wv.starts[wv.si]
 		wv.si++
 		if int64(st.start) != seq {
