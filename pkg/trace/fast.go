@@ -979,11 +979,14 @@ const fastPage = 1 << 16
 func (t *fastMemo) set(i int64, k pickle.Kind, off int64, id int32) {
 	p, j := i/fastPage, i%fastPage
 	t.lo[p][j] = uint32(off)
-	t.meta[p][j] = uint8(k+1) | uint8(off>>32)<<5
+	t.meta[p][j] = memoMeta(k, off)
 	if t.withID {
 		t.ids[p][j] = id
 	}
 }
+
+// memoMeta is an entry's meta byte: its kind and its offset's high bits.
+func memoMeta(k pickle.Kind, off int64) uint8 { return uint8(k+1) | uint8(off>>32)<<5 }
 
 func (t *fastMemo) put(i int64, k pickle.Kind, off int64, id int32) {
 	switch {
@@ -994,9 +997,11 @@ func (t *fastMemo) put(i int64, k pickle.Kind, off int64, id int32) {
 		}
 		t.set(i, k, off, id)
 	case i == t.dense:
-		if _, ok := t.sparse[i]; ok {
-			delete(t.sparse, i)
-			t.count--
+		if len(t.sparse) > 0 {
+			if _, ok := t.sparse[i]; ok {
+				delete(t.sparse, i)
+				t.count--
+			}
 		}
 		// pages grow by append: the first one from a few entries, so small
 		// pickles allocate little
@@ -1011,14 +1016,14 @@ func (t *fastMemo) put(i int64, k pickle.Kind, off int64, id int32) {
 				t.ids = append(t.ids, make([]int32, 0, c))
 			}
 		}
+		// (appended as it is: the most common write, one a memoized node)
 		p := len(t.lo) - 1
-		t.lo[p] = append(t.lo[p], 0)
-		t.meta[p] = append(t.meta[p], 0)
+		t.lo[p] = append(t.lo[p], uint32(off))
+		t.meta[p] = append(t.meta[p], memoMeta(k, off))
 		if t.withID {
-			t.ids[p] = append(t.ids[p], 0)
+			t.ids[p] = append(t.ids[p], id)
 		}
 		t.dense++
-		t.set(i, k, off, id)
 		t.count++
 	default:
 		if t.sparse == nil {
