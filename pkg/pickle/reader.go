@@ -835,6 +835,12 @@ func (r *Reader) shortStr(p []byte) string {
 // valid until the next read). Not with Tee set (it returns 0).
 func (r *Reader) NextBuffered(ops []Op) int { return r.nextBuffered(ops, noStop, false) }
 
+// NextBufferedClean is NextBuffered into ops that hold only what
+// NextBufferedClean wrote there (or zero Ops): their Big, Blob, Name and
+// IsBool are zero, and not checked again (a batch that NextInto also
+// writes is not clean: give NextInto an Op of its own).
+func (r *Reader) NextBufferedClean(ops []Op) int { return r.nextBuffered(ops, noStop, true) }
+
 // noStop is nextBuffered's stop when no opcode ends a batch.
 const noStop = -1
 
@@ -842,10 +848,13 @@ const noStop = -1
 // opcode whose byte is stop (the machine's BUILD, after which an
 // AfterBuild hook reads the input itself): one pass over the bytes, where
 // counting the opcodes up to that BUILD first took another (1.5 % of pk
-// hash's instructions on a cloudpickle state). clean says that ops holds
-// only what nextBuffered wrote there (the machine's batch): no opcode
-// decoded here sets Big, Blob, Name or IsBool, so they are zero already
-// and an Op is written field by field, not cleared 12 words at a time.
+// hash's instructions on a cloudpickle state). An Op is written field by
+// field, not cleared 12 words at a time (with the collector marking, a
+// cleared Op's pointers each took a write barrier: 5 % of the whole
+// view's instructions on a table of memo-shared strings); no opcode
+// decoded here sets Big, Blob, Name or IsBool, so those are cleared only
+// when an earlier opcode left them set. clean says that ops holds only
+// what nextBuffered wrote there (the machine's batch): they are zero.
 func (r *Reader) nextBuffered(ops []Op, stop int, clean bool) int {
 	if r.Tee != nil || len(ops) == 0 {
 		return 0
@@ -861,10 +870,9 @@ func (r *Reader) nextBuffered(ops []Op, stop int, clean bool) int {
 		c := b[i]
 		arg := bufArg[c]
 		o := &ops[n]
-		if clean {
-			o.Code, o.Offset, o.Len = Opcode(c), r.off+int64(i), int64(1+k)
-		} else {
-			*o = Op{Code: Opcode(c), Offset: r.off + int64(i), Len: int64(1 + k)}
+		o.Code, o.Offset, o.Len = Opcode(c), r.off+int64(i), int64(1+k)
+		if !clean && (o.Big != nil || o.Blob != nil || o.Name != "" || o.IsBool) {
+			o.Big, o.Blob, o.Name, o.IsBool = nil, nil, "", false
 		}
 		var v int64
 		str := ""

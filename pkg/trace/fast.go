@@ -137,6 +137,9 @@ func fastTopOf(ra io.ReaderAt, size int64, name string, n int) (*Tree, error) {
 // it, or answers).
 func (m *fastMachine) runAll() error {
 	m.rd = pickle.NewReader(io.NewSectionReader(m.ra, 0, m.size), m.size, m.name)
+	// the whole view's first pass reads no str or bytes value (the second
+	// prints them): they may point into the read buffer, not be copied
+	m.rd.Borrow = m.wv != nil && m.wv.pass1
 	if err := m.run(); err != nil {
 		var fb *errFallback
 		if !errors.As(err, &fb) {
@@ -225,7 +228,8 @@ type fastMachine struct {
 	heap   []fastEnt
 	proto  int
 	root   *fastRec
-	ops    []pickle.Op   // opcodes decoded at once (Reader.NextBuffered)
+	ops    []pickle.Op   // opcodes decoded at once (Reader.NextBufferedClean)
+	one    [1]pickle.Op  // an opcode read by NextInto
 	sself  int64         // the stream's own bytes (PROTO, FRAME, STOP)
 	bview  bool          // the heap keeps the lines of a bounded view: no small scalars
 	dv     *depthView    // set for a depth view (fast_depth.go); nil for --top
@@ -245,22 +249,23 @@ func (m *fastMachine) run() error {
 	}
 	for done := false; !done; {
 		// the opcodes whole in the read buffer (never STOP), else one
-		// read the ordinary way: the same opcodes, arguments and errors
-		n := m.rd.NextBuffered(m.ops)
-		if n == 0 {
-			if err := m.rd.NextInto(&m.ops[0]); err != nil {
+		// read the ordinary way, into an Op of its own (m.ops stays
+		// clean): the same opcodes, arguments and errors
+		ops := m.ops[:m.rd.NextBufferedClean(m.ops)]
+		if len(ops) == 0 {
+			if err := m.rd.NextInto(&m.one[0]); err != nil {
 				return err
 			}
-			n = 1
+			ops = m.one[:]
 		}
-		for i := 0; i < n && !done; i++ {
-			if m.wv != nil {
+		for i := 0; i < len(ops) && !done; i++ {
+			if m.wv != nil && m.wv.pend {
 				if err := m.wv.before(m); err != nil {
 					return err
 				}
 			}
 			var err error
-			if done, err = m.step(&m.ops[i]); err != nil {
+			if done, err = m.step(&ops[i]); err != nil {
 				return err
 			}
 			if len(m.stack)+len(m.marks) > fastMaxStack {
@@ -974,11 +979,14 @@ const fastPage = 1 << 16
 func (t *fastMemo) set(i int64, k pickle.Kind, off int64, id int32) {
 	p, j := i/fastPage, i%fastPage
 	t.lo[p][j] = uint32(off)
-	t.meta[p][j] = uint8(k+1) | uint8(off>>32)<<5
+	t.meta[p][j] = memoMeta(k, off)
 	if t.withID {
 		t.ids[p][j] = id
 	}
 }
+
+// memoMeta is an entry's meta byte: its kind and its offset's high bits.
+func memoMeta(k pickle.Kind, off int64) uint8 { return uint8(k+1) | uint8(off>>32)<<5 }
 
 func (t *fastMemo) put(i int64, k pickle.Kind, off int64, id int32) {
 	switch {
@@ -989,9 +997,11 @@ func (t *fastMemo) put(i int64, k pickle.Kind, off int64, id int32) {
 		}
 		t.set(i, k, off, id)
 	case i == t.dense:
-		if _, ok := t.sparse[i]; ok {
-			delete(t.sparse, i)
-			t.count--
+		if len(t.sparse) > 0 {
+			if _, ok := t.sparse[i]; ok {
+				delete(t.sparse, i)
+				t.count--
+			}
 		}
 		// pages grow by append: the first one from a few entries, so small
 		// pickles allocate little
@@ -1006,14 +1016,14 @@ func (t *fastMemo) put(i int64, k pickle.Kind, off int64, id int32) {
 				t.ids = append(t.ids, make([]int32, 0, c))
 			}
 		}
+		// (appended as it is: the most common write, one a memoized node)
 		p := len(t.lo) - 1
-		t.lo[p] = append(t.lo[p], 0)
-		t.meta[p] = append(t.meta[p], 0)
+		t.lo[p] = append(t.lo[p], uint32(off))
+		t.meta[p] = append(t.meta[p], memoMeta(k, off))
 		if t.withID {
-			t.ids[p] = append(t.ids[p], 0)
+			t.ids[p] = append(t.ids[p], id)
 		}
 		t.dense++
-		t.set(i, k, off, id)
 		t.count++
 	default:
 		if t.sparse == nil {

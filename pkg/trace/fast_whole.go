@@ -140,8 +140,8 @@ type wholeView struct {
 	refs    paged[int32] // owners of the references to tuples and frozensets
 	bigs    []wholeBig
 	starts  []wholeStart
-	keyRefs map[int64]bool // offsets of the scalars that references read as dict keys
-	tupRefs map[int64]bool // offsets of the tuples and frozensets that references read
+	keyRefs offSet // offsets of the scalars that references read as dict keys
+	tupRefs offSet // offsets of the tuples and frozensets that references read
 	proto   int
 	sself   int64
 	// pass 2
@@ -160,6 +160,34 @@ type wholeView struct {
 	pr     *wholePrinter
 	cur    *wholeBatch // the batch being filled
 	depthN int         // the depth of the last line (a line is at most one deeper)
+}
+
+// offSet is a set of input offsets, a bit each, in pages made as they are
+// first set: at most an eighth of the input's bytes, and little when the
+// offsets set are few (a table's dict keys, written once at its start).
+// It replaced maps, whose assignment for each key reference was 4 % of the
+// whole view's CPU on a table of memo-shared strings.
+type offSet struct{ pages [][]uint64 }
+
+// offPage is how many offsets a page of offSet holds (8 KiB).
+const offPage = 1 << 16
+
+// add puts off (0 or more) into the set.
+func (o *offSet) add(off int64) {
+	p, b := int(off/offPage), off%offPage
+	if p >= len(o.pages) {
+		o.pages = append(o.pages, make([][]uint64, p+1-len(o.pages))...)
+	}
+	if o.pages[p] == nil {
+		o.pages[p] = make([]uint64, offPage/64)
+	}
+	o.pages[p][b/64] |= 1 << (b % 64)
+}
+
+// has says whether off is in the set.
+func (o *offSet) has(off int64) bool {
+	p, b := int(off/offPage), off%offPage
+	return p < len(o.pages) && o.pages[p] != nil && o.pages[p][b/64]&(1<<(b%64)) != 0
 }
 
 // errChanged: the second pass read what the first did not.
@@ -215,7 +243,7 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 		return m, nil
 	}
 	// pass 1
-	p1 := &wholeView{pass1: true, json: asJSON, keyRefs: map[int64]bool{}, tupRefs: map[int64]bool{}}
+	p1 := &wholeView{pass1: true, json: asJSON}
 	m, err := run(p1)
 	if err != nil {
 		return err
@@ -255,7 +283,7 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	wv.cur = <-wv.pr.free
 	spl := link(nil, "")
 	wv.path.push(wEntry{id: -1, depth: 0, pl: spl})
-	err = wv.emit(Item{Kind: ItemStream, Size: size, Self: wv.sself, pl: spl}, 0, true, 1)
+	err = wv.emit(Item{Kind: ItemStream, Size: size, Self: wv.sself, pl: spl}, wRole{}, 0, true, 1)
 	if err == nil {
 		m, err = run(wv)
 	}
@@ -337,7 +365,8 @@ func (wv *wholeView) created(s *fastSlot) {
 			}
 		}
 	}
-	if !wv.pass1 && !buildOp(s.op) {
+	if !wv.pass1 && !buildOp(s.op) && (!isScalarKind(s.kind) || wv.startsBy(s.w.start) ||
+		wv.bi < len(wv.bigs) && wv.bigs[wv.bi].id == s.id) {
 		wv.pend = true
 	}
 }
@@ -351,12 +380,21 @@ func (wv *wholeView) got(s *fastSlot) {
 		wv.nref++
 		if wv.pass1 {
 			wv.refs.push(-1)
-			wv.tupRefs[s.off] = true
+			wv.tupRefs.add(s.off)
 		}
 	}
-	if !wv.pass1 {
+	if !wv.pass1 && (!isScalarKind(s.kind) || wv.startsBy(s.w.start)) {
 		wv.pend = true
 	}
+}
+
+// startsBy says whether a container built after its items has its first
+// item at or before the push numbered seq, its line not printed yet
+// (starting prints it, or finds the input changed). Pass 2 calls before
+// for a scalar pushed only then or when it has a line of its own: the
+// other scalars (most of a table's) are summed as they are consumed.
+func (wv *wholeView) startsBy(seq uint32) bool {
+	return wv.si < len(wv.starts) && wv.starts[wv.si].start <= seq
 }
 
 // memoized: a memo write on the node of slot s. Pass 2 keeps what the
@@ -367,13 +405,13 @@ func (wv *wholeView) memoized(s *fastSlot) {
 	}
 	switch {
 	case isScalarKind(s.kind):
-		if wv.keyRefs[s.off] && len(wv.keyVals) < wholeMaxKeys {
+		if wv.keyRefs.has(s.off) && len(wv.keyVals) < wholeMaxKeys {
 			if _, ok := wv.keyVals[s.off]; !ok {
 				wv.keyVals[s.off] = valOf(s)
 			}
 		}
 	case s.kind == pickle.KindTuple || s.kind == pickle.KindFrozenSet:
-		if wv.tupRefs[s.off] {
+		if wv.tupRefs.has(s.off) {
 			wv.tupVals[s.off] = wholeTup{id: s.id, count: s.count}
 		}
 	}
@@ -437,7 +475,7 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 			by.self += s.self // the GET's bytes
 			switch {
 			case key:
-				wv.keyRefs[s.off] = true
+				wv.keyRefs.add(s.off)
 			case isScalarKind(s.kind):
 				by.w.el = true
 			case s.w.ci >= 0 && int64(s.w.ci) < wv.refs.n:
@@ -493,11 +531,9 @@ func (wv *wholeView) done(m *fastMachine, r *fastSlot) error {
 	return nil
 }
 
-// before: pass 2 prints what the last opcode pushed, before the next runs.
+// before: pass 2 prints what the last opcode pushed (pend), before the
+// next runs.
 func (wv *wholeView) before(m *fastMachine) error {
-	if !wv.pend {
-		return nil
-	}
 	wv.pend = false
 	p := len(m.stack) - 1
 	if p < 0 {
@@ -539,7 +575,7 @@ func (wv *wholeView) before(m *fastMachine) error {
 		if err != nil {
 			return err
 		}
-		return wv.emit(Item{Kind: ItemNode, Node: id, Role: rs, pl: wv.link(e, rs), Size: b.size, Self: b.size}, e.depth+1, b.last, 0)
+		return wv.emit(Item{Kind: ItemNode, Node: id, Role: rs.s, pl: wv.link(e, rs.s), Size: b.size, Self: b.size}, rs, e.depth+1, b.last, 0)
 	}
 	return nil
 }
@@ -548,7 +584,7 @@ func (wv *wholeView) before(m *fastMachine) error {
 // whose first item is the push numbered seq (at stack position p), the
 // outer one first.
 func (wv *wholeView) starting(m *fastMachine, seq int64, p int) error {
-	for wv.si < len(wv.starts) && int64(wv.starts[wv.si].start) <= seq {
+	for wv.startsBy(uint32(seq)) {
 		st := wv.starts[wv.si]
 		wv.si++
 		if int64(st.start) != seq {
@@ -594,13 +630,13 @@ func (wv *wholeView) startContainer(m *fastMachine, id int32, k pickle.Kind, ci 
 	} else if n > 0 {
 		kids = 1 // (the text needs only whether there are any)
 	}
-	pl := wv.link(e, rs) // (the result's: the stream's head, root)
+	pl := wv.link(e, rs.s) // (the result's: the stream's head, root)
 	nid, err := wv.add(v, n)
 	if err != nil {
 		return err
 	}
-	it := Item{Kind: ItemNode, Node: nid, Role: rs, pl: pl, Size: int64(r.incl), Self: int64(r.self)}
-	if err := wv.emit(it, depth, r.count&wLast != 0, kids); err != nil {
+	it := Item{Kind: ItemNode, Node: nid, Role: rs.s, pl: pl, Size: int64(r.incl), Self: int64(r.self)}
+	if err := wv.emit(it, rs, depth, r.count&wLast != 0, kids); err != nil {
 		return err
 	}
 	if n > 0 {
@@ -620,10 +656,11 @@ func (wv *wholeView) startRef(m *fastMachine, s *fastSlot, parent int32, p int) 
 	if !ok {
 		return errChanged
 	}
-	rs, err := wv.roleAt(m, e, p)
+	w, err := wv.roleAt(m, e, p)
 	if err != nil {
 		return err
 	}
+	rs := w.str()
 	if wv.ref.on && wv.ref.id == tv.id {
 		wv.ref.n++
 		wv.ref.roleE = rs
@@ -660,7 +697,7 @@ func (wv *wholeView) flushRef(e *wEntry, last bool) error {
 	if r.n > 1 {
 		it.Count, it.RoleEnd = r.n, r.roleE
 	}
-	return wv.emit(it, e.depth+1, last, 0)
+	return wv.emit(it, wRole{}, e.depth+1, last, 0)
 }
 
 // under returns the open line of node id for a new child's line (not a
@@ -697,7 +734,7 @@ func (wv *wholeView) close() error {
 	}
 	if e.elN > 0 {
 		it := Item{Kind: ItemElided, Count: int(e.elN), Size: e.elSize, Self: e.elSize, Role: "…", pl: e.pl}
-		if err := wv.emit(it, e.depth+1, true, 0); err != nil {
+		if err := wv.emit(it, wRole{}, e.depth+1, true, 0); err != nil {
 			return err
 		}
 	}
@@ -768,21 +805,39 @@ func (wv *wholeView) consume(m *fastMachine, from int, by *fastSlot, building bo
 	return nil
 }
 
+// wRole is a line's role: spelled (s), or an index or a set position
+// (r) that the printer spells (spell), since the text of a line needs it
+// only as it is printed (JSON spells every role: its path links need it).
+type wRole struct {
+	s     string
+	r     role
+	spell bool
+}
+
+// str spells the role.
+func (w wRole) str() string {
+	if w.spell {
+		return w.r.str(nil)
+	}
+	return w.s
+}
+
 // roleAt is the role of the child of e at stack position p.
-func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (string, error) {
+func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (wRole, error) {
 	if e.id < 0 {
-		return ppath.Root, nil
+		return wRole{s: ppath.Root}, nil
 	}
 	pos := e.count + int64(p-e.base)
 	if pos < 0 {
-		return "", errChanged
+		return wRole{}, errChanged
 	}
+	r := role{kind: rIndex, i: int(pos)}
 	switch e.kind {
 	case pickle.KindSet, pickle.KindFrozenSet:
-		return role{kind: rSet, i: int(pos)}.str(nil), nil
+		r.kind = rSet
 	case pickle.KindDict:
 		if p < 1 || p > len(m.stack) {
-			return "", errChanged
+			return wRole{}, errChanged
 		}
 		k := &m.stack[p-1]
 		var v fastVal
@@ -791,21 +846,25 @@ func (wv *wholeView) roleAt(m *fastMachine, e *wEntry, p int) (string, error) {
 		} else {
 			var err error
 			if v, err = m.keyNode(k); err != nil {
-				return "", err
+				return wRole{}, err
 			}
 		}
-		return m.keyRoleAt(v, int(pos/2)), nil
+		return wRole{s: m.keyRoleAt(v, int(pos/2))}, nil
 	}
-	return role{kind: rIndex, i: int(pos)}.str(nil), nil
+	if wv.json {
+		return wRole{s: r.str(nil)}, nil
+	}
+	return wRole{r: r, spell: true}, nil
 }
 
 // hidden says whether lines at depth are below the depth limit.
 func (wv *wholeView) hidden(depth int) bool { return wv.limit >= 0 && depth > wv.limit }
 
 // emit adds the line of it at depth (within the depth limit), or its JSON
-// record, to the batch (its nodes are in the batch's store: add); kids is
-// its display children (for the text, any number above 0 if it has some).
-func (wv *wholeView) emit(it Item, depth int, isLast bool, kids int) error {
+// record, to the batch (its nodes are in the batch's store: add), with
+// the role rs when the printer spells it; kids is its display children
+// (for the text, any number above 0 if it has some).
+func (wv *wholeView) emit(it Item, rs wRole, depth int, isLast bool, kids int) error {
 	if wv.hidden(depth) {
 		return nil
 	}
@@ -815,15 +874,19 @@ func (wv *wholeView) emit(it Item, depth int, isLast bool, kids int) error {
 		}
 		wv.depthN = depth
 	}
-	it.Stream = wv.cur.st
-	v := Visit{Item: it, Depth: depth}
+	// written in its slot, not copied there (a Visit is 25 words)
+	n := len(wv.cur.lines)
+	wv.cur.lines = wv.cur.lines[:n+1] // (room keeps n below its capacity)
+	l := &wv.cur.lines[n]
+	l.v = Visit{Item: it, Depth: depth}
+	l.v.Item.Stream = wv.cur.st
 	if kids > 0 {
 		if wv.limit >= 0 && depth >= wv.limit {
-			v.Truncated = true
+			l.v.Truncated = true
 		} else {
-			v.Kids = kids
+			l.v.Kids = kids
 		}
 	}
-	wv.cur.lines = append(wv.cur.lines, wholeLine{v: v, last: isLast})
+	l.last, l.role = isLast, rs
 	return wv.room()
 }

@@ -496,3 +496,23 @@ func TestFastWholeWriteError(t *testing.T) {
 		}
 	}
 }
+
+// TestOffSet: the whole view's set of offsets, across pages and at their
+// edges.
+func TestOffSet(t *testing.T) {
+	var o offSet
+	in := []int64{0, 63, 64, offPage - 1, offPage, 5*offPage + 17, 1 << 33}
+	for _, off := range in {
+		o.add(off)
+	}
+	for _, off := range in {
+		if !o.has(off) {
+			t.Errorf("has(%d) = false after add", off)
+		}
+	}
+	for _, off := range []int64{1, 62, 65, offPage + 1, 2 * offPage, 5*offPage + 16, 1<<33 + 1, 1 << 34} {
+		if o.has(off) {
+			t.Errorf("has(%d) = true, never added", off)
+		}
+	}
+}

@@ -27,11 +27,13 @@ const (
 // printed, one waiting between them.
 const wholeBatches = 3
 
-// wholeLine is a line of a batch: its Visit (Last is the printer's) and
-// whether it is the last among its siblings.
+// wholeLine is a line of a batch: its Visit (Last is the printer's),
+// whether it is the last among its siblings, and its role when the
+// printer spells it.
 type wholeLine struct {
 	v    Visit
 	last bool
+	role wRole
 }
 
 // wholeBatch is a run of lines and the scratch store of their nodes.
@@ -112,6 +114,9 @@ func (p *wholePrinter) print(l *wholeLine) error {
 		p.last = append(p.last[:v.Depth-1], l.last)
 	}
 	v.Last = p.last[:v.Depth]
+	if l.role.spell {
+		v.Role = l.role.str()
+	}
 	if p.json {
 		p.t.jsonVisit(p.bw, v)
 		return nil
