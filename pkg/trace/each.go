@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"os"
-	"runtime"
 	"sort"
 
 	"github.com/pk-tools/pk/pkg/input"
@@ -166,7 +165,7 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 			// (the file changed under us: more was read after it)
 			return false, nil
 		}
-		collectBeforeSizing(live)
+		live.CollectRead() // (the sizes and the view take its pages)
 		if sk != nil && sk.num != nil {
 			liveTree = sizeStream(live, nil, nil, sk)
 		} else if k.sized() {
@@ -190,22 +189,6 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 	}
 	return true, out(t)
 }
-
-// collectBeforeSizing collects the garbage the machine left once it has
-// read the last stream of a file (its memo, stack, log and scratch, the
-// tables it outgrew), so that the sizes of a large store and what Top or
-// the view allocate next take its pages rather than new ones: the store
-// holds no pointers, so a collection costs little beside a stream of
-// gcStoreMin records.
-func collectBeforeSizing(s *pickle.Store) {
-	if s.Len() >= gcStoreMin {
-		runtime.GC()
-	}
-}
-
-// gcStoreMin is the size of a store (records) from which
-// collectBeforeSizing collects.
-const gcStoreMin = 1 << 16
 
 // eachBuild makes the tree of the streams at (re-read from path; live, when
 // set, is the store of one of them still in memory).
