@@ -1213,7 +1213,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		if x <= m.fence() {
 			return false, m.underflow()
 		}
-		m.appendTo(x, o.Len, KindList)
+		if err := m.appendTo(x, o.Len, KindList); err != nil {
+			return false, err
+		}
 	case APPENDS:
 		mk, err := m.marker()
 		if err != nil {
@@ -1222,13 +1224,17 @@ func (m *machine) step(o *Op) (bool, error) {
 		if mk.pos > len(m.stack) || mk.pos <= m.fence() {
 			return false, m.underflow()
 		}
-		m.appendTo(mk.pos, o.Len+mk.bytes, KindList)
+		if err := m.appendTo(mk.pos, o.Len+mk.bytes, KindList); err != nil {
+			return false, err
+		}
 	case SETITEM:
 		x := len(m.stack) - 2
 		if x <= m.fence() {
 			return false, m.underflow()
 		}
-		m.appendTo(x, o.Len, KindDict)
+		if err := m.appendTo(x, o.Len, KindDict); err != nil {
+			return false, err
+		}
 	case SETITEMS:
 		mk, err := m.marker()
 		if err != nil {
@@ -1240,7 +1246,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		if (len(m.stack)-mk.pos)%2 != 0 {
 			return false, m.fail("odd number of items for SETITEMS")
 		}
-		m.appendTo(mk.pos, o.Len+mk.bytes, KindDict)
+		if err := m.appendTo(mk.pos, o.Len+mk.bytes, KindDict); err != nil {
+			return false, err
+		}
 	case ADDITEMS:
 		mk, err := m.marker()
 		if err != nil {
@@ -1249,7 +1257,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		if mk.pos > len(m.stack) || mk.pos <= m.fence() {
 			return false, m.underflow()
 		}
-		m.appendTo(mk.pos, o.Len+mk.bytes, KindSet)
+		if err := m.appendTo(mk.pos, o.Len+mk.bytes, KindSet); err != nil {
+			return false, err
+		}
 	case BUILD:
 		if len(m.stack)-2 < m.fence() {
 			return false, m.underflow()
@@ -1257,6 +1267,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		st := m.at(len(m.stack) - 1)
 		m.stack = m.stack[:len(m.stack)-1]
 		target := m.stack[len(m.stack)-1]
+		if err := m.mutable(target); err != nil {
+			return false, err
+		}
 		s.AddSelf(target, o.Len)
 		m.buf = append(m.buf[:0], m.take(st, target))
 		m.mutate(target, m.buf)
@@ -1492,25 +1505,46 @@ func MapGlobal(proto int, module, name string) (mod, qual string, mapped, dotted
 // appendTo handles APPEND(S), SETITEM(S) and ADDITEMS: the items are
 // stack[x:], the target is stack[x-1]; a target of kind k (a list, dict or
 // set) gets them as items, any other a mutation.
-func (m *machine) appendTo(x int, bytes int64, k Kind) {
+func (m *machine) appendTo(x int, bytes int64, k Kind) error {
 	target := m.stack[x-1]
 	s := m.s
+	if err := m.mutable(target); err != nil {
+		return err
+	}
 	s.AddSelf(target, bytes)
 	m.effect()
 	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && s.kcap(r) == 0 {
 		// its first items (an empty dict's SETITEMS): straight into the
 		// item arena, where AppendItems would copy them
 		m.itemsFrom(x, target)
-		return
+		return nil
 	}
 	items := m.takeAll(x, target)
 	if m.s.recs[target].kind == k {
 		m.s.AppendItems(target, items)
-		return
+		return nil
 	}
 	if len(items) > 0 {
 		m.mutate(target, items)
 	}
+	return nil
+}
+
+// mutable refuses, with Keep.OneNone, an operation on a None that may be
+// the stream's shared one (None.append(...), a BUILD of None: loading
+// fails there): its operation would become every None's. The error is
+// Error.Released, on which the stream is read again without Keep, where
+// each None is a node of its own.
+func (m *machine) mutable(target ID) error {
+	if m.keep == nil || !m.keep.OneNone {
+		return nil
+	}
+	if r := &m.s.recs[target]; r.kind != KindNone || r.flags&FlagShared == 0 {
+		return nil
+	}
+	err := m.fail("%s of None, whose record this read shares between its Nones", m.op.Code)
+	err.(*Error).Released = true
+	return err
 }
 
 func (m *machine) mutate(target ID, args []ID) {

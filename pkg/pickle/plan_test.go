@@ -317,3 +317,20 @@ func TestPlanAllocatesOnce(t *testing.T) {
 		t.Errorf("pass 1 allocated %d bytes for a dense table of %d", got, table)
 	}
 }
+
+// TestKeepOneNoneMutated: with Keep.OneNone an operation on a shared None
+// (None.append(None), a BUILD of None: loading fails there) is
+// Error.Released, on which the stream is read again without Keep; shared,
+// the operation would become every None's (FuzzFold found "NNa.": the None
+// appended to itself, a cycle the whole store does not have).
+func TestKeepOneNoneMutated(t *testing.T) {
+	for _, data := range []string{"NNa.", "NN}b.", "N(Ne.", "\x80\x04N\x94Nh\x00a."} {
+		_, err := Parse(strings.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: &Keep{Depth: 3, Items: 64, OneNone: true}, Replay: strings.NewReader(data)})
+		if pe, ok := AsError(err); !ok || !pe.Released {
+			t.Errorf("%q with OneNone: %v, want Error.Released", data, err)
+		}
+		if _, err := Parse(strings.NewReader(data), int64(len(data)), "t", Options{NoGraph: true, Keep: &Keep{Depth: 3, Items: 64}, Replay: strings.NewReader(data)}); err != nil {
+			t.Errorf("%q without OneNone: %v", data, err)
+		}
+	}
+}
