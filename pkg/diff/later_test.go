@@ -1,12 +1,9 @@
 package diff
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
-	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
@@ -16,17 +13,7 @@ import (
 // file against the next, with every walk's paths left for later, as they
 // are, under --ignore and with Options.Detail.
 func TestPathsLater(t *testing.T) {
-	byDir := map[string][]string{}
-	filepath.Walk(corpus, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() || fi.Size() > 256<<10 {
-			return nil
-		}
-		if head, _ := os.ReadFile(p); len(head) == 0 || !input.PlainPickle(head[:min(16, len(head))]) {
-			return nil
-		}
-		byDir[filepath.Dir(p)] = append(byDir[filepath.Dir(p)], p)
-		return nil
-	})
+	byDir := plainPicklesByDir()
 	opts := []Options{{}, {Detail: 2}, {Ignore: []string{"root['x']"}}}
 	later, entries := 0, 0
 	for _, files := range byDir {
