@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -403,6 +404,24 @@ type cmp struct {
 	// by ID (pending)
 	looseA, looseB *canon.Node
 	big            bool // a stream's views had bigWalk nodes or more (Result.big)
+	// deferPaths is set while a stream of views of bigWalk nodes or more
+	// is walked; later holds the entries whose paths are rendered when
+	// it is done (addAt)
+	deferPaths bool
+	later      []laterPath
+}
+
+// pathsLaterAt is the nodes of a stream's two views from which the walk's
+// entries get their paths when it is done (addAt): bigWalk (a variable
+// for the tests, which render every walk's paths later).
+var pathsLaterAt = bigWalk
+
+// laterPath is the path of entry i (c.entries), rendered later: at and
+// one more edge.
+type laterPath struct {
+	i    int
+	at   pathRef
+	edge string
 }
 
 // add adds an entry unless an --ignore path covers it.
@@ -795,6 +814,10 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 		c.big = true
 		defer debug.SetGCPercent(debug.SetGCPercent(bigWalkGCPercent))
 	}
+	if va.NodeCount()+vb.NodeCount() >= pathsLaterAt {
+		c.deferPaths = true
+		defer c.renderPaths()
+	}
 	c.reset()
 	c.seenA.reserve(va.NodeCount())
 	c.seenB.reserve(vb.NodeCount())
@@ -1061,6 +1084,39 @@ func (c *cmp) differs(a, b *canon.Node) bool {
 	return !eq || !known
 }
 
+// addAt adds entry e at path and one more edge (pathOf). While a stream of
+// views of bigWalk nodes or more is walked, its path is rendered when the
+// walk is done (renderPaths), once the fingerprint tables are let go: a
+// path a million levels down is 20 MB, which the walk's end held beside
+// the two stores and tables (nest_reduce diff changed: its peak). Not with
+// --ignore or a named step met, which read the path as the entry is
+// added, nor for an entry cut to its path's head (add).
+func (c *cmp) addAt(path pathRef, edge string, e Entry) {
+	if c.deferPaths && len(c.opt.Ignore) == 0 && len(c.steps) == 0 && !c.elide() {
+		c.later = append(c.later, laterPath{len(c.entries), path, edge})
+		c.entries = append(c.entries, e)
+		return
+	}
+	e.Path = c.pathOf(path, edge)
+	c.add(e)
+}
+
+// renderPaths renders the paths addAt left for later, the stream's walk
+// done: its fingerprint tables are let go and collected first, so that
+// the paths take their room (the stores stay: the caller holds them).
+func (c *cmp) renderPaths() {
+	c.deferPaths = false
+	if len(c.later) == 0 {
+		return
+	}
+	c.ta, c.tb = nil, nil
+	runtime.GC()
+	for _, l := range c.later {
+		c.entries[l.i].Path = c.paths.With(l.at, l.edge)
+	}
+	c.later = nil
+}
+
 // pathOf renders path and one more edge.
 func (c *cmp) pathOf(path pathRef, edge string) string {
 	if c.elide() {
@@ -1112,9 +1168,9 @@ func (c *cmp) compare(t task) []task {
 		if a != b {
 			switch {
 			case a == nil:
-				c.add(Entry{Path: c.entryPath(path), Kind: Added, B: c.short(b), ValB: typed(b), OffB: b.Offset()})
+				c.addAt(path, "", Entry{Kind: Added, B: c.short(b), ValB: typed(b), OffB: b.Offset()})
 			default:
-				c.add(Entry{Path: c.entryPath(path), Kind: Removed, A: c.short(a), ValA: typed(a), OffA: a.Offset()})
+				c.addAt(path, "", Entry{Kind: Removed, A: c.short(a), ValA: typed(a), OffA: a.Offset()})
 			}
 		}
 		return nil
@@ -1180,7 +1236,7 @@ func (c *cmp) compare(t task) []task {
 		}
 	}
 	if a.Kind() != b.Kind() {
-		c.add(Entry{Path: c.entryPath(path), Kind: TypeChanged, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
+		c.addAt(path, "", Entry{Kind: TypeChanged, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset()})
 		return nil
 	}
 	switch a.Kind() {
@@ -1211,7 +1267,7 @@ func (c *cmp) compare(t task) []task {
 			return c.seq(itemsOf(a), itemsOf(b), path, partsForm, a, b)
 		}
 	}
-	c.add(Entry{Path: c.entryPath(path), Kind: Changed, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
+	c.addAt(path, "", Entry{Kind: Changed, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
 	return c.opsDiff(a, b, path)
 }
 
@@ -1306,10 +1362,10 @@ func (c *cmp) seq(ia, ib seqItems, path pathRef, format seqForm, a, b *canon.Nod
 		switch o.Kind {
 		case '-':
 			n := ia.node(o.A)
-			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.A)), Kind: Removed, A: c.short(n), ValA: typed(n), SizeA: c.size(n, true), OffA: n.Offset()})
+			c.addAt(path, edgeOf(format, o.A), Entry{Kind: Removed, A: c.short(n), ValA: typed(n), SizeA: c.size(n, true), OffA: n.Offset()})
 		case '+':
 			n := ib.node(o.B)
-			c.add(Entry{Path: c.pathOf(path, edgeOf(format, o.B)), Kind: Added, B: c.short(n), ValB: typed(n), SizeB: c.size(n, false), OffB: n.Offset()})
+			c.addAt(path, edgeOf(format, o.B), Entry{Kind: Added, B: c.short(n), ValB: typed(n), SizeB: c.size(n, false), OffB: n.Offset()})
 		case '~':
 			kids = append(kids, task{a: ia.node(o.A), b: ib.node(o.B), path: c.paths.child(path, edgeOf(format, o.B)), differ: true})
 		case '=':
@@ -1384,12 +1440,12 @@ func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
 	}
 	for i, n := range ia {
 		if !inB[exactKey(c.ta, n)] {
-			c.add(Entry{Path: c.pathOf(path, setEdge(pa[i], n)), Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset()})
+			c.addAt(path, setEdge(pa[i], n), Entry{Kind: Removed, A: c.short(n), ValA: typed(n), OffA: n.Offset()})
 		}
 	}
 	for i, n := range ib {
 		if !inA[exactKey(c.tb, n)] {
-			c.add(Entry{Path: c.pathOf(path, setEdge(pb[i], n)), Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset()})
+			c.addAt(path, setEdge(pb[i], n), Entry{Kind: Added, B: c.short(n), ValB: typed(n), OffB: n.Offset()})
 		}
 	}
 	return c.opsDiff(a, b, path)
@@ -1436,7 +1492,7 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 	for _, e := range ea {
 		j, ok := find(exactKey(c.ta, e.Key))
 		if !ok {
-			c.add(Entry{Path: c.pathOf(path, edge(e.Pos, e.Key)), Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
+			c.addAt(path, edge(e.Pos, e.Key), Entry{Kind: Removed, A: c.short(e.Value), ValA: typed(e.Value), SizeA: c.size(e.Value, true), OffA: e.Value.Offset()})
 			continue
 		}
 		matched[j] = true
@@ -1444,7 +1500,7 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 	}
 	for j, e := range eb {
 		if !matched[j] {
-			c.add(Entry{Path: c.pathOf(path, edge(e.Pos, e.Key)), Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
+			c.addAt(path, edge(e.Pos, e.Key), Entry{Kind: Added, B: c.short(e.Value), ValB: typed(e.Value), SizeB: c.size(e.Value, false), OffB: e.Value.Offset()})
 		}
 	}
 	if a != nil {
@@ -1540,9 +1596,9 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	for _, o := range ops {
 		switch o.Kind {
 		case '-':
-			c.add(Entry{Path: c.pathOf(path, opEdge(oa.name(restA[o.A]), o.A)), Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].offset()})
+			c.addAt(path, opEdge(oa.name(restA[o.A]), o.A), Entry{Kind: Removed, A: opShort(c, &oa, restA[o.A]), OffA: restA[o.A].offset()})
 		case '+':
-			c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(restB[o.B]), o.B)), Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].offset()})
+			c.addAt(path, opEdge(ob.name(restB[o.B]), o.B), Entry{Kind: Added, B: opShort(c, &ob, restB[o.B]), OffB: restB[o.B].offset()})
 		case '~':
 			xa, xb := restA[o.A], restB[o.B]
 			if oa.name(xa) == ob.name(xb) && xa.n == xb.n {
@@ -1559,7 +1615,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 					kids = append(kids, task{a: idNode(a, argsA[i]), b: idNode(b, argsB[i]), path: c.paths.child(path, edge)})
 				}
 			} else {
-				c.add(Entry{Path: c.pathOf(path, opEdge(ob.name(xb), o.B)), Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.offset(), OffB: xb.offset()})
+				c.addAt(path, opEdge(ob.name(xb), o.B), Entry{Kind: Changed, A: opShort(c, &oa, xa), B: opShort(c, &ob, xb), OffA: xa.offset(), OffB: xb.offset()})
 			}
 		}
 	}
@@ -1693,11 +1749,11 @@ func (c *cmp) pairSeq(a *canon.Node, ia []opEntry, b *canon.Node, ib []opEntry, 
 		case '-':
 			e := ia[r.A]
 			v := idNode(a, e.val)
-			c.add(Entry{Path: c.pathOf(path, keyEdge(int(e.pos), idNode(a, e.key))), Kind: Removed, A: c.short(v), ValA: typed(v), SizeA: c.size(v, true), OffA: v.Offset()})
+			c.addAt(path, keyEdge(int(e.pos), idNode(a, e.key)), Entry{Kind: Removed, A: c.short(v), ValA: typed(v), SizeA: c.size(v, true), OffA: v.Offset()})
 		case '+':
 			e := ib[r.B]
 			v := idNode(b, e.val)
-			c.add(Entry{Path: c.pathOf(path, keyEdge(int(e.pos), idNode(b, e.key))), Kind: Added, B: c.short(v), ValB: typed(v), SizeB: c.size(v, false), OffB: v.Offset()})
+			c.addAt(path, keyEdge(int(e.pos), idNode(b, e.key)), Entry{Kind: Added, B: c.short(v), ValB: typed(v), SizeB: c.size(v, false), OffB: v.Offset()})
 		case '~':
 			kids = append(kids, c.pairTask(a, ia[r.A], b, ib[r.B], path)...)
 		case '=':

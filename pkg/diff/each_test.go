@@ -146,17 +146,7 @@ func TestEachDiffCorpus(t *testing.T) {
 // second walk is left out when the views of both forms are alike) and in
 // pk-canon/1; eachFiles must give what Docs gives.
 func TestEachDiffOneStream(t *testing.T) {
-	byDir := map[string][]string{}
-	filepath.Walk(corpus, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() || fi.Size() > 256<<10 {
-			return nil
-		}
-		if head, _ := os.ReadFile(p); len(head) == 0 || !input.PlainPickle(head[:min(16, len(head))]) {
-			return nil
-		}
-		byDir[filepath.Dir(p)] = append(byDir[filepath.Dir(p)], p)
-		return nil
-	})
+	byDir := plainPicklesByDir()
 	opts := []Options{
 		{Canon: canon.Options{Form: canon.Current, NoPaths: true}},
 		{Canon: canon.Options{Form: canon.Current}},
@@ -183,6 +173,23 @@ func TestEachDiffOneStream(t *testing.T) {
 	if taken < total/2 {
 		t.Errorf("eachFiles took only %d of %d pairs", taken, total)
 	}
+}
+
+// plainPicklesByDir is the bare pickles of testdata up to 256 KiB, by
+// directory.
+func plainPicklesByDir() map[string][]string {
+	byDir := map[string][]string{}
+	filepath.Walk(corpus, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || fi.Size() > 256<<10 {
+			return nil
+		}
+		if head, _ := os.ReadFile(p); len(head) == 0 || !input.PlainPickle(head[:min(16, len(head))]) {
+			return nil
+		}
+		byDir[filepath.Dir(p)] = append(byDir[filepath.Dir(p)], p)
+		return nil
+	})
+	return byDir
 }
 
 // TestEachDiffSharedNone: a one-stream file whose Nones the sums read as

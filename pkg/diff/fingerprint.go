@@ -439,27 +439,31 @@ func idOf(n *canon.Node) pickle.ID {
 // stack or cyclic) is in its node's fpClean and fpCyclic flags, which no
 // one reads before the node is done.
 //
-// A frame is its node's ID (^ID: its children and header are
-// fpTable.kept's last), and its kb is held run by run: down a nesting
-// through last children (a ring of objects, o.a = next: 1.5 million frames
-// deep for 500,000 objects) every frame has the kb of the one below it, so
-// a frame takes 4 bytes there, where one of 12 (its ID, kb and flags) took
-// 18 MB at the pass's peak, the diff's.
+// A frame is its node, and the frames below it are the nodes it was first
+// reached from (fpTable.parentOf: a frame is pushed when its node is
+// visited from the frame on top), so the stack holds only its top and
+// depth: down a nesting of 3 million levels (nest_reduce) the pass held
+// their IDs beside the parents, 12 MB at B's pass, the diff's peak with
+// its stores. A frame is kept when it is fpTable.kept's last (keptAt.id:
+// its children and header are there). Its kb is held run by run: down a
+// nesting through last children (a ring of objects, o.a = next: 1.5
+// million frames deep for 500,000 objects) every frame has the kb of the
+// one below it, where a frame of 12 bytes (its ID, kb and flags) took
+// 18 MB at the pass's peak.
 type frameStack struct {
-	ids  chunks[int32]
+	top  int32 // the frame on top (when n > 0)
+	n    int
 	runs chunks[kbRun]
 }
 
 // kbRun is n frames in a row with the same kb.
 type kbRun struct{ kb, n int32 }
 
-func (s *frameStack) len() int { return s.ids.n }
+func (s *frameStack) len() int { return s.n }
 
-func (s *frameStack) push(i, kb int32, kept bool) {
-	if kept {
-		i = ^i
-	}
-	s.ids.push(i)
+func (s *frameStack) push(i, kb int32) {
+	s.top = i
+	s.n++
 	if r := s.runs.top(); s.runs.n > 0 && r.kb == kb {
 		r.n++
 		return
@@ -467,18 +471,14 @@ func (s *frameStack) push(i, kb int32, kept bool) {
 	s.runs.push(kbRun{kb: kb, n: 1})
 }
 
-// top is the frame on top (there is one): its node, kb and whether it is
-// kept.
-func (s *frameStack) top() (i, kb int32, kept bool) {
-	i = *s.ids.top()
-	if i < 0 {
-		return ^i, s.runs.top().kb, true
-	}
-	return i, s.runs.top().kb, false
-}
+// peek is the frame on top (there is one): its node and kb.
+func (s *frameStack) peek() (i, kb int32) { return s.top, s.runs.top().kb }
 
-func (s *frameStack) pop() {
-	s.ids.pop()
+// pop pops the frame on top; below is the frame under it, the node it
+// was first reached from (-1 for the pass's root).
+func (s *frameStack) pop(below int32) {
+	s.n--
+	s.top = below
 	if r := s.runs.top(); r.n > 1 {
 		r.n--
 		return
@@ -489,14 +489,11 @@ func (s *frameStack) pop() {
 // drop lets every block go while the stack is empty (a pass down a deep
 // nesting leaves tens of MB that the walk would hold), else keeps them for
 // the next pass.
-func (s *frameStack) drop() {
-	s.ids.drop()
-	s.runs.drop()
-}
+func (s *frameStack) drop() { s.runs.drop() }
 
-// keptAt is where a kept frame's children and header start in
+// keptAt is where kept frame id's children and header start in
 // fpTable.keptKids and keptHdrs.
-type keptAt struct{ kids, hdr int32 }
+type keptAt struct{ id, kids, hdr int32 }
 
 // keptMax bounds fpTable.keptKids (4 MB).
 const keptMax = 1 << 20
@@ -612,18 +609,19 @@ func (t *fpTable) build(root canon.Ref) {
 		}
 		kept := n.Kind() == pickle.KindDict && len(kids)-kat >= 4 && len(t.keptKids)+len(kids)-kat <= keptMax
 		if kept {
-			t.kept = append(t.kept, keptAt{int32(len(t.keptKids)), int32(len(t.keptHdrs))})
+			t.kept = append(t.kept, keptAt{i, int32(len(t.keptKids)), int32(len(t.keptHdrs))})
 			t.keptKids = append(t.keptKids, kids[kat:]...)
 			t.keptHdrs = append(t.keptHdrs, hdrs...)
 		}
 		slices.Reverse(kids[kat:])
 		t.kids = kids
 		t.flags[i] |= fpClean // (what the frame found so far: frameStack)
-		stack.push(i, int32(kat), kept)
+		stack.push(i, int32(kat))
 	}
 	visit(root, -1)
 	for stack.len() > 0 {
-		fi, kb, fkept := stack.top()
+		fi, kb := stack.peek()
+		fkept := len(t.kept) > 0 && t.kept[len(t.kept)-1].id == fi
 		if len(t.kids) > int(kb) {
 			c := t.kids[len(t.kids)-1]
 			t.kids = t.kids[:len(t.kids)-1]
@@ -691,7 +689,7 @@ func (t *fpTable) build(root canon.Ref) {
 		} else if clean {
 			t.flags[fi] |= fpClean
 		}
-		stack.pop()
+		stack.pop(t.parentOf(fi))
 	}
 	// an object referenced twice: what it was first reached from, and
 	// everything above that, may reach it twice

@@ -1,0 +1,46 @@
+package diff
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/internal/testfile"
+)
+
+// TestPathsLater: the entries of walks whose paths are rendered when the
+// walk is done (addAt, renderPaths: streams of bigWalk nodes or more) are
+// the entries rendered as they are added: every directory of testdata, each
+// file against the next, with every walk's paths left for later, as they
+// are, under --ignore and with Options.Detail.
+func TestPathsLater(t *testing.T) {
+	byDir := plainPicklesByDir()
+	opts := []Options{{}, {Detail: 2}, {Ignore: []string{"root['x']"}}}
+	later, entries := 0, 0
+	for _, files := range byDir {
+		for i := 0; i+1 < len(files) && i < testfile.ShortDiv(16, 8); i++ {
+			for _, opt := range opts {
+				want, err := Files(files[i], files[i+1], opt)
+				if err != nil {
+					continue
+				}
+				pathsLaterAt = 0
+				got, err := Files(files[i], files[i+1], opt)
+				pathsLaterAt = bigWalk
+				if err != nil {
+					t.Fatalf("%s %s: %v", files[i], files[i+1], err)
+				}
+				if !reflect.DeepEqual(got.Entries, want.Entries) {
+					t.Fatalf("%s %s %+v: paths rendered later\n%+v\nwant\n%+v", files[i], files[i+1], opt, got.Entries, want.Entries)
+				}
+				entries += len(want.Entries)
+				if len(opt.Ignore) == 0 && opt.Detail == 0 {
+					later += len(want.Entries)
+				}
+			}
+		}
+	}
+	t.Logf("%d entries, %d of them of walks without --ignore or Detail", entries, later)
+	if later < 100 {
+		t.Errorf("only %d entries compared", later)
+	}
+}
