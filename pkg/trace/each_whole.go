@@ -31,10 +31,10 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 		return false, nil
 	}
 	if !mayHoldTwo(path, size) {
-		if asJSON || noSink {
+		if noSink {
 			return false, nil
 		}
-		return sinkWhole(path, size, w, depth, sty, begin)
+		return sinkWhole(path, size, w, depth, asJSON, sty, begin)
 	}
 	ropt := pickle.Options{NoGraph: true}
 	var (

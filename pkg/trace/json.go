@@ -139,7 +139,23 @@ func (st *StreamTree) factsOf(n pickle.ID) *nodeFacts {
 	return f
 }
 
+// jsonFields writes the fields of it from "kind" on: its names, its path
+// (when it is at most MaxJSONPath long) and its sizes and facts.
 func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
+	t.jsonNames(b, it)
+	if it.PathLen() <= MaxJSONPath {
+		b.WriteString(jsonPathField)
+		jsonStr(b, it.Path())
+	}
+	t.jsonFacts(b, it)
+}
+
+// jsonPathField is what a record's path follows.
+const jsonPathField = `,"path":`
+
+// jsonNames writes the fields of it before its path: "kind", "code",
+// "label" and "role".
+func (t *Tree) jsonNames(b *bufio.Writer, it Item) {
 	b.WriteString(`,"kind":`)
 	jsonStr(b, t.kindName(it))
 	if it.Kind != ItemElided {
@@ -154,10 +170,11 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 	}
 	b.WriteString(`,"role":`)
 	jsonStr(b, it.Role)
-	if it.PathLen() <= MaxJSONPath {
-		b.WriteString(`,"path":`)
-		jsonStr(b, it.Path())
-	}
+}
+
+// jsonFacts writes the fields of it after its path: "size", "self" and
+// those of its kind.
+func (t *Tree) jsonFacts(b *bufio.Writer, it Item) {
 	jsonInt(b, "size", it.Size)
 	jsonInt(b, "self", it.Self)
 	switch it.Kind {
@@ -218,9 +235,20 @@ func (t *Tree) WriteJSON(w io.Writer, start Item, opt Options) error {
 
 // jsonVisit writes the record of one line of a walk.
 func (t *Tree) jsonVisit(b *bufio.Writer, v *Visit) {
-	t.jsonHead(b)
-	jsonInt(b, "depth", int64(v.Depth))
+	t.jsonDepth(b, v.Depth)
 	t.jsonFields(b, v.Item)
+	jsonEnd(b, v)
+}
+
+// jsonDepth writes the start of a line's record: `{"file":NAME,"depth":D`.
+func (t *Tree) jsonDepth(b *bufio.Writer, depth int) {
+	t.jsonHead(b)
+	jsonInt(b, "depth", int64(depth))
+}
+
+// jsonEnd writes the end of a line's record: what the walk says of its
+// children, and the newline.
+func jsonEnd(b *bufio.Writer, v *Visit) {
 	if v.Truncated {
 		b.WriteString(`,"truncated":true`)
 	}
