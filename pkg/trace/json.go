@@ -123,18 +123,19 @@ type nodeFacts struct {
 }
 
 // facts returns the nodeFacts of an ItemNode: from its store, or those
-// the top sink kept (sink.go).
-func (it Item) facts() *nodeFacts {
+// the top sink kept (sink.go). (A value: a JSON record a node allocated
+// one.)
+func (it Item) facts() nodeFacts {
 	if it.sunk != nil {
-		return it.sunk
+		return *it.sunk
 	}
 	return it.Stream.factsOf(it.Node)
 }
 
 // factsOf returns the nodeFacts of node n (code and label left empty).
-func (st *StreamTree) factsOf(n pickle.ID) *nodeFacts {
+func (st *StreamTree) factsOf(n pickle.ID) nodeFacts {
 	s := st.Store
-	f := &nodeFacts{num: st.numOf(n), off: s.Offset(n), op: s.Op(n).String(), kind: s.Kind(n).String()}
+	f := nodeFacts{num: st.numOf(n), off: s.Offset(n), op: s.Op(n).String(), kind: s.Kind(n).String()}
 	f.dtype, f.shape, f.arr = st.arrayInfo(n)
 	return f
 }
@@ -159,9 +160,13 @@ func (t *Tree) jsonNames(b *bufio.Writer, it Item) {
 	b.WriteString(`,"kind":`)
 	jsonStr(b, t.kindName(it))
 	if it.Kind != ItemElided {
-		code, label := t.codeLabel(it)
+		var code, label string
 		if it.Kind == ItemRef {
+			// (its node's label, without Label's "#N code": one describe)
+			code = t.Code(it)
 			_, label = it.Stream.describe(it.Node)
+		} else {
+			code, label = t.codeLabel(it)
 		}
 		b.WriteString(`,"code":`)
 		jsonStr(b, code)
@@ -189,7 +194,10 @@ func (t *Tree) jsonFacts(b *bufio.Writer, it Item) {
 			jsonArray(b, f.dtype, f.shape)
 		}
 	case ItemRef:
-		b.WriteString(`,"ref":` + itoa(it.Stream.numOf(it.Node)) + `,"stream":` + itoa(int64(it.Stream.Store.Index)) + `,"cycle":` + strconv.FormatBool(it.Cycle))
+		jsonInt(b, "ref", it.Stream.numOf(it.Node))
+		jsonInt(b, "stream", int64(it.Stream.Store.Index))
+		b.WriteString(`,"cycle":`)
+		b.WriteString(strconv.FormatBool(it.Cycle))
 		if it.Count > 1 {
 			b.WriteString(`,"count":` + itoa(int64(it.Count)) + `,"role_end":`)
 			jsonStr(b, it.RoleEnd)
