@@ -18,11 +18,14 @@ import (
 // is read. What is held is the largest stream's store and sizes, not the
 // file's (a million back-to-back pickles took 1.4 GB on the graph path).
 // The output is WriteHeader and WriteText (or WriteJSON) of the graph
-// path's tree, byte for byte.
+// path's tree, byte for byte. A bare pickle file of one stream goes
+// through the whole tree's sink instead (sinkWhole, sink_whole.go), text
+// and JSON alike.
 //
 // It returns false when it does not apply (stdin, anything but a bare
-// pickle file of two streams or more, any error of the first read: nothing
-// was written, the caller takes the graph path, which reports the error);
+// pickle file, any error of the first read, a file of one stream that the
+// sink does not take: nothing was written, the caller takes the graph
+// path, which reports the error);
 // begin is called before anything is written. An error with true is one of
 // writing, or an input that changed between the reads.
 func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
@@ -31,10 +34,10 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 		return false, nil
 	}
 	if !mayHoldTwo(path, size) {
-		if asJSON || noSink {
+		if noSink {
 			return false, nil
 		}
-		return sinkWhole(path, size, w, depth, sty, begin)
+		return sinkWhole(path, size, w, depth, asJSON, sty, begin)
 	}
 	ropt := pickle.Options{NoGraph: true}
 	var (

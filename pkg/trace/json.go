@@ -123,29 +123,50 @@ type nodeFacts struct {
 }
 
 // facts returns the nodeFacts of an ItemNode: from its store, or those
-// the top sink kept (sink.go).
-func (it Item) facts() *nodeFacts {
+// the top sink kept (sink.go). (A value: a JSON record a node allocated
+// one.)
+func (it Item) facts() nodeFacts {
 	if it.sunk != nil {
-		return it.sunk
+		return *it.sunk
 	}
 	return it.Stream.factsOf(it.Node)
 }
 
 // factsOf returns the nodeFacts of node n (code and label left empty).
-func (st *StreamTree) factsOf(n pickle.ID) *nodeFacts {
+func (st *StreamTree) factsOf(n pickle.ID) nodeFacts {
 	s := st.Store
-	f := &nodeFacts{num: st.numOf(n), off: s.Offset(n), op: s.Op(n).String(), kind: s.Kind(n).String()}
+	f := nodeFacts{num: st.numOf(n), off: s.Offset(n), op: s.Op(n).String(), kind: s.Kind(n).String()}
 	f.dtype, f.shape, f.arr = st.arrayInfo(n)
 	return f
 }
 
+// jsonFields writes the fields of it from "kind" on: its names, its path
+// (when it is at most MaxJSONPath long) and its sizes and facts.
 func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
+	t.jsonNames(b, it)
+	if it.PathLen() <= MaxJSONPath {
+		b.WriteString(jsonPathField)
+		jsonStr(b, it.Path())
+	}
+	t.jsonFacts(b, it)
+}
+
+// jsonPathField is what a record's path follows.
+const jsonPathField = `,"path":`
+
+// jsonNames writes the fields of it before its path: "kind", "code",
+// "label" and "role".
+func (t *Tree) jsonNames(b *bufio.Writer, it Item) {
 	b.WriteString(`,"kind":`)
 	jsonStr(b, t.kindName(it))
 	if it.Kind != ItemElided {
-		code, label := t.codeLabel(it)
+		var code, label string
 		if it.Kind == ItemRef {
+			// (its node's label, without Label's "#N code": one describe)
+			code = t.Code(it)
 			_, label = it.Stream.describe(it.Node)
+		} else {
+			code, label = t.codeLabel(it)
 		}
 		b.WriteString(`,"code":`)
 		jsonStr(b, code)
@@ -154,10 +175,11 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 	}
 	b.WriteString(`,"role":`)
 	jsonStr(b, it.Role)
-	if it.PathLen() <= MaxJSONPath {
-		b.WriteString(`,"path":`)
-		jsonStr(b, it.Path())
-	}
+}
+
+// jsonFacts writes the fields of it after its path: "size", "self" and
+// those of its kind.
+func (t *Tree) jsonFacts(b *bufio.Writer, it Item) {
 	jsonInt(b, "size", it.Size)
 	jsonInt(b, "self", it.Self)
 	switch it.Kind {
@@ -172,7 +194,10 @@ func (t *Tree) jsonFields(b *bufio.Writer, it Item) {
 			jsonArray(b, f.dtype, f.shape)
 		}
 	case ItemRef:
-		b.WriteString(`,"ref":` + itoa(it.Stream.numOf(it.Node)) + `,"stream":` + itoa(int64(it.Stream.Store.Index)) + `,"cycle":` + strconv.FormatBool(it.Cycle))
+		jsonInt(b, "ref", it.Stream.numOf(it.Node))
+		jsonInt(b, "stream", int64(it.Stream.Store.Index))
+		b.WriteString(`,"cycle":`)
+		b.WriteString(strconv.FormatBool(it.Cycle))
 		if it.Count > 1 {
 			b.WriteString(`,"count":` + itoa(int64(it.Count)) + `,"role_end":`)
 			jsonStr(b, it.RoleEnd)
@@ -218,9 +243,20 @@ func (t *Tree) WriteJSON(w io.Writer, start Item, opt Options) error {
 
 // jsonVisit writes the record of one line of a walk.
 func (t *Tree) jsonVisit(b *bufio.Writer, v *Visit) {
-	t.jsonHead(b)
-	jsonInt(b, "depth", int64(v.Depth))
+	t.jsonDepth(b, v.Depth)
 	t.jsonFields(b, v.Item)
+	jsonEnd(b, v)
+}
+
+// jsonDepth writes the start of a line's record: `{"file":NAME,"depth":D`.
+func (t *Tree) jsonDepth(b *bufio.Writer, depth int) {
+	t.jsonHead(b)
+	jsonInt(b, "depth", int64(depth))
+}
+
+// jsonEnd writes the end of a line's record: what the walk says of its
+// children, and the newline.
+func jsonEnd(b *bufio.Writer, v *Visit) {
 	if v.Truncated {
 		b.WriteString(`,"truncated":true`)
 	}

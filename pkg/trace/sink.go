@@ -366,8 +366,9 @@ func (sk *topSink) offer(st *StreamTree, x, r pickle.ID, seq int32) {
 		return
 	}
 	it := st.nodeItem(x, "", nil)
-	c.self, c.below, c.facts = it.Self, below, st.factsOf(x)
-	c.facts.code, c.facts.label = st.describe(x)
+	f := st.factsOf(x)
+	f.code, f.label = st.describe(x)
+	c.self, c.below, c.facts = it.Self, below, &f
 	sk.push(c)
 }
 

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,7 +252,7 @@ func rowsPickle(n int) []byte {
 func FuzzTopSink(f *testing.F) {
 	addFuzzSeeds(f)
 	f.Add(rowsPickle(40))
-	f.Add(objectRowsPickle(8, false))
+	f.Add(objectRowsPickle(8, ""))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > fuzzMaxInput {
@@ -290,9 +291,11 @@ func FuzzTopSink(f *testing.F) {
 			wok, want, werr := top(nil)
 			same("--top 4", got, want, err, werr, wok)
 		}
-		if ok, got, _, err := wholeText(t, p, true, -1, Style{}); ok {
-			wok, want, _, werr := wholeText(t, p, false, -1, Style{})
-			same("the whole tree", got, want, err, werr, wok)
+		for _, asJSON := range []bool{false, true} {
+			if ok, got, _, err := wholeSinkOut(t, p, true, -1, Style{}, asJSON); ok {
+				wok, want, _, werr := wholeSinkOut(t, p, false, -1, Style{}, asJSON)
+				same(fmt.Sprintf("the whole tree (JSON %v)", asJSON), got, want, err, werr, wok)
+			}
 		}
 	})
 }

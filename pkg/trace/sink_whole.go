@@ -7,16 +7,19 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/bits"
 	"os"
+	"unicode/utf8"
 
+	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // The whole tree through the top sink: `pk trace --lines 0` (and --depth
-// D) as text, of a bare pickle file of one stream that the whole tree's
-// fast path does not take (rows made by calls), read through the top
-// sink (sink.go) with no candidates, so that the store holds what is live
-// rather than the whole stream.
+// D), as text or JSON, of a bare pickle file of one stream that the whole
+// tree's fast path does not take (rows made by calls), read through the
+// top sink (sink.go) with no candidates, so that the store holds what is
+// live rather than the whole stream.
 //
 // A row is folded only when its lines can be written as it folds: the
 // sink walks it then (the walk and textLine of the store path, from the
@@ -30,6 +33,19 @@ import (
 // the spilled lines of its rows, each with the branches the walk gives
 // the run (its depth and its ancestors' Last), the last row of a run that
 // is its list's last line drawn as the last.
+//
+// JSON is the same with records (jsonVisit's pieces) in place of lines. A
+// record at depth 0 lacks its depth, and its path is relative: the row's
+// role and what is below it (the walk's paths from a base that stands for
+// the list's, which a line's path must not reach above the row). It is
+// spilled from "kind" on, after a head of its depth below the row, the
+// length of its relative path, and where its path's value starts and how
+// long it is. At STOP it is written with the head of jsonVisit at the
+// run's depth plus its own, and the list's path (escaped once a run) put
+// before the relative one, or the path left out when the two are longer
+// than MaxJSONPath; JSON's escaping of a path is that of its two parts, as
+// a role starts with an ASCII byte. A list's record counts a folded run's
+// rows among its children (runLines).
 //
 // What a row's lines say must not change once it has folded, and depend
 // on nothing but the row: a row is not folded when it is a small scalar
@@ -55,6 +71,8 @@ type wholeSink struct {
 	sty   Style
 	g     glyphs
 	width int // of the size columns: a line's branches start at cols()
+	json  bool
+	base  *pathLink // JSON: the links that stand for the list's path and above
 	spill *os.File
 	bw    *bufio.Writer
 	n     int64     // bytes spilled
@@ -66,6 +84,8 @@ type wholeSink struct {
 	mark []uint8
 	buf  lineBuf // a row's lines being made
 	line lineBuf
+	rec  bytes.Buffer  // JSON: a record being made
+	jw   *bufio.Writer // to rec
 	err  error
 	// the lists of the rows rendered in a compaction, with the depth of
 	// their lines, and the roles of their owned items
@@ -74,16 +94,21 @@ type wholeSink struct {
 }
 
 // newWholeSink is the spill of a whole tree of a file of total bytes,
-// written with depth and sty.
-func newWholeSink(total int64, depth int, sty Style) (*wholeSink, error) {
+// written with depth and sty, or as JSON.
+func newWholeSink(total int64, depth int, sty Style, asJSON bool) (*wholeSink, error) {
 	f, err := os.CreateTemp("", "pk-trace-*")
 	if err != nil {
 		return nil, err
 	}
 	os.Remove(f.Name()) // (the file lives while it is open)
 	ws := &wholeSink{t: &Tree{Total: total}, depth: depth, sty: sty, spill: f, bw: bufio.NewWriterSize(f, 64<<10),
-		lists: map[pickle.ID]int{}, roles: map[pickle.ID]role{}}
+		lists: map[pickle.ID]int{}, roles: map[pickle.ID]role{}, json: asJSON}
 	ws.g, ws.width = sty.layout()
+	if asJSON {
+		// (three: a role's link reaches at most three up, rAttr2)
+		ws.base = &pathLink{up: &pathLink{up: &pathLink{}}}
+		ws.jw = bufio.NewWriterSize(&ws.rec, 4096)
+	}
 	return ws, nil
 }
 
@@ -127,9 +152,13 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	if !ok {
 		return false
 	}
+	rs := rl.str(s)
+	if ws.json && (rs == "" || rs[0] >= utf8.RuneSelf) {
+		return false // (the path's escaping would not be its parts')
+	}
 	// the row's lines, from the row at depth 0; with --depth, cut where
 	// the row's line at the list's depth now would be cut
-	opt, mark := Options{Depth: -1, noPaths: true}, 0
+	opt, mark := Options{Depth: -1, noPaths: !ws.json}, 0
 	if ws.depth >= 0 {
 		mark = ldep + 1
 		opt.Depth = ws.depth - mark
@@ -138,7 +167,11 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	if opt.Depth >= 0 || ws.depth < 0 {
 		// (else the list's line is cut by --depth: no row is shown)
 		st.tree = ws.t
-		it := st.nodeItem(r, rl.str(s), noPath)
+		pl := noPath
+		if ws.json {
+			pl = link(ws.base, rs)
+		}
+		it := st.nodeItem(r, rs, pl)
 		ws.t.walk(it, opt, func(v *Visit) {
 			if !ok {
 				return
@@ -151,13 +184,11 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 				ok = false
 				return
 			}
-			ws.line.Reset()
-			ws.t.textLine(&ws.line, v, ws.g, ws.width, ws.sty)
-			if len(ws.line.b) < ws.cols() || len(ws.line.b) > spillLine || bytes.IndexByte(ws.line.b, '\n') != len(ws.line.b)-1 {
-				ok = false
-				return
+			if ws.json {
+				ok = ws.spillJSON(v, pl)
+			} else {
+				ok = ws.spillText(v)
 			}
-			ws.buf.b = append(ws.buf.b, ws.line.b...)
 		}, nil, false)
 		st.tree = nil
 		if !ok {
@@ -174,6 +205,56 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	}
 	ws.n += int64(len(ws.buf.b))
 	return true
+}
+
+// spillText adds the text line of v to the row's (false: it cannot be
+// copied out).
+func (ws *wholeSink) spillText(v *Visit) bool {
+	ws.line.Reset()
+	ws.t.textLine(&ws.line, v, ws.g, ws.width, ws.sty)
+	if len(ws.line.b) < ws.cols() || len(ws.line.b) > spillLine || bytes.IndexByte(ws.line.b, '\n') != len(ws.line.b)-1 {
+		return false
+	}
+	ws.buf.b = append(ws.buf.b, ws.line.b...)
+	return true
+}
+
+// spillJSON adds the JSON record of v, a line of the walk of the row
+// whose link is row, to the row's: its head (v's depth, the length of its
+// path, the start and length of its path's value in the record), then the
+// record from "kind" on (false: it cannot be copied out).
+func (ws *wholeSink) spillJSON(v *Visit, row *pathLink) bool {
+	if !reaches(v.pl, row) {
+		return false // (its path does not start with the row's)
+	}
+	ws.rec.Reset()
+	jw := ws.jw
+	pos := func() int { return ws.rec.Len() + jw.Buffered() }
+	ws.t.jsonNames(jw, v.Item)
+	at := pos()
+	jsonStr(jw, v.Path())
+	n := pos() - at
+	ws.t.jsonFacts(jw, v.Item)
+	jsonEnd(jw, v)
+	jw.Flush()
+	if ws.rec.Len() > spillLine {
+		return false
+	}
+	for _, x := range [...]int{v.Depth, v.PathLen(), at, n} {
+		ws.buf.b = binary.AppendUvarint(ws.buf.b, uint64(x))
+	}
+	ws.buf.b = append(ws.buf.b, ws.rec.Bytes()...)
+	return true
+}
+
+// reaches reports whether l is row or has it above.
+func reaches(l, row *pathLink) bool {
+	for ; l != nil; l = l.up {
+		if l == row {
+			return true
+		}
+	}
+	return false
 }
 
 // offset is where the lines of folded root seq start in the spill.
@@ -228,13 +309,18 @@ func (ws *wholeSink) check(t *Tree, start Item) bool {
 	return ok
 }
 
-// write writes the whole tree from start, with its header, to w: the
-// walk of WriteText, each folded run's spilled rows in its place.
+// write writes the whole tree from start, with its header (JSON: its
+// summary), to w: the walk of WriteText (WriteJSON), each folded run's
+// spilled rows in its place.
 func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line, pre lineBuf
-	writeHeader(&line, ws.width)
-	bw.Write(line.b)
+	if ws.json {
+		t.jsonSummary(bw)
+	} else {
+		writeHeader(&line, ws.width)
+		bw.Write(line.b)
+	}
 	var err error
 	out := func(b []byte) {
 		if ws.sty.ASCII {
@@ -243,20 +329,34 @@ func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 			_, err = bw.Write(b)
 		}
 	}
+	var list []byte // JSON: the run's list's path, escaped
 	rd := bufio.NewReaderSize(nil, spillLine)
-	t.Walk(start, Options{Depth: ws.depth, noPaths: true}, func(v *Visit) {
+	t.Walk(start, Options{Depth: ws.depth, noPaths: !ws.json}, func(v *Visit) {
 		if err != nil {
 			return
 		}
 		if !isRun(v) {
+			if ws.json {
+				if v.Kids > 0 && v.Kind == ItemNode && v.Stream.sink != nil {
+					v.Kids += runLines(v.Stream.Store, v.Node)
+				}
+				t.jsonVisit(bw, v)
+				return
+			}
 			line.Reset()
 			t.textLine(&line, v, ws.g, ws.width, ws.sty)
 			out(line.b)
 			return
 		}
 		off, n, _, _ := v.Stream.Store.FoldedRun(v.Node)
-		pre.Reset()
-		pre.branches(ws.g, v.Last[:v.Depth-1]) // (the rows' ancestors')
+		var up *pathLink
+		if ws.json {
+			up = v.pl.up // (a row's role links to its list: rIndex)
+			list = jsonl.AppendString(list[:0], Item{pl: up}.Path())
+		} else {
+			pre.Reset()
+			pre.branches(ws.g, v.Last[:v.Depth-1]) // (the rows' ancestors')
+		}
 		start := ws.offset(int(off))
 		rd.Reset(io.NewSectionReader(ws.spill, start, ws.n-start))
 		p := ws.lens.pos(int(off)) // (the rows' lengths, read in turn)
@@ -267,12 +367,25 @@ func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 			p += k
 			rest := int64(size)
 			for first := true; rest > 0 && err == nil; first = false {
+				var h [4]uint64 // JSON: the record's head (spillJSON)
+				if ws.json {
+					for i := range h {
+						if h[i], err = binary.ReadUvarint(rd); err != nil {
+							return
+						}
+						rest -= int64(uvarintLen(h[i]))
+					}
+				}
 				b, rerr := rd.ReadSlice('\n')
 				if rerr != nil {
 					err = rerr
 					return
 				}
 				rest -= int64(len(b))
+				if ws.json {
+					err = t.spliceJSON(bw, v.Depth, h, list[1:len(list)-1], up.n, b)
+					continue
+				}
 				line.Reset()
 				line.b = append(line.b, b[:cols]...)
 				line.b = append(line.b, pre.b...)
@@ -297,14 +410,58 @@ func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 	return bw.Flush()
 }
 
+// spliceJSON writes the record b spilled by spillJSON, with its head h,
+// of a row of a run at depth d whose list's path, n bytes long, is list
+// escaped.
+func (t *Tree) spliceJSON(bw *bufio.Writer, d int, h [4]uint64, list []byte, n int, b []byte) error {
+	at, vn := h[2], h[3]
+	if vn < 2 || at+vn > uint64(len(b)) {
+		return errSpill
+	}
+	t.jsonDepth(bw, d+int(h[0]))
+	bw.Write(b[:at])
+	if n+int(h[1]) <= MaxJSONPath {
+		bw.WriteString(jsonPathField)
+		bw.WriteByte('"')
+		bw.Write(list)
+		bw.Write(b[at+1 : at+vn]) // (its closing quote too)
+	}
+	_, err := bw.Write(b[at+vn:])
+	return err
+}
+
+// errSpill: the spill does not hold what was written to it.
+var errSpill = errors.New("the whole tree's spill file was changed")
+
+// uvarintLen is the length of x as a uvarint.
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// runLines is how many lines more than one the folded runs among the
+// children of node n of s stand for: a run of k rows is k lines (a JSON
+// record's "children").
+func runLines(s *pickle.Store, n pickle.ID) int {
+	if s.Kind(n) != pickle.KindList {
+		return 0 // (runs are of lists)
+	}
+	more := 0
+	eachChild(s, n, func(c pickle.ID, _ role, _ bool) bool {
+		if c >= 0 && s.Kind(c) == pickle.KindFolded {
+			_, k, _, _ := s.FoldedRun(c)
+			more += k - 1
+		}
+		return true
+	})
+	return more
+}
+
 // sinkWhole is EachWhole for a file of one stream: through the top sink
 // with the rows' lines spilled (above). false: nothing was written, the
 // caller takes the store path.
-func sinkWhole(path string, size int64, w io.Writer, depth int, sty Style, begin func()) (bool, error) {
+func sinkWhole(path string, size int64, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
 	if size > math.MaxUint32 {
 		return false, nil // (eachTree's sink takes no more: the store path, or FastDepth, as before)
 	}
-	ws, err := newWholeSink(size, depth, sty)
+	ws, err := newWholeSink(size, depth, sty, asJSON)
 	if err != nil {
 		return false, nil
 	}

@@ -2,8 +2,10 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/internal/testfile"
@@ -12,16 +14,20 @@ import (
 
 // TestWholeSinkCorpus: with every stream compacted early and often, the
 // whole tree written through the whole tree's sink (text, in two styles,
-// whole and to --depth 2) is what the tree of the whole store writes, for
-// every file under testdata/, or the sink gives up having written
-// nothing; and it folds rows in many of them.
+// and JSON; whole and to --depth 2) is what the tree of the whole store
+// writes, for every file under testdata/, or the sink gives up having
+// written nothing; and it folds rows in many of them.
 func TestWholeSinkCorpus(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	files := testfile.Sample(corpusFiles(8<<20), 2)
 	rows := make(map[string]bool) // (made here: the corpus has no table of rows that are no scalars)
 	for _, wrap := range []bool{false, true} {
 		p := filepath.Join(t.TempDir(), "objects.pkl")
-		if err := os.WriteFile(p, objectRowsPickle(600, wrap), 0o644); err != nil {
+		key := ""
+		if wrap {
+			key = "rows"
+		}
+		if err := os.WriteFile(p, objectRowsPickle(600, key), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		files, rows[p] = append(files, p), true
@@ -34,40 +40,44 @@ func TestWholeSinkCorpus(t *testing.T) {
 			if i%2 == 1 {
 				sty = Style{ASCII: true, Bytes: true}
 			}
-			for _, depth := range []int{-1, 2} {
-				ok, got, folds, err := wholeText(t, p, true, depth, sty)
-				if !ok {
-					if rows[p] {
-						t.Errorf("%s (MinCompact %d, depth %d): the sink gave up", p, min, depth)
+			for _, asJSON := range []bool{false, true} {
+				for _, depth := range []int{-1, 2} {
+					what := fmt.Sprintf("%s (MinCompact %d, depth %d, JSON %v)", p, min, depth, asJSON)
+					ok, got, folds, err := wholeSinkOut(t, p, true, depth, sty, asJSON)
+					if !ok {
+						if rows[p] {
+							t.Errorf("%s: the sink gave up", what)
+						}
+						if got != "" {
+							t.Errorf("%s: the sink gave up after writing", what)
+						}
+						gaveUp++
+						continue
 					}
-					if got != "" {
-						t.Errorf("%s (MinCompact %d): the sink gave up after writing", p, min)
+					_, want, _, werr := wholeSinkOut(t, p, false, depth, sty, asJSON)
+					switch {
+					case (err == nil) != (werr == nil):
+						t.Errorf("%s: sink %v, whole store %v", what, err, werr)
+					case got != want:
+						t.Errorf("%s: the trees differ\n%s", what, firstDiff(got, want))
 					}
-					gaveUp++
-					continue
-				}
-				_, want, _, werr := wholeText(t, p, false, depth, sty)
-				switch {
-				case (err == nil) != (werr == nil):
-					t.Errorf("%s (MinCompact %d, depth %d): sink %v, whole store %v", p, min, depth, err, werr)
-				case got != want:
-					t.Errorf("%s (MinCompact %d, depth %d): the trees differ\n--- sink\n%s\n--- whole store\n%s", p, min, depth, got, want)
-				}
-				if folds > 0 {
-					folded++
-				} else if rows[p] {
-					t.Errorf("%s (MinCompact %d, depth %d): no row folded", p, min, depth)
+					if folds > 0 {
+						folded++
+					} else if rows[p] {
+						t.Errorf("%s: no row folded", what)
+					}
 				}
 			}
 		}
 	}
-	t.Logf("%d files, twice, two depths: %d written with rows folded, %d not taken", len(files), folded, gaveUp)
+	t.Logf("%d files, twice, two depths, text and JSON: %d written with rows folded, %d not taken", len(files), folded, gaveUp)
 }
 
-// wholeText writes the whole tree of the file at p (to depth, <0: all)
-// through the whole tree's sink (sink) or from the store of the whole
-// file, and the rows the sink folded; ok false when the sink gave up.
-func wholeText(t *testing.T, p string, sink bool, depth int, sty Style) (ok bool, out string, folds int, err error) {
+// wholeSinkOut writes the whole tree of the file at p (to depth, <0: all; as
+// text in sty, or JSON) through the whole tree's sink (sink) or from the
+// store of the whole file, and the rows the sink folded; ok false when
+// the sink gave up.
+func wholeSinkOut(t *testing.T, p string, sink bool, depth int, sty Style, asJSON bool) (ok bool, out string, folds int, err error) {
 	t.Helper()
 	var b bytes.Buffer
 	if !sink {
@@ -75,15 +85,19 @@ func wholeText(t *testing.T, p string, sink bool, depth int, sty Style) (ok bool
 		if err != nil {
 			return true, "", 0, err
 		}
-		WriteHeader(&b, sty)
-		err = tr.WriteText(&b, tr.Root(), Options{Depth: depth}, sty)
+		if asJSON {
+			err = tr.WriteJSON(&b, tr.Root(), Options{Depth: depth})
+		} else {
+			WriteHeader(&b, sty)
+			err = tr.WriteText(&b, tr.Root(), Options{Depth: depth}, sty)
+		}
 		return true, b.String(), 0, err
 	}
 	fi, err := os.Stat(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := newWholeSink(fi.Size(), depth, sty)
+	ws, err := newWholeSink(fi.Size(), depth, sty, asJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,13 +108,14 @@ func wholeText(t *testing.T, p string, sink bool, depth int, sty Style) (ok bool
 
 // objectRowsPickle is a pickle of a list of n objects made by NEWOBJ and
 // BUILD, as pickle writes instances of a class (protocol 2), each with a
-// list in its state, memoised; with wrap, the list is the first value of
-// a dict (its rows' lines then draw a branch of the dict's), the second a
-// list of 200 dicts. Some rows do
+// list in its state, memoised; with a key, the list is the value of that
+// key of a dict (its rows' lines then draw a branch of the dict's), whose
+// second is a list of 200 dicts. Some rows do
 // not fold: every 7th refers to a dict of the first row (a reference to
 // anything but a global), every 50th holds lists 70 deep (past
 // maxIndent).
-func objectRowsPickle(n int, wrap bool) []byte {
+func objectRowsPickle(n int, key string) []byte {
+	wrap := key != ""
 	b := []byte{0x80, 2}
 	memo := uint32(0)
 	put := func() uint32 {
@@ -109,12 +124,14 @@ func objectRowsPickle(n int, wrap bool) []byte {
 		return memo - 1
 	}
 	get := func(i uint32) { b = append(b, 'j', byte(i), byte(i>>8), byte(i>>16), byte(i>>24)) }
-	str := func(s string) { b = append(append(b, 'X', byte(len(s)), 0, 0, 0), s...) }
+	str := func(s string) {
+		b = append(append(b, 'X', byte(len(s)), byte(len(s)>>8), byte(len(s)>>16), byte(len(s)>>24)), s...)
+	}
 	if wrap {
 		b = append(b, '}')
 		put()
 		b = append(b, '(')
-		str("rows")
+		str(key)
 	}
 	b = append(b, ']')
 	put()
@@ -176,4 +193,39 @@ func objectRowsPickle(n int, wrap bool) []byte {
 		b = append(b, 'e', 'u')
 	}
 	return append(b, '.')
+}
+
+// TestWholeSinkJSONPaths: JSON through the whole tree's sink of rows whose
+// list's path needs escaping and is long enough that the paths of the
+// first hundred rows are written and those of the others, and of all
+// that is below a row, are left out (MaxJSONPath) is what the whole store
+// writes.
+func TestWholeSinkJSONPaths(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	pickle.MinCompact = 64
+	// root['"é\t…']: the list's path is MaxJSONPath-4 bytes long, so
+	// that root[…][99] is MaxJSONPath long and root[…][100] one more
+	key := "\"é\t"
+	head := len(`root['"é\t']`) // (as pkg/path spells it)
+	key += strings.Repeat("k", MaxJSONPath-4-head)
+	p := filepath.Join(t.TempDir(), "rows.pkl")
+	if err := os.WriteFile(p, objectRowsPickle(300, key), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok, got, folds, err := wholeSinkOut(t, p, true, -1, Style{}, true)
+	if !ok || err != nil || folds == 0 {
+		t.Fatalf("the sink: taken %v, %d rows folded, %v", ok, folds, err)
+	}
+	_, want, _, err := wholeSinkOut(t, p, false, -1, Style{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("JSON differs\n%s", firstDiff(got, want))
+	}
+	for _, s := range []string{`"role":"[99]","path":`, `"role":"[100]","size":`} {
+		if !strings.Contains(got, s) {
+			t.Errorf("no record with %s", s)
+		}
+	}
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whole-file output (issue 10's third target): the whole tree of pk trace
-# (--lines 0), its --svg and --html pictures, and pk diff of two tables of
+# (--lines 0, as text and as JSON), its --svg and --html pictures, and pk diff of two tables of
 # different lengths, against pickle.load of the same file. Targets: at most
 # 2x pickle.load's time, peak RSS at most the file's size + 64 MB. Runs
 # standalone or from scripts/bench.sh.
@@ -10,7 +10,7 @@
 # file; made once by the Python below in $BENCH_DIR/wholetree (deterministic).
 # One line a command:
 #   wholetree trace --lines 0: pk 2.33 s cpu 2.30 s 939 MB | pickle.load 1.40 s | ratio 1.66x of pickle.load (target <= 2x); rss 939 MB (limit 91 MB)
-# Then the same three whole-file outputs (the tree, --svg, --html) for each of the seven
+# Then the same four whole-file outputs (the tree, its JSON, --svg, --html) for each of the seven
 # table shapes of tables.sh (which runs first in scripts/bench.sh), and
 # the slowest and the largest of each command as the targets' lines.
 set -euo pipefail
@@ -54,14 +54,15 @@ run() {
 	bench_target "#10" "whole-file output: $name, peak RSS" "$(( m / 1024 ))" "<=" "$(( limit_kb / 1024 ))" "MB (file+64)" >/dev/null
 }
 run "trace --lines 0" "$PK" trace --lines 0 --color=never "$T"
+run "trace --lines 0 --json" "$PK" trace --lines 0 --json "$T"
 run "trace --svg" "$PK" trace --svg /dev/null "$T"
 run "trace --html" "$PK" trace --html /dev/null "$T"
 run "diff (200,000 rows against 600,000)" "$PK" diff --color=never "$S" "$T"
 "$PK" diff --color=never "$S" "$T" | head -3 || true
-echo "wholetree: $over of 4 runs over a target (time <= 2x pickle.load, RSS <= file + 64 MB)"
+echo "wholetree: $over of 5 runs over a target (time <= 2x pickle.load, RSS <= file + 64 MB)"
 
 # The same targets hold for every shape of table, not only the issue's:
-# the whole tree and the pictures of the seven shapes of tables.sh (made by
+# the whole tree (text and JSON) and the pictures of the seven shapes of tables.sh (made by
 # it in $TABLES_DIR; skipped when they are not there), each against
 # pickle.load of that file, and the slowest and largest of them.
 TDIR=${TABLES_DIR:-${BENCH_DIR:-testdata/bench}/tables}
@@ -79,9 +80,10 @@ for f in "$TDIR"/*.pkl; do
 	size=$(stat -c %s "$f")
 	lim=$(( size / 1024 + 64 * 1024 ))
 	read -r lt _ _ < <(measure "$RUNS" "$PY" -c "$LOAD" "$f")
-	for c in "trace --lines 0" "trace --svg" "trace --html"; do
+	for c in "trace --lines 0" "trace --lines 0 --json" "trace --svg" "trace --html"; do
 		case $c in
 		"trace --lines 0") set -- "$PK" trace --lines 0 --color=never "$f" ;;
+		"trace --lines 0 --json") set -- "$PK" trace --lines 0 --json "$f" ;;
 		"trace --svg") set -- "$PK" trace --svg /dev/null "$f" ;;
 		"trace --html") set -- "$PK" trace --html /dev/null "$f" ;;
 		esac
@@ -95,7 +97,7 @@ for f in "$TDIR"/*.pkl; do
 		if [ -z "${worst_m[$c]:-}" ] || [ "$over_mb" -gt "${worst_m[$c]%% *}" ]; then worst_m[$c]="$over_mb $s $(( m / 1024 )) $(( lim / 1024 ))"; fi
 	done
 done
-for c in "trace --lines 0" "trace --svg" "trace --html"; do
+for c in "trace --lines 0" "trace --lines 0 --json" "trace --svg" "trace --html"; do
 	read -r r s <<<"${worst_r[$c]}"
 	read -r _ ms m lim <<<"${worst_m[$c]}"
 	echo "wholetree tables $c: slowest ${r}x of pickle.load ($s); largest against its limit ${m} MB ($ms, limit ${lim} MB)"
