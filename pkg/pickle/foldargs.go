@@ -112,7 +112,7 @@ func (m *machine) foldArgs(c ID) ID {
 				kidsAt = min(kidsAt, int64(r.kid()))
 			}
 			for _, ch := range s.kids[r.kid() : r.kid()+r.nkid()] {
-				if ch < 0 || ch >= a || a-ch >= foldArgsMax || s.Owner(ch) != x || fa.stamp[a-ch] == gen {
+				if ch < 0 || ch >= a || a-ch >= foldArgsMax || s.ownerOf(ch) != x || fa.stamp[a-ch] == gen {
 					continue
 				}
 				fa.stamp[a-ch] = gen
@@ -195,7 +195,7 @@ func (m *machine) foldArgs(c ID) ID {
 		}
 		r := s.recs[x]
 		nx := fa.newID[a-x]
-		o, self := s.Owner(x), s.Self(x)
+		o, self := s.ownerOf(x), s.Self(x)
 		if o >= lo && o <= a {
 			o = fa.newID[a-o] // (the folded node for one cut)
 		}
@@ -221,7 +221,7 @@ func (m *machine) foldArgs(c ID) ID {
 		s.moveSides(nx, o, self)
 	}
 	s.kids, s.text = s.kids[:kw], s.text[:tw]
-	callOwner, callSelf := s.Owner(c), s.Self(c)
+	callOwner, callSelf := s.ownerOf(c), s.Self(c)
 	s.cut(fid)
 	fl := FlagFoldArgs | args.flags&FlagMemo
 	s.addFolded(args.op, int64(args.off), fl, nc, out.Off, out.Len, out.Word, 1)

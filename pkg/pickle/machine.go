@@ -395,9 +395,8 @@ type machine struct {
 
 	// the rest of the buffers the stores are windows of
 	recs    []rec
-	selfs   []uint32
-	owners  []ID
-	ring    []ID // a lean store's owners (Store.owners), one for every stream
+	sides   []side
+	ring    []ID // a lean store's owners (Store.ring), one for every stream
 	kids    []ID
 	text    []byte
 	exts    []ext
@@ -511,7 +510,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	if m.reuse {
 		s = &m.one.s
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
-			recs: s.recs[:0], selfs: s.selfs[:0], owners: s.owners[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0], log: s.log[:0],
+			recs: s.recs[:0], sides: s.sides[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0], log: s.log[:0],
 			Tops: s.Tops[:0], Popped: s.Popped[:0], Leftover: s.Leftover[:0]}
 	} else {
 		if len(m.stores) == 0 {
@@ -520,17 +519,14 @@ func (m *machine) run(index int) (*Stream, error) {
 		s = &m.stores[0]
 		m.stores = m.stores[1:]
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
-			recs: window(m.recs), selfs: window(m.selfs), owners: window(m.owners), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), log: window(m.evs)}
+			recs: window(m.recs), sides: window(m.sides), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), log: window(m.evs)}
 	}
 	if m.keep != nil && m.keep.OneNone {
 		// (nothing reads a Self or an owner but foldArgs, within ownWin)
-		s.lean, s.selfs, s.owners = true, nil, nil
-		if m.keep.FoldArgs != nil {
-			if m.ring == nil {
-				m.ring = make([]ID, ownWin)
-			}
-			s.owners = m.ring
+		if m.ring == nil {
+			m.ring = make([]ID, ownWin)
 		}
+		s.sides, s.ring = nil, m.ring
 	}
 	m.grow = arenaGrowth{m: m}
 	s.grow = &m.grow
@@ -694,9 +690,8 @@ func (m *machine) endStream() {
 	}
 	m.before += int64(len(s.recs))
 	m.recs, s.recs = s.recs[len(s.recs):len(s.recs):cap(s.recs)], s.recs[:len(s.recs):len(s.recs)]
-	if !s.lean {
-		m.selfs, s.selfs = s.selfs[len(s.selfs):len(s.selfs):cap(s.selfs)], s.selfs[:len(s.selfs):len(s.selfs)]
-		m.owners, s.owners = s.owners[len(s.owners):len(s.owners):cap(s.owners)], s.owners[:len(s.owners):len(s.owners)]
+	if !s.Lean() {
+		m.sides, s.sides = s.sides[len(s.sides):len(s.sides):cap(s.sides)], s.sides[:len(s.sides):len(s.sides)]
 	}
 	m.kids, s.kids = s.kids[len(s.kids):len(s.kids):cap(s.kids)], s.kids[:len(s.kids):len(s.kids)]
 	m.text, s.text = s.text[len(s.text):len(s.text):cap(s.text)], s.text[:len(s.text):len(s.text)]
@@ -708,7 +703,7 @@ func (m *machine) endStream() {
 	// to follow in each kept stream (a million `N.` streams hold no items,
 	// texts, extras, operations or events)
 	s.kids, s.text, s.ext, s.far, s.muts, s.log = nilIfEmpty(s.kids), nilIfEmpty(s.text), nilIfEmpty(s.ext), nilIfEmpty(s.far), nilIfEmpty(s.muts), nilIfEmpty(s.log)
-	s.selfs, s.owners = nilIfEmpty(s.selfs), nilIfEmpty(s.owners)
+	s.sides = nilIfEmpty(s.sides)
 }
 
 func nilIfEmpty[T any](b []T) []T {
@@ -722,7 +717,7 @@ func nilIfEmpty[T any](b []T) []T {
 // machine's buffers start afresh, as the store was a window of them.
 func (m *machine) dropStore(s *Store) {
 	*s = Store{}
-	m.recs, m.selfs, m.owners, m.kids, m.text, m.exts, m.fars, m.muts, m.evs = nil, nil, nil, nil, nil, nil, nil, nil, nil
+	m.recs, m.sides, m.kids, m.text, m.exts, m.fars, m.muts, m.evs = nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 func (m *machine) fail(format string, args ...any) error {
@@ -960,7 +955,7 @@ func (m *machine) own(s slot, by ID) {
 // it has one or is by itself.
 func (m *machine) claim(id, by ID) {
 	if id != by && m.s.recs[id].flags&flagOwned == 0 {
-		m.s.SetOwner(id, by)
+		m.s.own(id, by)
 	}
 }
 

@@ -139,14 +139,13 @@ func (m *machine) maybeCompact() {
 
 // spareSet is the set of arrays a compaction writes into.
 type spareSet struct {
-	recs   []rec
-	selfs  []uint32
-	owners []ID
-	kids   []ID
-	text   []byte
-	ext    []ext
-	far    []far
-	muts   []smut
+	recs  []rec
+	sides []side
+	kids  []ID
+	text  []byte
+	ext   []ext
+	far   []far
+	muts  []smut
 }
 
 // plan returns the current stream's plan (pass 1), made and adopted by the
@@ -320,7 +319,7 @@ func (m *machine) compact() {
 	// store's are, at the next): two sets per stream, no allocation per pass
 	next := max(MinCompact, 2*(kept+1))
 	recs, kids, text, exts, fars, muts := m.spare.recs[:0], m.spare.kids[:0], m.spare.text[:0], m.spare.ext[:0], m.spare.far[:0], m.spare.muts[:0]
-	selfs, owners := m.spare.selfs[:0], m.spare.owners[:0]
+	sides := m.spare.sides[:0]
 	if cap(m.mutAt) < len(s.muts) {
 		m.mutAt = make([]int32, len(s.muts))
 	}
@@ -336,12 +335,13 @@ func (m *machine) compact() {
 		}
 		r := s.recs[i]
 		id := ID(i)
-		if !s.lean {
-			self := uint32(0)
-			if i < len(s.selfs) {
-				self = s.selfs[i] // (selfInExt: in far, copied below)
+		if !s.Lean() {
+			sd := side{owner: NoID}
+			if i < len(s.sides) {
+				sd = s.sides[i] // (selfInExt: in far, copied below)
+				sd.owner = mapID(sd.owner)
 			}
-			selfs, owners = append(selfs, self), append(owners, mapID(s.Owner(id)))
+			sides = append(sides, sd)
 		}
 		names, hasNames := int64(0), false
 		switch r.holds() {
@@ -441,13 +441,13 @@ func (m *machine) compact() {
 		noteOff(&hi, &hiLast, ID(len(recs)-1), s.Offset(id))
 	}
 	recs = append(recs, rec{kind: KindNone, op: NONE, off: uint32(s.Begin), flags: FlagReleased})
-	if !s.lean {
-		selfs, owners = append(selfs, 0), append(owners, NoID)
+	if !s.Lean() {
+		sides = append(sides, side{owner: NoID})
 	} else {
 		// (the ring's IDs are renumbered: foldArgs reads no owner made
 		// before, m.effect below, and the machine asks flagOwned)
-		for i := range s.owners {
-			s.owners[i] = NoID
+		for i := range s.ring {
+			s.ring[i] = NoID
 		}
 	}
 	noteOff(&hi, &hiLast, ID(len(recs)-1), s.Begin)
@@ -482,12 +482,10 @@ func (m *machine) compact() {
 		}
 	}
 	clear(s.far) // no pointers (big ints, blobs) kept alive from the spare set
-	m.spare = spareSet{s.recs, s.selfs, s.owners, s.kids, s.text, s.ext, s.far, s.muts}
+	m.spare = spareSet{s.recs, s.sides, s.kids, s.text, s.ext, s.far, s.muts}
 	s.recs, s.kids, s.text, s.ext, s.far, s.muts = recs, kids, text, exts, fars, muts
-	if !s.lean {
-		s.selfs, s.owners = selfs, owners
-	} else {
-		m.spare.selfs, m.spare.owners = nil, nil
+	if !s.Lean() {
+		s.sides = sides
 	}
 	s.hi, s.hiLast = hi, hiLast
 	s.mutHi, s.mutHiLast = mutHi, mutHiLast

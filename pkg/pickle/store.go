@@ -52,20 +52,17 @@ type Store struct {
 	log []sev // the call log (Event)
 
 	recs []rec
-	// selfs is each node's Self by ID (selfInExt: in its far entry), and
-	// owners its owner; a node past their length has no Self and no owner
-	// (the arrays grow as those are set). A lean store (Keep.OneNone, for
-	// a consumer that reads neither) keeps no Self, and in owners only
-	// those of the last ownWin nodes, at ID % ownWin, for foldArgs (nil
-	// without Keep.FoldArgs).
-	selfs  []uint32
-	owners []ID
-	lean   bool
-	kids   []ID   // items, call parts and mutation arguments
-	text   []byte // payloads of str/bytes nodes, global names, PERSID lines
-	ext    []ext  // what some nodes need: operations, grown items
-	far    []far  // what few nodes need: big ints, blobs, long texts, large Self
-	muts   []smut // operations applied after creation, chained per target
+	// sides is each node's Self and owner by ID; a node past its length
+	// has neither (it grows as they are set). A lean store (Keep.OneNone,
+	// for a consumer that reads neither) has none: ring holds the owners
+	// of its last ownWin nodes only, at ID % ownWin, for foldArgs.
+	sides []side
+	ring  []ID
+	kids  []ID   // items, call parts and mutation arguments
+	text  []byte // payloads of str/bytes nodes, global names, PERSID lines
+	ext   []ext  // what some nodes need: operations, grown items
+	far   []far  // what few nodes need: big ints, blobs, long texts, large Self
+	muts  []smut // operations applied after creation, chained per target
 
 	// grow, while the machine writes the store, projects how far a full
 	// arena grows (arenaRoom); nil doubles it (room)
@@ -79,7 +76,7 @@ type Store struct {
 
 // rec is one node: 16 bytes (a cloudpickle state makes 851,261; a
 // million levels of objects, three million). Its Self and owner are in
-// the store's selfs and owners, which a lean store does without.
+// Store.sides, which a lean store does without.
 //
 // v holds a node's value or where its data is, by what its kind holds
 // (recHolds): a node has a scalar value or a text or items, never two of
@@ -134,7 +131,7 @@ func (r *rec) holds() uint8 {
 
 // flagExt marks a record whose off is its index in Store.ext (rec.off),
 // flagOwned one that has an owner (what the machine asks of a node it
-// takes, which a lean store's owners do not say of every node): the
+// takes, which a lean store's ring does not say of every node): the
 // store's own, never returned by Flags nor set or cleared by a consumer.
 const (
 	flagExt      Flags = 1 << 15
@@ -271,7 +268,7 @@ type far struct {
 	blob    *Blob
 	textOff int64 // a text whose length is textInFar or more (or offset past 512 GiB)
 	textLen int64
-	self    int64 // Self when Store.selfs holds selfInExt
+	self    int64 // Self when its side holds selfInExt
 	val     int64 // Int of a node whose v holds items (SetInt on a consumer's kind)
 	kcap    int32 // capacity of a container's items after it grew (AppendItems; 0: as many as it holds)
 }
@@ -432,27 +429,39 @@ func (s *Store) Offset(id ID) int64 {
 // A lean store (Keep.OneNone) has no Self (0), and the owners only of its
 // last ownWin nodes while the machine writes it.
 func (s *Store) Self(id ID) int64 {
-	if uint(id) >= uint(len(s.selfs)) {
+	if int(id) >= len(s.sides) {
 		return 0
 	}
-	if v := s.selfs[id]; v != selfInExt {
+	if v := s.sides[id].self; v != selfInExt {
 		return int64(v)
 	}
-	return s.fr(id).self
+	return s.far[s.ext[s.recs[id].off-1].far-1].self // (a far entry needs an ext)
 }
 func (s *Store) Owner(id ID) ID {
-	if s.lean {
-		id &= ownWin - 1
+	if int(id) < len(s.sides) {
+		return s.sides[id].owner
 	}
-	if uint(id) >= uint(len(s.owners)) {
-		return NoID
+	return NoID
+}
+
+// ownerOf is Owner, in a lean store of the last ownWin nodes (foldArgs).
+func (s *Store) ownerOf(id ID) ID {
+	if s.ring != nil {
+		return s.ring[id&(ownWin-1)]
 	}
-	return s.owners[id]
+	return s.Owner(id)
 }
 func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f&^flagsPrivate != 0 }
 
 // Lean reports whether the store keeps no Self and no owners (Self).
-func (s *Store) Lean() bool { return s.lean }
+func (s *Store) Lean() bool { return s.ring != nil }
+
+// side is what a store that is not lean holds of each node beside its
+// record.
+type side struct {
+	self  uint32 // Self (selfInExt: in its far entry)
+	owner ID
+}
 
 // ownWin is how many of its last nodes' owners a lean store keeps: twice
 // the most a folded argument tuple may own (foldArgsMax), within which
@@ -762,7 +771,7 @@ func (s *Store) Children(id ID, buf []ID) []ID {
 // Footprint returns the bytes the store holds (records, arenas, side
 // tables, lists), for benchmarks and bounds.
 func (s *Store) Footprint() int64 {
-	n := int64(cap(s.recs))*int64(unsafe.Sizeof(rec{})) + 4*int64(cap(s.selfs)+cap(s.owners)) + int64(cap(s.kids))*4 + int64(cap(s.text)) +
+	n := int64(cap(s.recs))*int64(unsafe.Sizeof(rec{})) + 8*int64(cap(s.sides)) + int64(cap(s.kids))*4 + int64(cap(s.text)) +
 		int64(cap(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(cap(s.far))*int64(unsafe.Sizeof(far{})) + int64(cap(s.muts))*int64(unsafe.Sizeof(smut{})) +
 		int64(cap(s.log))*int64(unsafe.Sizeof(sev{})) + 4*int64(cap(s.Tops)+cap(s.Popped)+cap(s.Leftover))
 	return n
@@ -772,7 +781,7 @@ func (s *Store) Footprint() int64 {
 // length: a store of ParseEach keeps the capacity of the largest stream
 // before it).
 func (s *Store) bytes() int64 {
-	return int64(len(s.recs))*int64(unsafe.Sizeof(rec{})) + 4*int64(len(s.selfs)+len(s.owners)) + int64(len(s.kids))*4 + int64(len(s.text)) +
+	return int64(len(s.recs))*int64(unsafe.Sizeof(rec{})) + 8*int64(len(s.sides)) + int64(len(s.kids))*4 + int64(len(s.text)) +
 		int64(len(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(len(s.muts))*int64(unsafe.Sizeof(smut{})) + int64(len(s.log))*int64(unsafe.Sizeof(sev{}))
 }
 
@@ -787,43 +796,38 @@ func (s *Store) Add(k Kind, op Opcode, off int64) ID {
 	return id
 }
 
-// growSides gives a store that is not lean room for n Selfs and owners,
-// as its records have (the machine's growRecs).
+// growSides gives a store that is not lean room for n sides, as its
+// records have (the machine's growRecs).
 func (s *Store) growSides(n int) {
-	if s.lean {
-		return
-	}
-	if cap(s.selfs) < n {
-		s.selfs = grownTo(s.selfs, n)
-	}
-	if cap(s.owners) < n {
-		s.owners = grownTo(s.owners, n)
+	if !s.Lean() && cap(s.sides) < n {
+		s.sides = grownTo(s.sides, n)
 	}
 }
 
-// sideNew gives node id, just appended, no Self and no owner: in a lean
-// store its place in the owners' ring is cleared (the other arrays grow
-// only as a Self or owner is set, so past their length a node has none).
+// sideNew gives node id, just appended, no Self and no owner: its side,
+// or in a lean store its place in the ring (past the length of sides,
+// which a consumer's copies may leave behind, a node has neither).
 func (s *Store) sideNew(id ID) {
-	if s.lean && s.owners != nil {
-		s.owners[id&(ownWin-1)] = NoID
+	switch {
+	case s.ring != nil:
+		s.ring[id&(ownWin-1)] = NoID
+	case len(s.sides) == int(id):
+		// (every node of the machine's stores: own sets its owner in place)
+		s.sides = append(s.sides, side{owner: NoID})
 	}
 }
 
 // cut drops the nodes from n on, which a later node may take the ID of.
 func (s *Store) cut(n ID) {
 	s.recs = s.recs[:n]
-	s.selfs = s.selfs[:min(int(n), len(s.selfs))]
-	if !s.lean {
-		s.owners = s.owners[:min(int(n), len(s.owners))]
-	}
+	s.sides = s.sides[:min(int(n), len(s.sides))]
 }
 
 // Reset empties a store a consumer builds with Add, keeping its arrays'
 // room, so that a scratch store used again allocates nothing.
 func (s *Store) Reset() {
 	clear(s.far) // (big ints and blobs)
-	*s = Store{Root: NoID, recs: s.recs[:0], selfs: s.selfs[:0], owners: s.owners[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0]}
+	*s = Store{Root: NoID, recs: s.recs[:0], sides: s.sides[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0]}
 }
 
 // Reserve makes room for nodes more nodes and items more items (Add,
@@ -943,26 +947,33 @@ func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f &^ flagsPriv
 
 // AddSelf attributes n more bytes to the node (nothing in a lean store).
 func (s *Store) AddSelf(id ID, n int64) {
-	if s.lean {
-		return
-	}
-	if int(id) >= len(s.selfs) {
-		s.selfs = grownBy(s.selfs, int(id)+1, 0)
-	}
 	// (one comparison says that n is not negative and that the sum stays
 	// below selfInExt, so the Self is kept in its word, not in far)
-	if p := &s.selfs[id]; uint64(n) < selfInExt-uint64(*p) {
-		*p += uint32(n)
+	if int(id) < len(s.sides) && uint64(n) < selfInExt-uint64(s.sides[id].self) {
+		s.sides[id].self += uint32(n)
 		return
 	}
-	s.addSelfFar(id, n)
+	s.addSelfSlow(id, n)
 }
 
-// addSelfFar is AddSelf where the sum goes to the node's far entry.
-func (s *Store) addSelfFar(id ID, n int64) {
+// addSelfSlow is AddSelf of a node past sides, or where the sum goes to
+// the node's far entry.
+//
+//go:noinline (keeps its caller within the inlining budget)
+func (s *Store) addSelfSlow(id ID, n int64) {
+	if s.Lean() {
+		return
+	}
+	if int(id) >= len(s.sides) {
+		s.sides = grownBy(s.sides, int(id)+1, side{owner: NoID})
+		if uint64(n) < selfInExt {
+			s.sides[id].self = uint32(n)
+			return
+		}
+	}
 	cur := s.Self(id)
 	s.fw(id).self = cur + n
-	s.selfs[id] = selfInExt
+	s.sides[id].self = selfInExt
 }
 
 // selfInExt marks a Self kept in the node's far entry.
@@ -978,23 +989,32 @@ func grownBy[T any](buf []T, n int, v T) []T {
 
 // SetOwner sets the node that consumed id where it was built.
 func (s *Store) SetOwner(id, owner ID) {
-	r := &s.recs[id]
 	if owner >= 0 {
-		r.flags |= flagOwned
-	} else {
-		r.flags &^= flagOwned
-	}
-	switch {
-	case !s.lean:
-		if int(id) >= len(s.owners) {
-			if owner < 0 {
-				return
-			}
-			s.owners = grownBy(s.owners, int(id)+1, NoID)
+		if int(id) >= len(s.sides) && s.ring == nil {
+			s.sides = grownBy(s.sides, int(id)+1, side{owner: NoID})
 		}
-		s.owners[id] = owner
-	case s.owners != nil && int(id) >= len(s.recs)-ownWin:
-		s.owners[id&(ownWin-1)] = owner
+		s.own(id, owner)
+		return
+	}
+	s.recs[id].flags &^= flagOwned
+	switch {
+	case int(id) < len(s.sides):
+		s.sides[id].owner = NoID
+	case s.ring != nil && int(id) >= len(s.recs)-ownWin:
+		s.ring[id&(ownWin-1)] = NoID
+	}
+}
+
+// own makes by the owner of id, which has a side or is in a lean store:
+// SetOwner in a few instructions, for the machine, which owns a node as
+// it takes it (every node of its stores has a side). A lean store's ring
+// keeps it only for the last ownWin nodes.
+func (s *Store) own(id, by ID) {
+	s.recs[id].flags |= flagOwned
+	if int(id) < len(s.sides) {
+		s.sides[id].owner = by
+	} else if s.ring != nil && int(id) >= len(s.recs)-ownWin {
+		s.ring[id&(ownWin-1)] = by
 	}
 }
 
@@ -1002,8 +1022,8 @@ func (s *Store) SetOwner(id, owner ID) {
 // its place (foldArgs renumbers what it keeps).
 func (s *Store) moveSides(id, owner ID, self int64) {
 	s.SetOwner(id, owner)
-	if int(id) < len(s.selfs) {
-		s.selfs[id] = 0
+	if int(id) < len(s.sides) {
+		s.sides[id].self = 0
 	}
 	s.AddSelf(id, self)
 }
