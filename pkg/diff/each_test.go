@@ -207,7 +207,7 @@ func TestEachDiffSharedNone(t *testing.T) {
 func TestEachDiffLeanStore(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.pkl"), filepath.Join(dir, "b.pkl")
-	os.WriteFile(a, []byte("\x80\x02]K\x01a."), 0o644)               // [1]
+	os.WriteFile(a, []byte("\x80\x02]K\x01a."), 0o644)              // [1]
 	os.WriteFile(b, []byte("\x80\x02](K\x01(K\x02K\x03le."), 0o644) // [1, [2, 3]]
 	r, ok := eachFiles(a, b, Options{})
 	if !ok || !agreeEach(t, a, b, Options{}) {
