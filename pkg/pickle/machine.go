@@ -782,7 +782,7 @@ func (m *machine) growRecs() {
 			// below 16K were allocated and copied five times over);
 			// below, append doubles and a small stream stays small
 			s.recs = grownTo(s.recs, 2*int(n))
-			s.growSides(2 * int(n))
+			s.growSides(2*int(n), &m.outgrown)
 		} else {
 			s.recs = slices.Grow(s.recs, 1) // as append grows it
 		}
@@ -814,7 +814,7 @@ func (m *machine) growRecs() {
 	copy(recs, s.recs)
 	m.outgrown += int(n) * int(unsafe.Sizeof(rec{}))
 	s.recs = recs
-	s.growSides(int(proj))
+	s.growSides(int(proj), &m.outgrown)
 	// the item and text arenas grow with the records: to the share
 	// projected from what this stream has put in them so far (one copy
 	// instead of a series of doublings, each of which holds the old array

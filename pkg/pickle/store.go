@@ -797,9 +797,11 @@ func (s *Store) Add(k Kind, op Opcode, off int64) ID {
 }
 
 // growSides gives a store that is not lean room for n sides, as its
-// records have (the machine's growRecs).
-func (s *Store) growSides(n int) {
+// records have (the machine's growRecs), adding the bytes of the sides it
+// outgrew to *outgrown.
+func (s *Store) growSides(n int, outgrown *int) {
 	if !s.Lean() && cap(s.sides) < n {
+		*outgrown += len(s.sides) * int(unsafe.Sizeof(side{}))
 		s.sides = grownTo(s.sides, n)
 	}
 }
