@@ -159,8 +159,8 @@ func sumStreams(path string, opt Options) (*streamSums, bool) {
 		s.census.folded = false
 		s.census.add(st)
 		s.last = st
-		if s.census.folded {
-			s.last = nil
+		if s.census.folded || st.Store().Lean() {
+			s.last = nil // (a walk reads sizes and owners: the stream is read again)
 		}
 		return nil
 	})

@@ -207,3 +207,22 @@ func TestEachDiffSharedNone(t *testing.T) {
 		}
 	}
 }
+
+// TestEachDiffLeanStore: the sums read B's one stream into a lean store
+// (pickle.Keep.OneNone: no Self, no owners), which the walk must not take
+// as the stream (it reads sizes: B's added list is 6 bytes, not 0).
+func TestEachDiffLeanStore(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.pkl"), filepath.Join(dir, "b.pkl")
+	os.WriteFile(a, []byte("\x80\x02]K\x01a."), 0o644)              // [1]
+	os.WriteFile(b, []byte("\x80\x02](K\x01(K\x02K\x03le."), 0o644) // [1, [2, 3]]
+	r, ok := eachFiles(a, b, Options{})
+	if !ok || !agreeEach(t, a, b, Options{}) {
+		t.Fatalf("eachFiles did not take the pair")
+	}
+	for _, e := range r.Entries {
+		if e.Kind == Added && e.SizeB == 0 {
+			t.Errorf("%s added with size 0", e.Path)
+		}
+	}
+}

@@ -45,17 +45,26 @@ type Folded struct {
 func (s *Store) FoldedRun(id ID) (off int64, n int, items int, word int) {
 	r := &s.recs[id]
 	f := s.text[r.v : r.v+foldRecLen]
-	return int64(binary.LittleEndian.Uint64(f)), int(int32(binary.LittleEndian.Uint32(f[8:]))), int(s.Self(id)), int(int32(binary.LittleEndian.Uint32(f[12:])))
+	return int64(binary.LittleEndian.Uint64(f)), int(int32(binary.LittleEndian.Uint32(f[8:]))), int(int32(binary.LittleEndian.Uint32(f[16:]))), int(int32(binary.LittleEndian.Uint32(f[12:])))
 }
 
-// putFoldRec writes a folded run's foldRec into the text arena and returns
-// its offset.
-func (s *Store) putFoldRec(off int64, n, word int32) int64 {
-	at := int64(len(s.text))
+// addFolded appends a KindFolded node made by op at off with flags fl
+// and owner, its foldRec (the consumer's bytes at off of length n, its
+// word, the count of items it stands for) in the text arena, and returns
+// its ID.
+func (s *Store) addFolded(op Opcode, at int64, fl Flags, owner ID, off int64, n, word, count int32) ID {
+	v := int64(len(s.text))
 	s.text = binary.LittleEndian.AppendUint64(s.text, uint64(off))
 	s.text = binary.LittleEndian.AppendUint32(s.text, uint32(n))
 	s.text = binary.LittleEndian.AppendUint32(s.text, uint32(word))
-	return at
+	s.text = binary.LittleEndian.AppendUint32(s.text, uint32(count))
+	id := ID(len(s.recs))
+	s.recs = append(s.recs, rec{kind: KindFolded, op: op, flags: fl, v: v})
+	s.sideNew(id)
+	s.setOff(id, at)
+	s.SetOwner(id, owner)
+	s.AddSelf(id, int64(count))
+	return id
 }
 
 // ItemCount returns the number of items a list or dict stands for: its
@@ -68,7 +77,8 @@ func (s *Store) ItemCount(id ID) int {
 	n := 0
 	for _, c := range s.Items(id) {
 		if c >= 0 && s.recs[c].kind == KindFolded {
-			n += int(s.Self(c)) // (a folded run's count of items)
+			_, _, k, _ := s.FoldedRun(c)
+			n += k
 		} else {
 			n++
 		}
@@ -286,7 +296,6 @@ func (m *machine) foldFinal() {
 			j++
 		}
 		root := roots[i]
-		id := ID(len(s.recs))
 		var fl Flags
 		if effects {
 			fl = FlagFoldEffects
@@ -294,9 +303,7 @@ func (m *machine) foldFinal() {
 		if step == 2 {
 			fl |= FlagFoldEntries
 		}
-		s.recs = append(s.recs, rec{kind: KindFolded, op: s.recs[root].op, owner: cands[i].parent, flags: fl,
-			v: s.putFoldRec(out[i].Off, int32(total), int32(word)), self: uint32(j - i)})
-		s.setOff(id, s.Offset(root))
+		id := s.addFolded(s.recs[root].op, s.Offset(root), fl, cands[i].parent, out[i].Off, int32(total), int32(word), int32(j-i))
 		s.recs[cands[i].parent].flags |= FlagHasFolded
 		s.kids[cands[i].pos] = id
 		for k := cands[i].pos + 1; k < cands[j-1].pos+step; k++ {

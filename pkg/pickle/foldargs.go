@@ -112,7 +112,7 @@ func (m *machine) foldArgs(c ID) ID {
 				kidsAt = min(kidsAt, int64(r.kid()))
 			}
 			for _, ch := range s.kids[r.kid() : r.kid()+r.nkid()] {
-				if ch < 0 || ch >= a || s.recs[ch].owner != x || a-ch >= foldArgsMax || fa.stamp[a-ch] == gen {
+				if ch < 0 || ch >= a || a-ch >= foldArgsMax || s.ownerOf(ch) != x || fa.stamp[a-ch] == gen {
 					continue
 				}
 				fa.stamp[a-ch] = gen
@@ -194,8 +194,10 @@ func (m *machine) foldArgs(c ID) ID {
 			continue
 		}
 		r := s.recs[x]
-		if o := r.owner; o >= lo && o <= a {
-			r.owner = fa.newID[a-o] // (the folded node for one cut)
+		nx := fa.newID[a-x]
+		o, self := s.ownerOf(x), s.Self(x)
+		if o >= lo && o <= a {
+			o = fa.newID[a-o] // (the folded node for one cut)
 		}
 		switch r.holds() {
 		case holdsText:
@@ -215,13 +217,17 @@ func (m *machine) foldArgs(c ID) ID {
 			r.setKids(int32(kw), n)
 			kw += int64(n)
 		}
-		s.recs[fa.newID[a-x]] = r
+		s.recs[nx] = r
+		s.moveSides(nx, o, self)
 	}
 	s.kids, s.text = s.kids[:kw], s.text[:tw]
-	s.recs = s.recs[:nc+1]
+	callOwner, callSelf := s.ownerOf(c), s.Self(c)
+	s.cut(fid)
 	fl := FlagFoldArgs | args.flags&FlagMemo
-	s.recs[fid] = rec{kind: KindFolded, op: args.op, off: args.off, owner: nc, flags: fl, v: s.putFoldRec(out.Off, out.Len, out.Word), self: 1}
-	s.recs[nc] = call
+	s.addFolded(args.op, int64(args.off), fl, nc, out.Off, out.Len, out.Word, 1)
+	s.recs = append(s.recs, call)
+	s.sideNew(nc)
+	s.moveSides(nc, callOwner, callSelf)
 	s.recs[nc].setKids(int32(len(s.kids)), 2)
 	s.kids = append(s.kids, fn, fid)
 	for _, i := range m.memoTail {
@@ -323,7 +329,7 @@ type copyFrame struct {
 // places. Each node of src copied gets the consumer's flags mark (so may
 // some of a copy that fails).
 func (c *Copier) Frozen(dst, src *Store, root ID, max int, mark Flags) (ID, bool) {
-	mark &^= flagExt
+	mark &^= flagsPrivate
 	stack, done := c.stack[:0], c.done[:0]
 	defer func() { c.stack, c.done = stack[:0], done[:0] }()
 	// add copies node x, whose items' copies are done[first:]; false for a
@@ -389,7 +395,7 @@ func (c *Copier) Frozen(dst, src *Store, root ID, max int, mark Flags) (ID, bool
 // Otherwise *nr is r's with no owner, for a container's copy to set its
 // items.
 func copyLeaf(nr *rec, dst, src *Store, r *rec) bool {
-	*nr = rec{kind: r.kind, op: r.op, flags: r.flags, owner: NoID, off: r.off, v: r.v}
+	*nr = rec{kind: r.kind, op: r.op, flags: r.flags &^ flagOwned, off: r.off, v: r.v}
 	if r.xi() != 0 {
 		return false
 	}

@@ -395,6 +395,8 @@ type machine struct {
 
 	// the rest of the buffers the stores are windows of
 	recs    []rec
+	sides   []side
+	ring    []ID // a lean store's owners (Store.ring), one for every stream
 	kids    []ID
 	text    []byte
 	exts    []ext
@@ -508,7 +510,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	if m.reuse {
 		s = &m.one.s
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
-			recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0], log: s.log[:0],
+			recs: s.recs[:0], sides: s.sides[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0], log: s.log[:0],
 			Tops: s.Tops[:0], Popped: s.Popped[:0], Leftover: s.Leftover[:0]}
 	} else {
 		if len(m.stores) == 0 {
@@ -517,7 +519,14 @@ func (m *machine) run(index int) (*Stream, error) {
 		s = &m.stores[0]
 		m.stores = m.stores[1:]
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
-			recs: window(m.recs), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), log: window(m.evs)}
+			recs: window(m.recs), sides: window(m.sides), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), log: window(m.evs)}
+	}
+	if m.keep != nil && m.keep.OneNone {
+		// (nothing reads a Self or an owner but foldArgs, within ownWin)
+		if m.ring == nil {
+			m.ring = make([]ID, ownWin)
+		}
+		s.sides, s.ring = nil, m.ring
 	}
 	m.grow = arenaGrowth{m: m}
 	s.grow = &m.grow
@@ -681,6 +690,9 @@ func (m *machine) endStream() {
 	}
 	m.before += int64(len(s.recs))
 	m.recs, s.recs = s.recs[len(s.recs):len(s.recs):cap(s.recs)], s.recs[:len(s.recs):len(s.recs)]
+	if !s.Lean() {
+		m.sides, s.sides = s.sides[len(s.sides):len(s.sides):cap(s.sides)], s.sides[:len(s.sides):len(s.sides)]
+	}
 	m.kids, s.kids = s.kids[len(s.kids):len(s.kids):cap(s.kids)], s.kids[:len(s.kids):len(s.kids)]
 	m.text, s.text = s.text[len(s.text):len(s.text):cap(s.text)], s.text[:len(s.text):len(s.text)]
 	m.exts, s.ext = s.ext[len(s.ext):len(s.ext):cap(s.ext)], s.ext[:len(s.ext):len(s.ext)]
@@ -691,6 +703,7 @@ func (m *machine) endStream() {
 	// to follow in each kept stream (a million `N.` streams hold no items,
 	// texts, extras, operations or events)
 	s.kids, s.text, s.ext, s.far, s.muts, s.log = nilIfEmpty(s.kids), nilIfEmpty(s.text), nilIfEmpty(s.ext), nilIfEmpty(s.far), nilIfEmpty(s.muts), nilIfEmpty(s.log)
+	s.sides = nilIfEmpty(s.sides)
 }
 
 func nilIfEmpty[T any](b []T) []T {
@@ -704,7 +717,7 @@ func nilIfEmpty[T any](b []T) []T {
 // machine's buffers start afresh, as the store was a window of them.
 func (m *machine) dropStore(s *Store) {
 	*s = Store{}
-	m.recs, m.kids, m.text, m.exts, m.fars, m.muts, m.evs = nil, nil, nil, nil, nil, nil, nil
+	m.recs, m.sides, m.kids, m.text, m.exts, m.fars, m.muts, m.evs = nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 func (m *machine) fail(format string, args ...any) error {
@@ -734,10 +747,11 @@ func (m *machine) newNode(k Kind) ID {
 	id := ID(len(s.recs))
 	s.recs = s.recs[:id+1]
 	r := &s.recs[id] // (written in place: a literal assigned to s.recs[id] is built aside and copied)
-	*r = rec{kind: k, op: m.op.Code, off: uint32(m.op.Offset), owner: NoID}
+	*r = rec{kind: k, op: m.op.Code, off: uint32(m.op.Offset)}
 	if uint32(uint64(m.op.Offset)>>32) != s.hiLast {
 		noteOff(&s.hi, &s.hiLast, id, m.op.Offset)
 	}
+	s.sideNew(id)
 	return id
 }
 
@@ -768,6 +782,7 @@ func (m *machine) growRecs() {
 			// below 16K were allocated and copied five times over);
 			// below, append doubles and a small stream stays small
 			s.recs = grownTo(s.recs, 2*int(n))
+			s.growSides(2*int(n), &m.outgrown)
 		} else {
 			s.recs = slices.Grow(s.recs, 1) // as append grows it
 		}
@@ -799,6 +814,7 @@ func (m *machine) growRecs() {
 	copy(recs, s.recs)
 	m.outgrown += int(n) * int(unsafe.Sizeof(rec{}))
 	s.recs = recs
+	s.growSides(int(proj), &m.outgrown)
 	// the item and text arenas grow with the records: to the share
 	// projected from what this stream has put in them so far (one copy
 	// instead of a series of doublings, each of which holds the old array
@@ -938,8 +954,8 @@ func (m *machine) own(s slot, by ID) {
 // claim makes by the owner of the node id built where its slot was, unless
 // it has one or is by itself.
 func (m *machine) claim(id, by ID) {
-	if r := &m.s.recs[id]; id != by && r.owner == NoID {
-		r.owner = by
+	if id != by && m.s.recs[id].flags&flagOwned == 0 {
+		m.s.own(id, by)
 	}
 }
 
@@ -947,7 +963,7 @@ func (m *machine) claim(id, by ID) {
 func (m *machine) drop(sl slot, popped bool) {
 	s := m.s
 	s.StreamSelf += sl.bytes()
-	if sl.origin() && s.recs[sl.n].owner == NoID {
+	if sl.origin() && s.recs[sl.n].flags&flagOwned == 0 {
 		s.Tops = append(s.Tops, sl.n)
 		if popped {
 			s.Popped = append(s.Popped, sl.n)
@@ -1032,15 +1048,12 @@ func (m *machine) scalar(k Kind) ID {
 	id := ID(len(s.recs))
 	s.recs = s.recs[:id+1]
 	r := &s.recs[id]
-	*r = rec{kind: k, op: o.Code, off: uint32(o.Offset), owner: NoID}
+	*r = rec{kind: k, op: o.Code, off: uint32(o.Offset)}
 	if uint32(uint64(o.Offset)>>32) != s.hiLast {
 		noteOff(&s.hi, &s.hiLast, id, o.Offset)
 	}
-	if uint64(o.Len) < selfInExt {
-		r.self = uint32(o.Len)
-	} else {
-		s.AddSelf(id, o.Len)
-	}
+	s.sideNew(id)
+	s.AddSelf(id, o.Len)
 	m.pushSlot(id, originSlot)
 	return id
 }
@@ -1081,7 +1094,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		}
 		s.Root = sl.n
 		s.StreamSelf += sl.bytes()
-		if sl.origin() && s.recs[sl.n].owner == NoID {
+		if sl.origin() && s.recs[sl.n].flags&flagOwned == 0 {
 			if cap(s.Tops) == 0 && !m.reuse {
 				// carved from a shared chunk: a stream whose only top is
 				// its root allocates nothing for it
@@ -1384,10 +1397,10 @@ func (m *machine) step(o *Op) (bool, error) {
 		id := m.newNode(KindCall)
 		s.AddSelf(id, mk.bytes)
 		cls := m.global(o.Str, o.Name)
-		s.recs[cls].owner = id
+		s.SetOwner(cls, id)
 		m.log(cls)
 		args := m.newNode(KindTuple)
-		s.recs[args].owner = id
+		s.SetOwner(args, id)
 		m.itemsFrom(mk.pos, args)
 		s.SetItems(id, []ID{cls, args})
 		m.push(id)
@@ -1404,7 +1417,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		s.AddSelf(id, mk.bytes)
 		cls := m.take(m.at(mk.pos), id)
 		args := m.newNode(KindTuple)
-		s.recs[args].owner = id
+		s.SetOwner(args, id)
 		s.SetItems(args, m.takeAll(mk.pos+1, args))
 		m.stack = m.stack[:mk.pos]
 		s.SetItems(id, []ID{cls, args})

@@ -139,12 +139,13 @@ func (m *machine) maybeCompact() {
 
 // spareSet is the set of arrays a compaction writes into.
 type spareSet struct {
-	recs []rec
-	kids []ID
-	text []byte
-	ext  []ext
-	far  []far
-	muts []smut
+	recs  []rec
+	sides []side
+	kids  []ID
+	text  []byte
+	ext   []ext
+	far   []far
+	muts  []smut
 }
 
 // plan returns the current stream's plan (pass 1), made and adopted by the
@@ -318,6 +319,7 @@ func (m *machine) compact() {
 	// store's are, at the next): two sets per stream, no allocation per pass
 	next := max(MinCompact, 2*(kept+1))
 	recs, kids, text, exts, fars, muts := m.spare.recs[:0], m.spare.kids[:0], m.spare.text[:0], m.spare.ext[:0], m.spare.far[:0], m.spare.muts[:0]
+	sides := m.spare.sides[:0]
 	if cap(m.mutAt) < len(s.muts) {
 		m.mutAt = make([]int32, len(s.muts))
 	}
@@ -333,8 +335,13 @@ func (m *machine) compact() {
 		}
 		r := s.recs[i]
 		id := ID(i)
-		if r.owner >= 0 {
-			r.owner = mapID(r.owner)
+		if !s.Lean() {
+			sd := side{owner: NoID}
+			if i < len(s.sides) {
+				sd = s.sides[i] // (selfInExt: in far, copied below)
+				sd.owner = mapID(sd.owner)
+			}
+			sides = append(sides, sd)
 		}
 		names, hasNames := int64(0), false
 		switch r.holds() {
@@ -361,7 +368,7 @@ func (m *machine) compact() {
 			}
 		}
 		if xi := r.xi(); xi != 0 {
-			x := s.ext[xi-1] // (with the node's Self: rec.self)
+			x := s.ext[xi-1] // (with the node's offset: rec.off)
 			if x.far != 0 {
 				// (its items are copied without room: a far entry made
 				// only for that room goes)
@@ -398,7 +405,7 @@ func (m *machine) compact() {
 				x.mut, x.end = first, prev
 			}
 			exts = append(exts, x)
-			r.self = uint32(len(exts))
+			r.off = uint32(len(exts))
 		}
 		if r.hasItems() {
 			kid, nkid := r.kid(), r.nkid()
@@ -433,7 +440,16 @@ func (m *machine) compact() {
 		recs = append(recs, r)
 		noteOff(&hi, &hiLast, ID(len(recs)-1), s.Offset(id))
 	}
-	recs = append(recs, rec{kind: KindNone, op: NONE, off: uint32(s.Begin), owner: NoID, flags: FlagReleased})
+	recs = append(recs, rec{kind: KindNone, op: NONE, off: uint32(s.Begin), flags: FlagReleased})
+	if !s.Lean() {
+		sides = append(sides, side{owner: NoID})
+	} else {
+		// (the ring's IDs are renumbered: foldArgs reads no owner made
+		// before, m.effect below, and the machine asks flagOwned)
+		for i := range s.ring {
+			s.ring[i] = NoID
+		}
+	}
 	noteOff(&hi, &hiLast, ID(len(recs)-1), s.Begin)
 	for i := range s.log {
 		e := &s.log[i]
@@ -466,8 +482,11 @@ func (m *machine) compact() {
 		}
 	}
 	clear(s.far) // no pointers (big ints, blobs) kept alive from the spare set
-	m.spare = spareSet{s.recs, s.kids, s.text, s.ext, s.far, s.muts}
+	m.spare = spareSet{s.recs, s.sides, s.kids, s.text, s.ext, s.far, s.muts}
 	s.recs, s.kids, s.text, s.ext, s.far, s.muts = recs, kids, text, exts, fars, muts
+	if !s.Lean() {
+		s.sides = sides
+	}
 	s.hi, s.hiLast = hi, hiLast
 	s.mutHi, s.mutHiLast = mutHi, mutHiLast
 	m.effect() // (renumbered: foldArgs cuts nothing made before)

@@ -52,11 +52,17 @@ type Store struct {
 	log []sev // the call log (Event)
 
 	recs []rec
-	kids []ID   // items, call parts and mutation arguments
-	text []byte // payloads of str/bytes nodes, global names, PERSID lines
-	ext  []ext  // what some nodes need: operations, grown items
-	far  []far  // what few nodes need: big ints, blobs, long texts, large Self
-	muts []smut // operations applied after creation, chained per target
+	// sides is each node's Self and owner by ID; a node past its length
+	// has neither (it grows as they are set). A lean store (Keep.OneNone,
+	// for a consumer that reads neither) has none: ring holds the owners
+	// of its last ownWin nodes only, at ID % ownWin, for foldArgs.
+	sides []side
+	ring  []ID
+	kids  []ID   // items, call parts and mutation arguments
+	text  []byte // payloads of str/bytes nodes, global names, PERSID lines
+	ext   []ext  // what some nodes need: operations, grown items
+	far   []far  // what few nodes need: big ints, blobs, long texts, large Self
+	muts  []smut // operations applied after creation, chained per target
 
 	// grow, while the machine writes the store, projects how far a full
 	// arena grows (arenaRoom); nil doubles it (room)
@@ -68,8 +74,9 @@ type Store struct {
 	mutHiLast uint32
 }
 
-// rec is one node: 24 bytes (a cloudpickle state makes 851,261; a
-// million levels of objects, three million).
+// rec is one node: 16 bytes (a cloudpickle state makes 851,261; a
+// million levels of objects, three million). Its Self and owner are in
+// Store.sides, which a lean store does without.
 //
 // v holds a node's value or where its data is, by what its kind holds
 // (recHolds): a node has a scalar value or a text or items, never two of
@@ -80,14 +87,12 @@ type Store struct {
 type rec struct {
 	kind  Kind
 	op    Opcode
-	flags Flags // with flagExt, which Flags never returns
-	owner ID
-	off   uint32 // the offset's low word (its high word: Store.hi)
-	// self is the bytes attributed (Self; selfInExt: in far, 4 GiB or
-	// more) or, with flagExt, 1 + the node's index in Store.ext, which
-	// then holds them (a node that needs an ext gives up its Self word,
-	// so that no record holds an index most never use)
-	self uint32
+	flags Flags // with flagExt and flagOwned, which Flags never returns
+	// off is the offset's low word (its high word: Store.hi) or, with
+	// flagExt, 1 + the node's index in Store.ext, which then holds it (a
+	// node that needs an ext gives up its offset word, so that no record
+	// holds an index most never use)
+	off uint32
 	// holdsValue: the int, float bits, bool, EXT code or buffer index.
 	// holdsText: the text's offset in Store.text << textLenBits | its
 	// length (textInFar: both in far).
@@ -124,20 +129,25 @@ func (r *rec) holds() uint8 {
 	return h
 }
 
-// flagExt marks a record whose self is its index in Store.ext (rec.self):
-// the store's own, never returned by Flags nor set or cleared by a
-// consumer.
-const flagExt Flags = 1 << 15
+// flagExt marks a record whose off is its index in Store.ext (rec.off),
+// flagOwned one that has an owner (what the machine asks of a node it
+// takes, which a lean store's ring does not say of every node): the
+// store's own, never returned by Flags nor set or cleared by a consumer.
+const (
+	flagExt      Flags = 1 << 15
+	flagOwned    Flags = 1 << 14
+	flagsPrivate       = flagExt | flagOwned
+)
 
-// (a constant below zero does not compile: the public flags stay below flagExt)
-const _ Flags = flagExt - flagsPublic
+// (a constant below zero does not compile: the public flags stay below flagOwned)
+const _ Flags = flagOwned - flagsPublic
 
 // xi returns 1 + the node's index in Store.ext, 0 when it has none.
 func (r *rec) xi() int32 {
 	if r.flags&flagExt == 0 {
 		return 0
 	}
-	return int32(r.self)
+	return int32(r.off)
 }
 
 // offHigh is where a store's offsets pass 4 GiB: the runs of IDs whose
@@ -186,7 +196,11 @@ func noteOff(h **offHigh, last *uint32, id ID, off int64) {
 
 // setOff sets the offset of id, the node last appended.
 func (s *Store) setOff(id ID, off int64) {
-	s.recs[id].off = uint32(off)
+	if r := &s.recs[id]; r.flags&flagExt != 0 {
+		s.ext[r.off-1].off = uint32(off)
+	} else {
+		r.off = uint32(off)
+	}
 	if uint32(uint64(off)>>32) != s.hiLast {
 		noteOff(&s.hi, &s.hiLast, id, off)
 	}
@@ -219,13 +233,15 @@ const (
 )
 
 // foldRec is what a KindFolded node holds beyond its record, in
-// Store.text at its v: the consumer's offset, length and word (FoldedRun;
-// its count of items is in self).
-const foldRecLen = 16
+// Store.text at its v: the consumer's offset, length and word, and its
+// count of items (FoldedRun; a store that is not lean has the count as
+// the node's Self too, which pk trace reads).
+const foldRecLen = 20
 
 // ext is what some nodes need beyond their record: the operations applied
 // to them after creation (16 bytes), the index of what few need beyond
-// that, and the Self the record's word gave up for the index (rec.self).
+// that, and the offset's low word the record gave up for the index
+// (rec.off).
 // (The count of operations is the last one's smut.idx + 1.) A million
 // levels of objects built (cost shape nest_newobj_build) have one each:
 // the capacity of a container's items that grew, which few need, is in
@@ -233,7 +249,7 @@ const foldRecLen = 16
 type ext struct {
 	mut, end int32  // 1 + first and last operation in Store.muts; 0: none
 	far      int32  // 1 + index in Store.far; 0: none
-	self     uint32 // the node's Self (as rec.self without flagExt)
+	off      uint32 // the node's offset's low word (as rec.off without flagExt)
 }
 
 // nmut returns the number of operations of a node with an ext.
@@ -252,7 +268,7 @@ type far struct {
 	blob    *Blob
 	textOff int64 // a text whose length is textInFar or more (or offset past 512 GiB)
 	textLen int64
-	self    int64 // Self when rec.self == selfInExt
+	self    int64 // Self when its side holds selfInExt
 	val     int64 // Int of a node whose v holds items (SetInt on a consumer's kind)
 	kcap    int32 // capacity of a container's items after it grew (AppendItems; 0: as many as it holds)
 }
@@ -397,32 +413,60 @@ func (s *Store) Length() int64 { return s.End - s.Begin }
 // Node has them.
 func (s *Store) Kind(id ID) Kind   { return s.recs[id].kind }
 func (s *Store) Op(id ID) Opcode   { return s.recs[id].op }
-func (s *Store) Flags(id ID) Flags { return s.recs[id].flags &^ flagExt }
+func (s *Store) Flags(id ID) Flags { return s.recs[id].flags &^ flagsPrivate }
 func (s *Store) Offset(id ID) int64 {
-	off := int64(s.recs[id].off)
+	r := &s.recs[id]
+	off := int64(r.off)
+	if r.flags&flagExt != 0 {
+		off = int64(s.ext[off-1].off)
+	}
 	if s.hi != nil {
 		off |= int64(s.hi.at(id)) << 32
 	}
 	return off
 }
-func (s *Store) Self(id ID) int64 {
-	r := &s.recs[id]
-	if r.flags&flagExt != 0 {
-		return s.extSelf(r)
-	}
-	return int64(r.self) // (never selfInExt: a far entry needs an ext)
-}
-func (s *Store) Owner(id ID) ID          { return s.recs[id].owner }
-func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f&^flagExt != 0 }
 
-// extSelf is Self of a node that has an ext.
-func (s *Store) extSelf(r *rec) int64 {
-	x := &s.ext[r.self-1]
-	if x.self != selfInExt {
-		return int64(x.self)
+// A lean store (Keep.OneNone) has no Self (0), and the owners only of its
+// last ownWin nodes while the machine writes it.
+func (s *Store) Self(id ID) int64 {
+	if int(id) >= len(s.sides) {
+		return 0
 	}
-	return s.far[x.far-1].self
+	if v := s.sides[id].self; v != selfInExt {
+		return int64(v)
+	}
+	return s.far[s.ext[s.recs[id].off-1].far-1].self // (a far entry needs an ext)
 }
+func (s *Store) Owner(id ID) ID {
+	if int(id) < len(s.sides) {
+		return s.sides[id].owner
+	}
+	return NoID
+}
+
+// ownerOf is Owner, in a lean store of the last ownWin nodes (foldArgs).
+func (s *Store) ownerOf(id ID) ID {
+	if s.ring != nil {
+		return s.ring[id&(ownWin-1)]
+	}
+	return s.Owner(id)
+}
+func (s *Store) Has(id ID, f Flags) bool { return s.recs[id].flags&f&^flagsPrivate != 0 }
+
+// Lean reports whether the store keeps no Self and no owners (Self).
+func (s *Store) Lean() bool { return s.ring != nil }
+
+// side is what a store that is not lean holds of each node beside its
+// record.
+type side struct {
+	self  uint32 // Self (selfInExt: in its far entry)
+	owner ID
+}
+
+// ownWin is how many of its last nodes' owners a lean store keeps: twice
+// the most a folded argument tuple may own (foldArgsMax), within which
+// foldArgs reads them.
+const ownWin = 2 * foldArgsMax
 
 // Int returns the value of an int (when it fits int64; see Big), bool
 // (0/1), EXT code or buffer index, or the IEEE-754 bits of a float (or
@@ -448,7 +492,7 @@ func (s *Store) x(id ID) *ext {
 	if r.flags&flagExt == 0 {
 		return nil
 	}
-	return &s.ext[r.self-1]
+	return &s.ext[r.off-1]
 }
 
 // fr returns the node's far entry, nil when it has none.
@@ -727,7 +771,7 @@ func (s *Store) Children(id ID, buf []ID) []ID {
 // Footprint returns the bytes the store holds (records, arenas, side
 // tables, lists), for benchmarks and bounds.
 func (s *Store) Footprint() int64 {
-	n := int64(cap(s.recs))*int64(unsafe.Sizeof(rec{})) + int64(cap(s.kids))*4 + int64(cap(s.text)) +
+	n := int64(cap(s.recs))*int64(unsafe.Sizeof(rec{})) + 8*int64(cap(s.sides)) + int64(cap(s.kids))*4 + int64(cap(s.text)) +
 		int64(cap(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(cap(s.far))*int64(unsafe.Sizeof(far{})) + int64(cap(s.muts))*int64(unsafe.Sizeof(smut{})) +
 		int64(cap(s.log))*int64(unsafe.Sizeof(sev{})) + 4*int64(cap(s.Tops)+cap(s.Popped)+cap(s.Leftover))
 	return n
@@ -737,7 +781,7 @@ func (s *Store) Footprint() int64 {
 // length: a store of ParseEach keeps the capacity of the largest stream
 // before it).
 func (s *Store) bytes() int64 {
-	return int64(len(s.recs))*int64(unsafe.Sizeof(rec{})) + int64(len(s.kids))*4 + int64(len(s.text)) +
+	return int64(len(s.recs))*int64(unsafe.Sizeof(rec{})) + 8*int64(len(s.sides)) + int64(len(s.kids))*4 + int64(len(s.text)) +
 		int64(len(s.ext))*int64(unsafe.Sizeof(ext{})) + int64(len(s.muts))*int64(unsafe.Sizeof(smut{})) + int64(len(s.log))*int64(unsafe.Sizeof(sev{}))
 }
 
@@ -746,16 +790,46 @@ func (s *Store) bytes() int64 {
 // Add appends a node of kind k created by op at off, and returns its ID.
 func (s *Store) Add(k Kind, op Opcode, off int64) ID {
 	id := ID(len(s.recs))
-	s.recs = append(s.recs, rec{kind: k, op: op, owner: NoID})
+	s.recs = append(s.recs, rec{kind: k, op: op})
+	s.sideNew(id)
 	s.setOff(id, off)
 	return id
+}
+
+// growSides gives a store that is not lean room for n sides, as its
+// records have (the machine's growRecs), adding the bytes of the sides it
+// outgrew to *outgrown.
+func (s *Store) growSides(n int, outgrown *int) {
+	if !s.Lean() && cap(s.sides) < n {
+		*outgrown += len(s.sides) * int(unsafe.Sizeof(side{}))
+		s.sides = grownTo(s.sides, n)
+	}
+}
+
+// sideNew gives node id, just appended, no Self and no owner: its side,
+// or in a lean store its place in the ring (past the length of sides,
+// which a consumer's copies may leave behind, a node has neither).
+func (s *Store) sideNew(id ID) {
+	switch {
+	case s.ring != nil:
+		s.ring[id&(ownWin-1)] = NoID
+	case len(s.sides) == int(id):
+		// (every node of the machine's stores: own sets its owner in place)
+		s.sides = append(s.sides, side{owner: NoID})
+	}
+}
+
+// cut drops the nodes from n on, which a later node may take the ID of.
+func (s *Store) cut(n ID) {
+	s.recs = s.recs[:n]
+	s.sides = s.sides[:min(int(n), len(s.sides))]
 }
 
 // Reset empties a store a consumer builds with Add, keeping its arrays'
 // room, so that a scratch store used again allocates nothing.
 func (s *Store) Reset() {
 	clear(s.far) // (big ints and blobs)
-	*s = Store{Root: NoID, recs: s.recs[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0]}
+	*s = Store{Root: NoID, recs: s.recs[:0], sides: s.sides[:0], kids: s.kids[:0], text: s.text[:0], ext: s.ext[:0], far: s.far[:0], muts: s.muts[:0]}
 }
 
 // Reserve makes room for nodes more nodes and items more items (Add,
@@ -804,30 +878,34 @@ func (s *Store) AddFrom(src ID) ID {
 	id := ID(len(s.recs))
 	r := s.recs[src]
 	if r.flags&flagExt != 0 {
-		x := s.ext[r.self-1]
+		x := s.ext[r.off-1]
 		x.mut, x.end = 0, 0
 		if x.far != 0 {
 			s.far = append(s.far, s.far[x.far-1])
 			x.far = int32(len(s.far))
 		}
 		s.ext = append(s.ext, x)
-		r.self = uint32(len(s.ext))
+		r.off = uint32(len(s.ext))
 	}
-	r.owner = NoID
+	r.flags &^= flagOwned
 	s.recs = append(s.recs, r)
+	s.sideNew(id)
 	s.setOff(id, s.Offset(src))
+	if self := s.Self(src); self != 0 {
+		s.AddSelf(id, self)
+	}
 	return id
 }
 
 func (s *Store) xw(id ID) *ext {
 	r := &s.recs[id]
 	if r.flags&flagExt == 0 {
-		// (its Self moves to the ext, whose index takes its word)
-		s.ext = append(arenaRoom(s, s.ext, 1, arenaExt), ext{self: r.self})
-		r.self = uint32(len(s.ext))
+		// (its offset's low word moves to the ext, whose index takes its word)
+		s.ext = append(arenaRoom(s, s.ext, 1, arenaExt), ext{off: r.off})
+		r.off = uint32(len(s.ext))
 		r.flags |= flagExt
 	}
-	return &s.ext[r.self-1]
+	return &s.ext[r.off-1]
 }
 
 // fw returns the node's far entry, made when it has none.
@@ -864,45 +942,93 @@ func (s *Store) SetBig(id ID, b *big.Int) {
 }
 
 // SetFlags adds flags.
-func (s *Store) SetFlags(id ID, f Flags) { s.recs[id].flags |= f &^ flagExt }
+func (s *Store) SetFlags(id ID, f Flags) { s.recs[id].flags |= f &^ flagsPrivate }
 
 // ClearFlags removes flags.
-func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f &^ flagExt }
+func (s *Store) ClearFlags(id ID, f Flags) { s.recs[id].flags &^= f &^ flagsPrivate }
 
-// AddSelf attributes n more bytes to the node.
+// AddSelf attributes n more bytes to the node (nothing in a lean store).
 func (s *Store) AddSelf(id ID, n int64) {
-	// (without flagExt r.self is below selfInExt: one comparison says that
-	// n is not negative and that the sum stays below it, so the Self is
-	// kept in its word, not in far)
-	r := &s.recs[id]
-	if r.flags&flagExt == 0 && uint64(n) < selfInExt-uint64(r.self) {
-		r.self += uint32(n)
+	// (one comparison says that n is not negative and that the sum stays
+	// below selfInExt, so the Self is kept in its word, not in far)
+	if int(id) < len(s.sides) && uint64(n) < selfInExt-uint64(s.sides[id].self) {
+		s.sides[id].self += uint32(n)
 		return
 	}
-	s.addSelfExt(id, n)
+	s.addSelfSlow(id, n)
 }
 
-// addSelfExt is AddSelf of a node whose Self is in its ext or goes to far.
-func (s *Store) addSelfExt(id ID, n int64) {
-	if x := s.x(id); x != nil && uint64(x.self)+uint64(n) < selfInExt && uint64(n) < selfInExt {
-		x.self += uint32(n)
+// addSelfSlow is AddSelf of a node past sides, or where the sum goes to
+// the node's far entry.
+//
+//go:noinline (keeps its caller within the inlining budget)
+func (s *Store) addSelfSlow(id ID, n int64) {
+	if s.Lean() {
 		return
 	}
-	s.addSelfFar(id, n)
-}
-
-// addSelfFar is AddSelf where the sum goes to the node's far entry.
-func (s *Store) addSelfFar(id ID, n int64) {
+	if int(id) >= len(s.sides) {
+		s.sides = grownBy(s.sides, int(id)+1, side{owner: NoID})
+		if uint64(n) < selfInExt {
+			s.sides[id].self = uint32(n)
+			return
+		}
+	}
 	cur := s.Self(id)
 	s.fw(id).self = cur + n
-	s.x(id).self = selfInExt
+	s.sides[id].self = selfInExt
 }
 
 // selfInExt marks a Self kept in the node's far entry.
 const selfInExt = math.MaxUint32
 
+// grownBy returns buf with length n, the new entries v.
+func grownBy[T any](buf []T, n int, v T) []T {
+	for len(buf) < n {
+		buf = append(buf, v)
+	}
+	return buf
+}
+
 // SetOwner sets the node that consumed id where it was built.
-func (s *Store) SetOwner(id, owner ID) { s.recs[id].owner = owner }
+func (s *Store) SetOwner(id, owner ID) {
+	if owner >= 0 {
+		if int(id) >= len(s.sides) && s.ring == nil {
+			s.sides = grownBy(s.sides, int(id)+1, side{owner: NoID})
+		}
+		s.own(id, owner)
+		return
+	}
+	s.recs[id].flags &^= flagOwned
+	switch {
+	case int(id) < len(s.sides):
+		s.sides[id].owner = NoID
+	case s.ring != nil && int(id) >= len(s.recs)-ownWin:
+		s.ring[id&(ownWin-1)] = NoID
+	}
+}
+
+// own makes by the owner of id, which has a side or is in a lean store:
+// SetOwner in a few instructions, for the machine, which owns a node as
+// it takes it (every node of its stores has a side). A lean store's ring
+// keeps it only for the last ownWin nodes.
+func (s *Store) own(id, by ID) {
+	s.recs[id].flags |= flagOwned
+	if int(id) < len(s.sides) {
+		s.sides[id].owner = by
+	} else if s.ring != nil && int(id) >= len(s.recs)-ownWin {
+		s.ring[id&(ownWin-1)] = by
+	}
+}
+
+// moveSides gives node id the owner and Self of the node that moves to
+// its place (foldArgs renumbers what it keeps).
+func (s *Store) moveSides(id, owner ID, self int64) {
+	s.SetOwner(id, owner)
+	if int(id) < len(s.sides) {
+		s.sides[id].self = 0
+	}
+	s.AddSelf(id, self)
+}
 
 // putText copies t into the text arena.
 func (s *Store) putText(t string) int64 {
@@ -1029,10 +1155,10 @@ func FromGraph(st *Stream) *Store {
 	for _, n := range st.All {
 		id := s.Add(n.Kind, n.Op, n.Offset)
 		r := &s.recs[id]
-		r.flags = n.Flags &^ flagExt
+		r.flags = n.Flags &^ flagsPrivate
 		s.SetInt(id, n.Int)
 		s.AddSelf(id, n.Self)
-		r.owner = idOf(n.Owner)
+		s.SetOwner(id, idOf(n.Owner))
 		switch n.Kind {
 		case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
 			s.SetStr(id, n.Str)
@@ -1153,7 +1279,7 @@ func (s *Store) Graph() *Stream {
 		id := ID(i)
 		r := &s.recs[i]
 		nd := &slab[i]
-		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags &^ flagExt, ID: int32(i), Offset: s.Offset(id), Self: s.Self(id), Int: s.Int(id), Owner: node(r.owner)}
+		*nd = Node{Kind: r.kind, Op: r.op, Flags: r.flags &^ flagsPrivate, ID: int32(i), Offset: s.Offset(id), Self: s.Self(id), Int: s.Int(id), Owner: node(s.Owner(id))}
 		switch r.kind {
 		case KindStr, KindBytes, KindByteArray, KindPersID, KindGlobal:
 			nd.Str = s.Str(id)

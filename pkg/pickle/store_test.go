@@ -303,3 +303,43 @@ func TestStoreOffsetsPast4GiB(t *testing.T) {
 		t.Fatalf("added out of order: %d %d %d", s.Offset(early), s.Offset(small), s.Offset(again))
 	}
 }
+
+// TestStoreSides: a record is 16 bytes; Self and owner live in the sides
+// (a consumer's node past them has neither, AddFrom copies the Self and
+// not the owner, cut drops them); a lean store keeps the owners of its
+// last ownWin nodes only, and owning an older node (whose place in the
+// ring a recent node has) leaves the recent node's owner as it was.
+func TestStoreSides(t *testing.T) {
+	if n := unsafe.Sizeof(rec{}); n != 16 {
+		t.Errorf("rec is %d bytes", n)
+	}
+	s := &Store{Root: NoID}
+	a, b := s.Add(KindInt, INT, 0), s.Add(KindList, EMPTY_LIST, 1)
+	s.AddSelf(a, 3)
+	s.SetOwner(a, b)
+	s.AddSelf(a, 1<<32) // (to far)
+	c := s.AddFrom(a)
+	if s.Self(a) != 3+1<<32 || s.Self(c) != 3+1<<32 || s.Owner(a) != b || s.Owner(c) != NoID || s.Self(b) != 0 {
+		t.Errorf("self %d %d %d, owner %d %d", s.Self(a), s.Self(c), s.Self(b), s.Owner(a), s.Owner(c))
+	}
+	s.cut(b)
+	d := s.Add(KindInt, INT, 2)
+	if s.Self(d) != 0 || s.Owner(d) != NoID || s.Offset(d) != 2 {
+		t.Errorf("a node in a cut one's place: self %d, owner %d", s.Self(d), s.Owner(d))
+	}
+
+	l := &Store{Root: NoID, ring: make([]ID, ownWin)}
+	for i := 0; i < 3*ownWin; i++ {
+		l.Add(KindInt, INT, int64(i))
+	}
+	recent, old := ID(3*ownWin-5), ID(3*ownWin-5-2*ownWin)
+	l.own(recent, 7)
+	l.own(old, 9)
+	l.AddSelf(recent, 4)
+	if got := l.ownerOf(recent); got != 7 || !l.Lean() || l.Self(recent) != 0 {
+		t.Errorf("lean: owner %d, Self %d", got, l.Self(recent))
+	}
+	if l.recs[old].flags&flagOwned == 0 || l.Flags(old) != 0 {
+		t.Errorf("an old node owned in a lean store: flags %b", l.recs[old].flags)
+	}
+}
