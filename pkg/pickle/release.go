@@ -38,6 +38,10 @@ type Keep struct {
 	// the lists of popped and left nodes then drop what is released. A
 	// consumer that reads the log as it goes (pk scan) so holds what is
 	// live, not every call. Its node IDs are valid until Final returns.
+	// A stream that fails after some of its events were handed over
+	// (bytes after the last complete pickle that do not form one) is not
+	// among the file's streams: the consumer learns it from the file's
+	// Trailing or the error, and drops what it took of that stream.
 	Final func(s *Store, evs []SEvent) bool
 	// Taints, when set, says which named nodes make what reaches them not
 	// final for Final's consumer: those whose later changes (items added,
