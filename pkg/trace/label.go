@@ -301,6 +301,10 @@ func (st *StreamTree) describe(n pickle.ID) (string, string) {
 		return CodeBuf, "out-of-band buffer " + itoa(s.Int(n))
 	case pickle.KindCall:
 		return st.call(n)
+	case pickle.KindFolded:
+		if f, ok := st.argFoldOf(n); ok {
+			return CodeTuple, "tuple[" + itoa(int64(f.nItems)) + "]"
+		}
 	}
 	return "?", s.Kind(n).String()
 }
@@ -435,7 +439,7 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 		}
 		return CodeMe1, l
 	case "types.CodeType", "dill._create_code":
-		return CodeCo, "code " + codeName(s, n)
+		return CodeCo, "code " + st.codeNameOf(n)
 	case "types.FunctionType", "types.LambdaType", "cloudpickle._make_function", "dill._create_function":
 		fn := strOf(s, arg(s, n, 2))
 		if q := qualname(s, st.setstate(n)); q != "" {
@@ -443,7 +447,7 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 		} else if q := qualname(s, state(s, n)); q != "" {
 			fn = q
 		} else if c := arg(s, n, 0); fn == "" && c != pickle.NoID {
-			fn = codeName(s, c)
+			fn = st.codeNameOf(c)
 		}
 		return CodeF1, "function " + fn
 	case "cloudpickle._make_skeleton_class", "cloudpickle._make_skeleton_enum":
