@@ -67,16 +67,65 @@ func canonical(s *pickle.Store, n pickle.ID) string {
 	if n == pickle.NoID || s.Kind(n) != pickle.KindGlobal || s.Has(n, pickle.FlagDynamic) {
 		return ""
 	}
-	mod, name := s.Str(n), s.Name(n)
+	return canonicalMod(s.Str(n)) + "." + s.Name(n)
+}
+
+// canonicalMod is the module canonical names a global of module mod by.
+func canonicalMod(mod string) string {
 	switch {
 	case mod == "cloudpickle" || strings.HasSuffix(mod, "cloudpickle.cloudpickle") || strings.HasSuffix(mod, "cloudpickle.cloudpickle_fast") || strings.HasSuffix(mod, ".cloudpickle") || mod == "cloudpickle.cloudpickle_fast":
-		mod = "cloudpickle"
+		return "cloudpickle"
 	case mod == "dill._dill" || mod == "dill.dill" || mod == "dill._shims":
-		mod = "dill"
+		return "dill"
 	case mod == "numpy._core" || strings.HasPrefix(mod, "numpy._core."):
-		mod = "numpy.core" + mod[len("numpy._core"):]
+		return "numpy.core" + mod[len("numpy._core"):]
 	}
-	return mod + "." + name
+	return mod
+}
+
+// canonicalIs reports whether canonical(s, n) is want, without making it
+// (a test of every call of a cloudpickle state: sink_args.go).
+func canonicalIs(s *pickle.Store, n pickle.ID, want string) bool {
+	if n == pickle.NoID || s.Kind(n) != pickle.KindGlobal || s.Has(n, pickle.FlagDynamic) {
+		return false
+	}
+	mod, name := canonicalMod(s.Str(n)), s.Name(n)
+	return len(mod)+1+len(name) == len(want) && want[:len(mod)] == mod && want[len(mod)] == '.' && want[len(mod)+1:] == name
+}
+
+// calleeIs reports whether callee(s, n) is one of want, without making it.
+func calleeIs(s *pickle.Store, n pickle.ID, want ...string) bool {
+	if n == pickle.NoID || s.Kind(n) != pickle.KindCall {
+		return false
+	}
+	f := s.Func(n)
+	if f == pickle.NoID {
+		return false
+	}
+	if s.Kind(f) == pickle.KindCall {
+		// "types." + the literal name of dill's _load_type or cloudpickle's
+		// _builtin_type (a call of a call names nothing)
+		if g := s.Func(f); !canonicalIs(s, g, "dill._load_type") && !canonicalIs(s, g, "cloudpickle._builtin_type") {
+			return false
+		}
+		a := arg(s, f, 0)
+		if a == pickle.NoID || s.Kind(a) != pickle.KindStr {
+			return false
+		}
+		name := s.Str(a)
+		for _, w := range want {
+			if len(w) == len("types.")+len(name) && w[:len("types.")] == "types." && w[len("types."):] == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range want {
+		if canonicalIs(s, f, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // callee returns the canonical name of what a call node calls; calls of

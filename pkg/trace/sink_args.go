@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"math"
 	"sort"
+	"strings"
 
 	"github.com/pk-tools/pk/pkg/internal/grow"
 	ppath "github.com/pk-tools/pk/pkg/path"
@@ -42,24 +44,23 @@ import (
 // input: its bytes or what it owns would differ), a file of more than one
 // stream, sizes that do not add up.
 
-// argFold is one argument tuple the machine folded.
+// argFold is one argument tuple the machine folded (48 bytes: a
+// cloudpickle state folds 22,400).
 type argFold struct {
-	lo, fid  pickle.ID // after the fold: the nodes kept are lo..fid-1, the folded node fid, the call fid+1
-	num      int32     // the tuple's number (the folded node's)
-	after    int32     // past the call, a node's number is its ID + after
-	kept     int32     // where the numbers of the nodes kept start in argSink.keptNum
-	nItems   int32     // the tuple's items (its label)
-	self     int64     // the tuple's own bytes
-	cut      int64     // the bytes of every node cut, the tuple's with them
-	keptSelf int64     // the own bytes of the nodes kept, at the fold
-	name     [2]int32  // the code object's name in argSink.names (offset, length)
+	lo, fid pickle.ID // after the fold: the nodes kept are lo..fid-1, the folded node fid, the call fid+1
+	after   int32     // past the call, a node's number is its ID + after (the folded node's: fid + after)
+	kept    int32     // where the numbers of the nodes kept start in argSink.keptNum
+	self    uint32    // the tuple's own bytes
+	nItems  uint32    // its items (its label)
+	cut     int64     // the bytes of every node cut, the tuple's with them
+	name    string    // the code object's name
 }
 
 // argSink is what the top sink keeps of the argument tuples it folded.
 type argSink struct {
-	folds   []argFold
-	keptNum []int32
-	names   []byte
+	folds    pages[argFold]
+	keptNum  pages[int32]
+	keptSelf int64 // the own bytes of the nodes kept, at their folds
 	// the fold under way: FoldArgs said yes to the tuple lo..a, Released
 	// names the nodes cut (by ID - lo)
 	pend  bool
@@ -84,11 +85,7 @@ func (sk *topSink) foldCall(s *pickle.Store, c pickle.ID) bool {
 	if s.Index != 0 || sk.num != nil || sk.lost || sk.n <= 0 {
 		return false
 	}
-	switch callee(s, c) {
-	case "types.CodeType", "dill._create_code":
-		return true
-	}
-	return false
+	return calleeIs(s, c, "types.CodeType", "dill._create_code")
 }
 
 // foldArgs is the sink's pickle.Keep.FoldArgs: it folds the tuple c-1,
@@ -98,7 +95,7 @@ func (sk *topSink) foldCall(s *pickle.Store, c pickle.ID) bool {
 // (released, argsDone).
 func (sk *topSink) foldArgs(s *pickle.Store, c, lo pickle.ID) pickle.Folded {
 	a := c - 1
-	if lo > a || s.Self(a) > 1<<31-1 {
+	if lo > a || s.Self(a) > math.MaxUint32 || s.NItems(a) > math.MaxUint32 {
 		return pickle.Folded{}
 	}
 	for x := lo; x < a; x++ {
@@ -114,7 +111,7 @@ func (sk *topSink) foldArgs(s *pickle.Store, c, lo pickle.ID) pickle.Folded {
 	as.cut = grow.Reuse(as.cut, n)
 	clear(as.cut)
 	as.pend, as.lo, as.a = true, lo, a
-	return pickle.Folded{Off: int64(len(as.folds)), Len: 1, OK: true}
+	return pickle.Folded{Off: int64(as.folds.n), Len: 1, OK: true}
 }
 
 // argReleased notes that the machine cuts node id of the fold under way;
@@ -139,8 +136,8 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 	c := a + 1
 	n := int(a-lo) + 1
 	var before int32 // how far the nodes from lo are from their numbers
-	if k := len(as.folds); k > 0 {
-		before = as.folds[k-1].after
+	if k := as.folds.n; k > 0 {
+		before = as.folds.at(k - 1).after
 	}
 	// sizes, owned before owner (foldArgs checked it)
 	incl := grow.Reuse(as.incl, n)
@@ -152,24 +149,22 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 			incl[s.Owner(x)-lo] += incl[x-lo]
 		}
 	}
-	f := argFold{lo: lo, num: int32(a) + before, kept: int32(len(as.keptNum)), nItems: int32(s.NItems(a)), self: s.Self(a)}
+	f := argFold{lo: lo, kept: int32(as.keptNum.n), nItems: uint32(s.NItems(a)), self: uint32(s.Self(a))}
 	nKept := int32(0)
 	for x := lo; x < a; x++ {
 		if as.cut[x-lo] {
 			f.cut += s.Self(x)
 			continue
 		}
-		as.keptNum = append(as.keptNum, int32(x)+before)
-		f.keptSelf += s.Self(x)
+		as.keptNum.push(int32(x) + before)
+		as.keptSelf += s.Self(x)
 		nKept++
 	}
 	f.cut += s.Self(a)
 	f.fid = lo + pickle.ID(nKept)
 	f.after = int32(a) + before - int32(f.fid)
-	name := codeName(s, c)
-	f.name = [2]int32{int32(len(as.names)), int32(len(name))}
-	as.names = append(as.names, name...)
-	as.folds = append(as.folds, f)
+	f.name = strings.Clone(codeName(s, c)) // (the store's text moves at the cut)
+	as.folds.push(f)
 	// the nodes cut among the n largest folded so far
 	if sk.n <= 0 {
 		return
@@ -179,7 +174,7 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 		if !as.cut[x-lo] {
 			continue
 		}
-		cand := sunkCand{size: incl[x-lo], num: int32(x) + before, seq: int32(len(as.folds) - 1), folded: true}
+		cand := sunkCand{size: incl[x-lo], num: int32(x) + before, seq: int32(as.folds.n - 1), folded: true}
 		if len(sk.h) == sk.n && !better(&cand, &sk.h[0]) {
 			continue
 		}
@@ -206,18 +201,17 @@ func (st *StreamTree) argFoldOf(x pickle.ID) (*argFold, bool) {
 	}
 	off, _, _, _ := st.Store.FoldedRun(x)
 	as := sk.args
-	if off < 0 || off >= int64(len(as.folds)) || as.folds[off].fid != x {
+	if off < 0 || off >= int64(as.folds.n) || as.folds.at(off).fid != x {
 		return nil, false
 	}
-	return &as.folds[off], true
+	return as.folds.at(off), true
 }
 
 // codeNameOf is codeName of call n, whose arguments the sink may have
 // folded.
 func (st *StreamTree) codeNameOf(n pickle.ID) string {
 	if f, ok := st.argFoldOf(st.Store.Args(n)); ok {
-		nm := st.sink.args.names[f.name[0] : f.name[0]+f.name[1]]
-		return string(nm)
+		return f.name
 	}
 	return codeName(st.Store, n)
 }
@@ -225,10 +219,10 @@ func (st *StreamTree) codeNameOf(n pickle.ID) string {
 // argNum returns the number of node id of a store whose arguments the
 // sink folded (see argFold).
 func (as *argSink) num(id pickle.ID) int64 {
-	lo, hi := 0, len(as.folds) // the first fold past id
+	lo, hi := int64(0), as.folds.n // the first fold past id
 	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if as.folds[m].lo <= id {
+		m := int64(uint64(lo+hi) >> 1)
+		if as.folds.at(m).lo <= id {
 			lo = m + 1
 		} else {
 			hi = m
@@ -237,14 +231,11 @@ func (as *argSink) num(id pickle.ID) int64 {
 	if lo == 0 {
 		return int64(id)
 	}
-	f := &as.folds[lo-1]
-	switch {
-	case id > f.fid:
-		return int64(id) + int64(f.after)
-	case id == f.fid:
-		return int64(f.num)
+	f := as.folds.at(lo - 1)
+	if id >= f.fid {
+		return int64(id) + int64(f.after) // (the folded node: the tuple's number)
 	}
-	return int64(as.keptNum[f.kept+int32(id-f.lo)])
+	return int64(*as.keptNum.at(int64(f.kept) + int64(id-f.lo)))
 }
 
 // finishArgs sets t's Top from the store of its only stream st, whose
@@ -259,21 +250,21 @@ func (sk *topSink) finishArgs(t *Tree, st *StreamTree) bool {
 	as := sk.args
 	// nothing the folds read changed since: the nodes kept and the folded
 	// nodes have their bytes and no operation
-	for i := range as.folds {
-		f := &as.folds[i]
+	var kept int64
+	for i := range as.folds.n {
+		f := as.folds.at(i)
 		if f.fid >= pickle.ID(n) || s.Kind(f.fid) != pickle.KindFolded || s.Self(f.fid) != 1 || s.NMuts(f.fid) != 0 {
 			return false
 		}
-		var b int64
 		for x := f.lo; x < f.fid; x++ {
 			if s.NMuts(x) != 0 {
 				return false
 			}
-			b += s.Self(x)
+			kept += s.Self(x)
 		}
-		if b != f.keptSelf {
-			return false
-		}
+	}
+	if kept != as.keptSelf {
+		return false
 	}
 	// the bytes add up
 	total := s.StreamSelf
@@ -306,7 +297,7 @@ func (sk *topSink) finishArgs(t *Tree, st *StreamTree) bool {
 			items = append(items, st.nodeItem(c.id, "", link(nil, t.PathOf(st, c.id))))
 			continue
 		}
-		call := as.folds[c.seq].fid + 1
+		call := as.folds.at(int64(c.seq)).fid + 1
 		p := t.PathOf(st, call)
 		for k := len(c.below) - 1; k >= 0; k-- {
 			p += c.below[k]
@@ -316,3 +307,26 @@ func (sk *topSink) finishArgs(t *Tree, st *StreamTree) bool {
 	t.fast = &fastTop{n: sk.n, items: items}
 	return true
 }
+
+// pages is a table appended to in pages of pageLen entries, each allocated
+// once at its full size (append grows a slice by a quarter at a time past
+// a few hundred entries, allocating four to five times its length; at
+// pk's collector pace that garbage piles up while a state is read). The
+// fast paths' paged has pages of 64K entries, for tables of millions.
+type pages[T any] struct {
+	p [][]T
+	n int64
+}
+
+const pageLen = 1 << 10
+
+func (q *pages[T]) push(v T) {
+	if q.n%pageLen == 0 {
+		q.p = append(q.p, make([]T, 0, pageLen))
+	}
+	l := len(q.p) - 1
+	q.p[l] = append(q.p[l], v)
+	q.n++
+}
+
+func (q *pages[T]) at(i int64) *T { return &q.p[i/pageLen][i%pageLen] }

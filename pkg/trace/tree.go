@@ -680,7 +680,7 @@ func (st *StreamTree) nextTopKid(c *topCursor) (k kid, ok bool) {
 
 func (st *StreamTree) nodeItem(n pickle.ID, role string, path *pathLink) Item {
 	if f, ok := st.argFoldOf(n); ok {
-		return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: f.self}
+		return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: int64(f.self)}
 	}
 	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: st.Store.Self(n) + st.folded(n) - st.inSelf[n]}
 }
