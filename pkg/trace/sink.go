@@ -50,6 +50,9 @@ import (
 // leaves out roles above it, a file of more than one stream, sizes that do
 // not add up to the stream's length.
 
+// A state of classes and functions is not compacted; for --top its code
+// objects' arguments fold at their REDUCE instead (sink_args.go).
+
 // The pictures (`--svg`, `--html` from the root) take the same sink with
 // no candidates (n 0) and one more condition: a root is folded only when
 // no picture draws a box for it (drawn), so that nothing it owns is drawn

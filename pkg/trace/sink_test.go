@@ -256,6 +256,15 @@ func FuzzTopSink(f *testing.F) {
 	addFuzzSeeds(f)
 	f.Add(rowsPickle(40))
 	f.Add(objectRowsPickle(8, ""))
+	// code objects whose arguments fold (sink_args.go)
+	for _, d := range []string{"cloudpickle", "dill"} {
+		m, _ := filepath.Glob(filepath.Join("../../testdata/fixtures", d, "*.pkl"))
+		for _, p := range m {
+			if b, err := os.ReadFile(p); err == nil && len(b) <= fuzzMaxInput {
+				f.Add(b)
+			}
+		}
+	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > fuzzMaxInput {
