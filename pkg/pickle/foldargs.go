@@ -230,6 +230,12 @@ func (m *machine) foldArgs(c ID) ID {
 	s.moveSides(nc, callOwner, callSelf)
 	s.recs[nc].setKids(int32(len(s.kids)), 2)
 	s.kids = append(s.kids, fn, fid)
+	if s.ring == nil && fn >= 0 && s.Owner(fn) == c {
+		// the callable, made before the tuple, is the call's at its new
+		// ID (c may be a later node's ID now: a store that keeps owners
+		// sizes the callable in its call, pk trace's)
+		s.SetOwner(fn, nc)
+	}
 	for _, i := range m.memoTail {
 		if id, ok := m.memo.get(i); ok && id >= lo && id <= a {
 			m.memo.set(i, fa.newID[a-id]) // (the tuple's: the folded node)

@@ -75,3 +75,36 @@ func TestFoldArgsPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldArgsCallableOwner: in a store that keeps owners (not lean), the
+// callable of a call whose argument tuple is folded is owned by the call
+// at its new ID, not by the ID the call had before the cut (a later node
+// takes it: pk trace sized the callable of a code object in whatever came
+// next).
+func TestFoldArgsCallableOwner(t *testing.T) {
+	// (m.f(0, 0, 0, 0), 'next'): the call's ID drops by five at the fold
+	in := "\x80\x04\x8c\x01m\x8c\x01f\x93(K\x00K\x00K\x00K\x00tR\x8c\x04next\x86."
+	keep := &Keep{
+		FoldCall:    func(*Store, ID) bool { return true },
+		FoldArgsMin: 4,
+		FoldArgs:    func(s *Store, c, lo ID) Folded { return Folded{OK: true} },
+	}
+	opt := Options{NoGraph: true, Keep: keep, Replay: strings.NewReader(in)}
+	f, err := Parse(strings.NewReader(in), int64(len(in)), "t", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Streams[0].Store()
+	if s.Lean() {
+		t.Fatal("a lean store")
+	}
+	items := s.Items(s.Root)
+	if len(items) != 2 || s.Kind(items[0]) != KindCall || s.Kind(s.Args(items[0])) != KindFolded {
+		t.Fatalf("root's items %v", items)
+	}
+	c := items[0]
+	fn := s.Func(c)
+	if fn < 0 || s.Owner(fn) != c {
+		t.Errorf("the callable %d is owned by %d, want the call %d (the next node is %d)", fn, s.Owner(fn), c, items[1])
+	}
+}

@@ -68,7 +68,10 @@ type Keep struct {
 	// a root (OK false: the tuple stays); IDs are valid until it returns. A
 	// tuple folded becomes a KindFolded node with FlagFoldArgs in its
 	// place, and what it owned leaves the store but for what the memo
-	// names.
+	// names. Released, when set, is then called with each node cut, in
+	// creation order, the tuple last, before any node moves: at the
+	// tuple, the store is still as FoldArgs saw it (pk trace's sink reads
+	// the nodes cut there).
 	FoldArgs func(s *Store, c, lo ID) Folded
 	// FoldCall, set with FoldArgs, is asked first, before any walk of the
 	// arguments, whether FoldArgs would fold those of call c (by what it

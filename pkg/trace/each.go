@@ -66,8 +66,8 @@ func EachTop(path string, n int, leaves bool, out func(*Tree) error) (ok bool, e
 	}
 	if !leaves && !noSink {
 		sk := &topSink{n: n}
-		if ok, err := eachTree(path, &topKeep{n: n}, sk, out); ok || sk.num == nil {
-			return ok, err // (nothing compacted: read without the sink, the same)
+		if ok, err := eachTree(path, &topKeep{n: n}, sk, out); ok || sk.num == nil && sk.args == nil {
+			return ok, err // (nothing compacted or folded: read without the sink, the same)
 		}
 	}
 	return eachTree(path, &topKeep{n: n, leaves: leaves}, nil, out)
@@ -127,6 +127,9 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 	}
 	file, ok := input.EachStream(path, opt, func(ps *pickle.Stream) error {
 		s := ps.Store()
+		if sk != nil && sk.args != nil && s.End != size {
+			return errSinkStreams // (code objects' arguments folded in a stream that is not the file's last)
+		}
 		if sk != nil && (sk.num != nil || sk.whole != nil) && s.Index > 0 {
 			// (the first stream was compacted: read again without the
 			// sink; the whole tree's sink writes files of one stream)
@@ -166,7 +169,7 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 			return false, nil
 		}
 		live.CollectRead() // (the sizes and the view take its pages)
-		if sk != nil && sk.num != nil {
+		if sk != nil && (sk.num != nil || sk.args != nil) {
 			liveTree = sizeStream(live, nil, nil, sk)
 		} else if k.sized() {
 			liveTree = newStream(live, nil)
@@ -184,7 +187,11 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 		return false, nil
 	}
 	t.nStreams, t.streamBytes = n, bytes
-	if sk != nil && sk.num != nil && !sk.finish(t, liveTree) {
+	if sk != nil && sk.args != nil {
+		if liveTree == nil || !sk.finishArgs(t, liveTree) {
+			return false, nil
+		}
+	} else if sk != nil && sk.num != nil && !sk.finish(t, liveTree) {
 		return false, nil
 	}
 	return true, out(t)

@@ -107,6 +107,9 @@ func (t *Tree) kindName(it Item) string {
 	if it.sunk != nil {
 		return it.sunk.kind
 	}
+	if _, ok := it.Stream.argFoldOf(it.Node); ok {
+		return pickle.KindTuple.String() // (a folded argument tuple)
+	}
 	return it.Stream.Store.Kind(it.Node).String()
 }
 
@@ -136,6 +139,9 @@ func (it Item) facts() nodeFacts {
 func (st *StreamTree) factsOf(n pickle.ID) nodeFacts {
 	s := st.Store
 	f := nodeFacts{num: st.numOf(n), off: s.Offset(n), op: s.Op(n).String(), kind: s.Kind(n).String()}
+	if _, ok := st.argFoldOf(n); ok {
+		f.kind = pickle.KindTuple.String() // (a folded argument tuple)
+	}
 	f.dtype, f.shape, f.arr = st.arrayInfo(n)
 	return f
 }

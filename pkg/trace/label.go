@@ -67,16 +67,65 @@ func canonical(s *pickle.Store, n pickle.ID) string {
 	if n == pickle.NoID || s.Kind(n) != pickle.KindGlobal || s.Has(n, pickle.FlagDynamic) {
 		return ""
 	}
-	mod, name := s.Str(n), s.Name(n)
+	return canonicalMod(s.Str(n)) + "." + s.Name(n)
+}
+
+// canonicalMod is the module canonical names a global of module mod by.
+func canonicalMod(mod string) string {
 	switch {
 	case mod == "cloudpickle" || strings.HasSuffix(mod, "cloudpickle.cloudpickle") || strings.HasSuffix(mod, "cloudpickle.cloudpickle_fast") || strings.HasSuffix(mod, ".cloudpickle") || mod == "cloudpickle.cloudpickle_fast":
-		mod = "cloudpickle"
+		return "cloudpickle"
 	case mod == "dill._dill" || mod == "dill.dill" || mod == "dill._shims":
-		mod = "dill"
+		return "dill"
 	case mod == "numpy._core" || strings.HasPrefix(mod, "numpy._core."):
-		mod = "numpy.core" + mod[len("numpy._core"):]
+		return "numpy.core" + mod[len("numpy._core"):]
 	}
-	return mod + "." + name
+	return mod
+}
+
+// canonicalIs reports whether canonical(s, n) is want, without making it
+// (a test of every call of a cloudpickle state: sink_args.go).
+func canonicalIs(s *pickle.Store, n pickle.ID, want string) bool {
+	if n == pickle.NoID || s.Kind(n) != pickle.KindGlobal || s.Has(n, pickle.FlagDynamic) {
+		return false
+	}
+	mod, name := canonicalMod(s.Str(n)), s.Name(n)
+	return len(mod)+1+len(name) == len(want) && want[:len(mod)] == mod && want[len(mod)] == '.' && want[len(mod)+1:] == name
+}
+
+// calleeIs reports whether callee(s, n) is one of want, without making it.
+func calleeIs(s *pickle.Store, n pickle.ID, want ...string) bool {
+	if n == pickle.NoID || s.Kind(n) != pickle.KindCall {
+		return false
+	}
+	f := s.Func(n)
+	if f == pickle.NoID {
+		return false
+	}
+	if s.Kind(f) == pickle.KindCall {
+		// "types." + the literal name of dill's _load_type or cloudpickle's
+		// _builtin_type (a call of a call names nothing)
+		if g := s.Func(f); !canonicalIs(s, g, "dill._load_type") && !canonicalIs(s, g, "cloudpickle._builtin_type") {
+			return false
+		}
+		a := arg(s, f, 0)
+		if a == pickle.NoID || s.Kind(a) != pickle.KindStr {
+			return false
+		}
+		name := s.Str(a)
+		for _, w := range want {
+			if len(w) == len("types.")+len(name) && w[:len("types.")] == "types." && w[len("types."):] == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range want {
+		if canonicalIs(s, f, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // callee returns the canonical name of what a call node calls; calls of
@@ -301,6 +350,10 @@ func (st *StreamTree) describe(n pickle.ID) (string, string) {
 		return CodeBuf, "out-of-band buffer " + itoa(s.Int(n))
 	case pickle.KindCall:
 		return st.call(n)
+	case pickle.KindFolded:
+		if f, ok := st.argFoldOf(n); ok {
+			return CodeTuple, "tuple[" + itoa(int64(f.nItems)) + "]"
+		}
 	}
 	return "?", s.Kind(n).String()
 }
@@ -435,7 +488,7 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 		}
 		return CodeMe1, l
 	case "types.CodeType", "dill._create_code":
-		return CodeCo, "code " + codeName(s, n)
+		return CodeCo, "code " + st.codeNameOf(n)
 	case "types.FunctionType", "types.LambdaType", "cloudpickle._make_function", "dill._create_function":
 		fn := strOf(s, arg(s, n, 2))
 		if q := qualname(s, st.setstate(n)); q != "" {
@@ -443,7 +496,7 @@ func (st *StreamTree) call(n pickle.ID) (string, string) {
 		} else if q := qualname(s, state(s, n)); q != "" {
 			fn = q
 		} else if c := arg(s, n, 0); fn == "" && c != pickle.NoID {
-			fn = codeName(s, c)
+			fn = st.codeNameOf(c)
 		}
 		return CodeF1, "function " + fn
 	case "cloudpickle._make_skeleton_class", "cloudpickle._make_skeleton_enum":

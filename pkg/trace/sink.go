@@ -50,6 +50,9 @@ import (
 // leaves out roles above it, a file of more than one stream, sizes that do
 // not add up to the stream's length.
 
+// A state of classes and functions is not compacted; for --top its code
+// objects' arguments fold at their REDUCE instead (sink_args.go).
+
 // The pictures (`--svg`, `--html` from the root) take the same sink with
 // no candidates (n 0) and one more condition: a root is folded only when
 // no picture draws a box for it (drawn), so that nothing it owns is drawn
@@ -62,6 +65,7 @@ type topSink struct {
 	n     int
 	pics  []picSpec  // the pictures' sink: the pictures drawn (n is 0)
 	whole *wholeSink // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
+	args  *argSink   // the code objects' arguments folded (sink_args.go; nil: none)
 	total int64      // and the bytes of the root they are drawn from (the file's)
 	doc   *input.Doc // what eachBuild gives the streams: labels of tensors read the file
 	sizes rootSizes  // the inclusive size of each folded root
@@ -137,6 +141,10 @@ func (sk *topSink) sync(s *pickle.Store) {
 // released is the sink's pickle.Keep.Released: id leaves at the
 // compaction under way.
 func (sk *topSink) released(s *pickle.Store, id pickle.ID) {
+	if sk.args != nil && sk.args.pend {
+		sk.args.released(sk, s, id)
+		return
+	}
 	if sk.relLen == 0 {
 		sk.relLen = s.Len()
 	}
@@ -145,8 +153,8 @@ func (sk *topSink) released(s *pickle.Store, id pickle.ID) {
 
 // keep returns the machine's options for the sink.
 func (sk *topSink) keep() *pickle.Keep {
-	return &pickle.Keep{Depth: math.MaxInt32, Fold: sk.fold, Released: sk.released, Active: func(s *pickle.Store) bool {
-		if s.Index != 0 || sk.lost || sk.num == nil && (producerState(s) || s.Len() >= tableRecords && !tableLike(s)) {
+	kp := &pickle.Keep{Depth: math.MaxInt32, Fold: sk.fold, Released: sk.released, Active: func(s *pickle.Store) bool {
+		if s.Index != 0 || sk.lost || sk.args != nil || sk.num == nil && (producerState(s) || s.Len() >= tableRecords && !tableLike(s)) {
 			// (a state of classes and functions, whose calls the sink does
 			// not fold, or no table of rows in the first records: the
 			// stream is held whole, as without the sink, whose compactions
@@ -158,6 +166,12 @@ func (sk *topSink) keep() *pickle.Keep {
 		sk.sync(s)
 		return true
 	}}
+	if sk.n > 0 && sk.whole == nil && len(sk.pics) == 0 && !noArgs {
+		// --top: code objects' arguments fold at their REDUCE (sink_args.go;
+		// the sink never compacts a store it folded them in)
+		sk.argsKeep(kp)
+	}
+	return kp
 }
 
 // runSize is the size of the folded run x of s: the sizes of its roots.
@@ -525,6 +539,10 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 // noSink turns the top sink off (PK_TRACE_SINK=0: to measure or
 // cross-check the store path).
 var noSink = os.Getenv("PK_TRACE_SINK") == "0"
+
+// noArgs turns the fold of code objects' arguments off (PK_TRACE_ARGS=0:
+// to measure or cross-check it).
+var noArgs = os.Getenv("PK_TRACE_ARGS") == "0"
 
 // isStub reports whether x is a compaction's stub in s (release.go): a
 // released None that nothing owns, which the owners of what folded roots

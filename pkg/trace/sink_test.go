@@ -210,7 +210,10 @@ func TestSinkHoldsStates(t *testing.T) {
 	} {
 		sk := &topSink{n: 20}
 		ok, err := eachTree(c.path, &topKeep{n: 20}, sk, func(*Tree) error { return nil })
-		if !ok || err != nil {
+		if !ok && sk.args == nil || err != nil {
+			// (a state's code objects' arguments fold at their REDUCE, and
+			// a top node kept below one is read again without the sink:
+			// sink_args.go)
 			t.Fatalf("%s: %v %v", c.path, ok, err)
 		}
 		if (sk.num != nil) != c.sink || (sk.folds > 0) != c.sink {
@@ -253,6 +256,15 @@ func FuzzTopSink(f *testing.F) {
 	addFuzzSeeds(f)
 	f.Add(rowsPickle(40))
 	f.Add(objectRowsPickle(8, ""))
+	// code objects whose arguments fold (sink_args.go)
+	for _, d := range []string{"cloudpickle", "dill"} {
+		m, _ := filepath.Glob(filepath.Join("../../testdata/fixtures", d, "*.pkl"))
+		for _, p := range m {
+			if b, err := os.ReadFile(p); err == nil && len(b) <= fuzzMaxInput {
+				f.Add(b)
+			}
+		}
+	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > fuzzMaxInput {

@@ -147,6 +147,9 @@ func (st *StreamTree) numOf(id pickle.ID) int64 {
 	if st.num != nil {
 		return int64(st.num[id])
 	}
+	if st.sink != nil && st.sink.args != nil {
+		return st.sink.args.num(id)
+	}
 	return int64(id)
 }
 
@@ -278,6 +281,9 @@ func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
 		if !listed {
 			continue
 		}
+		if _, ok := st.argFoldOf(o); ok {
+			continue // (what it owns are the nodes kept from its tuple: --top walks no line)
+		}
 		m.next(n)
 		k := int32(0)
 		eachChild(s, o, func(c pickle.ID, _ role, _ bool) bool {
@@ -326,6 +332,9 @@ func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
 // folded, the sizes of the subtrees it stands for.
 func (st *StreamTree) selfOf(x pickle.ID) int64 {
 	if st.sink != nil && st.Store.Kind(x) == pickle.KindFolded {
+		if f, ok := st.argFoldOf(x); ok {
+			return f.cut // (finishArgs checks that its Self is its count)
+		}
 		return st.sink.runSize(st.Store, x)
 	}
 	return st.Store.Self(x) + st.add[x]
@@ -670,6 +679,9 @@ func (st *StreamTree) nextTopKid(c *topCursor) (k kid, ok bool) {
 }
 
 func (st *StreamTree) nodeItem(n pickle.ID, role string, path *pathLink) Item {
+	if f, ok := st.argFoldOf(n); ok {
+		return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: int64(f.self)}
+	}
 	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: st.Store.Self(n) + st.folded(n) - st.inSelf[n]}
 }
 
