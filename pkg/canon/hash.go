@@ -488,6 +488,10 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
 		st.Store().CollectRead() // (the view and the digest take its pages)
 		v := normalize(st, opt, scr)
+		// and again before the digest: the rules leave tables they outgrew
+		// (2.3 MB on the cloudpickle state), which the encoder's tables by
+		// node then take instead of new pages
+		st.Store().CollectRead()
 		d, err := v.Digest()
 		if opt.fold != nil {
 			opt.fold.sp.reset() // the stream is encoded

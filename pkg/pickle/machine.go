@@ -1583,16 +1583,20 @@ func maybeStr(k Kind) bool {
 // because the plan says no later opcode reads it).
 //
 // With a plan (Options.Keep, see release.go), only the indices the plan says
-// are read keep a dense slot; a write of any other index in the dense range
-// is a bit in seen (CPython's len(memo), which MEMOIZE uses, still counts
-// it), so the memo of a table whose every string is memoised costs a bit per
-// write, not four bytes.
+// are read keep a dense slot (slot): the plan's dense indices, or, when the
+// plan is sealed, its read indices by rank, so that the memo of a state that
+// reads one index in seven costs 4 bytes a read index, not a written one. A
+// write of any other index below planDense is a bit in seen, from seenBase
+// (CPython's len(memo), which MEMOIZE uses, still counts it), so the memo
+// of a table whose every string is memoised costs a bit per write, not four
+// bytes.
 type memoTable struct {
-	dense  []int32
-	sparse map[int64]ID
-	count  int // entries set, as len(memo) in CPython (MEMOIZE stores there)
-	plan   *Plan
-	seen   []uint64 // with a plan: indices from len(dense) to planDense that were set
+	dense    []int32
+	sparse   map[int64]ID
+	count    int // entries set, as len(memo) in CPython (MEMOIZE stores there)
+	plan     *Plan
+	seen     []uint64 // with a plan: indices from seenBase to planDense without a slot that were set
+	seenBase int64
 }
 
 // memoDead marks a dense entry released as never read again.
@@ -1609,6 +1613,18 @@ func (t *memoTable) reset() {
 	t.count = 0
 	t.plan = nil
 	t.seen = t.seen[:0]
+	t.seenBase = 0
+}
+
+// slot returns where index i is in dense, and whether it is there.
+func (t *memoTable) slot(i int64) (int, bool) {
+	if t.plan != nil && t.plan.sealed() {
+		return t.plan.slot(i)
+	}
+	if i >= 0 && i < int64(len(t.dense)) {
+		return int(i), true
+	}
+	return 0, false
 }
 
 // put stores id at index i; now is the offset of the writing opcode (for
@@ -1621,8 +1637,9 @@ func (t *memoTable) put(i int64, id ID, now int64) {
 		t.count++
 		return
 	}
-	if t.plan != nil && i >= int64(len(t.dense)) && i < planDense {
-		j := i - int64(len(t.dense))
+	r, slotted := t.slot(i)
+	if t.plan != nil && !slotted && i >= 0 && i < planDense {
+		j := i - t.seenBase
 		w, bit := j>>6, uint64(1)<<(j&63)
 		if !t.plan.ReadAfter(i, now) {
 			for int64(len(t.seen)) <= w {
@@ -1650,14 +1667,14 @@ func (t *memoTable) put(i int64, id ID, now int64) {
 		v, id = memoDead, deadID
 	}
 	switch {
-	case i >= 0 && i < int64(len(t.dense)):
-		if t.dense[i] == 0 {
+	case slotted:
+		if t.dense[r] == 0 {
 			t.count++
 		}
-		t.dense[i] = v
+		t.dense[r] = v
 	case i == int64(len(t.dense)) && t.plan == nil:
 		// (with a plan the dense part keeps its length: the bits of seen
-		// are counted from its end)
+		// are counted from seenBase)
 		if len(t.sparse) > 0 {
 			if _, ok := t.sparse[i]; ok {
 				delete(t.sparse, i)
@@ -1684,8 +1701,8 @@ func (t *memoTable) put(i int64, id ID, now int64) {
 
 // set points index i, which get finds, at id (foldArgs renumbers).
 func (t *memoTable) set(i int64, id ID) {
-	if i >= 0 && i < int64(len(t.dense)) {
-		t.dense[i] = int32(id) + 1
+	if r, ok := t.slot(i); ok {
+		t.dense[r] = int32(id) + 1
 		return
 	}
 	t.sparse[i] = id
@@ -1695,26 +1712,27 @@ func (t *memoTable) set(i int64, id ID) {
 // so): get no longer finds it, and released reports it, so that a GET of
 // it is the plan's error, not a missing entry's.
 func (t *memoTable) release(i int64) {
-	switch {
-	case i >= 0 && i < int64(len(t.dense)):
-		t.dense[i] = memoDead
-	case t.plan != nil && i >= 0 && i < planDense:
+	if r, ok := t.slot(i); ok {
+		t.dense[r] = memoDead
+		return
+	}
+	if t.plan != nil && i >= 0 && i < planDense {
 		// (counted by the bit now, as put counts a write nothing reads)
-		j := i - int64(len(t.dense))
+		j := i - t.seenBase
 		for int64(len(t.seen)) <= j>>6 {
 			t.seen = append(t.seen, 0)
 		}
 		t.seen[j>>6] |= 1 << (j & 63)
 		delete(t.sparse, i)
-	default:
-		t.sparse[i] = deadID
+		return
 	}
+	t.sparse[i] = deadID
 }
 
 // get returns the node stored at index i.
 func (t *memoTable) get(i int64) (ID, bool) {
-	if i >= 0 && i < int64(len(t.dense)) {
-		id := t.dense[i]
+	if r, ok := t.slot(i); ok {
+		id := t.dense[r]
 		if id <= 0 {
 			return NoID, false
 		}
@@ -1731,12 +1749,13 @@ func (t *memoTable) get(i int64) (ID, bool) {
 // again: a GET of it means the plan was wrong (the input changed between
 // the two passes).
 func (t *memoTable) released(i int64) bool {
-	if i >= 0 && i < int64(len(t.dense)) {
-		return t.dense[i] == memoDead
+	if r, ok := t.slot(i); ok {
+		return t.dense[r] == memoDead
 	}
-	if t.plan != nil && i >= int64(len(t.dense)) && i < planDense {
-		w := (i - int64(len(t.dense))) >> 6
-		return w < int64(len(t.seen)) && t.seen[w]&(uint64(1)<<((i-int64(len(t.dense)))&63)) != 0
+	if t.plan != nil && i >= 0 && i < planDense {
+		j := i - t.seenBase
+		w := j >> 6
+		return w < int64(len(t.seen)) && t.seen[w]&(uint64(1)<<(j&63)) != 0
 	}
 	return t.sparse[i] == deadID
 }

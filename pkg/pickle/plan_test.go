@@ -348,3 +348,61 @@ func TestKeepOneNoneMutated(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSealed: a plan whose stream reads few of its memo indices (a
+// cloudpickle state reads one in seven) is sealed at STOP into a table of
+// the read ones, and the memo that adopts it keeps a slot only for those:
+// LastRead, get, released and len(memo) are what the pages gave. It fails
+// with seal a no-op (the pages, 4 bytes an index, stay).
+func TestPlanSealed(t *testing.T) {
+	const n = 100_000
+	var b bytes.Buffer
+	b.WriteString("\x80\x04(")
+	for i := 0; i < n; i++ {
+		b.WriteString("N\x94") // NONE, MEMOIZE
+	}
+	b.WriteString("l0(")
+	gets := map[int64]int64{}
+	for i := 0; i < n; i += 7 {
+		gets[int64(i)] = int64(b.Len())
+		b.Write([]byte{'j', byte(i), byte(i >> 8), byte(i >> 16), 0}) // LONG_BINGET i
+	}
+	b.WriteString("l.")
+	data := b.Bytes()
+	p, err := PlanStream(NewReader(bytes.NewReader(data), int64(len(data)), "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := 8*len(p.bits) + 4*len(p.rank) + 4*len(p.last) + 4*planPage*len(p.pages); !p.sealed() || size > n {
+		t.Fatalf("plan of %d indices, %d read: %d bytes (sealed %v)", n, len(gets), size, p.sealed())
+	}
+	if p.Reads() != len(gets) {
+		t.Fatalf("Reads %d, want %d", p.Reads(), len(gets))
+	}
+	for i := int64(0); i < n+planPage; i++ {
+		want, ok := gets[i]
+		if !ok {
+			want = -1
+		}
+		if got := p.LastRead(i); got != want {
+			t.Fatalf("LastRead(%d) = %d, want %d", i, got, want)
+		}
+	}
+	var m memoTable
+	for i := int64(0); i < 10; i++ {
+		m.put(i, ID(i), 3) // written before the plan
+	}
+	m.adopt(p)
+	for i := int64(10); i < n; i++ {
+		m.put(i, ID(i), 3+2*i)
+	}
+	if m.count != n || len(m.dense) != len(gets) {
+		t.Fatalf("memo: count %d, %d slots; want %d, %d", m.count, len(m.dense), n, len(gets))
+	}
+	for i := int64(0); i < n; i++ {
+		id, ok := m.get(i)
+		if _, read := gets[i]; read != ok || ok && id != ID(i) || m.released(i) == read {
+			t.Fatalf("memo index %d: get %d %v, released %v; read later %v", i, id, ok, m.released(i), read)
+		}
+	}
+}

@@ -188,29 +188,44 @@ func (m *machine) planStream() *Plan {
 }
 
 // adopt switches the memo to the plan: only the indices the plan reads keep
-// a dense slot; the others become bits.
+// a dense slot (memoTable.slot); the others become bits.
 func (t *memoTable) adopt(p *Plan) {
+	old := t.dense
 	t.plan = p
-	n := int(p.dense())
-	nd := make([]int32, n)
-	copy(nd, t.dense)
-	for i := n; i < len(t.dense); i++ {
-		if t.dense[i] != 0 {
-			j := i - n
-			for len(t.seen) <= j>>6 {
-				t.seen = append(t.seen, 0)
-			}
-			t.seen[j>>6] |= 1 << (j & 63)
-		}
+	if p.sealed() {
+		t.dense, t.seenBase = make([]int32, len(p.last)), 0
+	} else {
+		t.dense, t.seenBase = make([]int32, p.dense()), p.dense()
 	}
-	t.dense = nd
+	for i, v := range old {
+		if v == 0 {
+			continue
+		}
+		if r, ok := t.slot(int64(i)); ok {
+			t.dense[r] = v
+			continue
+		}
+		j := int64(i) - t.seenBase
+		for int64(len(t.seen)) <= j>>6 {
+			t.seen = append(t.seen, 0)
+		}
+		t.seen[j>>6] |= 1 << (j & 63)
+	}
 	for i, id := range t.sparse {
-		if i >= 0 && i < int64(n) {
+		if r, ok := t.slot(i); ok {
 			// a Python 2 pickler numbers from 1: its writes went to the map
-			nd[i] = int32(id) + 1
+			t.dense[r] = int32(id) + 1
 			delete(t.sparse, i)
 		}
 	}
+}
+
+// readAfterSlot is ReadAfter of the index in slot r of dense.
+func (t *memoTable) readAfterSlot(r int, now int64) bool {
+	if t.plan.sealed() {
+		return t.plan.lastAt(r) > now
+	}
+	return t.plan.ReadAfter(int64(r), now)
 }
 
 // compact releases what is final and renumbers what is kept (see Keep).
@@ -219,9 +234,9 @@ func (m *machine) compact() {
 	m.oneNone = 0 // (renumbered or released)
 	now := m.op.Offset
 	t := &m.memo
-	for i, v := range t.dense {
-		if v > 0 && !t.plan.ReadAfter(int64(i), now) {
-			t.release(int64(i))
+	for r, v := range t.dense {
+		if v > 0 && !t.readAfterSlot(r, now) {
+			t.dense[r] = memoDead
 		}
 	}
 	for i, id := range t.sparse {
