@@ -253,8 +253,7 @@ func (e *encoder) foreign(n pickle.ID) {
 	}
 	// a second reference to the wrapper refers to the array
 	if e.gen != 0 {
-		st := e.v.enc
-		st.ordGen[n], st.ordVal[n] = e.gen, start
+		e.ordSet(n, start)
 	} else if e.iso {
 		e.ordM[n] = start
 	} else {

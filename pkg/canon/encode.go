@@ -36,10 +36,11 @@ type encState struct {
 	pslot   []int32
 	idPay   map[pickle.ID]int32
 	pdig    digests
-	npd     int          // pure digests computed (pureDigest), for smallPD
-	smallPD *smallBodies // the last digests of short bodies, once npd passes smallAfter
-	mains   int          // main encoders made on this state
-	isoSlot []int32      // by node ID: 1 + index of the isolated digest in isoDig
+	npd     int                 // pure digests computed (pureDigest), for smallPD
+	smallPD *smallBodies        // the last digests of short bodies, once npd passes smallAfter
+	mains   int                 // main encoders made on this state
+	isoSlot []int32             // by node ID: 1 + index of the isolated digest in isoDig
+	isoMap  map[pickle.ID]int32 // isoSlot while few nodes have one (isoSlot nil; isoGet)
 	isoDig  digests
 	eqSlot  []int32 // by node ID: 1 + index of the equality digest in eqDig (eqKey)
 	eqDig   digests
@@ -48,9 +49,11 @@ type encState struct {
 	stk  []pickle.ID
 	body []byte
 	// Ordinals of the outermost isolated encoder, by node ID, valid when
-	// ordGen holds its generation (nested isolated encoders use a map).
+	// ordGen holds its generation (nested isolated encoders use a map);
+	// while they are few, in ordTab instead (ordtab.go: ordGen nil).
 	ordGen  []uint32
 	ordVal  []int32
+	ordTab  *ordTab
 	gen     uint32
 	genBusy bool
 	encPool []*encoder // finished isolated encoders, for reuse
@@ -1217,10 +1220,7 @@ func keyPrefix(k []byte) uint64 {
 func (v *View) isoDigest(n pickle.ID) []byte {
 	st := v.state()
 	size := v.Opt.Algo.Size()
-	if st.isoSlot == nil {
-		st.isoSlot = make([]int32, v.nsyn)
-	}
-	if s := st.isoSlot[n]; s > 0 {
+	if s := st.isoGet(n); s > 0 {
 		return st.isoDig.get(s, size)
 	}
 	if st.active == nil {
@@ -1248,9 +1248,38 @@ func (v *View) isoDigest(n pickle.ID) []byte {
 	} else { // all of it is still in the buffer: hash it in one go
 		s = st.isoDig.add(v.Opt.Algo, e.buf)
 	}
-	st.isoSlot[n] = s
+	st.isoSet(n, s, v.nsyn)
 	st.encPool = append(st.encPool, e)
 	return st.isoDig.get(s, size)
+}
+
+// isoGet is n's isoSlot (0: none yet).
+func (st *encState) isoGet(n pickle.ID) int32 {
+	if st.isoSlot != nil {
+		return st.isoSlot[n]
+	}
+	return st.isoMap[n]
+}
+
+// isoSet sets n's isoSlot: in a map while few nodes have one (pk canon's
+// class digests: a few thousand of a million nodes), in a table by node ID
+// (4 bytes a node) once they pass one node in 64.
+func (st *encState) isoSet(n pickle.ID, s int32, nsyn int32) {
+	if st.isoSlot == nil && (len(st.isoMap) >= 64+int(nsyn)/64 || ordDense) {
+		st.isoSlot = make([]int32, nsyn)
+		for x, s := range st.isoMap {
+			st.isoSlot[x] = s
+		}
+		st.isoMap = nil
+	}
+	if st.isoSlot != nil {
+		st.isoSlot[n] = s
+		return
+	}
+	if st.isoMap == nil {
+		st.isoMap = map[pickle.ID]int32{}
+	}
+	st.isoMap[n] = s
 }
 
 // ---- the traversal ----
@@ -1325,8 +1354,16 @@ func newEncoder(v *View, iso bool) *encoder {
 	if iso {
 		st := v.state()
 		if !st.genBusy {
-			if st.ordGen == nil || st.gen == math.MaxUint32 {
+			switch {
+			case st.ordGen == nil && st.ordTab == nil && !ordDense && v.nsyn >= ordTabFrom:
+				st.ordTab, st.gen = newOrdTab(), 0
+			case st.ordGen == nil && st.ordTab == nil:
 				st.ordGen, st.ordVal, st.gen = make([]uint32, v.nsyn), make([]int32, v.nsyn), 0
+			case st.gen == math.MaxUint32 && st.ordGen != nil:
+				st.ordGen, st.ordVal, st.gen = make([]uint32, v.nsyn), make([]int32, v.nsyn), 0
+			case st.gen == math.MaxUint32:
+				st.ordTab.reset()
+				st.gen = 0
 			}
 			st.gen++
 			st.genBusy = true
@@ -1392,6 +1429,9 @@ func (e *encoder) write(b ...byte) { e.buf = append(e.buf, b...) }
 func (e *encoder) ordinal(n pickle.ID) (int32, bool) {
 	if e.gen != 0 {
 		st := e.v.enc
+		if st.ordGen == nil {
+			return st.ordTab.get(n, e.gen)
+		}
 		return st.ordVal[n], st.ordGen[n] == e.gen
 	}
 	if e.iso {
@@ -1404,8 +1444,11 @@ func (e *encoder) ordinal(n pickle.ID) (int32, bool) {
 
 func (e *encoder) assign(n pickle.ID) {
 	if e.gen != 0 {
-		st := e.v.enc
-		st.ordGen[n], st.ordVal[n] = e.gen, e.next
+		if st := e.v.enc; st.ordGen != nil {
+			st.ordGen[n], st.ordVal[n] = e.gen, e.next
+		} else {
+			e.ordSet(n, e.next)
+		}
 	} else if e.iso {
 		e.ordM[n] = e.next
 	} else {
