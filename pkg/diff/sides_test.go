@@ -1,0 +1,89 @@
+package diff
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/internal/testfile"
+)
+
+// TestSizesLater: the entries of walks whose stores' sides are out
+// (spillAt: every walk's here), whose sizes are made when the walk is
+// done (cmp.size, sizeEntries), and whose A's fingerprint table is in
+// temporary files while B's is made (spillAt too), are the
+// entries of walks that size them as
+// they are added: every directory of testdata, each file against the next,
+// as they are, under --ignore and with Options.Detail, and with the paths
+// rendered later too. Fails when the walk reads a size while the sides are
+// out (0), or when an entry keeps its placeholder.
+func TestSizesLater(t *testing.T) {
+	byDir := plainPicklesByDir()
+	opts := []Options{{}, {Detail: 2}, {Ignore: []string{"root['x']"}}}
+	sized := 0
+	for _, files := range byDir {
+		for i := 0; i+1 < len(files) && i < testfile.ShortDiv(16, 8); i++ {
+			for _, opt := range opts {
+				want, err := Files(files[i], files[i+1], opt)
+				if err != nil {
+					continue
+				}
+				for _, later := range []int{bigWalk, 0} {
+					spillAt, pathsLaterAt = 0, later
+					got, err := Files(files[i], files[i+1], opt)
+					spillAt, pathsLaterAt = 200<<20, bigWalk
+					if err != nil {
+						t.Fatalf("%s %s: %v", files[i], files[i+1], err)
+					}
+					if !reflect.DeepEqual(got.Entries, want.Entries) {
+						t.Fatalf("%s %s %+v (paths later at %d): sizes made later\n%+v\nwant\n%+v", files[i], files[i+1], opt, later, got.Entries, want.Entries)
+					}
+				}
+				for _, e := range want.Entries {
+					if e.SizeA > 0 || e.SizeB > 0 {
+						sized++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d entries with a size", sized)
+	if sized < 50 {
+		t.Errorf("only %d entries with a size compared", sized)
+	}
+}
+
+// TestSizesLaterOut: a walk of stores whose sides are out sizes an added
+// list from them when it is done, as one that keeps them in.
+func TestSizesLaterOut(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.pkl"), filepath.Join(dir, "b.pkl")
+	os.WriteFile(a, []byte("\x80\x02]K\x01a."), 0o644)              // [1]
+	os.WriteFile(b, []byte("\x80\x02](K\x01(K\x02K\x03le."), 0o644) // [1, [2, 3]]
+	want, ok := eachFiles(a, b, Options{})
+	if !ok {
+		t.Fatal("eachFiles did not take the pair")
+	}
+	spillAt = 0
+	defer func() { spillAt = 200 << 20 }()
+	got, ok := eachFiles(a, b, Options{})
+	if !ok {
+		t.Fatal("eachFiles did not take the pair with the sides out")
+	}
+	if !reflect.DeepEqual(got.Entries, want.Entries) {
+		t.Fatalf("sides out:\n%+v\nwant\n%+v", got.Entries, want.Entries)
+	}
+	n := 0
+	for _, e := range got.Entries {
+		if e.Kind == Added {
+			n++
+			if e.SizeB != 6 { // ( K\x02 K\x03 l
+				t.Errorf("%s added with size %d, want 6", e.Path, e.SizeB)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no entry added: %+v", got.Entries)
+	}
+}
