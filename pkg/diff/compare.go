@@ -408,8 +408,8 @@ type cmp struct {
 	// it would walk again, not for one entry (a million levels of calls a
 	// side: 0.34 of 6.0 s of CPU)
 	alikeA, alikeB *pickle.Stream
-	inForeign    bool              // walking below a joblib object array against a pickled one (foreignArrays)
-	steps        map[string]string // the named steps met, by path (steps.go)
+	inForeign      bool              // walking below a joblib object array against a pickled one (foreignArrays)
+	steps          map[string]string // the named steps met, by path (steps.go)
 	// looseA and looseB are nodes of the stream's two views of loose
 	// nodes (stream), through which the walk's stack holds their nodes
 	// by ID (pending)
