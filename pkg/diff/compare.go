@@ -1000,6 +1000,9 @@ func (e effects) form() seqForm {
 	}
 }
 
+// formsAlikeRuns counts formsAlike's runs (TestAlikeLater).
+var formsAlikeRuns int
+
 // settleAlike decides alike for the pair stream left undecided (alikeA,
 // alikeB), and lets it go.
 func (c *cmp) settleAlike() {
@@ -1025,6 +1028,7 @@ func (c *cmp) settleAlike() {
 // ex are s's effects under x (made again when x has paths: Applied would
 // find every node's, or when there are none).
 func formsAlike(s *pickle.Stream, ex effects, x, y canon.Options) bool {
+	formsAlikeRuns++
 	vx := ex.v
 	if !x.NoPaths || vx == nil {
 		x.NoPaths = true

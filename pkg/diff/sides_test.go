@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
@@ -85,5 +86,31 @@ func TestSizesLaterOut(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatalf("no entry added: %+v", got.Entries)
+	}
+}
+
+// TestAlikeLater: the two forms' views of a pair are compared (formsAlike)
+// only when locate would walk again: not for a difference in one entry,
+// and for one in two, as before. Fails when stream compares them for every
+// pair (settleAlike).
+func TestAlikeLater(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.pkl"), filepath.Join(dir, "b.pkl"), filepath.Join(dir, "c.pkl")
+	os.WriteFile(a, []byte("\x80\x02](K\x01K\x02K\x03e."), 0o644) // [1, 2, 3]
+	os.WriteFile(b, []byte("\x80\x02](K\x01K\x02K\x04e."), 0o644) // [1, 2, 4]
+	os.WriteFile(c, []byte("\x80\x02](K\x05K\x02K\x04e."), 0o644) // [5, 2, 4]
+	for _, tc := range []struct {
+		b       string
+		entries int
+		runs    bool
+	}{{b, 1, false}, {c, 2, true}} {
+		formsAlikeRuns = 0
+		r, ok := eachFiles(a, tc.b, Options{Canon: canon.Options{Form: canon.Form2}})
+		if !ok {
+			t.Fatal("eachFiles did not take the pair")
+		}
+		if len(r.Entries) != tc.entries || (formsAlikeRuns > 0) != tc.runs {
+			t.Errorf("%s: %d entries (want %d), formsAlike ran %d times (want some: %v)", tc.b, len(r.Entries), tc.entries, formsAlikeRuns, tc.runs)
+		}
 	}
 }
