@@ -114,3 +114,34 @@ func TestAlikeLater(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSizesLater: on any two inputs eachFiles takes, a walk that spills
+// (spillAt 0: the stores' sides and A's fingerprint table out, the sizes
+// made when the walk is done) gives the entries of one that does not.
+func FuzzSizesLater(f *testing.F) {
+	f.Add([]byte("\x80\x02]K\x01a."), []byte("\x80\x02](K\x01(K\x02K\x03le."))
+	f.Add([]byte("\x80\x02cbuiltins\nlist\n)R(K\x01K\x02e."), []byte("\x80\x02cbuiltins\nlist\n)R(K\x01K\x03e."))
+	f.Add([]byte("\x80\x02}(K\x01]q\x00K\x02h\x00u."), []byte("\x80\x02}(K\x01]q\x00K\x02(K\x05lu."))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		pa, pb := filepath.Join(dir, "a.pkl"), filepath.Join(dir, "b.pkl")
+		if os.WriteFile(pa, a, 0o644) != nil || os.WriteFile(pb, b, 0o644) != nil {
+			t.Skip()
+		}
+		for _, opt := range []Options{{}, {Canon: canon.Options{Form: canon.Form2}}} {
+			want, ok := eachFiles(pa, pb, opt)
+			if !ok {
+				continue
+			}
+			spillAt = 0
+			got, ok := eachFiles(pa, pb, opt)
+			spillAt = 200 << 20
+			if !ok {
+				t.Fatalf("eachFiles did not take the pair with the spills")
+			}
+			if !reflect.DeepEqual(got.Entries, want.Entries) {
+				t.Fatalf("spilled:\n%+v\nwant\n%+v", got.Entries, want.Entries)
+			}
+		}
+	})
+}
