@@ -229,34 +229,10 @@ func (n *Node) IsBig() bool { return n.v.isBig(n.src) }
 // shared objects count where they were built). A node a rule built owns
 // nothing.
 func (n *Node) Owned() int64 {
-	v := n.v
-	if n.src >= v.base {
+	if n.src >= n.v.base {
 		return 0
 	}
-	s := v.s
-	var total int64
-	var buf []pickle.ID
-	stack := []pickle.ID{n.src}
-	for steps := 0; len(stack) > 0 && steps < 1<<28; steps++ { // ownership is a tree; the cap is a guard
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		total += s.Self(x)
-		buf = s.Children(x, buf[:0])
-		for _, ch := range buf {
-			if ch < 0 || ch == x || s.Owner(ch) != x {
-				continue
-			}
-			if s.Kind(ch) != pickle.KindCall && s.NItems(ch) == 0 && s.NMuts(ch) == 0 {
-				// (a node with no children, added at once: down a chain of
-				// objects each owning an argument tuple the stack held every
-				// tuple, 22 MB allocated over a ring of 500,000 objects a side)
-				total += s.Self(ch)
-				continue
-			}
-			stack = append(stack, ch)
-		}
-	}
-	return total
+	return n.v.s.Owned(n.src)
 }
 
 // Offset is the offset of the opcode that created the node (for a node a

@@ -210,9 +210,14 @@ func locate(opt Options, arrays bool, walk func(c *cmp)) *cmp {
 	walk(c)
 	withArrays := opt.Canon.Form != canon.Form1 && arrays && !hasElems(c.entries)
 	// (views of every pair alike in both forms: the second walk would
-	// give what the first gave)
+	// give what the first gave; decided only when it would be made)
+	again := c.err == nil && (len(c.entries) != 1 || withArrays || c.ignored > 0) && opt.Canon.Form != canon.Form1
+	if again {
+		c.settleAlike()
+	}
+	c.alikeA, c.alikeB = nil, nil
 	alike := c.alike && c.formA.Form == opt.Canon.Form && c.formB.Form == opt.Canon.Form && !arrays
-	if c.err == nil && (len(c.entries) != 1 || withArrays || c.ignored > 0) && opt.Canon.Form != canon.Form1 && !alike {
+	if again && !alike {
 		c2 := &cmp{opt: opt, hit: make([]bool, len(opt.Ignore))}
 		walk(c2)
 		// (with --ignore, the form that decides "the same" decides what is
@@ -397,8 +402,14 @@ type cmp struct {
 	// same entries and locate need not make it.
 	formA, formB canon.Options
 	alike        bool
-	inForeign    bool              // walking below a joblib object array against a pickled one (foreignArrays)
-	steps        map[string]string // the named steps met, by path (steps.go)
+	// alikeA and alikeB are the last pair walked, whose forms' views are
+	// compared (formsAlike) only when locate asks (settleAlike): that
+	// normalises both streams twice more, and locate reads alike only when
+	// it would walk again, not for one entry (a million levels of calls a
+	// side: 0.34 of 6.0 s of CPU)
+	alikeA, alikeB *pickle.Stream
+	inForeign      bool              // walking below a joblib object array against a pickled one (foreignArrays)
+	steps          map[string]string // the named steps met, by path (steps.go)
 	// looseA and looseB are nodes of the stream's two views of loose
 	// nodes (stream), through which the walk's stack holds their nodes
 	// by ID (pending)
@@ -409,6 +420,54 @@ type cmp struct {
 	// it is done (addAt)
 	deferPaths bool
 	later      []laterPath
+	// sizesLater are the nodes whose sizes the walk's entries wait for,
+	// of stores whose sides are out (size): an entry's SizeA or SizeB of
+	// -1-i is sizesLater[i]'s, made when the walk is done (sizeEntries)
+	sizesLater []laterSize
+	idsA, idsB []pickle.ID // the items of the lists or tuples compare compares (seq)
+	// spills says the walk may hold what it reads only at its start or
+	// end in temporary files (eachFiles, which compares the inputs whole
+	// when they cannot be read back: err), when it would hold more than
+	// spillAt bytes (stream)
+	spills bool
+}
+
+// spillAt is the bytes the walk of a stream holds at its peak (walkBytes:
+// the two stores, their fingerprint tables and views) from which what it
+// reads only at its start or end is put in temporary files while it runs
+// (cmp.spills): the stores' sides (each node's Self and owner, 8 bytes a
+// node, read for the entries' sizes only, when the walk is done: size,
+// sizeEntries), and A's fingerprint table while B's is made. Under it
+// nothing is written: a spill costs CPU (the runs of the cost shapes
+// within the bounds stay as they were), and it is only needed where the
+// walk would be over the bound of docs/cost.md (256 MiB: nest_reduce diff
+// changed, 290 MiB with everything in). A variable for the tests, which
+// spill every walk's.
+var spillAt int64 = 200 << 20
+
+// walkBytes estimates what the walk of two streams' stores holds at its
+// peak: the stores (their sides counted when they are out), and 12 bytes
+// a node for the views and the fingerprint tables (9 a node a side, 13
+// while a side's passes run).
+func walkBytes(sa, sb *pickle.Store) int64 {
+	n := int64(0)
+	for _, s := range [2]*pickle.Store{sa, sb} {
+		n += s.Footprint() + 12*int64(s.Len())
+		if s.SidesAreOut() {
+			n += 8 * int64(s.Len())
+		}
+		if sb == sa {
+			break
+		}
+	}
+	return n
+}
+
+// laterSize is a node whose size an entry waits for (cmp.size): its ID in
+// its stream's store.
+type laterSize struct {
+	s  *pickle.Store
+	id pickle.ID
 }
 
 // pathsLaterAt is the nodes of a stream's two views from which the walk's
@@ -771,6 +830,7 @@ func (c *cmp) streams(xa, xb streamSet, at string, main bool) {
 			if da, db := xa.digest(o.A), xb.digest(o.B); da != nil && bytes.Equal(da, db) {
 				return
 			}
+			c.settleAlike() // (before the next pair is read: the last one is let go)
 			sa, err := xa.load(o.A)
 			if err != nil {
 				c.err = err
@@ -808,6 +868,12 @@ func (c *cmp) streams(xa, xb streamSet, at string, main bool) {
 }
 
 func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
+	spill := c.spills && walkBytes(sa.Store(), sb.Store()) >= spillAt
+	if spill {
+		// (on an error they stay in)
+		sa.Store().SidesOut("")
+		sb.Store().SidesOut("")
+	}
 	va, vb := canon.Normalize(sa, c.optA), canon.Normalize(sb, c.optB)
 	c.storeA, c.storeB = va.Store(), vb.Store()
 	if va.NodeCount()+vb.NodeCount() >= bigWalk {
@@ -816,8 +882,8 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	}
 	if va.NodeCount()+vb.NodeCount() >= pathsLaterAt {
 		c.deferPaths = true
-		defer c.renderPaths()
 	}
+	defer c.walkDone(len(c.entries))
 	c.reset()
 	c.seenA.reserve(va.NodeCount())
 	c.seenB.reserve(vb.NodeCount())
@@ -834,12 +900,21 @@ func (c *cmp) stream(sa, sb *pickle.Stream, root string) {
 	c.looseA, c.looseB = ra, rb
 	defer func() { c.looseA, c.looseB = nil, nil }()
 	ea, eb := effectsOf(va), effectsOf(vb)
+	c.settleAlike()
 	if c.alike {
-		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form &&
-			formsAlike(sa, ea, c.optA, c.formA) && formsAlike(sb, eb, c.optB, c.formB)
+		c.alike = c.formA.Form != c.optA.Form && c.formB.Form != c.optB.Form
+		c.alikeA, c.alikeB = sa, sb
 	}
 	c.ta = reuseFPTable(c.ta, c.optA.Algo, ra, ea)
+	var outA *fpOut
+	if spill {
+		outA = c.ta.out()
+	}
 	c.tb = reuseFPTable(c.tb, c.optB.Algo, rb, eb)
+	if err := c.ta.in(outA); err != nil {
+		c.err = err
+		return
+	}
 	c.walk(ra, rb, c.paths.root(root), true)
 	if ea.len() == 0 && eb.len() == 0 {
 		return
@@ -925,6 +1000,22 @@ func (e effects) form() seqForm {
 	}
 }
 
+// formsAlikeRuns counts formsAlike's runs (TestAlikeLater).
+var formsAlikeRuns int
+
+// settleAlike decides alike for the pair stream left undecided (alikeA,
+// alikeB), and lets it go.
+func (c *cmp) settleAlike() {
+	sa, sb := c.alikeA, c.alikeB
+	if sa == nil {
+		return
+	}
+	c.alikeA, c.alikeB = nil, nil
+	if c.alike {
+		c.alike = formsAlike(sa, effects{}, c.optA, c.formA) && formsAlike(sb, effects{}, c.optB, c.formB)
+	}
+}
+
 // formsAlike reports whether stream s has the same normalised view under
 // options x and y, which differ in their Form only: the same rules applied
 // as many times, no array (whose nodes only pk-canon/2 makes), and the
@@ -935,10 +1026,11 @@ func (e effects) form() seqForm {
 // and a walk gives the same entries over either.
 //
 // ex are s's effects under x (made again when x has paths: Applied would
-// find every node's).
+// find every node's, or when there are none).
 func formsAlike(s *pickle.Stream, ex effects, x, y canon.Options) bool {
+	formsAlikeRuns++
 	vx := ex.v
-	if !x.NoPaths {
+	if !x.NoPaths || vx == nil {
 		x.NoPaths = true
 		vx = canon.Normalize(s, x)
 		ex = effectsOf(vx)
@@ -1086,7 +1178,7 @@ func (c *cmp) differs(a, b *canon.Node) bool {
 
 // addAt adds entry e at path and one more edge (pathOf). While a stream of
 // views of bigWalk nodes or more is walked, its path is rendered when the
-// walk is done (renderPaths), once the fingerprint tables are let go: a
+// walk is done (walkDone), once the fingerprint tables are let go: a
 // path a million levels down is 20 MB, which the walk's end held beside
 // the two stores and tables (nest_reduce diff changed: its peak). Not with
 // --ignore or a named step met, which read the path as the entry is
@@ -1101,20 +1193,80 @@ func (c *cmp) addAt(path pathRef, edge string, e Entry) {
 	c.add(e)
 }
 
-// renderPaths renders the paths addAt left for later, the stream's walk
-// done: its fingerprint tables are let go and collected first, so that
-// the paths take their room (the stores stay: the caller holds them).
-func (c *cmp) renderPaths() {
+// walkDone completes the entries of a stream's walk, from entry from on:
+// their sizes the walk left for later (size), then their paths (addAt).
+// The fingerprint tables are let go and collected first, and their memory
+// given back, so that what they need takes their room (the stores stay:
+// the caller holds them).
+func (c *cmp) walkDone(from int) {
 	c.deferPaths = false
-	if len(c.later) == 0 {
+	if len(c.later) == 0 && len(c.sizesLater) == 0 {
 		return
 	}
 	c.ta, c.tb = nil, nil
 	runtime.GC()
+	c.sizeEntries(from)
 	for _, l := range c.later {
 		c.entries[l.i].Path = c.paths.With(l.at, l.edge)
 	}
 	c.later = nil
+}
+
+// sizeEntries gives the entries from entry from on the sizes the walk left
+// for later (size): each store's sides are brought in, read and put out
+// again, one store at a time. A store whose sides cannot be read again
+// leaves the walk an error (eachFiles then compares the inputs whole).
+func (c *cmp) sizeEntries(from int) {
+	later := c.sizesLater
+	c.sizesLater = nil
+	if len(later) == 0 {
+		return
+	}
+	sizes := make([]int64, len(later))
+	done := make([]bool, len(later))
+	for i := range later {
+		if done[i] {
+			continue
+		}
+		s := later[i].s
+		// (only the nodes whose entries were kept: an entry cut to its path
+		// or ignored waits for nothing)
+		var want []int
+		for k := from; k < len(c.entries); k++ {
+			e := &c.entries[k]
+			for _, z := range [2]int64{e.SizeA, e.SizeB} {
+				if j := -1 - z; z < 0 && later[j].s == s && !done[j] {
+					want = append(want, int(j))
+					done[j] = true
+				}
+			}
+		}
+		for j := i; j < len(later); j++ {
+			if later[j].s == s {
+				done[j] = true
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		if err := s.SidesIn(); err != nil {
+			c.err = err
+			return
+		}
+		for _, j := range want {
+			sizes[j] = s.Owned(later[j].id)
+		}
+		s.SidesOut("") // (held for locate's other walk: on an error they stay in)
+	}
+	for k := from; k < len(c.entries); k++ {
+		e := &c.entries[k]
+		if e.SizeA < 0 {
+			e.SizeA = sizes[-1-e.SizeA]
+		}
+		if e.SizeB < 0 {
+			e.SizeB = sizes[-1-e.SizeB]
+		}
+	}
 }
 
 // pathOf renders path and one more edge.
@@ -1255,7 +1407,10 @@ func (c *cmp) compare(t task) []task {
 		}
 	case pickle.KindList, pickle.KindTuple:
 		c.noteStep(a, b, path)
-		return c.seq(itemsOf(a), itemsOf(b), path, itemsForm, a, b)
+		// (the items' IDs in the walk's buffers: seq is done with them when
+		// it returns)
+		c.idsA, c.idsB = a.ItemIDs(c.idsA[:0]), b.ItemIDs(c.idsB[:0])
+		return c.seq(seqItems{of: a, ids: c.idsA}, seqItems{of: b, ids: c.idsB}, path, itemsForm, a, b)
 	case pickle.KindSet, pickle.KindFrozenSet:
 		return c.set(a, b, path)
 	case pickle.KindDict:
@@ -1337,14 +1492,30 @@ func sharedRef(r canon.Ref) bool {
 
 func (c *cmp) seq(ia, ib seqItems, path pathRef, format seqForm, a, b *canon.Node) []task {
 	var kids []task
-	key := func(side byte, i int) ([16]byte, bool) {
-		if side == 'a' {
-			return c.ta.keyRef(ia.ref(i))
+	var runs []Run
+	var one [1]Run
+	if ia.len() == 1 && ib.len() == 1 {
+		// (alignRunsKeeping of one item a side, without its closures: a
+		// million levels of one-item tuples)
+		switch {
+		case !c.sameItem(ia, 0, ib, 0):
+			one[0] = Run{Kind: '~', N: 1}
+			runs = one[:]
+		case sharedRef(ia.ref(0)) || sharedRef(ib.ref(0)):
+			one[0] = Run{Kind: '=', N: 1}
+			runs = one[:]
 		}
-		return c.tb.keyRef(ib.ref(i))
+	} else {
+		key := func(side byte, i int) ([16]byte, bool) {
+			if side == 'a' {
+				return c.ta.keyRef(ia.ref(i))
+			}
+			return c.tb.keyRef(ib.ref(i))
+		}
+		keepEq := func(i, j int) bool { return sharedRef(ia.ref(i)) || sharedRef(ib.ref(j)) }
+		runs = alignRunsKeeping(ia.len(), ib.len(), func(i, j int) bool { return c.sameItem(ia, i, ib, j) }, key, keepEq)
 	}
-	keepEq := func(i, j int) bool { return sharedRef(ia.ref(i)) || sharedRef(ib.ref(j)) }
-	for _, r := range alignRunsKeeping(ia.len(), ib.len(), func(i, j int) bool { return c.sameItem(ia, i, ib, j) }, key, keepEq) {
+	for _, r := range runs {
 		if r.N > 1 {
 			if r.Kind != '~' {
 				c.add(c.runEntry(c.entryPath(path), format, r, ia, ib))
@@ -2085,6 +2256,14 @@ func (c *cmp) size(n *canon.Node, sideA bool) int64 {
 		return 0
 	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
 		return n.Len()
+	}
+	// (a store whose sides are out, held through the walk without them:
+	// the size is made when the walk is done, sizeEntries)
+	if id, ok := n.StreamID(); ok {
+		if s := n.View().Store(); s.SidesAreOut() {
+			c.sizesLater = append(c.sizesLater, laterSize{s, id})
+			return int64(-len(c.sizesLater))
+		}
 	}
 	return n.Owned()
 }

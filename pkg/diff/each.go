@@ -80,6 +80,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 		c.docA, c.docB = &input.Doc{Path: a, Format: "pickle"}, &input.Doc{Path: b, Format: "pickle"}
 		c.formA, c.formB = canon.BareOptions(a, opt.Canon), canon.BareOptions(b, opt.Canon)
 		c.reset()
+		c.spills = true
 		c.streams(sa.set(fa, c.opt), sb.set(fb, c.opt), ppath.Root, true)
 	})
 	if c.err != nil {

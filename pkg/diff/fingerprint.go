@@ -6,6 +6,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/internal/grow"
+	"github.com/pk-tools/pk/pkg/internal/spill"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/zeebo/xxh3"
 )
@@ -175,6 +176,46 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 	}
 	t.order, t.parent = nil, nil
 	return t
+}
+
+// fpOut is a table's fingerprints and flags while they are in temporary
+// files (out).
+type fpOut struct{ fps, flags *spill.File }
+
+// out puts the table's fingerprints and flags in temporary files while
+// the other side's table is made (cmp.stream), which reads nothing of this
+// one: 9 bytes a node that B's pass held beside its own at its peak. nil
+// when they could not be written (they stay in).
+func (t *fpTable) out() *fpOut {
+	fps, err := spill.Out(t.fps, "")
+	if err != nil {
+		return nil
+	}
+	flags, err := spill.Out(t.flags, "")
+	if err != nil {
+		fps.Close()
+		return nil
+	}
+	t.fps, t.flags = nil, nil
+	return &fpOut{fps, flags}
+}
+
+// in brings back what out put out (nothing for nil).
+func (t *fpTable) in(o *fpOut) error {
+	if o == nil {
+		return nil
+	}
+	fps, err := spill.In[uint64](o.fps)
+	if err != nil {
+		o.flags.Close()
+		return err
+	}
+	flags, err := spill.In[uint8](o.flags)
+	if err != nil {
+		return err
+	}
+	t.fps, t.flags = fps, flags
+	return nil
 }
 
 // room gives the table room for ID i (true, for use in conditions).

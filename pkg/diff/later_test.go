@@ -8,7 +8,7 @@ import (
 )
 
 // TestPathsLater: the entries of walks whose paths are rendered when the
-// walk is done (addAt, renderPaths: streams of bigWalk nodes or more) are
+// walk is done (addAt, walkDone: streams of bigWalk nodes or more) are
 // the entries rendered as they are added: every directory of testdata, each
 // file against the next, with every walk's paths left for later, as they
 // are, under --ignore and with Options.Detail.

@@ -43,12 +43,17 @@ func qualified(f *canon.Node) string {
 // .__reduce__[1][0].__reduce__[1][7][2]; nil when they are named by
 // position.
 func argNames(f, args *canon.Node) func(int) string {
-	q := qualified(f)
-	if q == "" || args == nil || args.Kind() != pickle.KindTuple {
+	if f == nil || args == nil || args.Kind() != pickle.KindTuple {
 		return nil
 	}
-	n := len(args.Items())
-	if !ppath.NamesArgs(q, n) {
+	n := args.NItems()
+	// (a global's name is not built for the calls whose arguments have no
+	// names, nor their items' nodes made: a million levels of calls)
+	if f.Kind() == pickle.KindGlobal && f.Flags()&pickle.FlagDynamic == 0 && !ppath.NamesArgsOf(f.Str(), f.Name(), n) {
+		return nil
+	}
+	q := qualified(f)
+	if q == "" || !ppath.NamesArgs(q, n) {
 		return nil
 	}
 	return func(i int) string { return ppath.ArgName(q, n, i) }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/internal/grow"
+	"github.com/pk-tools/pk/pkg/internal/spill"
 )
 
 // ID names one node of a Store: its index in creation order. NoID is no
@@ -58,11 +59,12 @@ type Store struct {
 	// of its last ownWin nodes only, at ID % ownWin, for foldArgs.
 	sides []side
 	ring  []ID
-	kids  []ID   // items, call parts and mutation arguments
-	text  []byte // payloads of str/bytes nodes, global names, PERSID lines
-	ext   []ext  // what some nodes need: operations, grown items
-	far   []far  // what few nodes need: big ints, blobs, long texts, large Self
-	muts  []smut // operations applied after creation, chained per target
+	out   *spill.File // the sides while they are out of memory (SidesOut)
+	kids  []ID        // items, call parts and mutation arguments
+	text  []byte      // payloads of str/bytes nodes, global names, PERSID lines
+	ext   []ext       // what some nodes need: operations, grown items
+	far   []far       // what few nodes need: big ints, blobs, long texts, large Self
+	muts  []smut      // operations applied after creation, chained per target
 
 	// grow, while the machine writes the store, projects how far a full
 	// arena grows (arenaRoom); nil doubles it (room)
