@@ -936,6 +936,9 @@ func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn 
 	opt.fold = k
 	ropt := ReadOptions(opt)
 	ropt.Keep = k.keep()
+	// the writer reads no node's Self nor owner (the view, its digest and
+	// the writer's walk: NoPaths): the stores keep neither (8 bytes a node)
+	ropt.Keep.Lean = true
 	ropt.BlobThreshold = math.MaxInt64
 	scr := &docScratch{}
 	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
