@@ -214,8 +214,11 @@ type emitter struct {
 	proto int
 	out   *tape
 
-	memo    *table // built objects: provisional memo index (tape.go)
-	inprog  []bool // by node ID: in construction
+	memo *table // built objects: provisional memo index (tape.go)
+	// marks are, by node ID, whether the node is in construction
+	// (inprogBit) and the stamp of the last of blockedBy's walks that saw
+	// it (stampMask): one array, not two (a byte a node less)
+	marks   []uint16
 	ninprog int
 	pending map[int32][]task // by the ID of the object waited for
 	// incomplete are the objects whose contents or operations wait for
@@ -224,8 +227,8 @@ type emitter struct {
 	depth      int
 	work       int64
 	// blockedBy's walks: a node is seen by the current walk when its
-	// seenAt is stamp (16 bits: every 65535 walks the stamps are cleared)
-	seenAt []uint16
+	// mark's stamp is stamp (15 bits: every 32767 walks the stamps are
+	// cleared)
 	stamp  uint16
 	bstack []canon.Ref
 	kbuf   []byte      // pureKey's
@@ -435,21 +438,27 @@ func (c *keyCache) intern(v vkey) key {
 
 func nodeID(n canon.Ref) int32 { return int32(n.ID()) }
 
+// The bits of emitter.marks.
+const (
+	inprogBit = 1 << 15
+	stampMask = inprogBit - 1
+)
+
 func (e *emitter) isInprog(n canon.Ref) bool {
 	id := nodeID(n)
-	return int(id) < len(e.inprog) && e.inprog[id]
+	return int(id) < len(e.marks) && e.marks[id]&inprogBit != 0
 }
 
 func (e *emitter) setInprog(n canon.Ref, on bool) {
 	id := nodeID(n)
-	if int(id) >= len(e.inprog) {
+	if int(id) >= len(e.marks) {
 		if !on {
 			return
 		}
-		e.inprog = grownTo(e.inprog, id, e.v.NodeCount())
+		e.marks = grownTo(e.marks, id, e.v.NodeCount())
 	}
-	if e.inprog[id] != on {
-		e.inprog[id] = on
+	if was := e.marks[id]&inprogBit != 0; was != on {
+		e.marks[id] ^= inprogBit
 		if on {
 			e.ninprog++
 		} else {
@@ -677,8 +686,8 @@ func (e *emitter) built(k key) error {
 	}
 	e.memo.set(k, e.out.built(prev))
 	if k.id >= 0 {
-		if e.ninprog > 0 && int(k.id) < len(e.inprog) && e.inprog[k.id] {
-			e.inprog[k.id] = false
+		if e.ninprog > 0 && int(k.id) < len(e.marks) && e.marks[k.id]&inprogBit != 0 {
+			e.marks[k.id] &^= inprogBit
 			e.ninprog--
 		}
 		if len(e.pending) > 0 {
@@ -1560,10 +1569,12 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 	if e.ninprog == 0 {
 		return canon.Ref{}
 	}
-	// seen: the nodes whose seenAt is this walk's stamp
+	// seen: the nodes whose mark's stamp is this walk's
 	e.stamp++
-	if e.stamp == 0 { // wrapped: forget every stamp
-		clear(e.seenAt)
+	if e.stamp > stampMask { // wrapped: forget every stamp
+		for i := range e.marks {
+			e.marks[i] &= inprogBit
+		}
 		e.stamp = 1
 	}
 	stack := append(e.bstack[:0], n)
@@ -1576,13 +1587,13 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 			continue
 		}
 		id := nodeID(x)
-		if int(id) < len(e.seenAt) && e.seenAt[id] == e.stamp || (x.Pure() && x.Kind() != canon.KindTracker) {
+		if int(id) < len(e.marks) && e.marks[id]&stampMask == e.stamp || (x.Pure() && x.Kind() != canon.KindTracker) {
 			continue
 		}
-		if int(id) >= len(e.seenAt) {
-			e.seenAt = grownTo(e.seenAt, id, e.v.NodeCount())
+		if int(id) >= len(e.marks) {
+			e.marks = grownTo(e.marks, id, e.v.NodeCount())
 		}
-		e.seenAt[id] = e.stamp
+		e.marks[id] = e.marks[id]&inprogBit | e.stamp
 		if e.isInprog(x) {
 			return x
 		}
