@@ -215,10 +215,8 @@ type emitter struct {
 	out   *tape
 
 	memo *table // built objects: provisional memo index (tape.go)
-	// marks are, by node ID, whether the node is in construction
-	// (inprogBit) and the stamp of the last of blockedBy's walks that saw
-	// it (stampMask): one array, not two (a byte a node less)
-	marks   []uint16
+	// ninprog counts the objects in construction (marked in the memo
+	// table: table.setInprog)
 	ninprog int
 	pending map[int32][]task // by the ID of the object waited for
 	// incomplete are the objects whose contents or operations wait for
@@ -227,8 +225,8 @@ type emitter struct {
 	depth      int
 	work       int64
 	// blockedBy's walks: a node is seen by the current walk when its
-	// mark's stamp is stamp (15 bits: every 32767 walks the stamps are
-	// cleared)
+	// seenAt is stamp (16 bits: every 65535 walks the stamps are cleared)
+	seenAt []uint16
 	stamp  uint16
 	bstack []canon.Ref
 	kbuf   []byte      // pureKey's
@@ -340,10 +338,35 @@ func (k key) none() bool { return k.id == noID }
 // by node ID (ids.k), whose pure nodes' slots hold their keys: a node is
 // pure or not for the whole view, so no slot is used both ways, and one
 // array by node ID is 4 bytes a node less (3.5 MB on a 5 MB cloudpickle
-// state) than two, and touches half the cache lines.
+// state) than two, and touches half the cache lines. An identity node's
+// slot says too whether it is in construction (slotInprog: absent, for
+// get), which was a third array (a byte a node).
 type table struct {
-	ids   *keyCache // identity nodes: value + 2 in ids.k; 0: absent
+	ids   *keyCache // identity nodes: value + 2 in ids.k; 0: absent; slotInprog
 	byVal []int32   // value + 2; 0: absent
+}
+
+// slotInprog is an identity node's slot while it is in construction.
+const slotInprog = 1
+
+// inprog reports whether identity node id is in construction.
+func (t *table) inprog(id int32) bool {
+	byID := t.ids.k
+	return int(id) < len(byID) && byID[id] == slotInprog
+}
+
+// setInprog marks identity node id, not built, as in construction, and
+// reports whether it was not.
+func (t *table) setInprog(id int32) bool {
+	c := t.ids
+	if int(id) >= len(c.k) {
+		c.k = grownTo(c.k, id, c.nodes)
+	}
+	if c.k[id] != 0 {
+		return false
+	}
+	c.k[id] = slotInprog
+	return true
 }
 
 // newTable returns a table whose identity nodes' slots are in ids.
@@ -352,7 +375,7 @@ func newTable(ids *keyCache) *table { return &table{ids: ids} }
 func (t *table) get(k key) (int32, bool) {
 	if k.id >= 0 {
 		byID := t.ids.k
-		if int(k.id) < len(byID) && byID[k.id] != 0 {
+		if int(k.id) < len(byID) && byID[k.id] > slotInprog {
 			return byID[k.id] - 2, true
 		}
 		return 0, false
@@ -438,32 +461,14 @@ func (c *keyCache) intern(v vkey) key {
 
 func nodeID(n canon.Ref) int32 { return int32(n.ID()) }
 
-// The bits of emitter.marks.
-const (
-	inprogBit = 1 << 15
-	stampMask = inprogBit - 1
-)
+// isInprog reports whether identity node n is in construction.
+func (e *emitter) isInprog(n canon.Ref) bool { return e.memo.inprog(nodeID(n)) }
 
-func (e *emitter) isInprog(n canon.Ref) bool {
-	id := nodeID(n)
-	return int(id) < len(e.marks) && e.marks[id]&inprogBit != 0
-}
-
-func (e *emitter) setInprog(n canon.Ref, on bool) {
-	id := nodeID(n)
-	if int(id) >= len(e.marks) {
-		if !on {
-			return
-		}
-		e.marks = grownTo(e.marks, id, e.v.NodeCount())
-	}
-	if was := e.marks[id]&inprogBit != 0; was != on {
-		e.marks[id] ^= inprogBit
-		if on {
-			e.ninprog++
-		} else {
-			e.ninprog--
-		}
+// setInprog marks identity node n, not built yet, as in construction
+// (built clears it).
+func (e *emitter) setInprog(n canon.Ref) {
+	if e.memo.setInprog(nodeID(n)) {
+		e.ninprog++
 	}
 }
 
@@ -684,12 +689,11 @@ func (e *emitter) built(k key) error {
 	if !ok {
 		prev = -1
 	}
+	if e.ninprog > 0 && k.id >= 0 && e.memo.inprog(k.id) {
+		e.ninprog-- // (set below: no longer in construction)
+	}
 	e.memo.set(k, e.out.built(prev))
 	if k.id >= 0 {
-		if e.ninprog > 0 && int(k.id) < len(e.marks) && e.marks[k.id]&inprogBit != 0 {
-			e.marks[k.id] &^= inprogBit
-			e.ninprog--
-		}
 		if len(e.pending) > 0 {
 			if ts := e.pending[k.id]; len(ts) > 0 {
 				delete(e.pending, k.id)
@@ -1016,7 +1020,7 @@ func (e *emitter) persID(n canon.Ref, k key) error {
 // construction.
 func (e *emitter) inProgress(n canon.Ref, k key, body func() error) error {
 	if k.id >= 0 {
-		e.setInprog(n, true)
+		e.setInprog(n)
 	}
 	err := body()
 	e.itemsBuilt(k)
@@ -1569,12 +1573,10 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 	if e.ninprog == 0 {
 		return canon.Ref{}
 	}
-	// seen: the nodes whose mark's stamp is this walk's
+	// seen: the nodes whose seenAt is this walk's stamp
 	e.stamp++
-	if e.stamp > stampMask { // wrapped: forget every stamp
-		for i := range e.marks {
-			e.marks[i] &= inprogBit
-		}
+	if e.stamp == 0 { // wrapped: forget every stamp
+		clear(e.seenAt)
 		e.stamp = 1
 	}
 	stack := append(e.bstack[:0], n)
@@ -1587,13 +1589,13 @@ func (e *emitter) blockedBy(n canon.Ref, deep bool) canon.Ref {
 			continue
 		}
 		id := nodeID(x)
-		if int(id) < len(e.marks) && e.marks[id]&stampMask == e.stamp || (x.Pure() && x.Kind() != canon.KindTracker) {
+		if int(id) < len(e.seenAt) && e.seenAt[id] == e.stamp || (x.Pure() && x.Kind() != canon.KindTracker) {
 			continue
 		}
-		if int(id) >= len(e.marks) {
-			e.marks = grownTo(e.marks, id, e.v.NodeCount())
+		if int(id) >= len(e.seenAt) {
+			e.seenAt = grownTo(e.seenAt, id, e.v.NodeCount())
 		}
-		e.marks[id] = e.marks[id]&inprogBit | e.stamp
+		e.seenAt[id] = e.stamp
 		if e.isInprog(x) {
 			return x
 		}
