@@ -191,7 +191,8 @@ func TestRuleStdComplete(t *testing.T) {
 // the one the whole store gives (EachStream), for the corpus and the fold
 // fixtures (bare), with compactions at 4 and 64 records, the spool's file
 // past a few bytes (spans with side items read back across its end) and
-// digests of 32 and 16 bytes; and the fixtures of rows holding tuples, or
+// digests of 32 and 16 bytes (the spool's buffer let go at STOP:
+// spool.release); and the fixtures of rows holding tuples, or
 // made by calls (whose argument tuples have them), fold with side items.
 func TestFoldSide(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
@@ -205,6 +206,7 @@ func TestFoldSide(t *testing.T) {
 		files = append(files, out)
 	}
 	sided := map[string]bool{}
+	released := 0
 	for _, min := range []int{4, 64} {
 		pickle.MinCompact, spoolMem = min, min*16
 		for _, opt := range []Options{{}, {KeepDictOrder: true}, {Algo: XXH3}} {
@@ -220,6 +222,13 @@ func TestFoldSide(t *testing.T) {
 					v := view()
 					if len(v.Opt.fold.sideRuns) > 0 {
 						sided[filepath.Base(p)] = true
+					}
+					if sp := &v.Opt.fold.sp; sp.f != nil && !sp.stay {
+						// (spool.release: the runs are read back from the file)
+						if sp.mem != nil {
+							t.Errorf("%s: the spool holds its buffer at STOP", p)
+						}
+						released++
 					}
 					d, err := v.Digest()
 					got = append(got, d)
@@ -241,6 +250,9 @@ func TestFoldSide(t *testing.T) {
 		}
 	}
 	t.Logf("%d files folded with side items", len(sided))
+	if released == 0 {
+		t.Error("no stream's spool had a file")
+	}
 }
 
 // TestFoldArgsMatches: pk hash's sink folds code objects' argument tuples

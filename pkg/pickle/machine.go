@@ -521,7 +521,7 @@ func (m *machine) run(index int) (*Stream, error) {
 		*s = Store{Index: index, Begin: m.rd.Offset(), Root: NoID,
 			recs: window(m.recs), sides: window(m.sides), kids: window(m.kids), text: window(m.text), ext: window(m.exts), far: window(m.fars), muts: window(m.muts), log: window(m.evs)}
 	}
-	if m.keep != nil && m.keep.OneNone {
+	if m.keep != nil && (m.keep.OneNone || m.keep.Lean) {
 		// (nothing reads a Self or an owner but foldArgs, within ownWin)
 		if m.ring == nil {
 			m.ring = make([]ID, ownWin)

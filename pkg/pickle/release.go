@@ -97,6 +97,10 @@ type Keep struct {
 	// it would (shareNone): a None costs its item, not a record (29 % of
 	// a cloudpickle state's records).
 	OneNone bool
+	// Lean, for a consumer that reads no node's Self nor owner (pk
+	// canon's writer), makes the store lean (Store.Lean: no side array, 8
+	// bytes a node), as OneNone does, without sharing the Nones.
+	Lean bool
 }
 
 // MinCompact is the store size (records) below which the machine never

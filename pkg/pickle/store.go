@@ -54,8 +54,8 @@ type Store struct {
 
 	recs []rec
 	// sides is each node's Self and owner by ID; a node past its length
-	// has neither (it grows as they are set). A lean store (Keep.OneNone,
-	// for a consumer that reads neither) has none: ring holds the owners
+	// has neither (it grows as they are set). A lean store (Keep.OneNone
+	// or Keep.Lean, for a consumer that reads neither) has none: ring holds the owners
 	// of its last ownWin nodes only, at ID % ownWin, for foldArgs.
 	sides []side
 	ring  []ID
@@ -428,7 +428,7 @@ func (s *Store) Offset(id ID) int64 {
 	return off
 }
 
-// A lean store (Keep.OneNone) has no Self (0), and the owners only of its
+// A lean store (Keep.OneNone, Keep.Lean) has no Self (0), and the owners only of its
 // last ownWin nodes while the machine writes it.
 func (s *Store) Self(id ID) int64 {
 	if int(id) >= len(s.sides) {

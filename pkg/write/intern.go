@@ -91,6 +91,26 @@ func (t *values) indexOf(v vkey) int32 { return t.lookup(v) }
 // (the table keeps a copy of a new value's text, or its fingerprint).
 func (t *values) indexTemp(v vkey) int32 { return t.lookup(v) }
 
+// runKey is the key of a str, bytes or tuple value of a folded run (v,
+// its fingerprint fp when queued: decoder.queued), or noKey for a value
+// the stream holds once (lookupOnce): it is written and never fetched, as
+// a value of its own number would be.
+func (t *values) runKey(v vkey, fp uint64, queued bool) key {
+	if t.slots == nil {
+		t.init()
+	}
+	if !t.fingerprints || !fingerprinted(v.tag) {
+		return key{id: valueID, v: t.lookup(v)}
+	}
+	if !queued {
+		fp = t.fingerprint(v.tag, v.s)
+	}
+	if idx := t.lookupOnce(fp); idx != heldOnce {
+		return key{id: valueID, v: idx}
+	}
+	return noKey
+}
+
 func (t *values) hash(tag byte, s string) uint64 {
 	return maphash.String(t.seed, s) ^ uint64(tag)*0x9e3779b97f4a7c15
 }
@@ -243,6 +263,23 @@ func (t *values) lookup(v vkey) int32 {
 // value once says the stream holds once is numbered and left out of the
 // table: no lookup will ask for it again.
 func (t *values) lookupFP(fp uint64) int32 {
+	if idx := t.lookupOnce(fp); idx != heldOnce {
+		return idx
+	}
+	return t.next()
+}
+
+// heldOnce is what lookupOnce returns for a value the stream holds once.
+const heldOnce = -1
+
+// lookupOnce is lookupFP, but a value once says the stream holds once is
+// not numbered: heldOnce. Nothing will look it up again, so a value that
+// no node stands for (a folded run's: the writer sink's decoder) needs no
+// number, no memo slot and no build on the tape, which a number would
+// give it (a table of two million distinct names held 18 MB of them,
+// wsink.go). A node's value is numbered (lookupFP): the writer keeps its
+// key by node ID, and a node the stream reaches twice is fetched by it.
+func (t *values) lookupOnce(fp uint64) int32 {
 	h := fp
 	c := &t.fhot[h&255]
 	if t.hotFP(fp) {
@@ -252,7 +289,7 @@ func (t *values) lookupFP(fp uint64) int32 {
 		if onceSeen != nil {
 			onceSeen(fp)
 		}
-		return t.next()
+		return heldOnce
 	}
 	mask := uint64(len(t.fslots) - 1)
 	tag := h >> 32 << 32

@@ -23,7 +23,10 @@ import (
 // its store's. A value whose counter is one at writing time is held once
 // by the stream: nothing else counted there, so no other occurrence of it
 // (nor of any value sharing its counter) is ever looked up. The table
-// numbers it as before and keeps nothing of it. A value whose counter is
+// keeps nothing of it: a node's value is numbered as before (the writer
+// keys the node by ID, and a node reached twice is fetched), a folded
+// run's is not numbered at all (values.runKey: no memo slot and no build
+// on the tape, as nothing fetches it). A value whose counter is
 // two (held twice, or sharing its counter with another) goes to the table
 // as before. So the numbering, and with it the output, is the one the
 // table alone gives, whatever the seed; the sketch costs 2 bits a counter,

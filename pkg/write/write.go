@@ -191,6 +191,7 @@ func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	e := newEmitter(w.v, w.proto, sh, t)
 	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
 	err := e.stream()
+	lastBuilds, lastValues = len(t.builds), int(sh.keys.vals.n)
 	if e.collided && w.fingerprints { // (once: without them nothing collides)
 		t.close()
 		w.fingerprints = false
@@ -199,6 +200,10 @@ func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	}
 	return t, err
 }
+
+// lastBuilds and lastValues are the builds the last traversal recorded on
+// its tape and the values it numbered (tests).
+var lastBuilds, lastValues int
 
 // usesFP reports whether the writer tells values apart by fingerprint:
 // asked to, and the stream is of fpMin bytes or more (intern.go).

@@ -477,13 +477,9 @@ func (d *decoder) item(e *emitter) error {
 		if !ok {
 			return errNoSink
 		}
-		var k key
-		if fp, ok := d.queued(at); ok {
-			k = key{id: valueID, v: vals.lookupFP(fp)}
-		} else {
-			k = key{id: valueID, v: vals.indexTemp(vkey{tag, text})}
-		}
-		if idx, ok := e.memo.get(k); ok {
+		fp, queued := d.queued(at)
+		k := vals.runKey(vkey{tag, text}, fp, queued)
+		if idx, ok := e.memo.get(k); !k.none() && ok {
 			return e.fetch(canon.Ref{}, k, int(idx))
 		}
 		if err := e.enter(canon.Ref{}); err != nil {
@@ -532,10 +528,9 @@ func (d *decoder) tuple(e *emitter) error {
 		return errNoSink
 	}
 	k := noKey
-	if fp, ok := d.queued(at); ok && cnt > 0 {
-		k = key{id: valueID, v: e.keys.vals.lookupFP(fp)}
-	} else if cnt > 0 {
-		k = key{id: valueID, v: e.keys.vals.indexTemp(vkey{'H', unsafe.String(unsafe.SliceData(text), len(text))})}
+	if cnt > 0 {
+		fp, queued := d.queued(at)
+		k = e.keys.vals.runKey(vkey{'H', unsafe.String(unsafe.SliceData(text), len(text))}, fp, queued)
 	}
 	d.p += size
 	if idx, ok := e.memo.get(k); !k.none() && ok {

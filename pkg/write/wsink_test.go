@@ -237,6 +237,36 @@ func TestOnceSketchStore(t *testing.T) {
 	}
 }
 
+// TestOnceNotNumbered: a str of a folded run that the stream holds once
+// is written without a number, a memo slot or a build on the tape
+// (values.runKey); the rows' key, held by every row, is numbered once.
+// Numbered as held once (lookupFP), each of the 5,000 names took all three.
+func TestOnceNotNumbered(t *testing.T) {
+	defer func() { noOnce = false }()
+	defer func(v int64) { fpMin = v }(fpMin)
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	fpMin, pickle.MinCompact = 0, 4
+	b := []byte{0x80, 4, ']'}
+	for i := range 5000 {
+		s := fmt.Sprintf("name%d", i)
+		b = append(b, '}', 0x8c, 1, 'k', 0x8c, byte(len(s)))
+		b = append(append(b, s...), 's', 'a')
+	}
+	b = append(b, '.')
+	p := filepath.Join(t.TempDir(), "rows.pkl")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noOnce = true
+	want, werr := File(p, Options{}, false)
+	noOnce = false
+	got, gerr := File(p, Options{}, false)
+	sameOutput(t, p, "without the sketch", "with it", want, werr, got, gerr, nil)
+	if lastBuilds > 2500 || lastValues > 2500 { // (a counter shared by two names is at two: about one in eight)
+		t.Errorf("%d builds on the tape and %d values numbered for 5,000 names held once", lastBuilds, lastValues)
+	}
+}
+
 // TestSinkTuples: the fold fixtures of rows holding tuples (nested, empty,
 // of four items and more, equal ones written once and fetched, as dict
 // values and keys, and ones the sink cannot fold) give the output, or the
