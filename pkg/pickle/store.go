@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/internal/grow"
+	"github.com/pk-tools/pk/pkg/internal/huge"
 	"github.com/pk-tools/pk/pkg/internal/spill"
 )
 
@@ -398,10 +399,34 @@ func (s *Store) Len() int { return len(s.recs) }
 // records or more; a smaller store is left as it is. Peak RSS, means of
 // 8-12 runs: pk hash of a dill state 29.3 -> 27.3 MB, pk trace --top 20 of
 // the cloudpickle and dill states 49.4 -> 45.9 and 42.2 -> 38.6 MB.
+//
+// It also hands back to the system the pages of the store's arrays past
+// their length (huge.Trim), which the machine reserved from its projection
+// of the stream's size and the stream did not fill: the record array is
+// backed by huge pages (adviseHuge), so the one its last record is written
+// in stays resident whole, and an arena the allocator cleared in memory it
+// reused is resident to its capacity (1.4-1.9 MB of the cloudpickle
+// state's record array, 0.6 MB of its text). Peak RSS of pk hash, 8
+// interleaved runs: 29.1-31.6 -> 28.5-29.1 MB (cloudpickle state), 23.7-25.6
+// -> 23.5-23.9 MB (dill).
 func (s *Store) CollectRead() {
 	if len(s.recs) >= collectMin {
+		s.trim()
 		runtime.GC()
 	}
+}
+
+// trim hands back the pages past the length of the store's arrays (the
+// store's own, a stream of ParseEach: a window of Parse's ends at its
+// length, the rest is the next stream's).
+func (s *Store) trim() {
+	huge.Trim(s.recs)
+	huge.Trim(s.sides)
+	huge.Trim(s.kids)
+	huge.Trim(s.text)
+	huge.Trim(s.ext)
+	huge.Trim(s.muts)
+	huge.Trim(s.log)
 }
 
 // collectMin is the size of a store (records) from which CollectRead

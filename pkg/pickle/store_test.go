@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -341,5 +342,38 @@ func TestStoreSides(t *testing.T) {
 	}
 	if l.recs[old].flags&flagOwned == 0 || l.Flags(old) != 0 {
 		t.Errorf("an old node owned in a lean store: flags %b", l.recs[old].flags)
+	}
+}
+
+// TestCollectReadTrims: CollectRead hands back the pages of a large
+// store's arrays past their length (which, written, read zero after it),
+// and keeps the nodes.
+func TestCollectReadTrims(t *testing.T) {
+	in := []byte("\x80\x04](")
+	for i := 0; i < collectMin; i++ {
+		in = append(in, 'K', byte(i))
+	}
+	in = append(in, 'e', '.')
+	_, err := ParseEach(NewReader(bytes.NewReader(in), int64(len(in)), "t"), Options{NoGraph: true}, func(st *Stream) error {
+		s := st.Store()
+		s.recs = slices.Grow(s.recs, 1<<16) // (a tail of 1 MiB)
+		n := len(s.recs)
+		tail := s.recs[n:cap(s.recs)]
+		for i := range tail {
+			tail[i] = rec{kind: KindInt, v: 1}
+		}
+		s.CollectRead()
+		if s.Len() != collectMin+1 || s.Kind(s.Root) != KindList || len(s.Items(s.Root)) != collectMin {
+			t.Fatalf("the store changed: %d nodes", s.Len())
+		}
+		for i := 4096 / 16; i < len(tail)-4096/16; i++ {
+			if tail[i] != (rec{}) {
+				t.Fatalf("record %d past the length is %v after CollectRead: not handed back", n+i, tail[i])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

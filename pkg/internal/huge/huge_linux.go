@@ -59,3 +59,33 @@ func Advise[T any](buf []T) {
 
 // off: PK_NO_HUGEPAGES=1 in the environment (read once).
 var off = os.Getenv("PK_NO_HUGEPAGES") == "1"
+
+// Trim hands back to the kernel the whole pages of buf's array past its
+// length (madvise MADV_DONTNEED), when they come to minTrim bytes or
+// more, and reports whether it did. A huge page that the length ends
+// inside is split: its pages past the length leave the resident set, where
+// a huge page keeps all 2 MiB resident once one byte of it is written. The
+// capacity stays buf's: what is appended there later reads zero pages
+// first, as a new array's. buf's array must be one the caller may write
+// past its length (its own, not a window another slice fills).
+func Trim[T any](buf []T) bool {
+	var z T
+	sz := unsafe.Sizeof(z)
+	if sz == 0 {
+		return false
+	}
+	ptr := unsafe.Pointer(unsafe.SliceData(buf))
+	base := uintptr(ptr)
+	const page = 4 << 10
+	lo := (base + uintptr(len(buf))*sz + page - 1) &^ (page - 1)
+	hi := (base + uintptr(cap(buf))*sz) &^ (page - 1)
+	if hi <= lo || hi-lo < minTrim {
+		return false
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(ptr, lo-base)), hi-lo)
+	return syscall.Madvise(b, syscall.MADV_DONTNEED) == nil
+}
+
+// minTrim is the least Trim hands back: below it a system call costs more
+// than the pages are worth.
+const minTrim = 64 << 10
