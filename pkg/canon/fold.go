@@ -194,7 +194,10 @@ func (k *foldSink) foldArgs(s *pickle.Store, c, lo pickle.ID) pickle.Folded {
 	}
 	start := len(p.mem)
 	st := k.argState(v)
-	if v.isPureDigest(tup) {
+	if v.pureCopy(st, tup) {
+		pureCopies.Add(1)
+		p.mem = v.appendPure(p.mem, tup)
+	} else if v.isPureDigest(tup) {
 		p.mem = v.appendPure(p.mem, tup)
 	}
 	limit := k.base + MaxExpansion*(s.Offset(c)-s.Begin+1) + MaxExpansionSlack
@@ -206,6 +209,46 @@ func (k *foldSink) foldArgs(s *pickle.Store, c, lo pickle.ID) pickle.Folded {
 	out := pickle.Folded{Off: p.flushed + int64(start), Len: int32(len(p.mem) - start), Word: rules, OK: true}
 	p.maybeFlush()
 	return out
+}
+
+// pureCopy sets the purity of every node of v, foldArgs' view of an
+// argument tuple, as decide finds it, without its walk: what
+// pickle.Copier.Owned copies is None, bool, int, float, str or bytes (pure
+// leaves: 1) and tuples and frozensets of them (pure composites: 4), with
+// nothing in a side record, and the view's own nodes are codeArgs'
+// placeholders (pure leaves) and the tuple tup. The digests are computed
+// by the encoding (appendPure, pureDigest), as decide computes them: the
+// same bodies. False, with the table cleared, for a node of any other kind
+// (decide's walk then runs). (decide's walk and leaf were about a sixth of
+// pk hash's instructions on a cloudpickle state, most of them here.)
+func (v *View) pureCopy(st *encState, tup pickle.ID) bool {
+	for id := pickle.ID(0); id < v.base; id++ {
+		switch v.s.Kind(id) {
+		case pickle.KindNone, pickle.KindBool, pickle.KindInt, pickle.KindFloat, pickle.KindStr, pickle.KindBytes:
+			st.pure[id] = 1
+		case pickle.KindTuple, pickle.KindFrozenSet:
+			st.pure[id] = 4
+		default:
+			clear(st.pure)
+			return false
+		}
+		if v.s.NMuts(id) > 0 || v.s.Flags(id)&pickle.FlagDynamic != 0 {
+			clear(st.pure)
+			return false
+		}
+	}
+	for id := v.base; id < pickle.ID(v.nsyn); id++ {
+		switch {
+		case id == tup:
+			st.pure[id] = 4
+		case v.specialOf(id) == 'P':
+			st.pure[id] = 1
+		default:
+			clear(st.pure)
+			return false
+		}
+	}
+	return true
 }
 
 // argState gives v, foldArgs' view of one argument tuple, the encoding
@@ -282,10 +325,11 @@ func newFoldSink(opt Options) *foldSink {
 // noFold turns the sink off (tests compare both ways); foldSeen counts the
 // folded runs normalize met (tests).
 var (
-	noFold   bool
-	foldSeen atomic.Int64
-	refolds  atomic.Int64 // inputs hashed again without folding (tests)
-	argFolds atomic.Int64 // argument tuples folded at their REDUCE (foldArgs; tests)
+	noFold     bool
+	foldSeen   atomic.Int64
+	refolds    atomic.Int64 // inputs hashed again without folding (tests)
+	argFolds   atomic.Int64 // argument tuples folded at their REDUCE (foldArgs; tests)
+	pureCopies atomic.Int64 // argument tuples whose purity pureCopy set (tests)
 )
 
 // ruleStd are the globals of the standard library that a rule of the form

@@ -258,7 +258,8 @@ func TestFoldSide(t *testing.T) {
 // TestFoldArgsMatches: pk hash's sink folds code objects' argument tuples
 // at their REDUCE (foldArgs) with the digests of the whole store, for
 // every file of testdata and the options that change what the code rule
-// or the encoding does.
+// or the encoding does, each tuple's purity set without decide's walk
+// (pureCopy).
 func TestFoldArgsMatches(t *testing.T) {
 	opts := []Options{{NoPaths: true}, {NoPaths: true, Form: Form2, StripLineno: true}, {NoPaths: true, Strict: true},
 		{NoPaths: true, Algo: XXH3}, {NoPaths: true, KeepDictOrder: true}}
@@ -271,6 +272,7 @@ func TestFoldArgsMatches(t *testing.T) {
 			want, werr := HashFile(p, opt)
 			noFold = false
 			argFolds.Store(0)
+			pureCopies.Store(0)
 			got, gerr := HashFile(p, opt)
 			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
 				t.Errorf("%s %+v: whole store: %v; sink: %v", p, opt, werr, gerr)
@@ -281,6 +283,11 @@ func TestFoldArgsMatches(t *testing.T) {
 			}
 			if argFolds.Load() > 0 {
 				folded++
+			}
+			if werr == nil && pureCopies.Load() != argFolds.Load() {
+				// (what Copier.Owned copies is pure: decide's walk is not
+				// needed for a tuple folded; pureCopy)
+				t.Errorf("%s %+v: %d tuples folded, %d without decide's walk", p, opt, argFolds.Load(), pureCopies.Load())
 			}
 		}
 	}

@@ -2,8 +2,11 @@ package pickle
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"io/fs"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -405,4 +408,116 @@ func TestPlanSealed(t *testing.T) {
 			t.Fatalf("memo index %d: get %d %v, released %v; read later %v", i, id, ok, m.released(i), read)
 		}
 	}
+}
+
+// TestPlanStreamWindows: PlanStream decodes the opcodes in the read buffer
+// itself (SkimWindow); on inputs read in chunks of every size, with frames,
+// short str and bytes arguments across the window's end and above a low
+// blob threshold, and every kind of memo read, it finds each index's last
+// read where Next does.
+func TestPlanStreamWindows(t *testing.T) {
+	for seed := int64(1); seed <= 3; seed++ {
+		data := planTestPickle(seed, 30000)
+		want := map[int64]int64{}
+		rd := NewReader(bytes.NewReader(data), int64(len(data)), "t")
+		for {
+			o, err := rd.Next()
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			if (o.Code == GET || o.Code == BINGET || o.Code == LONG_BINGET) && o.Big == nil {
+				want[o.Int] = o.Offset
+			}
+			if o.Code == STOP {
+				break
+			}
+		}
+		for _, chunk := range []int{0, 1, 7, 100, 4093} {
+			for _, th := range []int64{0, 16} {
+				var src io.Reader = bytes.NewReader(data)
+				if chunk > 0 {
+					src = chunkReader{r: src, n: chunk} // (buffered_test.go)
+				}
+				rd := NewReader(src, int64(len(data)), "t")
+				rd.BlobThreshold = th
+				p, err := PlanStream(rd)
+				if err != nil {
+					t.Fatalf("seed %d chunk %d: %v", seed, chunk, err)
+				}
+				if p.Reads() != len(want) {
+					t.Errorf("seed %d chunk %d th %d: %d read indices, Next finds %d", seed, chunk, th, p.Reads(), len(want))
+				}
+				for i, off := range want {
+					if got := p.LastRead(i); got != off {
+						t.Fatalf("seed %d chunk %d th %d: last read of memo %d at %d, plan says %d", seed, chunk, th, i, off, got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// planTestPickle is a protocol 4 stream of n opcodes in frames of random
+// sizes: memo writes, BINGET, LONG_BINGET and GET reads of them, short and
+// long str and bytes arguments, ints, POPs (the reader's opcodes, not
+// a loadable pickle).
+func planTestPickle(seed int64, n int) []byte {
+	rnd := rand.New(rand.NewSource(seed))
+	out := []byte{byte(PROTO), 4}
+	var frame []byte
+	memo := 0
+	flush := func() {
+		if len(frame) == 0 {
+			return
+		}
+		out = append(out, byte(FRAME))
+		out = binary.LittleEndian.AppendUint64(out, uint64(len(frame)))
+		out = append(out, frame...)
+		frame = frame[:0]
+	}
+	text := func(l int) []byte {
+		b := make([]byte, l)
+		for i := range b {
+			b[i] = byte('a' + rnd.Intn(26))
+		}
+		return b
+	}
+	for k := 0; k < n; k++ {
+		var op []byte
+		switch r := rnd.Intn(10); {
+		case r < 2 || memo == 0:
+			op = []byte{byte(EMPTY_LIST), byte(MEMOIZE)}
+			memo++
+		case r == 2:
+			op = []byte{byte(BINGET), byte(rnd.Intn(min(memo, 256)))}
+		case r == 3:
+			op = binary.LittleEndian.AppendUint32([]byte{byte(LONG_BINGET)}, uint32(rnd.Intn(memo)))
+		case r == 4:
+			op = fmt.Appendf([]byte{byte(GET)}, "%d\n", rnd.Intn(memo))
+		case r == 5:
+			l := rnd.Intn(256)
+			op = append([]byte{byte(SHORT_BINUNICODE), byte(l)}, text(l)...)
+		case r == 6:
+			l := rnd.Intn(256)
+			op = append([]byte{byte(SHORT_BINBYTES), byte(l)}, text(l)...)
+		case r == 7:
+			l := rnd.Intn(600)
+			op = binary.LittleEndian.AppendUint32([]byte{byte(BINUNICODE)}, uint32(l))
+			op = append(op, text(l)...)
+		case r == 8:
+			op = []byte{byte(BININT1), byte(rnd.Intn(256))}
+		default:
+			op = []byte{byte(POP)}
+		}
+		if rnd.Intn(3) == 0 {
+			out = append(out, op...) // (outside a frame)
+			continue
+		}
+		frame = append(frame, op...)
+		if rnd.Intn(50) == 0 || len(frame) > 1<<16 {
+			flush()
+		}
+	}
+	flush()
+	return append(out, byte(STOP))
 }
