@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/canon"
-	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
 // TestSizesLater: the entries of walks whose stores' sides are out
@@ -20,35 +19,26 @@ import (
 // rendered later too. Fails when the walk reads a size while the sides are
 // out (0), or when an entry keeps its placeholder.
 func TestSizesLater(t *testing.T) {
-	byDir := plainPicklesByDir()
-	opts := []Options{{}, {Detail: 2}, {Ignore: []string{"root['x']"}}}
 	sized := 0
-	for _, files := range byDir {
-		for i := 0; i+1 < len(files) && i < testfile.ShortDiv(16, 8); i++ {
-			for _, opt := range opts {
-				want, err := Files(files[i], files[i+1], opt)
-				if err != nil {
-					continue
-				}
-				for _, later := range []int{bigWalk, 0} {
-					spillAt, pathsLaterAt = 0, later
-					got, err := Files(files[i], files[i+1], opt)
-					spillAt, pathsLaterAt = 200<<20, bigWalk
-					if err != nil {
-						t.Fatalf("%s %s: %v", files[i], files[i+1], err)
-					}
-					if !reflect.DeepEqual(got.Entries, want.Entries) {
-						t.Fatalf("%s %s %+v (paths later at %d): sizes made later\n%+v\nwant\n%+v", files[i], files[i+1], opt, later, got.Entries, want.Entries)
-					}
-				}
-				for _, e := range want.Entries {
-					if e.SizeA > 0 || e.SizeB > 0 {
-						sized++
-					}
-				}
+	eachTestPair(func(a, b string, opt Options, want *Result) {
+		for _, later := range []int{bigWalk, 0} {
+			oldSpill, oldLater := spillAt, pathsLaterAt
+			spillAt, pathsLaterAt = 0, later
+			got, err := Files(a, b, opt)
+			spillAt, pathsLaterAt = oldSpill, oldLater
+			if err != nil {
+				t.Fatalf("%s %s: %v", a, b, err)
+			}
+			if !reflect.DeepEqual(got.Entries, want.Entries) {
+				t.Fatalf("%s %s %+v (paths later at %d): sizes made later\n%+v\nwant\n%+v", a, b, opt, later, got.Entries, want.Entries)
 			}
 		}
-	}
+		for _, e := range want.Entries {
+			if e.SizeA > 0 || e.SizeB > 0 {
+				sized++
+			}
+		}
+	})
 	t.Logf("%d entries with a size", sized)
 	if sized < 50 {
 		t.Errorf("only %d entries with a size compared", sized)
