@@ -10,7 +10,15 @@
 # the 103 MB dicts.pkl); BENCH_QUICK=1 skips it. Ratios are given for wall and CPU (user+sys) time: on a loaded
 # machine the CPU ratio is the fairer one.
 set -euo pipefail
-: "${PK:?run through scripts/bench.sh}"
+: "${PK:?set PK (scripts/bench.sh sets it)}"
+: "${BENCH_DIR:?set BENCH_DIR}"
+: "${BENCH_RUNS:=3}"
+: "${PYTHON:=python3}"
+if ! declare -F measure >/dev/null; then
+	# standalone: scripts/bench.d/measure.sh
+	source scripts/bench.d/measure.sh
+	measure() { bench_measure "$@"; }
+fi
 
 mb() { awk "BEGIN{printf \"%.0f\", $1 / 1024}"; }
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.0f\", $1 / $2; else print \"-\" }"; }
