@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -152,4 +153,45 @@ func TestSparseOrds(t *testing.T) {
 	if ordMisses.Load() == misses {
 		t.Error("no stream was encoded again with ordForget")
 	}
+}
+
+// FuzzSparseOrds: on any input, the digest (or error) of every stream is
+// the same with the ordinals and pure slots by node ID, compact, and
+// compact with none kept (TestSparseOrds on the fuzzer's inputs).
+func FuzzSparseOrds(f *testing.F) {
+	seeds, _ := filepath.Glob("../../testdata/fixtures/*/*.pkl")
+	for i, s := range seeds {
+		if b, err := os.ReadFile(s); err == nil && i%5 == 0 && len(b) < 1<<16 {
+			f.Add(b)
+		}
+	}
+	f.Add(dictList(300))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		file, err := pickle.Parse(bytes.NewReader(data), int64(len(data)), "fuzz", ReadOptions(Options{}))
+		if err != nil {
+			return
+		}
+		defer func(from int) { slotTabFrom, ordForget = from, false }(slotTabFrom)
+		for _, s := range file.Streams {
+			for _, o := range []Options{{}, {Form: Form2}} {
+				var want string
+				for i, c := range []struct {
+					from   int
+					forget bool
+				}{{math.MaxInt, false}, {0, false}, {0, true}} {
+					slotTabFrom, ordForget = c.from, c.forget
+					d, err := Normalize(s, o).Digest()
+					got := fmt.Sprintf("%x %v", d, err)
+					if i == 0 {
+						want = got
+					} else if got != want {
+						t.Fatalf("stream %d, form %v, slotTabFrom %d, ordForget %v: %s, want %s", s.Index, o.Form, c.from, c.forget, got, want)
+					}
+				}
+			}
+		}
+	})
 }
