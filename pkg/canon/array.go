@@ -257,7 +257,7 @@ func (e *encoder) foreign(n pickle.ID) {
 	} else if e.iso {
 		e.ordM[n] = start
 	} else {
-		e.ordS[n] = start + 1
+		e.setOrdinal(n, start)
 	}
 }
 

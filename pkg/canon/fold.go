@@ -330,6 +330,7 @@ var (
 	refolds    atomic.Int64 // inputs hashed again without folding (tests)
 	argFolds   atomic.Int64 // argument tuples folded at their REDUCE (foldArgs; tests)
 	pureCopies atomic.Int64 // argument tuples whose purity pureCopy set (tests)
+	ordMisses  atomic.Int64 // streams Digest encoded again with pslot (sparseOrds; tests)
 )
 
 // ruleStd are the globals of the standard library that a rule of the form

@@ -242,16 +242,32 @@ func (v *View) Digest() ([]byte, error) {
 	if v.rerr != nil {
 		return nil, v.rerr
 	}
+	st := v.state()
+	budget, written := st.budget, st.written
 	e := newEncoder(v, false)
-	if v.scr != nil {
-		if v.scr.header == "" {
-			v.scr.header = v.Opt.header()
+	for {
+		if v.scr != nil {
+			if v.scr.header == "" {
+				v.scr.header = v.Opt.header()
+			}
+			e.buf = append(e.buf, v.scr.header...)
+		} else {
+			e.buf = append(e.buf, v.Opt.header()...)
 		}
-		e.buf = append(e.buf, v.scr.header...)
-	} else {
-		e.buf = append(e.buf, v.Opt.header()...)
+		v.encodeStream(e)
+		if !e.ordMiss || st.err != nil {
+			break
+		}
+		// a node sparseOrds did not foresee was reached twice: its
+		// back-reference's ordinal was not kept. The walk was the one
+		// pslot gives (a node reached before is a back-reference either
+		// way), so it met no error and the encoding made again with pslot
+		// meets none: it starts from the same bounds.
+		ordMisses.Add(1)
+		v.denseOrds = true
+		st.budget, st.written = budget, written
+		e = newEncoder(v, false)
 	}
-	v.encodeStream(e)
 	d := e.sum()
 	if v.scr != nil {
 		v.scr.buf = e.buf[:0]

@@ -155,6 +155,9 @@ type View struct {
 	// refold: the canon sink folded runs of this stream that a rule may
 	// read (fold.go): Digest reports errRefold
 	refold bool
+	// denseOrds: the main encoder keeps its ordinals in pslot (Digest met
+	// a node reached twice that sparseOrds did not foresee)
+	denseOrds bool
 	// ents: the entries of folded runs of dicts read while encoding
 	// (fold.go's entries), their keys' bytes in entKeys
 	ents    []foldEnt
