@@ -321,9 +321,23 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 	e.h.Write([]byte(opt.header()))
 	e.out = append(e.out, 'r')
 	batch := make([]pickle.Op, fastBatch)
+	hot := hooks == nil && !noHot
 	for {
-		// the opcodes whole in the read buffer (never STOP), then one the
-		// ordinary way
+		// the opcodes whole in the read buffer (never STOP): pk hash's
+		// decoded in place (fast_hot.go), else a batch at a time; then one
+		// the ordinary way
+		if hot {
+			if win, th := rd.SkimWindow(); len(win) > 0 {
+				at, err := e.runHot(win, rd.Offset(), th)
+				if err != nil {
+					return nil, err
+				}
+				rd.SkimDone(at)
+				if at > 0 {
+					continue
+				}
+			}
+		}
 		if n := rd.NextBuffered(batch); n > 0 {
 			if _, err := e.run(batch[:n], hooks); err != nil {
 				return nil, err
