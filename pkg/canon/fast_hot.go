@@ -26,16 +26,28 @@ var noHot bool
 func (e *fastEnc) runHot(win []byte, base, th int64) (int, error) {
 	at, n := 0, 0
 	var o pickle.Op // the opcodes that go through step
+loop:
 	for at < len(win) {
-		k, ok := pickle.SkimOp(win, at, th)
-		if !ok {
-			break
-		}
+		// each inline case checks its own width against the window (what
+		// pickle.SkimOp would say, without the way through its table)
 		c := pickle.Opcode(win[at])
 		e.opOff = base + int64(at)
+		k := 0
 		switch c {
 		case pickle.BINGET, pickle.LONG_BINGET:
-			m := e.memo.get(pickle.SkimArg(win, at))
+			var i int64
+			if c == pickle.BINGET {
+				if at+2 > len(win) {
+					break loop
+				}
+				i, k = int64(win[at+1]), 1
+			} else {
+				if at+5 > len(win) {
+					break loop
+				}
+				i, k = int64(binary.LittleEndian.Uint32(win[at+1:])), 4
+			}
+			m := e.memo.get(i)
 			if m == nil || !fkPure(m.kind) || len(m.enc) > maxMemoEnc {
 				return at, errSlow
 			}
@@ -55,26 +67,52 @@ func (e *fastEnc) runHot(win []byte, base, th int64) (int, error) {
 				return at, errSlow
 			}
 			if e.scan.isLive(e.nmemo) {
-				if err := e.stepAt(&o, win, at, k); err != nil {
+				if err := e.stepAt(&o, win, at, 0); err != nil {
 					return at, err
 				}
 				break
 			}
 			e.nmemo++
 		case pickle.BININT, pickle.BININT1, pickle.BININT2:
+			var v int64
+			switch c {
+			case pickle.BININT1:
+				if at+2 > len(win) {
+					break loop
+				}
+				v, k = int64(win[at+1]), 1
+			case pickle.BININT2:
+				if at+3 > len(win) {
+					break loop
+				}
+				v, k = int64(binary.LittleEndian.Uint16(win[at+1:])), 2
+			default:
+				if at+5 > len(win) {
+					break loop
+				}
+				v, k = int64(int32(binary.LittleEndian.Uint32(win[at+1:]))), 4
+			}
 			e.push(fkInt)
-			e.arena = appendIntVal(e.arena, pickle.SkimArg(win, at), nil)
+			e.arena = appendIntVal(e.arena, v, nil)
 		case pickle.BINFLOAT:
+			if at+9 > len(win) {
+				break loop
+			}
+			k = 8
 			e.push(fkFloat)
 			e.arena = append(e.arena, 'f')
-			e.arena = binary.BigEndian.AppendUint64(e.arena, uint64(pickle.SkimArg(win, at)))
+			e.arena = append(e.arena, win[at+1:at+9]...) // (big-endian bits, as step writes them)
 		case pickle.NONE:
 			e.push(fkNone)
 			e.arena = append(e.arena, 'n')
 		case pickle.SHORT_BINUNICODE:
+			if at+1 >= len(win) || int64(win[at+1]) >= th || at+2+int(win[at+1]) > len(win) {
+				break loop
+			}
+			k = 1 + int(win[at+1])
 			p, ok := pickle.SkimStr(win, at)
 			if !ok {
-				return at, e.heldOK(base + int64(at))
+				break loop
 			}
 			if len(p) > InlineMax {
 				if err := e.stepAt(&o, win, at, k); err != nil {
@@ -87,6 +125,10 @@ func (e *fastEnc) runHot(win []byte, base, th int64) (int, error) {
 			e.arena = appendUvarint(e.arena, uint64(len(p)))
 			e.arena = append(e.arena, p...)
 		default:
+			var ok bool
+			if k, ok = pickle.SkimOp(win, at, th); !ok {
+				break loop
+			}
 			if err := e.stepAt(&o, win, at, k); err != nil {
 				return at, err
 			}
