@@ -339,6 +339,9 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 			}
 		}
 		if n := rd.NextBuffered(batch); n > 0 {
+			if onBatch != nil {
+				onBatch(n)
+			}
 			if _, err := e.run(batch[:n], hooks); err != nil {
 				return nil, err
 			}
@@ -363,6 +366,10 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 		}
 	}
 }
+
+// onBatch, when set, is told how many opcodes pass 2 decoded into a batch
+// (tests: what runHot left to the batches).
+var onBatch func(n int)
 
 // fastBatch is how many opcodes pass 2 decodes from the read buffer at once.
 const fastBatch = 256
