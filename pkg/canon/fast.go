@@ -20,7 +20,8 @@ package canon
 //     read (only those are kept in pass 2), and which lists are values of a
 //     dict result or of an object result's dict state;
 //   - pass 2 (fast_encode.go) builds every value's encoding in an arena, in
-//     stack order; a container consumed by another is sealed then
+//     stack order (pk hash's decodes the opcodes in the reader's window, as
+//     pass 1 does, with a table's common ones inline: fast_hot.go); a container consumed by another is sealed then
 //     (fast_seal.go: header, dict entries and set items sorted, recorded
 //     without moving its bytes, so that nesting costs a record per level);
 //     the items

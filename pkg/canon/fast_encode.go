@@ -321,10 +321,27 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 	e.h.Write([]byte(opt.header()))
 	e.out = append(e.out, 'r')
 	batch := make([]pickle.Op, fastBatch)
+	hot := hooks == nil && !noHot
 	for {
-		// the opcodes whole in the read buffer (never STOP), then one the
-		// ordinary way
+		// the opcodes whole in the read buffer (never STOP): pk hash's
+		// decoded in place (fast_hot.go), else a batch at a time; then one
+		// the ordinary way
+		if hot {
+			if win, th := rd.SkimWindow(); len(win) > 0 {
+				at, err := e.runHot(win, rd.Offset(), th)
+				if err != nil {
+					return nil, err
+				}
+				rd.SkimDone(at)
+				if at > 0 {
+					continue
+				}
+			}
+		}
 		if n := rd.NextBuffered(batch); n > 0 {
+			if onBatch != nil {
+				onBatch(n)
+			}
 			if _, err := e.run(batch[:n], hooks); err != nil {
 				return nil, err
 			}
@@ -349,6 +366,10 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 		}
 	}
 }
+
+// onBatch, when set, is told how many opcodes pass 2 decoded into a batch
+// (tests: what runHot left to the batches).
+var onBatch func(n int)
 
 // fastBatch is how many opcodes pass 2 decodes from the read buffer at once.
 const fastBatch = 256

@@ -1013,6 +1013,23 @@ func SkimOp(b []byte, i int, th int64) (k int, ok bool) { return bufferedOp(b, i
 // window, one SkimOp accepted with k > 0.
 func SkimArg(b []byte, i int) int64 { return fixedArg(bufArg[b[i]], b[i+1:]) }
 
+// SkimStr is the payload of the short str or bytes argument of the opcode
+// at b[i] of a window (SHORT_BINUNICODE, SHORT_BINBYTES, SHORT_BINSTRING),
+// one SkimOp accepted, as NextBuffered gives it in Op.Str (b's own bytes);
+// ok is false for any other opcode, and for a str that NextBuffered leaves
+// to NextInto (not valid UTF-8, surrogates passed).
+func SkimStr(b []byte, i int) (p []byte, ok bool) {
+	arg := bufArg[b[i]]
+	if arg != ArgString1 && arg != ArgBytes1 && arg != ArgUnicode1 {
+		return nil, false
+	}
+	p = b[i+2 : i+2+int(b[i+1])]
+	if arg == ArgUnicode1 && validUTF8SP(p) >= 0 {
+		return nil, false
+	}
+	return p, true
+}
+
 // buffered returns the read buffer and how far opcodes decoded from it may
 // reach: the buffer, the input's end, the current frame's end (0 when the
 // frame ends here: the next opcode leaves it first).

@@ -97,3 +97,38 @@ func TestSkimAgreesWithNext(t *testing.T) {
 		}
 	}
 }
+
+// TestSkimStr: the payload SkimStr gives of a short argument in a window is
+// the Op.Str NextBuffered decodes there, and it refuses where NextBuffered
+// stops (a str not valid UTF-8 with surrogates passed) and on other opcodes.
+func TestSkimStr(t *testing.T) {
+	for _, c := range []struct {
+		op   byte
+		arg  string
+		want bool
+	}{
+		{0x8c, "name", true}, {0x8c, "", true}, {0x8c, "é\u20ac", true},
+		{0x8c, "a\xed\xa0\x80b", true}, // a surrogate, passed
+		{0x8c, "a\xffb", false}, {0x8c, "\xc3", false},
+		{'C', "\xff\x00", true}, {'U', "\xffx", true}, // bytes, Py2 str: any bytes
+	} {
+		data := append([]byte{c.op, byte(len(c.arg))}, c.arg...)
+		data = append(data, 'N', '.')
+		r := NewReader(bytes.NewReader(data), int64(len(data)), "t.pkl")
+		r.Borrow = true
+		r.Peek(1) // (fills the read buffer)
+		win, th := r.SkimWindow()
+		if _, ok := SkimOp(win, 0, th); !ok {
+			t.Fatalf("%q: SkimOp refuses it", data)
+		}
+		p, ok := SkimStr(win, 0)
+		ops := make([]Op, 1)
+		n := r.NextBuffered(ops)
+		if ok != c.want || (n == 1) != c.want || ok && string(p) != ops[0].Str {
+			t.Errorf("%q: SkimStr %q %v, NextBuffered %d %q", data, p, ok, n, ops[0].Str)
+		}
+	}
+	if _, ok := SkimStr([]byte{'K', 5}, 0); ok {
+		t.Error("SkimStr took BININT1")
+	}
+}
