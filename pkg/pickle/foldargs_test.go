@@ -2,6 +2,9 @@ package pickle
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -106,5 +109,92 @@ func TestFoldArgsCallableOwner(t *testing.T) {
 	fn := s.Func(c)
 	if fn < 0 || s.Owner(fn) != c {
 		t.Errorf("the callable %d is owned by %d, want the call %d (the next node is %d)", fn, s.Owner(fn), c, items[1])
+	}
+}
+
+// TestPlanAhead: the first stream of a file of planAheadAt bytes or more
+// read for a consumer that folds argument tuples has its pass 1 begun
+// beside the machine at the stream's first byte (planAhead); the store is
+// the one the plan made where it is first asked for gives (the same input
+// read without a file to replay: TestFoldArgsPlan's "plan" case). A
+// smaller file, a second stream or an input that is not a file make it
+// there, as before.
+func TestPlanAhead(t *testing.T) {
+	head := "\x80\x04\x8c\x01m\x8c\x01f\x93(K\x00K\x00\x8c\x04keptq\x01\x8c\x03cutq\x02\x8c\x01x\x85q\x03K\x00K\x00tR"
+	tail := "h\x01h\x03\x87."
+	pad := strings.Repeat("\x8c\x06paddin0", (planAheadAt+8)/8) // (pushed and popped)
+	starts := 0
+	planAheadHook = func() { starts++ }
+	defer func() { planAheadHook = nil }()
+	path := filepath.Join(t.TempDir(), "in.pkl")
+	// what a read gives: the strs in each stream's store, the nodes
+	// released, the folds
+	read := func(in string, file bool) string {
+		folds, released := 0, 0
+		keep := &Keep{
+			FoldCall:    func(*Store, ID) bool { return true },
+			FoldArgsMin: 4,
+			FoldArgs: func(s *Store, c, lo ID) Folded {
+				folds++
+				return Folded{OK: true}
+			},
+			Released: func(*Store, ID) { released++ },
+		}
+		opt := Options{NoGraph: true, Keep: keep, Replay: strings.NewReader(in)}
+		if file {
+			if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fh, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			opt.Replay = fh
+		}
+		f, err := Parse(strings.NewReader(in), int64(len(in)), "t", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := fmt.Sprintf("%d folds, %d released;", folds, released)
+		for _, st := range f.Streams {
+			s := st.Store()
+			root := s.Items(s.Root)
+			if len(root) != 3 || s.Kind(s.Args(root[0])) != KindFolded || s.Str(root[1]) != "kept" {
+				t.Fatalf("root %v", root)
+			}
+			for id := ID(0); int(id) < s.Len(); id++ {
+				if s.Kind(id) == KindStr && s.Str(id) != "paddin" {
+					out += " " + s.Str(id)
+				}
+			}
+			out += ";"
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		in     string
+		starts int
+	}{
+		{"big", head + pad + tail, 1},
+		{"big, two streams", head + pad + tail + head + pad + tail, 1},
+		{"small", head + tail, 0},
+	} {
+		want := read(c.in, false)
+		if starts != 0 {
+			t.Errorf("%s: pass 1 begun beside the machine without a file", c.name)
+		}
+		got := read(c.in, true)
+		if starts != c.starts {
+			t.Errorf("%s: pass 1 begun beside the machine %d times, want %d", c.name, starts, c.starts)
+		}
+		if got != want {
+			t.Errorf("%s: %s; from a file to replay %s", c.name, want, got)
+		}
+		if strings.Contains(got, "cut") {
+			t.Errorf("%s: the plan did not cut what nothing reads again: %s", c.name, got)
+		}
+		starts = 0
 	}
 }
