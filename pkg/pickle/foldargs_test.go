@@ -1,6 +1,7 @@
 package pickle
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -122,7 +123,7 @@ func TestFoldArgsCallableOwner(t *testing.T) {
 func TestPlanAhead(t *testing.T) {
 	head := "\x80\x04\x8c\x01m\x8c\x01f\x93(K\x00K\x00\x8c\x04keptq\x01\x8c\x03cutq\x02\x8c\x01x\x85q\x03K\x00K\x00tR"
 	tail := "h\x01h\x03\x87."
-	pad := strings.Repeat("\x8c\x06paddin0", (planAheadAt+8)/8) // (pushed and popped)
+	pad := strings.Repeat("\x8c\x06paddin0", int(planAheadAt+8)/8) // (pushed and popped)
 	starts := 0
 	planAheadHook = func() { starts++ }
 	defer func() { planAheadHook = nil }()
@@ -197,4 +198,64 @@ func TestPlanAhead(t *testing.T) {
 		}
 		starts = 0
 	}
+}
+
+// FuzzPlanAhead: pass 1 begun beside the machine (planAhead, here for
+// every input, read from a file) gives what pass 1 made where the plan is
+// first asked for gives: the same error, the same stores (every node's
+// kind and offset, the call log), the same folds.
+func FuzzPlanAhead(f *testing.F) {
+	fuzzSeeds(f)
+	defer func(v int, at int64) { MinCompact, planAheadAt = v, at }(MinCompact, planAheadAt)
+	MinCompact, planAheadAt = 4, 0
+	path := filepath.Join(f.TempDir(), "in.pkl")
+	read := func(b []byte, file bool) (string, error) {
+		var out strings.Builder
+		keep := &Keep{
+			FoldCall:    func(*Store, ID) bool { return true },
+			FoldArgsMin: 1,
+			FoldArgs: func(s *Store, c, lo ID) Folded {
+				fmt.Fprintf(&out, "fold %d %d;", c, lo)
+				return Folded{OK: true}
+			},
+			Released: func(s *Store, id ID) { fmt.Fprintf(&out, "r%d;", id) },
+		}
+		opt := Options{NoGraph: true, Keep: keep, Replay: bytes.NewReader(b)}
+		if file {
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				return "", err
+			}
+			fh, err := os.Open(path)
+			if err != nil {
+				return "", err
+			}
+			defer fh.Close()
+			opt.Replay = fh
+		}
+		fl, err := Parse(bytes.NewReader(b), int64(len(b)), "k", opt)
+		if err != nil {
+			return "", err
+		}
+		for _, st := range fl.Streams {
+			s := st.Store()
+			fmt.Fprintf(&out, "\nstream %d root %d:", st.Index, s.Root)
+			for id := ID(0); int(id) < s.Len(); id++ {
+				fmt.Fprintf(&out, " %s@%d", s.Kind(id), s.Offset(id))
+			}
+			for _, ev := range s.Events() {
+				fmt.Fprintf(&out, " %s/%s@%d", ev.Kind, ev.Op, ev.Offset)
+			}
+		}
+		return out.String(), nil
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err1 := read(b, false)
+		got, err2 := read(b, true)
+		if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
+			t.Fatalf("errors differ: %v / pass 1 beside: %v", err1, err2)
+		}
+		if want != got {
+			t.Fatalf("pass 1 beside:\n%s\nwhere asked for:\n%s", got, want)
+		}
+	})
 }

@@ -193,8 +193,9 @@ type aheadPlan struct {
 }
 
 // planAheadAt is the input left at a file's first stream from which the
-// machine begins that stream's pass 1 beside it (planAhead).
-const planAheadAt = 1 << 20
+// machine begins that stream's pass 1 beside it (planAhead; tests lower
+// it).
+var planAheadAt int64 = 1 << 20
 
 // planAhead begins pass 1 of the stream just begun on a goroutine of its
 // own, for plan to take when it is first asked for, when the stream is
