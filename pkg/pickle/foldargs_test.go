@@ -1,7 +1,11 @@
 package pickle
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -107,4 +111,151 @@ func TestFoldArgsCallableOwner(t *testing.T) {
 	if fn < 0 || s.Owner(fn) != c {
 		t.Errorf("the callable %d is owned by %d, want the call %d (the next node is %d)", fn, s.Owner(fn), c, items[1])
 	}
+}
+
+// TestPlanAhead: the first stream of a file of planAheadAt bytes or more
+// read for a consumer that folds argument tuples has its pass 1 begun
+// beside the machine at the stream's first byte (planAhead); the store is
+// the one the plan made where it is first asked for gives (the same input
+// read without a file to replay: TestFoldArgsPlan's "plan" case). A
+// smaller file, a second stream or an input that is not a file make it
+// there, as before.
+func TestPlanAhead(t *testing.T) {
+	head := "\x80\x04\x8c\x01m\x8c\x01f\x93(K\x00K\x00\x8c\x04keptq\x01\x8c\x03cutq\x02\x8c\x01x\x85q\x03K\x00K\x00tR"
+	tail := "h\x01h\x03\x87."
+	pad := strings.Repeat("\x8c\x06paddin0", int(planAheadAt+8)/8) // (pushed and popped)
+	starts := 0
+	planAheadHook = func() { starts++ }
+	defer func() { planAheadHook = nil }()
+	path := filepath.Join(t.TempDir(), "in.pkl")
+	// what a read gives: the strs in each stream's store, the nodes
+	// released, the folds
+	read := func(in string, file bool) string {
+		folds, released := 0, 0
+		keep := &Keep{
+			FoldCall:    func(*Store, ID) bool { return true },
+			FoldArgsMin: 4,
+			FoldArgs: func(s *Store, c, lo ID) Folded {
+				folds++
+				return Folded{OK: true}
+			},
+			Released: func(*Store, ID) { released++ },
+		}
+		opt := Options{NoGraph: true, Keep: keep, Replay: strings.NewReader(in)}
+		if file {
+			if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fh, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			opt.Replay = fh
+		}
+		f, err := Parse(strings.NewReader(in), int64(len(in)), "t", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := fmt.Sprintf("%d folds, %d released;", folds, released)
+		for _, st := range f.Streams {
+			s := st.Store()
+			root := s.Items(s.Root)
+			if len(root) != 3 || s.Kind(s.Args(root[0])) != KindFolded || s.Str(root[1]) != "kept" {
+				t.Fatalf("root %v", root)
+			}
+			for id := ID(0); int(id) < s.Len(); id++ {
+				if s.Kind(id) == KindStr && s.Str(id) != "paddin" {
+					out += " " + s.Str(id)
+				}
+			}
+			out += ";"
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		in     string
+		starts int
+	}{
+		{"big", head + pad + tail, 1},
+		{"big, two streams", head + pad + tail + head + pad + tail, 1},
+		{"small", head + tail, 0},
+	} {
+		want := read(c.in, false)
+		if starts != 0 {
+			t.Errorf("%s: pass 1 begun beside the machine without a file", c.name)
+		}
+		got := read(c.in, true)
+		if starts != c.starts {
+			t.Errorf("%s: pass 1 begun beside the machine %d times, want %d", c.name, starts, c.starts)
+		}
+		if got != want {
+			t.Errorf("%s: %s; from a file to replay %s", c.name, want, got)
+		}
+		if strings.Contains(got, "cut") {
+			t.Errorf("%s: the plan did not cut what nothing reads again: %s", c.name, got)
+		}
+		starts = 0
+	}
+}
+
+// FuzzPlanAhead: pass 1 begun beside the machine (planAhead, here for
+// every input, read from a file) gives what pass 1 made where the plan is
+// first asked for gives: the same error, the same stores (every node's
+// kind and offset, the call log), the same folds.
+func FuzzPlanAhead(f *testing.F) {
+	fuzzSeeds(f)
+	defer func(v int, at int64) { MinCompact, planAheadAt = v, at }(MinCompact, planAheadAt)
+	MinCompact, planAheadAt = 4, 0
+	path := filepath.Join(f.TempDir(), "in.pkl")
+	read := func(b []byte, file bool) (string, error) {
+		var out strings.Builder
+		keep := &Keep{
+			FoldCall:    func(*Store, ID) bool { return true },
+			FoldArgsMin: 1,
+			FoldArgs: func(s *Store, c, lo ID) Folded {
+				fmt.Fprintf(&out, "fold %d %d;", c, lo)
+				return Folded{OK: true}
+			},
+			Released: func(s *Store, id ID) { fmt.Fprintf(&out, "r%d;", id) },
+		}
+		opt := Options{NoGraph: true, Keep: keep, Replay: bytes.NewReader(b)}
+		if file {
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				return "", err
+			}
+			fh, err := os.Open(path)
+			if err != nil {
+				return "", err
+			}
+			defer fh.Close()
+			opt.Replay = fh
+		}
+		fl, err := Parse(bytes.NewReader(b), int64(len(b)), "k", opt)
+		if err != nil {
+			return "", err
+		}
+		for _, st := range fl.Streams {
+			s := st.Store()
+			fmt.Fprintf(&out, "\nstream %d root %d:", st.Index, s.Root)
+			for id := ID(0); int(id) < s.Len(); id++ {
+				fmt.Fprintf(&out, " %s@%d", s.Kind(id), s.Offset(id))
+			}
+			for _, ev := range s.Events() {
+				fmt.Fprintf(&out, " %s/%s@%d", ev.Kind, ev.Op, ev.Offset)
+			}
+		}
+		return out.String(), nil
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err1 := read(b, false)
+		got, err2 := read(b, true)
+		if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
+			t.Fatalf("errors differ: %v / pass 1 beside: %v", err1, err2)
+		}
+		if want != got {
+			t.Fatalf("pass 1 beside:\n%s\nwhere asked for:\n%s", got, want)
+		}
+	})
 }

@@ -425,10 +425,11 @@ type machine struct {
 	// the store (which renumber or release it)
 	oneNone     ID
 	replay      io.ReaderAt
-	planTried   bool    // plan was asked for in this stream
-	nextCompact int     // store size (records) at which to compact next
-	liveRuns    int     // compactions in a row that kept most of the store
-	lvl         []int32 // scratch of compact
+	planTried   bool       // plan was asked for in this stream
+	ahead       *aheadPlan // pass 1 begun beside the machine (planAhead)
+	nextCompact int        // store size (records) at which to compact next
+	liveRuns    int        // compactions in a row that kept most of the store
+	lvl         []int32    // scratch of compact
 	taint       []uint8
 	namedSet    []bool
 	frames      []walkFrame
@@ -536,6 +537,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.marks = m.marks[:0]
 	m.memo.reset()
 	m.planTried = false
+	m.planAhead()
 	m.nbuf = 0
 	m.nextCompact, m.liveRuns = MinCompact, 0
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
@@ -683,6 +685,12 @@ func (m *machine) dropScratch() {
 // append to the store reallocates, never writes into the next stream's
 // window) and hands the rest of the buffers to the next stream.
 func (m *machine) endStream() {
+	if m.ahead != nil {
+		// (no goroutine reads the input after its stream; a plan never
+		// asked for is dropped)
+		<-m.ahead.done
+		m.ahead = nil
+	}
 	s := m.s
 	s.grow = nil // (a consumer's appends to a finished store double)
 	if m.reuse {

@@ -1,6 +1,9 @@
 package pickle
 
-import "math"
+import (
+	"math"
+	"os"
+)
 
 // Keep lets the machine release what its consumer will never read
 // (docs/engine.md §2.1, finality). A consumer that reads the call log and,
@@ -161,8 +164,17 @@ type spareSet struct {
 
 // plan returns the current stream's plan (pass 1), made and adopted by the
 // memo the first time compaction or foldArgs asks for it; nil when it
-// cannot be made (planStream: tried once a stream).
+// cannot be made (planStream: tried once a stream). A plan begun beside
+// the machine (planAhead) is waited for.
 func (m *machine) plan() *Plan {
+	if m.ahead != nil {
+		<-m.ahead.done
+		p := m.ahead.p
+		m.ahead = nil
+		if p != nil {
+			m.memo.adopt(p)
+		}
+	}
 	if m.memo.plan == nil && !m.planTried {
 		m.planTried = true
 		if p := m.planStream(); p != nil {
@@ -172,6 +184,62 @@ func (m *machine) plan() *Plan {
 	return m.memo.plan
 }
 
+// aheadPlan is pass 1 of one stream run on a goroutine of its own
+// (planAhead): p is set, nil when the plan cannot be made, before done is
+// closed.
+type aheadPlan struct {
+	done chan struct{}
+	p    *Plan
+}
+
+// planAheadAt is the input left at a file's first stream from which the
+// machine begins that stream's pass 1 beside it (planAhead; tests lower
+// it).
+var planAheadAt int64 = 1 << 20
+
+// planAhead begins pass 1 of the stream just begun on a goroutine of its
+// own, for plan to take when it is first asked for, when the stream is
+// the first of a file with planAheadAt bytes or more left and the
+// consumer folds code objects' arguments (Keep.FoldArgs: a cloudpickle or
+// dill state, whose first code object comes at once and whose plan the
+// machine used to wait for there, a tenth of its time on a state). The
+// input must be a file (Options.Replay an *os.File), which each pass reads
+// at its own offsets: the two share nothing but the plan handed over. The
+// store is the same as when plan makes it: only the time it is made moves
+// to the other CPU. A stream's end waits for it (endStream).
+func (m *machine) planAhead() {
+	if m.keep == nil || m.keep.FoldArgs == nil || m.s.Index != 0 || m.rd.Size()-m.s.Begin < planAheadAt {
+		return
+	}
+	if _, ok := m.replay.(*os.File); !ok {
+		return
+	}
+	m.planTried = true
+	if planAheadHook != nil {
+		planAheadHook()
+	}
+	rd := m.replayReader()
+	a := &aheadPlan{done: make(chan struct{})}
+	m.ahead = a
+	go func() {
+		if p, err := PlanStream(rd); err == nil {
+			a.p = p
+		}
+		close(a.done)
+	}()
+}
+
+// planAheadHook, when set (tests), is called as planAhead begins pass 1.
+var planAheadHook func()
+
+// replayReader reads the current stream again from its first byte
+// (Options.Replay), for pass 1.
+func (m *machine) replayReader() *Reader {
+	rd := NewReaderAt(m.replay, m.rd.Size(), m.rd.Name(), m.s.Begin)
+	rd.BlobThreshold = m.rd.BlobThreshold
+	return rd
+}
+
 // planStream runs pass 1 over the current stream (from its first byte, read
 // again from Options.Replay); nil when it cannot (the main pass then reports
 // whatever is wrong with the bytes, and the stream is held whole).
@@ -179,9 +247,7 @@ func (m *machine) planStream() *Plan {
 	if m.replay == nil {
 		return nil
 	}
-	rd := NewReaderAt(m.replay, m.rd.Size(), m.rd.Name(), m.s.Begin)
-	rd.BlobThreshold = m.rd.BlobThreshold
-	p, err := PlanStream(rd)
+	p, err := PlanStream(m.replayReader())
 	if r, ok := m.replay.(interface{ Release() }); ok {
 		r.Release() // a decompressor read again: not held while pass 2 goes on
 	}
