@@ -3,6 +3,7 @@ package input
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -25,27 +26,68 @@ var errNotBare = errors.New("not a bare pickle")
 // pass 1) and opt.AfterBuild to the joblib check (it must be nil); pk hash
 // and pk scan take this path for bare pickles.
 func EachStream(path string, opt pickle.Options, fn func(st *pickle.Stream) error) (file *pickle.File, ok bool) {
+	file, _, ok = eachStream(path, opt, Options{}, false, fn)
+	return file, ok
+}
+
+// EachStreamDecompressed is EachStream for a bare pickle file that may
+// also be under one layer of whole-file compression (gzip, zlib, bz2, xz,
+// lzma, zstd, lz4; compression names it, "" for none), which Open would
+// read as plain pickle streams: the streams are read as the file is
+// decompressed (on a goroutine of its own, as Open decompresses), never
+// whole, within the decompression limit of iopt, and pass 1 of the
+// machine (pickle.Keep) decompresses the file again (Options.Replay, as
+// Open does). Offsets are the decompressed stream's, as Open's; File.Size
+// is -1 for a compressed file. A decompression error, the limit, or a bad
+// trailer gives ok false, as anything else that stops EachStream: Open
+// then says what is wrong. pk canon takes this path.
+func EachStreamDecompressed(path string, opt pickle.Options, iopt Options, fn func(st *pickle.Stream) error) (file *pickle.File, compression string, ok bool) {
+	return eachStream(path, opt, iopt, true, fn)
+}
+
+func eachStream(path string, opt pickle.Options, iopt Options, decompress bool, fn func(st *pickle.Stream) error) (file *pickle.File, compression string, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false
+		return nil, "", false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false
+		return nil, "", false
 	}
 	br := bufio.NewReaderSize(f, 256<<10)
-	if head, _ := br.Peek(16); len(head) == 0 || !PlainPickle(head) {
-		return nil, false
-	}
+	head, _ := br.Peek(16)
+	var r io.Reader = br
+	size := fi.Size()
 	opt.Replay = f
+	var lim *limitReader
+	if kind := sniffCompression(head); kind != "" && decompress {
+		limit := iopt.limit(fi.Size())
+		ra := &readerAtSize{f, fi.Size(), path}
+		dec, closer, err := decompressor(kind, br, limit, fi.Size(), func() io.Reader { return io.NewSectionReader(f, 0, fi.Size()) })
+		if err != nil {
+			return nil, "", false
+		}
+		defer closer()
+		ahead := newReadAhead(dec)
+		defer ahead.Close() // before closer: the goroutine stops reading dec first
+		lim = &limitReader{r: ahead, limit: limit, file: path, layer: kind + "-decompressed stream"}
+		inner := bufio.NewReaderSize(lim, 256<<10)
+		head, _ = inner.Peek(16)
+		rp := &replay{file: ra, kind: kind, limit: limit}
+		defer rp.Release()
+		r, size, compression, opt.Replay = inner, -1, kind, rp
+	}
+	if len(head) == 0 || !PlainPickle(head) {
+		return nil, "", false
+	}
 	opt.AfterBuild = func(_ *pickle.Reader, s *pickle.Store, n pickle.ID) error {
 		if JoblibWrapper(s, n) {
 			return errNotBare
 		}
 		return nil
 	}
-	rd := pickle.NewReader(br, fi.Size(), path)
+	rd := pickle.NewReader(r, size, path)
 	rd.BlobThreshold = opt.BlobThreshold
 	rd.NewHash = opt.NewHash
 	file, err = pickle.ParseEach(rd, opt, func(st *pickle.Stream) error {
@@ -55,7 +97,11 @@ func EachStream(path string, opt pickle.Options, fn func(st *pickle.Stream) erro
 		return fn(st)
 	})
 	if err != nil {
-		return nil, false
+		return nil, "", false
 	}
-	return file, true
+	if lim != nil && lim.drain() != nil {
+		// the decompressor's trailer (a bad CRC), or the limit
+		return nil, "", false
+	}
+	return file, compression, true
 }

@@ -465,8 +465,9 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	}
 	var trail *pickle.Trailing
 	format, compression, base := "pickle", "", "pickle"
-	// a bare pickle file is read a stream at a time (input.EachStream, as
-	// pk hash reads it): each stream written, then its store reused
+	// a bare pickle file, plain or compressed as a whole, is read a stream
+	// at a time (input.EachStreamDecompressed, as pk hash reads a plain
+	// one): each stream written, then its store reused
 	var werr error
 	var file *pickle.File
 	each := false
@@ -475,7 +476,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		out.follows, out.copt = out.spill && !noFollow, copt
 		// through the writer sink (wsink.go) when it holds, else as below
 		var refused error
-		if trail, each, refused = sinkStreams(path, p, copt, &out, &wants, &ends); refused != nil {
+		if trail, compression, each, refused = sinkStreams(path, p, copt, &out, &wants, &ends); refused != nil {
 			return nil, refused
 		} else if !each {
 			out.Reset()
@@ -484,7 +485,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 			// second read, whose peak then is its own (cost shape
 			// cycle_dict, refused for its depth on both reads: 267 -> 195 MB)
 			debug.FreeOSMemory()
-			file, each = input.EachStream(path, ropt, func(st *pickle.Stream) error {
+			file, compression, each = input.EachStreamDecompressed(path, ropt, input.Options{}, func(st *pickle.Stream) error {
 				werr = writeStream(st, copt)
 				return werr
 			})
@@ -496,6 +497,9 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	if each {
 		if file != nil {
 			trail = file.Trailing
+		}
+		if compression != "" {
+			format = compression + "+pickle"
 		}
 		// the last stream's store and view are no longer needed: collect
 		// them before the output is read back
@@ -675,6 +679,14 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return res, nil // (base "pickle", not compressed: checked above)
 	}
+	if compression != "" && data == nil {
+		// a compressed file's output, compressed into a file of its own
+		// (Result.spool) as the output is read, never whole in memory
+		if err := compressOut(path, compression, &out, res, copt); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
 	b, err := out.Bytes()
 	if err != nil {
 		return nil, err
@@ -693,6 +705,97 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// compressOut compresses the output in out (in memory or spilled) in the
+// input's compression kind into res: in memory within spillAt bytes, else
+// into a temporary file (res.spool), never whole in memory; and checks
+// (unless noVerify) that the file written has the pk hash of the input at
+// path as pk hash reads both (samePkHash), the input's computed meanwhile
+// on a goroutine of its own (the other processor).
+func compressOut(path, kind string, out *outBuf, res *Result, copt canon.Options) error {
+	var in *canon.Result
+	var inErr error
+	hashed := make(chan struct{})
+	if noVerify {
+		close(hashed)
+	} else {
+		go func() {
+			defer close(hashed)
+			in, inErr = canon.HashFile(path, copt)
+		}()
+	}
+	z := outBuf{spill: true}
+	err := compressTo(kind, out, &z)
+	if err == nil && z.spilled() {
+		res.spool, res.size, err = z.file()
+	} else {
+		res.Data = z.mem.Bytes()
+	}
+	z.remove()
+	<-hashed
+	if err != nil {
+		return err
+	}
+	if noVerify {
+		return nil
+	}
+	if inErr == nil {
+		if res.spool != "" {
+			inErr = samePkHashFile(path, in.Digest, res.spool, copt)
+		} else {
+			inErr = samePkHashAs(path, in.Digest, res.Data, copt)
+		}
+	}
+	if inErr != nil {
+		res.Close()
+		return inErr
+	}
+	return nil
+}
+
+// compressChunk is the size of the Writes compressTo makes (the compressed
+// bytes do not depend on it: TestCompressorChunks).
+const compressChunk = 1 << 20
+
+// compressTo compresses the output in out into z, reading out a chunk at
+// a time (a spilled one from its file).
+func compressTo(kind string, out, z *outBuf) error {
+	cw, err := newCompressor(kind, z)
+	if err != nil {
+		return err
+	}
+	if !out.spilled() {
+		b := out.mem.Bytes()
+		for len(b) > 0 {
+			k := min(len(b), compressChunk)
+			if _, err := cw.Write(b[:k]); err != nil {
+				return err
+			}
+			b = b[k:]
+		}
+	} else {
+		if err := out.flush(); err != nil {
+			return err
+		}
+		buf := make([]byte, compressChunk)
+		for off := int64(0); off < out.n; {
+			k, rerr := out.f.ReadAt(buf[:min(int64(len(buf)), out.n-off)], off)
+			if k > 0 {
+				if _, err := cw.Write(buf[:k]); err != nil {
+					return err
+				}
+				off += int64(k)
+			}
+			if rerr != nil && off < out.n {
+				return fmt.Errorf("reading back the output (%s): %v", out.f.Name(), rerr)
+			}
+		}
+	}
+	if err := cw.Close(); err != nil {
+		return err
+	}
+	return z.flush()
 }
 
 // samePkHash checks that out (a whole output file) has the pk hash of the
