@@ -2,6 +2,7 @@ package input
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -104,4 +105,42 @@ func eachStream(path string, opt pickle.Options, iopt Options, decompress bool, 
 		return nil, "", false
 	}
 	return file, compression, true
+}
+
+// PeekFile reads the first bytes of the regular file at path (and a gzip
+// file's last four) and returns its whole-file compression ("" for none,
+// as Open recognises it) and about the number of bytes it holds once
+// decompressed, without decompressing it, for what is sized or started
+// ahead (pk canon's sketch of the values held once, its compressor): the
+// file's size when it is not compressed; a gzip file's trailer's size (the
+// decompressed size modulo 4 GiB: taken when it is not below the file's
+// own); else, and for the other compressions, eight times the file's size
+// (a guess: pickles compress 3 to 25 times). size is -1 when the file
+// cannot be read.
+func PeekFile(path string) (compression string, size int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", -1
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", -1
+	}
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	switch kind := sniffCompression(head[:n]); {
+	case kind == "":
+		return "", fi.Size()
+	case kind == "gzip" && fi.Size() >= 18:
+		var t [4]byte
+		if _, err := f.ReadAt(t[:], fi.Size()-4); err == nil {
+			if isize := int64(binary.LittleEndian.Uint32(t[:])); isize >= fi.Size() {
+				return kind, isize
+			}
+		}
+		return kind, 8 * fi.Size()
+	default:
+		return kind, 8 * fi.Size()
+	}
 }

@@ -124,11 +124,15 @@ func TestCompressedSpilled(t *testing.T) {
 	zw.Write(plain.Bytes())
 	zw.Close()
 	f.Close()
+	zf := zFollowed
 	res, err := File(gz, Options{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Close()
+	if zFollowed != zf+1 {
+		t.Errorf("the output was not compressed beside its writing")
+	}
 	if res.Data != nil || res.spool == "" {
 		t.Fatalf("the output of a compressed file is held in memory (%d bytes), not spooled", len(res.Data))
 	}
@@ -150,4 +154,39 @@ func TestCompressedSpilled(t *testing.T) {
 	if !bytes.Equal(in, plain.Bytes()) {
 		t.Fatal("the gzip file does not hold the output")
 	}
+}
+
+// TestZFollow: every compressed corpus file, its output spilled past 64
+// bytes (so that the compressor follows nearly every output's file), gives
+// the output and error it gives with the output compressed once complete.
+func TestZFollow(t *testing.T) {
+	defer func(n int) { spillAt = n }(spillAt)
+	spillAt = 64
+	n, followed := 0, zFollowed
+	for _, f := range corpusFiles(t) {
+		if kind, _ := input.PeekFile(f); kind == "" {
+			continue
+		}
+		n++
+		noZFollow = true
+		want, werr := File(f, Options{}, false)
+		noZFollow = false
+		got, gerr := File(f, Options{}, false)
+		var a, b bytes.Buffer
+		if werr == nil {
+			want.WriteTo(&a)
+			want.Close()
+		}
+		if gerr == nil {
+			got.WriteTo(&b)
+			got.Close()
+		}
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() || !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s: compressed beside the writing: %d bytes, %v; after it: %d bytes, %v", f, b.Len(), gerr, a.Len(), werr)
+		}
+	}
+	if zFollowed == followed {
+		t.Error("no output was compressed beside its writing")
+	}
+	t.Logf("%d compressed files, %d outputs compressed beside their writing", n, zFollowed-followed)
 }

@@ -36,6 +36,11 @@ type outBuf struct {
 	follows bool
 	copt    canon.Options
 	fl      *follow
+
+	// zkind: once the output goes to its file, a compressor in this
+	// compression follows it (zfollow.go), zf
+	zkind string
+	zf    *zfollow
 }
 
 // endFollow ends the check that follows the file, if any (abandon: its
@@ -101,8 +106,16 @@ func (o *outBuf) toFile() bool {
 		return false
 	}
 	var w io.Writer = f
+	var fls []*follow // (what follows the file)
 	if o.fl != nil {
-		w = &publisher{f: f, fl: o.fl}
+		fls = append(fls, o.fl)
+	}
+	if o.zkind != "" {
+		o.zf = startZFollow(o.zkind)
+		fls = append(fls, o.zf.fl)
+	}
+	if len(fls) > 0 {
+		w = &publisher{f: f, fls: fls}
 	}
 	o.f, o.bw = f, bufio.NewWriterSize(w, 1<<20)
 	o.n = int64(o.mem.Len())
@@ -148,6 +161,7 @@ func (o *outBuf) flush() error {
 // Truncate drops what was written past n bytes.
 func (o *outBuf) Truncate(n int) error {
 	o.endFollow(true)
+	o.endZ(true)
 	if o.f == nil {
 		o.mem.Truncate(n)
 		return nil
@@ -190,6 +204,7 @@ func (o *outBuf) Reset() {
 // handing the file to the caller (the buffer forgets it).
 func (o *outBuf) file() (string, int64, error) {
 	o.endFollow(true)
+	o.endZ(true)
 	if err := o.flush(); err != nil {
 		return "", 0, err
 	}
@@ -206,6 +221,7 @@ func (o *outBuf) file() (string, int64, error) {
 // remove closes and removes a spilled file.
 func (o *outBuf) remove() {
 	o.endFollow(true)
+	o.endZ(true)
 	if o.f != nil {
 		o.f.Close()
 		os.Remove(o.f.Name())

@@ -474,6 +474,11 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	if path != "-" {
 		out.spill = !keep
 		out.follows, out.copt = out.spill && !noFollow, copt
+		if kind, _ := input.PeekFile(path); kind != "" && writable[kind] && out.spill && !noZFollow {
+			// a compressed file: its compressor follows the output's file
+			// (zfollow.go), used when the file is read as a bare pickle's
+			out.zkind = kind
+		}
 		// through the writer sink (wsink.go) when it holds, else as below
 		var refused error
 		if trail, compression, each, refused = sinkStreams(path, p, copt, &out, &wants, &ends); refused != nil {
@@ -507,7 +512,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		runtime.GC()
 	} else {
 		out.Reset()
-		out.spill = false
+		out.spill, out.zkind = false, ""
 		wants, ends = wants[:0], ends[:0]
 		doc, err := open()
 		if err != nil {
@@ -725,8 +730,12 @@ func compressOut(path, kind string, out *outBuf, res *Result, copt canon.Options
 			in, inErr = canon.HashFile(path, copt)
 		}()
 	}
-	z := outBuf{spill: true}
-	err := compressTo(kind, out, &z)
+	var err error
+	z := out.endZ(kind != out.zkind) // (compressed as it was written)
+	if z == nil {
+		z = &outBuf{spill: true}
+		err = compressTo(kind, out, z)
+	}
 	if err == nil && z.spilled() {
 		res.spool, res.size, err = z.file()
 	} else {
@@ -753,6 +762,10 @@ func compressOut(path, kind string, out *outBuf, res *Result, copt canon.Options
 	}
 	return nil
 }
+
+// noZFollow turns the compressor that follows the output off (tests compare
+// both ways).
+var noZFollow bool
 
 // compressChunk is the size of the Writes compressTo makes (the compressed
 // bytes do not depend on it: TestCompressorChunks).

@@ -7,10 +7,10 @@ import (
 	"io"
 	"math"
 	"math/big"
-	"os"
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -97,8 +97,8 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 	// (once.go), in every stream of the file
 	var once *onceSketch
 	accept := func(enc []byte) bool { return foldable(enc, dsize) }
-	if fi, err := os.Stat(path); err == nil && fi.Size() >= fpMin && !noOnce {
-		once = newOnceSketch(fi.Size()/64, dsize)
+	if _, size := input.PeekFile(path); size >= fpMin && !noOnce {
+		once = newOnceSketch(size/64, dsize) // (decompressed: a compressed file's guessed)
 		accept = func(enc []byte) bool {
 			if !foldable(enc, dsize) {
 				return false
