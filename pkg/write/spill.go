@@ -194,6 +194,50 @@ func (o *outBuf) Bytes() ([]byte, error) {
 	return b, nil
 }
 
+// writeTo writes what was written to w, in Writes of compressChunk bytes
+// (a spilled output read back from its file a chunk at a time).
+func (o *outBuf) writeTo(w io.Writer) error {
+	if o.f == nil {
+		for b := o.mem.Bytes(); len(b) > 0; {
+			k := min(len(b), compressChunk)
+			if _, err := w.Write(b[:k]); err != nil {
+				return err
+			}
+			b = b[k:]
+		}
+		return nil
+	}
+	if err := o.flush(); err != nil {
+		return err
+	}
+	buf := make([]byte, compressChunk)
+	for off := int64(0); off < o.n; {
+		k, rerr := o.f.ReadAt(buf[:min(int64(len(buf)), o.n-off)], off)
+		if k > 0 {
+			if _, err := w.Write(buf[:k]); err != nil {
+				return err
+			}
+			off += int64(k)
+		}
+		if rerr != nil && off < o.n {
+			return fmt.Errorf("reading back the output (%s): %v", o.f.Name(), rerr)
+		}
+	}
+	return nil
+}
+
+// result hands what was written to res: its bytes in memory (Data), or
+// its file (spool), which the buffer forgets.
+func (o *outBuf) result(res *Result) error {
+	if o.f == nil {
+		res.Data = o.mem.Bytes()
+		return nil
+	}
+	var err error
+	res.spool, res.size, err = o.file()
+	return err
+}
+
 // Reset empties the buffer (a spilled file is removed).
 func (o *outBuf) Reset() {
 	o.remove()

@@ -472,9 +472,12 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	var file *pickle.File
 	each := false
 	if path != "-" {
-		out.spill = !keep
-		out.follows, out.copt = out.spill && !noFollow, copt
-		if kind, _ := input.PeekFile(path); kind != "" && writable[kind] && out.spill && !noZFollow {
+		// (-l too: its comparison reads the output where it is, list.go;
+		// the check beside the writing and the compressor beside it are
+		// for an output that is written, -l's is compared first)
+		out.spill = true
+		out.follows, out.copt = !keep && !noFollow, copt
+		if kind, _ := input.PeekFile(path); kind != "" && writable[kind] && !keep && !noZFollow {
 			// a compressed file: its compressor follows the output's file
 			// (zfollow.go), used when the file is read as a bare pickle's
 			out.zkind = kind
@@ -591,7 +594,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	}
 	if keep && path != "-" && (trail == nil || base == "pickle") {
 		// pk canon -l: a file that is its own output needs no check
-		if res := listSame(path, format, compression, &out.mem, trail); res != nil {
+		if res := listSame(path, format, compression, &out, trail); res != nil {
 			return res, nil
 		}
 	}
@@ -736,10 +739,8 @@ func compressOut(path, kind string, out *outBuf, res *Result, copt canon.Options
 		z = &outBuf{spill: true}
 		err = compressTo(kind, out, z)
 	}
-	if err == nil && z.spilled() {
-		res.spool, res.size, err = z.file()
-	} else {
-		res.Data = z.mem.Bytes()
+	if err == nil {
+		err = z.result(res)
 	}
 	z.remove()
 	<-hashed
@@ -771,39 +772,14 @@ var noZFollow bool
 // bytes do not depend on it: TestCompressorChunks).
 const compressChunk = 1 << 20
 
-// compressTo compresses the output in out into z, reading out a chunk at
-// a time (a spilled one from its file).
+// compressTo compresses the output in out into z.
 func compressTo(kind string, out, z *outBuf) error {
 	cw, err := newCompressor(kind, z)
 	if err != nil {
 		return err
 	}
-	if !out.spilled() {
-		b := out.mem.Bytes()
-		for len(b) > 0 {
-			k := min(len(b), compressChunk)
-			if _, err := cw.Write(b[:k]); err != nil {
-				return err
-			}
-			b = b[k:]
-		}
-	} else {
-		if err := out.flush(); err != nil {
-			return err
-		}
-		buf := make([]byte, compressChunk)
-		for off := int64(0); off < out.n; {
-			k, rerr := out.f.ReadAt(buf[:min(int64(len(buf)), out.n-off)], off)
-			if k > 0 {
-				if _, err := cw.Write(buf[:k]); err != nil {
-					return err
-				}
-				off += int64(k)
-			}
-			if rerr != nil && off < out.n {
-				return fmt.Errorf("reading back the output (%s): %v", out.f.Name(), rerr)
-			}
-		}
+	if err := out.writeTo(cw); err != nil {
+		return err
 	}
 	if err := cw.Close(); err != nil {
 		return err
