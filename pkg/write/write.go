@@ -414,9 +414,14 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	ropt.BlobThreshold = math.MaxInt64
 	var data []byte // the input's bytes (stdin)
 	var err error
+	src := path // the file read a stream at a time (stdin: a copy of its bytes)
 	if path == "-" {
 		if data, err = io.ReadAll(os.Stdin); err != nil {
 			return nil, err
+		}
+		if tmp, err := tempWith(data); err == nil {
+			defer os.Remove(tmp)
+			src = tmp
 		}
 	}
 	open := func() (*input.Doc, error) {
@@ -471,20 +476,23 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	var werr error
 	var file *pickle.File
 	each := false
-	if path != "-" {
+	if src != "-" {
 		// (-l too: its comparison reads the output where it is, list.go;
 		// the check beside the writing and the compressor beside it are
 		// for an output that is written, -l's is compared first)
 		out.spill = true
 		out.follows, out.copt = !keep && !noFollow, copt
-		if kind, _ := input.PeekFile(path); kind != "" && writable[kind] && !keep && !noZFollow {
+		if kind, _ := input.PeekFile(src); kind != "" && writable[kind] && !keep && !noZFollow {
 			// a compressed file: its compressor follows the output's file
 			// (zfollow.go), used when the file is read as a bare pickle's
 			out.zkind = kind
 		}
 		// through the writer sink (wsink.go) when it holds, else as below
 		var refused error
-		if trail, compression, each, refused = sinkStreams(path, p, copt, &out, &wants, &ends); refused != nil {
+		if trail, compression, each, refused = sinkStreams(src, p, copt, &out, &wants, &ends); refused != nil {
+			if e, ok := refused.(*Error); ok {
+				e.File = path // (stdin's copy: named "-")
+			}
 			return nil, refused
 		} else if !each {
 			out.Reset()
@@ -493,7 +501,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 			// second read, whose peak then is its own (cost shape
 			// cycle_dict, refused for its depth on both reads: 267 -> 195 MB)
 			debug.FreeOSMemory()
-			file, compression, each = input.EachStreamDecompressed(path, ropt, input.Options{}, func(st *pickle.Stream) error {
+			file, compression, each = input.EachStreamDecompressed(src, ropt, input.Options{}, func(st *pickle.Stream) error {
 				werr = writeStream(st, copt)
 				return werr
 			})
@@ -687,10 +695,10 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return res, nil // (base "pickle", not compressed: checked above)
 	}
-	if compression != "" && data == nil {
+	if compression != "" && (data == nil || src != path) {
 		// a compressed file's output, compressed into a file of its own
 		// (Result.spool) as the output is read, never whole in memory
-		if err := compressOut(path, compression, &out, res, copt); err != nil {
+		if err := compressOut(src, path, compression, &out, res, copt); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -718,10 +726,11 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 // compressOut compresses the output in out (in memory or spilled) in the
 // input's compression kind into res: in memory within spillAt bytes, else
 // into a temporary file (res.spool), never whole in memory; and checks
-// (unless noVerify) that the file written has the pk hash of the input at
-// path as pk hash reads both (samePkHash), the input's computed meanwhile
-// on a goroutine of its own (the other processor).
-func compressOut(path, kind string, out *outBuf, res *Result, copt canon.Options) error {
+// (unless noVerify) that the file written has the pk hash of the input
+// (the file src, named path: stdin's copy is named "-") as pk hash reads
+// both (samePkHash), the input's computed meanwhile on a goroutine of its
+// own (the other processor).
+func compressOut(src, path, kind string, out *outBuf, res *Result, copt canon.Options) error {
 	var in *canon.Result
 	var inErr error
 	hashed := make(chan struct{})
@@ -730,7 +739,7 @@ func compressOut(path, kind string, out *outBuf, res *Result, copt canon.Options
 	} else {
 		go func() {
 			defer close(hashed)
-			in, inErr = canon.HashFile(path, copt)
+			in, inErr = canon.HashFile(src, copt)
 		}()
 	}
 	var err error
