@@ -263,8 +263,9 @@ type Result struct {
 	// input was. It is nil when the output was spooled to a temporary
 	// file (a .npy file's output of more than SpoolAbove bytes, whose
 	// array data is copied there from the input; a bare pickle file's
-	// output past spillAt bytes, spill.go): WriteTo and Size read
-	// either, and Close removes the file.
+	// output past spillAt bytes, spill.go; a compressed pickle file's
+	// compressed output past spillAt bytes, compressOut): WriteTo and
+	// Size read either, and Close removes the file.
 	Data   []byte
 	Input  []byte // the input file's bytes as read (for Canonical), nil when not kept
 	Format string // the input's format (pkg/input)
