@@ -114,9 +114,9 @@ func eachStream(path string, opt pickle.Options, iopt Options, decompress bool, 
 // ahead (pk canon's sketch of the values held once, its compressor): the
 // file's size when it is not compressed; a gzip file's trailer's size (the
 // decompressed size modulo 4 GiB: taken when it is not below the file's
-// own); else, and for the other compressions, eight times the file's size
-// (a guess: pickles compress 3 to 25 times). size is -1 when the file
-// cannot be read.
+// own); an xz file's index's (xzSize); else, and for the other
+// compressions, eight times the file's size (a guess: pickles compress 3
+// to 25 times). size is -1 when the file cannot be read.
 func PeekFile(path string) (compression string, size int64) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -140,7 +140,53 @@ func PeekFile(path string) (compression string, size int64) {
 			}
 		}
 		return kind, 8 * fi.Size()
+	case kind == "xz":
+		if n, ok := xzSize(f, fi.Size()); ok && n >= fi.Size() {
+			return kind, n
+		}
+		return kind, 8 * fi.Size()
 	default:
 		return kind, 8 * fi.Size()
 	}
+}
+
+// xzSize returns the decompressed size an xz file's index gives (its last
+// stream's: a file of one stream, as xz and Python's lzma write it), read
+// from the stream footer back; ok is false when the end of the file is not
+// a footer and an index of at most 64 KiB.
+func xzSize(f io.ReaderAt, size int64) (n int64, ok bool) {
+	var foot [12]byte
+	if size < 24 {
+		return 0, false
+	}
+	if _, err := f.ReadAt(foot[:], size-12); err != nil || foot[10] != 'Y' || foot[11] != 'Z' {
+		return 0, false
+	}
+	isize := (int64(binary.LittleEndian.Uint32(foot[4:8])) + 1) * 4
+	if isize > 64<<10 || isize > size-24 {
+		return 0, false
+	}
+	idx := make([]byte, isize)
+	if _, err := f.ReadAt(idx, size-12-isize); err != nil || idx[0] != 0 {
+		return 0, false
+	}
+	b := idx[1:]
+	recs, k := binary.Uvarint(b)
+	if k <= 0 {
+		return 0, false
+	}
+	b = b[k:]
+	for range recs {
+		if _, k = binary.Uvarint(b); k <= 0 { // (unpadded size)
+			return 0, false
+		}
+		b = b[k:]
+		u, k := binary.Uvarint(b)
+		if k <= 0 || u > 1<<62 || n > 1<<62 {
+			return 0, false
+		}
+		b = b[k:]
+		n += int64(u)
+	}
+	return n, true
 }
