@@ -988,12 +988,16 @@ func (r *spoolReader) Read(b []byte) (int, error) {
 // encoding of a run reads them by (emitCanonical). ok
 // is false where EachStream's would be, when the sink does not apply, and
 // when fn returns an error (the caller then reads the file without it).
-func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn func(st *pickle.Stream, view func() *View) error) (file *pickle.File, ok bool) {
-	opt = BareOptions(path, opt)
+// The file may be compressed as a whole (input.EachStreamDecompressed:
+// compression names it, "" for none): it is read as it is decompressed.
+// No payload is read again from the file (every one is in memory), so the
+// view has no file to read them from (BareOptions' source), whose offsets
+// would not be a compressed file's.
+func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn func(st *pickle.Stream, view func() *View) error) (file *pickle.File, compression string, ok bool) {
 	opt.NoPaths = true
 	k := newFoldSink(opt)
 	if k == nil {
-		return nil, false
+		return nil, "", false
 	}
 	k.accept, k.side = accept, true
 	defer k.close()
@@ -1005,14 +1009,14 @@ func EachStreamWrite(path string, opt Options, accept func(enc []byte) bool, fn 
 	ropt.Keep.Lean = true
 	ropt.BlobThreshold = math.MaxInt64
 	scr := &docScratch{}
-	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
+	file, compression, ok = input.EachStreamDecompressed(path, ropt, input.Options{}, func(st *pickle.Stream) error {
 		k.sp.release() // (the stream is read: its runs are read back only)
 		err := fn(st, func() *View { return normalize(st, opt, scr) })
 		k.sp.reset() // the stream is written
 		k.sideRuns = k.sideRuns[:0]
 		return err
 	})
-	return file, ok
+	return file, compression, ok
 }
 
 // FoldedItems returns, for a folded run (pickle.KindFolded) of a view

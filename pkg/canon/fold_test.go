@@ -218,7 +218,7 @@ func TestFoldSide(t *testing.T) {
 					want = append(want, slices.Clone(d))
 					return nil
 				})
-				_, gok := EachStreamWrite(p, opt, accept, func(_ *pickle.Stream, view func() *View) error {
+				_, _, gok := EachStreamWrite(p, opt, accept, func(_ *pickle.Stream, view func() *View) error {
 					v := view()
 					if len(v.Opt.fold.sideRuns) > 0 {
 						sided[filepath.Base(p)] = true

@@ -119,18 +119,21 @@ func (r *followReader) Read(p []byte) (int, error) {
 	return m, err
 }
 
-// publisher is the writer of an outBuf's file when a check follows it:
-// each write, once in the file, is published.
+// publisher is the writer of an outBuf's file when a check (or a
+// compressor, zfollow.go) follows it: each write, once in the file, is
+// published to each.
 type publisher struct {
-	f  *os.File
-	fl *follow
-	n  int64
+	f   *os.File
+	fls []*follow
+	n   int64
 }
 
 func (p *publisher) Write(b []byte) (int, error) {
 	n, err := p.f.Write(b)
 	p.n += int64(n)
-	p.fl.wrote(p.f, p.n)
+	for _, fl := range p.fls {
+		fl.wrote(p.f, p.n)
+	}
 	return n, err
 }
 

@@ -22,6 +22,14 @@ func FuzzFile(f *testing.F) {
 		}
 	}
 	f.Add([]byte("\x80\x04]\x94h\x00a."))
+	// compressed: read as it is decompressed (input.EachStreamDecompressed)
+	if b, err := os.ReadFile("../../testdata/fixtures/stdlib/values_p4_c_py311.pkl"); err == nil {
+		for _, kind := range []string{"gzip", "zlib", "lz4"} {
+			if z, err := compress(kind, b); err == nil {
+				f.Add(z)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 1<<16 {
 			return
@@ -37,7 +45,13 @@ func FuzzFile(f *testing.F) {
 			return
 		}
 		out := filepath.Join(dir, "o.pkl")
-		os.WriteFile(out, res.Data, 0o644)
+		o, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.WriteTo(o) // (Data, or a spooled output)
+		o.Close()
+		res.Close()
 		again, err := File(out, Options{}, true)
 		if err != nil {
 			t.Fatalf("the output is refused: %v", err)

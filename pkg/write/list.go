@@ -91,55 +91,58 @@ func (r *Result) sameAsInput() bool {
 }
 
 // listSame is pk canon -l's look at a pickle output before it is checked:
-// out holds the written streams, which the bytes after them (trail) and
-// the compression follow, and the whole is compared with the file at path
-// as it is written (the compressor stops at the first difference). When
-// they are the same, the file is its own output: it reads back as itself,
-// so the checks that follow in File (the output's pk hash, stream by
-// stream) hold, and listSame returns the Result. Otherwise it returns nil
-// and out as it was.
-func listSame(path, format, compression string, out *bytes.Buffer, trail *pickle.Trailing) *Result {
+// out holds the written streams (in memory or spilled), which the bytes
+// after them (trail) and the compression follow, and the whole is compared
+// with the file at path as it is read from out (the compressor's output as
+// it is written: it stops at the first difference). When they are the
+// same, the file is its own output: it reads back as itself, so the checks
+// that follow in File (the output's pk hash, stream by stream) hold, and
+// listSame returns the Result (the output handed to it). Otherwise it
+// returns nil and out as it was.
+func listSame(path, format, compression string, out *outBuf, trail *pickle.Trailing) *Result {
 	mark := out.Len()
-	data, same := listCompare(path, compression, out, trail)
-	if !same {
+	res := &Result{Format: format, inPath: path, verdict: 1}
+	if !listCompare(path, compression, out, trail, res) {
 		out.Truncate(mark)
+		res.Close()
 		return nil
 	}
-	return &Result{Data: data, Format: format, inPath: path, verdict: 1}
+	return res
 }
 
 // listCompare appends the trailing bytes to out and compares out,
-// compressed, with the file; it returns the output (out's bytes, or the
-// compressed bytes) and whether it is the file. An error (met again by
-// File when it writes the output, or the comparison's) is a difference:
-// the output is then checked and compared as any.
-func listCompare(path, compression string, out *bytes.Buffer, trail *pickle.Trailing) ([]byte, bool) {
+// compressed, with the file; when it is the file, it hands the output to
+// res (out, or the compressed bytes kept as they were compared) and
+// returns true. An error (met again by File when it writes the output, or
+// the comparison's) is a difference: the output is then checked and
+// compared as any.
+func listCompare(path, compression string, out *outBuf, trail *pickle.Trailing, res *Result) bool {
 	if trail != nil {
 		if err := trailing(path, nil, compression, trail, out); err != nil {
-			return nil, false
+			return false
 		}
 	}
 	if compression == "" {
-		data := out.Bytes()
-		same, err := sameFile(path, int64(len(data)), func(w io.Writer) error {
-			_, err := w.Write(data)
-			return err
-		})
-		return data, err == nil && same
+		same, err := sameFile(path, int64(out.Len()), out.writeTo)
+		return err == nil && same && out.result(res) == nil
 	}
 	// the compressed bytes kept as they are compared (the Result's output
 	// when they are the file's); the compressor stops at the first
 	// difference of what it writes
-	var buf bytes.Buffer
+	z := outBuf{spill: true}
+	defer z.remove()
 	same, err := sameFile(path, -1, func(w io.Writer) error {
-		cw, err := newCompressor(compression, io.MultiWriter(w, &buf))
+		cw, err := newCompressor(compression, io.MultiWriter(w, &z))
 		if err != nil {
 			return err
 		}
-		if _, err := cw.Write(out.Bytes()); err != nil {
+		if err := out.writeTo(cw); err != nil {
 			return err
 		}
-		return cw.Close()
+		if err := cw.Close(); err != nil {
+			return err
+		}
+		return z.flush()
 	})
-	return buf.Bytes(), err == nil && same
+	return err == nil && same && z.result(res) == nil
 }

@@ -36,6 +36,11 @@ type outBuf struct {
 	follows bool
 	copt    canon.Options
 	fl      *follow
+
+	// zkind: once the output goes to its file, a compressor in this
+	// compression follows it (zfollow.go), zf
+	zkind string
+	zf    *zfollow
 }
 
 // endFollow ends the check that follows the file, if any (abandon: its
@@ -101,8 +106,16 @@ func (o *outBuf) toFile() bool {
 		return false
 	}
 	var w io.Writer = f
+	var fls []*follow // (what follows the file)
 	if o.fl != nil {
-		w = &publisher{f: f, fl: o.fl}
+		fls = append(fls, o.fl)
+	}
+	if o.zkind != "" {
+		o.zf = startZFollow(o.zkind)
+		fls = append(fls, o.zf.fl)
+	}
+	if len(fls) > 0 {
+		w = &publisher{f: f, fls: fls}
 	}
 	o.f, o.bw = f, bufio.NewWriterSize(w, 1<<20)
 	o.n = int64(o.mem.Len())
@@ -148,6 +161,7 @@ func (o *outBuf) flush() error {
 // Truncate drops what was written past n bytes.
 func (o *outBuf) Truncate(n int) error {
 	o.endFollow(true)
+	o.endZ(true)
 	if o.f == nil {
 		o.mem.Truncate(n)
 		return nil
@@ -180,6 +194,50 @@ func (o *outBuf) Bytes() ([]byte, error) {
 	return b, nil
 }
 
+// writeTo writes what was written to w, in Writes of compressChunk bytes
+// (a spilled output read back from its file a chunk at a time).
+func (o *outBuf) writeTo(w io.Writer) error {
+	if o.f == nil {
+		for b := o.mem.Bytes(); len(b) > 0; {
+			k := min(len(b), compressChunk)
+			if _, err := w.Write(b[:k]); err != nil {
+				return err
+			}
+			b = b[k:]
+		}
+		return nil
+	}
+	if err := o.flush(); err != nil {
+		return err
+	}
+	buf := make([]byte, compressChunk)
+	for off := int64(0); off < o.n; {
+		k, rerr := o.f.ReadAt(buf[:min(int64(len(buf)), o.n-off)], off)
+		if k > 0 {
+			if _, err := w.Write(buf[:k]); err != nil {
+				return err
+			}
+			off += int64(k)
+		}
+		if rerr != nil && off < o.n {
+			return fmt.Errorf("reading back the output (%s): %v", o.f.Name(), rerr)
+		}
+	}
+	return nil
+}
+
+// result hands what was written to res: its bytes in memory (Data), or
+// its file (spool), which the buffer forgets.
+func (o *outBuf) result(res *Result) error {
+	if o.f == nil {
+		res.Data = o.mem.Bytes()
+		return nil
+	}
+	var err error
+	res.spool, res.size, err = o.file()
+	return err
+}
+
 // Reset empties the buffer (a spilled file is removed).
 func (o *outBuf) Reset() {
 	o.remove()
@@ -190,6 +248,7 @@ func (o *outBuf) Reset() {
 // handing the file to the caller (the buffer forgets it).
 func (o *outBuf) file() (string, int64, error) {
 	o.endFollow(true)
+	o.endZ(true)
 	if err := o.flush(); err != nil {
 		return "", 0, err
 	}
@@ -206,6 +265,7 @@ func (o *outBuf) file() (string, int64, error) {
 // remove closes and removes a spilled file.
 func (o *outBuf) remove() {
 	o.endFollow(true)
+	o.endZ(true)
 	if o.f != nil {
 		o.f.Close()
 		os.Remove(o.f.Name())

@@ -263,8 +263,9 @@ type Result struct {
 	// input was. It is nil when the output was spooled to a temporary
 	// file (a .npy file's output of more than SpoolAbove bytes, whose
 	// array data is copied there from the input; a bare pickle file's
-	// output past spillAt bytes, spill.go): WriteTo and Size read
-	// either, and Close removes the file.
+	// output past spillAt bytes, spill.go; a compressed pickle file's
+	// compressed output past spillAt bytes, compressOut): WriteTo and
+	// Size read either, and Close removes the file.
 	Data   []byte
 	Input  []byte // the input file's bytes as read (for Canonical), nil when not kept
 	Format string // the input's format (pkg/input)
@@ -414,9 +415,14 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	ropt.BlobThreshold = math.MaxInt64
 	var data []byte // the input's bytes (stdin)
 	var err error
+	src := path // the file read a stream at a time (stdin: a copy of its bytes)
 	if path == "-" {
 		if data, err = io.ReadAll(os.Stdin); err != nil {
 			return nil, err
+		}
+		if tmp, err := tempWith(data); err == nil {
+			defer os.Remove(tmp)
+			src = tmp
 		}
 	}
 	open := func() (*input.Doc, error) {
@@ -465,17 +471,29 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	}
 	var trail *pickle.Trailing
 	format, compression, base := "pickle", "", "pickle"
-	// a bare pickle file is read a stream at a time (input.EachStream, as
-	// pk hash reads it): each stream written, then its store reused
+	// a bare pickle file, plain or compressed as a whole, is read a stream
+	// at a time (input.EachStreamDecompressed, as pk hash reads a plain
+	// one): each stream written, then its store reused
 	var werr error
 	var file *pickle.File
 	each := false
-	if path != "-" {
-		out.spill = !keep
-		out.follows, out.copt = out.spill && !noFollow, copt
+	if src != "-" {
+		// (-l too: its comparison reads the output where it is, list.go;
+		// the check beside the writing and the compressor beside it are
+		// for an output that is written, -l's is compared first)
+		out.spill = true
+		out.follows, out.copt = !keep && !noFollow, copt
+		if kind, _ := input.PeekFile(src); kind != "" && writable[kind] && !keep && !noZFollow {
+			// a compressed file: its compressor follows the output's file
+			// (zfollow.go), used when the file is read as a bare pickle's
+			out.zkind = kind
+		}
 		// through the writer sink (wsink.go) when it holds, else as below
 		var refused error
-		if trail, each, refused = sinkStreams(path, p, copt, &out, &wants, &ends); refused != nil {
+		if trail, compression, each, refused = sinkStreams(src, p, copt, &out, &wants, &ends); refused != nil {
+			if e, ok := refused.(*Error); ok {
+				e.File = path // (stdin's copy: named "-")
+			}
 			return nil, refused
 		} else if !each {
 			out.Reset()
@@ -484,7 +502,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 			// second read, whose peak then is its own (cost shape
 			// cycle_dict, refused for its depth on both reads: 267 -> 195 MB)
 			debug.FreeOSMemory()
-			file, each = input.EachStream(path, ropt, func(st *pickle.Stream) error {
+			file, compression, each = input.EachStreamDecompressed(src, ropt, input.Options{}, func(st *pickle.Stream) error {
 				werr = writeStream(st, copt)
 				return werr
 			})
@@ -497,13 +515,16 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		if file != nil {
 			trail = file.Trailing
 		}
+		if compression != "" {
+			format = compression + "+pickle"
+		}
 		// the last stream's store and view are no longer needed: collect
 		// them before the output is read back
 		file, scr = nil, canon.Scratch{}
 		runtime.GC()
 	} else {
 		out.Reset()
-		out.spill = false
+		out.spill, out.zkind = false, ""
 		wants, ends = wants[:0], ends[:0]
 		doc, err := open()
 		if err != nil {
@@ -582,7 +603,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	}
 	if keep && path != "-" && (trail == nil || base == "pickle") {
 		// pk canon -l: a file that is its own output needs no check
-		if res := listSame(path, format, compression, &out.mem, trail); res != nil {
+		if res := listSame(path, format, compression, &out, trail); res != nil {
 			return res, nil
 		}
 	}
@@ -675,6 +696,14 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return res, nil // (base "pickle", not compressed: checked above)
 	}
+	if compression != "" && (data == nil || src != path) {
+		// a compressed file's output, compressed into a file of its own
+		// (Result.spool) as the output is read, never whole in memory
+		if err := compressOut(src, path, compression, &out, res, copt); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
 	b, err := out.Bytes()
 	if err != nil {
 		return nil, err
@@ -693,6 +722,79 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// compressOut compresses the output in out (in memory or spilled) in the
+// input's compression kind into res: in memory within spillAt bytes, else
+// into a temporary file (res.spool), never whole in memory; and checks
+// (unless noVerify) that the file written has the pk hash of the input
+// (the file src, named path: stdin's copy is named "-") as pk hash reads
+// both (samePkHash), the input's computed meanwhile on a goroutine of its
+// own (the other processor).
+func compressOut(src, path, kind string, out *outBuf, res *Result, copt canon.Options) error {
+	var in *canon.Result
+	var inErr error
+	hashed := make(chan struct{})
+	if noVerify {
+		close(hashed)
+	} else {
+		go func() {
+			defer close(hashed)
+			in, inErr = canon.HashFile(src, copt)
+		}()
+	}
+	var err error
+	z := out.endZ(kind != out.zkind) // (compressed as it was written)
+	if z == nil {
+		z = &outBuf{spill: true}
+		err = compressTo(kind, out, z)
+	}
+	if err == nil {
+		err = z.result(res)
+	}
+	z.remove()
+	<-hashed
+	if err != nil {
+		return err
+	}
+	if noVerify {
+		return nil
+	}
+	if inErr == nil {
+		if res.spool != "" {
+			inErr = samePkHashFile(path, in.Digest, res.spool, copt)
+		} else {
+			inErr = samePkHashAs(path, in.Digest, res.Data, copt)
+		}
+	}
+	if inErr != nil {
+		res.Close()
+		return inErr
+	}
+	return nil
+}
+
+// noZFollow turns the compressor that follows the output off (tests compare
+// both ways).
+var noZFollow bool
+
+// compressChunk is the size of the Writes compressTo makes (the compressed
+// bytes do not depend on it: TestCompressorChunks).
+const compressChunk = 1 << 20
+
+// compressTo compresses the output in out into z.
+func compressTo(kind string, out, z *outBuf) error {
+	cw, err := newCompressor(kind, z)
+	if err != nil {
+		return err
+	}
+	if err := out.writeTo(cw); err != nil {
+		return err
+	}
+	if err := cw.Close(); err != nil {
+		return err
+	}
+	return z.flush()
 }
 
 // samePkHash checks that out (a whole output file) has the pk hash of the

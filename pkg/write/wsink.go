@@ -7,10 +7,10 @@ import (
 	"io"
 	"math"
 	"math/big"
-	"os"
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -73,9 +73,10 @@ var (
 // above).
 func foldable(enc []byte, dsize int) bool { return canon.PlainEmbedding(enc, foldDepth, dsize) }
 
-// sinkStreams writes the streams of the bare pickle file at path through
-// the writer sink, appending each to out, its digest to wants and its end
-// to ends. ok false: the sink does not apply, or a stream could not be
+// sinkStreams writes the streams of the bare pickle file at path (plain,
+// or compressed as a whole: compression names it) through the writer
+// sink, appending each to out (uncompressed), its digest to wants and its
+// end to ends. ok false: the sink does not apply, or a stream could not be
 // written with it (out, wants and ends are then to be discarded).
 //
 // refused is the file's refusal when the first stream is refused for what
@@ -87,17 +88,17 @@ func foldable(enc []byte, dsize int) bool { return canon.PlainEmbedding(enc, fol
 // shapes half their time and most of their memory (nest_newobj_build: the
 // digest and the writer's walk twice). A later stream is left to that read:
 // it writes the streams before it again, which then decide.
-func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]byte, ends *[]int) (trail *pickle.Trailing, ok bool, refused error) {
+func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]byte, ends *[]int) (trail *pickle.Trailing, compression string, ok bool, refused error) {
 	if noSink {
-		return nil, false, nil
+		return nil, "", false, nil
 	}
 	dsize := copt.Algo.Size()
 	// the strs and bytes of the folded runs, counted as they are folded
 	// (once.go), in every stream of the file
 	var once *onceSketch
 	accept := func(enc []byte) bool { return foldable(enc, dsize) }
-	if fi, err := os.Stat(path); err == nil && fi.Size() >= fpMin && !noOnce {
-		once = newOnceSketch(fi.Size()/64, dsize)
+	if _, size := input.PeekFile(path); size >= fpMin && !noOnce {
+		once = newOnceSketch(size/64, dsize) // (decompressed: a compressed file's guessed)
 		accept = func(enc []byte) bool {
 			if !foldable(enc, dsize) {
 				return false
@@ -106,7 +107,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 			return true
 		}
 	}
-	file, ok := canon.EachStreamWrite(path, copt, accept, func(st *pickle.Stream, view func() *canon.View) error {
+	file, compression, ok := canon.EachStreamWrite(path, copt, accept, func(st *pickle.Stream, view func() *canon.View) error {
 		// the depth walk reads the store only: on the second CPU while the
 		// view is made
 		depth := tooDeepBeside(st.Store())
@@ -143,13 +144,13 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		return nil
 	})
 	if refused != nil {
-		return nil, false, refused
+		return nil, "", false, refused
 	}
 	if !ok {
-		return nil, false, nil
+		return nil, "", false, nil
 	}
 	sinkWhole++
-	return file.Trailing, true, nil
+	return file.Trailing, compression, true, nil
 }
 
 // hasFolded reports whether the sink folded a run in s.
