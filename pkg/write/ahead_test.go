@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // slowReader gives its bytes a few at a time.
@@ -136,5 +138,40 @@ func TestLookahead(t *testing.T) {
 		if !slow && queued < len(strs)*9/10 || queued == 0 {
 			t.Errorf("slow %v: only %d of %d strs and bytes queued", slow, queued, len(strs))
 		}
+	}
+}
+
+// TestAheadMatches: every corpus file and fold fixture, every stream
+// fingerprinted and read ahead from its first run of one item (ahead.go),
+// compactions at 4 records, gives the output, or the error, it gives
+// without the read ahead, with the output's check off: a fingerprint the
+// read ahead queued at another value's offset would number that value as
+// another, which the check would otherwise hide by writing the stream
+// again.
+func TestAheadMatches(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	defer func(v int64) { fpMin = v }(fpMin)
+	defer func(v int) { touchMin = v }(touchMin)
+	defer func(v int) { aheadMin = v }(aheadMin)
+	defer func() { noAhead, noVerify = false, false }()
+	pickle.MinCompact, fpMin, touchMin, aheadMin, noVerify = 4, 0, 0, 1, true
+	files := sinkFiles(t)
+	read, retried := 0, 0
+	for _, p := range files {
+		noAhead = true
+		r0 := fpRetries
+		want, werr := File(p, Options{}, false)
+		noAhead = false
+		before := aheadRuns
+		got, gerr := File(p, Options{}, false)
+		if aheadRuns > before {
+			read++
+		}
+		retried += fpRetries - r0
+		sameOutput(t, p, "without the read ahead", "with it", want, werr, got, gerr, nil)
+	}
+	t.Logf("%d of %d files read a run ahead", read, len(files))
+	if read < 40 {
+		t.Errorf("only %d files read a run ahead", read)
 	}
 }

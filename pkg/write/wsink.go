@@ -169,7 +169,7 @@ func (e *emitter) folded(n canon.Ref) error {
 		return errNoSink
 	}
 	sinkRuns++
-	d := e.decoder(rd)
+	d := e.runDecoder(rd, items)
 	for range items {
 		if err := d.item(e); err != nil {
 			return err
@@ -231,7 +231,7 @@ func (e *emitter) fillFolded(n canon.Ref) error {
 				return errNoSink
 			}
 			sinkRuns++
-			d, left = e.decoder(rd), k
+			d, left = e.runDecoder(rd, k), k
 		}
 		left--
 		return d.item(e)
@@ -290,6 +290,9 @@ type decoder struct {
 	// the last global's form globalName read, its module and name
 	gform       []byte
 	gmod, gname string
+	// ah reads the run ahead on a goroutine (ahead.go): nil, touchAhead
+	ah    *ahead
+	apool aheadPool
 }
 
 // queuedFP is a fingerprint touchAhead computed, of the value whose tag is
@@ -311,9 +314,38 @@ func (e *emitter) decoder(rd io.Reader) *decoder {
 		e.dec = &decoder{buf: make([]byte, decBuf)}
 	}
 	d := e.dec
+	d.stopAhead()
 	d.rd, d.p, d.n, d.eof, d.off, d.dsize = rd, 0, 0, false, 0, e.dsize
 	d.ahead, d.qhead, d.qn = 0, 0, 0
 	return d
+}
+
+// runDecoder is decoder for a run of items items: read ahead on a
+// goroutine (ahead.go) when it is long and its values are looked up in a
+// table that touchAhead would read ahead for.
+func (e *emitter) runDecoder(rd io.Reader, items int) *decoder {
+	d := e.decoder(rd)
+	t := &e.keys.vals
+	if noAhead || items < aheadMin || !t.fingerprints || t.nfp < touchMin && t.once == nil {
+		return d
+	}
+	if t.slots == nil {
+		t.init() // (as runKey would: the seed is the fingerprints')
+	}
+	if t.fslots != nil {
+		d.ah = startAhead(rd, t.fseed, d.dsize, &d.apool)
+		d.rd = d.ah
+		aheadRuns++
+	}
+	return d
+}
+
+// stopAhead stops the read ahead of the run being read, if any.
+func (d *decoder) stopAhead() {
+	if d.ah != nil {
+		d.ah.close()
+		d.ah = nil
+	}
 }
 
 // fill makes k bytes available from d.p, reading more of the run, and
@@ -431,6 +463,9 @@ func (d *decoder) touchAhead(t *values) {
 // queued returns the fingerprint touchAhead queued for the value whose
 // tag is at offset at of the run, if it did.
 func (d *decoder) queued(at int64) (uint64, bool) {
+	if d.ah != nil {
+		return d.ah.queued(at)
+	}
 	for d.qn > 0 {
 		q := d.queue[d.qhead]
 		if q.at > at {
@@ -447,8 +482,13 @@ func (d *decoder) queued(at int64) (uint64, bool) {
 // item writes the next embedding as emit writes the node it stands for.
 func (d *decoder) item(e *emitter) error {
 	vals := &e.keys.vals
-	if d.p+touchLead/2 >= d.ahead && (vals.nfp >= touchMin || vals.once != nil) {
-		d.touchAhead(vals)
+	if d.p+touchLead/2 >= d.ahead {
+		if d.ah != nil {
+			d.ahead = d.p + touchLead
+			d.ah.touchTo(vals, d.off+int64(d.ahead))
+		} else if vals.nfp >= touchMin || vals.once != nil {
+			d.touchAhead(vals)
+		}
 	}
 	if !d.fill(1) {
 		return errNoSink
