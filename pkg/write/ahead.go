@@ -34,7 +34,8 @@ var aheadMin = 256
 // aheadBlock is the size of the blocks the goroutine reads; aheadBlocks
 // is how many it may have handed over and the decoder not yet read.
 const (
-	aheadBlock  = 64 << 10
+	aheadFirst  = 4 << 10 // (the first: the decoder waits for it)
+	aheadBlock  = 32 << 10
 	aheadBlocks = 4
 	aheadCarry  = 64 << 10
 )
@@ -60,6 +61,7 @@ type block struct {
 type aheadPool struct {
 	free chan *block
 	win  []byte
+	q    []queuedFP
 }
 
 // ahead is the read ahead of one run.
@@ -89,6 +91,7 @@ func startAhead(rd io.Reader, seed uint64, dsize int, pool *aheadPool) *ahead {
 		blocks: make(chan *block, aheadBlocks),
 		pool:   pool,
 		free:   pool.free,
+		q:      pool.q[:0],
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
@@ -106,6 +109,7 @@ func (a *ahead) run(rd io.Reader, seed uint64, dsize int, win []byte) {
 	}()
 	var off int64   // the run's offset of win[0]
 	walking := true // false: past a form it cannot read whole
+	size := aheadFirst
 	for {
 		var blk *block
 		select {
@@ -113,7 +117,8 @@ func (a *ahead) run(rd io.Reader, seed uint64, dsize int, win []byte) {
 		default:
 			blk = &block{b: make([]byte, aheadBlock)}
 		}
-		blk.b, blk.fps, blk.err = blk.b[:cap(blk.b)], blk.fps[:0], nil
+		blk.b, blk.fps, blk.err = blk.b[:size], blk.fps[:0], nil
+		size = aheadBlock
 		n := 0
 		for n < len(blk.b) && blk.err == nil {
 			var m int
@@ -224,6 +229,7 @@ func (a *ahead) touchTo(t *values, end int64) {
 func (a *ahead) close() {
 	close(a.stop)
 	<-a.done
+	a.pool.q = a.q
 	if a.cur != nil {
 		a.give(a.cur)
 	}
