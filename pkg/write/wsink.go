@@ -431,7 +431,9 @@ var touchMin = 1 << 16
 // at the first form not whole in the window (or not plain: item then
 // refuses it), or when the queue or touch's batch is full. Only a table of
 // fingerprinted values (t.fslots) is read ahead, by item once it holds
-// touchMin of them.
+// touchMin of them. A run of aheadMin items or more is read ahead on a
+// goroutine instead (ahead.go: the same forms' fingerprints, computed on
+// the other processor; item then only touches the slots, ahead.touchTo).
 func (d *decoder) touchAhead(t *values) {
 	if t.fslots == nil {
 		return
