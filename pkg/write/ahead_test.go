@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // slowReader gives its bytes a few at a time.
@@ -23,7 +25,8 @@ func (r *slowReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestLookahead: the decoder's lookahead (touchAhead) over a run of every
+// TestLookahead: the decoder's lookahead (touchAhead, or the read ahead
+// on a goroutine: ahead.go) over a run of every
 // plain form (a tuple's header with its digest among them), read whole or a few bytes at a time (embeddings cut at the
 // window's end, the window moved), queues for each str and bytes it
 // reaches the fingerprint of its own text at its own offset: item takes
@@ -33,45 +36,50 @@ func TestLookahead(t *testing.T) {
 	defer func(v int) { touchMin = v }(touchMin)
 	touchMin = 0
 	rng := rand.New(rand.NewPCG(1, 2))
-	var run bytes.Buffer
-	uv := func(n int) { run.Write(binary.AppendUvarint(nil, uint64(n))) }
-	text := func() string {
-		b := make([]byte, rng.IntN(70))
-		for i := range b {
-			b[i] = byte('a' + rng.IntN(3))
+	for _, mode := range []struct{ slow, ahead bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		var run bytes.Buffer
+		uv := func(n int) { run.Write(binary.AppendUvarint(nil, uint64(n))) }
+		text := func() string {
+			n := 70 // (strs past 64 bytes are not plain: touchAhead passes over them)
+			if mode.ahead {
+				n = 65 // (the read ahead stops at the first: a folded run has none)
+			}
+			b := make([]byte, rng.IntN(n))
+			for i := range b {
+				b[i] = byte('a' + rng.IntN(3))
+			}
+			return string(b)
 		}
-		return string(b)
-	}
-	var strs []string // in order
-	for range 20000 {
-		switch rng.IntN(8) {
-		case 0:
-			run.WriteByte('n')
-		case 1:
-			run.Write([]byte{'b', byte(rng.IntN(2))})
-		case 2:
-			run.WriteString("f12345678")
-		case 3:
-			m := text()
-			run.Write([]byte{'i', '+'})
-			uv(len(m))
-			run.WriteString(m)
-		case 4:
-			run.Write([]byte{'N', "ld"[rng.IntN(2)]})
-			uv(rng.IntN(300))
-			run.WriteByte(0)
-		case 5:
-			run.WriteString("Hs\x02abT") // (a digest of 4 bytes that reads as a str)
-			uv(rng.IntN(300))
-		default:
-			s := text()
-			run.WriteByte("sy"[rng.IntN(2)])
-			uv(len(s))
-			run.WriteString(s)
-			strs = append(strs, s)
+		var strs []string // in order
+		for range 20000 {
+			switch rng.IntN(8) {
+			case 0:
+				run.WriteByte('n')
+			case 1:
+				run.Write([]byte{'b', byte(rng.IntN(2))})
+			case 2:
+				run.WriteString("f12345678")
+			case 3:
+				m := text()
+				run.Write([]byte{'i', '+'})
+				uv(len(m))
+				run.WriteString(m)
+			case 4:
+				run.Write([]byte{'N', "ld"[rng.IntN(2)]})
+				uv(rng.IntN(300))
+				run.WriteByte(0)
+			case 5:
+				run.WriteString("Hs\x02abT") // (a digest of 4 bytes that reads as a str)
+				uv(rng.IntN(300))
+			default:
+				s := text()
+				run.WriteByte("sy"[rng.IntN(2)])
+				uv(len(s))
+				run.WriteString(s)
+				strs = append(strs, s)
+			}
 		}
-	}
-	for _, slow := range []bool{false, true} {
+		slow := mode.slow
 		vals := &values{fingerprints: true}
 		vals.init()
 		var rd io.Reader = bytes.NewReader(run.Bytes())
@@ -80,10 +88,21 @@ func TestLookahead(t *testing.T) {
 		}
 		e := &emitter{dsize: 4}
 		d := e.decoder(rd)
+		if mode.ahead {
+			// read ahead on a goroutine (ahead.go): its blocks cut the
+			// forms as the window does
+			d.ah = startAhead(rd, vals.fseed, 4, &d.apool)
+			d.rd = d.ah
+		}
 		queued, k := 0, 0
 		for d.fill(1) {
 			if d.p+touchLead/2 >= d.ahead {
-				d.touchAhead(vals)
+				if d.ah != nil {
+					d.ahead = d.p + touchLead
+					d.ah.touchTo(vals, d.off+int64(d.ahead))
+				} else {
+					d.touchAhead(vals)
+				}
 			}
 			at, tag := d.off+int64(d.p), d.buf[d.p]
 			d.p++
@@ -132,9 +151,45 @@ func TestLookahead(t *testing.T) {
 		if k != len(strs) {
 			t.Fatalf("slow %v: %d strs read of %d", slow, k, len(strs))
 		}
-		t.Logf("slow %v: %d of %d strs and bytes queued", slow, queued, len(strs))
-		if !slow && queued < len(strs)*9/10 || queued == 0 {
-			t.Errorf("slow %v: only %d of %d strs and bytes queued", slow, queued, len(strs))
+		d.stopAhead()
+		t.Logf("%+v: %d of %d strs and bytes queued", mode, queued, len(strs))
+		if (!slow || mode.ahead) && queued < len(strs)*9/10 || queued == 0 {
+			t.Errorf("%+v: only %d of %d strs and bytes queued", mode, queued, len(strs))
 		}
+	}
+}
+
+// TestAheadMatches: every corpus file and fold fixture, every stream
+// fingerprinted and read ahead from its first run of one item (ahead.go),
+// compactions at 4 records, gives the output, or the error, it gives
+// without the read ahead, with the output's check off: a fingerprint the
+// read ahead queued at another value's offset would number that value as
+// another, which the check would otherwise hide by writing the stream
+// again.
+func TestAheadMatches(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	defer func(v int64) { fpMin = v }(fpMin)
+	defer func(v int) { touchMin = v }(touchMin)
+	defer func(v int) { aheadMin = v }(aheadMin)
+	defer func() { noAhead, noVerify = false, false }()
+	pickle.MinCompact, fpMin, touchMin, aheadMin, noVerify = 4, 0, 0, 1, true
+	files := sinkFiles(t)
+	read, retried := 0, 0
+	for _, p := range files {
+		noAhead = true
+		r0 := fpRetries
+		want, werr := File(p, Options{}, false)
+		noAhead = false
+		before := aheadRuns
+		got, gerr := File(p, Options{}, false)
+		if aheadRuns > before {
+			read++
+		}
+		retried += fpRetries - r0
+		sameOutput(t, p, "without the read ahead", "with it", want, werr, got, gerr, nil)
+	}
+	t.Logf("%d of %d files read a run ahead", read, len(files))
+	if read < 40 {
+		t.Errorf("only %d files read a run ahead", read)
 	}
 }

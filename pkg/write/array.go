@@ -624,6 +624,9 @@ func (e *emitter) foreignArray(n canon.Ref, k key, f canon.Ref) error {
 	sub.nbuf = e.nbuf
 	sub.getattrForm = e.getattrForm
 	err := sub.emit(f)
+	if sub.dec != nil {
+		sub.dec.stopAhead()
+	}
 	e.keys.vals, e.memo.byVal = sub.keys.vals, sub.memo.byVal
 	if err != nil {
 		var r *refusal

@@ -10,8 +10,8 @@ import (
 )
 
 // FuzzSink: any bytes give the same output, or the same error, through the
-// writer sink (folded runs, the sketch of the values held once, every
-// stream fingerprinted) as without it, with compactions at 4 records so
+// writer sink (folded runs, read ahead on a goroutine, the sketch of the
+// values held once, every stream fingerprinted) as without it, with compactions at 4 records so
 // that small inputs fold. TestSinkMatches and TestOnceSketch hold this over
 // the corpus; this target looks beyond it. Without -fuzz only the seeds run.
 func FuzzSink(f *testing.F) {
@@ -45,8 +45,11 @@ func FuzzSink(f *testing.F) {
 		}
 		defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 		defer func(v int64) { fpMin = v }(fpMin)
+		defer func(v int) { aheadMin = v }(aheadMin)
+		defer func(v int) { touchMin = v }(touchMin)
 		defer func() { noSink = false }()
-		pickle.MinCompact, fpMin = 4, 0
+		// (every run of the sink read ahead on a goroutine: ahead.go)
+		pickle.MinCompact, fpMin, aheadMin, touchMin = 4, 0, 1, 0
 		p := filepath.Join(t.TempDir(), "f.pkl")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)

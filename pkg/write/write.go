@@ -191,6 +191,9 @@ func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
 	e := newEmitter(w.v, w.proto, sh, t)
 	e.effects, e.getattrForm, e.storageKeys, e.raw, e.torch = w.effects, getattrForm, w.storage, w.raw, w.torch
 	err := e.stream()
+	if e.dec != nil {
+		e.dec.stopAhead() // (the last run's read ahead)
+	}
 	lastBuilds, lastValues = len(t.builds), int(sh.keys.vals.n)
 	if e.collided && w.fingerprints { // (once: without them nothing collides)
 		t.close()

@@ -170,7 +170,7 @@ func (e *emitter) folded(n canon.Ref) error {
 		return errNoSink
 	}
 	sinkRuns++
-	d := e.decoder(rd)
+	d := e.runDecoder(rd, items)
 	for range items {
 		if err := d.item(e); err != nil {
 			return err
@@ -232,7 +232,7 @@ func (e *emitter) fillFolded(n canon.Ref) error {
 				return errNoSink
 			}
 			sinkRuns++
-			d, left = e.decoder(rd), k
+			d, left = e.runDecoder(rd, k), k
 		}
 		left--
 		return d.item(e)
@@ -291,6 +291,9 @@ type decoder struct {
 	// the last global's form globalName read, its module and name
 	gform       []byte
 	gmod, gname string
+	// ah reads the run ahead on a goroutine (ahead.go): nil, touchAhead
+	ah    *ahead
+	apool aheadPool
 }
 
 // queuedFP is a fingerprint touchAhead computed, of the value whose tag is
@@ -312,9 +315,38 @@ func (e *emitter) decoder(rd io.Reader) *decoder {
 		e.dec = &decoder{buf: make([]byte, decBuf)}
 	}
 	d := e.dec
+	d.stopAhead()
 	d.rd, d.p, d.n, d.eof, d.off, d.dsize = rd, 0, 0, false, 0, e.dsize
 	d.ahead, d.qhead, d.qn = 0, 0, 0
 	return d
+}
+
+// runDecoder is decoder for a run of items items: read ahead on a
+// goroutine (ahead.go) when it is long and its values are looked up in a
+// table that touchAhead would read ahead for.
+func (e *emitter) runDecoder(rd io.Reader, items int) *decoder {
+	d := e.decoder(rd)
+	t := &e.keys.vals
+	if noAhead || items < aheadMin || !t.fingerprints || t.nfp < touchMin && t.once == nil {
+		return d
+	}
+	if t.slots == nil {
+		t.init() // (as runKey would: the seed is the fingerprints')
+	}
+	if t.fslots != nil {
+		d.ah = startAhead(rd, t.fseed, d.dsize, &d.apool)
+		d.rd = d.ah
+		aheadRuns++
+	}
+	return d
+}
+
+// stopAhead stops the read ahead of the run being read, if any.
+func (d *decoder) stopAhead() {
+	if d.ah != nil {
+		d.ah.close()
+		d.ah = nil
+	}
 }
 
 // fill makes k bytes available from d.p, reading more of the run, and
@@ -400,7 +432,9 @@ var touchMin = 1 << 16
 // at the first form not whole in the window (or not plain: item then
 // refuses it), or when the queue or touch's batch is full. Only a table of
 // fingerprinted values (t.fslots) is read ahead, by item once it holds
-// touchMin of them.
+// touchMin of them. A run of aheadMin items or more is read ahead on a
+// goroutine instead (ahead.go: the same forms' fingerprints, computed on
+// the other processor; item then only touches the slots, ahead.touchTo).
 func (d *decoder) touchAhead(t *values) {
 	if t.fslots == nil {
 		return
@@ -432,6 +466,9 @@ func (d *decoder) touchAhead(t *values) {
 // queued returns the fingerprint touchAhead queued for the value whose
 // tag is at offset at of the run, if it did.
 func (d *decoder) queued(at int64) (uint64, bool) {
+	if d.ah != nil {
+		return d.ah.queued(at)
+	}
 	for d.qn > 0 {
 		q := d.queue[d.qhead]
 		if q.at > at {
@@ -448,8 +485,13 @@ func (d *decoder) queued(at int64) (uint64, bool) {
 // item writes the next embedding as emit writes the node it stands for.
 func (d *decoder) item(e *emitter) error {
 	vals := &e.keys.vals
-	if d.p+touchLead/2 >= d.ahead && (vals.nfp >= touchMin || vals.once != nil) {
-		d.touchAhead(vals)
+	if d.p+touchLead/2 >= d.ahead {
+		if d.ah != nil {
+			d.ahead = d.p + touchLead
+			d.ah.touchTo(vals, d.off+int64(d.ahead))
+		} else if vals.nfp >= touchMin || vals.once != nil {
+			d.touchAhead(vals)
+		}
 	}
 	if !d.fill(1) {
 		return errNoSink
