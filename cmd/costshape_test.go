@@ -27,7 +27,8 @@ import (
 // TestCostShapes runs every pk command on every cost shape (legal but costly
 // pickles, testdata/costshapes: made by gen.py there, committed gzipped) as a
 // subprocess and asserts the bounds of docs/cost.md: per run at most
-// costCPU of user+sys CPU and costRSS of peak RSS, exit 0 (1 for diff against
+// costCPU of user+sys CPU (failing past costCPUFail, the target with a
+// margin for a loaded machine) and costRSS of peak RSS, exit 0 (1 for diff against
 // the changed copy), or, for a shape CPython refuses, exit 2 with a one-line
 // error naming the offset; a run over the bounds is run again, and fails
 // when it is over again. A run is killed once it has used costKillCPU of
@@ -101,6 +102,8 @@ func TestCostShapes(t *testing.T) {
 						t.Logf("still over: %s (knownOver: %s)", status, reason)
 					case status != "":
 						t.Errorf("pk %s: %s\n%s", strings.Join(args, " "), status, r.stderrTail())
+					case r.cpu > costCPU:
+						t.Logf("%s: CPU %.2fs over the %v target, within the test's margin (%v)", key, r.cpu.Seconds(), costCPU, costCPUFail)
 					}
 				})
 			}
@@ -119,7 +122,16 @@ const (
 	// 283 and 280 MB there, 214-286 MB on a quiet machine.
 	costTries = 3
 
-	costCPU     = 5 * time.Second
+	costCPU = 5 * time.Second
+	// costCPUFail: the CPU past which a run fails the test, the target
+	// (costCPU) with the margin issue 10 asks of this test ("CPU time with
+	// a generous margin"): a process's CPU time on this 2-CPU machine rises
+	// by up to half with what runs beside it (nest_reduce diff changed:
+	// 4.3-4.7 s quiet, 6.6 s at a load of 12), and make test-full runs the
+	// other packages' tests beside this one. A run between the two is
+	// logged as over the target; scripts/bench.d/costshapes.sh reports
+	// against the target itself.
+	costCPUFail = costCPU * 5 / 4
 	costRSS     = 256 << 20
 	costKillCPU = 10 * time.Second
 	costKillRSS = 2 << 30
@@ -274,8 +286,8 @@ func (sh costShape) check(r costRun, cmd string) string {
 	if r.killed {
 		bad = append(bad, r.killReason)
 	}
-	if r.cpu > costCPU {
-		bad = append(bad, fmt.Sprintf("CPU %.2fs > %v", r.cpu.Seconds(), costCPU))
+	if r.cpu > costCPUFail {
+		bad = append(bad, fmt.Sprintf("CPU %.2fs > %v (the %v target and the test's margin)", r.cpu.Seconds(), costCPUFail, costCPU))
 	}
 	if r.rss > costRSS {
 		bad = append(bad, fmt.Sprintf("peak RSS %d MB > %d MB", r.rss>>20, costRSS>>20))
