@@ -132,14 +132,7 @@ func listCompare(path, compression string, out *outBuf, trail *pickle.Trailing, 
 	z := outBuf{spill: true}
 	defer z.remove()
 	same, err := sameFile(path, -1, func(w io.Writer) error {
-		cw, err := newCompressor(compression, io.MultiWriter(w, &z))
-		if err != nil {
-			return err
-		}
-		if err := out.writeTo(cw); err != nil {
-			return err
-		}
-		if err := cw.Close(); err != nil {
+		if err := compressInto(compression, out, io.MultiWriter(w, &z)); err != nil {
 			return err
 		}
 		return z.flush()

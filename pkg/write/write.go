@@ -787,17 +787,23 @@ const compressChunk = 1 << 20
 
 // compressTo compresses the output in out into z.
 func compressTo(kind string, out, z *outBuf) error {
-	cw, err := newCompressor(kind, z)
+	if err := compressInto(kind, out, z); err != nil {
+		return err
+	}
+	return z.flush()
+}
+
+// compressInto writes the output in out to w through a compressor of
+// kind, closed at the end.
+func compressInto(kind string, out *outBuf, w io.Writer) error {
+	cw, err := newCompressor(kind, w)
 	if err != nil {
 		return err
 	}
 	if err := out.writeTo(cw); err != nil {
 		return err
 	}
-	if err := cw.Close(); err != nil {
-		return err
-	}
-	return z.flush()
+	return cw.Close()
 }
 
 // samePkHash checks that out (a whole output file) has the pk hash of the
