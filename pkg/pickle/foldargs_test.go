@@ -39,15 +39,7 @@ func TestFoldArgsPlan(t *testing.T) {
 		{"plan wrong", head + "h\x02\x86" + tail, head + "K\x00\x86" + tail, true, true},
 	} {
 		folds, released := 0, 0
-		keep := &Keep{
-			FoldCall:    func(*Store, ID) bool { return true },
-			FoldArgsMin: 4,
-			FoldArgs: func(s *Store, c, lo ID) Folded {
-				folds++
-				return Folded{OK: true}
-			},
-			Released: func(*Store, ID) { released++ },
-		}
+		keep := countingKeep(&folds, &released)
 		opt := Options{NoGraph: true, Keep: keep, Replay: strings.NewReader(c.replay)}
 		f, err := Parse(strings.NewReader(c.in), int64(len(c.in)), "t", opt)
 		if c.err {
@@ -132,15 +124,7 @@ func TestPlanAhead(t *testing.T) {
 	// released, the folds
 	read := func(in string, file bool) string {
 		folds, released := 0, 0
-		keep := &Keep{
-			FoldCall:    func(*Store, ID) bool { return true },
-			FoldArgsMin: 4,
-			FoldArgs: func(s *Store, c, lo ID) Folded {
-				folds++
-				return Folded{OK: true}
-			},
-			Released: func(*Store, ID) { released++ },
-		}
+		keep := countingKeep(&folds, &released)
 		opt := Options{NoGraph: true, Keep: keep, Replay: strings.NewReader(in)}
 		if file {
 			if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
@@ -258,4 +242,18 @@ func FuzzPlanAhead(f *testing.F) {
 			t.Fatalf("pass 1 beside:\n%s\nwhere asked for:\n%s", got, want)
 		}
 	})
+}
+
+// countingKeep folds every call's arguments of 4 or more (a fold that
+// only counts) and counts the folds and the nodes released.
+func countingKeep(folds, released *int) *Keep {
+	return &Keep{
+		FoldCall:    func(*Store, ID) bool { return true },
+		FoldArgsMin: 4,
+		FoldArgs: func(s *Store, c, lo ID) Folded {
+			*folds++
+			return Folded{OK: true}
+		},
+		Released: func(*Store, ID) { *released++ },
+	}
 }
