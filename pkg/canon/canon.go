@@ -203,6 +203,11 @@ type Options struct {
 	// by the outer stream's reader: its offsets are the outer part's),
 	// where its payloads are read again.
 	nestedRR *rrAt
+	// noReread is set when the streams are read as a compressed file is
+	// decompressed (hashEach): a streamed payload that a rule needs again
+	// fails the view (errRereadOpen), and the file is hashed through
+	// input.Open, which reads it again through its decompression.
+	noReread bool
 }
 
 // v2 reports whether the form is pk-canon/2 (or later): the gate of every

@@ -455,11 +455,18 @@ func writeTrailing(h hash.Hash, t *pickle.Trailing, opt Options, path string) er
 // otherwise or reports itself: a container, joblib content (a wrapper's
 // BUILD), legacy torch (its magic number as the first stream), any error,
 // and --explain (paths).
+//
+// The file may also be a bare pickle under one layer of whole-file
+// compression (input.EachStreamDecompressed): its streams are read as it is
+// decompressed, one at a time (a million back-to-back pickles in 2 KB of
+// gzip held a store each through Open: 580 MB). A streamed payload that a
+// rule of pk-canon/2 needs again (reread.go) cannot be read from the file
+// at the stream's offsets: such a file is left to Open (Options.noReread).
 func hashEach(path string, opt Options) (res *Result, ok bool) {
 	if !opt.NoPaths {
 		return nil, false
 	}
-	res, _, ok = EachStream(path, opt, nil)
+	res, _, ok = eachStreamIn(path, opt, true, true, nil, nil)
 	return res, ok
 }
 
@@ -473,7 +480,7 @@ func hashEach(path string, opt Options) (res *Result, ok bool) {
 // error.
 func EachStream(path string, opt Options, fn func(st *pickle.Stream, digest []byte) error) (res *Result, file *pickle.File, ok bool) {
 	// (fn reads the streams' stores: they are held whole for it)
-	return eachStream(path, opt, fn == nil, nil, fn)
+	return eachStreamIn(path, opt, false, fn == nil, nil, fn)
 }
 
 // EachStreamFolded is EachStream read through the canon sink (fold.go)
@@ -484,11 +491,22 @@ func EachStream(path string, opt Options, fn func(st *pickle.Stream, digest []by
 // releases (folded or not), so that a count of what the stream held sees
 // each node once: there, or in the store at STOP.
 func EachStreamFolded(path string, opt Options, released func(*pickle.Store, pickle.ID), fn func(st *pickle.Stream, digest []byte) error) (res *Result, file *pickle.File, ok bool) {
-	return eachStream(path, opt, true, released, fn)
+	return eachStreamIn(path, opt, false, true, released, fn)
 }
 
-func eachStream(path string, opt Options, fold bool, released func(*pickle.Store, pickle.ID), fn func(st *pickle.Stream, digest []byte) error) (res *Result, file *pickle.File, ok bool) {
-	opt = BareOptions(path, opt)
+// eachStreamIn is EachStream; decompress also takes a bare pickle under
+// one layer of compression (hashEach).
+func eachStreamIn(path string, opt Options, decompress, fold bool, released func(*pickle.Store, pickle.ID), fn func(st *pickle.Stream, digest []byte) error) (res *Result, file *pickle.File, ok bool) {
+	compressed := false
+	if decompress {
+		c, _ := input.PeekFile(path)
+		compressed = c != ""
+	}
+	if compressed {
+		opt.noReread = true // (its offsets are not the file's: BareOptions' source does not apply)
+	} else {
+		opt = BareOptions(path, opt)
+	}
 	opt.NoPaths = true
 	res = &Result{}
 	n := 0
@@ -501,7 +519,7 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 		ropt.Keep.Released = released
 		defer k.close()
 	}
-	file, ok = input.EachStream(path, ropt, func(st *pickle.Stream) error {
+	each := func(st *pickle.Stream) error {
 		st.Store().CollectRead() // (the view and the digest take its pages)
 		v := normalize(st, opt, scr)
 		// and again before the digest: the rules leave tables they outgrew
@@ -522,7 +540,12 @@ func eachStream(path string, opt Options, fold bool, released func(*pickle.Store
 			return fn(st, d)
 		}
 		return nil
-	})
+	}
+	if compressed {
+		file, _, ok = input.EachStreamDecompressed(path, ropt, input.Options{}, each)
+	} else {
+		file, ok = input.EachStream(path, ropt, each)
+	}
 	if !ok || file.Trailing != nil && n == 0 {
 		return nil, nil, false
 	}

@@ -131,6 +131,11 @@ func (d *docReread) close() {
 // pickle, not pk-canon/2): the rule that needs it does not apply.
 var errNoReread = errors.New("the payload cannot be read again")
 
+// errRereadOpen: a payload must be read again from a compressed file read
+// stream by stream (Options.noReread): the caller hashes it through
+// input.Open instead.
+var errRereadOpen = errors.New("a payload of a compressed file must be read again: read through input.Open")
+
 // reread opens the bytes of blob bl again, checked against what the first
 // read saw (verified): from the bare file of srcOf, or from the part of the
 // opened input the stream is in. errNoReread when neither is known.
@@ -151,6 +156,9 @@ func (v *View) reread(bl *pickle.Blob) (*verified, func(), error) {
 		return v.verify(io.NewSectionReader(f, bl.Offset, bl.Len), bl), func() { f.Close() }, nil
 	}
 	if v.rr == nil {
+		if v.Opt.noReread {
+			return nil, nil, errRereadOpen
+		}
 		return nil, nil, errNoReread
 	}
 	rc, err := v.rr.section(v.rrPart, bl.Offset, bl.Len)
