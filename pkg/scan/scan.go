@@ -176,7 +176,8 @@ func scanTaints(k pickle.Kind) bool {
 	return k == pickle.KindList || k == pickle.KindDict || k == pickle.KindSet
 }
 
-// scanEach scans a bare pickle file stream by stream (pickle.ParseEach):
+// scanEach scans a bare pickle file, plain or under one layer of
+// compression (input.EachStreamDecompressed), stream by stream (pickle.ParseEach):
 // one stream's store is held at a time, so a million pickles back to back
 // cost one. It gives the report ScanDoc gives for the same file, and leaves
 // to the caller (ok false) what input.Open reads otherwise: a container,
@@ -188,15 +189,21 @@ func scanEach(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
 		pol = DefaultPolicy()
 	}
 	doc := &input.Doc{Path: path, Format: "pickle", Parts: []input.Part{{Name: "", Role: input.RolePickle, Of: -1}}}
+	if c, _ := input.PeekFile(path); c != "" {
+		// under one layer of compression: read as it is decompressed
+		// (input.Open held every stream's store: a million pickles of
+		// None in 2 KB of gzip took 600 MB)
+		doc.Compression, doc.Format = c, c+"+pickle"
+	}
 	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
 	k := *keep
 	k.Final = s.final
 	k.Taints = scanTaints
-	file, ok := input.EachStream(path, pickle.Options{NoGraph: true, Keep: &k}, func(st *pickle.Stream) error {
+	file, compression, ok := input.EachStreamDecompressed(path, pickle.Options{NoGraph: true, Keep: &k}, input.Options{}, func(st *pickle.Stream) error {
 		s.stream(st, &doc.Parts[0])
 		return nil
 	})
-	if !ok {
+	if !ok || compression != doc.Compression {
 		return nil, false
 	}
 	rep := &Report{File: path, Format: doc.Format, Verdict: Clean, Findings: []Finding{}}
