@@ -41,7 +41,10 @@ func EachStream(path string, opt pickle.Options, fn func(st *pickle.Stream) erro
 // Open does). Offsets are the decompressed stream's, as Open's; File.Size
 // is -1 for a compressed file. A decompression error, the limit, or a bad
 // trailer gives ok false, as anything else that stops EachStream: Open
-// then says what is wrong. pk canon takes this path.
+// then says what is wrong. pk canon takes this path, and pk hash, pk scan
+// and pk dis for a compressed file (Open keeps a store for every stream: a
+// million pickles of None in 2 KB of gzip took 0.6 GB through it, 20-50 MB
+// this way).
 func EachStreamDecompressed(path string, opt pickle.Options, iopt Options, fn func(st *pickle.Stream) error) (file *pickle.File, compression string, ok bool) {
 	return eachStream(path, opt, iopt, true, fn)
 }
