@@ -53,59 +53,94 @@ func TestCostShapes(t *testing.T) {
 	all := os.Getenv("PK_COSTSHAPES_ALL") == "1"
 	for _, key := range sortedKeys(knownOver) {
 		name, cmd, _ := strings.Cut(key, " ")
-		if !hasShape(shapes, name) || costCommandIndex(cmd) < 0 {
+		if !hasShape(shapes, strings.TrimSuffix(name, costGz)) || costCommandIndex(cmd) < 0 {
 			t.Errorf("knownOver[%q]: no such shape or command", key)
 		}
 	}
 	dir := t.TempDir()
 	for i, sh := range shapes {
-		t.Run(sh.Name, func(t *testing.T) {
-			t.Parallel()
-			files := sh.materialise(t, dir)
-			for j, c := range costCommands {
-				t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-					if testing.Short() && (i+j)%costShortEvery != 0 {
-						t.Skipf("-short runs every %dth command of a shape (make test-full runs all)", costShortEvery)
-					}
-					key := sh.Name + " " + c.name
-					reason, over := knownOver[key]
-					if over && !all {
-						t.Skipf("known over the bounds: %s (PK_COSTSHAPES_ALL=1 runs it)", reason)
-					}
-					args := c.args(files)
-					if args == nil {
-						t.Skip("no changed copy of this shape (CPython refuses it, or gen.py found no change)")
-					}
-					costAlone.RLock()
-					r := runCost(t, pk, args)
-					costAlone.RUnlock()
-					status := sh.check(r, c.name)
-					for try := 1; status != "" && !over && try < costTries; try++ {
-						// Peak RSS varies by up to a third between runs (when
-						// the collector runs: later on a loaded machine, so
-						// the heap overshoots more), CPU time with the
-						// machine's load: a run over the bounds fails when it
-						// is over costTries times in a row. Its runs again
-						// are alone among the cost runs (costAlone).
-						t.Logf("%s: %s; running it again", r, status)
-						costAlone.Lock()
-						r = runCost(t, pk, args)
-						costAlone.Unlock()
-						status = sh.check(r, c.name)
-					}
-					costReport(sh.Name, c.name, r, status)
-					t.Logf("%s: %s", key, r)
-					switch {
-					case over && status == "":
-						t.Logf("now within bounds: remove %q from knownOver (was: %s)", key, reason)
-					case over:
-						t.Logf("still over: %s (knownOver: %s)", status, reason)
-					case status != "":
-						t.Errorf("pk %s: %s\n%s", strings.Join(args, " "), status, r.stderrTail())
-					case r.cpu > costCPU:
-						t.Logf("%s: CPU %.2fs over the %v target, within the test's margin (%v)", key, r.cpu.Seconds(), costCPU, costCPUFail)
-					}
-				})
+		// each shape as gen.py writes it, then in its compressed form as
+		// committed (what a user has on disk: pk decompresses it as it
+		// reads), named NAME.pkl.gz in the subtests and in knownOver
+		for _, gz := range []bool{false, true} {
+			form := sh.Name
+			if gz {
+				form += costGz
+			}
+			t.Run(form, func(t *testing.T) {
+				t.Parallel()
+				if gz && testing.Short() && sh.Name != costShortGz {
+					t.Skipf("-short runs the compressed form of %s only (make test-full runs all)", costShortGz)
+				}
+				var files costFiles
+				if gz {
+					files = sh.compressed(t, dir)
+				} else {
+					files = sh.materialise(t, dir)
+				}
+				sh.runCommands(t, pk, i, form, gz, files, all)
+			})
+		}
+	}
+}
+
+// costGz names the compressed form of a shape (its file as committed,
+// gzip), and costShortGz the one shape whose compressed form -short runs
+// through every command: a million pickles of None in 2 KB, the form that
+// held a store per stream in every command through input.Open (session 35:
+// 0.6-1.9 GB).
+const (
+	costGz      = ".pkl.gz"
+	costShortGz = "streams_none"
+)
+
+// runCommands runs every command of costCommands on files, the shape sh in
+// form form (its name, or NAME.pkl.gz for the compressed one: gz), and
+// checks the bounds; i is the shape's index (-short runs every
+// costShortEvery-th command of a bare form).
+func (sh costShape) runCommands(t *testing.T, pk string, i int, form string, gz bool, files costFiles, all bool) {
+	for j, c := range costCommands {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			if testing.Short() && !gz && (i+j)%costShortEvery != 0 {
+				t.Skipf("-short runs every %dth command of a shape (make test-full runs all)", costShortEvery)
+			}
+			key := form + " " + c.name
+			reason, over := knownOver[key]
+			if over && !all {
+				t.Skipf("known over the bounds: %s (PK_COSTSHAPES_ALL=1 runs it)", reason)
+			}
+			args := c.args(files)
+			if args == nil {
+				t.Skip("no changed copy of this shape (CPython refuses it, or gen.py found no change)")
+			}
+			costAlone.RLock()
+			r := runCost(t, pk, args)
+			costAlone.RUnlock()
+			status := sh.check(r, c.name)
+			for try := 1; status != "" && !over && try < costTries; try++ {
+				// Peak RSS varies by up to a third between runs (when
+				// the collector runs: later on a loaded machine, so
+				// the heap overshoots more), CPU time with the
+				// machine's load: a run over the bounds fails when it
+				// is over costTries times in a row. Its runs again
+				// are alone among the cost runs (costAlone).
+				t.Logf("%s: %s; running it again", r, status)
+				costAlone.Lock()
+				r = runCost(t, pk, args)
+				costAlone.Unlock()
+				status = sh.check(r, c.name)
+			}
+			costReport(form, c.name, r, status)
+			t.Logf("%s: %s", key, r)
+			switch {
+			case over && status == "":
+				t.Logf("now within bounds: remove %q from knownOver (was: %s)", key, reason)
+			case over:
+				t.Logf("still over: %s (knownOver: %s)", status, reason)
+			case status != "":
+				t.Errorf("pk %s: %s\n%s", strings.Join(args, " "), status, r.stderrTail())
+			case r.cpu > costCPU:
+				t.Logf("%s: CPU %.2fs over the %v target, within the test's margin (%v)", key, r.cpu.Seconds(), costCPU, costCPUFail)
 			}
 		})
 	}
@@ -188,6 +223,18 @@ var knownOver = map[string]string{
 	// through the walk (session 26: what each holds, and what the walk reads of it, in the figures below)
 	"nest_newobj_build diff changed": "session 33: its walk does not spill (walkBytes 343 MiB, past pkg/diff's spillUpTo): spilled it was 347-369 MB by /usr/bin/time (350 in this test, load 12) against 406-415 MB, still over, for 1-1.5 s more CPU; the two stores without sides are still about 240 MB. Session 31: 413-421 MB (400-408 before): pk diff's sums now read a lean store (16-byte records, no Self or owners), which the walk cannot size entries from, so B is read again for the walk; a build whose sums were not lean gave 412 MB, and where the rest comes from is not found. Session 29: 396-411 MB with side records of 16 bytes and operations of 20 (144 bytes a level a side). Session 28: 4.4-5.1 s CPU, 415-418 MB. One side alone (its store, view and fingerprint table, no walk) is 220-222 MB peak RSS (210 MB live: records 93 of which 72 used, operations 24, items 21, log 21, side records 20, fingerprints 26): one store at a time does not reach 230 MB, even with only the other side's fingerprints beside it (247 MB); it needs a lighter store or no store at the walk (session 26: 4.4-4.8 s, 409-417 MB; the walk reads 4 nodes a side)",
 	"nest_reduce diff changed":       "session 33: 236 MB peak RSS here (PK_COSTSHAPES_ALL=1; 236-247 MB by /usr/bin/time, KiB, at a load of 12-30): within the RSS bound since its walk spills its stores' sides (Self, owner) and A's fingerprint table while B's is made (pkg/diff spillAt), but over on CPU on a loaded machine (6.6 s here at a load of 12; 4.3-4.7 s quiet in session 31), so it stays. Session 31: 4.5-5.1 s CPU (a loaded machine), 284-290 MiB peak RSS (start: 302-304; 290 here with PK_COSTSHAPES_ALL=1): the entry's path is rendered after the walk, once the fingerprint tables are let go, so the peak is the walk's live heap and the collector's 5 % over it: 254 MiB, the two stores 191 (3 million records of 24 bytes a side), the fingerprint tables 51.5 (9 bytes a node a side), the views 11. It needs that floor under about 220 MiB: the walk's stores without Self and owners (recslim's 16-byte records, lean) take 42 (emulated, the entries' sizes left out: 236-237 MiB, 4.4-4.7 s); those sizes (Node.Owned) are what the walk reads Self and owners for. Session 28: 4.2-5.3 s CPU, 306-314 MB: 253 MB live before the walk, 280 at the end of B's fingerprint pass and at the walk's end (its entry's path, 20 MB). One side alone (store, view, fingerprint table) is 160 MB peak RSS; with a summary of the other side (fingerprint, flags, child links and headers: 64 MB) 225 MB before the walk's path and garbage (session 26: 4.4-4.7 s, 307-310 MB)",
+	// The compressed forms (NAME.pkl.gz, the files as committed): pk trace and pk diff open a compressed
+	// file through input.Open, which keeps a store for each of its streams (session 35 moved hash, scan, dis
+	// and canon to input.EachStreamDecompressed, a store at a time); /usr/bin/time, session 35, load 15-20
+	"streams_none.pkl.gz trace":              "session 35: 1.92 GB peak RSS, 7.5 s user (the bare file 12 MB, 0.1 s): input.Open keeps a Stream and a Store for each of the million streams; trace's stream-by-stream path (pkg/trace/each.go) reads bare files only",
+	"streams_none.pkl.gz trace --top 20":     "session 35: 1.14 GB, 5.7 s (the bare file 11 MB, 0.3 s): as trace",
+	"streams_none.pkl.gz trace --lines 0":    "session 35: 1.93 GB, 9.5 s (the bare file 12 MB, 1.9 s): as trace (trace.EachWhole reads bare files only)",
+	"streams_none.pkl.gz trace --svg":        "session 35: 2.04 GB, 13.8 s: as trace (trace.EachPicture reads bare files only)",
+	"streams_none.pkl.gz diff same":          "session 35: 764 MB, 3.2 s (the bare file 71 MB, 0.6 s): pk diff's stream-by-stream path (canon.EachStreamFolded) reads bare files only; input.Open keeps a store per stream, a side",
+	"streams_none.pkl.gz diff changed":       "session 35: as diff same, the two sides 0.7-0.8 GB each",
+	"cycle_dict.pkl.gz diff changed":         "session 35: killed after 60 s of wall time at a load of 18 (PK_COSTSHAPES_ALL=1): compressed sides go through input.Open, the bare ones through pk diff's stream-by-stream path; not measured quiet",
+	"cycle_objects.pkl.gz diff changed":      "session 35: 8.15 s CPU, 221 MB at a load of 18 (PK_COSTSHAPES_ALL=1): as cycle_dict",
+	"dag_frozenset_deep.pkl.gz diff changed": "session 35: 281 MB, 6.25 s CPU at a load of 18 (PK_COSTSHAPES_ALL=1): as cycle_dict",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,
@@ -266,6 +313,35 @@ func (sh costShape) materialise(t *testing.T, dir string) costFiles {
 			t.Fatal(err)
 		}
 	}
+	return out
+}
+
+// compressed is the shape's compressed form as committed, and its changed
+// copy gzipped into dir (what materialise writes, compressed).
+func (sh costShape) compressed(t *testing.T, dir string) costFiles {
+	t.Helper()
+	sub := filepath.Join(dir, "gz-"+sh.Name) // (the bare form's subtest writes to dir)
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bare := sh.materialise(t, sub)
+	out := costFiles{shape: filepath.Join("../testdata/costshapes/shapes", sh.File)}
+	if bare.changed != "" {
+		data, err := os.ReadFile(bare.changed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		z := gzip.NewWriter(&buf)
+		z.Write(data)
+		z.Close()
+		out.changed = bare.changed + ".gz"
+		if err := os.WriteFile(out.changed, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(bare.changed)
+	}
+	os.Remove(bare.shape)
 	return out
 }
 
