@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -138,4 +140,39 @@ func TestTapeEventsSpooled(t *testing.T) {
 	if !bytes.Equal(outs[0], outs[1]) {
 		t.Errorf("the spooled tape replays to %d bytes, the whole tape to %d", len(outs[1]), len(outs[0]))
 	}
+}
+
+// FuzzTapeSpooled: any bytes give the same output, or the same error, with
+// the tape spooled at every few bytes and events (tapeMem 16: most events
+// start a chunk) as with the tape held whole. Without -fuzz only the seeds
+// run.
+func FuzzTapeSpooled(f *testing.F) {
+	for _, p := range []string{
+		"../../testdata/fixtures/stdlib/values_p4_c_py311.pkl",
+		"../../testdata/equiv/cp220_dynclass/p4_seed5_a.pkl",
+	} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	b := []byte{0x80, 4, ']', 0x94, '(', ']', 0x94}
+	for range 300 {
+		b = append(b, 'h', 1)
+	}
+	f.Add(append(b, 'e', '.'))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 1<<14 {
+			return
+		}
+		defer func(v int) { tapeMem = v }(tapeMem)
+		p := filepath.Join(t.TempDir(), "f.pkl")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tapeMem = 1 << 30
+		want, werr := File(p, Options{}, false)
+		tapeMem = 16
+		got, gerr := File(p, Options{}, false)
+		sameOutput(t, "input", "the tape whole", "spooled", want, werr, got, gerr, nil)
+	})
 }
