@@ -60,7 +60,7 @@ type tape struct {
 	builds []int32
 	nev    int // events recorded
 
-	// past tapeMem bytes, buf and ev are written out in chunks to a
+	// past tapeMem bytes of buf and ev together, they are written out in chunks to a
 	// temporary file (unlinked at once where the system allows), read back
 	// in order by replay: a stream's tape is about the size of its output
 	spool   *os.File
