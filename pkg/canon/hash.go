@@ -275,8 +275,12 @@ func (v *View) Digest() ([]byte, error) {
 		// encoder does not reuse its work stacks (newEncoder): dropped now,
 		// not held while the consumer works (pk canon's writer, pk diff's
 		// walk; a 700,000-BUILD object's operations are 45 MB, the frames
-		// of a million nested calls 24 MB)
+		// of a million nested calls 24 MB), and so are its ordinals, which
+		// no later encoding reads (a second main encoding makes its own:
+		// newEncoder; 2.6 MB of sparseOrds on a cloudpickle state, held to
+		// the end of pk canon's writer, where its peak is)
 		e.stack, e.chbuf, e.opsBuf = nil, nil, nil
+		e.ordS, e.ordBits, e.ordTab, e.ordM = nil, nil, nil, nil
 	}
 	if err := v.state().err; err != nil {
 		return nil, err

@@ -195,3 +195,27 @@ func FuzzSparseOrds(f *testing.F) {
 		}
 	})
 }
+
+// TestDigestDropsOrdinals: the main encoder a scratch keeps past Digest
+// holds no ordinals (sparse or dense): no later encoding reads them, and
+// pk canon's writer, whose peak is after the digest, held them (2.6 MB on
+// a cloudpickle state). Digest asked again still gives the same digest.
+func TestDigestDropsOrdinals(t *testing.T) {
+	f, err := pickle.Parse(bytes.NewReader(dictList(20000)), -1, "dicts.pkl", pickle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scr Scratch
+	v := NormalizeScratch(f.Streams[0], Options{}, &scr)
+	d1, err := v.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := &scr.s.enc; e.ordBits != nil || e.ordTab != nil || e.ordS != nil || e.ordM != nil {
+		t.Errorf("after Digest the scratch's encoder holds ordinals: bits %d words, table %v, by ID %d", len(e.ordBits), e.ordTab != nil, len(e.ordS))
+	}
+	d2, err := v.Digest()
+	if err != nil || !bytes.Equal(d1, d2) {
+		t.Errorf("Digest again: %x, %v; first %x", d2, err, d1)
+	}
+}

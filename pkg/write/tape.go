@@ -60,7 +60,7 @@ type tape struct {
 	builds []int32
 	nev    int // events recorded
 
-	// past tapeMem bytes, buf and ev are written out in chunks to a
+	// past tapeMem bytes of buf and ev together, they are written out in chunks to a
 	// temporary file (unlinked at once where the system allows), read back
 	// in order by replay: a stream's tape is about the size of its output
 	spool   *os.File
@@ -70,9 +70,14 @@ type tape struct {
 	named   bool  // the file's name still exists
 }
 
-// tapeMem is how many bytes of a tape are kept in memory before they are
-// written out (tests lower it): 1 MiB, whose buffers hold 3 MB at most (4
-// MiB held 13 MB on a 100 MB table).
+// tapeMem is how many bytes of a tape, its bytes and its events together,
+// are kept in memory before they are written out (tests lower it): 1 MiB,
+// whose buffers hold 3 MB at most (4 MiB held 13 MB on a 100 MB table).
+// The events count too: a code-carrying state's are more than its bytes
+// (2.1 million events beside 1.4 MB of bytes on a cloudpickle state, most
+// of them memo writes and fetches), and flushed by its bytes alone, the
+// events' buffer had grown to 2.7 MB at the end of the traversal, where pk
+// canon's peak is.
 var tapeMem = 1 << 20
 
 // flush writes buf up to the last event, and the events, to the spool as
@@ -116,7 +121,7 @@ func (t *tape) close() {
 }
 
 func (t *tape) event(kind byte, arg uint64, witharg bool) {
-	if t.last >= tapeMem && !t.stay {
+	if t.last+len(t.ev) >= tapeMem && !t.stay {
 		t.flush()
 	}
 	t.nev++
@@ -246,7 +251,7 @@ func (t *tape) replayOut(proto int, out *outBuf) error {
 // about the size of the output, which are garbage now; they are collected
 // before the output takes their place.
 func (t *tape) collect() {
-	if t.spooled >= collectAt {
+	if t.spooled+int64(len(t.buf)) >= collectAt { // (the tape's bytes, wherever they are)
 		runtime.GC()
 	}
 }
