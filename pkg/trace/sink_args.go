@@ -277,7 +277,11 @@ func (sk *topSink) finishArgs(t *Tree, st *StreamTree) bool {
 		return false
 	}
 	for id := range pickle.ID(n) {
-		c := sunkCand{size: st.incl.at(id), num: int32(st.numOf(id)), id: id}
+		c := sunkCand{size: st.incl.at(id), id: id}
+		if len(sk.h) == sk.n && c.size < sk.h[0].size {
+			continue // (not better whatever its number: no search for it)
+		}
+		c.num = int32(st.numOf(id))
 		if len(sk.h) < sk.n || better(&c, &sk.h[0]) {
 			sk.push(c)
 		}
