@@ -96,25 +96,11 @@ func TestSharedNones(t *testing.T) {
 // BUILD of None, POP, a None left on the stack) reads the file again
 // without the sink: the same output as the store path's.
 func TestSharedNonesRefused(t *testing.T) {
-	code := "ctypes\nCodeType\n(" + strings.Repeat("K\x01", 16) + "tR"
-	cases := map[string]string{
-		"plain":   "](" + code + "NNN](NNee.",
-		"memo":    "](" + code + "NNq\x05Ne.",
-		"memoize": "\x80\x04](" + code + "NN\x94Ne.",
-		"dup":     "](" + code + "NN2e.",
-		"build":   "](" + code + "NN}be.",
-		"pop":     "](" + code + "NN0Ne.",
-		"popmark": "](" + code + "N(NN1e.",
-		"left":    "](" + code + "eNN].",
-		"root":    "(" + code + "N1N.",
-	}
+	cases := sharedNoneCases()
 	dir := t.TempDir()
 	defer func(v bool) { noSink = v }(noSink)
 	for name, body := range cases {
 		p := filepath.Join(dir, name+".pkl")
-		if !strings.HasPrefix(body, "\x80") {
-			body = "\x80\x02" + body
-		}
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -132,4 +118,27 @@ func TestSharedNonesRefused(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sharedNoneCases are pickles of a code object whose arguments fold, then
+// Nones: shared (plain), or each refusal (FuzzTopSink has them as seeds).
+func sharedNoneCases() map[string]string {
+	code := "ctypes\nCodeType\n(" + strings.Repeat("K\x01", 16) + "tR"
+	cases := map[string]string{
+		"plain":   "](" + code + "NNN](NNee.",
+		"memo":    "](" + code + "NNq\x05Ne.",
+		"memoize": "\x80\x04](" + code + "NN\x94Ne.",
+		"dup":     "](" + code + "NN2e.",
+		"build":   "](" + code + "NN}be.",
+		"pop":     "](" + code + "NN0Ne.",
+		"popmark": "](" + code + "N(NN1e.",
+		"left":    "](" + code + "eNN].",
+		"root":    "(" + code + "N1N.",
+	}
+	for name, body := range cases {
+		if !strings.HasPrefix(body, "\x80") {
+			cases[name] = "\x80\x02" + body
+		}
+	}
+	return cases
 }
