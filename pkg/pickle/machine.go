@@ -1075,12 +1075,34 @@ func (m *machine) none() {
 		id := m.oneNone - 1
 		m.s.recs[id].flags |= FlagShared
 		m.pushSlot(id, int32(m.op.Len))
+		if m.keep.SharedNone != nil {
+			m.keep.SharedNone(m.s, id)
+		}
 		return
 	}
 	id := m.scalar(KindNone)
-	if m.keep != nil && m.keep.OneNone {
+	if m.keep != nil && (m.keep.OneNone || m.keep.SharedNone != nil) {
 		m.oneNone = id + 1
 	}
+}
+
+// sharing reports whether the Nones are shared with Keep.SharedNone.
+func (m *machine) sharing() bool { return m.keep != nil && m.keep.SharedNone != nil }
+
+// noneAlone refuses, with Keep.SharedNone, what would make a None differ
+// from a None of its own (see there): sl is a slot about to be memoized,
+// duplicated, popped, left or returned (any None for the first two, a
+// shared one for the others).
+func (m *machine) noneAlone(sl slot, any bool) error {
+	if !m.sharing() || m.s.recs[sl.n].kind != KindNone {
+		return nil
+	}
+	if !any && sl.pending != 1 { // (a shared None's NONE: one byte)
+		return nil
+	}
+	err := m.fail("%s of a None whose record this read shares between its Nones", m.op.Code)
+	err.(*Error).Released = true
+	return err
 }
 
 func (m *machine) step(o *Op) (bool, error) {
@@ -1100,6 +1122,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if err := m.noneAlone(sl, false); err != nil {
+			return false, err
+		}
 		s.Root = sl.n
 		s.StreamSelf += sl.bytes()
 		if sl.origin() && s.recs[sl.n].flags&flagOwned == 0 {
@@ -1115,6 +1140,9 @@ func (m *machine) step(o *Op) (bool, error) {
 			s.Tops = append(s.Tops, sl.n)
 		}
 		for i := range m.stack {
+			if err := m.noneAlone(m.at(i), false); err != nil {
+				return false, err
+			}
 			m.drop(m.at(i), false)
 		}
 		for _, mk := range m.marks {
@@ -1136,6 +1164,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if err := m.noneAlone(sl, false); err != nil {
+			return false, err
+		}
 		s.StreamSelf += o.Len
 		m.drop(sl, true)
 	case POP_MARK:
@@ -1145,12 +1176,20 @@ func (m *machine) step(o *Op) (bool, error) {
 		}
 		s.StreamSelf += mk.bytes + o.Len
 		for i := mk.pos; i < len(m.stack); i++ {
+			if err := m.noneAlone(m.at(i), false); err != nil {
+				return false, err
+			}
 			m.drop(m.at(i), true)
 		}
 		m.stack = m.stack[:mk.pos]
 	case DUP:
 		if len(m.stack) <= m.fence() {
 			return false, m.underflow()
+		}
+		if m.sharing() {
+			if err := m.noneAlone(m.at(len(m.stack)-1), true); err != nil {
+				return false, err
+			}
 		}
 		top := m.stack[len(m.stack)-1]
 		s.recs[top].flags |= FlagShared
@@ -1313,6 +1352,11 @@ func (m *machine) step(o *Op) (bool, error) {
 			idx = int64(m.memo.count)
 		} else if idx < 0 {
 			return false, m.fail("negative %s argument", o.Code)
+		}
+		if m.sharing() {
+			if err := m.noneAlone(m.at(len(m.stack)-1), true); err != nil {
+				return false, err
+			}
 		}
 		top := m.stack[len(m.stack)-1]
 		s.AddSelf(top, o.Len)
@@ -1557,7 +1601,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) error {
 // Error.Released, on which the stream is read again without Keep, where
 // each None is a node of its own.
 func (m *machine) mutable(target ID) error {
-	if m.keep == nil || !m.keep.OneNone {
+	if m.keep == nil || !m.keep.OneNone && m.keep.SharedNone == nil {
 		return nil
 	}
 	if r := &m.s.recs[target]; r.kind != KindNone || r.flags&FlagShared == 0 {

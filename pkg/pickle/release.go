@@ -100,6 +100,17 @@ type Keep struct {
 	// it would (shareNone): a None costs its item, not a record (29 % of
 	// a cloudpickle state's records).
 	OneNone bool
+	// SharedNone, when set (it may be set while a stream is read: from
+	// then on), shares the Nones as OneNone does, in a store that keeps
+	// each node's Self and owner: each NONE after the first pushes that
+	// None again with its opcode's byte pending for its consumer (whose
+	// Self it joins) and calls SharedNone with the None's ID; the
+	// consumer counts them (pk trace --top of a code-carrying state:
+	// sink_args.go). What would make such a None differ from a None of
+	// its own fails with Error.Released, on which the input is read again
+	// without Keep: a memo write or DUP of a None, an operation on a
+	// shared one, one popped or left on the stack or returned at STOP.
+	SharedNone func(s *Store, id ID)
 	// Lean, for a consumer that reads no node's Self nor owner (pk
 	// canon's writer), makes the store lean (Store.Lean: no side array, 8
 	// bytes a node), as OneNone does, without sharing the Nones.

@@ -63,15 +63,16 @@ import (
 // pictures (see above).
 type topSink struct {
 	n     int
-	pics  []picSpec  // the pictures' sink: the pictures drawn (n is 0)
-	whole *wholeSink // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
-	args  *argSink   // the code objects' arguments folded (sink_args.go; nil: none)
-	total int64      // and the bytes of the root they are drawn from (the file's)
-	doc   *input.Doc // what eachBuild gives the streams: labels of tensors read the file
-	sizes rootSizes  // the inclusive size of each folded root
-	h     candHeap   // the n best candidates folded so far
-	lost  bool       // something the sink cannot give exactly: the caller reads the file again
-	folds int        // roots folded
+	pics  []picSpec    // the pictures' sink: the pictures drawn (n is 0)
+	whole *wholeSink   // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
+	args  *argSink     // the code objects' arguments folded (sink_args.go; nil: none)
+	kp    *pickle.Keep // the machine's options, when the sink folds them (argsKeep)
+	total int64        // and the bytes of the root they are drawn from (the file's)
+	doc   *input.Doc   // what eachBuild gives the streams: labels of tensors read the file
+	sizes rootSizes    // the inclusive size of each folded root
+	h     candHeap     // the n best candidates folded so far
+	lost  bool         // something the sink cannot give exactly: the caller reads the file again
+	folds int          // roots folded
 	// the numbers (creation order, "#N") of the store's nodes, by ID, as
 	// of the last sync (-1: a folded run or a compaction's stub); made:
 	// the nodes made so far; rel: the IDs the compaction under way

@@ -68,6 +68,14 @@ type argSink struct {
 	cut   []bool
 	incl  []int64 // scratch: the sizes of lo..a
 	st    StreamTree
+	// the Nones shared (pickle.Keep.SharedNone, from the first fold on;
+	// nones.go): where each NONE that pushed a shared None was read (the
+	// ID the next node was to have), the shared Nones' IDs, the NONEs
+	// read and what the nodes cut had of them
+	noneAt       pages[pickle.ID]
+	shared       []pickle.ID
+	pushes, cutK int64
+	nums         []int32 // scratch: the numbers of lo..a-1
 }
 
 // codeArgsMin is the fewest items of an argument tuple the sink is asked
@@ -76,6 +84,7 @@ const codeArgsMin = 15
 
 // argsKeep adds the fold of code objects' arguments to kp.
 func (sk *topSink) argsKeep(kp *pickle.Keep) {
+	sk.kp = kp
 	kp.FoldArgs, kp.FoldCall, kp.FoldArgsMin = sk.foldArgs, sk.foldCall, codeArgsMin
 }
 
@@ -105,6 +114,9 @@ func (sk *topSink) foldArgs(s *pickle.Store, c, lo pickle.ID) pickle.Folded {
 	}
 	if sk.args == nil {
 		sk.args = &argSink{}
+		if sk.kp != nil && !noShareNones {
+			sk.kp.SharedNone = sk.args.sharedNone // (from here: nones.go)
+		}
 	}
 	as := sk.args
 	n := int(a-lo) + 1
@@ -135,10 +147,6 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 	lo, a := as.lo, as.a
 	c := a + 1
 	n := int(a-lo) + 1
-	var before int32 // how far the nodes from lo are from their numbers
-	if k := as.folds.n; k > 0 {
-		before = as.folds.at(k - 1).after
-	}
 	// sizes, owned before owner (foldArgs checked it)
 	incl := grow.Reuse(as.incl, n)
 	clear(incl)
@@ -149,21 +157,27 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 			incl[s.Owner(x)-lo] += incl[x-lo]
 		}
 	}
-	f := argFold{lo: lo, kept: int32(as.keptNum.n), nItems: uint32(s.NItems(a)), self: uint32(s.Self(a))}
+	// the numbers of lo..a as the store stands (all past the last fold)
+	nums := as.numsFrom(lo, a, as.nums[:0])
+	as.nums = nums
+	f := argFold{lo: lo, kept: int32(as.keptNum.n), nItems: uint32(s.NItems(a)), self: uint32(s.Self(a) - as.noneBytes(s, a))}
 	nKept := int32(0)
 	for x := lo; x < a; x++ {
 		if as.cut[x-lo] {
 			f.cut += s.Self(x)
+			as.cutK += as.noneBytes(s, x)
 			continue
 		}
-		as.keptNum.push(int32(x) + before)
+		as.keptNum.push(nums[x-lo])
 		as.keptSelf += s.Self(x)
 		nKept++
 	}
 	f.cut += s.Self(a)
+	as.cutK += as.noneBytes(s, a)
 	f.fid = lo + pickle.ID(nKept)
-	f.after = int32(a) + before - int32(f.fid)
+	f.after = nums[a-lo] - int32(f.fid)
 	f.name = strings.Clone(codeName(s, c)) // (the store's text moves at the cut)
+	as.cutNones(lo, f.fid)
 	as.folds.push(f)
 	// the nodes cut among the n largest folded so far
 	if sk.n <= 0 {
@@ -174,7 +188,7 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 		if !as.cut[x-lo] {
 			continue
 		}
-		cand := sunkCand{size: incl[x-lo], num: int32(x) + before, seq: int32(as.folds.n - 1), folded: true}
+		cand := sunkCand{size: incl[x-lo], num: as.nums[x-lo], seq: int32(as.folds.n - 1), folded: true}
 		if len(sk.h) == sk.n && !better(&cand, &sk.h[0]) {
 			continue
 		}
@@ -187,7 +201,7 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 		facts := st.factsOf(x)
 		facts.num = int64(cand.num)
 		facts.code, facts.label = st.describe(x)
-		cand.self, cand.below, cand.facts = s.Self(x), below, &facts
+		cand.self, cand.below, cand.facts = s.Self(x)-as.noneBytes(s, x), below, &facts
 		sk.push(cand)
 	}
 }
@@ -229,11 +243,11 @@ func (as *argSink) num(id pickle.ID) int64 {
 		}
 	}
 	if lo == 0 {
-		return int64(id)
+		return int64(id) + as.nonesIn(-1, id)
 	}
 	f := as.folds.at(lo - 1)
 	if id >= f.fid {
-		return int64(id) + int64(f.after) // (the folded node: the tuple's number)
+		return int64(id) + int64(f.after) + as.nonesIn(f.fid, id) // (the folded node: the tuple's number)
 	}
 	return int64(*as.keptNum.at(int64(f.kept) + int64(id-f.lo)))
 }
@@ -276,13 +290,24 @@ func (sk *topSink) finishArgs(t *Tree, st *StreamTree) bool {
 	if total != s.Length() {
 		return false
 	}
+	// every NONE of a shared None is in its consumer's Self (nones.go)
+	if !as.nonesAddUp(st) {
+		return false
+	}
 	for id := range pickle.ID(n) {
-		c := sunkCand{size: st.incl.at(id), num: int32(st.numOf(id)), id: id}
+		c := sunkCand{size: st.incl.at(id), id: id}
+		if len(sk.h) == sk.n && c.size < sk.h[0].size {
+			continue // (not better whatever its number: no search for it)
+		}
+		c.num = int32(st.numOf(id))
 		if len(sk.h) < sk.n || better(&c, &sk.h[0]) {
 			sk.push(c)
 		}
 	}
 	h := sk.h
+	if as.pushes > 0 && (len(h) < sk.n || h[0].size <= 1) {
+		return false // (a None of one byte that is no node could be among the n)
+	}
 	sort.Slice(h, func(i, j int) bool { return better(&h[i], &h[j]) })
 	items := make([]Item, 0, len(h))
 	for i := range h {
@@ -294,7 +319,12 @@ func (sk *topSink) finishArgs(t *Tree, st *StreamTree) bool {
 					return false
 				}
 			}
-			items = append(items, st.nodeItem(c.id, "", link(nil, t.PathOf(st, c.id))))
+			if as.namesShared(st, c.id) {
+				return false
+			}
+			it := st.nodeItem(c.id, "", link(nil, t.PathOf(st, c.id)))
+			it.Self -= as.noneBytes(s, c.id)
+			items = append(items, it)
 			continue
 		}
 		call := as.folds.at(int64(c.seq)).fid + 1
@@ -330,3 +360,12 @@ func (q *pages[T]) push(v T) {
 }
 
 func (q *pages[T]) at(i int64) *T { return &q.p[i/pageLen][i%pageLen] }
+
+// truncate keeps the first n entries (n at most q.n).
+func (q *pages[T]) truncate(n int64) {
+	q.p = q.p[:(n+pageLen-1)/pageLen]
+	if l := len(q.p) - 1; l >= 0 {
+		q.p[l] = q.p[l][:n-int64(l)*pageLen]
+	}
+	q.n = n
+}

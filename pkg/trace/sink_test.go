@@ -265,6 +265,9 @@ func FuzzTopSink(f *testing.F) {
 			}
 		}
 	}
+	for _, b := range sharedNoneCases() { // (shared Nones: nones.go)
+		f.Add([]byte(b))
+	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > fuzzMaxInput {

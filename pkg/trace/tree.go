@@ -180,7 +180,7 @@ func newStream(s *pickle.Store, add map[pickle.ID]int64) *StreamTree {
 type sizeScratch struct {
 	st    StreamTree
 	incl  sizes
-	cnt   []int32
+	cnt   []uint8 // sizeForest's counts (ownCounts)
 	bits  []uint64
 	owns  []uint64
 	mark  marker
@@ -205,10 +205,10 @@ type sizeScratch struct {
 func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch, sk *topSink) *StreamTree {
 	n := s.Len()
 	var st *StreamTree
-	var cnt []int32
+	var cnt []uint8
 	if scr == nil {
 		st = &StreamTree{Store: s, incl: sizesFor(s, n, add, sizes{})}
-		cnt = make([]int32, n)
+		cnt = make([]uint8, n)
 	} else {
 		scr.incl, scr.cnt = sizesFor(s, n, add, scr.incl), grow.Reuse(scr.cnt, n)
 		scr.st = StreamTree{Store: s, incl: scr.incl}
@@ -233,19 +233,71 @@ func sizeStream(s *pickle.Store, add map[pickle.ID]int64, scr *sizeScratch, sk *
 	return st
 }
 
+// ownCounts counts, by node, the owned nodes not summed yet: a byte a
+// node (sizing's largest table after the sizes), the few counts of
+// cntFar or more in a map, and cntDone once the node is summed.
+type ownCounts struct {
+	c   []uint8
+	far map[pickle.ID]int32
+}
+
+const (
+	cntFar  = 0xFE // the count is in far
+	cntDone = 0xFF // summed
+)
+
+// inc counts one more node o owns.
+func (k *ownCounts) inc(o pickle.ID) {
+	switch v := k.c[o]; {
+	case v < cntFar-1:
+		k.c[o]++
+	case v == cntFar-1:
+		if k.far == nil {
+			k.far = map[pickle.ID]int32{}
+		}
+		k.c[o], k.far[o] = cntFar, cntFar
+	case v == cntFar:
+		k.far[o]++
+	}
+}
+
+// get returns the count of o (cntDone: summed).
+func (k *ownCounts) get(o pickle.ID) int32 {
+	if v := k.c[o]; v != cntFar {
+		return int32(v)
+	}
+	return k.far[o]
+}
+
+// dec counts one node of o's summed and reports whether o has none left
+// to sum (never once o is summed itself: a cycle).
+func (k *ownCounts) dec(o pickle.ID) bool {
+	switch v := k.c[o]; {
+	case v == cntDone:
+		return false
+	case v == cntFar:
+		k.far[o]--
+		return k.far[o] == 0
+	default:
+		k.c[o]--
+		return k.c[o] == 0
+	}
+}
+
 // sizeForest sums the sizes of a stream whose ownership is a forest rooted
 // at its tops, every owned node listed by its owner; false (with Incl
 // partly summed) for any other.
-func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
+func (st *StreamTree) sizeForest(c []uint8, scr *sizeScratch) bool {
 	s := st.Store
-	n := len(cnt)
+	n := len(c)
+	cnt := ownCounts{c: c}
 	roots := 0
 	for id := range pickle.ID(n) {
 		if o := s.Owner(id); o >= 0 {
 			if int(o) >= n {
 				return false
 			}
-			cnt[o]++
+			cnt.inc(o)
 		} else {
 			roots++
 		}
@@ -274,7 +326,7 @@ func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
 	listed := true
 	m := st.marks()
 	for o := range pickle.ID(n) {
-		if cnt[o] == 0 {
+		if c[o] == 0 {
 			continue
 		}
 		owns[o>>6] |= 1 << (o & 63)
@@ -293,25 +345,25 @@ func (st *StreamTree) sizeForest(cnt []int32, scr *sizeScratch) bool {
 			}
 			return true
 		})
-		listed = k == cnt[o]
+		listed = k == cnt.get(o)
 	}
 	// leaves first, climbing to each owner once its owned nodes are summed
 	summed := 0
 	for id := range pickle.ID(n) {
-		if cnt[id] != 0 {
+		if c[id] != 0 {
 			continue
 		}
 		x := id
 		for {
 			st.incl.add(x, st.selfOf(x))
-			cnt[x] = -1
+			c[x] = cntDone
 			summed++
 			o := s.Owner(x)
 			if o < 0 {
 				break
 			}
 			st.incl.add(o, st.incl.at(x))
-			if cnt[o]--; cnt[o] != 0 {
+			if !cnt.dec(o) {
 				break
 			}
 			x = o
