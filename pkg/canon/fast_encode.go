@@ -234,16 +234,9 @@ func (e *fastEnc) flush() {
 // settle writes the digests of the pending tuples into their placeholders
 // (a value about to be read other than by streaming it).
 func (e *fastEnc) settle() {
-	if onSettle != nil {
-		onSettle(len(e.pend))
-	}
 	putSums(e.opt.Algo, e.arena, e.pend, e.pendBody)
 	e.pend, e.pendBody = e.pend[:0], e.pendBody[:0]
 }
-
-// onSettle, when set, is told how many lazy digests settle computes here
-// (tests: which rows leave them to the hashing goroutine).
-var onSettle func(n int)
 
 // settleFrom settles the pending tuples when one lies at or after the
 // arena offset off.
@@ -254,15 +247,14 @@ func (e *fastEnc) settleFrom(off int) {
 }
 
 // keepsLazy: the opcodes that read no bytes of a value on the stack (or,
-// TUPLE, APPEND(S), SETITEM(S), MEMOIZE and PUT: settle themselves what
-// they read).
+// TUPLE, APPEND(S), MEMOIZE and PUT: settle themselves what they read).
 var keepsLazy = func() (t [256]bool) {
 	for _, c := range []pickle.Opcode{pickle.PROTO, pickle.FRAME, pickle.MARK, pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE,
 		pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2, pickle.LONG, pickle.LONG1, pickle.LONG4,
 		pickle.FLOAT, pickle.BINFLOAT, pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
-		pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.EMPTY_TUPLE, pickle.EMPTY_LIST, pickle.EMPTY_DICT, pickle.EMPTY_SET,
+		pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.EMPTY_TUPLE, pickle.EMPTY_LIST, pickle.EMPTY_DICT,
 		pickle.GET, pickle.BINGET, pickle.LONG_BINGET, pickle.TUPLE, pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3,
-		pickle.APPEND, pickle.APPENDS, pickle.SETITEM, pickle.SETITEMS, pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT} {
+		pickle.APPEND, pickle.APPENDS, pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT} {
 		t[c] = true
 	}
 	return t
@@ -891,36 +883,12 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 	return nil
 }
 
-// streamsAt says whether a value made at stack position p lies above the
-// list result, and so is streamed with the item of it that it is or lies in
-// (a tuple that is a row, or a value in a row of scalars: sealOut) unless
-// something reads its bytes first and settles it.
+// streamsAt says whether a value made at stack position p is an item of
+// the list result but for something unusual: it lies right above that list
+// or above its one open MARK (a tuple in a row is read by the row: its
+// digest is not made lazy).
 func (e *fastEnc) streamsAt(p int) bool {
-	return p >= 1 && e.stack[0].c >= 0 && e.conts[e.stack[0].c].stream
-}
-
-// readsLazy says whether adding stack[x:] to the target t (want: the
-// kind of container the opcode adds to) reads bytes that may be lazy
-// digests, which must then be settled first. Only the list result and the
-// lists and dicts above it leave their items' bytes alone (a dict reads its
-// keys when sealed: its pure composite keys are settled here); a set reads
-// its items, a call's operations are not followed.
-func (e *fastEnc) readsLazy(t fslot, x int, want uint8) bool {
-	if t.c < 0 || t.kind != want || !e.streamsAt(x) {
-		return true
-	}
-	switch want {
-	case fkList:
-		return false
-	case fkDict:
-		for i := x; i < len(e.stack); i += 2 {
-			if k := e.stack[i].kind; k == fkPureComp || k == fkPureCompNum {
-				return true
-			}
-		}
-		return false
-	}
-	return true
+	return p >= 1 && len(e.marks) <= 1 && e.stack[0].c >= 0 && e.conts[e.stack[0].c].stream
 }
 
 // zeroSum is a placeholder of a lazy digest.
@@ -930,15 +898,15 @@ var zeroSum [32]byte
 // the target stack[x-1].
 func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 	t := e.stack[x-1]
+	if len(e.pend) > 0 && (t.c < 0 || !e.conts[t.c].stream) {
+		e.settle() // (only the list result streams its items' lazy digests)
+	}
 	want := fkList
 	switch code {
 	case pickle.SETITEM, pickle.SETITEMS:
 		want = fkDict
 	case pickle.ADDITEMS:
 		want = fkSet
-	}
-	if len(e.pend) > 0 && e.readsLazy(t, x, want) {
-		e.settle()
 	}
 	if t.kind == fkCall {
 		tag := byte('a')

@@ -126,7 +126,6 @@ func (e *fastEnc) slotOffs(x int) []int {
 // seal turns the container in slot s, whose body ends at end, into a
 // record: the slot then holds that one record.
 func (e *fastEnc) seal(s *fslot, end int) error {
-	e.settleFrom(s.off) // (a record's bytes are emitted as they lie)
 	c := &e.conts[s.c]
 	r := frec{off: s.off, end: end, hdr: len(e.hdrs), kh: s.kh, kt: s.kt, next: -1, ents: int32(len(e.ents)), holds: c.holds}
 	hdrs, perm, err := e.head(e.hdrs, s, end)
@@ -237,18 +236,8 @@ func (e *fastEnc) ident(p int, head []byte) {
 // record inside (a row of scalars) is written at once, header and body,
 // without becoming a record; one that holds records is sealed and emitted.
 func (e *fastEnc) sealOut(x int) error {
-	// the lazy digests of stack[x:] go out with them: those in runs of
-	// values and in containers with no record inside (a row of scalars:
-	// see readsLazy); emit writes a record's bytes as they lie, so with
-	// one among the items they are settled first
-	if len(e.pend) > 0 {
-		for i := x; i < len(e.stack); i++ {
-			if e.stack[i].kh >= 0 {
-				e.settle()
-				break
-			}
-		}
-	}
+	// the lazy digests of stack[x:] (all in runs of values: a container
+	// settles what it takes) go out with them
 	k0 := len(e.pend)
 	for k0 > 0 && e.pend[k0-1].pos >= e.stack[x].off {
 		k0--
@@ -277,16 +266,7 @@ func (e *fastEnc) sealOut(x int) error {
 			if err != nil {
 				return err
 			}
-			if k < len(e.pend) && e.pend[k].pos < end {
-				j := k + 1
-				for j < len(e.pend) && e.pend[j].pos < end {
-					j++
-				}
-				e.writeBodyLazy(s, end, perm, k, j)
-				k = j
-			} else {
-				e.writeBody(s, end, perm)
-			}
+			e.writeBody(s, end, perm)
 			e.release(s)
 		case s.c >= 0:
 			if err := e.seal(s, end); err != nil {
@@ -347,50 +327,6 @@ func (e *fastEnc) writeBody(s *fslot, end int, perm []int) {
 			hi = s.off + bounds[2*p+2]
 		}
 		e.emitPut(true, e.arena[lo:hi])
-	}
-}
-
-// writeBodyLazy is writeBody for a body that holds lazy digests,
-// e.pend[k:j]: each piece goes to e.out with the digests that lie in it.
-func (e *fastEnc) writeBodyLazy(s *fslot, end int, perm []int, k, j int) {
-	if perm == nil {
-		e.writeLazy(s.off, end, k, j)
-		return
-	}
-	bounds := e.conts[s.c].bounds
-	for _, p := range perm {
-		lo, hi := s.off+bounds[2*p], end
-		if 2*p+2 < len(bounds) {
-			hi = s.off + bounds[2*p+2]
-		}
-		e.writeLazy(lo, hi, k, j)
-	}
-}
-
-// writeLazy writes arena[lo:hi] to e.out with the lazy digests among
-// e.pend[k:j] that lie in it (pend is in arena order, a reordered dict's
-// pieces come in any order: the first is found by a search).
-func (e *fastEnc) writeLazy(lo, hi, k, j int) {
-	for j-k > 8 {
-		if m := int(uint(k+j) >> 1); e.pend[m].pos < lo {
-			k = m + 1
-		} else {
-			j = m
-		}
-	}
-	for k < j && e.pend[k].pos < lo {
-		k++
-	}
-	base := len(e.out) - lo
-	for ; k < len(e.pend) && e.pend[k].pos < hi; k++ {
-		p := e.pend[k]
-		b := len(e.outBody)
-		e.outBody = append(e.outBody, e.pendBody[p.lo:p.hi]...)
-		e.outSums = append(e.outSums, lazySum{pos: base + p.pos, lo: b, hi: len(e.outBody)})
-	}
-	e.out = append(e.out, e.arena[lo:hi]...)
-	if len(e.out) >= 64<<10 {
-		e.flush()
 	}
 }
 
