@@ -104,3 +104,75 @@ func TestBGHashSums(t *testing.T) {
 		}
 	}
 }
+
+// TestFastLazyRows: the pure tuples in the rows of a list result (values
+// of a row dict, items of a row list, in a dict row set item by item,
+// beside a tuple key, a nested list and a memoised row) hash as on the
+// graph path.
+func TestFastLazyRows(t *testing.T) {
+	dir := t.TempDir()
+	for _, mixed := range []bool{false, true} {
+		for _, n := range []int{40, 5000, 30000} {
+			p := filepath.Join(dir, fmt.Sprintf("rows%d-%v.pkl", n, mixed))
+			if err := os.WriteFile(p, lazyRows(n, mixed), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, opt := range []Options{{}, {Algo: XXH3}, {KeepDictOrder: true}} {
+				slow, err := slowHash(t, p, opt)
+				if err != nil {
+					t.Fatalf("%d: graph path: %v", n, err)
+				}
+				fast, ok := fastHashFile(p, opt)
+				if !ok {
+					t.Fatalf("%d: the fast path gave up", n)
+				}
+				if fast.Digest != slow.Digest {
+					t.Errorf("%d mixed=%v %+v: fast %s, graph %s", n, mixed, opt, fast.Digest, slow.Digest)
+				}
+			}
+		}
+	}
+}
+
+// lazyRows is TestFastLazyRows' list of n rows (mixed: with the rows
+// whose tuples are read first).
+func lazyRows(n int, mixed bool) []byte {
+	w := (&pw{}).op(0x80, 4).op(']').memo().op('(')
+	for i := 0; i < n; i++ {
+		if i > 0 && i%500 == 0 {
+			w.op('e', '(')
+		}
+		k := i % 6
+		if !mixed {
+			k %= 3
+		}
+		switch k {
+		case 0: // a dict row with tuple values, keys out of order
+			w.op('}', '(').str("z")
+			lazyTuple(w, i).str("a").int(i).str("m")
+			lazyTuple(w, i+1).op('u')
+		case 1: // a list row
+			w.op(']', '(')
+			lazyTuple(w, i).int(i)
+			lazyTuple(w, i+2).op('e')
+		case 2: // a dict row set one item at a time
+			w.op('}').str("p")
+			lazyTuple(w, i).op('s').str("b").int(i).op('s')
+		case 3: // a tuple key
+			w.op('}').int(i).op(0x85).str("v").op('s')
+		case 4: // a nested list: a record in the row
+			w.op('}', '(').str("t")
+			lazyTuple(w, i).str("l").op(']').int(i).op('a', 'u')
+		case 5: // memoised and read back in the next row's place
+			w.op(']')
+			lazyTuple(w, i).op('a').memo()
+		}
+	}
+	return w.op('e', '.').b
+}
+
+// lazyTuple writes a pure tuple (int, str, float) of i.
+func lazyTuple(w *pw, i int) *pw {
+	w.int(i).str(fmt.Sprintf("t%d", i)).op('G').b = binary.BigEndian.AppendUint64(w.b, math.Float64bits(float64(i)*0.25))
+	return w.op(0x87)
+}

@@ -164,6 +164,7 @@ func FuzzFastHash(f *testing.F) {
 	}
 	f.Add([]byte("\x80\x04]\x94(K\x01K\x02e."))
 	f.Add([]byte("(lp0\nI1\naI2\na(dp1\nS'a'\np2\nI3\nsa."))
+	f.Add(lazyRows(14, true)) // tuples in rows: lazy digests (fast_lazy_test.go)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(dir, "in.pkl")
