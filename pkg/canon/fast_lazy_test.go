@@ -53,19 +53,7 @@ func TestFastLazyTuples(t *testing.T) {
 		if err := os.WriteFile(p, tuples(n), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, opt := range []Options{{}, {Algo: XXH3}, {KeepDictOrder: true}} {
-			slow, err := slowHash(t, p, opt)
-			if err != nil {
-				t.Fatalf("%d: graph path: %v", n, err)
-			}
-			fast, ok := fastHashFile(p, opt)
-			if !ok {
-				t.Fatalf("%d: the fast path gave up", n)
-			}
-			if fast.Digest != slow.Digest {
-				t.Errorf("%d %+v: fast %s, graph %s", n, opt, fast.Digest, slow.Digest)
-			}
-		}
+		fastMatchesGraph(t, p, fmt.Sprint(n))
 	}
 }
 
@@ -117,19 +105,7 @@ func TestFastLazyRows(t *testing.T) {
 			if err := os.WriteFile(p, lazyRows(n, mixed), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, opt := range []Options{{}, {Algo: XXH3}, {KeepDictOrder: true}} {
-				slow, err := slowHash(t, p, opt)
-				if err != nil {
-					t.Fatalf("%d: graph path: %v", n, err)
-				}
-				fast, ok := fastHashFile(p, opt)
-				if !ok {
-					t.Fatalf("%d: the fast path gave up", n)
-				}
-				if fast.Digest != slow.Digest {
-					t.Errorf("%d mixed=%v %+v: fast %s, graph %s", n, mixed, opt, fast.Digest, slow.Digest)
-				}
-			}
+			fastMatchesGraph(t, p, fmt.Sprintf("%d mixed=%v", n, mixed))
 		}
 	}
 }
@@ -175,4 +151,24 @@ func lazyRows(n int, mixed bool) []byte {
 func lazyTuple(w *pw, i int) *pw {
 	w.int(i).str(fmt.Sprintf("t%d", i)).op('G').b = binary.BigEndian.AppendUint64(w.b, math.Float64bits(float64(i)*0.25))
 	return w.op(0x87)
+}
+
+// fastMatchesGraph checks that the fast path hashes file p as the graph
+// path does, under SHA-256, XXH3 and KeepDictOrder (label names p in the
+// messages).
+func fastMatchesGraph(t *testing.T, p, label string) {
+	t.Helper()
+	for _, opt := range []Options{{}, {Algo: XXH3}, {KeepDictOrder: true}} {
+		slow, err := slowHash(t, p, opt)
+		if err != nil {
+			t.Fatalf("%s: graph path: %v", label, err)
+		}
+		fast, ok := fastHashFile(p, opt)
+		if !ok {
+			t.Fatalf("%s: the fast path gave up", label)
+		}
+		if fast.Digest != slow.Digest {
+			t.Errorf("%s %+v: fast %s, graph %s", label, opt, fast.Digest, slow.Digest)
+		}
+	}
 }

@@ -36,14 +36,7 @@ func topOut(t *testing.T, p string, n int, js bool) string {
 // and without the sink; the sink answers most runs with Nones shared,
 // each NONE then no record of its own: fewer None records than NONEs read.
 func TestSharedNones(t *testing.T) {
-	var files []string
-	for _, d := range []string{"cloudpickle", "dill"} {
-		m, _ := filepath.Glob(filepath.Join("../../testdata/fixtures", d, "*.pkl"))
-		files = append(files, m...)
-	}
-	if len(files) < 20 {
-		t.Fatalf("%d fixtures", len(files))
-	}
+	files := codeFixtures(t)
 	defer func(a, b bool) { noShareNones, noSink = a, b }(noShareNones, noSink)
 	shared := 0
 	for _, p := range files {

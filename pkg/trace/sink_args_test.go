@@ -15,14 +15,7 @@ import (
 // kept at the call's new ID (pickle's foldArgs) the sizes of code objects
 // and of the node after them differ in 36 of the 108 runs.
 func TestArgsSink(t *testing.T) {
-	var files []string
-	for _, d := range []string{"cloudpickle", "dill"} {
-		m, _ := filepath.Glob(filepath.Join("../../testdata/fixtures", d, "*.pkl"))
-		files = append(files, m...)
-	}
-	if len(files) < 20 {
-		t.Fatalf("%d fixtures", len(files))
-	}
+	files := codeFixtures(t)
 	write := func(tr *Tree, n int, js bool) string {
 		var b bytes.Buffer
 		var err error
@@ -72,4 +65,19 @@ func TestArgsSink(t *testing.T) {
 	}
 	t.Logf("the fold answered %d of %d runs", answered, 4*len(files))
 	_ = pickle.NoID
+}
+
+// codeFixtures lists the cloudpickle and dill fixtures (the code-carrying
+// inputs the --top sink folds), at least 20 of them.
+func codeFixtures(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, d := range []string{"cloudpickle", "dill"} {
+		m, _ := filepath.Glob(filepath.Join("../../testdata/fixtures", d, "*.pkl"))
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("%d fixtures", len(files))
+	}
+	return files
 }
