@@ -15,14 +15,8 @@ func topOut(t *testing.T, p string, n int, js bool) string {
 	t.Helper()
 	var got string
 	ok, err := EachTop(p, n, false, func(tr *Tree) error {
-		var b bytes.Buffer
 		var err error
-		if js {
-			err = tr.WriteTopJSON(&b, n)
-		} else {
-			err = tr.WriteTop(&b, n, Style{})
-		}
-		got = b.String()
+		got, err = writeTop(tr, n, js)
 		return err
 	})
 	if !ok || err != nil {

@@ -17,17 +17,11 @@ import (
 func TestArgsSink(t *testing.T) {
 	files := codeFixtures(t)
 	write := func(tr *Tree, n int, js bool) string {
-		var b bytes.Buffer
-		var err error
-		if js {
-			err = tr.WriteTopJSON(&b, n)
-		} else {
-			err = tr.WriteTop(&b, n, Style{})
-		}
+		out, err := writeTop(tr, n, js)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return b.String()
+		return out
 	}
 	defer func(v bool) { noArgs = v }(noArgs)
 	answered := 0
@@ -80,4 +74,16 @@ func codeFixtures(t *testing.T) []string {
 		t.Fatalf("%d fixtures", len(files))
 	}
 	return files
+}
+
+// writeTop is --top n of tr, as text (no colour) or JSON.
+func writeTop(tr *Tree, n int, js bool) (string, error) {
+	var b bytes.Buffer
+	var err error
+	if js {
+		err = tr.WriteTopJSON(&b, n)
+	} else {
+		err = tr.WriteTop(&b, n, Style{})
+	}
+	return b.String(), err
 }
