@@ -220,7 +220,7 @@ func disCompressed(w io.Writer, path string, opt dis.Options) (ok bool, err erro
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
 	p := &input.Part{Name: "", Role: input.RolePickle, Of: -1}
-	disPartHead(bw, jsonl.NewEncoder(bw), path, opt, 0, p, path, compression+"+pickle", n, start, size, "the "+compression+"-decompressed stream")
+	disPartHead(bw, jsonl.NewEncoder(bw), path, opt, 0, p, path, input.Layered(compression, "pickle"), n, start, size, "the "+compression+"-decompressed stream")
 	o := opt
 	zero := 0
 	o.Part = &zero

@@ -333,8 +333,16 @@ func readPickleContent(doc *Doc, br *bufio.Reader, size int64, where string, opt
 }
 
 func withLayer(doc *Doc, content string) string {
-	if doc.Compression != "" {
-		return doc.Compression + "+" + content
+	return Layered(doc.Compression, content)
+}
+
+// Layered is the Format of content under compression ("gzip+pickle"), or
+// content itself when compression is "": what Open names a document, for
+// the commands that read a compressed bare pickle without it
+// (EachStreamDecompressed).
+func Layered(compression, content string) string {
+	if compression != "" {
+		return compression + "+" + content
 	}
 	return content
 }

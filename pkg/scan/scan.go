@@ -193,7 +193,7 @@ func scanEach(path string, pol *Policy, keep *pickle.Keep) (*Report, bool) {
 		// under one layer of compression: read as it is decompressed
 		// (input.Open held every stream's store: a million pickles of
 		// None in 2 KB of gzip took 600 MB)
-		doc.Compression, doc.Format = c, c+"+pickle"
+		doc.Compression, doc.Format = c, input.Layered(c, "pickle")
 	}
 	s := &scanner{pol: pol, doc: doc, ext: map[int64]extEntry{}, kinds: map[sameKey]*kindState{}}
 	k := *keep

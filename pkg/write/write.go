@@ -519,7 +519,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 			trail = file.Trailing
 		}
 		if compression != "" {
-			format = compression + "+pickle"
+			format = input.Layered(compression, "pickle")
 		}
 		// the last stream's store and view are no longer needed: collect
 		// them before the output is read back
