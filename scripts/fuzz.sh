@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Runs each fuzz target for DURATION (a Go duration such as 30s or 10m;
 # default 20s): the windowed xz and LZMA decoders (pkg/input), the reader and the machine (pkg/pickle, with and without
-# release: FuzzKeep; the batched opcode reader against the one-at-a-time one: FuzzNextBuffered), and the streaming
-# hash and the canon sink against the store path (pkg/canon), pk trace's streaming fast paths
+# release: FuzzKeep; the batched opcode reader against the one-at-a-time one: FuzzNextBuffered; pass 1 begun
+# beside the machine against pass 1 asked for first: FuzzPlanAhead), the canonical form of any bytes (FuzzHash),
+# the streaming hash and the canon sink against the store path, and the sparse ordinals against those by node ID
+# (FuzzSparseOrds) (pkg/canon), pk trace's streaming fast paths
 # against the graph path (pkg/trace: --top and the depth view, the whole view, the pictures; the top sink
 # against the read without it: FuzzTopSink;
-# never a panic, and a fall-back or the graph path's output), pk diff's lockstep equality against canon's digests (pkg/diff), and pk scan's verdicts (never
+# never a panic, and a fall-back or the graph path's output), pk diff's lockstep equality against canon's digests, its
+# fast path (FuzzFastDiff) and a walk that spills against one that does not (FuzzSizesLater) (pkg/diff), and pk scan's verdicts (never
 # clean with a call that is not allowlisted: pkg/scan), and pk canon (pkg/write:
 # never a panic; an output always reads back to the input's pk hash; the writer sink and its sketch
-# against the plain read, with compactions at 4 records: FuzzSink), and the
+# against the plain read, with compactions at 4 records: FuzzSink; the tape spooled against it held whole:
+# FuzzTapeSpooled), and the
 # path parser (pkg/path: what it prints reads back). A failing input is written by Go
 # under <package>/testdata/fuzz/<Target>/ and the script exits non-zero: fix
 # the bug and commit that file, it then runs as a regression test in
@@ -20,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/trace:FuzzTopSink pkg/diff:FuzzLockstep pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/path:FuzzParse)
+TARGETS=(pkg/input:FuzzDecompress pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/pickle:FuzzPlanAhead pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/canon:FuzzHash pkg/canon:FuzzSparseOrds pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/trace:FuzzTopSink pkg/diff:FuzzLockstep pkg/diff:FuzzFastDiff pkg/diff:FuzzSizesLater pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/write:FuzzTapeSpooled pkg/path:FuzzParse)
 
 # tolerable LOG: the run failed only with the coordinator's deadline race: no
 # failing input was written, the last line of the failure is the bare error,
