@@ -14,6 +14,7 @@ set -euo pipefail
 : "${BENCH_DIR:?set BENCH_DIR}"
 : "${BENCH_RUNS:=3}"
 : "${PYTHON:=python3}"
+BENCH_QUICK=${BENCH_QUICK:-0}
 if ! declare -F measure >/dev/null; then
 	# standalone: scripts/bench.d/measure.sh
 	source scripts/bench.d/measure.sh
