@@ -34,3 +34,21 @@ func TestBGHash(t *testing.T) {
 		}
 	}
 }
+
+// TestBGHashBuffers: what bgHash holds of a long stream is its two
+// buffers of bgChunk, at most 128 KB (they are live at pk hash's peak on
+// a code-carrying state: 0.5 MB at 256 KB chunks).
+func TestBGHashBuffers(t *testing.T) {
+	b := newBGHash(sha256.New())
+	data := make([]byte, 1<<20)
+	for range 4 {
+		b.Write(data)
+	}
+	b.stop()
+	if held := cap(b.buf) + cap(b.idle); held > 128<<10 {
+		t.Fatalf("bgHash holds %d bytes of buffers, want at most 128 KB", held)
+	}
+	if got, want := b.Sum(nil), sha256.Sum256(make([]byte, 4<<20)); string(got) != string(want[:]) {
+		t.Fatal("digest differs")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/canon"
@@ -224,5 +225,44 @@ func TestEachDiffLeanStore(t *testing.T) {
 		if e.Kind == Added && e.SizeB == 0 {
 			t.Errorf("%s added with size 0", e.Path)
 		}
+	}
+}
+
+// TestSameBytesChunks: sameBytes reads two files in pieces of sameChunk,
+// not of a megabyte each (pk diff runs it right after hashing A, whose
+// store is garbage not yet collected: the buffers were fresh pages on top
+// of it), and still tells equal files from files that differ in their last
+// byte or in length.
+func TestSameBytesChunks(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 3<<20+17)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a", data)
+	same := write("same", data)
+	last := append([]byte(nil), data...)
+	last[len(last)-1]++
+	other := write("last", last)
+	short := write("short", data[:len(data)-1])
+	if !sameBytes(a, same) {
+		t.Fatal("equal files read as different")
+	}
+	if sameBytes(a, other) || sameBytes(a, short) {
+		t.Fatal("different files read as equal")
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	sameBytes(a, same)
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 256<<10 {
+		t.Fatalf("sameBytes allocated %d bytes, want at most 256 KB", got)
 	}
 }
