@@ -27,7 +27,10 @@ package canon
 //     the items
 //     of a list result go straight into the hash as they are appended, and
 //     the lists noted by pass 1 are dropped as they are built and read
-//     again from the file when the result is written (fast_result.go).
+//     again from the file when the result is written (fast_result.go);
+//     pk hash's pass 2 of a long list result splits its items among
+//     workers at places pass 1 notes, their outputs hashed in order
+//     (fast_par.go).
 //
 // Memory is the arena (the encoding of what is on the stack, plus the whole
 // result when it is neither a list nor a dict nor an object with a dict

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -91,11 +92,50 @@ type memoEnt struct {
 // and keys back with a GET each: a slice index, not a map lookup, into a
 // slice of 4 bytes an index (so that the indices a table's rows read
 // stay in the cache) that says where the entry is in ents.
+//
+// A MEMOIZE stream whose pass 2 is split among goroutines (fast_par.go)
+// keeps its entries in a table made once (fixed): dense covers every live
+// index, each with its place in ents, whose entries are made up front as
+// identity values (a GET of one not yet written gives up, as of one never
+// written), so that goroutines write their own entries and read others'
+// without a slice growing under them.
 type memoTab struct {
 	dense  []int32   // 1 + the place in ents of the entry of each index, 0: not written
 	ents   []memoEnt // the entries of dense
 	n      int       // entries written to dense: it grows only to twice that (plus 1024), so sparse indices cost no more than the map
 	sparse map[int64]memoEnt
+	fixed  bool
+}
+
+// fixedMemo is the fixed table of the live indices (pass 1's bitset)
+// below nmemo, or nil when its dense slice would take more than limit
+// bytes and more than the one that grows would (twice the entries, plus
+// 1024).
+func fixedMemo(live []uint64, nmemo, limit int64) *memoTab {
+	top, n := int64(-1), 0 // the last live index, the live indices
+	for w := 0; w < len(live) && int64(w)<<6 < nmemo; w++ {
+		b := live[w]
+		if lim := nmemo - int64(w)<<6; lim < 64 {
+			b &= 1<<lim - 1 // (no index from nmemo on is written)
+		}
+		if b != 0 {
+			n += bits.OnesCount64(b)
+			top = int64(w)<<6 + 63 - int64(bits.LeadingZeros64(b))
+		}
+	}
+	if 4*(top+1) > limit && top+1 > 2*int64(n)+1024 || n >= math.MaxInt32 {
+		return nil
+	}
+	m := &memoTab{dense: make([]int32, top+1), ents: make([]memoEnt, n), fixed: true}
+	k := int32(0)
+	for i := range m.dense {
+		if live[i>>6]&(1<<(i&63)) != 0 {
+			m.ents[k].kind = fkIdent
+			k++
+			m.dense[i] = k
+		}
+	}
+	return m
 }
 
 // get returns entry i, nil when it was not written.
@@ -119,6 +159,13 @@ func (m *memoTab) getSparse(i int64) *memoEnt {
 }
 
 func (m *memoTab) put(i int64, x memoEnt) {
+	if m.fixed {
+		// (pass 2 writes live indices only, MEMOIZE each once)
+		if uint64(i) < uint64(len(m.dense)) && m.dense[i] > 0 {
+			m.ents[m.dense[i]-1] = x
+		}
+		return
+	}
 	if i >= 0 && uint64(i) >= uint64(len(m.dense)) && i < int64(2*m.n+1024) {
 		m.dense = append(m.dense, make([]int32, int(i)+1-len(m.dense))...)
 		m.dense = m.dense[:cap(m.dense)]
@@ -195,6 +242,16 @@ type fastEnc struct {
 	pend, outSums     []lazySum
 	pendBody, outBody []byte
 
+	// a worker of a split pass (fast_par.go): the run, its segment, the
+	// memo indices it may read without waiting (below memoOK, and its own
+	// segment's, own0 to own1) and what made its output fail
+	par          *parRun
+	seg          int
+	memoOK, own0 int64
+	own1         int64
+	segErr       error
+	parFile      *os.File // the file the split read (the rest of the pass reads it)
+
 	// sealing scratch
 	tmp  []byte
 	offs []int
@@ -208,7 +265,7 @@ type fastEnc struct {
 }
 
 func (e *fastEnc) write(b []byte) {
-	if len(b) >= 64<<10 {
+	if len(b) >= 64<<10 && e.par == nil {
 		e.flush()
 		e.h.Write(b)
 		return
@@ -221,6 +278,13 @@ func (e *fastEnc) write(b []byte) {
 
 // flush gives the pending bytes to the hash, with their lazy digests.
 func (e *fastEnc) flush() {
+	if e.par != nil {
+		// a worker's output is its segment's: held up to segCap
+		if len(e.out) >= segCap {
+			e.segFlush()
+		}
+		return
+	}
 	if len(e.outSums) == 0 {
 		e.h.Write(e.out)
 	} else {
@@ -322,12 +386,26 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 	e.out = append(e.out, 'r')
 	batch := make([]pickle.Op, fastBatch)
 	hot := hooks == nil && !noHot
+	// split: pass 2 stops at the first segment mark and hands the
+	// segments to workers (fast_par.go)
+	split := e.parPlan(size, hot)
 	for {
+		if split && rd.Offset() == scan.segs[0].off {
+			split = false
+			r, err := e.parallel(rd)
+			if err != nil {
+				return nil, err
+			}
+			rd = r
+		}
 		// the opcodes whole in the read buffer (never STOP): pk hash's
 		// decoded in place (fast_hot.go), else a batch at a time; then one
 		// the ordinary way
 		if hot {
 			if win, th := rd.SkimWindow(); len(win) > 0 {
+				if split {
+					win = win[:min(int64(len(win)), scan.segs[0].off-rd.Offset())]
+				}
 				at, err := e.runHot(win, rd.Offset(), th)
 				if err != nil {
 					return nil, err
@@ -338,14 +416,17 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 				}
 			}
 		}
-		if n := rd.NextBuffered(batch); n > 0 {
-			if onBatch != nil {
-				onBatch(n)
+		if !split {
+			// (not while split: NextBuffered may read past the mark)
+			if n := rd.NextBuffered(batch); n > 0 {
+				if onBatch != nil {
+					onBatch(n)
+				}
+				if _, err := e.run(batch[:n], hooks); err != nil {
+					return nil, err
+				}
+				continue
 			}
-			if _, err := e.run(batch[:n], hooks); err != nil {
-				return nil, err
-			}
-			continue
 		}
 		if err := rd.NextInto(&batch[0]); err != nil {
 			return nil, errSlow
@@ -717,7 +798,7 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		e.settleFrom(s.off)
 		e.memo.put(idx, memoEnt{kind: s.kind, enc: memoCopy(e.arena[s.off:])})
 	case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
-		m := e.memo.get(o.Int)
+		m := e.memoGet(o.Int)
 		if m == nil || !fkPure(m.kind) || o.Big != nil || len(m.enc) > maxMemoEnc {
 			return false, errSlow
 		}

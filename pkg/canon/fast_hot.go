@@ -47,7 +47,7 @@ loop:
 				}
 				i, k = int64(binary.LittleEndian.Uint32(win[at+1:])), 4
 			}
-			m := e.memo.get(i)
+			m := e.memoGet(i)
 			if m == nil || !fkPure(m.kind) || len(m.enc) > maxMemoEnc {
 				return at, errSlow
 			}

@@ -51,6 +51,10 @@ func (e *fastEnc) closeReplay() {
 		e.replayF.Close()
 		e.replayF = nil
 	}
+	if e.parFile != nil {
+		e.parFile.Close()
+		e.parFile = nil
+	}
 }
 
 // replay encodes a dropped list value again from its bytes, straight into

@@ -31,7 +31,27 @@ type fastScanResult struct {
 	// allLive: every memo index counts as read (a writer's hint, in place
 	// of live: fast_follow.go)
 	allLive bool
+	// segs: where pass 2 may split the items of the list result among
+	// goroutines (fast_par.go), in file order, at least segBytes apart;
+	// nil when it may not (no list result, PUT memo writes)
+	segs  []segMark
+	nmemo int64 // the MEMOIZEs of the stream
 }
+
+// segMark is a place right after an APPENDS to the list result whose MARK
+// lay right above it: the stack holds that list alone, no MARK is open.
+// Pass 2's state there is the list and what it counts.
+type segMark struct {
+	off    int64 // the offset after the APPENDS
+	nmemo  int64 // the MEMOIZEs before it
+	nlists int32 // the lists made before it
+	proto  int   // the protocol the last PROTO before it gave
+}
+
+// segBytes is the least distance in the file between two segMarks: a
+// segment's hand-over costs a few microseconds, and its output is held
+// until it is hashed (a variable: tests split small files).
+var segBytes int64 = 128 << 10
 
 func (s *fastScanResult) isLive(i int64) bool {
 	return i >= 0 && (s.allLive || i>>6 < int64(len(s.live)) && s.live[i>>6]&(1<<(i&63)) != 0)
@@ -111,6 +131,7 @@ func (st *scanState) newList(pos int, n int64) int32 {
 	st.nlists++
 	if pos == 0 {
 		st.bottom, st.bcount = idx, n
+		st.res.segs = st.res.segs[:0] // (marks of an earlier bottom list)
 	}
 	return idx
 }
@@ -132,6 +153,16 @@ func (st *scanState) rootVal(t, v int32) {
 	}
 	(*m)[v] = true
 	st.tooMany = len(*m) > maxRootVals
+}
+
+// segMark notes a place where pass 2 may split the list result (see
+// segMark), when it lies segBytes past the last one noted.
+func (st *scanState) segMark(off, nmemo int64, proto int) {
+	segs := st.res.segs
+	if n := len(segs); n > 0 && off-segs[n-1].off < segBytes || n == 0 && off < segBytes {
+		return
+	}
+	st.res.segs = append(segs, segMark{off: off, nmemo: nmemo, nlists: st.nlists, proto: proto})
 }
 
 // setBit sets bit i of the bitset b, growing it.
@@ -328,6 +359,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 	var puts []uint64 // PUT indices written (one written twice: no rootVals)
 	h.track = !noScanMut
 	dupPut := false
+	proto := 0
 	// Pass 1 needs the opcodes and their integer arguments only: it decodes
 	// them straight from the reader's window (pickle.SkimWindow: no record
 	// an opcode, short strings skipped, not decoded: pass 2 checks those,
@@ -396,6 +428,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			if arg > pickle.HighestProtocol {
 				return nil, 0, errSlow
 			}
+			proto = int(arg)
 		case pickle.FRAME:
 		case pickle.STOP:
 			if len(h.stack) <= fence || !rd.AtEOF() {
@@ -415,6 +448,10 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 				res.rootVals = nil
 			}
 			res.memoize = memo == 1
+			res.nmemo = h.nmemo
+			if res.rootList < 0 || memo == 2 {
+				res.segs = nil
+			}
 			res.maxStack, res.maxMarks = h.maxStack, h.maxMarks
 			res.live = h.live
 			if done() != nil {
@@ -513,6 +550,13 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			case pickle.APPENDS:
 				if t >= 0 && t == st.bottom {
 					st.bcount += int64(len(h.stack) - p)
+					if p == 1 && len(h.marks) == 0 {
+						off := rd.Offset()
+						if ok {
+							off += int64(at) // (decoded from the window, not yet consumed)
+						}
+						st.segMark(off, h.nmemo, proto)
+					}
 				}
 			}
 			h.stack = h.stack[:p]

@@ -164,7 +164,8 @@ func FuzzFastHash(f *testing.F) {
 	}
 	f.Add([]byte("\x80\x04]\x94(K\x01K\x02e."))
 	f.Add([]byte("(lp0\nI1\naI2\na(dp1\nS'a'\np2\nI3\nsa."))
-	f.Add(lazyRows(14, true)) // tuples in rows: lazy digests (fast_lazy_test.go)
+	f.Add(lazyRows(14, true))         // tuples in rows: lazy digests (fast_lazy_test.go)
+	f.Add(splitRows(40, 3, 10, 3, 2)) // APPENDS batches: pass 2 split (fast_par_test.go)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(dir, "in.pkl")
@@ -201,6 +202,15 @@ func FuzzFastHash(f *testing.F) {
 		noHot = false
 		if ok != ok2 || ok && fast.Digest != off.Digest {
 			t.Fatalf("in place %v %v, batches %v %v", fast, ok, off, ok2)
+		}
+		// pass 2 split among workers at every APPENDS to the list result
+		// 64 bytes past the last gives up where the one pass does, with
+		// the same digest
+		done := splitSmall(64, 1<<20)
+		split, ok3 := fastHashFile(p, Options{})
+		done()
+		if ok != ok3 || ok && fast.Digest != split.Digest {
+			t.Fatalf("one pass %v %v, split %v %v", fast, ok, split, ok3)
 		}
 	})
 }
