@@ -212,6 +212,18 @@ func disCompressed(w io.Writer, path string, opt dis.Options) (ok bool, err erro
 	if !each || n == 0 {
 		return false, nil
 	}
+	if file.Trailing != nil {
+		// the reason the trailing bytes are not a pickle, as Open words it
+		// from a reader that does not know the decompressed size ("pickle
+		// data was truncated inside the argument", where the spool's
+		// reader says "exceeds the 3 bytes left"): read the file again,
+		// decompressed as it is read, for it alone
+		tf, _, ok := input.EachStreamDecompressed(path, pickle.Options{NoGraph: true, BlobThreshold: opt.BlobThreshold, Keep: &disCount}, input.Options{}, func(*pickle.Stream) error { return nil })
+		if !ok || tf.Trailing == nil || tf.Trailing.Offset != file.Trailing.Offset {
+			return false, nil
+		}
+		file.Trailing = tf.Trailing
+	}
 	size := end // (the part's bytes, as Open's Pickle.Size: its trailing bytes too)
 	if tr := file.Trailing; tr != nil {
 		size = tr.Offset + tr.Len

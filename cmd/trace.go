@@ -238,7 +238,9 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	// (the default view: its budget less the File and part lines leaves
 	// the stream's line and its result's)
 	view := f.boundedView && f.lines >= 4
-	if path == "-" || f.path != "" || f.svg != "" || f.html != "" || !top && !view {
+	// the whole tree (--lines 0, --json) of a file of several streams
+	whole := !f.boundedView && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize && f.depth < 0
+	if path == "-" || f.path != "" || f.svg != "" || f.html != "" || !top && !view && !whole {
 		return false, nil
 	}
 	sp, ok := input.SpoolDecompressed(path, input.Options{})
@@ -247,6 +249,9 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	}
 	defer sp.Close()
 	sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
+	if whole {
+		return trace.EachWholeCompressed(sp, c.OutOrStdout(), f.json, sty, prog.Done)
+	}
 	var t *trace.Tree
 	named := func(t *trace.Tree) bool {
 		if top {

@@ -21,11 +21,15 @@ import (
 // the fast path computed (FastBounded, for lines-2 lines: the two lines
 // above the stream take two of the budget, and the rest is chosen as from
 // the stream) becomes the compressed file's view of lines lines. It
-// returns false when it cannot give that tree exactly (a bounded view
-// that does not show the stream's result): the caller reads the file
-// through input.Open.
+// returns false when it cannot give that tree exactly (trailing bytes
+// after the streams, a bounded view that does not show the stream's
+// result): the caller reads the file through input.Open.
 func (t *Tree) Compressed(sp *input.Spool, lines int) bool {
-	if t.Doc != nil || sp == nil {
+	if t.Doc != nil || sp == nil || t.File.Trailing != nil {
+		// (trailing bytes: the reason they are not a pickle is worded
+		// from a reader that knows the stream's size, the spool's, where
+		// Open's does not: "exceeds the 3 bytes left" against "truncated
+		// inside the argument")
 		return false
 	}
 	t.File.Name = sp.Name
