@@ -48,7 +48,7 @@ func TestSpooledCompressed(t *testing.T) {
 	files := map[string]string{
 		"nones": gz("nones.pkl.gz", nones), "nones2": gz("nones2.pkl.gz", nones2),
 		"rows": gz("rows.pkl.gz", rows), "rows2": gz("rows2.pkl.gz", rows2),
-		"junk": gz("junk.pkl.gz", append(append([]byte{}, rows...), "\x80\x04j"...)),
+		"junk":  gz("junk.pkl.gz", append(append([]byte{}, rows...), "\x80\x04j"...)),
 		"mjunk": gz("mjunk.pkl.gz", append(append([]byte{}, nones[:4000]...), "\x80\x04j"...)),
 	}
 	bad := append([]byte{}, []byte(mustRead(t, files["rows"]))...)
