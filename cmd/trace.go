@@ -240,7 +240,12 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	view := f.boundedView && f.lines >= 4
 	// the whole tree (--lines 0, --json) of a file of several streams
 	whole := !f.boundedView && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize && f.depth < 0
-	if path == "-" || f.path != "" || f.svg != "" || f.html != "" || !top && !view && !whole {
+	// only the svg picture, from the root
+	picture := f.svg != "" && f.html == "" && f.top == 0 && !f.json && f.depth < 0
+	if picture {
+		top, view, whole = false, false, false
+	}
+	if path == "-" || f.path != "" || f.html != "" || f.svg != "" && !picture || !top && !view && !whole && !picture {
 		return false, nil
 	}
 	sp, ok := input.SpoolDecompressed(path, input.Options{})
@@ -263,7 +268,7 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	switch {
 	case view:
 		t = trace.FastBounded(sp.Path(), f.lines-2)
-	case !f.leaves:
+	case top && !f.leaves:
 		t = trace.FastTop(sp.Path(), f.top)
 	}
 	if t != nil && named(t) {
@@ -277,9 +282,12 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 		prog.Done()
 		return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
 	}
-	if view {
+	switch {
+	case picture:
+		ok, err = trace.EachPicture(sp.Path(), &trace.SVGOptions{}, nil, out)
+	case view:
 		ok, err = trace.EachBounded(sp.Path(), f.lines, out)
-	} else {
+	default:
 		ok, err = trace.EachTop(sp.Path(), f.top, f.leaves, out)
 	}
 	if err == errNotNamed {
