@@ -238,7 +238,8 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	// (the default view: its budget less the File and part lines leaves
 	// the stream's line and its result's)
 	view := f.boundedView && f.lines >= 4
-	// the whole tree (--lines 0, --json) of a file of several streams
+	// the whole tree (--lines 0, --json) of one stream of plain data or of
+	// several streams
 	whole := !f.boundedView && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize && f.depth < 0
 	// only the svg picture, from the root
 	picture := f.svg != "" && f.html == "" && f.top == 0 && !f.json && f.depth < 0
@@ -255,6 +256,10 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	defer sp.Close()
 	sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
 	if whole {
+		// one stream of plain data, else several streams
+		if ok, err := trace.FastWholeCompressed(sp, c.OutOrStdout(), f.json, sty, prog.Done); ok {
+			return true, err
+		}
 		return trace.EachWholeCompressed(sp, c.OutOrStdout(), f.json, sty, prog.Done)
 	}
 	var t *trace.Tree

@@ -35,7 +35,7 @@ func (t *Tree) Compressed(sp *input.Spool, lines int) bool {
 	t.File.Name = sp.Name
 	t.Doc = &input.Doc{Path: sp.Name, Format: sp.Format(), Compression: sp.Compression, Size: sp.OnDisk,
 		Parts: []input.Part{{Role: input.RolePickle, Pickle: t.File, Of: -1}}}
-	n := t.streamCount()
+	n := max(t.streamCount(), 1) // (the whole view's fast tree holds none: FastWholeCompressed)
 	pt := &partItem{idx: 0, code: CodePart, pickle: t.Streams, trailing: t.File.Trailing,
 		label: "pickle (" + itoa(int64(n)) + " stream" + plural(n) + ")"}
 	t.parts = [][]*StreamTree{t.Streams}

@@ -80,13 +80,16 @@ func eachWhole(path string, sp *input.Spool, w io.Writer, depth int, asJSON bool
 	// a compressed file (sp): its File and part lines above the streams,
 	// and every line below a level deeper, under the part (its only line)
 	shift := sp != nil && t.Compressed(sp, 0)
-	var shifted []bool
+	shifted := []bool{true} // the part's flag, then a line's ancestors' and its own
 	bw := bufio.NewWriterSize(w, 64<<10)
 	g, width := sty.layout()
 	var line lineBuf
 	visit := func(v *Visit) {
 		if shift && v.Depth > 0 {
-			shifted = append(append(shifted[:0], true), v.Last...)
+			// (visits come in pre-order: the flags of the ancestors are
+			// in shifted already; one more a line, not a copy of Last,
+			// which down a deep stream would cost its depth a line)
+			shifted = append(shifted[:v.Depth], v.Last[v.Depth-1])
 			x := *v
 			x.Depth++
 			x.Last = shifted
