@@ -61,12 +61,16 @@ func SpoolDecompressed(path string, iopt Options) (sp *Spool, ok bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, false
 	}
-	br := bufio.NewReaderSize(f, 256<<10)
-	head, _ := br.Peek(16)
-	kind := sniffCompression(head)
+	var h [16]byte
+	k, _ := io.ReadFull(f, h[:])
+	kind := sniffCompression(h[:k])
 	if kind == "" {
+		return nil, false // (a bare file: this costs its commands an open and a read of 16 bytes)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, false
 	}
+	br := bufio.NewReaderSize(f, 256<<10)
 	limit := iopt.limit(fi.Size())
 	dec, closer, err := decompressor(kind, br, limit, fi.Size(), func() io.Reader { return io.NewSectionReader(f, 0, fi.Size()) })
 	if err != nil {
@@ -77,7 +81,7 @@ func SpoolDecompressed(path string, iopt Options) (sp *Spool, ok bool) {
 	defer ahead.Close() // before closer: the goroutine stops reading dec first
 	lim := &limitReader{r: ahead, limit: limit, file: path, layer: kind + "-decompressed stream"}
 	inner := bufio.NewReaderSize(lim, 64<<10)
-	head, _ = inner.Peek(16)
+	head, _ := inner.Peek(16)
 	if len(head) == 0 || !PlainPickle(head) || lim.failure() != nil {
 		return nil, false
 	}
