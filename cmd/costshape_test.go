@@ -223,47 +223,16 @@ var knownOver = map[string]string{
 	// through the walk (session 26: what each holds, and what the walk reads of it, in the figures below)
 	"nest_newobj_build diff changed": "session 33: its walk does not spill (walkBytes 343 MiB, past pkg/diff's spillUpTo): spilled it was 347-369 MB by /usr/bin/time (350 in this test, load 12) against 406-415 MB, still over, for 1-1.5 s more CPU; the two stores without sides are still about 240 MB. Session 31: 413-421 MB (400-408 before): pk diff's sums now read a lean store (16-byte records, no Self or owners), which the walk cannot size entries from, so B is read again for the walk; a build whose sums were not lean gave 412 MB, and where the rest comes from is not found. Session 29: 396-411 MB with side records of 16 bytes and operations of 20 (144 bytes a level a side). Session 28: 4.4-5.1 s CPU, 415-418 MB. One side alone (its store, view and fingerprint table, no walk) is 220-222 MB peak RSS (210 MB live: records 93 of which 72 used, operations 24, items 21, log 21, side records 20, fingerprints 26): one store at a time does not reach 230 MB, even with only the other side's fingerprints beside it (247 MB); it needs a lighter store or no store at the walk (session 26: 4.4-4.8 s, 409-417 MB; the walk reads 4 nodes a side)",
 	"nest_reduce diff changed":       "session 33: 236 MB peak RSS here (PK_COSTSHAPES_ALL=1; 236-247 MB by /usr/bin/time, KiB, at a load of 12-30): within the RSS bound since its walk spills its stores' sides (Self, owner) and A's fingerprint table while B's is made (pkg/diff spillAt), but over on CPU on a loaded machine (6.6 s here at a load of 12; 4.3-4.7 s quiet in session 31), so it stays. Session 31: 4.5-5.1 s CPU (a loaded machine), 284-290 MiB peak RSS (start: 302-304; 290 here with PK_COSTSHAPES_ALL=1): the entry's path is rendered after the walk, once the fingerprint tables are let go, so the peak is the walk's live heap and the collector's 5 % over it: 254 MiB, the two stores 191 (3 million records of 24 bytes a side), the fingerprint tables 51.5 (9 bytes a node a side), the views 11. It needs that floor under about 220 MiB: the walk's stores without Self and owners (recslim's 16-byte records, lean) take 42 (emulated, the entries' sizes left out: 236-237 MiB, 4.4-4.7 s); those sizes (Node.Owned) are what the walk reads Self and owners for. Session 28: 4.2-5.3 s CPU, 306-314 MB: 253 MB live before the walk, 280 at the end of B's fingerprint pass and at the walk's end (its entry's path, 20 MB). One side alone (store, view, fingerprint table) is 160 MB peak RSS; with a summary of the other side (fingerprint, flags, child links and headers: 64 MB) 225 MB before the walk's path and garbage (session 26: 4.4-4.7 s, 307-310 MB)",
-	// The compressed forms (NAME.pkl.gz, the files as committed): pk trace and pk diff open a compressed
-	// file through input.Open, which keeps a store for each of its streams (session 35 moved hash, scan, dis
-	// and canon to input.EachStreamDecompressed, a store at a time); /usr/bin/time, session 35, load 15-20
-	"streams_none.pkl.gz trace":              "session 35: 1.92 GB peak RSS, 7.5 s user (the bare file 12 MB, 0.1 s): input.Open keeps a Stream and a Store for each of the million streams; trace's stream-by-stream path (pkg/trace/each.go) reads bare files only",
-	"streams_none.pkl.gz trace --top 20":     "session 35: 1.14 GB, 5.7 s (the bare file 11 MB, 0.3 s): as trace",
-	"streams_none.pkl.gz trace --lines 0":    "session 35: 1.93 GB, 9.5 s (the bare file 12 MB, 1.9 s): as trace (trace.EachWhole reads bare files only)",
-	"streams_none.pkl.gz trace --svg":        "session 35: 2.04 GB, 13.8 s: as trace (trace.EachPicture reads bare files only)",
-	"streams_none.pkl.gz diff same":          "session 35: 764 MB, 3.2 s (the bare file 71 MB, 0.6 s): pk diff's stream-by-stream path (canon.EachStreamFolded) reads bare files only; input.Open keeps a store per stream, a side",
-	"streams_none.pkl.gz diff changed":       "session 35: as diff same, the two sides 0.7-0.8 GB each",
-	"streams_dicts.pkl.gz trace":             "session 35: 422 MB, 2.6 s (input.Open: a store for each of 200,000 streams), as streams_none.pkl.gz",
-	"streams_dicts.pkl.gz trace --top 20":    "session 35: 287 MB, 1.6 s, as streams_none.pkl.gz",
-	"streams_dicts.pkl.gz trace --lines 0":   "session 35: not measured; the whole tree through input.Open, as trace (422 MB)",
-	"streams_dicts.pkl.gz trace --svg":       "session 35: not measured; through input.Open, as trace (422 MB)",
-	"streams_dicts.pkl.gz diff same":         "session 35: 240 MB, 3.0 s: within the bound by a sixteenth (input.Open, a store per stream, a side)",
-	"streams_dicts.pkl.gz diff changed":      "session 35: not measured; as diff same (240 MB)",
-	"nest_newobj_build.pkl.gz diff changed":  "session 35: not measured; the bare form is over (above), and a compressed side goes through input.Open",
-	"nest_reduce.pkl.gz diff changed":        "session 35: killed after 60 s of wall time at a load of 42 (PK_COSTSHAPES_ALL=1); the bare form is over (above), and a compressed side goes through input.Open",
-	"cycle_dict.pkl.gz diff changed":         "session 35: killed after 60 s of wall time at a load of 18 (PK_COSTSHAPES_ALL=1): compressed sides go through input.Open, the bare ones through pk diff's stream-by-stream path; not measured quiet",
-	"cycle_objects.pkl.gz diff changed":      "session 35: 8.15 s CPU, 221 MB at a load of 18 (PK_COSTSHAPES_ALL=1): as cycle_dict",
-	"dag_frozenset_deep.pkl.gz diff changed": "session 35: 281 MB, 6.25 s CPU at a load of 18 (PK_COSTSHAPES_ALL=1): as cycle_dict",
-	// The lead's quiet run of the compressed forms (session 35, load under 3, `go test ./cmd -run
-	// 'TestCostShapes/.*\.pkl\.gz'`): a single-stream compressed file goes through input.Open in pk dis, pk
-	// trace and pk diff (the whole store, the decompressed bytes in memory), where the bare file streams; over
-	// the bounds, or within a few per cent of them (a loaded machine's runs go over)
-	"table_dicts_lists.pkl.gz dis":             "session 35: 345 MB, 4.6 s CPU quiet (input.Open: the whole store of 200,000 rows)",
-	"table_dicts_lists.pkl.gz trace":           "session 35: 354 MB, 4.8 s CPU quiet (input.Open)",
-	"table_dicts_lists.pkl.gz trace --top 20":  "session 35: 379 MB, 4.4 s CPU quiet (input.Open)",
-	"table_dicts_lists.pkl.gz trace --lines 0": "session 35: 353 MB, 5.1 s CPU quiet (input.Open)",
-	"table_dicts_lists.pkl.gz trace --svg":     "session 35: 367 MB, 4.6 s CPU quiet (input.Open)",
-	"nest_tuple2.pkl.gz trace --lines 0":       "session 35: 374 MB, 4.7 s CPU quiet (input.Open)",
-	"setitem_call.pkl.gz diff changed":         "session 35: 268 MB, 3.7 s CPU quiet (a compressed side through input.Open)",
-	"newobj_discarded.pkl.gz diff changed":     "session 35: 6.5 s CPU, 278 MB quiet (a compressed side through input.Open)",
-	"calls_discarded.pkl.gz diff changed":      "session 35: 6.3 s CPU, 271 MB quiet (a compressed side through input.Open)",
-	"nest_dict_mark.pkl.gz diff changed":       "session 35: 7.8 s CPU, 268 MB quiet (a compressed side through input.Open)",
-	"append_call.pkl.gz diff changed":          "session 35: 246-250 MB quiet (the bare form 183 MB): within the bound by 2 %",
-	"build_repeated.pkl.gz diff changed":       "session 35: 5.0 s CPU, 234-238 MB quiet (the bare form 4.1 s, 219 MB)",
-	"nest_newobj_build.pkl.gz dis":             "session 35: 252 MB, 2.5-3.9 s CPU quiet (the bare form 98 MB: dis streams it)",
-	"nest_newobj_build.pkl.gz diff same":       "session 35: 248-255 MB quiet (the bare form 165 MB)",
-	"setitem_same_key.pkl.gz diff changed":     "session 35: 242 MB quiet: within the bound by 6 %",
-	"stack_globals_discarded.pkl.gz canon":     "session 35: 5.2 s CPU, 200 MB quiet: over the 5 s target, within the margin (canon compresses its output at gzip's level 9 beside the writing)",
-	"streams_dicts.pkl.gz canon":               "session 35: 5.0 s CPU, 46 MB quiet: at the 5 s target (the output compressed at level 9)",
+	// The compressed forms (NAME.pkl.gz, the files as committed). Session 36: pk dis, trace and diff read a
+	// compressed bare pickle through a decompressed copy in a temporary file (input.SpoolDecompressed) with
+	// their paths for bare files, and 30 entries went (PK_COSTSHAPES_ALL=1 at a load of 20: every run of
+	// dis, trace and diff of those shapes within the bounds, e.g. streams_none.pkl.gz trace 1.9 GB -> 14 MB,
+	// table_dicts_lists.pkl.gz dis 345 -> 31 MB, setitem_call.pkl.gz diff changed 268 -> 207 MB); what is left:
+	"nest_newobj_build.pkl.gz diff changed": "session 36: 401 MB, 8.9 s CPU at a load of 20 (PK_COSTSHAPES_ALL=1), now through the paths for bare files: as the bare form (above)",
+	"nest_reduce.pkl.gz diff changed":       "session 35: killed after 60 s of wall time at a load of 42 (PK_COSTSHAPES_ALL=1); the bare form is over (above); session 36 reads a compressed side as the bare form (not measured)",
+	"nest_newobj_build.pkl.gz dis":          "session 36: 256 MB, 1.6 s CPU at a load of 20 (session 35: 252 MB; the bare form 98 MB: dis streams it): the count of streams for the part's header runs the machine over the decompressed copy (input.EachStream, releasing what is final), and all of a nesting 1.5 million levels deep is live until STOP",
+	"stack_globals_discarded.pkl.gz canon":  "session 35: 5.2 s CPU, 200 MB quiet: over the 5 s target, within the margin (canon compresses its output at gzip's level 9 beside the writing)",
+	"streams_dicts.pkl.gz canon":            "session 35: 5.0 s CPU, 46 MB quiet: at the 5 s target (the output compressed at level 9)",
 }
 
 // pkAccepts: shapes CPython refuses that pk reads by design (docs/reader.md,

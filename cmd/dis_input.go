@@ -184,20 +184,24 @@ func disTrailing(bw *bufio.Writer, opt dis.Options, tr *pickle.Trailing) {
 
 // disCompressed disassembles a bare pickle file under one layer of
 // compression as disInput does from input.Open, without holding its
-// streams (Open keeps a store for each: a million pickles of None in 2 KB
-// of gzip took 600 MB): a first pass counts them as the file is
-// decompressed (input.EachStreamDecompressed, one store at a time), for the
-// part's header, and the file decompressed again is disassembled. ok is
-// false when it does not apply (not compressed, joblib or legacy torch
-// content, anything EachStreamDecompressed refuses, an error): disInput
-// then opens the file, which reports what is wrong in input's words.
+// streams (Open keeps a store for each, and the whole store of a single
+// one: a million pickles of None in 2 KB of gzip took 600 MB, a table of
+// 26 MB 345 MB): the file is decompressed once into a temporary file
+// (input.SpoolDecompressed), a first pass counts its streams for the
+// part's header (input.EachStream, the machine releasing what is final:
+// disCount), and the copy is disassembled as a bare file is. ok is false
+// when it does not apply (not compressed, joblib or legacy torch content,
+// anything the spool or EachStream refuses, an error): disInput then
+// opens the file, which reports what is wrong in input's words.
 func disCompressed(w io.Writer, path string, opt dis.Options) (ok bool, err error) {
-	if c, _ := input.PeekFile(path); c == "" {
+	sp, spooled := input.SpoolDecompressed(path, input.Options{})
+	if !spooled {
 		return false, nil
 	}
+	defer sp.Close()
 	n := 0
 	var start, end int64
-	file, compression, each := input.EachStreamDecompressed(path, pickle.Options{NoGraph: true, BlobThreshold: opt.BlobThreshold}, input.Options{}, func(st *pickle.Stream) error {
+	file, each := input.EachStream(sp.Path(), pickle.Options{NoGraph: true, BlobThreshold: opt.BlobThreshold, Keep: &disCount}, func(st *pickle.Stream) error {
 		if n == 0 {
 			start = st.Offset
 		}
@@ -205,26 +209,38 @@ func disCompressed(w io.Writer, path string, opt dis.Options) (ok bool, err erro
 		end = st.End
 		return nil
 	})
-	if !each || compression == "" || n == 0 {
+	if !each || n == 0 {
 		return false, nil
+	}
+	if file.Trailing != nil {
+		// the reason the trailing bytes are not a pickle, as Open words it
+		// from a reader that does not know the decompressed size ("pickle
+		// data was truncated inside the argument", where the spool's
+		// reader says "exceeds the 3 bytes left"): read the file again,
+		// decompressed as it is read, for it alone
+		tf, _, ok := input.EachStreamDecompressed(path, pickle.Options{NoGraph: true, BlobThreshold: opt.BlobThreshold, Keep: &disCount}, input.Options{}, func(*pickle.Stream) error { return nil })
+		if !ok || tf.Trailing == nil || tf.Trailing.Offset != file.Trailing.Offset {
+			return false, nil
+		}
+		file.Trailing = tf.Trailing
 	}
 	size := end // (the part's bytes, as Open's Pickle.Size: its trailing bytes too)
 	if tr := file.Trailing; tr != nil {
 		size = tr.Offset + tr.Len
 	}
-	r, _, finish, err := input.OpenDecompressed(path, input.Options{})
+	f, err := os.Open(sp.Path())
 	if err != nil {
 		return false, nil
 	}
-	defer finish()
+	defer f.Close()
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
 	p := &input.Part{Name: "", Role: input.RolePickle, Of: -1}
-	disPartHead(bw, jsonl.NewEncoder(bw), path, opt, 0, p, path, input.Layered(compression, "pickle"), n, start, size, "the "+compression+"-decompressed stream")
+	disPartHead(bw, jsonl.NewEncoder(bw), path, opt, 0, p, path, sp.Format(), n, start, size, "the "+sp.Compression+"-decompressed stream")
 	o := opt
 	zero := 0
 	o.Part = &zero
-	rd := pickle.NewReader(io.LimitReader(r, size), size, path)
+	rd := pickle.NewReader(bufio.NewReaderSize(io.LimitReader(f, size), 256<<10), size, path)
 	if start > 0 {
 		rd.Discard(start)
 	}
@@ -234,6 +250,11 @@ func disCompressed(w io.Writer, path string, opt dis.Options) (ok bool, err erro
 	disTrailing(bw, opt, file.Trailing)
 	return true, nil
 }
+
+// disCount is what the machine keeps of values for disCompressed's count
+// of streams: nothing it reads of them, so that every node is released
+// once final (pickle.Keep) and a stream costs what is live, not its store.
+var disCount = pickle.Keep{Final: func(*pickle.Store, []pickle.SEvent) bool { return true }}
 
 func partName(doc *input.Doc, p *input.Part) string {
 	if p.Name != "" {

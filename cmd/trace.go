@@ -148,6 +148,9 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			return nil
 		}
 	}
+	if ok, err := traceSpooled(c, path, f, opt, prog); ok {
+		return err
+	}
 	if f.path == "" && f.svg == "" && f.html == "" {
 		// plain data: streaming passes, no graph (nil otherwise: fall back)
 		var t *trace.Tree
@@ -218,6 +221,88 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 	// children, storages and arrays sized in the objects that hold them
 	return traceOne(out, c.ErrOrStderr(), trace.NewDoc(doc), f, opt, sty)
 }
+
+// traceSpooled traces a bare pickle under one layer of compression (a
+// regular file) in the views whose paths for bare files give what
+// input.Open's tree of it prints: --top (without --group) and the default
+// view. The file is decompressed once into a temporary file
+// (input.SpoolDecompressed), which those paths read as a bare file; the
+// tree they make is given the user's file name, and, for the default
+// view, the two lines NewDoc shows above the streams of a compressed file
+// (Tree.Compressed). ok is false when it does not apply or any of it
+// fails: runTrace then goes on as before (and reports an error in input's
+// words).
+func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Options, prog *progress) (ok bool, err error) {
+	f.bounded(c)
+	top := f.top > 0 && !f.group
+	// (the default view: its budget less the File and part lines leaves
+	// the stream's line and its result's)
+	view := f.boundedView && f.lines >= 4
+	// the whole tree (--lines 0, --json) of one stream of plain data or of
+	// several streams
+	whole := !f.boundedView && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize && f.depth < 0
+	// only the svg picture, from the root
+	picture := f.svg != "" && f.html == "" && f.top == 0 && !f.json && f.depth < 0
+	if picture {
+		top, view, whole = false, false, false
+	}
+	if path == "-" || f.path != "" || f.html != "" || f.svg != "" && !picture || !top && !view && !whole && !picture {
+		return false, nil
+	}
+	sp, ok := input.SpoolDecompressed(path, input.Options{})
+	if !ok {
+		return false, nil
+	}
+	defer sp.Close()
+	sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
+	if whole {
+		// one stream of plain data, else several streams
+		if ok, err := trace.FastWholeCompressed(sp, c.OutOrStdout(), f.json, sty, prog.Done); ok {
+			return true, err
+		}
+		return trace.EachWholeCompressed(sp, c.OutOrStdout(), f.json, sty, prog.Done)
+	}
+	var t *trace.Tree
+	named := func(t *trace.Tree) bool {
+		if top {
+			t.File.Name = path
+			return true
+		}
+		return t.Compressed(sp, f.lines)
+	}
+	switch {
+	case view:
+		t = trace.FastBounded(sp.Path(), f.lines-2)
+	case top && !f.leaves:
+		t = trace.FastTop(sp.Path(), f.top)
+	}
+	if t != nil && named(t) {
+		prog.Done()
+		return true, traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
+	}
+	out := func(t *trace.Tree) error {
+		if !named(t) {
+			return errNotNamed
+		}
+		prog.Done()
+		return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
+	}
+	switch {
+	case picture:
+		ok, err = trace.EachPicture(sp.Path(), &trace.SVGOptions{}, nil, out)
+	case view:
+		ok, err = trace.EachBounded(sp.Path(), f.lines, out)
+	default:
+		ok, err = trace.EachTop(sp.Path(), f.top, f.leaves, out)
+	}
+	if err == errNotNamed {
+		return false, nil
+	}
+	return ok, err
+}
+
+// errNotNamed: Tree.Compressed cannot give the compressed file's tree.
+var errNotNamed = errors.New("not the compressed file's tree")
 
 func traceOne(out, errOut io.Writer, t *trace.Tree, f *traceFlags, opt trace.Options, sty trace.Style) error {
 	trouble := func(err error) error { return &ExitError{Code: ExitTrouble, Err: err} }

@@ -55,6 +55,54 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // Files compares the inputs at paths a and b.
 func Files(a, b string, opt Options) (*Result, error) {
+	if r, ok := spooledFiles(a, b, opt); ok {
+		return r, nil
+	}
+	return files(a, b, opt)
+}
+
+// spooledFiles compares a and b when one of them or both are a bare pickle
+// under one layer of compression: each such side is decompressed once into
+// a temporary file (input.SpoolDecompressed), which the paths for bare
+// files read as they read a bare file (the fast path, the stream-by-stream
+// path: input.Open kept a store for each stream of a compressed side, and
+// the whole store of its one stream). The result is the one the inputs
+// give read through input.Open (the same digests, entries and offsets: the
+// decompressed stream's), with the user's names and whether the files
+// themselves are byte for byte equal. ok is false when no side spools, or
+// on any error: Files then reads the inputs as it did, and reports the
+// error in input's words.
+func spooledFiles(a, b string, opt Options) (*Result, bool) {
+	sa, oka := input.SpoolDecompressed(a, opt.Input)
+	defer sa.Close()
+	sb, okb := sa, oka
+	if b != a {
+		sb, okb = input.SpoolDecompressed(b, opt.Input)
+		defer sb.Close()
+	}
+	if !oka && !okb {
+		return nil, false
+	}
+	pa, pb := a, b
+	if oka {
+		pa = sa.Path()
+	}
+	if okb {
+		pb = sb.Path()
+	}
+	r, err := files(pa, pb, opt)
+	if err != nil {
+		return nil, false
+	}
+	r.A, r.B = a, b
+	if r.Same {
+		r.BytesEqual = sameBytes(a, b)
+	}
+	return r, true
+}
+
+// files is Files without the spools.
+func files(a, b string, opt Options) (*Result, error) {
 	if r, ok := fastFiles(a, b, opt); ok {
 		return r, nil
 	}

@@ -181,6 +181,10 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 				offer(b, &ks[i])
 			}
 		}
+		if t.compressedPart(it) {
+			// only some streams are held (each.go): the part counts them all
+			b.kids += t.nStreams - len(t.Streams)
+		}
 		for _, c := range batch {
 			heap.Push(&h, c)
 		}

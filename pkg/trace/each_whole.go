@@ -29,11 +29,28 @@ import (
 // begin is called before anything is written. An error with true is one of
 // writing, or an input that changed between the reads.
 func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
+	return eachWhole(path, nil, w, depth, asJSON, sty, begin)
+}
+
+// EachWholeCompressed is EachWhole of the whole tree (depth < 0) of a
+// compressed bare pickle file of several streams, read through its spool
+// sp (input.SpoolDecompressed): what NewDoc's tree of the compressed file
+// prints, its File and its pickle part (Tree.Compressed) above the
+// streams, which are a level deeper than a bare file's. False for a file
+// of one stream.
+func EachWholeCompressed(sp *input.Spool, w io.Writer, asJSON bool, sty Style, begin func()) (bool, error) {
+	return eachWhole(sp.Path(), sp, w, -1, asJSON, sty, begin)
+}
+
+func eachWhole(path string, sp *input.Spool, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
 	size, ok := eachSize(path)
-	if !ok {
+	if !ok || sp != nil && depth >= 0 {
 		return false, nil
 	}
 	if !mayHoldTwo(path, size) {
+		if sp != nil {
+			return false, nil
+		}
 		if noSink {
 			return false, nil
 		}
@@ -49,8 +66,8 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 		bytes += ps.Store().Length()
 		return nil
 	})
-	if !ok || n < 2 || file.Size != size {
-		return false, nil
+	if !ok || n < 2 || file.Size != size || sp != nil && file.Trailing != nil {
+		return false, nil // (trailing bytes of a spool: Tree.Compressed)
 	}
 	if begin != nil {
 		begin()
@@ -60,10 +77,24 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 	// what NewDoc gives a bare pickle's streams (a tensor label reads a
 	// large pickle.dump storage's head again from the file)
 	doc := &input.Doc{Path: path, Size: size, Format: "pickle"}
+	// a compressed file (sp): its File and part lines above the streams,
+	// and every line below a level deeper, under the part (its only line)
+	shift := sp != nil && t.Compressed(sp, 0)
+	shifted := []bool{true} // the part's flag, then a line's ancestors' and its own
 	bw := bufio.NewWriterSize(w, 64<<10)
 	g, width := sty.layout()
 	var line lineBuf
 	visit := func(v *Visit) {
+		if shift && v.Depth > 0 {
+			// (visits come in pre-order: the flags of the ancestors are
+			// in shifted already; one more a line, not a copy of Last,
+			// which down a deep stream would cost its depth a line)
+			shifted = append(shifted[:v.Depth], v.Last[v.Depth-1])
+			x := *v
+			x.Depth++
+			x.Last = shifted
+			v = &x
+		}
 		if asJSON {
 			t.jsonVisit(bw, v)
 			return
@@ -94,7 +125,17 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 	} else {
 		root.Kids = kids
 	}
-	visit(&root)
+	if shift {
+		// the File's only line is the part, whose lines are the streams'
+		shift = false
+		root.Kids = 1
+		visit(&root)
+		root = Visit{Item: t.top[0], Depth: 1, Last: []bool{true}, Kids: kids}
+		visit(&root)
+		shift = true
+	} else {
+		visit(&root)
+	}
 	if depth != 0 {
 		var scr sizeScratch
 		i := 0
@@ -121,7 +162,12 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 			return true, errors.Join(bw.Flush(), errChanged)
 		}
 		if tr := file.Trailing; tr != nil {
-			visit(&Visit{Item: trailingItem(tr), Depth: 1, Last: []bool{true}})
+			it := trailingItem(tr)
+			if shift {
+				// (a part's trailing bytes: partChildren's line)
+				it = t.partChildren(t.top[0])[0]
+			}
+			visit(&Visit{Item: it, Depth: 1, Last: []bool{true}})
 		}
 	}
 	return true, bw.Flush()

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 
+	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -211,7 +212,7 @@ func FastWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 		return false, nil
 	}
 	defer f.Close()
-	err := fastWholeOf(f, size, path, w, depth, asJSON, sty, begin)
+	err := fastWholeOf(f, size, path, nil, w, depth, asJSON, sty, begin)
 	var fb *errFallback
 	if errors.As(err, &fb) {
 		return false, nil
@@ -219,9 +220,31 @@ func FastWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 	return true, err
 }
 
-// fastWholeOf is FastWhole over size bytes of ra; a *errFallback means
-// nothing was written.
-func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) error {
+// FastWholeCompressed is FastWhole of the whole tree (depth < 0) of a
+// compressed bare pickle file read through its spool sp
+// (input.SpoolDecompressed): what NewDoc's tree of the compressed file
+// prints, its File and its pickle part (Tree.Compressed) above the
+// stream, whose lines are two levels deeper than a bare file's.
+func FastWholeCompressed(sp *input.Spool, w io.Writer, asJSON bool, sty Style, begin func()) (bool, error) {
+	if os.Getenv("PK_TRACE_FAST") == "0" {
+		return false, nil
+	}
+	f, size, ok := openRegular(sp.Path())
+	if !ok {
+		return false, nil
+	}
+	defer f.Close()
+	err := fastWholeOf(f, size, sp.Path(), sp, w, -1, asJSON, sty, begin)
+	var fb *errFallback
+	if errors.As(err, &fb) {
+		return false, nil
+	}
+	return true, err
+}
+
+// fastWholeOf is FastWhole over size bytes of ra (of sp, when set: the
+// compressed file's tree); a *errFallback means nothing was written.
+func fastWholeOf(ra io.ReaderAt, size int64, name string, sp *input.Spool, w io.Writer, depth int, asJSON bool, sty Style, begin func()) error {
 	if size <= 0 {
 		return fallback("empty or unknown size")
 	}
@@ -271,15 +294,35 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, w io.Writer, depth int
 	wv.limit = depth
 	wv.bw = bufio.NewWriterSize(w, 64<<10)
 	wv.t = &Tree{File: &pickle.File{Name: name, Size: size}, Total: size}
+	shift := 0
+	if sp != nil && wv.t.Compressed(sp, 0) {
+		shift = 2 // (the File and its part above the stream)
+	}
+	var line lineBuf
+	g, width := sty.layout()
 	if asJSON {
 		wv.t.jsonSummary(wv.bw)
 	} else {
-		var line lineBuf
-		_, width := sty.layout()
 		writeHeader(&line, width)
 		wv.bw.Write(line.b)
 	}
+	if shift > 0 {
+		for _, v := range []Visit{{Item: wv.t.Root(), Depth: 0, Last: []bool{}, Kids: 1}, {Item: wv.t.top[0], Depth: 1, Last: []bool{true}, Kids: 1}} {
+			if asJSON {
+				wv.t.jsonVisit(wv.bw, &v)
+				continue
+			}
+			line.Reset()
+			wv.t.textLine(&line, &v, g, width, sty)
+			if sty.ASCII {
+				wv.bw.WriteString(asciiOnly(line.String()))
+			} else {
+				wv.bw.Write(line.b)
+			}
+		}
+	}
 	wv.pr = newWholePrinter(wv.t, wv.bw, asJSON, sty, wv.proto, wv.sself)
+	wv.pr.setShift(shift)
 	wv.cur = <-wv.pr.free
 	spl := link(nil, "")
 	wv.path.push(wEntry{id: -1, depth: 0, pl: spl})

@@ -44,7 +44,7 @@ func wholeFast(t testing.TB, b []byte, name string, depth int, sty Style, asJSON
 	t.Helper()
 	var out bytes.Buffer
 	began := false
-	err := fastWholeOf(bytes.NewReader(b), int64(len(b)), name, &out, depth, asJSON, sty, func() { began = true })
+	err := fastWholeOf(bytes.NewReader(b), int64(len(b)), name, nil, &out, depth, asJSON, sty, func() { began = true })
 	if err != nil {
 		if _, ok := err.(*errFallback); !ok {
 			t.Fatalf("%s: the whole view failed after the first pass: %v", name, err)
@@ -97,7 +97,7 @@ func agreeWhole(t *testing.T, path string) bool {
 }
 
 func wholeReason(b []byte) string {
-	err := fastWholeOf(bytes.NewReader(b), int64(len(b)), "x", &bytes.Buffer{}, -1, false, Style{}, nil)
+	err := fastWholeOf(bytes.NewReader(b), int64(len(b)), "x", nil, &bytes.Buffer{}, -1, false, Style{}, nil)
 	if err == nil {
 		return "none"
 	}
@@ -489,7 +489,7 @@ func TestFastWholeWriteError(t *testing.T) {
 	b := wholeBatchPickle(20000)
 	for _, n := range []int{0, 100 << 10, 1 << 20} {
 		for _, asJSON := range []bool{false, true} {
-			err := fastWholeOf(bytes.NewReader(b), int64(len(b)), "x", &failWriter{n: n}, -1, asJSON, Style{}, nil)
+			err := fastWholeOf(bytes.NewReader(b), int64(len(b)), "x", nil, &failWriter{n: n}, -1, asJSON, Style{}, nil)
 			if err == nil || err.Error() != errFailWriter.Error() {
 				t.Errorf("a writer failing after %d bytes, json %v: %v", n, asJSON, err)
 			}

@@ -76,7 +76,7 @@ func (t *Tree) layout(start Item, width, minW float64, maxDepth int, visit func(
 			off := p.off
 			for i := range kids {
 				k := &kids[i]
-				if t.placed && p.it.Kind == ItemFile {
+				if t.placed && (p.it.Kind == ItemFile && t.Doc == nil || t.compressedPart(p.it)) {
 					off = p.off + t.fileOffset(k)
 				}
 				if k.kind == ItemRef || k.size <= 0 {

@@ -59,6 +59,19 @@ type wholePrinter struct {
 	err  error
 	line lineBuf
 	last []bool // for each depth 1..: was the line there the last of its siblings
+	// shift: the lines are that many levels deeper, under as many lines
+	// each the last of its siblings (a compressed file's File and part:
+	// FastWholeCompressed), whose flags are last's first (setShift)
+	shift int
+}
+
+// setShift makes the lines n levels deeper (see shift); before any line.
+func (p *wholePrinter) setShift(n int) {
+	p.shift = n
+	p.last = make([]bool, n, n+64)
+	for i := range p.last {
+		p.last[i] = true
+	}
 }
 
 // newWholePrinter starts the printer of the stream's lines (proto and the
@@ -111,9 +124,10 @@ func (p *wholePrinter) run(proto int, sself int64) {
 func (p *wholePrinter) print(l *wholeLine) error {
 	v := &l.v
 	if v.Depth > 0 {
-		p.last = append(p.last[:v.Depth-1], l.last)
+		p.last = append(p.last[:p.shift+v.Depth-1], l.last)
 	}
-	v.Last = p.last[:v.Depth]
+	v.Last = p.last[:p.shift+v.Depth]
+	v.Depth += p.shift
 	if l.role.spell {
 		v.Role = l.role.str()
 	}

@@ -1,0 +1,150 @@
+package input
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+)
+
+// Spool is a regular file under one layer of whole-file compression whose
+// decompressed bytes start as a bare pickle (Open would read them as plain
+// pickle streams, unless they turn out to be joblib or legacy torch
+// content), decompressed into a temporary file: a seekable copy that the
+// commands' paths for bare files read as they read a bare file, more than
+// once and at its offsets (passes 1 and 2, re-reads of streams and spans),
+// which a decompressor cannot do. Its offsets are the decompressed
+// stream's, as Open's. The temporary file is removed from its directory as
+// soon as it is made where the system allows (Linux: Path is then
+// /proc/self/fd/N, so nothing is left behind however pk ends), else when
+// Close is called. pk dis, pk trace and pk diff read a compressed bare
+// pickle through it; what they print names the user's file (Name), the
+// document's format (Layered(Compression, "pickle")) and, in errors, the
+// decompressed layer: every error is reported by reading the user's file
+// again through Open (a Spool is only made of a file that decompresses
+// within the limit, whole and with a good trailer).
+type Spool struct {
+	// Name is the user's file.
+	Name string
+	// Compression is the file's compression ("gzip", ...).
+	Compression string
+	// Size is the bytes decompressed; OnDisk the file's own.
+	Size, OnDisk int64
+
+	f       *os.File
+	path    string // what the bare paths open
+	removed bool   // f's name is gone from its directory
+}
+
+// noSpool turns spools off (PK_SPOOL=0: the commands read a compressed
+// file through Open, as before; tests compare both).
+var noSpool = os.Getenv("PK_SPOOL") == "0"
+
+// SpoolDecompressed decompresses the regular file at path into a Spool
+// when it is under one layer of compression and its content starts as a
+// bare pickle (by its first bytes: PlainPickle), within the decompression
+// limit of iopt. ok is false for anything else, and for any failure (a
+// corrupt stream, a bad trailer, the limit, no room for the temporary
+// file): the caller then reads path as it did before (through Open, which
+// says what is wrong in its words). Close the Spool when done.
+func SpoolDecompressed(path string, iopt Options) (sp *Spool, ok bool) {
+	if path == "-" || noSpool {
+		return nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	var h [16]byte
+	k, _ := io.ReadFull(f, h[:])
+	kind := sniffCompression(h[:k])
+	if kind == "" {
+		return nil, false // (a bare file: this costs its commands an open and a read of 16 bytes)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, false
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	limit := iopt.limit(fi.Size())
+	dec, closer, err := decompressor(kind, br, limit, fi.Size(), func() io.Reader { return io.NewSectionReader(f, 0, fi.Size()) })
+	if err != nil {
+		return nil, false
+	}
+	defer closer()
+	ahead := newReadAhead(dec)
+	defer ahead.Close() // before closer: the goroutine stops reading dec first
+	lim := &limitReader{r: ahead, limit: limit, file: path, layer: kind + "-decompressed stream"}
+	inner := bufio.NewReaderSize(lim, 64<<10)
+	head, _ := inner.Peek(16)
+	if len(head) == 0 || !PlainPickle(head) || lim.failure() != nil {
+		return nil, false
+	}
+	sp = &Spool{Name: path, Compression: kind, OnDisk: fi.Size()}
+	if err := sp.create(); err != nil {
+		return nil, false
+	}
+	n, err := io.Copy(sp.f, inner)
+	if err == nil {
+		err = lim.drain() // the trailer (a bad CRC), the limit
+	}
+	if err != nil {
+		sp.Close()
+		return nil, false
+	}
+	sp.Size = n
+	return sp, true
+}
+
+// create makes the temporary file, removed from its directory at once
+// where an open file can be reopened by its descriptor.
+func (sp *Spool) create() error {
+	f, err := os.CreateTemp("", "pk-spool-*")
+	if err != nil {
+		return err
+	}
+	sp.f, sp.path = f, f.Name()
+	fdPath := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	if fi, err := os.Stat(fdPath); err == nil && fi.Mode().IsRegular() && os.SameFile(fi, mustStat(f)) {
+		if os.Remove(f.Name()) == nil {
+			sp.path, sp.removed = fdPath, true
+		}
+	}
+	return nil
+}
+
+func mustStat(f *os.File) os.FileInfo {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// Path is a path the spool's bytes can be opened at, as a regular file,
+// until Close.
+func (sp *Spool) Path() string { return sp.path }
+
+// Format is the document's format as Open names it ("gzip+pickle").
+func (sp *Spool) Format() string { return Layered(sp.Compression, "pickle") }
+
+// Close removes the temporary file; Close of a nil Spool does nothing.
+func (sp *Spool) Close() error {
+	if sp == nil || sp.f == nil {
+		return nil
+	}
+	err := sp.f.Close()
+	if !sp.removed {
+		if rerr := os.Remove(sp.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+			err = rerr
+		}
+		sp.removed = true
+	}
+	sp.f = nil
+	return err
+}
