@@ -1,7 +1,6 @@
 package input
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"os"
@@ -56,42 +55,32 @@ func SpoolDecompressed(path string, iopt Options) (sp *Spool, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false
+		f.Close()
+		return nil, false // (never read a pipe or a device here)
 	}
 	var h [16]byte
 	k, _ := io.ReadFull(f, h[:])
+	f.Close()
 	kind := sniffCompression(h[:k])
 	if kind == "" {
 		return nil, false // (a bare file: this costs its commands an open and a read of 16 bytes)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, false
-	}
-	br := bufio.NewReaderSize(f, 256<<10)
-	limit := iopt.limit(fi.Size())
-	dec, closer, err := decompressor(kind, br, limit, fi.Size(), func() io.Reader { return io.NewSectionReader(f, 0, fi.Size()) })
+	// the decompression OpenBare makes (its limit, its read-ahead, its
+	// check that the content starts as a bare pickle)
+	r, _, finish, err := OpenBare(path, iopt)
 	if err != nil {
 		return nil, false
 	}
-	defer closer()
-	ahead := newReadAhead(dec)
-	defer ahead.Close() // before closer: the goroutine stops reading dec first
-	lim := &limitReader{r: ahead, limit: limit, file: path, layer: kind + "-decompressed stream"}
-	inner := bufio.NewReaderSize(lim, 64<<10)
-	head, _ := inner.Peek(16)
-	if len(head) == 0 || !PlainPickle(head) || lim.failure() != nil {
-		return nil, false
-	}
+	defer finish()
 	sp = &Spool{Name: path, Compression: kind, OnDisk: fi.Size()}
 	if err := sp.create(); err != nil {
 		return nil, false
 	}
-	n, err := io.Copy(sp.f, inner)
+	n, err := io.Copy(sp.f, r)
 	if err == nil {
-		err = lim.drain() // the trailer (a bad CRC), the limit
+		err = finish() // the trailer (a bad CRC), the limit
 	}
 	if err != nil {
 		sp.Close()
@@ -110,20 +99,13 @@ func (sp *Spool) create() error {
 	}
 	sp.f, sp.path = f, f.Name()
 	fdPath := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-	if fi, err := os.Stat(fdPath); err == nil && fi.Mode().IsRegular() && os.SameFile(fi, mustStat(f)) {
+	own, err := f.Stat()
+	if fi, ferr := os.Stat(fdPath); err == nil && ferr == nil && fi.Mode().IsRegular() && os.SameFile(fi, own) {
 		if os.Remove(f.Name()) == nil {
 			sp.path, sp.removed = fdPath, true
 		}
 	}
 	return nil
-}
-
-func mustStat(f *os.File) os.FileInfo {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	return fi
 }
 
 // Path is a path the spool's bytes can be opened at, as a regular file,
