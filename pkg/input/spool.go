@@ -41,9 +41,9 @@ type Spool struct {
 var noSpool = os.Getenv("PK_SPOOL") == "0"
 
 // SpoolDecompressed decompresses the regular file at path into a Spool
-// when it is under one layer of compression and its content starts as a
-// bare pickle (by its first bytes: PlainPickle), within the decompression
-// limit of iopt. ok is false for anything else, and for any failure (a
+// when it is under one layer of compression and its content, not empty,
+// starts as a bare pickle (by its first bytes: PlainPickle), within the
+// decompression limit of iopt. ok is false for anything else, and for any failure (a
 // corrupt stream, a bad trailer, the limit, no room for the temporary
 // file): the caller then reads path as it did before (through Open, which
 // says what is wrong in its words). Close the Spool when done.
@@ -81,6 +81,9 @@ func SpoolDecompressed(path string, iopt Options) (sp *Spool, ok bool) {
 	n, err := io.Copy(sp.f, r)
 	if err == nil {
 		err = finish() // the trailer (a bad CRC), the limit
+	}
+	if err == nil && n == 0 {
+		err = io.ErrUnexpectedEOF // (no pickle at all: Open says so)
 	}
 	if err != nil {
 		sp.Close()
