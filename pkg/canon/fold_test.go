@@ -31,7 +31,7 @@ func countFolds(s *pickle.Store) int {
 func TestFoldMatches(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	opts := []Options{{}, {Form: Form2}, {KeepDictOrder: true}, {Algo: XXH3}, {Strict: true}, {Form: Form2, StripLineno: true}}
-	files := testfile.Sample(fastCorpus(t), 4)
+	files := testfile.Sample(fastCorpus(t), 8)
 	folded := 0
 	defer func(v int) { spoolMem = v }(spoolMem)
 	for _, min := range []int{4, 64} {
@@ -65,7 +65,7 @@ func TestFoldMatches(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d runs had folded runs at STOP", folded, 2*len(files)*len(opts))
-	if folded < testfile.ShortDiv(100, 4) {
+	if folded < testfile.ShortDiv(100, 8) {
 		t.Errorf("only %d runs folded anything", folded)
 	}
 }
@@ -209,7 +209,7 @@ func TestFoldSide(t *testing.T) {
 	released := 0
 	for _, min := range []int{4, 64} {
 		pickle.MinCompact, spoolMem = min, min*16
-		for _, opt := range []Options{{}, {KeepDictOrder: true}, {Algo: XXH3}} {
+		for _, opt := range testfile.Sample([]Options{{}, {Algo: XXH3}, {KeepDictOrder: true}}, 2) {
 			dsize := opt.Algo.Size()
 			accept := func(enc []byte) bool { return PlainEmbedding(enc, 64, dsize) }
 			for _, p := range files {
@@ -263,7 +263,7 @@ func TestFoldSide(t *testing.T) {
 func TestFoldArgsMatches(t *testing.T) {
 	opts := []Options{{NoPaths: true}, {NoPaths: true, Form: Form2, StripLineno: true}, {NoPaths: true, Strict: true},
 		{NoPaths: true, Algo: XXH3}, {NoPaths: true, KeepDictOrder: true}}
-	files := testfile.Sample(fastCorpus(t), 2)
+	files := testfile.Sample(fastCorpus(t), 4)
 	defer func() { noFast, noFold = false, false }()
 	folded := 0
 	for _, p := range files {
@@ -292,7 +292,7 @@ func TestFoldArgsMatches(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d runs folded code objects' arguments", folded, len(files)*len(opts))
-	if folded < testfile.ShortDiv(100, 2) {
+	if folded < testfile.ShortDiv(100, 4) {
 		t.Errorf("only %d runs folded code objects' arguments", folded)
 	}
 }

@@ -326,7 +326,7 @@ func TestFastDiffObjectsNested(t *testing.T) {
 func TestFastDiffObjectRoot(t *testing.T) {
 	dir := t.TempDir()
 	taken, total, passes := 0, 0, fastDescents
-	for seed := int64(0); seed < 16; seed++ {
+	for seed := int64(0); seed < int64(testfile.ShortDiv(16, 2)); seed++ {
 		proto := int(seed % 6)
 		g := &vgen{r: rand.New(rand.NewSource(seed)), proto: proto, words: words}
 		n := 5 + g.r.Intn(20)

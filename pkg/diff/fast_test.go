@@ -577,7 +577,7 @@ func writeFile(t testing.TB, dir, name string, b []byte) string {
 func TestFastDiffGenerated(t *testing.T) {
 	dir := t.TempDir()
 	taken, total := 0, 0
-	for seed := int64(0); seed < int64(testfile.ShortDiv(24, 2)); seed++ {
+	for seed := int64(0); seed < int64(testfile.ShortDiv(24, 4)); seed++ {
 		for proto := 0; proto <= 5; proto++ {
 			g := &vgen{r: rand.New(rand.NewSource(seed*7 + int64(proto))), proto: proto, words: words}
 			var a *pv

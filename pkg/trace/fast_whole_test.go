@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -132,12 +133,13 @@ func TestFastWholeCorpus(t *testing.T) {
 	corpusAgrees(t, "the whole view", 8<<20, agreeWhole)
 }
 
-// TestFastWholeGenerated: random plain data of protocols 0-5.
+// TestFastWholeGenerated: random plain data of protocols 0-5 (half the
+// seeds under -short).
 func TestFastWholeGenerated(t *testing.T) {
 	dir := t.TempDir()
 	took := 0
 	for proto := 0; proto <= 5; proto++ {
-		for seed := int64(0); seed < 40; seed++ {
+		for seed := int64(0); seed < int64(testfile.ShortDiv(40, 2)); seed++ {
 			b := genPickle(seed*13+int64(proto), proto)
 			p := writeTemp(t, dir, fmt.Sprintf("g%d_%d.pkl", proto, seed), b)
 			if agreeWhole(t, p) {
@@ -148,7 +150,7 @@ func TestFastWholeGenerated(t *testing.T) {
 		}
 	}
 	t.Logf("%d generated pickles took the whole view", took)
-	if took < 100 {
+	if took < testfile.ShortDiv(100, 2) {
 		t.Errorf("only %d generated pickles took the whole view", took)
 	}
 }

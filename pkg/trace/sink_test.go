@@ -18,7 +18,7 @@ import (
 // caller then reads the file again); and it folds in many of them.
 func TestSinkCorpus(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
-	files := testfile.Sample(corpusFiles(8<<20), 2)
+	files := testfile.Sample(corpusFiles(8<<20), 4)
 	sty := Style{ASCII: true, Bytes: true}
 	folded, lost := 0, 0
 	for _, min := range []int{4, 64} {
@@ -63,7 +63,7 @@ func TestSinkCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("%d files, twice: %d runs folded and answered, %d compacted and gave up", len(files), folded, lost)
-	if folded < testfile.ShortDiv(40, 2) {
+	if folded < testfile.ShortDiv(40, 4) {
 		t.Errorf("only %d runs folded anything", folded)
 	}
 }

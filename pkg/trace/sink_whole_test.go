@@ -19,7 +19,7 @@ import (
 // written nothing; and it folds rows in many of them.
 func TestWholeSinkCorpus(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
-	files := testfile.Sample(corpusFiles(8<<20), 2)
+	files := testfile.Sample(corpusFiles(8<<20), 4)
 	rows := make(map[string]bool) // (made here: the corpus has no table of rows that are no scalars)
 	for _, wrap := range []bool{false, true} {
 		p := filepath.Join(t.TempDir(), "objects.pkl")

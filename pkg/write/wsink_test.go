@@ -10,14 +10,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // sinkFiles are the corpus files, the fold fixtures (testdata/fold,
 // decompressed: the sink reads bare files) and the cost shapes' generated
 // files when present.
+//
+// Under -short (make test) every fourth corpus file (testfile.Sample; the
+// floors scaled with ShortDiv) and every fold fixture: these tests compare
+// the writer's mechanisms (the sink, the check beside the writing,
+// colliding fingerprints, the sketch) with their plain forms over each
+// file, and the fold fixtures are what reach them most; make test-full
+// walks every file.
 func sinkFiles(t *testing.T) []string {
-	files := corpusFiles(t)
+	files := testfile.Sample(corpusFiles(t), 4)
 	gz, _ := filepath.Glob("../../testdata/fold/*.gz")
 	dir := t.TempDir()
 	for _, p := range gz {
@@ -119,10 +127,10 @@ func TestSinkMatches(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d runs wrote folded runs, %d outputs spilled to a file", sunk, runs, spilled)
-	if spilled < 50 {
+	if spilled < testfile.ShortDiv(50, 2) {
 		t.Errorf("only %d outputs spilled to a file", spilled)
 	}
-	if sunk < 50 {
+	if sunk < testfile.ShortDiv(50, 2) {
 		t.Errorf("only %d runs wrote folded runs", sunk)
 	}
 }
@@ -155,7 +163,7 @@ func TestFingerprintCollisions(t *testing.T) {
 		}
 	}
 	t.Logf("%d streams written again without fingerprints, %d traversed again for a value colliding with one inside it", fpRetries-retries, fpNested-nested)
-	if fpRetries-retries < 50 {
+	if fpRetries-retries < testfile.ShortDiv(50, 2) {
 		t.Errorf("only %d streams written again without fingerprints", fpRetries-retries)
 	}
 	if fpNested == nested {
@@ -194,7 +202,7 @@ func TestOnceSketch(t *testing.T) {
 		sameOutput(t, p, "without the sketch", "with it", want, werr, got, gerr, nil)
 	}
 	t.Logf("%d values numbered as held once, in %d files", singles, len(files))
-	if singles < 1000 {
+	if singles < testfile.ShortDiv(1000, 2) {
 		t.Errorf("only %d values numbered as held once", singles)
 	}
 }
