@@ -7,6 +7,7 @@ import (
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/internal/grow"
+	"github.com/pk-tools/pk/pkg/internal/huge"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -100,8 +101,14 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 // at half as much again as the first read's peak, so its garbage and the
 // second read's store would be held at once). What is live then is small
 // or pointer-free (a store), so it costs little (a 10^6-level dict
-// nesting against itself: 316 -> 220 MB).
-func collect() { debug.FreeOSMemory() }
+// nesting against itself: 316 -> 220 MB). The huge-page advice on the
+// first read's arrays is taken back (huge.Forget): the second read's
+// smaller arrays land in their addresses, which were faulted in 2 MiB at
+// a time.
+func collect() {
+	debug.FreeOSMemory()
+	huge.Forget()
+}
 
 // regular reports whether path is a regular file (whose bytes can be
 // compared without consuming them).

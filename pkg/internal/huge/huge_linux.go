@@ -4,6 +4,7 @@ package huge
 
 import (
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -54,7 +55,44 @@ func Advise[T any](buf []T) {
 	}
 	b := unsafe.Slice((*byte)(unsafe.Add(base, lo-p)), hi-lo)
 	_ = syscall.Madvise(b, syscall.MADV_DONTNEED)
-	_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
+	if syscall.Madvise(b, syscall.MADV_HUGEPAGE) == nil {
+		advised.Lock()
+		if len(advised.r) < maxAdvised {
+			advised.r = append(advised.r, span{lo, hi})
+		}
+		advised.Unlock()
+	}
+}
+
+// advised holds the ranges Advise marked since the last Forget (at most
+// maxAdvised: past that, a range stays marked, as before Forget was).
+var advised struct {
+	sync.Mutex
+	r []span
+}
+
+type span struct{ lo, hi uintptr }
+
+const maxAdvised = 256
+
+// Forget takes the advice back (madvise MADV_NOHUGEPAGE) from every range
+// Advise marked since the last Forget, for a caller that has let go of
+// every array it advised. The mark is the address range's, not the
+// array's: once the collector frees the array and hands its pages back,
+// whatever the allocator puts there next (the next input's item or text
+// arena, which fill bit by bit) is faulted in 2 MiB at a time, all of it
+// resident from its first byte (pk diff, which reads B after letting A's
+// store go: 29-33 MB now and then on a cloudpickle state, against 27-28).
+// The pages stay mapped: this changes only how they are faulted in later.
+func Forget() {
+	advised.Lock()
+	defer advised.Unlock()
+	for _, r := range advised.r {
+		// (by address: the array may be gone; madvise of a range no
+		// longer mapped fails with ENOMEM and changes nothing)
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, r.lo, r.hi-r.lo, syscall.MADV_NOHUGEPAGE)
+	}
+	advised.r = advised.r[:0]
 }
 
 // off: PK_NO_HUGEPAGES=1 in the environment (read once).

@@ -1,6 +1,10 @@
 package huge
 
 import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -52,4 +56,52 @@ func TestTrim(t *testing.T) {
 	if Trim(buf[:len(buf)-100]) {
 		t.Error("Trim trimmed less than minTrim")
 	}
+}
+
+// vmFlags returns the VmFlags of the mapping that holds address p
+// (/proc/self/smaps), "" when none is found.
+func vmFlags(t *testing.T, p uintptr) string {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	in := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			lo, hi, _ := strings.Cut(f[0], "-")
+			a, err1 := strconv.ParseUint(lo, 16, 64)
+			z, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && uint64(p) >= a && uint64(p) < z
+			continue
+		}
+		if in && strings.HasPrefix(l, "VmFlags:") {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestForget: the advice outlives the array (it is the address range's),
+// so Forget takes it back from every range Advise marked.
+func TestForget(t *testing.T) {
+	if off {
+		t.Skip("PK_NO_HUGEPAGES=1")
+	}
+	buf := make([]uint64, 8<<20/8)
+	Advise(buf)
+	p := (uintptr(unsafe.Pointer(&buf[0])) + 4<<20) &^ (2<<20 - 1)
+	if f := vmFlags(t, p); !strings.Contains(f, " hg") {
+		t.Skipf("no huge-page advice to take back (%q)", f)
+	}
+	Forget()
+	if f := vmFlags(t, p); strings.Contains(f, " hg") || !strings.Contains(f, " nh") {
+		t.Fatalf("after Forget: %q, want nh and no hg", f)
+	}
+	advised.Lock()
+	n := len(advised.r)
+	advised.Unlock()
+	if n != 0 {
+		t.Fatalf("%d ranges still recorded after Forget", n)
+	}
+	runtime.KeepAlive(buf)
 }

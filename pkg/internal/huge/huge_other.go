@@ -10,3 +10,6 @@ func Advise[T any](buf []T) {}
 
 // Trim does nothing where the kernel is not Linux (see huge_linux.go).
 func Trim[T any](buf []T) bool { return false }
+
+// Forget takes back what Advise marked (nothing here).
+func Forget() {}
