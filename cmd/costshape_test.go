@@ -230,7 +230,6 @@ var knownOver = map[string]string{
 	// table_dicts_lists.pkl.gz dis 345 -> 31 MB, setitem_call.pkl.gz diff changed 268 -> 207 MB); what is left:
 	"nest_newobj_build.pkl.gz diff changed": "session 36: 401 MB, 8.9 s CPU at a load of 20 (PK_COSTSHAPES_ALL=1), now through the paths for bare files: as the bare form (above)",
 	"nest_reduce.pkl.gz diff changed":       "session 35: killed after 60 s of wall time at a load of 42 (PK_COSTSHAPES_ALL=1); the bare form is over (above); session 36 reads a compressed side as the bare form (not measured)",
-	"nest_newobj_build.pkl.gz dis":          "session 36: 256 MB, 1.6 s CPU at a load of 20 (session 35: 252 MB; the bare form 98 MB: dis streams it): the count of streams for the part's header runs the machine over the decompressed copy (input.EachStream, releasing what is final), and all of a nesting 1.5 million levels deep is live until STOP",
 	"stack_globals_discarded.pkl.gz canon":  "session 35: 5.2 s CPU, 200 MB quiet: over the 5 s target, within the margin (canon compresses its output at gzip's level 9 beside the writing)",
 	"streams_dicts.pkl.gz canon":            "session 35: 5.0 s CPU, 46 MB quiet: at the 5 s target (the output compressed at level 9)",
 }

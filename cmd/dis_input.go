@@ -188,45 +188,20 @@ func disTrailing(bw *bufio.Writer, opt dis.Options, tr *pickle.Trailing) {
 // one: a million pickles of None in 2 KB of gzip took 600 MB, a table of
 // 26 MB 345 MB): the file is decompressed once into a temporary file
 // (input.SpoolDecompressed), a first pass counts its streams for the
-// part's header (input.EachStream, the machine releasing what is final:
-// disCount), and the copy is disassembled as a bare file is. ok is false
-// when it does not apply (not compressed, joblib or legacy torch content,
-// anything the spool or EachStream refuses, an error): disInput then
-// opens the file, which reports what is wrong in input's words.
+// part's header (disStreams), and the copy is disassembled as a bare file
+// is. ok is false when it does not apply (not compressed, joblib or legacy
+// torch content, anything the spool or the count refuses, an error):
+// disInput then opens the file, which reports what is wrong in input's
+// words.
 func disCompressed(w io.Writer, path string, opt dis.Options) (ok bool, err error) {
 	sp, spooled := input.SpoolDecompressed(path, input.Options{})
 	if !spooled {
 		return false, nil
 	}
 	defer sp.Close()
-	n := 0
-	var start, end int64
-	file, each := input.EachStream(sp.Path(), pickle.Options{NoGraph: true, BlobThreshold: opt.BlobThreshold, Keep: &disCount}, func(st *pickle.Stream) error {
-		if n == 0 {
-			start = st.Offset
-		}
-		n++
-		end = st.End
-		return nil
-	})
-	if !each || n == 0 {
+	n, start, size, trailing, counted := disStreams(sp, path, opt)
+	if !counted {
 		return false, nil
-	}
-	if file.Trailing != nil {
-		// the reason the trailing bytes are not a pickle, as Open words it
-		// from a reader that does not know the decompressed size ("pickle
-		// data was truncated inside the argument", where the spool's
-		// reader says "exceeds the 3 bytes left"): read the file again,
-		// decompressed as it is read, for it alone
-		tf, _, ok := input.EachStreamDecompressed(path, pickle.Options{NoGraph: true, BlobThreshold: opt.BlobThreshold, Keep: &disCount}, input.Options{}, func(*pickle.Stream) error { return nil })
-		if !ok || tf.Trailing == nil || tf.Trailing.Offset != file.Trailing.Offset {
-			return false, nil
-		}
-		file.Trailing = tf.Trailing
-	}
-	size := end // (the part's bytes, as Open's Pickle.Size: its trailing bytes too)
-	if tr := file.Trailing; tr != nil {
-		size = tr.Offset + tr.Len
 	}
 	f, err := os.Open(sp.Path())
 	if err != nil {
@@ -247,8 +222,70 @@ func disCompressed(w io.Writer, path string, opt dis.Options) (ok bool, err erro
 	if _, err := dis.RunReader(w, rd, o); err != nil {
 		return true, err
 	}
-	disTrailing(bw, opt, file.Trailing)
+	disTrailing(bw, opt, trailing)
 	return true, nil
+}
+
+// disStreams counts the streams of the spooled copy of path for the
+// part's header, as Open counts them (its machine's verdict on each
+// stream): n streams from offset start, size bytes with the trailing ones,
+// and those as Open words them. The count is dis's own emulator's
+// (dis.Count: a stack of offsets, no store), taken when nothing in the
+// file could make the machine's verdict or Open's reading differ from it:
+// every stream read to its STOP, no trailing bytes, nothing dis.Count
+// calls unsure, no str or global name that may be joblib's array wrapper
+// (Open reads such a file as joblib) and a first result not made by an
+// int opcode (torch's legacy magic number). Else the machine counts them
+// (input.EachStream, releasing what is final: disCount), which holds what
+// is live: all of a nesting 1.5 million levels deep until its STOP, 256
+// MB where dis.Count takes 75. ok is false when neither applies.
+func disStreams(sp *input.Spool, path string, opt dis.Options) (n int, start, size int64, trailing *pickle.Trailing, ok bool) {
+	if f, err := os.Open(sp.Path()); err == nil {
+		wrapper := false
+		rd := pickle.NewReader(bufio.NewReaderSize(f, 256<<10), sp.Size, path)
+		sum, err := dis.Count(rd, dis.Options{BlobThreshold: opt.BlobThreshold}, func(o *pickle.Op) {
+			if strings.Contains(o.Str, "ArrayWrapper") || strings.Contains(o.Name, "ArrayWrapper") {
+				wrapper = true
+			}
+		})
+		f.Close()
+		switch sum.First {
+		case pickle.INT, pickle.LONG, pickle.LONG1, pickle.LONG4:
+			wrapper = true // (the root may be the magic number)
+		}
+		if err == nil && sum.Trailing == nil && !sum.Unsure && !wrapper && sum.Streams > 0 && rd.Offset() == sp.Size {
+			return sum.Streams, 0, sp.Size, nil, true
+		}
+	}
+	var end int64
+	file, each := input.EachStream(sp.Path(), pickle.Options{NoGraph: true, BlobThreshold: opt.BlobThreshold, Keep: &disCount}, func(st *pickle.Stream) error {
+		if n == 0 {
+			start = st.Offset
+		}
+		n++
+		end = st.End
+		return nil
+	})
+	if !each || n == 0 {
+		return 0, 0, 0, nil, false
+	}
+	if file.Trailing != nil {
+		// the reason the trailing bytes are not a pickle, as Open words it
+		// from a reader that does not know the decompressed size ("pickle
+		// data was truncated inside the argument", where the spool's
+		// reader says "exceeds the 3 bytes left"): read the file again,
+		// decompressed as it is read, for it alone
+		tf, _, ok := input.EachStreamDecompressed(path, pickle.Options{NoGraph: true, BlobThreshold: opt.BlobThreshold, Keep: &disCount}, input.Options{}, func(*pickle.Stream) error { return nil })
+		if !ok || tf.Trailing == nil || tf.Trailing.Offset != file.Trailing.Offset {
+			return 0, 0, 0, nil, false
+		}
+		file.Trailing = tf.Trailing
+	}
+	size = end // (the part's bytes, as Open's Pickle.Size: its trailing bytes too)
+	if tr := file.Trailing; tr != nil {
+		size = tr.Offset + tr.Len
+	}
+	return n, start, size, file.Trailing, true
 }
 
 // disCount is what the machine keeps of values for disCompressed's count

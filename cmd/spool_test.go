@@ -59,6 +59,22 @@ func TestSpooledCompressed(t *testing.T) {
 		"junk":  gz("junk.pkl.gz", append(append([]byte{}, rows...), "\x80\x04j"...)),
 		"mjunk": gz("mjunk.pkl.gz", append(append([]byte{}, nones[:4000]...), "\x80\x04j"...)),
 	}
+	// pk dis counts the streams for its header with its own emulator
+	// (dis.Count) unless the machine may count otherwise: a second stream
+	// the machine refuses (odd DICT, STACK_GLOBAL of ints, EXT1 0) and
+	// the emulator does not, a str that may name joblib's array wrapper,
+	// a first result that may be torch's legacy magic number
+	one := []byte("\x80\x04K\x01.")
+	for name, b := range map[string]string{"odd": "\x80\x02(K\x01K\x02K\x03d.", "sg": "\x80\x04K\x01K\x02\x93.", "ext": "\x80\x02\x82\x00.",
+		"wrap": "\x80\x04\x8c\x11NumpyArrayWrapper\x94.", "magic": "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19."} {
+		files[name] = gz(name+".pkl.gz", append(append([]byte{}, one...), b...))
+	}
+	files["magic0"] = gz("magic0.pkl.gz", []byte("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.\x80\x02K\x01."))
+	// a nesting of 200,000 objects (NEWOBJ, BUILD), live until its STOP
+	nest := []byte("\x80\x04cbuiltins\nobject\nq\x000\x8c\x01aq\x010")
+	nest = append(nest, bytes.Repeat([]byte("h\x00)\x81}h\x01"), 200000)...)
+	nest = append(append(nest, 'N'), bytes.Repeat([]byte("sb"), 200000)...)
+	files["nest"] = gz("nest.pkl.gz", append(nest, '.'))
 	bad := append([]byte{}, []byte(mustRead(t, files["rows"]))...)
 	bad[len(bad)-6] ^= 1 // the CRC
 	files["crc"] = filepath.Join(dir, "crc.pkl.gz")
@@ -83,6 +99,9 @@ func TestSpooledCompressed(t *testing.T) {
 			cases = append(cases, append(append([]string{}, a...), f))
 		}
 	}
+	for _, n := range []string{"odd", "sg", "ext", "wrap", "magic", "magic0", "nest"} {
+		cases = append(cases, []string{"dis", files[n]}, []string{"dis", "--json", files[n]})
+	}
 	cases = append(cases, []string{"diff", files["nones"], files["nones2"]}, []string{"diff", "--json", files["rows"], files["rows2"]},
 		[]string{"diff", files["rows2"], strings.TrimSuffix(files["rows"], ".gz")})
 	os.WriteFile(strings.TrimSuffix(files["rows"], ".gz"), rows, 0o644)
@@ -99,6 +118,11 @@ func TestSpooledCompressed(t *testing.T) {
 		if r := runCost(t, pk, args); r.rss > 40<<20 {
 			t.Errorf("pk %s: %s, want a peak RSS under 40 MB (the bare file's)", strings.Join(args, " "), r)
 		}
+	}
+	// pk dis of the nesting: the emulator's stack of offsets (the bare
+	// file's), where the machine's count held every level's nodes
+	if r := runCost(t, pk, []string{"dis", files["nest"]}); r.rss > 48<<20 {
+		t.Errorf("pk dis %s: %s, want a peak RSS under 48 MB (the bare file's)", files["nest"], r)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)

@@ -64,6 +64,17 @@ type Summary struct {
 	Streams  int
 	Ops      int64
 	Trailing *pickle.Trailing
+	// Unsure (Count only): a stream held an opcode that the emulator lets
+	// through and that pkg/pickle's machine (as CPython's unpickler) may
+	// refuse from what the emulator does not follow: DICT or SETITEMS of
+	// an odd number of items, STACK_GLOBAL of an item not made by a str
+	// opcode, EXT of a code <= 0. Without it, every stream the emulator
+	// read to its STOP is one the machine reads to its STOP too
+	// (FuzzCount holds them to it).
+	Unsure bool
+	// First (Count only): the opcode that made the first stream's result
+	// (GET and DUP: the opcode that made what they push).
+	First pickle.Opcode
 }
 
 // emu is the stack emulation of one stream.
@@ -166,6 +177,11 @@ type disassembler struct {
 	lineRoom int
 	// opcodes decoded from the read buffer at once (pickle.NextBuffered)
 	batch []pickle.Op
+	// Count: no output; each is given every opcode
+	count  bool
+	each   func(o *pickle.Op)
+	unsure bool
+	first  pickle.Opcode
 }
 
 // batchOps is how many opcodes are decoded from the read buffer at once.
@@ -202,6 +218,24 @@ func RunReader(w io.Writer, rd *pickle.Reader, opt Options) (Summary, error) {
 	if err == nil && d.err != nil {
 		err = d.err
 	}
+	return sum, err
+}
+
+// Count reads every pickle stream of rd as RunReader does, with the same
+// emulation and the same verdicts (the Summary's streams and trailing
+// bytes, the error that stops the first stream), and writes nothing: a
+// first pass for a header that says how many streams follow. each, when
+// not nil, is given every opcode read (its short arguments may point into
+// the read buffer: valid until each returns). Summary.Unsure and First
+// say what the machine of pkg/pickle may see otherwise (Summary). Only
+// opt.BlobThreshold is read.
+func Count(rd *pickle.Reader, opt Options, each func(o *pickle.Op)) (Summary, error) {
+	rd.BlobThreshold = opt.BlobThreshold
+	d := &disassembler{rd: rd, w: io.Discard, opt: Options{Indent: 1}, batch: make([]pickle.Op, batchOps), count: true, each: each}
+	defer func(b bool) { rd.Borrow = b }(rd.Borrow)
+	rd.Borrow = true
+	sum, err := d.run()
+	sum.Unsure, sum.First = d.unsure, d.first
 	return sum, err
 }
 
@@ -260,7 +294,7 @@ func (d *disassembler) flush(force bool) {
 }
 
 func (d *disassembler) comment(s string) {
-	if d.opt.JSON || d.opt.Pickletools {
+	if d.opt.JSON || d.opt.Pickletools || d.count {
 		return
 	}
 	d.out = append(d.out, "# "...)
@@ -398,7 +432,7 @@ func (d *disassembler) runStream(start int64) error {
 			return err
 		}
 		if stop {
-			if !d.opt.JSON {
+			if !d.opt.JSON && !d.count {
 				d.out = append(d.out, "highest protocol among opcodes = "...)
 				d.out = strconv.AppendInt(d.out, int64(e.maxProto), 10)
 				d.out = append(d.out, '\n')
@@ -576,6 +610,9 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 		e.marks = e.marks[:len(e.marks)-1]
 		e.markPos = e.markPos[:len(e.markPos)-1]
 		items := len(e.stack) - top
+		if d.count && items%2 != 0 && (c == pickle.DICT || c == pickle.SETITEMS) {
+			d.unsure = true
+		}
 		e.stack = e.stack[:top]
 		if c == pickle.OBJ && items < 1 {
 			stackErr = underflowReason(e)
@@ -629,6 +666,9 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 				stackErr = "unsupported pickle protocol: " + strconv.FormatInt(o.Int, 10)
 			}
 		default:
+			if d.count {
+				d.countChecks(e, o)
+			}
 			e.stack = e.stack[:len(e.stack)-int(ef.pop)]
 			if ef.push > 0 {
 				e.stack = append(e.stack, pack(o))
@@ -636,7 +676,11 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 		}
 	}
 
-	if d.opt.JSON {
+	if d.count {
+		if d.each != nil {
+			d.each(o)
+		}
+	} else if d.opt.JSON {
 		d.jsonLine(o, info, memoIdx, c == pickle.MEMOIZE)
 	} else if !d.opt.Pickletools || len(d.emus) == 1 {
 		d.textLine(lvl, o, info, markPos, memoIdx, memoOrigin)
@@ -645,6 +689,37 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 		return false, d.fail(o, "%s", stackErr)
 	}
 	return c == pickle.STOP, nil
+}
+
+// countChecks notes, for Count, what the machine of pkg/pickle checks
+// beyond the emulator in an opcode of the default stack effect (Summary's
+// Unsure, First), before the emulator pops its items.
+func (d *disassembler) countChecks(e *emu, o *pickle.Op) {
+	switch o.Code {
+	case pickle.STACK_GLOBAL:
+		n := len(e.stack)
+		if !strOrigin(e.stack[n-1]) || !strOrigin(e.stack[n-2]) {
+			d.unsure = true
+		}
+	case pickle.EXT1, pickle.EXT2, pickle.EXT4:
+		if o.Int <= 0 {
+			d.unsure = true
+		}
+	case pickle.STOP:
+		if d.stream == 0 && len(d.emus) == 1 {
+			d.first = pickle.Opcode(e.stack[len(e.stack)-1] & 0xFF)
+		}
+	}
+}
+
+// strOrigin reports whether the item of origin org was made by a str
+// opcode.
+func strOrigin(org int64) bool {
+	switch pickle.Opcode(org & 0xFF) {
+	case pickle.STRING, pickle.BINSTRING, pickle.SHORT_BINSTRING, pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8:
+		return true
+	}
+	return false
 }
 
 // appendArgRepr appends the argument as pickletools prints it: Python's
