@@ -53,6 +53,10 @@ var noScanSplit bool
 // place found) and whether the halves were joined (tests).
 var onScanSplit func(at int64, joined bool)
 
+// scanSplitWait makes the first half wait until the second half's place
+// is known (tests: a small file's first half may pass it before).
+var scanSplitWait bool
+
 // splitGuessMax bounds how far past its frame the second half looks for
 // its place.
 const splitGuessMax = 4 << 20
@@ -72,6 +76,9 @@ func fastScanSplit(f io.Reader, size int64, path string, done func() error) (*fa
 	var quit atomic.Bool
 	ch := make(chan *pass1, 1)
 	go secondHalf(path, size, &stopAt, &quit, ch)
+	for scanSplitWait && stopAt.Load() == 0 {
+		runtime.Gosched()
+	}
 	p := newPass1(pickle.NewReader(f, size, path))
 	paused, err := p.scan(0, &stopAt)
 	var q *pass1
