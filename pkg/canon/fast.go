@@ -18,13 +18,17 @@ package canon
 //     and learns the item count of the result when it is a list (its header
 //     comes before its items in the encoding), which memo indices are ever
 //     read (only those are kept in pass 2), and which lists are values of a
-//     dict result or of an object result's dict state;
+//     dict result or of an object result's dict state (on two CPUs, a
+//     bare framed file of 4 MiB or more is read in two halves at once,
+//     the second from a place near the middle whose state pass 1 guesses
+//     and the first half checks: fast_scan_split.go);
 //   - pass 2 (fast_encode.go) builds every value's encoding in an arena, in
 //     stack order (pk hash's decodes the opcodes in the reader's window, as
 //     pass 1 does, with a table's common ones inline: fast_hot.go); a container consumed by another is sealed then
 //     (fast_seal.go: header, dict entries and set items sorted, recorded
 //     without moving its bytes, so that nesting costs a record per level);
-//     the items
+//     a small pure tuple's digest is read from a table of the last ones
+//     made when its body is the same (fast_sums.go); the items
 //     of a list result go straight into the hash as they are appended, and
 //     the lists noted by pass 1 are dropped as they are built and read
 //     again from the file when the result is written (fast_result.go);

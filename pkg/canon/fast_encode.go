@@ -191,7 +191,8 @@ func (m *memoTab) put(i int64, x memoEnt) {
 
 type fastEnc struct {
 	opt      Options
-	hashOnly bool // pk hash's pass, no hooks (pk diff's item scan keeps its dict results of objects)
+	tsums    tupleSums // digests of small pure tuples (fast_sums.go)
+	hashOnly bool      // pk hash's pass, no hooks (pk diff's item scan keeps its dict results of objects)
 	scan     *fastScanResult
 	arena    []byte
 	stack    []fslot
@@ -933,7 +934,7 @@ func (e *fastEnc) fromMark(code pickle.Opcode, p int) error {
 			e.tmp = appendUvarint(e.tmp, uint64(k))
 			e.tmp = append(e.tmp, e.arena[start:]...)
 			e.arena = append(e.arena[:start], 'H')
-			e.arena = e.opt.Algo.sum(e.arena, e.tmp)
+			e.arena = e.sumTuple(e.arena, e.tmp)
 		}
 		e.stack = e.stack[:p]
 		kind := fkPureComp

@@ -6,6 +6,7 @@ package canon
 import (
 	"io"
 	"slices"
+	"sync/atomic"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -344,22 +345,88 @@ func fastScan(path string) (*fastScanResult, int64, error) {
 		return nil, 0, err
 	}
 	defer done()
+	if scanSplits(size) {
+		return fastScanSplit(f, size, path, done)
+	}
 	return fastScanFrom(f, size, path, done)
 }
 
 // fastScanFrom is pass 1 over f (size bytes, -1: not known), named path;
 // done reports an error of f's source at the end.
 func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fastScanResult, int64, error) {
-	rd := pickle.NewReader(f, size, path)
+	p := newPass1(pickle.NewReader(f, size, path))
+	if _, err := p.scan(-1, nil); err != nil {
+		return nil, 0, err
+	}
+	return p.finish(size, done)
+}
+
+// pass1 is pass 1's state between two opcodes: what fastScanFrom's loop
+// keeps (a split pass 1 pauses the loop at a place and goes on from it:
+// fast_scan_split.go).
+type pass1 struct {
+	rd     *pickle.Reader
+	res    *fastScanResult
+	st     *scanState
+	h      scanHot
+	memo   int8     // 0 none yet, 1 MEMOIZE, 2 PUT
+	puts   []uint64 // PUT indices written (one written twice: no rootVals)
+	dupPut bool
+	proto  int
+	deepAt int   // the h.stack depth at which the open containers are counted next
+	top    int32 // the handle on top of the stack at STOP
+	missed bool  // scan passed its stop
+	// quit, when set, stops scan at its next window (errSlow): the
+	// second half of a split pass 1 that is no longer wanted
+	quit *atomic.Bool
+}
+
+func newPass1(rd *pickle.Reader) *pass1 {
 	rd.Borrow = true
 	res := &fastScanResult{rootList: -1}
-	st := &scanState{res: res, bottom: -1, stateTarget: -1}
-	var h scanHot
-	var memo int8     // 0 none yet, 1 MEMOIZE, 2 PUT
-	var puts []uint64 // PUT indices written (one written twice: no rootVals)
-	h.track = !noScanMut
-	dupPut := false
-	proto := 0
+	p := &pass1{rd: rd, res: res, st: &scanState{res: res, bottom: -1, stateTarget: -1}, deepAt: maxFastOpen}
+	p.h.track = !noScanMut
+	return p
+}
+
+// finish fills in the result of a pass 1 that read STOP (scan returned
+// false).
+func (p *pass1) finish(size int64, done func() error) (*fastScanResult, int64, error) {
+	res, st, h := p.res, p.st, &p.h
+	top := p.top
+	if top >= 0 && top == st.bottom {
+		res.rootList, res.rootLen = top, st.bcount
+	}
+	switch {
+	case p.dupPut || st.tooMany:
+		res.rootVals = nil
+	case top == -2:
+	case top == -4 && st.nState == 1 && st.stateBuilt == 1 && st.stateTarget == st.nCalls0:
+		res.rootVals, res.stateVals = st.stateVals, true
+	default:
+		res.rootVals = nil
+	}
+	res.memoize = p.memo == 1
+	res.nmemo = h.nmemo
+	if res.rootList < 0 || p.memo == 2 {
+		res.segs = nil
+	}
+	res.maxStack, res.maxMarks = h.maxStack, h.maxMarks
+	res.live = h.live
+	if done() != nil {
+		return nil, 0, errSlow
+	}
+	return res, size, nil
+}
+
+// scan runs pass 1 from where p is: to STOP (it returns false), or, when
+// stop >= 0, to offset stop (it returns true there, between two opcodes).
+// stopAt, when not nil, gives stop later: 0 until it is known. A stop the
+// reader passes (not an opcode's start, or known too late) no longer
+// counts: scan goes on to STOP, and says so in p.missed.
+func (p *pass1) scan(stop int64, stopAt *atomic.Int64) (paused bool, err error) {
+	rd, st, h := p.rd, p.st, &p.h
+	memo, puts, dupPut, proto := p.memo, p.puts, p.dupPut, p.proto
 	// Pass 1 needs the opcodes and their integer arguments only: it decodes
 	// them straight from the reader's window (pickle.SkimWindow: no record
 	// an opcode, short strings skipped, not decoded: pass 2 checks those,
@@ -372,7 +439,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 		th  int64
 		op  pickle.Op // an opcode the reader decodes itself
 	)
-	deepAt := maxFastOpen // the h.stack depth at which the open containers are counted next
+	deepAt := p.deepAt
 	for {
 		k, ok := 0, false
 		if at < len(win) {
@@ -386,15 +453,34 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			// the window's end, or an opcode it does not give: a fresh
 			// window, else the reader
 			rd.SkimDone(at)
+			if p.quit != nil && p.quit.Load() {
+				return false, errSlow
+			}
+			if stop >= 0 {
+				if stop == 0 {
+					stop = stopAt.Load() // (0: not known yet; -1: none)
+				}
+				if off := rd.Offset(); stop > 0 && off >= stop {
+					if off == stop {
+						p.memo, p.puts, p.dupPut, p.proto, p.deepAt = memo, puts, dupPut, proto, deepAt
+						return true, nil
+					}
+					stop, p.missed = -1, true
+				}
+			}
 			if h.maxStack >= deepAt {
 				// (once a window: the loop stays as it was)
 				if openContainers(h.stack) > maxFastOpen {
-					return nil, 0, errSlow
+					return false, errSlow
 				}
 				deepAt = 2 * h.maxStack
 			}
 			win, th = rd.SkimWindow()
-			win, at = win[:min(len(win), scanWindow)], 0
+			n := min(len(win), scanWindow)
+			if stop > 0 {
+				n = int(min(int64(n), stop-rd.Offset()))
+			}
+			win, at = win[:n], 0
 			if len(win) > 0 {
 				k, ok = pickle.SkimOp(win, 0, th)
 			}
@@ -412,7 +498,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			at += 1 + k
 		} else {
 			if rd.NextInto(&op) != nil {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			c, arg, big = op.Code, op.Int, op.Big != nil
 			win = nil // (the reader moved on)
@@ -426,38 +512,17 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 		switch c {
 		case pickle.PROTO:
 			if arg > pickle.HighestProtocol {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			proto = int(arg)
 		case pickle.FRAME:
 		case pickle.STOP:
 			if len(h.stack) <= fence || !rd.AtEOF() {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
-			top := h.stack[len(h.stack)-1]
-			if top >= 0 && top == st.bottom {
-				res.rootList, res.rootLen = top, st.bcount
-			}
-			switch {
-			case dupPut || st.tooMany:
-				res.rootVals = nil
-			case top == -2:
-			case top == -4 && st.nState == 1 && st.stateBuilt == 1 && st.stateTarget == st.nCalls0:
-				res.rootVals, res.stateVals = st.stateVals, true
-			default:
-				res.rootVals = nil
-			}
-			res.memoize = memo == 1
-			res.nmemo = h.nmemo
-			if res.rootList < 0 || memo == 2 {
-				res.segs = nil
-			}
-			res.maxStack, res.maxMarks = h.maxStack, h.maxMarks
-			res.live = h.live
-			if done() != nil {
-				return nil, 0, errSlow
-			}
-			return res, size, nil
+			p.top = h.stack[len(h.stack)-1]
+			p.memo, p.puts, p.dupPut, p.proto, p.deepAt = memo, puts, dupPut, proto, deepAt
+			return false, nil
 		case pickle.MARK:
 			h.marks = append(h.marks, len(h.stack))
 		case pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
@@ -482,12 +547,12 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			h.stack = append(h.stack, st.newList(len(h.stack), 0))
 		case pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT:
 			if len(h.marks) == 0 {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			p := h.marks[len(h.marks)-1]
 			h.marks = h.marks[:len(h.marks)-1]
 			if p > len(h.stack) {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			k := len(h.stack) - p
 			h.stack = h.stack[:p]
@@ -502,12 +567,12 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 		case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
 			n := int(c-pickle.TUPLE1) + 1
 			if len(h.stack)-n < fence {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			h.stack = append(h.stack[:len(h.stack)-n], -1)
 		case pickle.APPEND:
 			if len(h.stack)-1 <= fence {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			h.stack = h.stack[:len(h.stack)-1]
 			if t := h.stack[len(h.stack)-1]; t >= 0 && t == st.bottom {
@@ -515,7 +580,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			}
 		case pickle.SETITEM:
 			if len(h.stack)-2 <= fence {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			if t, v := h.stack[len(h.stack)-3], h.stack[len(h.stack)-1]; (t == -2 || t == -3) && v >= 0 {
 				st.rootVal(t, v)
@@ -523,19 +588,19 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			h.stack = h.stack[:len(h.stack)-2]
 		case pickle.APPENDS, pickle.SETITEMS, pickle.ADDITEMS:
 			if len(h.marks) == 0 {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			p := h.marks[len(h.marks)-1]
 			h.marks = h.marks[:len(h.marks)-1]
 			if p > len(h.stack) {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			fence = 0
 			if len(h.marks) > 0 {
 				fence = h.marks[len(h.marks)-1]
 			}
 			if p <= fence {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			t := h.stack[p-1]
 			switch c {
@@ -562,7 +627,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			h.stack = h.stack[:p]
 		case pickle.STACK_GLOBAL, pickle.REDUCE, pickle.NEWOBJ:
 			if len(h.stack)-2 < fence {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			h.stack = h.stack[:len(h.stack)-2]
 			if c != pickle.STACK_GLOBAL && len(h.stack) == 0 {
@@ -575,7 +640,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			}
 		case pickle.BUILD:
 			if len(h.stack)-2 < fence {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			if h.stack[len(h.stack)-1] == -3 && h.stack[len(h.stack)-2] == -4 {
 				st.stateBuilt++
@@ -584,18 +649,18 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			h.stack = h.stack[:len(h.stack)-1]
 		case pickle.MEMOIZE, pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT:
 			if len(h.stack) <= fence {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			i := h.nmemo
 			if c == pickle.MEMOIZE {
 				if memo == 2 {
-					return nil, 0, errSlow
+					return false, errSlow
 				}
 				memo = 1
 				h.nmemo++
 			} else {
 				if memo == 1 || arg < 0 || arg >= maxFastMemo || big {
-					return nil, 0, errSlow
+					return false, errSlow
 				}
 				memo = 2
 				i = arg
@@ -621,7 +686,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 		case pickle.GET, pickle.BINGET, pickle.LONG_BINGET:
 			i := arg
 			if i < 0 || i >= maxFastMemo || big || (uint64(i>>6) < uint64(len(h.mut)) && h.mut[i>>6]&(1<<(i&63)) != 0) {
-				return nil, 0, errSlow
+				return false, errSlow
 			}
 			if w := uint64(i >> 6); w < uint64(len(h.live)) {
 				h.live[w] |= 1 << (i & 63) // (most GETs: no call)
@@ -630,7 +695,7 @@ func fastScanFrom(f io.Reader, size int64, path string, done func() error) (*fas
 			}
 			h.stack = append(h.stack, -1)
 		default:
-			return nil, 0, errSlow
+			return false, errSlow
 		}
 	}
 }

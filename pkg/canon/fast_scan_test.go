@@ -49,7 +49,7 @@ func memoRows(head []byte, n int, put func(b []byte, i int) []byte, get func(b [
 // framed puts the opcodes of a protocol-4 stream p (PROTO first, no
 // frames) into FRAMEs of about size bytes, cut at opcode boundaries, as
 // pickle.dump does at 64 KiB.
-func framed(t *testing.T, p []byte, size int) []byte {
+func framed(t testing.TB, p []byte, size int) []byte {
 	rd := pickle.NewReader(bytes.NewReader(p), int64(len(p)), "t")
 	var cuts []int64
 	var o pickle.Op

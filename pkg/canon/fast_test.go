@@ -164,13 +164,21 @@ func FuzzFastHash(f *testing.F) {
 	}
 	f.Add([]byte("\x80\x04]\x94(K\x01K\x02e."))
 	f.Add([]byte("(lp0\nI1\naI2\na(dp1\nS'a'\np2\nI3\nsa."))
-	f.Add(lazyRows(14, true))         // tuples in rows: lazy digests (fast_lazy_test.go)
-	f.Add(splitRows(40, 3, 10, 3, 2)) // APPENDS batches: pass 2 split (fast_par_test.go)
+	f.Add(lazyRows(14, true))                        // tuples in rows: lazy digests (fast_lazy_test.go)
+	f.Add(splitRows(40, 3, 10, 3, 2))                // APPENDS batches: pass 2 split (fast_par_test.go)
+	f.Add(framed(f, splitRows(40, 3, 10, 3, 2), 64)) // in frames: pass 1 split (fast_scan_split_test.go)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(dir, "in.pkl")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Skip()
+		}
+		// pass 1 in two halves (every size) gives the one pass's result,
+		// or gives up with it
+		if split, one, errSplit, errOne, _, _ := scanBoth(t, p); (errSplit != nil) != (errOne != nil) {
+			t.Fatalf("pass 1 split: %v, one pass: %v", errSplit, errOne)
+		} else if errOne == nil {
+			sameScan(t, "split", split, one)
 		}
 		if _, _, err := fastScan(p); err != nil {
 			// pass 1 gives up only where pass 2 would have
