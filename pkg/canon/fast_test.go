@@ -49,7 +49,7 @@ func slowHash(t testing.TB, path string, opt Options) (*Result, error) {
 func TestFastMatchesGraph(t *testing.T) {
 	opts := []Options{{}, {KeepDictOrder: true}, {Algo: XXH3}, {Strict: true}}
 	taken := 0
-	files := testfile.Sample(fastCorpus(t), 3)
+	files := testfile.Sample(fastCorpus(t), 6)
 	for _, p := range files {
 		for _, opt := range opts {
 			fast, ok := fastHashFile(p, opt)
@@ -70,7 +70,7 @@ func TestFastMatchesGraph(t *testing.T) {
 		}
 	}
 	t.Logf("fast path took %d of %d files", taken, len(files))
-	if taken < testfile.ShortDiv(20, 3) {
+	if taken < testfile.ShortDiv(20, 6) {
 		t.Errorf("fast path took only %d files", taken)
 	}
 }

@@ -14,7 +14,7 @@ import (
 func TestPureDigestsShareShortBodies(t *testing.T) {
 	defer func(v int) { smallAfter = v }(smallAfter)
 	defer func() { noFast = false }()
-	files := testfile.Sample(fastCorpus(t), 3)
+	files := testfile.Sample(fastCorpus(t), 6)
 	shared := 0
 	for _, p := range files {
 		for _, opt := range []Options{{}, {Form: Form2}, {Algo: XXH3}} {

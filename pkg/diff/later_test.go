@@ -37,10 +37,10 @@ func TestPathsLater(t *testing.T) {
 
 // eachTestPair calls fn with every directory of testdata's files, each
 // against the next (at most testfile.ShortDiv(16, 8) a directory), as they
-// are, with Options.Detail and under --ignore, and the result of Files on
-// them; pairs Files refuses are passed over.
+// are, with Options.Detail (not under -short) and under --ignore, and the
+// result of Files on them; pairs Files refuses are passed over.
 func eachTestPair(fn func(a, b string, opt Options, want *Result)) {
-	opts := []Options{{}, {Detail: 2}, {Ignore: []string{"root['x']"}}}
+	opts := testfile.Sample([]Options{{}, {Detail: 2}, {Ignore: []string{"root['x']"}}}, 2) // (-short: not Detail)
 	for _, files := range plainPicklesByDir() {
 		for i := 0; i+1 < len(files) && i < testfile.ShortDiv(16, 8); i++ {
 			for _, opt := range opts {

@@ -82,10 +82,10 @@ func agree(t *testing.T, path string) (fast int) {
 
 // TestFastTopCorpus: on every file under testdata/ (fixtures, equiv,
 // differ, inputs, trace, ...; pickles or not) the fast path falls back or
-// agrees with the graph path.
+// agrees with the graph path (every second file under -short).
 func TestFastTopCorpus(t *testing.T) {
-	files := corpusFiles(8 << 20)
-	if len(files) < 100 {
+	files := testfile.Sample(corpusFiles(8<<20), 2)
+	if len(files) < testfile.ShortDiv(100, 2) {
 		t.Fatalf("only %d files under testdata", len(files))
 	}
 	took := 0
@@ -95,7 +95,7 @@ func TestFastTopCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("%d files, the fast path applied to %d", len(files), took)
-	if took < 30 {
+	if took < testfile.ShortDiv(30, 2) {
 		t.Errorf("the fast path applied to only %d files of the corpus", took)
 	}
 }
@@ -899,11 +899,11 @@ func corpusFiles(max int64) []string {
 
 // corpusAgrees runs agree (a fast path against the graph path, true when
 // the fast path answered) on every file under testdata/ of less than max
-// bytes (every second one under -short) and asks that the fast path took
-// at least 30 (15) of them.
+// bytes (every fourth one under -short) and asks that the fast path took
+// at least 30 (7) of them.
 func corpusAgrees(t *testing.T, name string, max int64, agree func(*testing.T, string) bool) {
 	t.Helper()
-	files := testfile.Sample(corpusFiles(max), 2)
+	files := testfile.Sample(corpusFiles(max), 4)
 	took := 0
 	for _, p := range files {
 		if agree(t, p) {
@@ -911,7 +911,7 @@ func corpusAgrees(t *testing.T, name string, max int64, agree func(*testing.T, s
 		}
 	}
 	t.Logf("%d files, %s applied to %d", len(files), name, took)
-	if took < testfile.ShortDiv(30, 2) {
+	if took < testfile.ShortDiv(30, 4) {
 		t.Errorf("%s applied to only %d files of the corpus", name, took)
 	}
 }
