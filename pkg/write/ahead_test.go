@@ -190,7 +190,7 @@ func TestAheadMatches(t *testing.T) {
 		sameOutput(t, p, "without the read ahead", "with it", want, werr, got, gerr, nil)
 	}
 	t.Logf("%d of %d files read a run ahead", read, len(files))
-	if read < testfile.ShortDiv(40, 2) { // (sinkFiles: a sample under -short)
+	if read < testfile.ShortDiv(40, 4) { // (sinkFiles: a sample under -short)
 		t.Errorf("only %d files read a run ahead", read)
 	}
 }

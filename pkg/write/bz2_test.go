@@ -55,7 +55,7 @@ func bz2Files(t *testing.T) []string {
 // canonical pickle back from it.
 func TestBz2Written(t *testing.T) {
 	files := bz2Files(t)
-	for _, opt := range testfile.Sample([]Options{{Protocol: 4}, {Protocol: 2}, {Protocol: 3}, {Protocol: 5}, {Protocol: 4, KeepDictOrder: true}}, 3) {
+	for _, opt := range testfile.Sample([]Options{{Protocol: 4}, {Protocol: 2}, {Protocol: 3}, {Protocol: 5}, {Protocol: 4, KeepDictOrder: true}}, 5) {
 		outs, refused := roundTrip(t, files, opt)
 		for p, why := range refused {
 			t.Errorf("%+v: %s refused: %s", opt, p, why)

@@ -14,18 +14,22 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// sinkFiles are the corpus files, the fold fixtures (testdata/fold,
-// decompressed: the sink reads bare files) and the cost shapes' generated
-// files when present.
+// sinkFiles are the corpus files and the fold fixtures (testdata/fold,
+// decompressed: the sink reads bare files).
 //
-// Under -short (make test) every fourth corpus file (testfile.Sample; the
-// floors scaled with ShortDiv) and every fold fixture: these tests compare
-// the writer's mechanisms (the sink, the check beside the writing,
+// Under -short (make test) every fourth corpus file and every second fold
+// fixture (testfile.Sample; the floors scaled with ShortDiv): these tests
+// compare the writer's mechanisms (the sink, the check beside the writing,
 // colliding fingerprints, the sketch) with their plain forms over each
-// file, and the fold fixtures are what reach them most; make test-full
-// walks every file.
+// file; make test-full walks every file.
 func sinkFiles(t *testing.T) []string {
-	files := testfile.Sample(corpusFiles(t), 4)
+	return append(testfile.Sample(corpusFiles(t), 4), testfile.Sample(foldFiles(t), 2)...)
+}
+
+// foldFiles are the fold fixtures (testdata/fold), decompressed into a
+// temporary directory.
+func foldFiles(t *testing.T) []string {
+	var files []string
 	gz, _ := filepath.Glob("../../testdata/fold/*.gz")
 	dir := t.TempDir()
 	for _, p := range gz {
@@ -312,7 +316,7 @@ func sinkFixtures(t *testing.T, prefix string, want int, count *int, partial map
 	defer func(v int64) { fpMin = v }(fpMin)
 	defer func() { noSink, noOnce, noVerify = false, false, false }()
 	var files []string
-	for _, p := range sinkFiles(t) {
+	for _, p := range foldFiles(t) {
 		if strings.HasPrefix(filepath.Base(p), prefix) {
 			files = append(files, p)
 		}
