@@ -4,7 +4,8 @@
 # release: FuzzKeep; the batched opcode reader against the one-at-a-time one: FuzzNextBuffered; pass 1 begun
 # beside the machine against pass 1 asked for first: FuzzPlanAhead), the canonical form of any bytes (FuzzHash),
 # the streaming hash and the canon sink against the store path, and the sparse ordinals against those by node ID
-# (FuzzSparseOrds) (pkg/canon), pk trace's streaming fast paths
+# (FuzzSparseOrds) (pkg/canon), pk dis's count of streams against the machine's
+# (FuzzCount: pkg/dis), pk trace's streaming fast paths
 # against the graph path (pkg/trace: --top and the depth view, the whole view, the pictures; the top sink
 # against the read without it: FuzzTopSink;
 # never a panic, and a fall-back or the graph path's output), pk diff's lockstep equality against canon's digests, its
@@ -24,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/input:FuzzDecompress pkg/input:FuzzSpool pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/pickle:FuzzPlanAhead pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/canon:FuzzHash pkg/canon:FuzzSparseOrds pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/trace:FuzzTopSink pkg/diff:FuzzLockstep pkg/diff:FuzzFastDiff pkg/diff:FuzzSizesLater pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/write:FuzzTapeSpooled pkg/path:FuzzParse)
+TARGETS=(pkg/input:FuzzDecompress pkg/input:FuzzSpool pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/pickle:FuzzPlanAhead pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/canon:FuzzHash pkg/canon:FuzzSparseOrds pkg/dis:FuzzCount pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/trace:FuzzTopSink pkg/diff:FuzzLockstep pkg/diff:FuzzFastDiff pkg/diff:FuzzSizesLater pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/write:FuzzTapeSpooled pkg/path:FuzzParse)
 
 # tolerable LOG: the run failed only with the coordinator's deadline race: no
 # failing input was written, the last line of the failure is the bare error,
