@@ -13,7 +13,7 @@ import (
 )
 
 // TestSpooledCompressed runs pk dis, trace (default view, --top, the whole
-// tree, text and JSON) and diff (same, changed, text and JSON) on gzipped
+// tree, text and JSON), diff (same, changed, text and JSON), hash and canon on gzipped
 // bare pickles, as subprocesses: through the spool of the decompressed
 // bytes (input.SpoolDecompressed) their output, stderr and exit code are
 // those of the path through input.Open (PK_SPOOL=0), and a file of 60,000
@@ -101,6 +101,12 @@ func TestSpooledCompressed(t *testing.T) {
 	}
 	for _, n := range []string{"odd", "sg", "ext", "wrap", "magic", "magic0", "nest"} {
 		cases = append(cases, []string{"dis", files[n]}, []string{"dis", "--json", files[n]})
+	}
+	// pk hash and pk canon (its writer's read and both checks: the input's
+	// pk hash and the compressed output's) through the spool too
+	for _, n := range []string{"nones2", "rows", "junk", "mjunk", "crc", "short", "odd", "sg", "wrap", "magic0", "nest"} {
+		cases = append(cases, []string{"hash", files[n]}, []string{"hash", "--json", "--form", "pk1", files[n]},
+			[]string{"canon", "-o", "/dev/stdout", files[n]})
 	}
 	cases = append(cases, []string{"diff", files["nones"], files["nones2"]}, []string{"diff", "--json", files["rows"], files["rows2"]},
 		[]string{"diff", files["rows2"], strings.TrimSuffix(files["rows"], ".gz")})

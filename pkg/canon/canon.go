@@ -208,6 +208,12 @@ type Options struct {
 	// fails the view (errRereadOpen), and the file is hashed through
 	// input.Open, which reads it again through its decompression.
 	noReread bool
+	// spooled is set when the bare file read stream by stream is the
+	// decompressed copy of a compressed file (hashSpooled): it is read as
+	// that compressed file is (noReread), so a payload a rule needs again
+	// sends the file to input.Open as before, with its bound on reading a
+	// compressed part again.
+	spooled bool
 }
 
 // v2 reports whether the form is pk-canon/2 (or later): the gate of every

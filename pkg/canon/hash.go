@@ -506,7 +506,7 @@ func eachStreamIn(path string, opt Options, decompress, fold bool, released func
 		c, _ := input.PeekFile(path)
 		compressed = c != ""
 	}
-	if compressed {
+	if compressed || opt.spooled {
 		opt.noReread = true // (its offsets are not the file's: BareOptions' source does not apply)
 	} else {
 		opt = BareOptions(path, opt)
@@ -584,10 +584,41 @@ func HashFile(path string, opt Options) (*Result, error) {
 	if res, ok := fastHashFile(path, opt); ok {
 		return res, nil
 	}
+	if res, ok := hashSpooled(path, opt); ok {
+		return res, nil
+	}
 	if res, ok := hashEach(path, opt); ok {
 		return res, nil
 	}
 	return hashOpened(path, nil, opt)
+}
+
+// hashSpooled hashes a compressed bare pickle through a decompressed copy
+// (input.SpoolDecompressed), which the paths for bare files read as they
+// read a bare file of the same bytes: the fast path (two passes), else
+// stream by stream with the store sized from the file's length. Read as it
+// is decompressed, the store path cannot size its arrays and grows them a
+// step at a time (pk canon of the cost shape stack_globals_discarded.pkl.gz
+// read the input three times so). The copy is read as the compressed file
+// is (Options.spooled): no payload is read again from it, so a file whose
+// payload a rule needs again goes to input.Open as before, with its bound.
+// ok is false when path is not such a file, or when neither path takes the
+// copy: the caller then reads path as before, so every error is worded as
+// before.
+func hashSpooled(path string, opt Options) (*Result, bool) {
+	if !opt.NoPaths {
+		return nil, false // (as hashEach)
+	}
+	sp, ok := input.SpoolDecompressed(path, input.Options{})
+	if !ok {
+		return nil, false
+	}
+	defer sp.Close()
+	if res, ok := fastHashFile(sp.Path(), opt); ok {
+		return res, true
+	}
+	opt.spooled = true
+	return hashEach(sp.Path(), opt)
 }
 
 // MaxSpool is how much of standard input HashFile copies to a temporary
