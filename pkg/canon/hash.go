@@ -595,8 +595,9 @@ func HashFile(path string, opt Options) (*Result, error) {
 
 // hashSpooled hashes a compressed bare pickle through a decompressed copy
 // (input.SpoolDecompressed), which the paths for bare files read as they
-// read a bare file of the same bytes: the fast path (two passes), else
-// stream by stream with the store sized from the file's length. Read as it
+// read a bare file of the same bytes: stream by stream, with the store
+// sized from the file's length (HashFile tried the fast path, which reads
+// a compressed file as it reads the copy, before). Read as it
 // is decompressed, the store path cannot size its arrays and grows them a
 // step at a time (pk canon of the cost shape stack_globals_discarded.pkl.gz
 // read the input three times so). The copy is read as the compressed file
@@ -614,9 +615,8 @@ func hashSpooled(path string, opt Options) (*Result, bool) {
 		return nil, false
 	}
 	defer sp.Close()
-	if res, ok := fastHashFile(sp.Path(), opt); ok {
-		return res, true
-	}
+	// (the fast path read the compressed file already: it reads the copy
+	// as it reads the file, so it is not tried again)
 	opt.spooled = true
 	return hashEach(sp.Path(), opt)
 }
