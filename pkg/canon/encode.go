@@ -827,6 +827,26 @@ func (v *View) getScratch() *scratch {
 
 func (v *View) putScratch(s *scratch) { v.pool = append(v.pool, s) }
 
+// keptScratch is what a document's next stream keeps of the scratches
+// its previous stream's view returned: at most 8, each within 64 KiB of
+// buffers (one that grew larger for a large dict is let go).
+func keptScratch(pool []*scratch) []*scratch {
+	out := pool[:0]
+	for _, s := range pool {
+		if len(out) < 8 && s.size() <= 64<<10 {
+			out = append(out, s)
+		}
+	}
+	clear(pool[len(out):])
+	return out
+}
+
+// size is the bytes the scratch's buffers hold room for.
+func (s *scratch) size() int {
+	const kw, ow = int(unsafe.Sizeof(keyed{})), int(unsafe.Sizeof(keyOrder{}))
+	return (cap(s.ks)+cap(s.perm))*kw + cap(s.order)*ow + cap(s.arena) + cap(s.eq) + (cap(s.offs)+cap(s.eqOff))*8
+}
+
 // dedupe keeps, for items equal as Python sees them, the first item (and,
 // for dicts, the last value).
 func (v *View) dedupe(ks []keyed, sc *scratch) []keyed {
@@ -1115,6 +1135,14 @@ func (d *dictPerms) apply(ks []keyed, items []pickle.ID, sc *scratch) ([]keyed, 
 }
 
 func (d *dictPerms) begin(v *View, in []keyed) bool { return d.e[d.next].begin(v, in) }
+
+// forget drops the orderings (a new stream's nodes), keeping their room.
+func (d *dictPerms) forget() {
+	for i := range d.e {
+		d.e[i].ok = false
+	}
+	d.next = 0
+}
 
 func (d *dictPerms) commit(out []keyed) {
 	d.e[d.next].commit(out)
