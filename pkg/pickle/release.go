@@ -198,6 +198,11 @@ func (m *machine) shareEmpties(dst []ID, by ID, move bool) ID {
 	if s.hi != nil || len(dst) == 0 {
 		return by
 	}
+	// (most items taken are no empty container: when the record below
+	// by's is none, nothing is looked at further)
+	if t := last - b2i(last == by); t < 0 || !emptyOp(s.recs[t].op) || s.recs[t].v != 0 {
+		return by
+	}
 	var br rec
 	lifted := last == by
 	if lifted {
@@ -257,6 +262,13 @@ func (m *machine) shareEmpties(dst []ID, by ID, move bool) ID {
 		m.effectAt = min(m.effectAt, len(s.recs))
 	}
 	return by
+}
+
+func b2i(b bool) ID {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // emptyOp reports whether op makes an empty container that Keep.OneEmpty
