@@ -1648,7 +1648,10 @@ func (e *encoder) node(n pickle.ID) {
 			e.effects = true
 		}
 	}
-	if o, ok := e.ordinal(n); ok {
+	// a record the store shares between empty containers that each name
+	// once (pickle.Keep.OneEmpty): an object of its own at every visit
+	fresh := n < v.base && v.s.SharedEmpty(n)
+	if o, ok := e.ordinal(n); ok && !fresh {
 		e.refused = e.keep
 		e.write('R')
 		e.buf = appendUvarint(e.buf, uint64(o))
@@ -1662,7 +1665,11 @@ func (e *encoder) node(n pickle.ID) {
 		e.refused = true
 		return
 	}
-	e.assign(n)
+	if fresh {
+		e.next++ // (its ordinal, which nothing reads)
+	} else {
+		e.assign(n)
+	}
 	e.seen++
 	if e.iso {
 		st := v.state()

@@ -128,7 +128,7 @@ var errRefold = errors.New("canon: stream folded before a rule's call; hash it a
 
 // keep returns the machine's options for hashing with the sink.
 func (k *foldSink) keep() *pickle.Keep {
-	kp := &pickle.Keep{Depth: math.MaxInt32, Fold: k.fold, Active: k.active, OneNone: k.oneNone} // everything named is kept whole
+	kp := &pickle.Keep{Depth: math.MaxInt32, Fold: k.fold, Active: k.active, OneNone: k.oneNone, OneEmpty: k.oneNone} // everything named is kept whole
 	if k.accept == nil && k.opt.NoPaths && !k.opt.WholeCodeArgs {
 		// (for a digest only: pk canon's writer writes a pickle back from
 		// what it reads, and --explain's paths are found in the whole view)

@@ -244,6 +244,14 @@ func (m *machine) foldArgs(c ID) ID {
 	if m.oneNone > lo {
 		m.oneNone = 0 // (the shared None was cut or renumbered)
 	}
+	for k, e := range s.empty {
+		if e > lo {
+			s.empty[k] = 0 // (never: an empty container is no argument Owned copies)
+		}
+	}
+	if m.pinned >= lo {
+		m.pinned = ID(len(s.recs)) // (as above: what is left is not shared)
+	}
 	m.stack[len(m.stack)-1] = nc
 	return nc
 }

@@ -424,6 +424,11 @@ type machine struct {
 	// none), 0 until its first NONE and after each compaction or cut of
 	// the store (which renumber or release it)
 	oneNone     ID
+	// emptyOn: Keep.OneEmpty, and the store is held whole (wholeNow);
+	// pinned: the last empty container a memo write a later opcode may
+	// read named (0 and below: none; what precedes it is not shared)
+	emptyOn     bool
+	pinned      ID
 	replay      io.ReaderAt
 	planTried   bool       // plan was asked for in this stream
 	ahead       *aheadPlan // pass 1 begun beside the machine (planAhead)
@@ -543,6 +548,7 @@ func (m *machine) run(index int) (*Stream, error) {
 	m.spare = spareSet{} // the last stream's store owns what it was compacted into
 	m.effectAt = 0
 	m.oneNone = 0
+	m.emptyOn, m.pinned = false, -1
 	if m.keep != nil && m.keep.FoldArgs != nil {
 		if m.memoTail == nil {
 			m.memoTail = make([]int64, 0, 64)
@@ -1003,6 +1009,9 @@ func (m *machine) log(id ID) {
 func (m *machine) takeAll(from int, by ID) []ID {
 	m.buf = append(m.buf[:0], make([]ID, len(m.stack)-from)...)
 	m.takeInto(m.buf, from, by)
+	if m.emptyOn {
+		m.shareEmpties(m.buf, by, false)
+	}
 	return m.buf
 }
 
@@ -1033,16 +1042,21 @@ func (m *machine) takeInto(dst []ID, from int, by ID) {
 
 // itemsFrom pops stack[from:] as the items of by, a node of this opcode
 // that has none yet (SetItems with takeAll's items, written straight into
-// the item arena).
-func (m *machine) itemsFrom(from int, by ID) {
+// the item arena), and returns by's ID: with move, by, the store's last
+// record and named by nothing yet, may take a lower one (shareEmpties).
+func (m *machine) itemsFrom(from int, by ID, move bool) ID {
 	s := m.s
 	n := len(m.stack) - from
 	kids := slices.Grow(arenaRoom(s, s.kids, n, arenaKids), n) // (as append(kids, items...) grows it)
 	at := len(kids)
 	s.kids = kids[:at+n]
 	m.takeInto(s.kids[at:], from, by)
+	if m.emptyOn {
+		by = m.shareEmpties(s.kids[at:], by, move)
+	}
 	r := &s.recs[by]
 	r.setKids(int32(at), int32(n))
+	return by
 }
 
 // scalar is newNode then push, in one: the most common opcodes make a
@@ -1256,7 +1270,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		}
 		id := m.newNode(k)
 		s.AddSelf(id, mk.bytes)
-		m.itemsFrom(mk.pos, id)
+		id = m.itemsFrom(mk.pos, id, true)
 		m.push(id)
 	case TUPLE1, TUPLE2, TUPLE3:
 		c := int(o.Code-TUPLE1) + 1
@@ -1264,7 +1278,7 @@ func (m *machine) step(o *Op) (bool, error) {
 			return false, m.underflow()
 		}
 		id := m.newNode(KindTuple)
-		m.itemsFrom(len(m.stack)-c, id)
+		id = m.itemsFrom(len(m.stack)-c, id, true)
 		m.push(id)
 
 	// container operations
@@ -1362,6 +1376,9 @@ func (m *machine) step(o *Op) (bool, error) {
 		s.AddSelf(top, o.Len)
 		s.recs[top].flags |= FlagMemo
 		m.memo.put(idx, top, o.Offset)
+		if top > m.pinned && m.keep != nil && m.keep.OneEmpty && emptyOp(s.recs[top].op) && (m.memo.plan == nil || m.memo.plan.ReadAfter(idx, o.Offset)) {
+			m.pinned = top // (read again later: not shared)
+		}
 		if m.memoTail != nil {
 			m.noteMemo(idx)
 		}
@@ -1453,7 +1470,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		m.log(cls)
 		args := m.newNode(KindTuple)
 		s.SetOwner(args, id)
-		m.itemsFrom(mk.pos, args)
+		m.itemsFrom(mk.pos, args, false)
 		s.SetItems(id, []ID{cls, args})
 		m.push(id)
 		m.log(id)
@@ -1581,7 +1598,7 @@ func (m *machine) appendTo(x int, bytes int64, k Kind) error {
 	if r := &s.recs[target]; r.kind == k && r.nkid() == 0 && len(m.stack) > x && s.kcap(r) == 0 {
 		// its first items (an empty dict's SETITEMS): straight into the
 		// item arena, where AppendItems would copy them
-		m.itemsFrom(x, target)
+		m.itemsFrom(x, target, false)
 		return nil
 	}
 	items := m.takeAll(x, target)

@@ -100,6 +100,19 @@ type Keep struct {
 	// it would (shareNone): a None costs its item, not a record (29 % of
 	// a cloudpickle state's records).
 	OneNone bool
+	// OneEmpty, for a consumer that reads values only as OneNone's does
+	// and gives every place that names a shared empty container
+	// (Store.SharedEmpty) an object of its own (pk hash's digest), makes
+	// the empty dicts and lists that no later opcode can name or fill
+	// share one record per kind once the store is held whole (no more
+	// compaction): when a container made by EMPTY_DICT or EMPTY_LIST is
+	// taken as an item while it is the store's last record, with no item,
+	// operation or flag but FlagMemo, never pushed again (FlagShared) and
+	// written to no memo index a later opcode reads (the plan), its record
+	// goes and the item names the shared one (shareEmpties). A cloudpickle
+	// state writes {} and [] for its functions' unused state fields:
+	// 96,000 of its 371,000 records.
+	OneEmpty bool
 	// SharedNone, when set (it may be set while a stream is read: from
 	// then on), shares the Nones as OneNone does, in a store that keeps
 	// each node's Self and owner: each NONE after the first pushes that
@@ -135,10 +148,12 @@ func (m *machine) maybeCompact() {
 		// the consumer wants nothing released in this stream: it is held
 		// whole from here, as without Keep
 		m.nextCompact, m.project = math.MaxInt, true
+		m.wholeNow()
 		return
 	}
 	if m.plan() == nil {
 		m.nextCompact = math.MaxInt
+		m.wholeNow()
 		return
 	}
 	before := len(m.s.recs)
@@ -159,8 +174,106 @@ func (m *machine) maybeCompact() {
 		m.nextCompact = math.MaxInt
 		m.spare = spareSet{}
 		m.project = true
+		m.wholeNow()
 	}
 }
+
+// wholeNow notes that the store is held whole from here (no compaction
+// renumbers it again): with Keep.OneEmpty, empty containers share their
+// records from here on (shareEmpties).
+func (m *machine) wholeNow() {
+	m.emptyOn = m.keep.OneEmpty && m.s.Lean()
+}
+
+// shareEmpties gives the empty containers just taken as items by node by
+// (dst: the items takeInto wrote) that no later opcode can name or fill
+// the stream's shared record of their kind (Keep.OneEmpty), dropping
+// their own while they are the store's last (but for by, with move: by,
+// the last record, made by this opcode for these items and named by
+// nothing yet, then moves down to the first free ID). The first of each
+// kind becomes the shared one. It returns by's ID.
+func (m *machine) shareEmpties(dst []ID, by ID, move bool) ID {
+	s := m.s
+	last := ID(len(s.recs) - 1)
+	if s.hi != nil || len(dst) == 0 {
+		return by
+	}
+	// (most items taken are no empty container: when the record below
+	// by's is none, nothing is looked at further)
+	if t := last - b2i(last == by); t < 0 || !emptyOp(s.recs[t].op) || s.recs[t].v != 0 {
+		return by
+	}
+	var br rec
+	lifted := last == by
+	if lifted {
+		if !move {
+			return by
+		}
+		br, s.recs = s.recs[by], s.recs[:by]
+		last--
+	}
+	popped := false
+	for j := len(dst) - 1; j >= 0 && last >= 0; j-- {
+		if dst[j] != last {
+			if dst[j] > last {
+				break // (a shared record, named again)
+			}
+			continue // an older node (a GET, a shared None): the last record may be further down
+		}
+		r := &s.recs[last]
+		k := 0
+		switch {
+		case r.kind == KindDict && r.op == EMPTY_DICT:
+		case r.kind == KindList && r.op == EMPTY_LIST:
+			k = 1
+		default:
+			j = 0 // (done)
+			continue
+		}
+		// no items (v), no operation or far entry (flagExt), not pushed
+		// again (FlagShared), no memo write a later opcode reads (pinned)
+		if r.v != 0 || r.flags&^(FlagMemo|flagOwned) != 0 || last <= m.pinned || last+1 == s.empty[k] {
+			break
+		}
+		if s.empty[k] == 0 {
+			s.empty[k] = last + 1 // (the first stays: it is the shared one)
+			break
+		}
+		dst[j] = s.empty[k] - 1
+		s.recs = s.recs[:last]
+		last--
+		popped = true
+	}
+	if lifted {
+		// by back on top, at its new ID when records below it went
+		nb := ID(len(s.recs))
+		s.recs = append(s.recs, br)
+		if nb != by {
+			s.sideNew(nb)
+			for _, c := range dst {
+				if c >= 0 && int(c) >= len(s.recs)-ownWin && s.ring[c&(ownWin-1)] == by {
+					s.ring[c&(ownWin-1)] = nb
+				}
+			}
+		}
+		by = nb
+	}
+	if popped {
+		m.effectAt = min(m.effectAt, len(s.recs))
+	}
+	return by
+}
+
+func b2i(b bool) ID {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// emptyOp reports whether op makes an empty container that Keep.OneEmpty
+// may share.
+func emptyOp(op Opcode) bool { return op == EMPTY_DICT || op == EMPTY_LIST }
 
 // spareSet is the set of arrays a compaction writes into.
 type spareSet struct {

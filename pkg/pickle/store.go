@@ -53,6 +53,10 @@ type Store struct {
 
 	log []sev // the call log (Event)
 
+	// empty is 1 + the ID of the record the empty dicts ([0]) and lists
+	// ([1]) share (Keep.OneEmpty; 0: none)
+	empty [2]ID
+
 	recs []rec
 	// sides is each node's Self and owner by ID; a node past its length
 	// has neither (it grows as they are set). A lean store (Keep.OneNone
@@ -386,6 +390,15 @@ type SMut struct {
 	Op     Opcode
 	Offset int64
 	Args   []ID
+}
+
+// SharedEmpty reports whether node id is the record a store read with
+// Keep.OneEmpty shares between empty dicts or between empty lists that no
+// opcode names again: each place that names it holds an empty container
+// of its own, distinct from every other (one object each, as when each
+// had its record).
+func (s *Store) SharedEmpty(id ID) bool {
+	return id >= 0 && (id+1 == s.empty[0] || id+1 == s.empty[1])
 }
 
 // Len returns the number of nodes.
