@@ -211,6 +211,14 @@ func TestSpooledViews(t *testing.T) {
 			}
 		}
 	}
+	// a tensor whose storage pickle.dump wrote: its label reads the
+	// storage's head again (from the spool: Doc.StreamSection)
+	for _, v := range [][]string{{"--depth", "2"}, {"--path", "root['w']"}} {
+		args := append(append([]string{"trace"}, v...), filepath.Join("..", "testdata", "tensors", "big_p4.pkl.gz"))
+		if got, want := run("PK_SPOOL=1", args), run("PK_SPOOL=0", args); got != want {
+			t.Errorf("pk %s: through the spool\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+		}
+	}
 	for _, args := range [][]string{{"trace", "--html", "-", files["big"]}, {"trace", "--depth", "2", files["big"]}} {
 		if r := runCost(t, pk, args); r.rss > 40<<20 {
 			t.Errorf("pk %s: %s, want a peak RSS under 40 MB (the bare file's)", strings.Join(args, " "), r)

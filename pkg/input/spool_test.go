@@ -65,8 +65,8 @@ func FuzzSpool(f *testing.F) {
 
 // TestSpoolOpen: Spool.Open gives the document Open gives the compressed
 // file (its name, format, compression, on-disk size; the same streams at
-// the same offsets, named by the user's file; the part read again from
-// the spool), and refuses trailing bytes (their reason is worded
+// the same offsets, named by the user's file; the part and a section of
+// its stream read again from the spool), and refuses trailing bytes (their reason is worded
 // differently by a reader that knows the size).
 func TestSpoolOpen(t *testing.T) {
 	dir := t.TempDir()
@@ -119,6 +119,21 @@ func TestSpoolOpen(t *testing.T) {
 	rc.Close()
 	if n != 15 || string(b) != "\x80\x04]\x94(K\x01K\x02e.\x80\x04N." {
 		t.Errorf("OpenPart: %d bytes %q", n, b)
+	}
+	// a section of the stream read again (a tensor's pickled storage
+	// bytes): from the spool
+	open := got.StreamSection(11, 4)
+	if open == nil {
+		t.Fatal("StreamSection: nil")
+	}
+	sec, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(sec)
+	sec.Close()
+	if string(b) != "\x80\x04N." {
+		t.Errorf("StreamSection(11, 4): %q", b)
 	}
 	// trailing bytes after the streams
 	junk := gz("junk.pkl.gz", []byte("\x80\x04N.\x80\x04j"))
