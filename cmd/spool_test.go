@@ -142,3 +142,95 @@ func mustRead(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// TestSpooledViews: the views of pk trace that read a compressed bare
+// pickle through Open before session 38 (--html, --depth, --group,
+// --path; --all, --min-size, --sort size) read it through its spool
+// (input.SpoolDecompressed: the paths for bare files, else Spool.Open)
+// with the output, stderr and exit code of the path through Open
+// (PK_SPOOL=0), good and bad inputs alike; --html and --depth of 60,000
+// pickles of None in gzip stay within the bare file's peak RSS (Open kept
+// a store for each stream: 81-128 MB).
+func TestSpooledViews(t *testing.T) {
+	pk, err := exec.LookPath("pk")
+	if err != nil || !strings.Contains(pk, "testscript-main") {
+		t.Skip("no pk in PATH (TestMain installs the test binary as pk)")
+	}
+	dir := t.TempDir()
+	gz := func(name string, b []byte) string {
+		var buf bytes.Buffer
+		z := gzip.NewWriter(&buf)
+		z.Write(b)
+		z.Close()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rows := []byte("\x80\x04]\x94(")
+	for i := 0; i < 2000; i++ {
+		rows = append(rows, "}\x94(\x8c\x01a\x94K\x01\x8c\x01b\x94]\x94(K\x02K\x03eu"...)
+	}
+	rows = append(rows, "e."...)
+	// one stream with calls (the whole tree's fast path does not take them)
+	calls := []byte("\x80\x04]\x94(")
+	for i := 0; i < 500; i++ {
+		calls = append(calls, "\x8c\x08builtins\x8c\x07complex\x93K\x01K\x02\x86R"...)
+	}
+	calls = append(calls, "e."...)
+	big := bytes.Repeat([]byte("\x80\x04N."), 60000)
+	files := map[string]string{
+		"rows": gz("rows.pkl.gz", rows), "calls": gz("calls.pkl.gz", calls),
+		"nones": gz("nones.pkl.gz", bytes.Repeat([]byte("\x80\x02}q\x00(K\x01]q\x01K\x02au."), 300)),
+		"junk":  gz("junk.pkl.gz", append(append([]byte{}, rows...), "\x80\x04j"...)),
+		"big":   gz("big.pkl.gz", big),
+	}
+	bad := []byte(mustRead(t, files["rows"]))
+	bad[len(bad)-6] ^= 1 // the CRC
+	files["crc"] = filepath.Join(dir, "crc.pkl.gz")
+	os.WriteFile(files["crc"], bad, 0o644)
+	files["short"] = filepath.Join(dir, "short.pkl.gz")
+	os.WriteFile(files["short"], bad[:len(bad)/2], 0o644)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // (for the spools: none may be left)
+	run := func(env string, args []string) string {
+		c := exec.Command(pk, args...)
+		c.Env = append(os.Environ(), "PK_NO_PROGRESS=1", env)
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		c.Run()
+		return out.String() + "\n--stderr--\n" + errb.String() + "\n--exit--\n" + c.ProcessState.String()
+	}
+	views := [][]string{{"--html", "-"}, {"--svg", "-", "--html", "-"}, {"--depth", "0"}, {"--depth", "2"}, {"--depth", "1", "--json"},
+		{"--depth", "2", "--sort", "size"}, {"--top", "3", "--group"}, {"--path", "root[1]"}, {"--path", "root[1]['b']", "--json"},
+		{"--all"}, {"--min-size", "1K"}, {"--lines", "3"}}
+	names := []string{"rows", "calls", "nones", "junk", "crc", "short"}
+	for i, v := range views {
+		for j, n := range names {
+			if testing.Short() && (i+j)%2 == 1 {
+				continue // (every second pair)
+			}
+			args := append(append([]string{"trace"}, v...), files[n])
+			if got, want := run("PK_SPOOL=1", args), run("PK_SPOOL=0", args); got != want {
+				t.Errorf("pk %s: through the spool\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+			}
+		}
+	}
+	// a tensor whose storage pickle.dump wrote: its label reads the
+	// storage's head again (from the spool: Doc.StreamSection)
+	for _, v := range [][]string{{"--depth", "2"}, {"--path", "root['w']"}} {
+		args := append(append([]string{"trace"}, v...), filepath.Join("..", "testdata", "tensors", "big_p4.pkl.gz"))
+		if got, want := run("PK_SPOOL=1", args), run("PK_SPOOL=0", args); got != want {
+			t.Errorf("pk %s: through the spool\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+		}
+	}
+	for _, args := range [][]string{{"trace", "--html", "-", files["big"]}, {"trace", "--depth", "2", files["big"]}} {
+		if r := runCost(t, pk, args); r.rss > 40<<20 {
+			t.Errorf("pk %s: %s, want a peak RSS under 40 MB (the bare file's)", strings.Join(args, " "), r)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}

@@ -223,32 +223,36 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 }
 
 // traceSpooled traces a bare pickle under one layer of compression (a
-// regular file) in the views whose paths for bare files give what
-// input.Open's tree of it prints: --top (without --group) and the default
-// view. The file is decompressed once into a temporary file
-// (input.SpoolDecompressed), which those paths read as a bare file; the
-// tree they make is given the user's file name, and, for the default
-// view, the two lines NewDoc shows above the streams of a compressed file
-// (Tree.Compressed). ok is false when it does not apply or any of it
-// fails: runTrace then goes on as before (and reports an error in input's
-// words).
+// regular file) in every view, decompressed once into a temporary file
+// (input.SpoolDecompressed) that the paths for bare files read as a bare
+// file, where they give what input.Open's tree of the compressed file
+// prints: --top (without --group), the default view, the whole tree and
+// --depth (text and JSON), the pictures from the root (--svg, --html); the
+// tree they make is given the user's file name and, but for --top, the
+// two lines NewDoc shows above the streams of a compressed file
+// (Tree.Compressed). Any other view (--group, --path, --all, --min-size,
+// ...), and any of those whose path does not apply, reads the spool as
+// Open reads a bare file, into the document Open gives the compressed
+// file (Spool.Open), without its decompression's memory. ok is false when
+// it does not apply or any of it fails: runTrace then goes on as before
+// (and reports an error in input's words).
 func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Options, prog *progress) (ok bool, err error) {
-	f.bounded(c)
-	top := f.top > 0 && !f.group
-	// (the default view: its budget less the File and part lines leaves
-	// the stream's line and its result's)
-	view := f.boundedView && f.lines >= 4
-	// the whole tree (--lines 0, --json) of one stream of plain data or of
-	// several streams
-	whole := !f.boundedView && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize && f.depth < 0
-	// only the svg picture, from the root
-	picture := f.svg != "" && f.html == "" && f.top == 0 && !f.json && f.depth < 0
-	if picture {
-		top, view, whole = false, false, false
-	}
-	if path == "-" || f.path != "" || f.html != "" || f.svg != "" && !picture || !top && !view && !whole && !picture {
+	if path == "-" {
 		return false, nil
 	}
+	f.bounded(c)
+	pics := f.svg != "" || f.html != ""
+	top := f.top > 0 && !f.group && f.path == "" && !pics
+	// (the default view: its budget less the File and part lines leaves
+	// the stream's line and its result's)
+	view := f.boundedView && f.lines >= 4 && f.path == "" && !pics
+	// the whole tree (--lines 0, --depth D, --json) of one stream of plain
+	// data or of several streams
+	whole := !f.boundedView && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize && f.path == "" && !pics
+	// --depth D in the other views of the whole tree (--sort size, ...)
+	depth := !whole && !f.boundedView && f.top == 0 && f.depth >= 0 && f.path == "" && !pics
+	// only the pictures, from the root
+	picture := pics && f.top == 0 && !f.json && f.depth < 0 && f.path == ""
 	sp, ok := input.SpoolDecompressed(path, input.Options{})
 	if !ok {
 		return false, nil
@@ -257,10 +261,13 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
 	if whole {
 		// one stream of plain data, else several streams
-		if ok, err := trace.FastWholeCompressed(sp, c.OutOrStdout(), f.json, sty, prog.Done); ok {
+		if ok, err := trace.FastWholeCompressed(sp, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
 			return true, err
 		}
-		return trace.EachWholeCompressed(sp, c.OutOrStdout(), f.json, sty, prog.Done)
+		if ok, err := trace.EachWholeCompressed(sp, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
+			return true, err
+		}
+		return spooledDoc(c, sp, f, opt, sty, prog)
 	}
 	var t *trace.Tree
 	named := func(t *trace.Tree) bool {
@@ -275,6 +282,14 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 		t = trace.FastBounded(sp.Path(), f.lines-2)
 	case top && !f.leaves:
 		t = trace.FastTop(sp.Path(), f.top)
+	case depth:
+		if t = trace.FastDepth(sp.Path(), f.depth); t != nil && !t.Compressed(sp, 0) {
+			t = nil
+		}
+		if t != nil {
+			prog.Done()
+			return true, traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
+		}
 	}
 	if t != nil && named(t) {
 		prog.Done()
@@ -287,18 +302,45 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 		prog.Done()
 		return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
 	}
+	ok = false
 	switch {
 	case picture:
-		ok, err = trace.EachPicture(sp.Path(), &trace.SVGOptions{}, nil, out)
+		var so *trace.SVGOptions
+		var ho *trace.HTMLOptions
+		if f.svg != "" {
+			so = &trace.SVGOptions{}
+		}
+		if f.html != "" {
+			ho = &trace.HTMLOptions{}
+		}
+		out := func(t *trace.Tree) error {
+			if !t.Compressed(sp, 0) {
+				return errNotNamed
+			}
+			prog.Done()
+			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
+		}
+		ok, err = trace.EachPicture(sp.Path(), so, ho, out)
 	case view:
 		ok, err = trace.EachBounded(sp.Path(), f.lines, out)
-	default:
+	case top:
 		ok, err = trace.EachTop(sp.Path(), f.top, f.leaves, out)
 	}
-	if err == errNotNamed {
+	if ok && err != errNotNamed {
+		return true, err
+	}
+	return spooledDoc(c, sp, f, opt, sty, prog)
+}
+
+// spooledDoc traces the document Spool.Open reads from sp (the compressed
+// file's, as Open gives it) in any view; false when it cannot.
+func spooledDoc(c *cobra.Command, sp *input.Spool, f *traceFlags, opt trace.Options, sty trace.Style, prog *progress) (bool, error) {
+	doc, err := sp.Open(pickle.Options{})
+	if err != nil {
 		return false, nil
 	}
-	return ok, err
+	prog.Done()
+	return true, traceOne(c.OutOrStdout(), c.ErrOrStderr(), trace.NewDoc(doc), f, opt, sty)
 }
 
 // errNotNamed: Tree.Compressed cannot give the compressed file's tree.

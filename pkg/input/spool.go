@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"strconv"
+
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // Spool is a regular file under one layer of whole-file compression whose
@@ -132,4 +134,32 @@ func (sp *Spool) Close() error {
 	}
 	sp.f = nil
 	return err
+}
+
+// errNotAsOpen: the spool's document is not what Open gives the compressed
+// file (content other than plain pickle streams, trailing bytes).
+var errNotAsOpen = errors.New("the spool's document differs from the compressed file's")
+
+// Open reads the spool's bytes as Open reads a bare pickle file (the
+// reader knowing their size, which grows the store by projection rather
+// than by doublings) and returns the document Open gives the compressed
+// file: its Path, Format, Compression and on-disk Size, one pickle part
+// of the same streams, read again from the spool (Rereader, OpenPart)
+// until Close. It fails for anything else (an error of the read; content
+// that is not plain pickle streams: joblib, legacy torch; trailing bytes,
+// whose reason a reader that knows the size words differently): the
+// caller then reads the user's file through Open, which says what is
+// wrong in its words.
+func (sp *Spool) Open(opt pickle.Options) (*Doc, error) {
+	doc, err := OpenWith(sp.path, opt, Options{})
+	if err != nil {
+		return nil, err
+	}
+	if doc.Format != "pickle" || doc.Compression != "" || len(doc.Parts) != 1 || doc.Parts[0].Pickle == nil ||
+		doc.Parts[0].Pickle.Trailing != nil || len(doc.Notes) > 0 {
+		return nil, errNotAsOpen
+	}
+	doc.Path, doc.Format, doc.Compression, doc.Size = sp.Name, sp.Format(), sp.Compression, sp.OnDisk
+	doc.Parts[0].Pickle.Name = sp.Name
+	return doc, nil
 }

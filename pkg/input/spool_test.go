@@ -3,9 +3,12 @@ package input
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // FuzzSpool: SpoolDecompressed of any bytes never panics, leaves no
@@ -58,4 +61,88 @@ func FuzzSpool(f *testing.F) {
 			t.Fatalf("temporary files left: %v", left)
 		}
 	})
+}
+
+// TestSpoolOpen: Spool.Open gives the document Open gives the compressed
+// file (its name, format, compression, on-disk size; the same streams at
+// the same offsets, named by the user's file; the part and a section of
+// its stream read again from the spool), and refuses trailing bytes (their reason is worded
+// differently by a reader that knows the size).
+func TestSpoolOpen(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir())
+	gz := func(name string, b []byte) string {
+		var buf bytes.Buffer
+		z := gzip.NewWriter(&buf)
+		z.Write(b)
+		z.Close()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	two := gz("two.pkl.gz", []byte("\x80\x04]\x94(K\x01K\x02e.\x80\x04N."))
+	sp, ok := SpoolDecompressed(two, Options{})
+	if !ok {
+		t.Fatal("no spool")
+	}
+	defer sp.Close()
+	got, err := sp.Open(pickle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Open(two, pickle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Path != want.Path || got.Format != want.Format || got.Compression != want.Compression || got.Size != want.Size ||
+		len(got.Parts) != 1 || len(want.Parts) != 1 {
+		t.Fatalf("spool's document %q %q %q %d (%d parts), want %q %q %q %d (%d parts)", got.Path, got.Format, got.Compression,
+			got.Size, len(got.Parts), want.Path, want.Format, want.Compression, want.Size, len(want.Parts))
+	}
+	g, w := got.Parts[0].Pickle, want.Parts[0].Pickle
+	if g.Name != w.Name || g.Size != w.Size || len(g.Streams) != len(w.Streams) || len(g.Streams) != 2 {
+		t.Fatalf("spool's pickle %q %d bytes, %d streams; want %q %d bytes, %d streams", g.Name, g.Size, len(g.Streams), w.Name, w.Size, len(w.Streams))
+	}
+	for i := range g.Streams {
+		if g.Streams[i].Offset != w.Streams[i].Offset || g.Streams[i].End != w.Streams[i].End || g.Streams[i].Store().Len() != w.Streams[i].Store().Len() {
+			t.Errorf("stream %d differs", i)
+		}
+	}
+	// the part read again, from the spool
+	rc, n, err := got.OpenPart(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if n != 15 || string(b) != "\x80\x04]\x94(K\x01K\x02e.\x80\x04N." {
+		t.Errorf("OpenPart: %d bytes %q", n, b)
+	}
+	// a section of the stream read again (a tensor's pickled storage
+	// bytes): from the spool
+	open := got.StreamSection(11, 4)
+	if open == nil {
+		t.Fatal("StreamSection: nil")
+	}
+	sec, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(sec)
+	sec.Close()
+	if string(b) != "\x80\x04N." {
+		t.Errorf("StreamSection(11, 4): %q", b)
+	}
+	// trailing bytes after the streams
+	junk := gz("junk.pkl.gz", []byte("\x80\x04N.\x80\x04j"))
+	sj, ok := SpoolDecompressed(junk, Options{})
+	if !ok {
+		t.Fatal("no spool of junk.pkl.gz")
+	}
+	defer sj.Close()
+	if doc, err := sj.Open(pickle.Options{}); err == nil {
+		t.Errorf("Spool.Open of trailing bytes gave %q (%d parts), want an error", doc.Format, len(doc.Parts))
+	}
 }

@@ -256,39 +256,47 @@ func (d *Doc) StreamSection(off, n int64) func() (io.ReadCloser, error) {
 		return nil
 	}
 	if d.Compression == "" && (d.Format == "pickle" || d.Format == "joblib" || d.Format == "torch-legacy") {
-		path := d.Path
-		return func() (io.ReadCloser, error) {
-			f, err := os.Open(path)
-			if err != nil {
-				return nil, err
-			}
-			fi, err := f.Stat()
-			if err != nil || !fi.Mode().IsRegular() || fi.Size() < off+n {
-				f.Close()
-				return nil, fmt.Errorf("%s: cannot read %d bytes at %d again", path, n, off)
-			}
-			return struct {
-				io.Reader
-				io.Closer
-			}{io.NewSectionReader(f, off, n), f}, nil
-		}
+		return fileSection(d.Path, off, n)
 	}
 	if d.Compression == "" {
 		return nil
 	}
 	// the one top-level pickle part of a compressed input: its stream is
-	// the decompressed file
-	pi := -1
+	// the decompressed file, or a copy of it (Spool.Open: a section of the
+	// spool, the same bytes)
 	for i := range d.Parts {
-		if p := &d.Parts[i]; p.Pickle != nil && p.Of < 0 && p.src != nil && p.src.compression != "" {
-			pi = i
-			break
+		p := &d.Parts[i]
+		if p.Pickle == nil || p.Of >= 0 || p.src == nil {
+			continue
+		}
+		if s := p.src; s.compression == "" && s.method == 0 && s.off == 0 && s.n >= 0 {
+			return fileSection(s.path, off, n)
+		}
+		if p.src.compression != "" {
+			return section(func() (io.ReadCloser, error) { return d.openDecompressed(i) }, off, n)
 		}
 	}
-	if pi < 0 {
-		return nil
+	return nil
+}
+
+// fileSection returns an opener of the n bytes at offset off of the
+// regular file at path.
+func fileSection(path string, off, n int64) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() < off+n {
+			f.Close()
+			return nil, fmt.Errorf("%s: cannot read %d bytes at %d again", path, n, off)
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.NewSectionReader(f, off, n), f}, nil
 	}
-	return section(func() (io.ReadCloser, error) { return d.openDecompressed(pi) }, off, n)
 }
 
 // section returns an opener of the n bytes at off of what open opens (a

@@ -32,19 +32,20 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 	return eachWhole(path, nil, w, depth, asJSON, sty, begin)
 }
 
-// EachWholeCompressed is EachWhole of the whole tree (depth < 0) of a
-// compressed bare pickle file of several streams, read through its spool
-// sp (input.SpoolDecompressed): what NewDoc's tree of the compressed file
-// prints, its File and its pickle part (Tree.Compressed) above the
-// streams, which are a level deeper than a bare file's. False for a file
-// of one stream.
-func EachWholeCompressed(sp *input.Spool, w io.Writer, asJSON bool, sty Style, begin func()) (bool, error) {
-	return eachWhole(sp.Path(), sp, w, -1, asJSON, sty, begin)
+// EachWholeCompressed is EachWhole (the whole tree, or with depth >= 0
+// `--depth depth`) of a compressed bare pickle file of several streams,
+// read through its spool sp (input.SpoolDecompressed): what NewDoc's tree
+// of the compressed file prints, its File and its pickle part
+// (Tree.Compressed) above the streams, which are a level deeper than a
+// bare file's (the part uses no level of depth; depth 0 shows the File's
+// line alone, as FastWholeCompressed). False for a file of one stream.
+func EachWholeCompressed(sp *input.Spool, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
+	return eachWhole(sp.Path(), sp, w, depth, asJSON, sty, begin)
 }
 
 func eachWhole(path string, sp *input.Spool, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
 	size, ok := eachSize(path)
-	if !ok || sp != nil && depth >= 0 {
+	if !ok {
 		return false, nil
 	}
 	if !mayHoldTwo(path, size) {
@@ -125,7 +126,11 @@ func eachWhole(path string, sp *input.Spool, w io.Writer, depth int, asJSON bool
 	} else {
 		root.Kids = kids
 	}
-	if shift {
+	if shift && depth == 0 {
+		// the File's line alone, truncated (root: the first read read
+		// every stream)
+		visit(&root)
+	} else if shift {
 		// the File's only line is the part, whose lines are the streams'
 		shift = false
 		root.Kids = 1

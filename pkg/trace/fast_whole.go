@@ -220,12 +220,15 @@ func FastWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 	return true, err
 }
 
-// FastWholeCompressed is FastWhole of the whole tree (depth < 0) of a
-// compressed bare pickle file read through its spool sp
-// (input.SpoolDecompressed): what NewDoc's tree of the compressed file
+// FastWholeCompressed is FastWhole (the whole tree, or with depth >= 0
+// `--depth depth`) of a compressed bare pickle file read through its spool
+// sp (input.SpoolDecompressed): what NewDoc's tree of the compressed file
 // prints, its File and its pickle part (Tree.Compressed) above the
-// stream, whose lines are two levels deeper than a bare file's.
-func FastWholeCompressed(sp *input.Spool, w io.Writer, asJSON bool, sty Style, begin func()) (bool, error) {
+// stream, whose lines are two levels deeper than a bare file's. The File,
+// part and stream lines use no level of depth, but for depth 0, which
+// shows the File's line alone (truncated: the start's children are
+// levels).
+func FastWholeCompressed(sp *input.Spool, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
 	if os.Getenv("PK_TRACE_FAST") == "0" {
 		return false, nil
 	}
@@ -234,7 +237,7 @@ func FastWholeCompressed(sp *input.Spool, w io.Writer, asJSON bool, sty Style, b
 		return false, nil
 	}
 	defer f.Close()
-	err := fastWholeOf(f, size, sp.Path(), sp, w, -1, asJSON, sty, begin)
+	err := fastWholeOf(f, size, sp.Path(), sp, w, depth, asJSON, sty, begin)
 	var fb *errFallback
 	if errors.As(err, &fb) {
 		return false, nil
@@ -307,7 +310,13 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, sp *input.Spool, w io.
 		wv.bw.Write(line.b)
 	}
 	if shift > 0 {
-		for _, v := range []Visit{{Item: wv.t.Root(), Depth: 0, Last: []bool{}, Kids: 1}, {Item: wv.t.top[0], Depth: 1, Last: []bool{true}, Kids: 1}} {
+		vs := []Visit{{Item: wv.t.Root(), Depth: 0, Last: []bool{}, Kids: 1}, {Item: wv.t.top[0], Depth: 1, Last: []bool{true}, Kids: 1}}
+		if depth == 0 {
+			// the File's line alone, truncated (pass 1 read the stream
+			// whole: what pass 2 would print is below it)
+			vs = []Visit{{Item: wv.t.Root(), Depth: 0, Last: []bool{}, Truncated: true}}
+		}
+		for _, v := range vs {
 			if asJSON {
 				wv.t.jsonVisit(wv.bw, &v)
 				continue
@@ -319,6 +328,9 @@ func fastWholeOf(ra io.ReaderAt, size int64, name string, sp *input.Spool, w io.
 			} else {
 				wv.bw.Write(line.b)
 			}
+		}
+		if depth == 0 {
+			return wv.bw.Flush()
 		}
 	}
 	wv.pr = newWholePrinter(wv.t, wv.bw, asJSON, sty, wv.proto, wv.sself)
