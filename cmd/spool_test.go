@@ -26,17 +26,7 @@ func TestSpooledCompressed(t *testing.T) {
 		t.Skip("no pk in PATH (TestMain installs the test binary as pk)")
 	}
 	dir := t.TempDir()
-	gz := func(name string, b []byte) string {
-		var buf bytes.Buffer
-		z := gzip.NewWriter(&buf)
-		z.Write(b)
-		z.Close()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	gz := func(name string, b []byte) string { return gzFile(t, dir, name, b) }
 	// the comparisons read every file through Open too (PK_SPOOL=0: a store
 	// per stream), so under -short their pickles of None are 6,000; the
 	// peak RSS is measured on 60,000 through the spool alone
@@ -135,6 +125,20 @@ func TestSpooledCompressed(t *testing.T) {
 	}
 }
 
+// gzFile writes b gzipped to dir/name and returns its path.
+func gzFile(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	z.Write(b)
+	z.Close()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func mustRead(t *testing.T, p string) string {
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -157,17 +161,7 @@ func TestSpooledViews(t *testing.T) {
 		t.Skip("no pk in PATH (TestMain installs the test binary as pk)")
 	}
 	dir := t.TempDir()
-	gz := func(name string, b []byte) string {
-		var buf bytes.Buffer
-		z := gzip.NewWriter(&buf)
-		z.Write(b)
-		z.Close()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	gz := func(name string, b []byte) string { return gzFile(t, dir, name, b) }
 	rows := []byte("\x80\x04]\x94(")
 	for i := 0; i < 2000; i++ {
 		rows = append(rows, "}\x94(\x8c\x01a\x94K\x01\x8c\x01b\x94]\x94(K\x02K\x03eu"...)

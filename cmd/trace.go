@@ -38,6 +38,17 @@ type traceFlags struct {
 	cmdName     string // for the warning of a --path that matches nothing
 }
 
+// pictures gives the options of the pictures asked for (nil: not asked).
+func (f *traceFlags) pictures() (so *trace.SVGOptions, ho *trace.HTMLOptions) {
+	if f.svg != "" {
+		so = &trace.SVGOptions{}
+	}
+	if f.html != "" {
+		ho = &trace.HTMLOptions{}
+	}
+	return so, ho
+}
+
 // bounded says whether the default view applies: the largest lines of the
 // tree within --lines (not with --json, --top, --all, --depth, --min-size,
 // an explicit --sort or --lines 0).
@@ -169,14 +180,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 	if f.path == "" && (f.svg != "" || f.html != "") && f.top == 0 && !f.json && f.depth < 0 {
 		// only pictures, from the root, of plain data: one streaming pass
 		// keeps the boxes they may draw (nil otherwise: fall back)
-		var so *trace.SVGOptions
-		var ho *trace.HTMLOptions
-		if f.svg != "" {
-			so = &trace.SVGOptions{}
-		}
-		if f.html != "" {
-			ho = &trace.HTMLOptions{}
-		}
+		so, ho := f.pictures()
 		if t := trace.FastPicture(path, so, ho); t != nil {
 			prog.Done()
 			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes})
@@ -305,14 +309,7 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	ok = false
 	switch {
 	case picture:
-		var so *trace.SVGOptions
-		var ho *trace.HTMLOptions
-		if f.svg != "" {
-			so = &trace.SVGOptions{}
-		}
-		if f.html != "" {
-			ho = &trace.HTMLOptions{}
-		}
+		so, ho := f.pictures()
 		out := func(t *trace.Tree) error {
 			if !t.Compressed(sp, 0) {
 				return errNotNamed
