@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -499,7 +500,12 @@ func (e *fastEnc) run(ops []pickle.Op, hooks fastHooks) (bool, error) {
 // held is the memory pass 2 holds for encodings: the arena, the records
 // of sealed containers, their headers and entries.
 func (e *fastEnc) held() int64 {
-	return int64(len(e.arena) + len(e.hdrs) + 48*int(e.recs.n) + 40*len(e.ents) + len(e.pendBody))
+	// (the stacks too: a million levels of nested calls hold nothing
+	// sealed until the innermost closes, and their slots were 244 MB of
+	// heap that the bound did not count: cost shape nest_reduce)
+	const ss, cs, fs = int(unsafe.Sizeof(fslot{})), int(unsafe.Sizeof(fcont{})), int(unsafe.Sizeof(eframe{}))
+	return int64(len(e.arena) + len(e.hdrs) + 48*int(e.recs.n) + 40*len(e.ents) + len(e.pendBody) +
+		ss*cap(e.stack) + cs*cap(e.conts) + fs*cap(e.estack) + 8*(cap(e.marks)+cap(e.marks0)))
 }
 
 func (e *fastEnc) fence() int {
