@@ -49,8 +49,9 @@ demo: build
 # make test: go vet, go test -short (the corpus tests walk a fixed sample of
 # their files, option sets and seeds: testfile.Sample; the Python load tests
 # and the large cost-shape runs are skipped; each cost shape runs an eighth
-# of the commands), then the integrations. 8 min on 2 CPUs, quiet, on 6 Dec
-# 2026 (10 the day before); session 37 sampled its slowest loops further since.
+# of the commands), then the integrations. 8 min on 2 CPUs on a fresh clone
+# at a load of 5-7 (session 38's CI rehearsal, 6 Dec 2026: 748 s of CPU on a
+# fresh clone of its start); ten minutes is the limit.
 test:
 	$(GO) vet ./...
 	$(GO) test -short -timeout 15m ./...
