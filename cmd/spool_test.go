@@ -65,22 +65,10 @@ func TestSpooledCompressed(t *testing.T) {
 	nest = append(nest, bytes.Repeat([]byte("h\x00)\x81}h\x01"), 200000)...)
 	nest = append(append(nest, 'N'), bytes.Repeat([]byte("sb"), 200000)...)
 	files["nest"] = gz("nest.pkl.gz", append(nest, '.'))
-	bad := append([]byte{}, []byte(mustRead(t, files["rows"]))...)
-	bad[len(bad)-6] ^= 1 // the CRC
-	files["crc"] = filepath.Join(dir, "crc.pkl.gz")
-	os.WriteFile(files["crc"], bad, 0o644)
-	files["short"] = filepath.Join(dir, "short.pkl.gz")
-	os.WriteFile(files["short"], bad[:len(bad)/2], 0o644)
+	badGzips(t, dir, files)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // (for the spools: none may be left)
-	run := func(env string, args []string) string {
-		c := exec.Command(pk, args...)
-		c.Env = append(os.Environ(), "PK_NO_PROGRESS=1", env)
-		var out, errb bytes.Buffer
-		c.Stdout, c.Stderr = &out, &errb
-		c.Run()
-		return out.String() + "\n--stderr--\n" + errb.String() + "\n--exit--\n" + c.ProcessState.String()
-	}
+	run := func(env string, args []string) string { return runPKEnv(pk, env, args) }
 	var cases [][]string
 	for _, n := range []string{"nones", "nones2", "rows", "junk", "mjunk", "crc", "short"} {
 		f := files[n]
@@ -123,6 +111,28 @@ func TestSpooledCompressed(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
+}
+
+// badGzips adds to files "crc" (files["rows"] with its CRC wrong) and
+// "short" (its first half), written in dir.
+func badGzips(t *testing.T, dir string, files map[string]string) {
+	bad := []byte(mustRead(t, files["rows"]))
+	bad[len(bad)-6] ^= 1 // the CRC
+	files["crc"] = filepath.Join(dir, "crc.pkl.gz")
+	os.WriteFile(files["crc"], bad, 0o644)
+	files["short"] = filepath.Join(dir, "short.pkl.gz")
+	os.WriteFile(files["short"], bad[:len(bad)/2], 0o644)
+}
+
+// runPKEnv runs pk with args and env added to the environment, and
+// returns its output, stderr and exit status in one string.
+func runPKEnv(pk, env string, args []string) string {
+	c := exec.Command(pk, args...)
+	c.Env = append(os.Environ(), "PK_NO_PROGRESS=1", env)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	c.Run()
+	return out.String() + "\n--stderr--\n" + errb.String() + "\n--exit--\n" + c.ProcessState.String()
 }
 
 // gzFile writes b gzipped to dir/name and returns its path.
@@ -180,22 +190,10 @@ func TestSpooledViews(t *testing.T) {
 		"junk":  gz("junk.pkl.gz", append(append([]byte{}, rows...), "\x80\x04j"...)),
 		"big":   gz("big.pkl.gz", big),
 	}
-	bad := []byte(mustRead(t, files["rows"]))
-	bad[len(bad)-6] ^= 1 // the CRC
-	files["crc"] = filepath.Join(dir, "crc.pkl.gz")
-	os.WriteFile(files["crc"], bad, 0o644)
-	files["short"] = filepath.Join(dir, "short.pkl.gz")
-	os.WriteFile(files["short"], bad[:len(bad)/2], 0o644)
+	badGzips(t, dir, files)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // (for the spools: none may be left)
-	run := func(env string, args []string) string {
-		c := exec.Command(pk, args...)
-		c.Env = append(os.Environ(), "PK_NO_PROGRESS=1", env)
-		var out, errb bytes.Buffer
-		c.Stdout, c.Stderr = &out, &errb
-		c.Run()
-		return out.String() + "\n--stderr--\n" + errb.String() + "\n--exit--\n" + c.ProcessState.String()
-	}
+	run := func(env string, args []string) string { return runPKEnv(pk, env, args) }
 	views := [][]string{{"--html", "-"}, {"--svg", "-", "--html", "-"}, {"--depth", "0"}, {"--depth", "2"}, {"--depth", "1", "--json"},
 		{"--depth", "2", "--sort", "size"}, {"--top", "3", "--group"}, {"--path", "root[1]"}, {"--path", "root[1]['b']", "--json"},
 		{"--all"}, {"--min-size", "1K"}, {"--lines", "3"}}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
@@ -72,12 +73,8 @@ func TestSpoolOpen(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", t.TempDir())
 	gz := func(name string, b []byte) string {
-		var buf bytes.Buffer
-		z := gzip.NewWriter(&buf)
-		z.Write(b)
-		z.Close()
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(p, testfile.Compress(t, "gzip", b), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
