@@ -423,7 +423,7 @@ type machine struct {
 	// oneNone is 1 + the ID of the stream's shared None (Keep.OneNone;
 	// none), 0 until its first NONE and after each compaction or cut of
 	// the store (which renumber or release it)
-	oneNone     ID
+	oneNone ID
 	// emptyOn: Keep.OneEmpty, and the store is held whole (wholeNow);
 	// pinned: the last empty container a memo write a later opcode may
 	// read named (0 and below: none; what precedes it is not shared)
