@@ -286,6 +286,9 @@ type File struct {
 	Size     int64 // bytes read
 	Streams  []*Stream
 	Trailing *Trailing
+	// Longest: the reader's Longest once the file is read (a payload of
+	// pickle.DefaultBlobThreshold bytes or more shows here)
+	Longest int64
 }
 
 // Trailing describes bytes after the last complete stream that do not form

@@ -211,7 +211,7 @@ func parseStreams(rd *Reader, opt Options, each func(*Stream) error) (*File, err
 		count++
 		if each != nil {
 			if err := each(st); err != nil {
-				f.Size = rd.Offset()
+				f.Size, f.Longest = rd.Offset(), rd.Longest
 				return f, err
 			}
 			continue
@@ -226,7 +226,7 @@ func parseStreams(rd *Reader, opt Options, each func(*Stream) error) (*File, err
 		}
 		f.Streams = append(f.Streams, st)
 	}
-	f.Size = rd.Offset()
+	f.Size, f.Longest = rd.Offset(), rd.Longest
 	if count == 0 {
 		return nil, &Error{File: rd.Name(), Offset: 0, Reason: "empty input: not a pickle"}
 	}

@@ -78,6 +78,11 @@ type Reader struct {
 	// BlobThreshold: payloads of at least this many bytes are streamed into
 	// an Op.Blob. Zero means DefaultBlobThreshold.
 	BlobThreshold int64
+	// Longest is the length of the longest str, bytes or bytearray payload
+	// read so far that did not lie whole in the read buffer (256 KiB): a
+	// payload of DefaultBlobThreshold bytes or more is counted whatever
+	// the threshold (pk canon: whether pk hash would have streamed one).
+	Longest int64
 	// NewHash, when set, is used to digest blobs.
 	NewHash func() hash.Hash
 
@@ -334,6 +339,9 @@ func (r *Reader) threshold() int64 {
 func (r *Reader) payload(o *Op, n int64, utf8 bool) error {
 	if err := r.need(o.Offset, o.Code, n, "payload"); err != nil {
 		return err
+	}
+	if n > r.Longest {
+		r.Longest = n
 	}
 	if n < r.threshold() {
 		if n == 0 {

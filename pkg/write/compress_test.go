@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
 // chunkData is a few MiB that compress a little and a lot by turns: runs of
@@ -189,4 +190,75 @@ func TestZFollow(t *testing.T) {
 		t.Error("no output was compressed beside its writing")
 	}
 	t.Logf("%d compressed files, %d outputs compressed beside their writing", n, zFollowed-followed)
+}
+
+// TestCompressedSettled: a compressed bare pickle with no payload pk hash
+// streams (1 MiB or more), in the input or in the output, is written
+// without pk hash's reads of the input and of the compressed output (the
+// check of the bare output settled them, compressOut); a payload of 1 MiB
+// or more in the input (even one popped, which the output does not hold),
+// or one that only the output holds (bytes of 0.6 MB at protocol 2:
+// `_codecs.encode` of a str of 1.2 MB of UTF-8), brings them back. Every output has its input's pk hash, settled or checked, and
+// is the same either way (noSettle).
+func TestCompressedSettled(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, testfile.Compress(t, "gzip", data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// bytes of n bytes of 0xe9 at protocol 3 (BINBYTES), then STOP
+	binbytes := func(n int) []byte {
+		b := []byte{0x80, 3, 'B', byte(n), byte(n >> 8), byte(n >> 16), byte(n >> 24)}
+		b = append(b, bytes.Repeat([]byte{0xe9}, n)...)
+		return append(b, '.')
+	}
+	streams := bytes.Repeat([]byte("\x80\x04N.\x80\x04K\x07."), 500)
+	// a payload of 1.2 MB popped: none in the output, one in the input
+	popped := append(binbytes(1200 << 10)[:7+1200<<10], '0', 'N', '.')
+	cases := []struct {
+		name    string
+		path    string
+		opt     Options
+		checked bool
+	}{
+		{"streams", write("streams.pkl.gz", streams), Options{}, false},
+		{"small bytes", write("small.pkl.gz", binbytes(600<<10)), Options{Protocol: 4}, false},
+		{"small bytes at protocol 2", write("small2.pkl.gz", binbytes(600<<10)), Options{Protocol: 2}, true},
+		{"long bytes", write("long.pkl.gz", binbytes(1200<<10)), Options{Protocol: 4}, true},
+		{"long bytes popped", write("popped.pkl.gz", popped), Options{Protocol: 4}, true},
+		{"long payload, reread", "../../testdata/reread/array_p2.pkl.gz", Options{Protocol: 4}, true},
+	}
+	for _, c := range cases {
+		before := compressChecks.Load()
+		res, err := File(c.path, c.opt, false)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got bytes.Buffer
+		res.WriteTo(&got)
+		res.Close()
+		if checked := compressChecks.Load() > before; checked != c.checked {
+			t.Errorf("%s: output checked as pk hash reads it: %v, want %v", c.name, checked, c.checked)
+		}
+		out := filepath.Join(dir, "out.pkl.gz")
+		os.WriteFile(out, got.Bytes(), 0o644)
+		if a, b := digest(t, c.path, c.opt), digest(t, out, c.opt); a != b {
+			t.Errorf("%s: output hashes %s, input %s", c.name, b, a)
+		}
+		noSettle = true
+		res, err = File(c.path, c.opt, false)
+		noSettle = false
+		if err != nil {
+			t.Fatalf("%s, every output checked: %v", c.name, err)
+		}
+		var again bytes.Buffer
+		res.WriteTo(&again)
+		res.Close()
+		if !bytes.Equal(got.Bytes(), again.Bytes()) {
+			t.Errorf("%s: another output when every output is checked", c.name)
+		}
+	}
 }

@@ -41,6 +41,11 @@ type outBuf struct {
 	// compression follows it (zfollow.go), zf
 	zkind string
 	zf    *zfollow
+
+	// long: a stream written into the buffer has a payload of
+	// pickle.DefaultBlobThreshold bytes or more (writeOut sets it, Reset
+	// clears it), which pk hash streams and may read again (compressOut)
+	long bool
 }
 
 // endFollow ends the check that follows the file, if any (abandon: its
@@ -242,6 +247,7 @@ func (o *outBuf) result(res *Result) error {
 func (o *outBuf) Reset() {
 	o.remove()
 	o.mem.Reset()
+	o.long = false
 }
 
 // file flushes a spilled output and returns its file's name and size,

@@ -59,6 +59,9 @@ type tape struct {
 	// distinct strs: 8 MB less)
 	builds []int32
 	nev    int // events recorded
+	// longest: the longest payload (or LONG4 argument) of FrameTarget
+	// bytes or more written, 0 for none
+	longest int64
 
 	// past tapeMem bytes of buf and ev together, they are written out in chunks to a
 	// temporary file (unlinked at once where the system allows), read back
@@ -164,6 +167,7 @@ func (t *tape) writeString(s string) { t.buf = append(grow.Room(t.buf, len(s)), 
 // follows (payload / payloadString).
 func (t *tape) header(h []byte, n int64) {
 	if n >= FrameTarget {
+		t.longest = max(t.longest, n)
 		t.event(evHeader, uint64(len(h)), true)
 		t.buf = append(grow.Room(t.buf, len(h)), h...)
 		t.last = len(t.buf)

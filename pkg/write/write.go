@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -131,6 +132,20 @@ type streamWriter struct {
 	// once, with fingerprints, says which values the stream holds once
 	// (once.go: the writer sink's streams)
 	once *onceSketch
+	// kept, when set, holds the tape and tables of the file's previous
+	// stream, written over by this one (a million streams of `N.`: 0.5 KB
+	// of garbage a stream, a collection every megabyte at the writer's
+	// pace, less)
+	kept *writerKept
+}
+
+// writerKept is the memory a stream's traversal starts from, kept from
+// one stream of a file to the next (streamWriter.kept): cleared, so every
+// stream starts as from new ones.
+type writerKept struct {
+	t    tape
+	sh   shared
+	keys keyCache
 }
 
 func newStreamWriter(v *canon.View, proto int) (*streamWriter, error) {
@@ -173,6 +188,9 @@ func (w *streamWriter) writeOut(getattrForm bool, out *outBuf) error {
 	if hint, ok := w.followHint(t, out); ok {
 		out.fl = startFollow(hint, out.copt)
 	}
+	if t.longest >= pickle.DefaultBlobThreshold {
+		out.long = true
+	}
 	return t.replayOut(w.proto, out)
 }
 
@@ -181,8 +199,15 @@ func (w *streamWriter) writeOut(getattrForm bool, out *outBuf) error {
 // the other (emitter.collided: what is memoized changes, not the value, so
 // the check would not tell), is made again without fingerprints.
 func (w *streamWriter) traverse(getattrForm bool) (*tape, error) {
-	t := &tape{}
-	sh := newShared()
+	var t *tape
+	var sh *shared
+	if k := w.kept; k != nil {
+		k.t, k.keys = tape{}, keyCache{}
+		k.sh = shared{keys: &k.keys}
+		t, sh = &k.t, &k.sh
+	} else {
+		t, sh = &tape{}, newShared()
+	}
 	if sh.keys.vals.fingerprints = w.usesFP(); sh.keys.vals.fingerprints {
 		st := w.v.Stream
 		sh.keys.vals.once = w.once
@@ -507,8 +532,12 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 			}
 		}
 		var refused error
-		if trail, compression, each, refused = sinkStreams(sinkSrc, p, copt, &out, &wants, &ends); each && spooled != "" {
+		var read *pickle.File
+		if read, compression, each, refused = sinkStreams(sinkSrc, p, copt, &out, &wants, &ends); each && spooled != "" {
 			compression = spooled
+		}
+		if each {
+			file = read
 		}
 		if refused != nil {
 			if e, ok := refused.(*Error); ok {
@@ -531,9 +560,13 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 			return nil, werr
 		}
 	}
+	// longIn: the input may hold a payload pk hash streams (unknown off the
+	// paths that read it a stream at a time)
+	longIn := true
 	if each {
 		if file != nil {
 			trail = file.Trailing
+			longIn = file.Longest >= pickle.DefaultBlobThreshold
 		}
 		if compression != "" {
 			format = input.Layered(compression, "pickle")
@@ -718,8 +751,15 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	}
 	if compression != "" && (data == nil || src != path) {
 		// a compressed file's output, compressed into a file of its own
-		// (Result.spool) as the output is read, never whole in memory
-		if err := compressOut(src, path, compression, &out, res, copt); err != nil {
+		// (Result.spool) as the output is read, never whole in memory.
+		// Read a stream at a time, with no payload pk hash streams in the
+		// input or the output, no stream written again and no bytes after
+		// the pickle, the check above settled it: pk hash reads the
+		// compressed file as the bare pickle it holds, whose digest is
+		// that of the streams' digests (wants) it was checked against,
+		// and reads nothing again from a file without such a payload.
+		settled := each && !longIn && !out.long && trail == nil && len(bad) == 0
+		if err := compressOut(src, path, compression, &out, res, copt, settled); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -747,15 +787,20 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 // compressOut compresses the output in out (in memory or spilled) in the
 // input's compression kind into res: in memory within spillAt bytes, else
 // into a temporary file (res.spool), never whole in memory; and checks
-// (unless noVerify) that the file written has the pk hash of the input
-// (the file src, named path: stdin's copy is named "-") as pk hash reads
-// both (samePkHash), the input's computed meanwhile on a goroutine of its
-// own (the other processor).
-func compressOut(src, path, kind string, out *outBuf, res *Result, copt canon.Options) error {
+// (unless noVerify, or settled: the caller's check of the bare output
+// settled it) that the file written has the pk hash of the input (the file
+// src, named path: stdin's copy is named "-") as pk hash reads both
+// (samePkHash), the input's computed meanwhile on a goroutine of its own
+// (the other processor).
+func compressOut(src, path, kind string, out *outBuf, res *Result, copt canon.Options, settled bool) error {
 	var in *canon.Result
 	var inErr error
 	hashed := make(chan struct{})
-	if noVerify {
+	verify := !noVerify && !(settled && !noSettle)
+	if verify {
+		compressChecks.Add(1)
+	}
+	if !verify {
 		close(hashed)
 	} else {
 		go func() {
@@ -777,7 +822,7 @@ func compressOut(src, path, kind string, out *outBuf, res *Result, copt canon.Op
 	if err != nil {
 		return err
 	}
-	if noVerify {
+	if !verify {
 		return nil
 	}
 	if inErr == nil {
@@ -797,6 +842,13 @@ func compressOut(src, path, kind string, out *outBuf, res *Result, copt canon.Op
 // noZFollow turns the compressor that follows the output off (tests compare
 // both ways).
 var noZFollow bool
+
+// noSettle makes compressOut check every output as pk hash reads it, and
+// compressChecks counts the outputs it checked so (tests).
+var (
+	noSettle       bool
+	compressChecks atomic.Int64
+)
 
 // compressChunk is the size of the Writes compressTo makes (the compressed
 // bytes do not depend on it: TestCompressorChunks).

@@ -76,7 +76,8 @@ func foldable(enc []byte, dsize int) bool { return canon.PlainEmbedding(enc, fol
 // sinkStreams writes the streams of the bare pickle file at path (plain,
 // or compressed as a whole: compression names it) through the writer
 // sink, appending each to out (uncompressed), its digest to wants and its
-// end to ends. ok false: the sink does not apply, or a stream could not be
+// end to ends; read is the file as the reader left it (its Trailing and
+// Longest). ok false: the sink does not apply, or a stream could not be
 // written with it (out, wants and ends are then to be discarded).
 //
 // refused is the file's refusal when the first stream is refused for what
@@ -88,7 +89,7 @@ func foldable(enc []byte, dsize int) bool { return canon.PlainEmbedding(enc, fol
 // shapes half their time and most of their memory (nest_newobj_build: the
 // digest and the writer's walk twice). A later stream is left to that read:
 // it writes the streams before it again, which then decide.
-func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]byte, ends *[]int) (trail *pickle.Trailing, compression string, ok bool, refused error) {
+func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]byte, ends *[]int) (read *pickle.File, compression string, ok bool, refused error) {
 	if noSink {
 		return nil, "", false, nil
 	}
@@ -107,6 +108,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 			return true
 		}
 	}
+	var kept writerKept // (each stream's traversal done before the next)
 	file, compression, ok := canon.EachStreamWrite(path, copt, accept, func(st *pickle.Stream, view func() *canon.View) error {
 		// the depth walk reads the store only: on the second CPU while the
 		// view is made
@@ -125,6 +127,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 			return err
 		}
 		w.fingerprints = true // (File checks the output)
+		w.kept = &kept
 		if once != nil && hasFolded(v.Store()) && v.NodeCount() == v.Store().Len() {
 			// every str the writer meets is in a run or the store
 			once.countStore(v)
@@ -150,7 +153,7 @@ func sinkStreams(path string, p int, copt canon.Options, out *outBuf, wants *[]b
 		return nil, "", false, nil
 	}
 	sinkWhole++
-	return file.Trailing, compression, true, nil
+	return file, compression, true, nil
 }
 
 // hasFolded reports whether the sink folded a run in s.
