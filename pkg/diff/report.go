@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -114,10 +115,12 @@ const LargeValue = 1024
 // WriteText writes the report for people: a summary line, then one block per
 // entry. max limits the entries shown (0: all).
 func (r *Result) WriteText(w io.Writer, max int) {
-	bold := color.New(color.Bold).SprintFunc()
-	red := color.New(color.FgRed).SprintFunc()
-	green := color.New(color.FgGreen).SprintFunc()
-	yellow := color.New(color.FgYellow).SprintFunc()
+	// (buffered: an entry's path may be megabytes, a million levels deep,
+	// and is written as it is, not copied through fmt when uncoloured)
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	w = bw
+	bold, red, green, yellow := paint(color.Bold), paint(color.FgRed), paint(color.FgGreen), paint(color.FgYellow)
 	if r.Same && r.DigestA != r.DigestB {
 		fmt.Fprintf(w, "%s and %s are the same outside the ignored paths\n", r.A, r.B)
 		return
@@ -153,7 +156,8 @@ func (r *Result) WriteText(w io.Writer, max int) {
 		default:
 			kind = yellow(kind)
 		}
-		fmt.Fprintf(w, "%s  %s\n", bold(e.Path), kind)
+		io.WriteString(w, bold(e.Path))
+		io.WriteString(w, "  "+kind+"\n")
 		if e.Kind != Added && e.A != "" {
 			fmt.Fprintf(w, "  %s %s%s\n", red("-"), e.A, sizeNote(e.SizeA, e.OffA))
 		}
@@ -170,6 +174,19 @@ func (r *Result) WriteText(w io.Writer, max int) {
 		summary += fmt.Sprintf(" (%d not shown; use --max)", left)
 	}
 	fmt.Fprintln(w, bold(summary))
+}
+
+// paint returns a function that colours a string with attr, or returns it
+// as it is when colour is off (color.NoColor: --color, NO_COLOR, not a
+// terminal).
+func paint(attr color.Attribute) func(string) string {
+	c := color.New(attr)
+	return func(s string) string {
+		if color.NoColor {
+			return s
+		}
+		return c.Sprint(s)
+	}
 }
 
 func sizeNote(size, off int64) string {
