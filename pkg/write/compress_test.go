@@ -198,8 +198,9 @@ func TestZFollow(t *testing.T) {
 // check of the bare output settled them, compressOut); a payload of 1 MiB
 // or more in the input (even one popped, which the output does not hold),
 // or one that only the output holds (bytes of 0.6 MB at protocol 2:
-// `_codecs.encode` of a str of 1.2 MB of UTF-8), brings them back. Every output has its input's pk hash, settled or checked, and
-// is the same either way (noSettle).
+// `_codecs.encode` of a str of 1.2 MB of UTF-8), brings them back. Every
+// output has its input's pk hash, settled or checked, and is the same
+// either way (noSettle).
 func TestCompressedSettled(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
