@@ -2,13 +2,13 @@ package canon
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/testfile"
 )
 
 // TestHashEachSameAsDoc: hashing a bare pickle stream by stream gives, on
@@ -93,15 +93,7 @@ func TestHashEachCompressed(t *testing.T) {
 	blob := append([]byte("\x80\x02c_codecs\nencode\nq\x00X"), binary.LittleEndian.AppendUint32(nil, uint32(len(str)))...)
 	blob = append(append(blob, str...), "q\x01X\x06\x00\x00\x00latin1q\x02\x86q\x03Rq\x04."...)
 	gz := func(name string, b []byte) string {
-		var buf bytes.Buffer
-		z := gzip.NewWriter(&buf)
-		z.Write(b)
-		z.Close()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return testfile.WriteCompressed(t, "gzip", filepath.Join(dir, name), b)
 	}
 	opt := Options{NoPaths: true, Form: Form2}
 	for _, p := range []string{gz("many.pkl.gz", many), gz("trailing.pkl.gz", append(append([]byte{}, many...), "junk"...))} {

@@ -204,11 +204,7 @@ func TestZFollow(t *testing.T) {
 func TestCompressedSettled(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, testfile.Compress(t, "gzip", data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return testfile.WriteCompressed(t, "gzip", filepath.Join(dir, name), data)
 	}
 	// bytes of n bytes of 0xe9 at protocol 3 (BINBYTES), then STOP
 	binbytes := func(n int) []byte {

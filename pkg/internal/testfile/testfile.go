@@ -82,6 +82,16 @@ func Compress(t testing.TB, kind string, b []byte) []byte {
 	return buf.Bytes()
 }
 
+// WriteCompressed writes b compressed as kind (Compress) to path and
+// returns path.
+func WriteCompressed(t testing.TB, kind, path string, b []byte) string {
+	t.Helper()
+	if err := os.WriteFile(path, Compress(t, kind, b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // Sample is what a corpus test runs over: every item, or under -short
 // (make test) every k-th of them, starting at the first, so the quick run
 // keeps each test's code paths and make test-full (go test without -short,
