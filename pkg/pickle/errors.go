@@ -3,6 +3,7 @@ package pickle
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 )
 
@@ -52,7 +53,10 @@ func AsError(err error) (*Error, bool) {
 }
 
 // WithFile returns err with its File set to name when err is an *Error
-// without one; other errors are wrapped with the name.
+// without one; other errors are wrapped with the name, but for those that
+// name it already: one passed up twice, or the operating system's error on
+// the file itself ("open NAME: no such file or directory", as every command
+// words it).
 func WithFile(err error, name string) error {
 	if err == nil {
 		return nil
@@ -67,6 +71,10 @@ func WithFile(err error, name string) error {
 	}
 	if strings.HasPrefix(err.Error(), name+": ") {
 		return err // already named (an error passed up twice)
+	}
+	var fe *fs.PathError
+	if errors.As(err, &fe) && fe.Path == name && strings.Contains(err.Error(), name) {
+		return err
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
