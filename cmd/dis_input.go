@@ -29,6 +29,9 @@ func needsInput(path string, head []byte) bool {
 	if !input.PlainPickle(head) || bytes.Contains(head, legacyMagic) {
 		return true
 	}
+	if input.ReadOnce(path) {
+		return false // (read once, as stdin)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false

@@ -581,6 +581,16 @@ func HashFile(path string, opt Options) (*Result, error) {
 	if path == "-" {
 		return hashStdin(opt)
 	}
+	if input.ReadOnce(path) {
+		// a pipe or a device: read once, from its start, as stdin is by
+		// the store path (no path here opens it to look first)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return hashOpened(path, f, opt)
+	}
 	if res, ok := fastHashFile(path, opt); ok {
 		return res, nil
 	}

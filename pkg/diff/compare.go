@@ -96,7 +96,7 @@ func spooledFiles(a, b string, opt Options) (*Result, bool) {
 	}
 	r.A, r.B = a, b
 	if r.Same {
-		r.BytesEqual = sameBytes(a, b)
+		r.BytesEqual, r.bytesKnown = sameBytes(a, b)
 	}
 	return r, true
 }
@@ -126,7 +126,7 @@ func files(a, b string, opt Options) (*Result, error) {
 		return nil, &InputError{'a', err}
 	}
 	ca := censusOf(da)
-	if a != "-" {
+	if a != "-" && !input.ReadOnce(a) {
 		da = nil
 	}
 	db, err := input.OpenWith(b, ropt, opt.Input)
@@ -144,7 +144,7 @@ func files(a, b string, opt Options) (*Result, error) {
 	}
 	r := compareDocs(a, db, da, ha, hb, ca, censusOf(db), opt)
 	if r.Same {
-		r.BytesEqual = sameBytes(a, b)
+		r.BytesEqual, r.bytesKnown = sameBytes(a, b)
 	}
 	return release(r), nil
 }
@@ -162,36 +162,39 @@ func release(r *Result) *Result {
 	return r
 }
 
-// sameBytes reports whether the files a and b hold the same bytes. It
-// reads them in pieces of sameChunk.
-func sameBytes(a, b string) bool {
-	if a == "-" || b == "-" {
-		return false
+// sameBytes reports whether the files a and b hold the same bytes, and
+// whether that can be told: only of two regular files. A pipe or a device
+// (/dev/fd/N, <(...)) was read to its end by the comparison, and stdin too:
+// opened again it reads as empty, and two of them would pass for
+// identical. It reads the files in pieces of sameChunk.
+func sameBytes(a, b string) (same, known bool) {
+	if !regular(a) || !regular(b) {
+		return false, false
 	}
 	fa, err := os.Open(a)
 	if err != nil {
-		return false
+		return false, true
 	}
 	defer fa.Close()
 	fb, err := os.Open(b)
 	if err != nil {
-		return false
+		return false, true
 	}
 	defer fb.Close()
 	sa, _ := fa.Stat()
 	sb, _ := fb.Stat()
 	if sa == nil || sb == nil || sa.Size() != sb.Size() {
-		return false
+		return false, true
 	}
 	ba, bb := make([]byte, sameChunk), make([]byte, sameChunk)
 	for {
 		na, ea := io.ReadFull(fa, ba)
 		nb, _ := io.ReadFull(fb, bb)
 		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
-			return false
+			return false, true
 		}
 		if ea != nil {
-			return true
+			return true, true
 		}
 	}
 }

@@ -26,7 +26,7 @@ import (
 // for what it leaves to Docs: stdin, --ignore, anything but a bare pickle,
 // an error (Docs reports it).
 func eachFiles(a, b string, opt Options) (*Result, bool) {
-	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
+	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" || input.ReadOnce(a) || input.ReadOnce(b) {
 		return nil, false
 	}
 	// (the hashing, as the walk, at walkGCPercent: what a pass holds at
@@ -41,10 +41,11 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 	// on the bytes only): B is not read, and its sums are A's (a diff of a
 	// file with itself costs one pk hash). Both must be regular files: A,
 	// a pipe already read, compares as empty, and so would be "the same" as
-	// an empty B that was never checked.
-	if regular(a) && regular(b) && sameBytes(a, b) {
+	// an empty B that was never checked (sameBytes).
+	same, known := sameBytes(a, b)
+	if same {
 		sa.last = nil
-		r := &Result{A: a, B: b, DigestA: sa.res.Digest, DigestB: sa.res.Digest, Same: true, BytesEqual: true}
+		r := &Result{A: a, B: b, DigestA: sa.res.Digest, DigestB: sa.res.Digest, Same: true, BytesEqual: true, bytesKnown: true}
 		r.Reasons = reasons(sa.census, sa.census, sa.res, sa.res, opt.Canon.KeepDictOrder)
 		return r, true
 	}
@@ -57,7 +58,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 	if !ok {
 		return nil, false
 	}
-	r := &Result{A: a, B: b, DigestA: sa.res.Digest, DigestB: sb.res.Digest}
+	r := &Result{A: a, B: b, DigestA: sa.res.Digest, DigestB: sb.res.Digest, bytesKnown: known}
 	if r.DigestA == r.DigestB {
 		r.Same = true
 		r.Reasons = reasons(sa.census, sb.census, sa.res, sb.res, opt.Canon.KeepDictOrder)

@@ -252,11 +252,25 @@ func TestSameBytesChunks(t *testing.T) {
 	last[len(last)-1]++
 	other := write("last", last)
 	short := write("short", data[:len(data)-1])
-	if !sameBytes(a, same) {
+	eq := func(a, b string) bool {
+		same, known := sameBytes(a, b)
+		if !known {
+			t.Fatalf("sameBytes(%s, %s): two regular files not compared", a, b)
+		}
+		return same
+	}
+	if !eq(a, same) {
 		t.Fatal("equal files read as different")
 	}
-	if sameBytes(a, other) || sameBytes(a, short) {
+	if eq(a, other) || eq(a, short) {
 		t.Fatal("different files read as equal")
+	}
+	// what is not a regular file is not compared: stdin, a pipe read
+	// already (opened again it reads as empty), a directory
+	for _, p := range []string{"-", dir, "/dev/null"} {
+		if same, known := sameBytes(p, p); same || known {
+			t.Errorf("sameBytes(%s, %s) = %v, %v; want false, false", p, p, same, known)
+		}
 	}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)

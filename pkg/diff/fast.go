@@ -44,6 +44,7 @@ import (
 	"sync"
 
 	"github.com/pk-tools/pk/pkg/canon"
+	"github.com/pk-tools/pk/pkg/input"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -76,7 +77,7 @@ var fastDescents int
 // fastFiles is Files for two pickles the streaming hasher takes; ok is
 // false when the graph path must do it.
 func fastFiles(a, b string, opt Options) (*Result, bool) {
-	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" {
+	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" || input.ReadOnce(a) || input.ReadOnce(b) {
 		return nil, false
 	}
 	fa, fb, ok := fastItems(a, b, opt)
@@ -87,7 +88,7 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 	if r.DigestA == r.DigestB {
 		r.Same = true
 		r.Reasons = fastReasons(fa, fb, opt.Canon.KeepDictOrder)
-		r.BytesEqual = sameBytes(a, b)
+		r.BytesEqual, r.bytesKnown = sameBytes(a, b)
 		return r, true
 	}
 	x := &fastCmp{c: &cmp{opt: opt}}
@@ -104,7 +105,7 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 
 // fastTried reports whether fastFiles read the files (and was refused).
 func fastTried(a, b string, opt Options) bool {
-	return !noFast && len(opt.Ignore) == 0 && a != "-" && b != "-"
+	return !noFast && len(opt.Ignore) == 0 && a != "-" && b != "-" && !input.ReadOnce(a) && !input.ReadOnce(b)
 }
 
 // fastItems runs canon's streaming passes over both files: pass 1 at the

@@ -86,6 +86,9 @@ type Result struct {
 	// Unmatched are the --ignore paths that name nothing in either input
 	// (pk diff warns of each on stderr).
 	Unmatched []string `json:"-"`
+	// bytesKnown: the inputs' bytes were compared (two regular files:
+	// BytesEqual is false for a pipe or stdin, whose bytes are not kept)
+	bytesKnown bool
 	// big is set when the walk compared views of bigWalk nodes or more:
 	// Files collects their garbage before it returns (release)
 	big bool
@@ -130,7 +133,12 @@ func (r *Result) WriteText(w io.Writer, max int) {
 			fmt.Fprintf(w, "%s and %s are identical\n", r.A, r.B)
 			return
 		}
-		fmt.Fprintf(w, "%s and %s differ in bytes but are the same pickle (%s)", r.A, r.B, r.DigestA)
+		if r.bytesKnown {
+			fmt.Fprintf(w, "%s and %s differ in bytes but are the same pickle (%s)", r.A, r.B, r.DigestA)
+		} else {
+			// (a pipe or stdin: its bytes were not kept to compare)
+			fmt.Fprintf(w, "%s and %s are the same pickle (%s)", r.A, r.B, r.DigestA)
+		}
 		if len(r.Reasons) > 0 {
 			var parts []string
 			for _, x := range r.Reasons {

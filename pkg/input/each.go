@@ -50,6 +50,9 @@ func EachStreamDecompressed(path string, opt pickle.Options, iopt Options, fn fu
 }
 
 func eachStream(path string, opt pickle.Options, iopt Options, decompress bool, fn func(st *pickle.Stream) error) (file *pickle.File, compression string, ok bool) {
+	if ReadOnce(path) {
+		return nil, "", false // (a regular file only: never opened to look)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, "", false
@@ -121,6 +124,9 @@ func eachStream(path string, opt pickle.Options, iopt Options, decompress bool, 
 // compressions, eight times the file's size (a guess: pickles compress 3
 // to 25 times). size is -1 when the file cannot be read.
 func PeekFile(path string) (compression string, size int64) {
+	if ReadOnce(path) {
+		return "", -1
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", -1

@@ -295,6 +295,9 @@ func errFile(err error) (string, bool) {
 }
 
 func readHead(path string, n int) []byte {
+	if ReadOnce(path) {
+		return nil // (read already: opened again, a FIFO waits for a writer)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil

@@ -187,6 +187,9 @@ func eachWhole(path string, sp *input.Spool, w io.Writer, depth int, asJSON bool
 // nothing of the stack), so it may say yes where the read then says no,
 // never the other way.
 func mayHoldTwo(path string, size int64) bool {
+	if input.ReadOnce(path) {
+		return true // (never opened only to look)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return true // (the read says what is wrong)

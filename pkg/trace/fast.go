@@ -89,6 +89,9 @@ func fastFile(path string, run func(ra io.ReaderAt, size int64) (*Tree, error)) 
 }
 
 func openRegular(path string) (*os.File, int64, bool) {
+	if input.ReadOnce(path) {
+		return nil, 0, false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, false

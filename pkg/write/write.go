@@ -441,20 +441,34 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	ropt := canon.ReadOptions(copt)
 	// every payload in memory: the writer copies them to the output
 	ropt.BlobThreshold = math.MaxInt64
-	var data []byte // the input's bytes (stdin)
+	var data []byte // the input's bytes (stdin, a pipe)
 	var err error
 	src := path // the file read a stream at a time (stdin: a copy of its bytes)
-	if path == "-" {
-		if data, err = io.ReadAll(os.Stdin); err != nil {
+	// stdin, or a pipe or a device named by its path (input.ReadOnce),
+	// is read once, into memory, and read again from a copy; errors name it
+	once := path == "-" || input.ReadOnce(path)
+	if once {
+		in := os.Stdin
+		if path != "-" {
+			if in, err = os.Open(path); err != nil {
+				return nil, err
+			}
+		}
+		data, err = io.ReadAll(in)
+		if in != os.Stdin {
+			in.Close()
+		}
+		if err != nil {
 			return nil, err
 		}
+		src = "-" // (no file to read again, unless the copy is made)
 		if tmp, err := tempWith(data); err == nil {
 			defer os.Remove(tmp)
 			src = tmp
 		}
 	}
 	open := func() (*input.Doc, error) {
-		if path == "-" { // a zip needs the file
+		if once { // a zip needs the file
 			return input.OpenReader(bytes.NewReader(data), path, ropt, input.Options{})
 		}
 		return input.Open(path, ropt)
@@ -654,7 +668,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		doc, f, vopt = nil, nil, canon.Options{}
 		runtime.GC()
 	}
-	if keep && path != "-" && (trail == nil || base == "pickle") {
+	if keep && !once && (trail == nil || base == "pickle") {
 		// pk canon -l: a file that is its own output needs no check
 		if res := listSame(path, format, compression, &out, trail); res != nil {
 			return res, nil
@@ -749,7 +763,7 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		}
 		return res, nil // (base "pickle", not compressed: checked above)
 	}
-	if compression != "" && (data == nil || src != path) {
+	if compression != "" && (data == nil || src != path && src != "-") {
 		// a compressed file's output, compressed into a file of its own
 		// (Result.spool) as the output is read, never whole in memory.
 		// Read a stream at a time, with no payload pk hash streams in the
@@ -879,7 +893,7 @@ func compressInto(kind string, out *outBuf, w io.Writer) error {
 // input at path (data: its bytes, stdin) as pk hash computes both.
 func samePkHash(path string, data, out []byte, copt canon.Options) error {
 	in := path
-	if path == "-" {
+	if data != nil { // (stdin, a pipe: its bytes)
 		p, err := tempWith(data)
 		if err != nil {
 			return err
