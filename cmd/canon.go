@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +148,12 @@ func runCanon(c *cobra.Command, in, out string, opt write.Options, asJSON bool) 
 	// written
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".pk-canon-*")
 	if err != nil {
+		// (the user's name, not the temporary file's: "create OUT: no such
+		// file or directory")
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: "create", Path: out, Err: pe.Err}
+		}
 		return &ExitError{Code: ExitTrouble, Err: err}
 	}
 	_, werr := res.WriteTo(tmp)
