@@ -582,7 +582,7 @@ func HashFile(path string, opt Options) (*Result, error) {
 		return hashStdin(opt)
 	}
 	if input.ReadOnce(path) {
-		// a pipe or a device: read once, from its start, as stdin is by
+		// a pipe or a socket: read once, from its start, as stdin is by
 		// the store path (no path here opens it to look first)
 		f, err := os.Open(path)
 		if err != nil {
