@@ -113,7 +113,7 @@ func files(a, b string, opt Options) (*Result, error) {
 		return release(r), nil
 	}
 	// One input at a time while the digests decide: A is hashed and, when
-	// it can be opened again (not stdin), dropped before B is opened, so
+	// it can be opened again (not stdin or a pipe: input.ReadOnce), dropped before B is opened, so
 	// that two equal inputs never hold both stores. Only when they differ
 	// is A opened again for the comparison.
 	ropt := canon.ReadOptions(opt.Canon)
@@ -126,7 +126,7 @@ func files(a, b string, opt Options) (*Result, error) {
 		return nil, &InputError{'a', err}
 	}
 	ca := censusOf(da)
-	if a != "-" && !input.ReadOnce(a) {
+	if !input.ReadOnce(a) {
 		da = nil
 	}
 	db, err := input.OpenWith(b, ropt, opt.Input)

@@ -26,7 +26,7 @@ import (
 // for what it leaves to Docs: stdin, --ignore, anything but a bare pickle,
 // an error (Docs reports it).
 func eachFiles(a, b string, opt Options) (*Result, bool) {
-	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" || input.ReadOnce(a) || input.ReadOnce(b) {
+	if noFast || len(opt.Ignore) > 0 || input.ReadOnce(a) || input.ReadOnce(b) {
 		return nil, false
 	}
 	// (the hashing, as the walk, at walkGCPercent: what a pass holds at

@@ -77,7 +77,7 @@ var fastDescents int
 // fastFiles is Files for two pickles the streaming hasher takes; ok is
 // false when the graph path must do it.
 func fastFiles(a, b string, opt Options) (*Result, bool) {
-	if noFast || len(opt.Ignore) > 0 || a == "-" || b == "-" || input.ReadOnce(a) || input.ReadOnce(b) {
+	if noFast || len(opt.Ignore) > 0 || input.ReadOnce(a) || input.ReadOnce(b) {
 		return nil, false
 	}
 	fa, fb, ok := fastItems(a, b, opt)
@@ -105,7 +105,7 @@ func fastFiles(a, b string, opt Options) (*Result, bool) {
 
 // fastTried reports whether fastFiles read the files (and was refused).
 func fastTried(a, b string, opt Options) bool {
-	return !noFast && len(opt.Ignore) == 0 && a != "-" && b != "-" && !input.ReadOnce(a) && !input.ReadOnce(b)
+	return !noFast && len(opt.Ignore) == 0 && !input.ReadOnce(a) && !input.ReadOnce(b)
 }
 
 // fastItems runs canon's streaming passes over both files: pass 1 at the

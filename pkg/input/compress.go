@@ -246,8 +246,8 @@ func OpenDecompressed(path string, iopt Options) (r io.Reader, size int64, finis
 }
 
 func openDecompressed(path string, iopt Options, bare bool) (r io.Reader, size int64, finish func() error, err error) {
-	if path == "-" || ReadOnce(path) {
-		return nil, 0, nil, ErrNotBare // (never opened only to look: ReadOnce)
+	if ReadOnce(path) {
+		return nil, 0, nil, ErrNotBare // (stdin, a pipe: never opened only to look)
 	}
 	f, err := os.Open(path)
 	if err != nil {

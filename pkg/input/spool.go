@@ -50,7 +50,7 @@ var noSpool = os.Getenv("PK_SPOOL") == "0"
 // file): the caller then reads path as it did before (through Open, which
 // says what is wrong in its words). Close the Spool when done.
 func SpoolDecompressed(path string, iopt Options) (sp *Spool, ok bool) {
-	if path == "-" || noSpool || ReadOnce(path) {
+	if noSpool || ReadOnce(path) {
 		return nil, false
 	}
 	f, err := os.Open(path)

@@ -444,9 +444,9 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 	var data []byte // the input's bytes (stdin, a pipe)
 	var err error
 	src := path // the file read a stream at a time (stdin: a copy of its bytes)
-	// stdin, or a pipe or a device named by its path (input.ReadOnce),
-	// is read once, into memory, and read again from a copy; errors name it
-	once := path == "-" || input.ReadOnce(path)
+	// stdin, or a pipe named by its path (input.ReadOnce), is read once,
+	// into memory, and read again from a copy; errors name it
+	once := input.ReadOnce(path)
 	if once {
 		in := os.Stdin
 		if path != "-" {
