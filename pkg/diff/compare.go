@@ -113,9 +113,9 @@ func files(a, b string, opt Options) (*Result, error) {
 		return release(r), nil
 	}
 	// One input at a time while the digests decide: A is hashed and, when
-	// it can be opened again (not stdin or a pipe: input.ReadOnce), dropped before B is opened, so
-	// that two equal inputs never hold both stores. Only when they differ
-	// is A opened again for the comparison.
+	// it can be opened again (not stdin or a pipe: input.ReadOnce),
+	// dropped before B is opened, so that two equal inputs never hold both
+	// stores. Only when they differ is A opened again for the comparison.
 	ropt := canon.ReadOptions(opt.Canon)
 	da, err := input.OpenWith(a, ropt, opt.Input)
 	if err != nil {
