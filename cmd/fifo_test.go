@@ -140,3 +140,59 @@ func firstGz(t *testing.T, dir string) string {
 	t.Skip("no .pkl.gz fixture")
 	return ""
 }
+
+// TestEndlessStdin: standard input or a pipe whose first bytes are no
+// pickle is refused at once by the commands that copy it to read it twice
+// (pk hash spools it, pk canon keeps it in memory; input.CopyOnce), even
+// when it never ends. In session 40 `pk canon - < /dev/zero` grew without
+// end and `pk hash - < /dev/zero` spooled 4 GiB before its error. The pipe
+// here gives 32 MiB and then nothing, without closing: a copy that waits
+// for its end waits until the time limit.
+func TestEndlessStdin(t *testing.T) {
+	pk, err := exec.LookPath("pk")
+	if err != nil {
+		t.Skip("no pk in PATH (TestMain installs the test binary as pk)")
+	}
+	out := filepath.Join(t.TempDir(), "out.pkl")
+	for _, tc := range []struct {
+		args []string
+		fill []byte // what the pipe repeats
+		want string // stderr
+	}{
+		{[]string{"hash", "-"}, []byte{0}, `pk: -: not a pickle: offset 0: invalid opcode byte 0x00 (invalid load key '\x00')` + "\n"},
+		{[]string{"canon", "-o", out, "-"}, []byte{0}, `pk: -: not a pickle: offset 0: invalid opcode byte 0x00 (invalid load key '\x00')` + "\n"},
+		{[]string{"canon", "-l", "-"}, []byte("all work and no play\n"), `pk: -: not a pickle: looks like text (first line "all work and no play"); read as a pickle it fails at offset 0: APPEND: unpickling stack underflow` + "\n"},
+	} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			chunk := bytes.Repeat(tc.fill, (64<<10)/len(tc.fill))
+			for n := 0; n < 32<<20; n += len(chunk) {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		c := exec.CommandContext(ctx, pk, tc.args...)
+		var stdout, stderr bytes.Buffer
+		c.Stdin, c.Stdout, c.Stderr = r, &stdout, &stderr
+		err = c.Run()
+		timedOut := ctx.Err() != nil
+		cancel()
+		r.Close()
+		w.Close()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		switch {
+		case timedOut:
+			t.Errorf("pk %q: still running after 20 s (copying stdin to its end first?)", tc.args)
+		case code != 2 || stderr.String() != tc.want || stdout.Len() != 0:
+			t.Errorf("pk %q: exit %d, stdout %q, stderr %q; want exit 2, %q", tc.args, code, clip(stdout.String()), stderr.String(), tc.want)
+		}
+	}
+}

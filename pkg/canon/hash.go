@@ -647,27 +647,11 @@ func hashStdin(opt Options) (*Result, error) {
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	var written int64
-	var pending []byte // read from stdin but not written (the disk is full)
-	buf := make([]byte, 1<<20)
-	complete := false
-	for written < MaxSpool {
-		n, rerr := os.Stdin.Read(buf[:min(int64(len(buf)), MaxSpool-written)])
-		if n > 0 {
-			if _, werr := tmp.Write(buf[:n]); werr != nil {
-				pending = buf[:n]
-				break
-			}
-			written += int64(n)
-		}
-		if rerr == io.EOF {
-			complete = true
-			break
-		}
-		if rerr != nil {
-			break // the store path reads stdin again and reports it
-		}
-	}
+	// (a read error ends the copy: the store path reads stdin again and
+	// reports it; an input whose first bytes fail ends it too: the store
+	// path reads the copy and stdin on to that error, input.CopyOnce)
+	c := input.CopyOnce(tmp, os.Stdin, MaxSpool)
+	written, pending, complete := c.N, c.Pending, c.Complete
 	if complete {
 		if res, ok := fastHashFile(tmp.Name(), opt); ok {
 			return res, nil

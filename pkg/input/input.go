@@ -232,16 +232,14 @@ func openStream(r io.Reader, size int64, path string, ra *readerAtSize, opt pick
 	br := bufio.NewReaderSize(r, 256<<10)
 	head, _ := br.Peek(16)
 	doc := &Doc{Path: path, Size: size}
-	if c := sniffCompression(head); c != "" {
-		return openCompressed(doc, br, c, opt, iopt, ra)
-	}
-	switch {
-	case hasPrefix(head, zipMagic):
+	switch c := Container(head); c {
+	case "":
+	case "zip":
 		if ra == nil || ra.r == nil {
 			return nil, &Error{File: path, Offset: 0, Reason: "a zip archive (torch.save) cannot be read from a pipe: pk needs the file (its directory is at the end)"}
 		}
 		return openTorchZip(doc, ra, opt, iopt)
-	case hasPrefix(head, npyMagic):
+	case "npy":
 		doc.Format = "npy"
 		if err := readNpy(doc, br, size, "", opt, nil); err != nil {
 			return doc, err
@@ -254,8 +252,10 @@ func openStream(r io.Reader, size int64, path string, ra *readerAtSize, opt pick
 			}
 		}
 		return doc, nil
-	case hasPrefix(head, []byte("ZF")):
+	case "joblib-zfile":
 		return nil, &Error{File: path, Offset: 0, Reason: "joblib's zlib format of joblib < 0.9.3 (magic \"ZF\") is not supported"}
+	default:
+		return openCompressed(doc, br, c, opt, iopt, ra)
 	}
 	if err := readPickleContent(doc, br, size, "", opt, nil, ra); err != nil {
 		if ra != nil && ra.r != nil {

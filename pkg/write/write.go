@@ -454,9 +454,22 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 				return nil, err
 			}
 		}
-		data, err = io.ReadAll(in)
+		var buf bytes.Buffer
+		c := input.CopyOnce(&buf, in, -1)
+		data = buf.Bytes()
+		if c.Fails && c.ReadErr == nil {
+			// its first bytes fail: read on, as stdin is read, to the
+			// error (an endless pipe is not copied first)
+			_, err = input.OpenReader(io.MultiReader(bytes.NewReader(data), in), path, ropt, input.Options{})
+			if err == nil {
+				err = &Error{File: path, Offset: 0, Reason: "internal: the input's first bytes failed once, not when read again"}
+			}
+		}
 		if in != os.Stdin {
 			in.Close()
+		}
+		if c.ReadErr != nil {
+			return nil, c.ReadErr
 		}
 		if err != nil {
 			return nil, err
