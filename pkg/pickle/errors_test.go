@@ -2,7 +2,9 @@ package pickle
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +24,37 @@ func TestWithFile(t *testing.T) {
 	} {
 		if got := WithFile(c.err, "a.pkl").Error(); got != c.want {
 			t.Errorf("WithFile(%q) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+// TestLengthPastAnyInput: a length that runs past the input names the bytes
+// left when the size is known, and no count when it is not (stdin, a
+// decompressed layer): "exceeds the 9223372036854775807 bytes left" was
+// printed for stdin before session 41.
+func TestLengthPastAnyInput(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+	}{
+		{"\x80\x04\x95\xff\xff\xff\xff\xff\xff\xff\xff", "frame length 18446744073709551615 exceeds %s: pickle data was truncated"},
+		{"\x80\x04\x8e\xff\xff\xff\xff\xff\xff\xff\xff", "declared length 18446744073709551615 exceeds %s: pickle data was truncated"},
+	} {
+		for _, size := range []int64{int64(len(c.in)), -1} {
+			r := NewReader(strings.NewReader(c.in), size, "x.pkl")
+			var err error
+			for err == nil {
+				var o Op
+				err = r.next(&o)
+			}
+			past := "the 0 bytes left"
+			if size < 0 {
+				past = "the length of any input"
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Reason != fmt.Sprintf(c.want, past) {
+				t.Errorf("%q, size %d: %v; want %q", c.in, size, err, fmt.Sprintf(c.want, past))
+			}
 		}
 	}
 }

@@ -212,6 +212,16 @@ func (r *Reader) left() int64 {
 	return r.size - r.off
 }
 
+// past words what a length that runs past the input exceeds: "the N bytes
+// left", or, when the size is unknown (stdin, a decompressed layer), any
+// input's length (left's MaxInt64 is no count of bytes to print).
+func (r *Reader) past() string {
+	if r.size < 0 {
+		return "the length of any input"
+	}
+	return fmt.Sprintf("the %d bytes left", r.left())
+}
+
 // need checks that n more bytes of the opcode at opOff exist and stay in the
 // current frame.
 func (r *Reader) need(opOff int64, op Opcode, n int64, what string) error {
@@ -223,8 +233,8 @@ func (r *Reader) need(opOff int64, op Opcode, n int64, what string) error {
 		e.Stricter = true
 		return e
 	}
-	if l := r.left(); n > l {
-		return r.errAt(opOff, op, "%s of %d bytes exceeds the %d bytes left: pickle data was truncated", what, n, l)
+	if n > r.left() {
+		return r.errAt(opOff, op, "%s of %d bytes exceeds %s: pickle data was truncated", what, n, r.past())
 	}
 	return nil
 }
@@ -463,8 +473,7 @@ func (r *Reader) next(o *Op) error {
 		}
 		n := uint64(o.Int)
 		if o.Big != nil || n > uint64(r.left()) {
-			l := r.left()
-			return r.errAt(o.Offset, o.Code, "frame length %s exceeds the %d bytes left: pickle data was truncated", o.argString(), l)
+			return r.errAt(o.Offset, o.Code, "frame length %s exceeds %s: pickle data was truncated", o.argString(), r.past())
 		}
 		if n > uint64(math.MaxInt64-r.off) {
 			return r.errAt(o.Offset, o.Code, "frame length %d overflows", n)
@@ -729,7 +738,7 @@ func (r *Reader) arg(o *Op, info *OpInfo) error {
 		}
 		u := binary.LittleEndian.Uint64(b)
 		if u > uint64(r.left()) || u > math.MaxInt64 {
-			return r.errAt(o.Offset, op, "declared length %d exceeds the %d bytes left: pickle data was truncated", u, r.left())
+			return r.errAt(o.Offset, op, "declared length %d exceeds %s: pickle data was truncated", u, r.past())
 		}
 		return r.payload(o, int64(u), info.Arg == ArgUnicode8)
 	case ArgLong1, ArgLong4:
