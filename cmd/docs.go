@@ -11,7 +11,7 @@ var DocDir = "/usr/local/share/doc/pk"
 // source tree's docs/FILE and the installed copy ("" for the list).
 func docsLine(file string) string {
 	if file == "" {
-		return "Guides: docs/*.md in pk's source, installed in " + DocDir + "; man pk-hash, pk-diff, pk-trace, pk-dis."
+		return "Guides: docs/*.md in pk's source, installed in " + DocDir + "; man pk-hash, pk-diff, pk-trace, pk-scan, pk-canon, pk-dis."
 	}
 	return "See docs/" + file + " (installed as " + filepath.Join(DocDir, file) + ")."
 }
