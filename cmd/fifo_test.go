@@ -32,6 +32,10 @@ func TestNamedPipes(t *testing.T) {
 	b := "../testdata/fixtures/cloudpickle/lambda_cp210_py311.pkl"  // (another pickle)
 	x, y := "../testdata/fixtures/stdlib/"+"batch_p4_c_py311.pkl", "../testdata/fixtures/stdlib/"+"batch_p4_py_py311.pkl"
 	gz := "../testdata/fixtures/compressed/" + firstGz(t, "../testdata/fixtures/compressed")
+	// a joblib file: its arrays' bytes inside the pickle stream, which the
+	// copy of a pipe takes for a failing pickle (input.CopyOnce) and the
+	// opener reads
+	jl := "../testdata/arrays/dict_of_arrays.joblib"
 	n := 0
 	// fifo makes a FIFO and writes file's bytes into it once, for one reader
 	fifo := func(file string) string {
@@ -84,6 +88,8 @@ func TestNamedPipes(t *testing.T) {
 		{[]string{"canon", a}, []int{1}},
 		{[]string{"canon", gz}, []int{1}},
 		{[]string{"canon", "-l", a}, []int{2}},
+		{[]string{"canon", jl}, []int{1}},
+		{[]string{"hash", jl}, []int{1}},
 		{[]string{"diff", a, b}, []int{1}},
 		{[]string{"diff", a, b}, []int{2}},
 		{[]string{"diff", a, b}, []int{1, 2}},

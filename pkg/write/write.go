@@ -458,11 +458,13 @@ func file(path string, opt Options, keep bool) (*Result, error) {
 		c := input.CopyOnce(&buf, in, -1)
 		data = buf.Bytes()
 		if c.Fails && c.ReadErr == nil {
-			// its first bytes fail: read on, as stdin is read, to the
-			// error (an endless pipe is not copied first)
-			_, err = input.OpenReader(io.MultiReader(bytes.NewReader(data), in), path, ropt, input.Options{})
-			if err == nil {
-				err = &Error{File: path, Offset: 0, Reason: "internal: the input's first bytes failed once, not when read again"}
+			// its first bytes fail as a bare pickle's: the opener reads on,
+			// as it reads stdin, and what it reads is kept. An endless pipe
+			// is refused at its error; a joblib file (its arrays' bytes
+			// inside the stream) is read whole, the rest copied after it.
+			if _, err = input.OpenReader(io.MultiReader(bytes.NewReader(data), io.TeeReader(in, &buf)), path, ropt, input.Options{}); err == nil {
+				_, err = io.Copy(&buf, in)
+				data = buf.Bytes()
 			}
 		}
 		if in != os.Stdin {
