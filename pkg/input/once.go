@@ -38,10 +38,11 @@ type Copied struct {
 	N        int64  // bytes written to w
 	Pending  []byte // bytes read from r that w refused (WriteErr)
 	Complete bool   // r ended (io.EOF) and all of it is in w
-	// Fails: the bytes copied already show that reading the input fails
-	// (its first pickle stream, before its STOP), and the copy stopped
-	// there: the caller reads the copy and the rest of r as it reads r, and
-	// reports the error that reading gives.
+	// Fails: the copy stopped where the input's first pickle stream fails
+	// as a bare pickle's, before its STOP. Reading it fails there too,
+	// unless the opener knows bytes inside the stream (a joblib file's
+	// arrays): the caller reads the copy and the rest of r as it reads r,
+	// to that error or to the end.
 	Fails    bool
 	ReadErr  error // r's error, other than io.EOF
 	WriteErr error // w's error
@@ -49,14 +50,13 @@ type Copied struct {
 
 // CopyOnce copies r, a read-once input (stdin, a pipe: ReadOnce), to w
 // until r ends or limit bytes are copied (limit < 0: no limit), for the
-// commands that must read such an input twice. It stops early when the
-// bytes show that the input cannot be read: an input Open reads as a bare
-// pickle (PlainPickle) whose first stream fails within its first watchLen
-// bytes before its STOP, at an opcode or argument no reader takes
-// (pickle.Reader.Skim; the input's end is not such a failure, a container
-// is copied as it is). Without it an endless pipe of what is not a pickle
-// (`pk canon - < /dev/zero`) was copied until memory or the limit ran out
-// before the first byte was read as a pickle.
+// commands that must read such an input twice. It stops early (Fails) when
+// an input Open reads as a bare pickle (PlainPickle) has a first stream
+// that fails within its first watchLen bytes before its STOP, at an opcode
+// or argument no reader takes (pickle.Reader.Skim; the input's end is not
+// such a failure, a container is copied as it is). Without it an endless
+// pipe of what is not a pickle (`pk canon - < /dev/zero`) was copied until
+// memory or the limit ran out before the first byte was read as a pickle.
 func CopyOnce(w io.Writer, r io.Reader, limit int64) Copied {
 	t := &onceTee{r: r, w: w, left: limit}
 	head := make([]byte, 16)
