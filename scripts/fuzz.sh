@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs each fuzz target for DURATION (a Go duration such as 30s or 10m;
-# default 20s): the windowed xz and LZMA decoders and the decompressed copy of a compressed file (FuzzSpool) (pkg/input), the reader and the machine (pkg/pickle, with and without
+# default 20s): the windowed xz and LZMA decoders, the decompressed copy of a compressed file (FuzzSpool) and the copy
+# of stdin that stops early only on what the opener refuses or reads on (FuzzCopyOnce) (pkg/input), the reader and the machine (pkg/pickle, with and without
 # release: FuzzKeep; the batched opcode reader against the one-at-a-time one: FuzzNextBuffered; pass 1 begun
 # beside the machine against pass 1 asked for first: FuzzPlanAhead), the canonical form of any bytes (FuzzHash),
 # the streaming hash and the canon sink against the store path, and the sparse ordinals against those by node ID
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${1:-20s}
-TARGETS=(pkg/input:FuzzDecompress pkg/input:FuzzSpool pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/pickle:FuzzPlanAhead pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/canon:FuzzHash pkg/canon:FuzzSparseOrds pkg/dis:FuzzCount pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/trace:FuzzTopSink pkg/diff:FuzzLockstep pkg/diff:FuzzFastDiff pkg/diff:FuzzSizesLater pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/write:FuzzTapeSpooled pkg/path:FuzzParse)
+TARGETS=(pkg/input:FuzzDecompress pkg/input:FuzzSpool pkg/input:FuzzCopyOnce pkg/pickle:FuzzParse pkg/pickle:FuzzReader pkg/pickle:FuzzKeep pkg/pickle:FuzzNextBuffered pkg/pickle:FuzzPlanAhead pkg/canon:FuzzFastHash pkg/canon:FuzzFold pkg/canon:FuzzHash pkg/canon:FuzzSparseOrds pkg/dis:FuzzCount pkg/trace:FuzzFastTop pkg/trace:FuzzFastWhole pkg/trace:FuzzFastPicture pkg/trace:FuzzTopSink pkg/diff:FuzzLockstep pkg/diff:FuzzFastDiff pkg/diff:FuzzSizesLater pkg/scan:FuzzScan pkg/write:FuzzFile pkg/write:FuzzSink pkg/write:FuzzTapeSpooled pkg/path:FuzzParse)
 
 # tolerable LOG: the run failed only with the coordinator's deadline race: no
 # failing input was written, the last line of the failure is the bare error,

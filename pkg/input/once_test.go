@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // endless reads head, then fill forever.
@@ -128,6 +131,56 @@ func TestCopyOnce(t *testing.T) {
 		c := CopyOnce(io.Discard, errReader{}, -1)
 		if c.ReadErr == nil || c.Complete || c.Fails {
 			t.Errorf("ReadErr %v Complete %v Fails %v", c.ReadErr, c.Complete, c.Fails)
+		}
+	})
+}
+
+// chunked reads b at most n bytes at a time.
+type chunked struct {
+	b []byte
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.b)
+	c.b = c.b[k:]
+	return k, nil
+}
+
+// FuzzCopyOnce: what CopyOnce copies is the input's start, all of it
+// unless it stops early, and it stops early only on an input the opener
+// refuses or reads on past a bare pickle's failure (a joblib file's
+// arrays), whatever the sizes of the reads.
+func FuzzCopyOnce(f *testing.F) {
+	f.Add([]byte("\x80\x04K\x01."), uint8(0))
+	f.Add([]byte("\x80\x04N.\x80\x04N.junk"), uint8(3))
+	f.Add([]byte("(lp0\nI1\na."), uint8(255))
+	f.Add(make([]byte, 300), uint8(7))
+	f.Add([]byte("hello world\n"), uint8(1))
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, uint8(2))
+	if b, err := os.ReadFile("../../testdata/arrays/bools.joblib"); err == nil {
+		f.Add(b, uint8(100))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, n uint8) {
+		var buf bytes.Buffer
+		c := CopyOnce(&buf, &chunked{b: b, n: int(n) + 1}, -1)
+		if c.N != int64(buf.Len()) || !bytes.Equal(buf.Bytes(), b[:buf.Len()]) {
+			t.Fatalf("copied %d bytes (N %d), not the input's start", buf.Len(), c.N)
+		}
+		if c.Fails == c.Complete || c.ReadErr != nil || c.WriteErr != nil {
+			t.Fatalf("Fails %v Complete %v ReadErr %v WriteErr %v", c.Fails, c.Complete, c.ReadErr, c.WriteErr)
+		}
+		if c.Complete && len(b) != buf.Len() {
+			t.Fatalf("complete, %d of %d bytes", buf.Len(), len(b))
+		}
+		if c.Fails {
+			doc, err := OpenReader(bytes.NewReader(b), "-", pickle.Options{}, Options{})
+			if err == nil && !strings.Contains(doc.Format, "joblib") {
+				t.Fatalf("stopped at %d bytes of %d; the opener reads it as %s", buf.Len(), len(b), doc.Format)
+			}
 		}
 	})
 }
