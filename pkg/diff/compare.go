@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/canon"
@@ -1491,7 +1492,8 @@ func (c *cmp) compare(t task) []task {
 			return c.seq(itemsOf(a), itemsOf(b), path, partsForm, a, b)
 		}
 	}
-	c.addAt(path, "", Entry{Kind: Changed, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: firstDiff(a, b)})
+	ra, rb, note := c.changedShort(a, b)
+	c.addAt(path, "", Entry{Kind: Changed, A: ra, ValA: typed(a), B: rb, ValB: typed(b), SizeA: c.size(a, true), SizeB: c.size(b, false), OffA: a.Offset(), OffB: b.Offset(), Note: note})
 	return c.opsDiff(a, b, path)
 }
 
@@ -2210,9 +2212,22 @@ func shortValue(n *canon.Node, max int) string {
 		s = leafValue(n)
 	}
 	if len(s) > max+20 {
-		s = s[:max] + "..."
+		s = s[:runeCut(s, max)] + "..."
 	}
 	return s
+}
+
+// runeCut returns the largest length of at most n at which s can be cut
+// without splitting a UTF-8 sequence (a long str's rendering cut in the
+// middle of a character printed bytes that are no UTF-8).
+func runeCut(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }
 
 func leafValue(n *canon.Node) string {
@@ -2242,20 +2257,7 @@ func leafValue(n *canon.Node) string {
 		}
 		return name + strings.Repeat("(...)", min(calls, 3)) + map[bool]string{true: "...", false: ""}[calls > 3]
 	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
-		var v string
-		if n.Kind() == pickle.KindStr {
-			v = dis.StrRepr(n.Str())
-		} else {
-			v = dis.BytesRepr(n.Str())
-			if n.Kind() == pickle.KindByteArray {
-				v = "bytearray(" + v + ")"
-			}
-		}
-		if len(v) > 70 || n.Len() > int64(len(n.Str())) {
-			cut := min(len(v), 60)
-			v = v[:cut] + "..." + fmt.Sprintf(" (%d bytes)", n.Len())
-		}
-		return v
+		return payloadValue(n, 0)
 	case pickle.KindFloat:
 		return dis.FloatRepr(n.Float())
 	case pickle.KindInt:
@@ -2276,6 +2278,74 @@ func leafValue(n *canon.Node) string {
 // hugeIntBits is the size from which an int is shown by its bit length
 // and last hex digits, not in decimal (about 1,200 digits).
 const hugeIntBits = 4096
+
+// payloadValue renders a str, bytes or bytearray node from byte offset
+// from of its kept bytes (0: its start; past it, "..." stands for what is
+// left out), cut at about 60 characters with its length when long.
+func payloadValue(n *canon.Node, from int) string {
+	p := n.Str()[from:]
+	var v string
+	if n.Kind() == pickle.KindStr {
+		v = dis.StrRepr(p)
+	} else {
+		v = dis.BytesRepr(p)
+		if n.Kind() == pickle.KindByteArray {
+			v = "bytearray(" + v + ")"
+		}
+	}
+	if len(v) > 70 || n.Len() > int64(len(n.Str())) || from > 0 {
+		if len(v) > 70 || n.Len() > int64(len(n.Str())) {
+			v = v[:runeCut(v, 60)] + "..."
+		}
+		v += fmt.Sprintf(" (%d bytes)", n.Len())
+	}
+	if from > 0 {
+		v = "..." + v
+	}
+	return v
+}
+
+// changedShort returns the short renderings of a changed pair (as
+// cmp.short) and the note of where two str or bytes values first differ
+// (firstDiff). When that place lies past what the renderings from the
+// start show (a long value changed near its end: both showed the same
+// first 60 characters), both are shown from a little before it, alike:
+// "...'xxxxAyyyy...' (251 bytes)".
+func (c *cmp) changedShort(a, b *canon.Node) (ra, rb, note string) {
+	ra, rb, note = c.short(a), c.short(b), firstDiff(a, b)
+	if note == "" || a.Kind() != b.Kind() {
+		return
+	}
+	sa, sb := a.Str(), b.Str()
+	off := 0
+	for off < len(sa) && off < len(sb) && sa[off] == sb[off] {
+		off++
+	}
+	if off == len(sa) && off == len(sb) {
+		return // (past the kept bytes of both: nothing to show there)
+	}
+	render := dis.BytesRepr
+	if a.Kind() == pickle.KindStr {
+		render = dis.StrRepr
+	}
+	if len(render(sa[:min(off+1, len(sa))])) <= 60 {
+		return // (the first differing byte is shown)
+	}
+	// up to diffContext bytes before it, rendered in about twice as
+	// many characters (escapes)
+	from := off
+	for from > 0 && off-from < diffContext && len(render(sa[from-1:off])) <= 2*diffContext {
+		from--
+	}
+	if a.Kind() == pickle.KindStr {
+		from = runeCut(sa, from)
+	}
+	return payloadValue(a, from), payloadValue(b, from), note
+}
+
+// diffContext is at most how many bytes before the first difference a
+// long changed str or bytes value is shown from (changedShort).
+const diffContext = 16
 
 // firstDiff says where two str/bytes values first differ.
 func firstDiff(a, b *canon.Node) string {

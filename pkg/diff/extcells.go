@@ -182,7 +182,7 @@ func (c *cmp) extCells(fa, fb *array.Frame, i int, a, b *canon.Node, at string, 
 			}
 			e := Entry{Path: cell(int64(r)), Kind: kind, A: c.short(x), ValA: typed(x), B: c.short(y), ValB: typed(y), OffA: x.Offset(), OffB: y.Offset()}
 			if kind == Changed {
-				e.Note = firstDiff(x, y)
+				e.A, e.B, e.Note = c.changedShort(x, y)
 			}
 			es = append(es, e)
 		}

@@ -424,7 +424,7 @@ func (c *cmp) objectCells(f *array.Frame, i int, va, vb *canon.Node, xa, xb *can
 		}
 		e := Entry{Path: p, Kind: kind, A: c.short(a), ValA: typed(a), B: c.short(b), ValB: typed(b), OffA: a.Offset(), OffB: b.Offset()}
 		if kind == Changed {
-			e.Note = firstDiff(a, b)
+			e.A, e.B, e.Note = c.changedShort(a, b)
 		}
 		es = append(es, e)
 	}
