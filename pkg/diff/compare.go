@@ -2263,7 +2263,7 @@ func leafValue(n *canon.Node) string {
 	case pickle.KindInt:
 		// an int of millions of digits: its decimal form costs seconds
 		// and shows nothing short
-		if n.IsBig() && n.Int().BitLen() > hugeIntBits {
+		if hugeInt(n) {
 			x := n.Int()
 			sign := ""
 			if x.Sign() < 0 {
@@ -2278,6 +2278,11 @@ func leafValue(n *canon.Node) string {
 // hugeIntBits is the size from which an int is shown by its bit length
 // and last hex digits, not in decimal (about 1,200 digits).
 const hugeIntBits = 4096
+
+// hugeInt reports whether n is an int shown so.
+func hugeInt(n *canon.Node) bool {
+	return n.Kind() == pickle.KindInt && n.IsBig() && n.Int().BitLen() > hugeIntBits
+}
 
 // payloadValue renders a str, bytes or bytearray node from byte offset
 // from of its kept bytes (0: its start; past it, "..." stands for what is
@@ -2347,10 +2352,18 @@ func (c *cmp) changedShort(a, b *canon.Node) (ra, rb, note string) {
 // long changed str or bytes value is shown from (changedShort).
 const diffContext = 16
 
-// firstDiff says where two str/bytes values first differ.
+// firstDiff says where two str/bytes values first differ, or, of two huge
+// ints shown alike (their sign, bit length and last 32 bits), their
+// highest differing bit.
 func firstDiff(a, b *canon.Node) string {
 	switch a.Kind() {
 	case pickle.KindStr, pickle.KindBytes, pickle.KindByteArray:
+	case pickle.KindInt:
+		if hugeInt(a) && hugeInt(b) && leafValue(a) == leafValue(b) {
+			x := new(big.Int).Xor(new(big.Int).Abs(a.Int()), new(big.Int).Abs(b.Int()))
+			return fmt.Sprintf("the highest bit that differs is bit %s, bit 0 the lowest", Thousands(int64(x.BitLen()-1)))
+		}
+		return ""
 	default:
 		return ""
 	}
