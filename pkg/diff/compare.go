@@ -1694,10 +1694,29 @@ func (c *cmp) set(a, b *canon.Node, path pathRef) []task {
 }
 
 func (c *cmp) dict(a, b *canon.Node, path pathRef) []task {
-	return c.entries2(a.Entries(), b.Entries(), path, keyEdge, a, b)
+	return c.entries2(a.Entries(), b.Entries(), path, keyEdge, c.dictOrder(), a, b)
 }
 
-func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon.Node) string, a, b *canon.Node) []task {
+// dictOrder is entries2's order note for a plain dict's entries (and the
+// attributes of a state): "" (their order does not count) unless dicts
+// keep their insertion order (--keep-dict-order).
+func (c *cmp) dictOrder() string {
+	if c.opt.Canon.KeepDictOrder {
+		return "the same keys in another order, which --keep-dict-order counts"
+	}
+	return ""
+}
+
+// setitemsOrder is entries2's order note for the items set on an object
+// (OrderedDict and the like), whose order the canonical form keeps.
+const setitemsOrder = "the same keys set in another order, which counts for anything but a plain dict"
+
+// entries2 compares two lists of entries by key: an entry of A whose key B
+// lacks is removed, one of B's that A lacks added, the values of a key both
+// have compared. When their order counts (order names why, for the note)
+// and the keys both have come in another order, an entry at path says so
+// (orderEntry): the values alone would show no difference.
+func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon.Node) string, order string, a, b *canon.Node) []task {
 	var kids []task
 	// B's keys: in a map, or, for a few, a list searched in order (a
 	// nesting of 400,000 dicts of two keys made a map and a slice a level)
@@ -1731,6 +1750,8 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 		}
 		return 0, false
 	}
+	var inB []int // (order: B's index of each key both have, in A's order)
+	reordered := false
 	for _, e := range ea {
 		j, ok := find(exactKey(c.ta, e.Key))
 		if !ok {
@@ -1738,7 +1759,14 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 			continue
 		}
 		matched[j] = true
+		if order != "" {
+			reordered = reordered || len(inB) > 0 && j < inB[len(inB)-1]
+			inB = append(inB, j)
+		}
 		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: c.paths.child(path, edge(eb[j].Pos, e.Key))})
+	}
+	if reordered {
+		c.orderEntry(ea, eb, inB, matched, path, order)
 	}
 	for j, e := range eb {
 		if !matched[j] {
@@ -1749,6 +1777,34 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 		kids = append(kids, c.opsDiff(a, b, path)...)
 	}
 	return kids
+}
+
+// orderEntry adds the entry for keys that A and B both have in another
+// order: each side's order of those keys from the first place where they
+// differ (a few, then how many more), at the container's path. inB is B's
+// index of each such key in A's order, matched B's keys that A has.
+func (c *cmp) orderEntry(ea, eb []canon.Entry, inB []int, matched []bool, path pathRef, note string) {
+	var orderB []int // B's indices of the common keys, in B's order
+	for j := range eb {
+		if matched[j] {
+			orderB = append(orderB, j)
+		}
+	}
+	first := 0
+	for first < len(inB) && inB[first] == orderB[first] {
+		first++
+	}
+	render := func(n int, key func(int) *canon.Node) string {
+		parts := renderSome(n-first, 6, 60, func(i int) string { return leafValue(key(first + i)) })
+		if first > 0 {
+			parts = append([]string{"..."}, parts...)
+		}
+		return "keys in order: " + strings.Join(parts, ", ")
+	}
+	// A's common keys in A's order: B's keys at inB (the same keys)
+	ra := render(len(inB), func(i int) *canon.Node { return eb[inB[i]].Key })
+	rb := render(len(orderB), func(i int) *canon.Node { return eb[orderB[i]].Key })
+	c.addAt(path, "", Entry{Kind: Changed, A: ra, B: rb, Note: note})
 }
 
 // call compares two calls or objects: the callable, the arguments (named
@@ -1797,7 +1853,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 	attrsA, itemsA, appA, restA := splitOps(&oa)
 	attrsB, itemsB, appB, restB := splitOps(&ob)
 	if len(attrsA) > 0 || len(attrsB) > 0 {
-		kids = append(kids, c.entries2(attrsA, attrsB, path, attrEdge, nil, nil)...)
+		kids = append(kids, c.entries2(attrsA, attrsB, path, attrEdge, c.dictOrder(), nil, nil)...)
 	}
 	if len(itemsA) > 0 || len(itemsB) > 0 {
 		// __setitem__ on an object (OrderedDict, defaultdict, ...): by key,
@@ -1805,7 +1861,7 @@ func (c *cmp) opsDiff(a, b *canon.Node, path pathRef) []task {
 		if repeatsKey(c.ta, a, itemsA) || repeatsKey(c.tb, b, itemsB) {
 			kids = append(kids, c.pairSeq(a, itemsA, b, itemsB, path)...)
 		} else {
-			kids = append(kids, c.entries2(opEntries(a, itemsA), opEntries(b, itemsB), path, keyEdge, nil, nil)...)
+			kids = append(kids, c.entries2(opEntries(a, itemsA), opEntries(b, itemsB), path, keyEdge, setitemsOrder, nil, nil)...)
 		}
 	}
 	if appA.len() > 0 || appB.len() > 0 {

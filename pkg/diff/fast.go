@@ -431,8 +431,17 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 	orderA, orderB := sa, sb
 	if keep {
 		orderA, orderB = nil, nil
+		last := int32(-1)
 		for i := range fa.Items {
 			orderA = append(orderA, int32(i))
+			if j := matchA[i]; j >= 0 {
+				if j < last {
+					// the keys both have in another order: the graph
+					// path's entries2 says so (orderEntry)
+					return nil, errFast
+				}
+				last = j
+			}
 		}
 		for j := range fb.Items {
 			orderB = append(orderB, int32(j))
