@@ -1810,6 +1810,14 @@ func (c *cmp) orderEntry(ea, eb []canon.Entry, inB []int, matched []bool, path p
 // call compares two calls or objects: the callable, the arguments (named
 // for the producers' well-known constructors) and the state.
 func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
+	if ra, ok := stdlibRepr(a); ok {
+		// a datetime, date, time or timedelta: one entry with both
+		// values as Python shows them, not their state's bytes
+		if rb, ok := stdlibRepr(b); ok && ra != rb {
+			c.addAt(path, "", Entry{Kind: Changed, A: ra, B: rb, OffA: a.Offset(), OffB: b.Offset()})
+			return nil
+		}
+	}
 	var kids []task
 	fa, fb := a.Func(), b.Func()
 	if fa != nil && fb != nil && c.differs(fa, fb) {
@@ -2300,6 +2308,9 @@ func leafValue(n *canon.Node) string {
 	case pickle.KindSet, pickle.KindFrozenSet:
 		return fmt.Sprintf("%s of %d", canon.KindName(n.Kind()), n.NItems())
 	case pickle.KindCall:
+		if r, ok := stdlibRepr(n); ok {
+			return r
+		}
 		// f()()...: walk down the callables without recursion
 		calls := 0
 		f := n
