@@ -8,11 +8,12 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// stdlibRepr renders a call that makes a datetime, date, time, timedelta
-// or timezone object as Python's repr shows the object:
+// stdlibRepr renders a call that makes a datetime, date, time, timedelta,
+// timezone or Decimal object as Python's repr shows the object:
 // datetime.datetime(2020, 1, 2, 0, 0). The first three pickle as their
 // class and their state's bytes (a tzinfo after them), a timedelta as
-// its days, seconds and microseconds, a timezone as its offset and name. ok is false for any
+// its days, seconds and microseconds, a timezone as its offset and name,
+// a Decimal as its str. ok is false for any
 // other node, and for a state Python would refuse (its length, a month
 // 13): the call is then shown as any other.
 func stdlibRepr(n *canon.Node) (string, bool) {
@@ -25,12 +26,19 @@ func stdlibRepr(n *canon.Node) (string, bool) {
 	}
 	name := f.Value()
 	switch name {
-	case "datetime.datetime", "datetime.date", "datetime.time", "datetime.timedelta", "datetime.timezone":
+	case "datetime.datetime", "datetime.date", "datetime.time", "datetime.timedelta", "datetime.timezone", "decimal.Decimal":
 	default:
 		return "", false
 	}
 	items := args.Items()
 	switch name {
+	case "decimal.Decimal":
+		// Decimal(str): repr Decimal('1.10') (decimal.Decimal pickles
+		// the str of its value)
+		if len(items) != 1 || items[0].Kind() != pickle.KindStr || int64(len(items[0].Str())) != items[0].Len() {
+			return "", false
+		}
+		return "Decimal(" + leafValue(items[0]) + ")", true
 	case "datetime.timedelta":
 		return timedeltaRepr(items)
 	case "datetime.timezone":

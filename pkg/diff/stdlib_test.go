@@ -38,3 +38,16 @@ func TestStdlibRepr(t *testing.T) {
 		}
 	}
 }
+
+// TestStdlibReprDecimal: a Decimal is shown as Python's repr shows it.
+func TestStdlibReprDecimal(t *testing.T) {
+	a := []byte("\x80\x04\x95%\x00\x00\x00\x00\x00\x00\x00]\x94\x8c\x07decimal\x94\x8c\x07Decimal\x94\x93\x94\x8c\x041.10\x94\x85\x94R\x94a.")
+	b := []byte("\x80\x04\x95(\x00\x00\x00\x00\x00\x00\x00]\x94\x8c\x07decimal\x94\x8c\x07Decimal\x94\x93\x94\x8c\x07-1.1E+3\x94\x85\x94R\x94a.")
+	r, err := Docs(parseBytes(t, "a", a), parseBytes(t, "b", b), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Entries) != 1 || r.Entries[0].Path != "root[0]" || r.Entries[0].A != "Decimal('1.10')" || r.Entries[0].B != "Decimal('-1.1E+3')" {
+		t.Errorf("%+v; want root[0] Decimal('1.10') -> Decimal('-1.1E+3')", r.Entries)
+	}
+}
