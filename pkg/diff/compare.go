@@ -1791,7 +1791,7 @@ func (c *cmp) orderEntry(ea, eb []canon.Entry, inB []int, matched []bool, path p
 		}
 	}
 	first := 0
-	for first < len(inB) && inB[first] == orderB[first] {
+	for first < len(inB) && first < len(orderB) && inB[first] == orderB[first] {
 		first++
 	}
 	render := func(n int, key func(int) *canon.Node) string {
