@@ -62,7 +62,7 @@ func CopyOnce(w io.Writer, r io.Reader, limit int64) Copied {
 	head := make([]byte, 16)
 	k, _ := io.ReadFull(t, head) // (copied through t)
 	if t.stopped() == nil && PlainPickle(head[:k]) {
-		watch := &watched{r: io.MultiReader(bytes.NewReader(head[:k]), t), left: watchLen}
+		watch := &io.LimitedReader{R: io.MultiReader(bytes.NewReader(head[:k]), t), N: watchLen}
 		rd := pickle.NewReader(watch, -1, "-")
 		var ops [256]pickle.Skimmed
 		for {
@@ -70,7 +70,7 @@ func CopyOnce(w io.Writer, r io.Reader, limit int64) Copied {
 			if err != nil {
 				// the input ended (before its STOP), the watch did, t
 				// stopped, or the stream fails: only the last stops here
-				if !t.eof && t.stopped() == nil && watch.left > 0 {
+				if !t.eof && t.stopped() == nil && watch.N > 0 {
 					return t.copied(true)
 				}
 				break
@@ -87,24 +87,6 @@ func CopyOnce(w io.Writer, r io.Reader, limit int64) Copied {
 		}
 	}
 	return t.copied(false)
-}
-
-// watched reads r up to left bytes, then reports io.EOF.
-type watched struct {
-	r    io.Reader
-	left int64
-}
-
-func (w *watched) Read(p []byte) (int, error) {
-	if w.left <= 0 {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > w.left {
-		p = p[:w.left]
-	}
-	n, err := w.r.Read(p)
-	w.left -= int64(n)
-	return n, err
 }
 
 // onceTee reads r and writes what it reads to w, up to left bytes.
