@@ -2355,16 +2355,7 @@ func hugeInt(n *canon.Node) bool {
 // from of its kept bytes (0: its start; past it, "..." stands for what is
 // left out), cut at about 60 characters with its length when long.
 func payloadValue(n *canon.Node, from int) string {
-	p := n.Str()[from:]
-	var v string
-	if n.Kind() == pickle.KindStr {
-		v = dis.StrRepr(p)
-	} else {
-		v = dis.BytesRepr(p)
-		if n.Kind() == pickle.KindByteArray {
-			v = "bytearray(" + v + ")"
-		}
-	}
+	v := payloadRepr(n.Kind(), n.Str()[from:])
 	if len(v) > 70 || n.Len() > int64(len(n.Str())) || from > 0 {
 		if len(v) > 70 || n.Len() > int64(len(n.Str())) {
 			v = v[:runeCut(v, 60)] + "..."
@@ -2375,6 +2366,17 @@ func payloadValue(n *canon.Node, from int) string {
 		v = "..." + v
 	}
 	return v
+}
+
+// payloadRepr is Python's repr of p as a str, bytes or bytearray (k).
+func payloadRepr(k pickle.Kind, p string) string {
+	switch k {
+	case pickle.KindStr:
+		return dis.StrRepr(p)
+	case pickle.KindByteArray:
+		return "bytearray(" + dis.BytesRepr(p) + ")"
+	}
+	return dis.BytesRepr(p)
 }
 
 // changedShort returns the short renderings of a changed pair (as
@@ -2396,10 +2398,7 @@ func (c *cmp) changedShort(a, b *canon.Node) (ra, rb, note string) {
 	if off == len(sa) && off == len(sb) {
 		return // (past the kept bytes of both: nothing to show there)
 	}
-	render := dis.BytesRepr
-	if a.Kind() == pickle.KindStr {
-		render = dis.StrRepr
-	}
+	render := func(p string) string { return payloadRepr(a.Kind(), p) }
 	if len(render(sa[:min(off+1, len(sa))])) <= 60 {
 		return // (the first differing byte is shown)
 	}
