@@ -1811,7 +1811,7 @@ func (c *cmp) orderEntry(ea, eb []canon.Entry, inB []int, matched []bool, path p
 // for the producers' well-known constructors) and the state.
 func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 	if ra, ok := stdlibRepr(a); ok {
-		// a datetime, date, time or timedelta: one entry with both
+		// a datetime, a Decimal, ... (stdlibRepr): one entry with both
 		// values as Python shows them, not their state's bytes
 		if rb, ok := stdlibRepr(b); ok && ra != rb {
 			c.addAt(path, "", Entry{Kind: Changed, A: ra, B: rb, OffA: a.Offset(), OffB: b.Offset()})
@@ -2387,8 +2387,11 @@ func payloadRepr(k pickle.Kind, p string) string {
 // "...'xxxxAyyyy...' (251 bytes)".
 func (c *cmp) changedShort(a, b *canon.Node) (ra, rb, note string) {
 	ra, rb, note = c.short(a), c.short(b), firstDiff(a, b)
-	if note == "" || a.Kind() != b.Kind() {
+	switch {
+	case note == "" || a.Kind() != b.Kind():
 		return
+	case a.Kind() != pickle.KindStr && a.Kind() != pickle.KindBytes && a.Kind() != pickle.KindByteArray:
+		return // (a huge int's note)
 	}
 	sa, sb := a.Str(), b.Str()
 	off := 0
