@@ -1750,8 +1750,7 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 		}
 		return 0, false
 	}
-	var inB []int // (order: B's index of each key both have, in A's order)
-	reordered := false
+	reordered, last := false, -1 // (order: B's keys met out of B's order)
 	for _, e := range ea {
 		j, ok := find(exactKey(c.ta, e.Key))
 		if !ok {
@@ -1760,13 +1759,19 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 		}
 		matched[j] = true
 		if order != "" {
-			reordered = reordered || len(inB) > 0 && j < inB[len(inB)-1]
-			inB = append(inB, j)
+			reordered = reordered || j < last
+			last = j
 		}
 		kids = append(kids, task{a: e.Value, b: eb[j].Value, path: c.paths.child(path, edge(eb[j].Pos, e.Key))})
 	}
 	if reordered {
-		c.orderEntry(ea, eb, inB, matched, path, order)
+		var inB []int // B's index of each key both have, in A's order
+		for _, e := range ea {
+			if j, ok := find(exactKey(c.ta, e.Key)); ok {
+				inB = append(inB, j)
+			}
+		}
+		c.orderEntry(eb, inB, matched, path, order)
 	}
 	for j, e := range eb {
 		if !matched[j] {
@@ -1783,7 +1788,7 @@ func (c *cmp) entries2(ea, eb []canon.Entry, path pathRef, edge func(int, *canon
 // order: each side's order of those keys from the first place where they
 // differ (a few, then how many more), at the container's path. inB is B's
 // index of each such key in A's order, matched B's keys that A has.
-func (c *cmp) orderEntry(ea, eb []canon.Entry, inB []int, matched []bool, path pathRef, note string) {
+func (c *cmp) orderEntry(eb []canon.Entry, inB []int, matched []bool, path pathRef, note string) {
 	var orderB []int // B's indices of the common keys, in B's order
 	for j := range eb {
 		if matched[j] {

@@ -17,17 +17,23 @@ import (
 // other node, and for a state Python would refuse (its length, a month
 // 13): the call is then shown as any other.
 func stdlibRepr(n *canon.Node) (string, bool) {
-	if n.Kind() != pickle.KindCall || n.Kwargs() != nil || len(n.Ops()) > 0 {
+	if n.Kind() != pickle.KindCall {
 		return "", false
 	}
-	f, args := n.Func(), n.Args()
-	if f == nil || f.Kind() != pickle.KindGlobal || args == nil || args.Kind() != pickle.KindTuple {
+	f := n.Func()
+	if f == nil || f.Kind() != pickle.KindGlobal {
 		return "", false
 	}
 	name := f.Value()
 	switch name {
 	case "datetime.datetime", "datetime.date", "datetime.time", "datetime.timedelta", "datetime.timezone", "decimal.Decimal":
 	default:
+		return "", false
+	}
+	// (the name first: Ops makes a node an operation, a million for an
+	// object built a million times; HasOps counts none)
+	args := n.Args()
+	if n.Kwargs() != nil || n.Ref().HasOps() || args == nil || args.Kind() != pickle.KindTuple {
 		return "", false
 	}
 	items := args.Items()
