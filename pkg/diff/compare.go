@@ -2361,10 +2361,11 @@ func hugeInt(n *canon.Node) bool {
 // left out), cut at about 60 characters with its length when long.
 func payloadValue(n *canon.Node, from int) string {
 	v := payloadRepr(n.Kind(), n.Str()[from:])
-	if len(v) > 70 || n.Len() > int64(len(n.Str())) || from > 0 {
-		if len(v) > 70 || n.Len() > int64(len(n.Str())) {
-			v = v[:runeCut(v, 60)] + "..."
-		}
+	long := len(v) > 70 || n.Len() > int64(len(n.Str()))
+	if long {
+		v = v[:runeCut(v, 60)] + "..."
+	}
+	if long || from > 0 {
 		v += fmt.Sprintf(" (%d bytes)", n.Len())
 	}
 	if from > 0 {
@@ -2399,10 +2400,7 @@ func (c *cmp) changedShort(a, b *canon.Node) (ra, rb, note string) {
 		return // (a huge int's note)
 	}
 	sa, sb := a.Str(), b.Str()
-	off := 0
-	for off < len(sa) && off < len(sb) && sa[off] == sb[off] {
-		off++
-	}
+	off := commonPrefix(sa, sb)
 	if off == len(sa) && off == len(sb) {
 		return // (past the kept bytes of both: nothing to show there)
 	}
@@ -2420,6 +2418,16 @@ func (c *cmp) changedShort(a, b *canon.Node) (ra, rb, note string) {
 		from = runeCut(sa, from)
 	}
 	return payloadValue(a, from), payloadValue(b, from), note
+}
+
+// commonPrefix is the length of the bytes a and b start with alike: where
+// two payloads first differ (firstDiff's note, changedShort's window).
+func commonPrefix(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // diffContext is at most how many bytes before the first difference a
@@ -2442,10 +2450,7 @@ func firstDiff(a, b *canon.Node) string {
 		return ""
 	}
 	sa, sb := a.Str(), b.Str()
-	i := 0
-	for i < len(sa) && i < len(sb) && sa[i] == sb[i] {
-		i++
-	}
+	i := commonPrefix(sa, sb)
 	if a.Len() != int64(len(sa)) || b.Len() != int64(len(sb)) {
 		// a streamed payload: only its first bytes are kept
 		if i < len(sa) && i < len(sb) {
