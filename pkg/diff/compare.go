@@ -326,6 +326,7 @@ type census struct {
 	sets, dicts int
 	protos      map[int]bool
 	folded      bool // a store held folded runs or a shared None (it cannot be walked)
+	nodes       int  // the nodes counted (released ones too)
 }
 
 func censusOf(d *input.Doc) census {
@@ -372,6 +373,7 @@ func entries(s *pickle.Store, id pickle.ID) int {
 // (canon.EachStreamFolded) gives it, besides what is left at STOP, each
 // node it released.
 func (c *census) node(s *pickle.Store, id pickle.ID) {
+	c.nodes++
 	switch s.Kind(id) {
 	case pickle.KindSet, pickle.KindFrozenSet:
 		if s.NItems(id) > 1 {

@@ -33,7 +33,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 	// its peak is mostly the store of a stream and the sink's spool; a ring
 	// of a million dicts against itself: 240 -> 216 MB)
 	defer debug.SetGCPercent(debug.SetGCPercent(walkGCPercent))
-	sa, ok := sumStreams(a, opt)
+	sa, ok := sumStreams(a, opt, false)
 	if !ok {
 		return nil, false
 	}
@@ -54,7 +54,7 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 	// walk holds on some inputs, a million APPENDs 338 -> 377 MB)
 	sa.last = nil
 	collect()
-	sb, ok := sumStreams(b, opt)
+	sb, ok := sumStreams(b, opt, readWhole(sa, b))
 	if !ok {
 		return nil, false
 	}
@@ -154,19 +154,63 @@ type streamSums struct {
 	last     *pickle.Stream
 	lastAt   int
 	lastAlgo canon.Algo
+	// kept is the nodes the last stream's store held at its end (the
+	// sink's: what it did not release, fold or share)
+	kept int
 }
 
-func sumStreams(path string, opt Options) (*streamSums, bool) {
+// readWhole reports whether eachFiles reads B whole (no canon sink: a
+// store as the walk reads it, kept for it), given A's sums: when A is one
+// stream of wholeFrom nodes or more of which the sink kept nearly all in
+// its store (folding and sharing saved less than a sixteenth), and
+// neither file is larger than wholeUpTo bytes. The sink's store of such a
+// stream is about as large as the whole one, and when the two differ the
+// walk reads B whole anyway: read so once, B costs one read instead of
+// two (it is what the cost shapes' deep and wide graphs are, 250,000 to 3
+// million nodes of which the sink keeps all but two). Where the sink
+// folds (the cloudpickle state: 655,000 nodes, 319,000 kept), a whole
+// store holds much more than the sink's when the two are the same.
+func readWhole(sa *streamSums, b string) bool {
+	n := sa.census.nodes
+	if len(sa.off) != 1 || sa.trailing != nil || n < wholeFrom || sa.kept < n-n/16 {
+		return false
+	}
+	for _, p := range []string{sa.path, b} {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > wholeUpTo {
+			return false
+		}
+	}
+	return true
+}
+
+// wholeFrom and wholeUpTo bound readWhole: from 2^18 nodes (smaller
+// streams cost little either way; tests lower it), up to 16 MiB a file
+// (B's whole store is held beside nothing of A's, as the sink's was, but
+// a larger file is more likely one whose pair is the same, which the sink
+// reads in less).
+var wholeFrom = 1 << 18
+
+const wholeUpTo int64 = 16 << 20
+
+func sumStreams(path string, opt Options, whole bool) (*streamSums, bool) {
 	s := &streamSums{path: path, census: census{protos: map[int]bool{}}}
 	// read through the canon sink: a stream it folded is read again, whole,
-	// only when its pair differs (load)
-	res, file, ok := canon.EachStreamFolded(path, opt.Canon, s.census.node, func(st *pickle.Stream, d []byte) error {
+	// only when its pair differs (load); or whole (readWhole)
+	each := func(fn func(st *pickle.Stream, d []byte) error) (*canon.Result, *pickle.File, bool) {
+		if whole {
+			return canon.EachStream(path, opt.Canon, fn)
+		}
+		return canon.EachStreamFolded(path, opt.Canon, s.census.node, fn)
+	}
+	res, file, ok := each(func(st *pickle.Stream, d []byte) error {
 		s.off, s.fps = grow.Room(s.off, 1), grow.Room(s.fps, 1)
 		s.off = append(s.off, st.Offset)
 		s.fps = append(s.fps, [16]byte(d[:16]))
 		s.end = st.Offset + st.Len()
 		s.census.folded = false
 		s.census.add(st)
+		s.kept = st.Store().Len()
 		s.last = st
 		if s.census.folded || st.Store().Lean() {
 			s.last = nil // (a walk reads sizes and owners: the stream is read again)

@@ -147,7 +147,21 @@ func TestEachDiffCorpus(t *testing.T) {
 // second walk is left out when the views of both forms are alike) and in
 // pk-canon/1; eachFiles must give what Docs gives.
 func TestEachDiffOneStream(t *testing.T) {
+	t.Run("sink", func(t *testing.T) { eachDiffOneStream(t, testfile.ShortDiv(16, 8), false) })
+	// B read whole (readWhole) wherever A's sink folded or shared
+	// little: about half of the pairs (a file of a few Nones shares them)
+	t.Run("whole", func(t *testing.T) {
+		wholeFrom = 0
+		defer func() { wholeFrom = 1 << 18 }()
+		eachDiffOneStream(t, testfile.ShortDiv(8, 4), true)
+	})
+}
+
+// eachDiffOneStream runs TestEachDiffOneStream on up to perDir files of
+// each directory; whole: count the pairs whose B readWhole reads whole.
+func eachDiffOneStream(t *testing.T, perDir int, whole bool) {
 	byDir := plainPicklesByDir()
+	wholes := 0
 	opts := []Options{
 		{Canon: canon.Options{Form: canon.Current, NoPaths: true}},
 		{Canon: canon.Options{Form: canon.Current}},
@@ -155,12 +169,17 @@ func TestEachDiffOneStream(t *testing.T) {
 	}
 	taken, total := 0, 0
 	for _, files := range byDir {
-		for i := 0; i < len(files) && i < testfile.ShortDiv(16, 8); i++ {
+		for i := 0; i < len(files) && i < perDir; i++ {
 			pairs := [][2]string{{files[i], files[i]}}
 			if i+1 < len(files) {
 				pairs = append(pairs, [2]string{files[i], files[i+1]})
 			}
 			for _, p := range pairs {
+				if whole {
+					if sa, ok := sumStreams(p[0], Options{}, false); ok && readWhole(sa, p[1]) {
+						wholes++
+					}
+				}
 				for _, opt := range opts {
 					total++
 					if agreeEach(t, p[0], p[1], opt) {
@@ -173,6 +192,12 @@ func TestEachDiffOneStream(t *testing.T) {
 	t.Logf("eachFiles took %d of %d pairs", taken, total)
 	if taken < total/2 {
 		t.Errorf("eachFiles took only %d of %d pairs", taken, total)
+	}
+	if whole {
+		t.Logf("B read whole in %d of %d pairs", wholes, total/len(opts))
+		if wholes < total/len(opts)/4 {
+			t.Errorf("B read whole in only %d of %d pairs", wholes, total/len(opts))
+		}
 	}
 }
 
