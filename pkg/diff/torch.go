@@ -373,6 +373,11 @@ func rebuildsTensor(s *pickle.Store, n pickle.ID) bool {
 	if f < 0 || s.Kind(f) != pickle.KindGlobal {
 		return false
 	}
+	// (the name in place first: Qualified makes a string, 15 MB for a
+	// million nested calls)
+	if name := s.Name(f); name != "_rebuild_tensor_v2" && name != "_rebuild_tensor" {
+		return false
+	}
 	q := s.Qualified(f)
 	return q == "torch._utils._rebuild_tensor_v2" || q == "torch._utils._rebuild_tensor"
 }

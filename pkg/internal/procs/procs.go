@@ -1,0 +1,32 @@
+// Package procs sets how many CPUs Go's runtime gives pk's own code, for
+// the passes that run better on one.
+//
+// A pass that is one goroutine (pk diff's walk of two stores, and its
+// reads of the two inputs) gains nothing from a second CPU but the
+// collector's work, and on the project's machine (a virtual machine of
+// two CPUs) it loses more than that: at the low pace the walk sets
+// (diff's walkGCPercent) a collection starts every few megabytes, and
+// each one runs an idle mark worker on the other CPU and stops the
+// walk's goroutine by signal to scan its stack, which a guest pays dearly
+// for. pk diff of the cost shape nest_frozenset and its changed copy ran
+// 130 collections, 5,800 tgkill and 7,900 sched_yield calls: 5.5 s of CPU
+// and 3.6 s of wall time on two CPUs, 2.2 and 2.2 s on one.
+//
+// The passes that run in parallel (canon's fast path, --jobs) keep every
+// CPU. A GOMAXPROCS set by the user is left as it is.
+package procs
+
+import (
+	"os"
+	"runtime"
+)
+
+// Serial runs what follows on one CPU (runtime.GOMAXPROCS(1)) and returns
+// what sets it back; it changes nothing when the user set GOMAXPROCS.
+func Serial() (restore func()) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	n := runtime.GOMAXPROCS(1)
+	return func() { runtime.GOMAXPROCS(n) }
+}
