@@ -19,7 +19,17 @@ package procs
 import (
 	"os"
 	"runtime"
+	"sync"
 )
+
+// serial counts the callers of Serial not yet restored: the first sets
+// GOMAXPROCS to 1, the last sets it back (two passes that overlap, in tests
+// that run in parallel, would otherwise leave it at 1).
+var serial struct {
+	sync.Mutex
+	n    int
+	prev int
+}
 
 // Serial runs what follows on one CPU (runtime.GOMAXPROCS(1)) and returns
 // what sets it back; it changes nothing when the user set GOMAXPROCS.
@@ -27,6 +37,21 @@ func Serial() (restore func()) {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return func() {}
 	}
-	n := runtime.GOMAXPROCS(1)
-	return func() { runtime.GOMAXPROCS(n) }
+	serial.Lock()
+	if serial.n == 0 {
+		serial.prev = runtime.GOMAXPROCS(1)
+	}
+	serial.n++
+	serial.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			serial.Lock()
+			serial.n--
+			if serial.n == 0 {
+				runtime.GOMAXPROCS(serial.prev)
+			}
+			serial.Unlock()
+		})
+	}
 }
