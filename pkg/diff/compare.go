@@ -21,7 +21,6 @@ import (
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/dis"
 	"github.com/pk-tools/pk/pkg/input"
-	"github.com/pk-tools/pk/pkg/internal/procs"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/zeebo/xxh3"
@@ -111,8 +110,6 @@ func files(a, b string, opt Options) (*Result, error) {
 	if fastTried(a, b, opt) {
 		collect() // (what the fast path's passes made is garbage)
 	}
-	// (the rest is one goroutine: procs)
-	defer procs.Serial()()
 	if r, ok := eachFiles(a, b, opt); ok {
 		return release(r), nil
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/pk-tools/pk/pkg/input"
 	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/internal/huge"
+	"github.com/pk-tools/pk/pkg/internal/procs"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -29,6 +30,10 @@ func eachFiles(a, b string, opt Options) (*Result, bool) {
 	if noFast || len(opt.Ignore) > 0 || input.ReadOnce(a) || input.ReadOnce(b) {
 		return nil, false
 	}
+	// (what follows is one goroutine: procs; the path for containers,
+	// stdin and --ignore keeps both CPUs for its decompression and
+	// hashing goroutines)
+	defer procs.Serial()()
 	// (the hashing, as the walk, at walkGCPercent: what a pass holds at
 	// its peak is mostly the store of a stream and the sink's spool; a ring
 	// of a million dicts against itself: 240 -> 216 MB)
