@@ -16,6 +16,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/pk-tools/pk/pkg/internal/procs"
 	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -193,6 +194,7 @@ const batchOps = 256
 // reason) after writing every opcode read before it; a later stream that is
 // not a pickle is reported in Summary.Trailing, as pickle.Parse does.
 func Run(w io.Writer, r io.Reader, size int64, name string, opt Options) (Summary, error) {
+	defer procs.Serial()() // (one goroutine: one CPU, docs/cost.md)
 	rd := pickle.NewReader(r, size, name)
 	return RunReader(w, rd, opt)
 }

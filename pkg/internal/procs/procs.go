@@ -12,8 +12,14 @@
 // 130 collections, 5,800 tgkill and 7,900 sched_yield calls: 5.5 s of CPU
 // and 3.6 s of wall time on two CPUs, 2.2 and 2.2 s on one.
 //
-// The passes that run in parallel (canon's fast path, --jobs) keep every
-// CPU. A GOMAXPROCS set by the user is left as it is.
+// The passes that call it: pk diff's passes over two bare files
+// (diff.eachFiles) and pk dis of a bare file (dis.Run). Not pk hash's,
+// pk scan's or pk trace's reads stream by stream: pass 1 of a large stream
+// runs beside them on the other CPU (pickle's planAhead), and one CPU cost
+// them more wall time than it saved on several cost shapes (session 43,
+// docs/cost.md). The passes that run in parallel (the fast paths'
+// segments, --jobs) keep every CPU. A GOMAXPROCS set by the user is left
+// as it is.
 package procs
 
 import (
