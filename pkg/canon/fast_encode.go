@@ -6,6 +6,7 @@ package canon
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"hash"
 	"io"
 	"math"
@@ -540,7 +541,7 @@ func (e *fastEnc) push(kind uint8) {
 func (e *fastEnc) pushSlot(off int, r0 int32, kind uint8, c int32, op int64, kh, kt int32) {
 	n := len(e.stack)
 	if n == cap(e.stack) {
-		e.stack = append(e.stack, fslot{})
+		e.stack = grow.Push(e.stack, fslot{})
 	}
 	e.stack = e.stack[:n+1]
 	s := &e.stack[n]
@@ -617,7 +618,7 @@ func (e *fastEnc) step(o *pickle.Op) (bool, error) {
 		e.write([]byte{'.'})
 		return true, nil
 	case pickle.MARK:
-		e.marks = append(e.marks, len(e.stack))
+		e.marks = grow.Push(e.marks, len(e.stack))
 		e.marks0 = append(e.marks0, e.opOff)
 	case pickle.NONE:
 		e.push(fkNone)

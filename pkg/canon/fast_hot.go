@@ -10,6 +10,7 @@ package canon
 
 import (
 	"encoding/binary"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/pickle"
@@ -60,7 +61,7 @@ loop:
 				e.arena = append(e.arena, m.enc...)
 			}
 		case pickle.MARK:
-			e.marks = append(e.marks, len(e.stack))
+			e.marks = grow.Push(e.marks, len(e.stack))
 			e.marks0 = append(e.marks0, e.opOff)
 		case pickle.MEMOIZE:
 			if !e.scan.memoize || len(e.stack) <= e.fence() {

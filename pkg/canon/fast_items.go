@@ -23,6 +23,7 @@ package canon
 import (
 	"bufio"
 	"encoding/binary"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"io"
 	"math"
 	"os"
@@ -400,7 +401,7 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 	case pickle.PROTO:
 		t.res.Proto = int(o.Int)
 	case pickle.MARK:
-		t.marks = append(t.marks, tmark{off: o.Offset, memo: t.memoNow(e)})
+		t.marks = grow.Push(t.marks, tmark{off: o.Offset, memo: t.memoNow(e)})
 	case pickle.LIST, pickle.DICT, pickle.TUPLE, pickle.FROZENSET:
 		if len(t.marks) == 0 {
 			t.res.Spans = false
@@ -476,7 +477,7 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 		}
 		t.stack = t.stack[:len(e.stack)]
 		for len(t.marks) < len(e.marks) {
-			t.marks = append(t.marks, tmark{})
+			t.marks = grow.Push(t.marks, tmark{})
 		}
 		t.marks = t.marks[:len(e.marks)]
 	}

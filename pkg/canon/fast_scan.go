@@ -4,6 +4,7 @@ package canon
 // arguments and a stack of small handles; what pass 2 must know first.
 
 import (
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"io"
 	"slices"
 	"sync/atomic"
@@ -524,27 +525,27 @@ func (p *pass1) scan(stop int64, stopAt *atomic.Int64) (paused bool, err error) 
 			p.memo, p.puts, p.dupPut, p.proto, p.deepAt = memo, puts, dupPut, proto, deepAt
 			return false, nil
 		case pickle.MARK:
-			h.marks = append(h.marks, len(h.stack))
+			h.marks = grow.Push(h.marks, len(h.stack))
 		case pickle.NONE, pickle.NEWTRUE, pickle.NEWFALSE, pickle.INT, pickle.BININT, pickle.BININT1, pickle.BININT2,
 			pickle.LONG, pickle.LONG1, pickle.LONG4, pickle.FLOAT, pickle.BINFLOAT,
 			pickle.UNICODE, pickle.BINUNICODE, pickle.SHORT_BINUNICODE, pickle.BINUNICODE8,
 			pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8,
 			pickle.EMPTY_TUPLE, pickle.GLOBAL:
-			h.stack = append(h.stack, -1)
+			h.stack = grow.Push(h.stack, -1)
 		case pickle.BYTEARRAY8, pickle.EMPTY_SET:
-			h.stack = append(h.stack, mutable)
+			h.stack = grow.Push(h.stack, mutable)
 		case pickle.EMPTY_DICT:
 			switch {
 			case len(h.stack) == 0:
-				h.stack = append(h.stack, -2)
+				h.stack = grow.Push(h.stack, -2)
 			case len(h.stack) == 1 && h.stack[0] == -4:
 				st.nState++
-				h.stack = append(h.stack, -3)
+				h.stack = grow.Push(h.stack, -3)
 			default:
-				h.stack = append(h.stack, mutable)
+				h.stack = grow.Push(h.stack, mutable)
 			}
 		case pickle.EMPTY_LIST:
-			h.stack = append(h.stack, st.newList(len(h.stack), 0))
+			h.stack = grow.Push(h.stack, st.newList(len(h.stack), 0))
 		case pickle.LIST, pickle.TUPLE, pickle.FROZENSET, pickle.DICT:
 			if len(h.marks) == 0 {
 				return false, errSlow
@@ -558,11 +559,11 @@ func (p *pass1) scan(stop int64, stopAt *atomic.Int64) (paused bool, err error) 
 			h.stack = h.stack[:p]
 			switch c {
 			case pickle.LIST:
-				h.stack = append(h.stack, st.newList(len(h.stack), int64(k)))
+				h.stack = grow.Push(h.stack, st.newList(len(h.stack), int64(k)))
 			case pickle.DICT:
-				h.stack = append(h.stack, mutable)
+				h.stack = grow.Push(h.stack, mutable)
 			default:
-				h.stack = append(h.stack, -1)
+				h.stack = grow.Push(h.stack, -1)
 			}
 		case pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3:
 			n := int(c-pickle.TUPLE1) + 1
@@ -632,11 +633,11 @@ func (p *pass1) scan(stop int64, stopAt *atomic.Int64) (paused bool, err error) 
 			h.stack = h.stack[:len(h.stack)-2]
 			if c != pickle.STACK_GLOBAL && len(h.stack) == 0 {
 				st.nCalls0++
-				h.stack = append(h.stack, -4)
+				h.stack = grow.Push(h.stack, -4)
 			} else if c != pickle.STACK_GLOBAL {
-				h.stack = append(h.stack, mutable)
+				h.stack = grow.Push(h.stack, mutable)
 			} else {
-				h.stack = append(h.stack, -1)
+				h.stack = grow.Push(h.stack, -1)
 			}
 		case pickle.BUILD:
 			if len(h.stack)-2 < fence {
@@ -693,7 +694,7 @@ func (p *pass1) scan(stop int64, stopAt *atomic.Int64) (paused bool, err error) 
 			} else {
 				h.live = setBit(h.live, i)
 			}
-			h.stack = append(h.stack, -1)
+			h.stack = grow.Push(h.stack, -1)
 		default:
 			return false, errSlow
 		}

@@ -16,7 +16,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/pk-tools/pk/pkg/internal/procs"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/jsonl"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
@@ -194,7 +194,6 @@ const batchOps = 256
 // reason) after writing every opcode read before it; a later stream that is
 // not a pickle is reported in Summary.Trailing, as pickle.Parse does.
 func Run(w io.Writer, r io.Reader, size int64, name string, opt Options) (Summary, error) {
-	defer procs.Serial()() // (one goroutine: one CPU, docs/cost.md)
 	rd := pickle.NewReader(r, size, name)
 	return RunReader(w, rd, opt)
 }
@@ -588,8 +587,8 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 
 	switch {
 	case c == pickle.MARK:
-		e.marks = append(e.marks, len(e.stack))
-		e.markPos = append(e.markPos, o.Offset)
+		e.marks = grow.Push(e.marks, len(e.stack))
+		e.markPos = grow.Push(e.markPos, o.Offset)
 	case c == pickle.POP:
 		n := len(e.stack)
 		if len(e.marks) > 0 && e.marks[len(e.marks)-1] == n {
@@ -626,7 +625,7 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 			break
 		}
 		if ef.push > 0 {
-			e.stack = append(e.stack, pack(o))
+			e.stack = grow.Push(e.stack, pack(o))
 		}
 	default:
 		ef := effects[c]
@@ -648,7 +647,7 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 				break
 			}
 			memoOrigin = org
-			e.stack = append(e.stack, org)
+			e.stack = grow.Push(e.stack, org)
 		case pickle.PUT, pickle.BINPUT, pickle.LONG_BINPUT, pickle.MEMOIZE:
 			if c == pickle.MEMOIZE {
 				memoIdx = int64(e.memoLen)
@@ -662,7 +661,7 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 			memoOrigin = e.stack[len(e.stack)-1]
 			e.memoPut(memoIdx, memoOrigin, d.ops)
 		case pickle.DUP:
-			e.stack = append(e.stack, e.stack[len(e.stack)-1])
+			e.stack = grow.Push(e.stack, e.stack[len(e.stack)-1])
 		case pickle.PROTO:
 			if o.Int > pickle.HighestProtocol {
 				stackErr = "unsupported pickle protocol: " + strconv.FormatInt(o.Int, 10)
@@ -673,7 +672,7 @@ func (d *disassembler) step(e *emu, o *pickle.Op) (bool, error) {
 			}
 			e.stack = e.stack[:len(e.stack)-int(ef.pop)]
 			if ef.push > 0 {
-				e.stack = append(e.stack, pack(o))
+				e.stack = grow.Push(e.stack, pack(o))
 			}
 		}
 	}

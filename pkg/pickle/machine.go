@@ -3,6 +3,7 @@ package pickle
 import (
 	"errors"
 	"fmt"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"hash"
 	"io"
 	"math"
@@ -345,7 +346,7 @@ func (m *machine) growStack() {
 	if len(m.pend) < cap(m.stack) {
 		m.outgrown += len(m.pend)
 		pend := make([]uint8, cap(m.stack))
-		copy(pend, m.pend[:len(m.stack)])
+		grow.Copy(pend, m.pend[:len(m.stack)])
 		m.pend = pend
 	}
 }
@@ -825,7 +826,7 @@ func (m *machine) growRecs() {
 	}
 	recs := make([]rec, n, proj)
 	adviseHuge(recs) // (filled front to back from here: see adviseHuge)
-	copy(recs, s.recs)
+	grow.Copy(recs, s.recs)
 	m.outgrown += int(n) * int(unsafe.Sizeof(rec{}))
 	s.recs = recs
 	s.growSides(int(proj), &m.outgrown)
@@ -912,7 +913,7 @@ func arenaGrown[T any](s *Store, buf []T, n int, a int) []T {
 	p.n, p.at = l, at
 	out := make([]T, l, max(want, l+int64(n)))
 	adviseHuge(out) // (filled front to back, as the records: see adviseHuge)
-	copy(out, buf)
+	grow.Copy(out, buf)
 	m.outgrown += int(l) * int(unsafe.Sizeof(buf[0]))
 	return out
 }
@@ -926,7 +927,7 @@ func projected[T any](buf []T, n, proj int64, outgrown *int) []T {
 		return buf
 	}
 	out := make([]T, len(buf), want)
-	copy(out, buf)
+	grow.Copy(out, buf)
 	*outgrown += len(buf) * int(unsafe.Sizeof(buf[0]))
 	return out
 }
@@ -1165,7 +1166,7 @@ func (m *machine) step(o *Op) (bool, error) {
 		s.LeftoverMarks = len(m.marks)
 		return true, nil
 	case MARK:
-		m.marks = append(m.marks, mark{pos: len(m.stack), bytes: o.Len})
+		m.marks = grow.Push(m.marks, mark{pos: len(m.stack), bytes: o.Len})
 	case POP:
 		n := len(m.stack)
 		if len(m.marks) > 0 && m.marks[len(m.marks)-1].pos == n {

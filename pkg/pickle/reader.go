@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"hash"
 	"io"
 	"math"
@@ -314,7 +315,7 @@ func (r *Reader) readLine(opOff int64, op Opcode) ([]byte, error) {
 		if r.Tee != nil {
 			r.Tee.Write(chunk)
 		}
-		r.line = append(r.line, chunk...)
+		r.line = append(grow.Room(r.line, len(chunk)), chunk...)
 		if r.frameEnd >= 0 && opOff < r.frameEnd && r.off > r.frameEnd {
 			e := r.errAt(opOff, op, "text argument crosses the end of the frame at offset %d", r.frameEnd)
 			e.Stricter = true

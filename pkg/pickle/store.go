@@ -907,7 +907,7 @@ func reserved(n, k int, done, total int64) int {
 // is filled.
 func grownTo[T any](buf []T, n int) []T {
 	out := make([]T, len(buf), n)
-	copy(out, buf)
+	grow.Copy(out, buf)
 	return out
 }
 

@@ -341,7 +341,7 @@ func (m *fastMachine) newSlot(s *fastSlot, k pickle.Kind, o *pickle.Op) error {
 func (m *fastMachine) push() *fastSlot {
 	n := len(m.stack)
 	if n == cap(m.stack) {
-		m.stack = append(m.stack, fastSlot{})
+		m.stack = grow.Room(m.stack, 1)
 	}
 	m.stack = m.stack[:n+1]
 	return &m.stack[n]
@@ -397,7 +397,7 @@ func (m *fastMachine) step(o *pickle.Op) (bool, error) {
 		}
 		return true, nil
 	case pickle.MARK:
-		m.marks = append(m.marks, fastMark{pos: len(m.stack), bytes: o.Len})
+		m.marks = grow.Push(m.marks, fastMark{pos: len(m.stack), bytes: o.Len})
 	case pickle.NONE:
 		_, err = m.scalar(pickle.KindNone, o)
 	case pickle.NEWTRUE, pickle.NEWFALSE:
@@ -579,7 +579,7 @@ func (m *fastMachine) build(k pickle.Kind, o *pickle.Op, from int, markBytes int
 		return err
 	}
 	n.self += o.Len
-	m.stack = append(m.stack, n)
+	m.stack = grow.Push(m.stack, n)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"errors"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"io"
 	"os"
 	"runtime/debug"
@@ -518,7 +519,7 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 			return fallback("a built container without an index")
 		}
 		if wholeLines(m.stack[from:], by.kind) {
-			wv.starts = append(wv.starts, wholeStart{start: by.w.start, id: by.id, ci: by.w.ci, op: by.op, off: by.off})
+			wv.starts = grow.Push(wv.starts, wholeStart{start: by.w.start, id: by.id, ci: by.w.ci, op: by.op, off: by.off})
 		}
 	}
 	for i := from; i < len(m.stack); i++ {
@@ -554,7 +555,7 @@ func (wv *wholeView) takeAll(m *fastMachine, from int, by *fastSlot) error {
 			by.w.last = 1 + s.w.ci
 			by.kids++
 		case sz >= SmallScalar:
-			wv.bigs = append(wv.bigs, wholeBig{id: s.id, parent: by.id, size: sz, memo: s.memo})
+			wv.bigs = grow.Push(wv.bigs, wholeBig{id: s.id, parent: by.id, size: sz, memo: s.memo})
 			by.w.last = -1 - int32(len(wv.bigs))
 			by.kids++
 		default:

@@ -2,13 +2,15 @@
 // few items at a time: by doubling, where append grows a large slice by a
 // quarter at a time and so allocates and copies about five times its final
 // size (a million-level stack, the tape of a cloudpickle state, a million
-// effects), against two for doubling; and how a pass that gave up gives
-// back what it grew (Mark, Discard).
+// effects), against two for doubling; copied a chunk at a time, so that
+// the collector can stop the goroutine between two (Copy); and how a pass
+// that gave up gives back what it grew (Mark, Discard).
 package grow
 
 import (
 	"runtime"
 	"runtime/metrics"
+	"unsafe"
 )
 
 // Room returns s with room for n more elements, doubling a full array. The
@@ -22,8 +24,47 @@ func Room[T any](s []T, n int) []T {
 		return s
 	}
 	out := make([]T, len(s), max(2*cap(s), len(s)+n, 8))
-	copy(out, s)
+	Copy(out, s)
 	return out
+}
+
+// copyChunk is how many bytes Copy moves at a time.
+const copyChunk = 64 << 10
+
+// Copy is copy(dst, src), moved copyChunk bytes at a time by a call that
+// is not inlined, so that the goroutine can be stopped between two: one
+// copy is one memmove, which nothing interrupts. While the collector waits
+// to scan the goroutine's stack it signals its thread every 5 µs until it
+// stops (runtime.suspendG), and on the project's virtual machine a signal
+// costs more than that: a copy of a few megabytes in the machine's or the
+// fast paths' stacks then took hundreds of milliseconds, the collector's
+// thread spinning beside it (docs/cost.md, session 43).
+func Copy[T any](dst, src []T) int {
+	n := min(len(dst), len(src))
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if size == 0 || n*size <= copyChunk {
+		return copy(dst, src)
+	}
+	step := max(copyChunk/size, 1)
+	for i := 0; i < n; i += step {
+		j := min(i+step, n)
+		copyPart(dst[i:j], src[i:j])
+	}
+	return n
+}
+
+//go:noinline
+func copyPart[T any](dst, src []T) { copy(dst, src) }
+
+// Push is append(s, v), growing a full s by Room (doubling, copied a
+// chunk at a time) rather than by append's one memmove: for the stacks
+// that grow an item at a time to the depth of the input (a million MARKs).
+func Push[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = Room(s, 1)
+	}
+	return append(s, v)
 }
 
 // Reuse returns s with length n and every element zero, in s's memory when

@@ -12,14 +12,16 @@
 // 130 collections, 5,800 tgkill and 7,900 sched_yield calls: 5.5 s of CPU
 // and 3.6 s of wall time on two CPUs, 2.2 and 2.2 s on one.
 //
-// The passes that call it: pk diff's passes over two bare files
-// (diff.eachFiles) and pk dis of a bare file (dis.Run). Not pk hash's,
-// pk scan's or pk trace's reads stream by stream: pass 1 of a large stream
-// runs beside them on the other CPU (pickle's planAhead), and one CPU cost
-// them more wall time than it saved on several cost shapes (session 43,
-// docs/cost.md). The passes that run in parallel (the fast paths'
-// segments, --jobs) keep every CPU. A GOMAXPROCS set by the user is left
-// as it is.
+// The collector's signals cost most while the goroutine is in a long
+// copy, which it cannot be stopped in (a stack grown by one memmove):
+// pkg/internal/grow now copies in chunks (session 43), which took most of
+// that cost from every command; pk diff's walk still runs better on one
+// CPU (over the 66 cost shapes, 82 against 96 s of CPU and 77 against 78
+// s of wall time), pk dis no longer does (14.4 against 13.1 s of CPU). So
+// pk diff's passes over two bare files (diff.eachFiles) call Serial; the
+// passes that run in parallel (the fast paths' segments, pass 1 ahead of
+// a large stream, --jobs) keep every CPU. A GOMAXPROCS set by the user is
+// left as it is.
 package procs
 
 import (
