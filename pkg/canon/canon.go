@@ -130,14 +130,23 @@ func (a Algo) New() hash.Hash {
 	return sha256.New()
 }
 
+// sumChunk is how many bytes sum digests at a time.
+const sumChunk = 256 << 10
+
 // sum appends the digest of data to dst: H(data) exactly as New, Write and
 // Sum give it, without a hasher per call for SHA-256.
 func (a Algo) sum(dst, data []byte) []byte {
-	if a == SHA256 {
+	if a == SHA256 && len(data) <= sumChunk {
 		s := sha256.Sum256(data)
 		return append(dst, s[:]...)
 	}
 	h := a.New()
+	for len(data) > sumChunk {
+		// (a chunk at a time: one Write of it all is one call to the
+		// assembly, which the collector cannot stop: grow.Copy)
+		h.Write(data[:sumChunk])
+		data = data[sumChunk:]
+	}
 	h.Write(data)
 	return h.Sum(dst)
 }

@@ -349,7 +349,7 @@ func (v *View) decide(st *encState, n pickle.ID, digest bool) bool {
 					st.pure[c] = l
 					continue
 				}
-				stack = append(stack, c)
+				stack = grow.Push(stack, c)
 				pushed = true
 			}
 			if pushed {
@@ -559,7 +559,7 @@ func (v *View) pureDigest(n pickle.ID) []byte {
 		for _, c := range v.items(x) {
 			c = v.res(c)
 			if v.composite(st, c) && st.slot(c) == 0 {
-				stack = append(stack, c)
+				stack = grow.Push(stack, c)
 				ready = false
 			}
 		}
@@ -747,7 +747,7 @@ func (v *View) eqDigest(n pickle.ID) []byte {
 		for _, c := range xitems {
 			c = v.res(c)
 			if v.composite(st, c) && st.eqSlot[c] == 0 {
-				stack = append(stack, c)
+				stack = grow.Push(stack, c)
 				ready = false
 			}
 		}

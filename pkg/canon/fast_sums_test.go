@@ -70,3 +70,21 @@ func TestTupleSums(t *testing.T) {
 	}
 	fastMatchesGraph(t, p, "pairs")
 }
+
+// TestSumChunks: Algo.sum, which digests large data a chunk at a time, gives
+// what one Write of it gives, for both algorithms, about the chunk's size.
+func TestSumChunks(t *testing.T) {
+	data := make([]byte, 3*sumChunk+17)
+	for i := range data {
+		data[i] = byte(i*7 + i>>9)
+	}
+	for _, a := range []Algo{SHA256, XXH3} {
+		for _, n := range []int{0, 1, sumChunk - 1, sumChunk, sumChunk + 1, 2 * sumChunk, len(data)} {
+			h := a.New()
+			h.Write(data[:n])
+			if got, want := a.sum([]byte{'x'}, data[:n]), h.Sum([]byte{'x'}); !bytes.Equal(got, want) {
+				t.Fatalf("%v, %d bytes: sum %x, one Write %x", a, n, got, want)
+			}
+		}
+	}
+}

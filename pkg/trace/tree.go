@@ -952,7 +952,7 @@ func (m *marker) has(id pickle.ID) bool { return m.bits[id>>6]&(1<<(id&63)) != 0
 
 func (m *marker) add(id pickle.ID) {
 	m.bits[id>>6] |= 1 << (id & 63)
-	m.set = append(m.set, id)
+	m.set = grow.Push(m.set, id)
 }
 
 // marks returns the stream's marker for children lists.
