@@ -105,3 +105,23 @@ func TestCopyStops(t *testing.T) {
 		t.Fatalf("a collection waited %v for the copying goroutine", worst)
 	}
 }
+
+// TestClear: Clear is clear about the chunk's size.
+func TestClear(t *testing.T) {
+	for _, n := range []int{0, 5, copyChunk/4 - 1, copyChunk / 4, copyChunk/4 + 1, 3*copyChunk/4 + 3} {
+		s := make([]int32, n+2)
+		for i := range s {
+			s[i] = int32(i) + 1
+		}
+		Clear(s[1 : n+1])
+		for i, v := range s {
+			if want := int32(0); i == 0 || i == n+1 {
+				if v != int32(i)+1 {
+					t.Fatalf("n %d: [%d] = %d, outside what was cleared", n, i, v)
+				}
+			} else if v != want {
+				t.Fatalf("n %d: [%d] = %d", n, i, v)
+			}
+		}
+	}
+}

@@ -74,9 +74,27 @@ func Reuse[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	s = s[:n]
-	clear(s)
+	Clear(s)
 	return s
 }
+
+// Clear is clear(s), copyChunk bytes at a time (as Copy, for the same
+// reason: one memclr is not interrupted).
+func Clear[T any](s []T) {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if size == 0 || len(s)*size <= copyChunk {
+		clear(s)
+		return
+	}
+	step := max(copyChunk/size, 1)
+	for i := 0; i < len(s); i += step {
+		clearPart(s[i:min(i+step, len(s))])
+	}
+}
+
+//go:noinline
+func clearPart[T any](s []T) { clear(s) }
 
 // Mark is the bytes allocated on the heap so far, for Discard.
 func Mark() uint64 {
