@@ -6,7 +6,6 @@ package canon
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/pk-tools/pk/pkg/internal/grow"
 	"hash"
 	"io"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"os"
 	"unsafe"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 

@@ -10,9 +10,9 @@ package canon
 
 import (
 	"encoding/binary"
-	"github.com/pk-tools/pk/pkg/internal/grow"
 	"unsafe"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 

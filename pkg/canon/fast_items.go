@@ -23,13 +23,13 @@ package canon
 import (
 	"bufio"
 	"encoding/binary"
-	"github.com/pk-tools/pk/pkg/internal/grow"
 	"io"
 	"math"
 	"os"
 	"slices"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/zeebo/xxh3"
 )

@@ -4,11 +4,11 @@ package canon
 // arguments and a stack of small handles; what pass 2 must know first.
 
 import (
-	"github.com/pk-tools/pk/pkg/internal/grow"
 	"io"
 	"slices"
 	"sync/atomic"
 
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 

@@ -3,7 +3,6 @@ package pickle
 import (
 	"errors"
 	"fmt"
-	"github.com/pk-tools/pk/pkg/internal/grow"
 	"hash"
 	"io"
 	"math"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/pk-tools/pk/pkg/internal/grow"
 )
 
 // Options tune Parse.

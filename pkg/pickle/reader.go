@@ -6,12 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/pk-tools/pk/pkg/internal/grow"
 	"hash"
 	"io"
 	"math"
 	"math/big"
 	"unsafe"
+
+	"github.com/pk-tools/pk/pkg/internal/grow"
 )
 
 // DefaultBlobThreshold is the payload size from which a str, bytes or

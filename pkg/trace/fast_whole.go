@@ -3,13 +3,13 @@ package trace
 import (
 	"bufio"
 	"errors"
-	"github.com/pk-tools/pk/pkg/internal/grow"
 	"io"
 	"os"
 	"runtime/debug"
 	"sort"
 
 	"github.com/pk-tools/pk/pkg/input"
+	"github.com/pk-tools/pk/pkg/internal/grow"
 	ppath "github.com/pk-tools/pk/pkg/path"
 	"github.com/pk-tools/pk/pkg/pickle"
 )

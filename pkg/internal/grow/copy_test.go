@@ -99,9 +99,9 @@ func TestCopyStops(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	// one memmove of 64 MB takes milliseconds, seconds while the collector
-	// signals its thread (on the project's machine); a chunk of 64 KB
-	// microseconds
-	if worst > 200*time.Millisecond {
+	// signals its thread (4.9 s on the project's machine); a chunk of 64 KB
+	// microseconds. The bound leaves room for a loaded machine.
+	if worst > time.Second {
 		t.Fatalf("a collection waited %v for the copying goroutine", worst)
 	}
 }
@@ -115,12 +115,12 @@ func TestClear(t *testing.T) {
 		}
 		Clear(s[1 : n+1])
 		for i, v := range s {
-			if want := int32(0); i == 0 || i == n+1 {
-				if v != int32(i)+1 {
-					t.Fatalf("n %d: [%d] = %d, outside what was cleared", n, i, v)
-				}
-			} else if v != want {
-				t.Fatalf("n %d: [%d] = %d", n, i, v)
+			want := int32(0)
+			if i == 0 || i == n+1 { // (outside what was cleared)
+				want = int32(i) + 1
+			}
+			if v != want {
+				t.Fatalf("n %d: [%d] = %d, want %d", n, i, v, want)
 			}
 		}
 	}

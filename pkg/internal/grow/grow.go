@@ -8,6 +8,7 @@
 package grow
 
 import (
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"unsafe"
@@ -41,12 +42,10 @@ const copyChunk = 64 << 10
 // thread spinning beside it (docs/cost.md, session 43).
 func Copy[T any](dst, src []T) int {
 	n := min(len(dst), len(src))
-	var z T
-	size := int(unsafe.Sizeof(z))
-	if size == 0 || n*size <= copyChunk {
+	step := chunkOf[T]()
+	if n <= step {
 		return copy(dst, src)
 	}
-	step := max(copyChunk/size, 1)
 	for i := 0; i < n; i += step {
 		j := min(i+step, n)
 		copyPart(dst[i:j], src[i:j])
@@ -56,6 +55,16 @@ func Copy[T any](dst, src []T) int {
 
 //go:noinline
 func copyPart[T any](dst, src []T) { copy(dst, src) }
+
+// chunkOf is how many elements of T make a chunk (copyChunk bytes, at
+// least one element; any number when T has no size).
+func chunkOf[T any]() int {
+	var z T
+	if size := int(unsafe.Sizeof(z)); size > 0 {
+		return max(copyChunk/size, 1)
+	}
+	return math.MaxInt
+}
 
 // Push is append(s, v), growing a full s by Room (doubling, copied a
 // chunk at a time) rather than by append's one memmove: for the stacks
@@ -81,13 +90,11 @@ func Reuse[T any](s []T, n int) []T {
 // Clear is clear(s), copyChunk bytes at a time (as Copy, for the same
 // reason: one memclr is not interrupted).
 func Clear[T any](s []T) {
-	var z T
-	size := int(unsafe.Sizeof(z))
-	if size == 0 || len(s)*size <= copyChunk {
+	step := chunkOf[T]()
+	if len(s) <= step {
 		clear(s)
 		return
 	}
-	step := max(copyChunk/size, 1)
 	for i := 0; i < len(s); i += step {
 		clearPart(s[i:min(i+step, len(s))])
 	}
