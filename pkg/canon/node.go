@@ -136,10 +136,23 @@ func (v *View) looseNode(n pickle.ID, e edge) *Node {
 	if w := *at; w != nil && w.src == n {
 		return w
 	}
-	w := &Node{v: v, src: n, edge: e}
+	if len(v.looseSlab) == 0 {
+		v.looseSlab = make([]Node, looseSlab)
+	}
+	w := &v.looseSlab[0]
+	v.looseSlab = v.looseSlab[1:]
+	*w = Node{v: v, src: n, edge: e}
 	*at = w
 	return w
 }
+
+// looseSlab is how many loose nodes a view allocates at once. pk diff's
+// walk makes a node for every item it compares and lets it go once it has
+// compared it (its pending tasks hold IDs): one allocation a node was 5.6
+// million of 48 bytes a side down a million nested calls, 0.2 s of
+// malloc (nest_reduce diff changed). A node kept keeps its slab (6 KiB):
+// the walk keeps none but looseRecent's.
+const looseSlab = 128
 
 // Root returns the node pickle.load returns.
 func (v *View) Root() *Node { return v.wrap(v.s.Root, nil, edge{kind: edgeRoot}) }

@@ -151,6 +151,7 @@ type View struct {
 	fresh       bool       // wrap keeps no node (FreshNodes)
 	loose       bool       // and gives it no parent (SetLooseNodes)
 	looseRecent []*Node    // the loose nodes made last, by ID modulo its length
+	looseSlab   []Node     // where the next loose nodes are made (looseNode)
 	dperm       *dictPerms // the last dict orderings computed (see dictEntries)
 	// refold: the canon sink folded runs of this stream that a rule may
 	// read (fold.go): Digest reports errRefold

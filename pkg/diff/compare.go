@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/pk-tools/pk/pkg/array"
 	"github.com/pk-tools/pk/pkg/canon"
@@ -490,6 +491,10 @@ type cmp struct {
 	// -1-i is sizesLater[i]'s, made when the walk is done (sizeEntries)
 	sizesLater []laterSize
 	idsA, idsB []pickle.ID // the items of the lists or tuples compare compares (seq)
+	// spare is the walk's task slice for compare's result (spareKids), and
+	// lent the array it is lent in while a helper holds it
+	spare []task
+	lent  *task
 	// spills says the walk may hold what it reads only at its start or
 	// end in temporary files (eachFiles, which compares the inputs whole
 	// when they cannot be read back: err), when it would hold more than
@@ -1175,8 +1180,43 @@ func (c *cmp) walkFrom(first task) {
 		for i := len(kids) - 1; i >= 0; i-- {
 			stack = append(stack, c.pend(kids[i]))
 		}
+		c.takeBack(kids)
 	}
 }
+
+// spareKids is an empty task slice for the tasks compare returns, lent to
+// the first helper that asks (seq, call): down a million nested calls a
+// new slice a level was 135 MB of allocation a side. The helper appends to
+// it and returns it; walkFrom takes it back (takeBack) when it has pended
+// the tasks. A helper asking while it is lent gets nil (append allocates).
+func (c *cmp) spareKids() []task {
+	k := c.spare
+	if k == nil {
+		if c.lent != nil {
+			return nil
+		}
+		k = make([]task, 0, 8)
+	}
+	c.spare, c.lent = nil, unsafe.SliceData(k[:1])
+	return k[:0]
+}
+
+// takeBack ends the loan of spareKids when kids, compare's result, is the
+// slice lent (grown by append, it is a new array: the next loan makes
+// another). Its tasks are cleared: they hold nodes.
+func (c *cmp) takeBack(kids []task) {
+	if c.lent == nil {
+		return
+	}
+	if cap(kids) > 0 && unsafe.SliceData(kids[:1]) == c.lent && cap(kids) <= maxSpare {
+		clear(kids)
+		c.spare = kids[:0]
+	}
+	c.lent = nil
+}
+
+// maxSpare is the largest task slice walkFrom keeps for the next compare.
+const maxSpare = 1 << 10
 
 // pending is a task on the walk's stack. A node of one of the stream's
 // two views of loose nodes is held by its ID, and made again when the task
@@ -1564,7 +1604,7 @@ func sharedRef(r canon.Ref) bool {
 }
 
 func (c *cmp) seq(ia, ib seqItems, path pathRef, format seqForm, a, b *canon.Node) []task {
-	var kids []task
+	kids := c.spareKids()
 	var runs []Run
 	var one [1]Run
 	if ia.len() == 1 && ib.len() == 1 {
@@ -1825,7 +1865,7 @@ func (c *cmp) call(a, b *canon.Node, path pathRef) []task {
 			return nil
 		}
 	}
-	var kids []task
+	kids := c.spareKids()
 	fa, fb := a.Func(), b.Func()
 	if fa != nil && fb != nil && c.differs(fa, fb) {
 		edge := callEdges(a.CallForm()).callable
