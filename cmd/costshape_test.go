@@ -160,13 +160,17 @@ const (
 	costCPU = 5 * time.Second
 	// costCPUFail: the CPU past which a run fails the test, the target
 	// (costCPU) with the margin issue 10 asks of this test ("CPU time with
-	// a generous margin"): a process's CPU time on this 2-CPU machine rises
-	// by up to half with what runs beside it (nest_reduce diff changed:
-	// 4.3-4.7 s quiet, 6.6 s at a load of 12), and make test-full runs the
-	// other packages' tests beside this one. A run between the two is
-	// logged as over the target; scripts/bench.d/costshapes.sh reports
-	// against the target itself.
-	costCPUFail = costCPU * 5 / 4
+	// a generous margin"): the same run's CPU time differs by up to 1.9x
+	// between this machine and the CI machine on another day, with nothing
+	// beside it (nest_reduce diff changed: 3.8-3.9 s in this test here in
+	// session 44, 6.95-7.12 s alone among the cost runs in stop 50's CI;
+	// its .pkl.gz form 6.4-7.5 s in stop 49's), and by up to half with what
+	// runs beside it (6.6 s at a load of 12). A quarter (6.25 s) failed two
+	// CIs in a row on runs that meet the target here; half still fails a
+	// run that doubles. A run between the two is logged as over the
+	// target; scripts/bench.d/costshapes.sh reports against the target
+	// itself.
+	costCPUFail = costCPU * 3 / 2
 	costRSS     = 256 << 20
 	costKillCPU = 10 * time.Second
 	costKillRSS = 2 << 30
