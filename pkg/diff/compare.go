@@ -1203,13 +1203,13 @@ func (c *cmp) spareKids() []task {
 
 // takeBack ends the loan of spareKids when kids, compare's result, is the
 // slice lent (grown by append, it is a new array: the next loan makes
-// another). Its tasks are cleared: they hold nodes.
+// another). Its array is cleared: tasks hold nodes.
 func (c *cmp) takeBack(kids []task) {
 	if c.lent == nil {
 		return
 	}
 	if cap(kids) > 0 && unsafe.SliceData(kids[:1]) == c.lent && cap(kids) <= maxSpare {
-		clear(kids)
+		clear(kids[:cap(kids)]) // (what a helper cut off too)
 		c.spare = kids[:0]
 	}
 	c.lent = nil
