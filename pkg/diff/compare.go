@@ -491,8 +491,9 @@ type cmp struct {
 	// -1-i is sizesLater[i]'s, made when the walk is done (sizeEntries)
 	sizesLater []laterSize
 	idsA, idsB []pickle.ID // the items of the lists or tuples compare compares (seq)
-	// spare is the walk's task slice for compare's result (spareKids), and
-	// lent the array it is lent in while a helper holds it
+	// spare is the walk's task slice for compare's result (spareKids);
+	// lent is the first element of the array on loan to a helper (nil:
+	// none on loan)
 	spare []task
 	lent  *task
 	// spills says the walk may hold what it reads only at its start or
