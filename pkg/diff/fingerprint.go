@@ -6,6 +6,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/internal/grow"
+	"github.com/pk-tools/pk/pkg/internal/huge"
 	"github.com/pk-tools/pk/pkg/internal/spill"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/zeebo/xxh3"
@@ -140,7 +141,7 @@ func reuseFPTable(t *fpTable, algo canon.Algo, root *canon.Node, eff effects) *f
 		}
 	}
 	if len(t.parent) < t.n() || t.n() == 0 {
-		t.parent = make([]int32, t.n()) // (dropped by the last use of t)
+		t.parent = widened[int32](nil, t.n()) // (dropped by the last use of t)
 	}
 	t.later = nil
 	// The first pass gives its nodes no place in order: they are the
@@ -241,14 +242,24 @@ func (t *fpTable) n() int { return len(t.flags) }
 // resize gives the table room for n IDs (more than it has).
 func (t *fpTable) resize(n int) {
 	if t.n() == 0 {
-		t.fps, t.flags, t.parent = make([]uint64, n), make([]uint8, n), make([]int32, n)
+		t.fps, t.flags, t.parent = widened(t.fps, n), widened(t.flags, n), widened(t.parent, n)
 		return
 	}
-	t.fps = append(t.fps, make([]uint64, n-len(t.fps))...)
-	t.flags = append(t.flags, make([]uint8, n-len(t.flags))...)
+	t.fps = widened(t.fps, n)
+	t.flags = widened(t.flags, n)
 	if t.parent != nil {
-		t.parent = append(t.parent, make([]int32, n-len(t.parent))...)
+		t.parent = widened(t.parent, n)
 	}
+}
+
+// widened returns a copy of s of length n (n >= len(s)), zero past s, in
+// huge pages when it is large (huge.AdviseLarge: a pass reaches most of a
+// view's nodes, in no order the table's pages follow).
+func widened[T any](s []T, n int) []T {
+	out := make([]T, n)
+	huge.AdviseLarge(out) // (before the copy: the advice drops the pages)
+	grow.Copy(out, s)
+	return out
 }
 
 // once reports whether the walk can meet n only once (its pairs need no

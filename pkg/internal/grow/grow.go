@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"unsafe"
+
+	"github.com/pk-tools/pk/pkg/internal/huge"
 )
 
 // Room returns s with room for n more elements, doubling a full array. The
@@ -25,6 +27,7 @@ func Room[T any](s []T, n int) []T {
 		return s
 	}
 	out := make([]T, len(s), max(2*cap(s), len(s)+n, 8))
+	huge.AdviseLarge(out) // (before the copy: the advice drops the pages)
 	Copy(out, s)
 	return out
 }
@@ -80,7 +83,9 @@ func Push[T any](s []T, v T) []T {
 // it is large enough.
 func Reuse[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		out := make([]T, n)
+		huge.AdviseLarge(out)
+		return out
 	}
 	s = s[:n]
 	Clear(s)

@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+
+	"github.com/pk-tools/pk/pkg/internal/huge"
 )
 
 func TestRoom(t *testing.T) {
@@ -34,6 +36,30 @@ func TestRoom(t *testing.T) {
 	}
 	if b := Room([]byte("ab"), 100); len(b) != 2 || cap(b) < 102 || string(b) != "ab" {
 		t.Errorf("Room kept %q, cap %d", b, cap(b))
+	}
+}
+
+// TestRoomLarge: past huge.Large the new array is advised (its pages
+// dropped) before the old one is copied in, so every item is still there
+// (advised after the copy, the 16 MiB -> 32 MiB copy read zero).
+func TestRoomLarge(t *testing.T) {
+	var s []int64
+	for i := range int64(3 << 20) { // (24 MiB)
+		s = append(Room(s, 1), i)
+	}
+	if n := int64(cap(s)) * 8; n < huge.Large {
+		t.Fatalf("%d bytes: not past huge.Large", n)
+	}
+	for i, v := range s {
+		if v != int64(i) {
+			t.Fatalf("s[%d] = %d", i, v)
+		}
+	}
+	z := Reuse([]int64(nil), huge.Large/8)
+	for i, v := range z {
+		if v != 0 {
+			t.Fatalf("Reuse: z[%d] = %d", i, v)
+		}
 	}
 }
 

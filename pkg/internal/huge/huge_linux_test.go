@@ -105,3 +105,35 @@ func TestForget(t *testing.T) {
 	}
 	runtime.KeepAlive(buf)
 }
+
+// TestAdviseLarge: AdviseLarge leaves an array under Large alone (its
+// contents stay, its pages are not marked) and advises one of Large or
+// more as Advise does.
+func TestAdviseLarge(t *testing.T) {
+	if off {
+		t.Skip("PK_NO_HUGEPAGES=1")
+	}
+	small := make([]uint64, 8<<20/8)
+	for i := range small {
+		small[i] = 1
+	}
+	AdviseLarge(small)
+	for i := range small {
+		if small[i] != 1 {
+			t.Fatalf("small[%d] = %d after AdviseLarge of 8 MiB: its pages were handed back", i, small[i])
+		}
+	}
+	p := (uintptr(unsafe.Pointer(&small[0])) + 4<<20) &^ (2<<20 - 1)
+	if f := vmFlags(t, p); strings.Contains(f, " hg") {
+		t.Errorf("8 MiB array advised: %q", f)
+	}
+	large := make([]uint64, 2*Large/8)
+	AdviseLarge(large)
+	p = (uintptr(unsafe.Pointer(&large[0])) + Large) &^ (2<<20 - 1)
+	if f := vmFlags(t, p); !strings.Contains(f, " hg") {
+		t.Errorf("%d MiB array not advised: %q", 2*Large>>20, f)
+	}
+	Forget()
+	runtime.KeepAlive(small)
+	runtime.KeepAlive(large)
+}
