@@ -40,13 +40,15 @@ func Advise[T any](buf []T) { adviseFrom(buf, 4<<20) }
 
 // AdviseLarge is Advise for arrays of Large bytes or more: for the arrays
 // that grow by doubling or are sized for a stream's nodes, whatever their
-// use (grow.Room, the store's sides, pk diff's fingerprint tables), where
-// a small input's arrays stay in 4 KiB pages. In a huge page the last
-// array filled is resident to its 2 MiB edge: at 4 MiB for these too, pk
-// hash of the cloudpickle state (arrays of 1-8 MiB) peaked 1.5 MB higher
-// and faulted no less; a million levels of calls diffed against a changed
-// copy (cost shape nest_reduce, arrays of 24-48 MiB) took 58,000 -> 42,000
-// page faults at 4 MiB and 0.6 -> 0.4 s of system time.
+// use (grow.Room and grow.Reuse, the store's sides, pk diff's fingerprint
+// tables), so that a small input's arrays stay in 4 KiB pages. A huge page
+// is resident whole once written, so the array filled last is resident to
+// its 2 MiB edge: advised from 4 MiB, these made pk hash of the cloudpickle
+// state (arrays of 1-8 MiB) peak 1.5 MB higher for no fewer page faults.
+// From Large, a million levels of calls diffed against a changed copy
+// (cost shape nest_reduce, arrays of 24-48 MiB) took 58,000 -> 40,000 page
+// faults and 0.60-0.71 -> 0.47-0.53 s of system time (six interleaved runs;
+// docs/engine.md §4, session 45).
 func AdviseLarge[T any](buf []T) { adviseFrom(buf, Large) }
 
 // Large is the least array AdviseLarge advises.
