@@ -6,7 +6,6 @@ import (
 
 	"github.com/pk-tools/pk/pkg/canon"
 	"github.com/pk-tools/pk/pkg/internal/grow"
-	"github.com/pk-tools/pk/pkg/internal/huge"
 	"github.com/pk-tools/pk/pkg/internal/spill"
 	"github.com/pk-tools/pk/pkg/pickle"
 	"github.com/zeebo/xxh3"
@@ -255,12 +254,7 @@ func (t *fpTable) resize(n int) {
 // widened returns a copy of s of length n (n >= len(s)), zero past s, in
 // huge pages when it is large (huge.AdviseLarge: a pass reaches most of a
 // view's nodes, in no order the table's pages follow).
-func widened[T any](s []T, n int) []T {
-	out := make([]T, n)
-	huge.AdviseLarge(out) // (before the copy: the advice drops the pages)
-	grow.Copy(out, s)
-	return out
-}
+func widened[T any](s []T, n int) []T { return grow.To(s, n)[:n] }
 
 // once reports whether the walk can meet n only once (its pairs need no
 // record against cycles and sharing). Nodes the pass reached later, from

@@ -842,10 +842,7 @@ func (s *Store) Add(k Kind, op Opcode, off int64) ID {
 func (s *Store) growSides(n int, outgrown *int) {
 	if !s.Lean() && cap(s.sides) < n {
 		*outgrown += len(s.sides) * int(unsafe.Sizeof(side{}))
-		out := make([]side, len(s.sides), n)
-		huge.AdviseLarge(out) // (before the copy: the advice drops the pages)
-		grow.Copy(out, s.sides)
-		s.sides = out
+		s.sides = grow.To(s.sides, n)
 	}
 }
 

@@ -26,8 +26,15 @@ func Room[T any](s []T, n int) []T {
 	if n <= cap(s)-len(s) {
 		return s
 	}
-	out := make([]T, len(s), max(2*cap(s), len(s)+n, 8))
-	huge.AdviseLarge(out) // (before the copy: the advice drops the pages)
+	return To(s, max(2*cap(s), len(s)+n, 8))
+}
+
+// To returns a new array of capacity n holding s (its length len(s)),
+// backed by huge pages when it is large (huge.AdviseLarge, asked before s
+// is copied in: the advice drops the array's pages).
+func To[T any](s []T, n int) []T {
+	out := make([]T, len(s), n)
+	huge.AdviseLarge(out)
 	Copy(out, s)
 	return out
 }
