@@ -2,7 +2,9 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,6 +222,78 @@ func TestSinkHoldsStates(t *testing.T) {
 			t.Errorf("%s: compacted %v, %d roots folded; want sink %v", c.path, sk.num != nil, sk.folds, c.sink)
 		}
 	}
+}
+
+// TestSinkScalarRows: a list of scalars is a table for --top and the
+// pictures, which fold its items as they fold rows, and gives what the
+// whole store gives; the whole tree's sink, which prints small scalars in
+// their list's "more" line and does not fold them, holds such a stream
+// whole (compactions that fold nothing would cost the machine its
+// projected growth and pass 1's plan).
+func TestSinkScalarRows(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	pickle.MinCompact = tableRecords // (tableLike is asked at the first compaction)
+	p := filepath.Join(t.TempDir(), "floats.pkl")
+	if err := os.WriteFile(p, floatsPickle(40000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sty := Style{ASCII: true, Bytes: true}
+	tr, err := slowTree(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	tr.WriteTop(&want, 20, sty)
+	tr.WriteTopJSON(&want, 20)
+	sk := &topSink{n: 20}
+	var got bytes.Buffer
+	ok, err := eachTree(p, &topKeep{n: 20}, sk, func(tr *Tree) error {
+		tr.WriteTop(&got, 20, sty)
+		return tr.WriteTopJSON(&got, 20)
+	})
+	if err != nil || !ok || sk.folds < 20000 {
+		t.Fatalf("--top: ok %v, %d folded, %v; want the floats folded", ok, sk.folds, err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("--top: sink\n%s\nwhole store\n%s", got.String(), want.String())
+	}
+	ok, gotP, folds, err := pictures(t, p, true, &SVGOptions{}, nil)
+	if err != nil || !ok || folds == 0 {
+		t.Fatalf("pictures: ok %v, %d folded, %v; want the floats folded", ok, folds, err)
+	}
+	if _, wantP, _, werr := pictures(t, p, false, &SVGOptions{}, nil); werr != nil || gotP != wantP {
+		t.Errorf("the pictures differ (%v)", werr)
+	}
+	ws, err := newWholeSink(int64(len(floatsPickle(40000))), -1, sty, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.close()
+	var gotW bytes.Buffer
+	ok, err = ws.run(p, &gotW, nil)
+	if err != nil || !ok || ws.compacted {
+		t.Fatalf("whole tree: ok %v, compacted %v, %v; want the stream held whole", ok, ws.compacted, err)
+	}
+	if _, wantW, _, werr := wholeSinkOut(t, p, false, -1, sty, false); werr != nil || gotW.String() != wantW {
+		t.Errorf("the whole trees differ (%v)", werr)
+	}
+}
+
+// floatsPickle is a pickle of a list of n floats (BINFLOAT, protocol 2,
+// in batches of APPENDS).
+func floatsPickle(n int) []byte {
+	b := []byte{0x80, 2, ']', 'q', 0}
+	for i := 0; i < n; i++ {
+		if i%1000 == 0 {
+			b = append(b, '(')
+		}
+		b = append(b, 'G')
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(float64(i)+0.5))
+		if i%1000 == 999 || i == n-1 {
+			b = append(b, 'e')
+		}
+	}
+	return append(b, '.')
 }
 
 // rowsFile writes rowsPickle(n) to a file and returns its path.

@@ -91,6 +91,8 @@ type wholeSink struct {
 	// their lines, and the roles of their owned items
 	lists map[pickle.ID]int
 	roles map[pickle.ID]role
+	// compacted: run's stream was compacted, not held whole (tests)
+	compacted bool
 }
 
 // newWholeSink is the spill of a whole tree of a file of total bytes,
@@ -483,6 +485,7 @@ func (ws *wholeSink) run(path string, w io.Writer, begin func()) (bool, error) {
 		}
 		return ws.write(w, t, start)
 	})
+	ws.compacted = sk.num != nil
 	if errors.Is(err, errNoWhole) {
 		return false, nil
 	}
