@@ -155,7 +155,7 @@ func (sk *topSink) released(s *pickle.Store, id pickle.ID) {
 // keep returns the machine's options for the sink.
 func (sk *topSink) keep() *pickle.Keep {
 	kp := &pickle.Keep{Depth: math.MaxInt32, Fold: sk.fold, Released: sk.released, Active: func(s *pickle.Store) bool {
-		if s.Index != 0 || sk.lost || sk.args != nil || sk.num == nil && (producerState(s) || s.Len() >= tableRecords && !tableLike(s, sk.whole == nil)) {
+		if s.Index != 0 || sk.lost || sk.args != nil || sk.num == nil && (producerState(s) || s.Len() >= tableRecords && !tableLike(s)) {
 			// (a state of classes and functions, whose calls the sink does
 			// not fold, or no table of rows in the first records: the
 			// stream is held whole, as without the sink, whose compactions
@@ -332,22 +332,20 @@ func (sk *topSink) subtree(st *StreamTree, root pickle.ID) (owned []pickle.ID, e
 const tableRecords = 1 << 14
 
 // tableLike reports whether s holds a table the sink folds: a list of 16
-// items or more, most of them items it owns that fold (its rows):
-// containers or calls, and with scalars scalars too (--top and the
-// pictures fold a float or a short str as they fold a row; the whole
-// tree prints the small ones in their list's "more" line, so they do not
-// fold there). Plain lists of scalars reach the sink where the fast paths
-// give them up (a list of 4 million floats with a call after it took 189
-// MB held whole for --top 20, 27 MB folded: docs/engine.md §4, session
-// 46).
-func tableLike(s *pickle.Store, scalars bool) bool {
+// items or more, most of them items it owns (its rows: containers, calls,
+// and scalars, which --top and the pictures fold as rows and the whole
+// tree as what its list's "…" line counts). Plain lists of scalars reach
+// the sink where the fast paths give them up (a list of 4 million floats
+// beside a call: --top 20 held 189 MB, the whole tree 314 MB; folded, 26-27
+// MB: docs/engine.md §4, session 46).
+func tableLike(s *pickle.Store) bool {
 	for id := range pickle.ID(s.Len()) {
 		if s.Kind(id) != pickle.KindList || s.NItems(id) < 16 {
 			continue
 		}
 		rows := 0
 		for _, c := range s.Items(id) {
-			if c >= 0 && s.Owner(c) == id && (scalars || !isScalar(s, c)) {
+			if c >= 0 && s.Owner(c) == id {
 				rows++
 			}
 		}

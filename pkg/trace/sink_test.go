@@ -224,12 +224,11 @@ func TestSinkHoldsStates(t *testing.T) {
 	}
 }
 
-// TestSinkScalarRows: a list of scalars is a table for --top and the
-// pictures, which fold its items as they fold rows, and gives what the
-// whole store gives; the whole tree's sink, which prints small scalars in
-// their list's "more" line and does not fold them, holds such a stream
-// whole (compactions that fold nothing would cost the machine its
-// projected growth and pass 1's plan).
+// TestSinkScalarRows: a list of scalars is a table: --top and the
+// pictures fold its items as they fold rows, the whole tree (text and
+// JSON, whole and to a depth) folds them into its "…" line, and each gives
+// what the whole store gives. Beside the floats, rows of dicts and larger
+// strs, so that a run holds both elided scalars and lines.
 func TestSinkScalarRows(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	pickle.MinCompact = tableRecords // (tableLike is asked at the first compaction)
@@ -264,31 +263,50 @@ func TestSinkScalarRows(t *testing.T) {
 	if _, wantP, _, werr := pictures(t, p, false, &SVGOptions{}, nil); werr != nil || gotP != wantP {
 		t.Errorf("the pictures differ (%v)", werr)
 	}
-	ws, err := newWholeSink(int64(len(floatsPickle(40000))), -1, sty, false)
+	fi, err := os.Stat(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.close()
-	var gotW bytes.Buffer
-	ok, err = ws.run(p, &gotW, nil)
-	if err != nil || !ok || ws.compacted {
-		t.Fatalf("whole tree: ok %v, compacted %v, %v; want the stream held whole", ok, ws.compacted, err)
-	}
-	if _, wantW, _, werr := wholeSinkOut(t, p, false, -1, sty, false); werr != nil || gotW.String() != wantW {
-		t.Errorf("the whole trees differ (%v)", werr)
+	for _, asJSON := range []bool{false, true} {
+		for _, depth := range []int{-1, 1, 2} {
+			what := fmt.Sprintf("whole tree (depth %d, JSON %v)", depth, asJSON)
+			ws, err := newWholeSink(fi.Size(), depth, sty, asJSON)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotW bytes.Buffer
+			ok, err = ws.run(p, &gotW, nil)
+			ws.close()
+			if err != nil || !ok || !ws.compacted || len(ws.mark) < 20000 {
+				t.Fatalf("%s: ok %v, compacted %v, %d folded, %v; want the floats folded", what, ok, ws.compacted, len(ws.mark), err)
+			}
+			_, wantW, _, werr := wholeSinkOut(t, p, false, depth, sty, asJSON)
+			if werr != nil || gotW.String() != wantW {
+				t.Errorf("%s differs (%v)\n--- sink\n%s\n--- whole store\n%s", what, werr, gotW.String(), wantW)
+			}
+		}
 	}
 }
 
-// floatsPickle is a pickle of a list of n floats (BINFLOAT, protocol 2,
-// in batches of APPENDS).
+// floatsPickle is a pickle of a list of n items (protocol 2, in batches
+// of APPENDS): floats (BINFLOAT), and every 97th a dict {'a': i} and every
+// 101st a str of 2,000 bytes (each a line of its own in the whole tree).
 func floatsPickle(n int) []byte {
 	b := []byte{0x80, 2, ']', 'q', 0}
 	for i := 0; i < n; i++ {
 		if i%1000 == 0 {
 			b = append(b, '(')
 		}
-		b = append(b, 'G')
-		b = binary.BigEndian.AppendUint64(b, math.Float64bits(float64(i)+0.5))
+		switch {
+		case i%97 == 0:
+			b = append(b, '}', 'X', 1, 0, 0, 0, 'a', 'K', byte(i), 's')
+		case i%101 == 0:
+			b = append(b, 'X', 0xd0, 0x07, 0, 0)
+			b = append(b, strings.Repeat("s", 2000)...)
+		default:
+			b = append(b, 'G')
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(float64(i)+0.5))
+		}
 		if i%1000 == 999 || i == n-1 {
 			b = append(b, 'e')
 		}

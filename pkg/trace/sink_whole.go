@@ -131,7 +131,10 @@ func (ws *wholeSink) compaction() {
 func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	s := st.Store
 	if isScalar(s, r) && st.incl.at(r) < SmallScalar {
-		return false // (it shows in its list's "more" line)
+		// it shows in its list's "…" line, not as a line of its own: it
+		// folds with no lines, marked elided (runElided counts it there)
+		ws.addRoot(0, elidedMark)
+		return true
 	}
 	ldep, seen := ws.lists[p]
 	if !seen {
@@ -197,16 +200,52 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 			return false
 		}
 	}
-	if ws.lens.n%rootsStep == 0 {
-		ws.at = append(ws.at, ws.n)
-	}
-	ws.lens.add(int64(len(ws.buf.b)))
-	ws.mark = append(ws.mark, uint8(mark))
+	ws.addRoot(len(ws.buf.b), uint8(mark))
 	if _, err := ws.bw.Write(ws.buf.b); err != nil && ws.err == nil {
 		ws.err = err
 	}
 	ws.n += int64(len(ws.buf.b))
 	return true
+}
+
+// addRoot notes a folded root whose lines, n bytes, are the next in the
+// spill, with its mark.
+func (ws *wholeSink) addRoot(n int, mark uint8) {
+	if ws.lens.n%rootsStep == 0 {
+		ws.at = append(ws.at, ws.n)
+	}
+	ws.lens.add(int64(n))
+	ws.mark = append(ws.mark, mark)
+}
+
+// elidedMark is the mark of a folded root that is a small scalar: no line
+// of its own, it is counted in its list's "…" line (a line's depth is at
+// most maxIndent + 1).
+const elidedMark = math.MaxUint8
+
+// runElided returns, for the folded run x of st, how many of its roots
+// are small scalars (elidedMark) and their bytes, which its list's "…"
+// line counts, and whether any other root of it has lines. A run of
+// another sink than the whole tree's has none.
+func (st *StreamTree) runElided(x pickle.ID) (n int, size int64, shown bool) {
+	if st.sink == nil || st.sink.whole == nil {
+		return 0, 0, true
+	}
+	ws, z := st.sink.whole, &st.sink.sizes
+	off, k, _, _ := st.Store.FoldedRun(x)
+	if off < 0 || int(off)+k > len(ws.mark) {
+		return 0, 0, true // (check refuses such a run)
+	}
+	p := z.pos(int(off))
+	for _, m := range ws.mark[off : int(off)+k] {
+		v, w := binary.Uvarint(z.b[p:])
+		p += w
+		if m == elidedMark {
+			n++
+			size += int64(v)
+		}
+	}
+	return n, size, n < k
 }
 
 // spillText adds the text line of v to the row's (false: it cannot be
@@ -302,6 +341,9 @@ func (ws *wholeSink) check(t *Tree, start Item) bool {
 			return
 		}
 		for _, d := range ws.mark[off : int(off)+n] {
+			if d == elidedMark {
+				continue
+			}
 			if ws.depth >= 0 && int(d) != v.Depth || ws.depth < 0 && v.Depth+int(d) > maxIndent {
 				ok = false
 				return
@@ -340,7 +382,7 @@ func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 		if !isRun(v) {
 			if ws.json {
 				if v.Kids > 0 && v.Kind == ItemNode && v.Stream.sink != nil {
-					v.Kids += runLines(v.Stream.Store, v.Node)
+					v.Kids += runLines(v.Stream, v.Node)
 				}
 				t.jsonVisit(bw, v)
 				return
@@ -439,9 +481,11 @@ var errSpill = errors.New("the whole tree's spill file was changed")
 func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
 // runLines is how many lines more than one the folded runs among the
-// children of node n of s stand for: a run of k rows is k lines (a JSON
-// record's "children").
-func runLines(s *pickle.Store, n pickle.ID) int {
+// children of node n of st stand for: a run of k rows is k lines (a JSON
+// record's "children"), but for its small scalars, which are in the "…"
+// line (shownKids lists a run of nothing else as no line at all).
+func runLines(st *StreamTree, n pickle.ID) int {
+	s := st.Store
 	if s.Kind(n) != pickle.KindList {
 		return 0 // (runs are of lists)
 	}
@@ -449,7 +493,10 @@ func runLines(s *pickle.Store, n pickle.ID) int {
 	eachChild(s, n, func(c pickle.ID, _ role, _ bool) bool {
 		if c >= 0 && s.Kind(c) == pickle.KindFolded {
 			_, k, _, _ := s.FoldedRun(c)
-			more += k - 1
+			el, _, _ := st.runElided(c)
+			if k > el {
+				more += k - el - 1
+			}
 		}
 		return true
 	})

@@ -244,6 +244,16 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 			elSize += k.size
 			continue
 		}
+		if k.folded(it.Stream) {
+			// a run the whole tree's sink folded: its small scalars are in
+			// the "…" line, and a run of nothing else is no line
+			n, size, shown := it.Stream.runElided(k.node)
+			elCount += n
+			elSize += size
+			if !shown {
+				continue
+			}
+		}
 		if k.kind == ItemRef && len(out) > 0 {
 			// a run of references to one object is one line
 			if p := &out[len(out)-1]; p.kind == ItemRef && p.node == k.node {
