@@ -192,13 +192,13 @@ var errFast = fmt.Errorf("not for the fast path")
 // entries: parsed nodes (task), or two large containers to descend into
 // (another pass over both files records their items).
 type kid struct {
-	t              task
-	ta, tb         *fpTable // the fingerprints of the views t's nodes are of
-	descend        bool
-	startA, startB int64 // descend: where the containers start
-	kind           byte
-	path           string
-	depth          int
+	t          task
+	ta, tb     *fpTable // the fingerprints of the views t's nodes are of
+	descend    bool
+	bigA, bigB canon.BigItem // descend: the containers
+	kind       byte
+	path       string
+	depth      int
 }
 
 // level compares the items of two lists or dicts (fa and fb, at path,
@@ -237,11 +237,11 @@ func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
 		var ga, gb *canon.FastItems
 		okA, okB := both(func() bool {
 			var ok bool
-			ga, ok = fa.Scan.Items(k.startA)
+			ga, ok = fa.Scan.BigItems(k.bigA)
 			return ok
 		}, func() bool {
 			var ok bool
-			gb, ok = fb.Scan.Items(k.startB)
+			gb, ok = fb.Scan.BigItems(k.bigB)
 			return ok
 		}, true)
 		if !okA || !okB || ga.Root != k.kind || gb.Root != k.kind {
@@ -361,7 +361,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 			// as seq: the first pair compared, then the rest as one entry
 			kp := path + index(r.B)
 			if ba, bb, big := descend(fa, fb, r.A, r.B, depth); big {
-				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
+				kids = append(kids, kid{descend: true, bigA: ba, bigB: bb, kind: ba.Kind, path: kp, depth: depth + 1})
 			} else {
 				kids = append(kids, kid{t: task{a: nodesA[r.A][0], b: nodesB[r.B][0], path: x.c.paths.root(kp), differ: true, depth: depth + 1}, ta: tabA, tb: tabB})
 			}
@@ -380,7 +380,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 		case '~':
 			kp := path + index(o.B)
 			if ba, bb, big := descend(fa, fb, o.A, o.B, depth); big {
-				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: kp, depth: depth + 1})
+				kids = append(kids, kid{descend: true, bigA: ba, bigB: bb, kind: ba.Kind, path: kp, depth: depth + 1})
 				continue
 			}
 			kids = append(kids, kid{t: task{a: nodesA[o.A][0], b: nodesB[o.B][0], path: x.c.paths.root(kp), differ: true, depth: depth + 1}, ta: tabA, tb: tabB})
@@ -511,7 +511,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 			c.add(Entry{Path: path + edge(int(i), e[0]), Kind: Removed, A: c.short(e[1]), ValA: typed(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
 		case fa.Items[i].Sum != fb.Items[j].Sum:
 			if ba, bb, big := descend(fa, fb, int(i), int(j), depth); big {
-				kids = append(kids, kid{descend: true, startA: ba.Start, startB: bb.Start, kind: ba.Kind, path: path + edge(int(j), keysA[int(i)]), depth: depth + 1})
+				kids = append(kids, kid{descend: true, bigA: ba, bigB: bb, kind: ba.Kind, path: path + edge(int(j), keysA[int(i)]), depth: depth + 1})
 				continue
 			}
 			e := nodesA[int(i)]
