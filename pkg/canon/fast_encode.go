@@ -334,6 +334,14 @@ type fastHooks interface {
 	after(e *fastEnc, o *pickle.Op)
 }
 
+// dropsValues reports whether pass 2 with hooks may drop the list values of
+// a dict result (scan.rootVals: read again from the file where their
+// encodings are needed) as pk hash's does.
+func dropsValues(hooks fastHooks) bool {
+	d, ok := hooks.(interface{ dropsValues() bool })
+	return ok && d.dropsValues()
+}
+
 // Bounds of pass 2 (beyond them the graph path takes over, with its own
 // bounds): the arena holds at most arenaExpansion times the bytes read plus
 // arenaSlack, and a memo entry read back by GET encodes in at most
@@ -375,8 +383,10 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 	rd := pickle.NewReader(f, size, path)
 	rd.NewHash = opt.Algo.New
 	rd.Borrow = true
-	if hooks != nil || size < 0 {
-		scan.rootVals = nil // item fingerprints need the encodings; no seeking in a compressed stream
+	if size < 0 || hooks != nil && !dropsValues(hooks) {
+		// (no seeking in a compressed stream; a focus's items are recorded
+		// from their encodings)
+		scan.rootVals = nil
 	}
 	bg := newBGHash(opt.Algo.New())
 	bg.algo = opt.Algo

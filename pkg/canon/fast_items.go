@@ -357,8 +357,13 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 			t.res.Big[k] = BigItem{Kind: 'd', Start: t.stack[v].start, Len: t.stack[v].end - t.stack[v].start}
 		}
 	}
-	if err := e.sealFrom(x); err != nil {
-		return err
+	for i := x; i < n; i++ {
+		// (sealFrom, but for the dropped values: the step releases them)
+		if s := &e.stack[i]; s.c >= 0 && e.conts[s.c].drop == 0 {
+			if err := e.seal(s, e.slotEnd(i)); err != nil {
+				return err
+			}
+		}
 	}
 	t.room(o.Offset, (n-x)/step, pairs)
 	for i := x; i+step <= n; i += step {
@@ -372,12 +377,50 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 			t.res.Keys = append(t.res.Keys, enc(i)...)
 			t.res.KeyEnd = append(t.res.KeyEnd, len(t.res.Keys))
 		}
-		sum := xxh3.Hash128(enc(i + step - 1))
+		var sum xxh3.Uint128
+		if v := i + step - 1; e.stack[v].c >= 0 && e.conts[e.stack[v].c].drop > 0 {
+			var err error
+			if sum, err = t.dropSum(e, o, v, n); err != nil {
+				return err
+			}
+		} else {
+			sum = xxh3.Hash128(enc(v))
+		}
 		binary.BigEndian.PutUint64(it.Sum[:8], sum.Hi)
 		binary.BigEndian.PutUint64(it.Sum[8:], sum.Lo)
 		t.res.Items = append(t.res.Items, it)
 	}
 	return nil
+}
+
+// dropsValues: the items of the result are recorded with the list values
+// of a dict result dropped, as pk hash drops them (their encodings read
+// again from the file: dropSum); a focus's items from their encodings.
+func (t *itemTracker) dropsValues() bool { return t.focus < 0 }
+
+// dropSum is the hash of the encoding of the dropped value in slot v of
+// stack[:n] (a list value of the dict result, of which pass 2 keeps only a
+// placeholder), its bytes read again from the file as the digest reads
+// them at the end (fast_result.go): they end where the next key starts, or
+// at o, which sets them (the step does the same). A dict of one list of
+// 600,000 rows held the list's encoding, 250 MB, while pk diff's first
+// pass read it (docs/engine.md §4, session 46).
+func (t *itemTracker) dropSum(e *fastEnc, o *pickle.Op, v, n int) (xxh3.Uint128, error) {
+	c := &e.conts[e.stack[v].c]
+	d := e.drops[c.drop-1]
+	d.n, d.end = c.n, o.Offset
+	if v+1 < n {
+		d.end = e.stack[v+1].op
+	}
+	f, err := e.replayFile()
+	if err != nil {
+		return xxh3.Uint128{}, err
+	}
+	h := xxh3.New()
+	if err := e.replayTo(&countHash{Hash: h}, f, d); err != nil {
+		return xxh3.Uint128{}, err
+	}
+	return h.Sum128(), nil
 }
 
 // room makes room in res.Items (and KeyEnd, for pairs) for k more items

@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"math"
 	"os"
@@ -52,5 +54,52 @@ func TestBigItemsSized(t *testing.T) {
 	want, ok := s.Items(big.Start)
 	if !ok || !slices.Equal(got.Items, want.Items) {
 		t.Errorf("BigItems and Items(Start) record different items")
+	}
+}
+
+// TestItemsDroppedValues: the items of a dict result whose list values
+// pass 2 drops (read again from the file for their hashes, dropSum) are
+// recorded as where nothing is dropped (the same pickle gzipped: a
+// compressed stream is not read again), with the same digest.
+func TestItemsDroppedValues(t *testing.T) {
+	w := (&pw{}).op(0x80, 4).op('}').memo().op('(')
+	w.str("rows").memo()
+	w.rows(60000)
+	w.str("few").memo()
+	w.rowsKeys(3, -1, -1)
+	w.str("meta").op('}').memo().str("k").int(7).op('s')
+	w.str("n").int(1)
+	w.op('u', '.')
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "d.pkl")
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(w.b)
+	zw.Close()
+	gz := filepath.Join(dir, "d.pkl.gz")
+	if os.WriteFile(bare, w.b, 0o644) != nil || os.WriteFile(gz, z.Bytes(), 0o644) != nil {
+		t.Fatal("cannot write the files")
+	}
+	var got [2]*FastItems
+	for i, p := range []string{bare, gz} {
+		s, ok := ScanItems(p, Options{})
+		if !ok {
+			t.Fatalf("%s: ScanItems did not take it", p)
+		}
+		if got[i], ok = s.Items(-1); !ok || len(got[i].Items) != 4 {
+			t.Fatalf("%s: Items(-1): ok %v", p, ok)
+		}
+	}
+	a, b := got[0], got[1]
+	if !slices.Equal(a.Keys, b.Keys) || !slices.Equal(a.KeyEnd, b.KeyEnd) || a.Result.Digest != b.Result.Digest {
+		t.Errorf("keys or digest differ: %q %v, %q %v", a.Keys, a.Result.Digest, b.Keys, b.Result.Digest)
+	}
+	for i := range a.Items {
+		if a.Items[i].Sum != b.Items[i].Sum {
+			t.Errorf("item %d (%q): hashed %x with its list read again, %x from its encoding", i, a.Key(i), a.Items[i].Sum, b.Items[i].Sum)
+		}
+	}
+	if big, ok := a.Big[0]; !ok || big.Kind != 'l' || big.Len < BigItemMin {
+		t.Errorf("Big[0] = %+v, %v: want the rows", big, ok)
 	}
 }

@@ -36,14 +36,23 @@ func (e *fastEnc) replayAt(b []byte) error {
 	if k <= 0 || 1+k != len(b) || i >= uint64(len(e.drops)) || e.drops[i].end == 0 {
 		return errSlow
 	}
+	f, err := e.replayFile()
+	if err != nil {
+		return err
+	}
+	return e.replay(f, e.drops[i])
+}
+
+// replayFile opens the file to read dropped values again from, once.
+func (e *fastEnc) replayFile() (io.ReaderAt, error) {
 	if e.replayF == nil {
 		f, err := os.Open(e.path)
 		if err != nil {
-			return errSlow
+			return nil, errSlow
 		}
 		e.replayF = f
 	}
-	return e.replay(e.replayF, e.drops[i])
+	return e.replayF, nil
 }
 
 func (e *fastEnc) closeReplay() {
@@ -63,7 +72,13 @@ func (e *fastEnc) closeReplay() {
 // made sure), with the values the first pass gave them.
 func (e *fastEnc) replay(ra io.ReaderAt, d dropRec) error {
 	e.flush()
-	sub := &fastEnc{opt: e.opt, memo: e.memo, h: e.h, nmemo: d.memo0, proto: e.proto, path: e.path, size: e.size,
+	return e.replayTo(e.h, ra, d)
+}
+
+// replayTo is replay writing the value's encoding to h (the digest's hash,
+// or the hash of an item's encoding, itemTracker.dropSum).
+func (e *fastEnc) replayTo(h *countHash, ra io.ReaderAt, d dropRec) error {
+	sub := &fastEnc{opt: e.opt, memo: e.memo, h: h, nmemo: d.memo0, proto: e.proto, path: e.path, size: e.size,
 		scan: &fastScanResult{rootList: 0, rootLen: d.n, memoize: e.scan.memoize, live: e.scan.live}}
 	rd := pickle.NewReaderAt(ra, e.size, e.path, d.start)
 	rd.NewHash = e.opt.Algo.New
@@ -85,6 +100,6 @@ func (e *fastEnc) replay(ra io.ReaderAt, d dropRec) error {
 	if s := sub.stack[0]; s.c < 0 || !sub.conts[s.c].stream || sub.conts[s.c].n != d.n || len(sub.arena) != s.off {
 		return errSlow
 	}
-	e.h.Write(sub.out)
+	h.Write(sub.out)
 	return nil
 }
