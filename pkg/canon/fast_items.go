@@ -429,7 +429,8 @@ func (t *itemTracker) dropSum(e *fastEnc, o *pickle.Op, v, n int) (xxh3.Uint128,
 // pace that changes later grows them by doubling), instead of by append a
 // quarter at a time, every step a copy of millions of records and pages
 // faulted in again: pk diff of two dicts holding a list of 4 million floats
-// 659 -> 371 MB, 4.9 -> 3.2 s of CPU (docs/engine.md §4, session 46). At
+// 710 -> 350-376 MB, 8-9 -> 3.1-3.3 s of CPU (docs/engine.md §4, session
+// 46). At
 // most one record a byte of the container is projected (an item takes one
 // byte or more), so no more than its largest possible count.
 func (t *itemTracker) room(at int64, k int, pairs bool) {

@@ -47,9 +47,13 @@ import (
 // a role starts with an ASCII byte. A list's record counts a folded run's
 // rows among its children (runLines).
 //
+// A small scalar has no line of its own: it shows in its list's "…" line.
+// It folds with no lines, marked elidedMark; at STOP a run's marked roots
+// join the "…" line of its list (shownKids, runElided), and a run of
+// nothing else is no line.
+//
 // What a row's lines say must not change once it has folded, and depend
-// on nothing but the row: a row is not folded when it is a small scalar
-// (it shows in its list's "more" line), when a line of it refers to
+// on nothing but the row: a row is not folded when a line of it refers to
 // anything but a global (a container's label may change later; a
 // global's does not, nor can it be open on the walk's path), when a line
 // holds a newline or is longer than spillLine, or when its lines would
