@@ -332,14 +332,23 @@ var keepsLazy = func() (t [256]bool) {
 type fastHooks interface {
 	before(e *fastEnc, o *pickle.Op) error
 	after(e *fastEnc, o *pickle.Op)
+	// dropsValues reports whether pass 2 may drop the list values of a
+	// dict result (scan.rootVals: read again from the file where their
+	// encodings are needed) as pk hash's does
+	dropsValues() bool
 }
 
-// dropsValues reports whether pass 2 with hooks may drop the list values of
-// a dict result (scan.rootVals: read again from the file where their
-// encodings are needed) as pk hash's does.
-func dropsValues(hooks fastHooks) bool {
-	d, ok := hooks.(interface{ dropsValues() bool })
-	return ok && d.dropsValues()
+// droppedAt is the record of the dropped value in stack slot i, set in the
+// dict result by the SETITEM(S) being read: its items counted, its byte
+// range ending where the next key starts, or at this opcode.
+func (e *fastEnc) droppedAt(i int) dropRec {
+	s := e.stack[i]
+	d := e.drops[e.conts[s.c].drop-1]
+	d.n, d.end = e.conts[s.c].n, e.opOff
+	if i+1 < len(e.stack) {
+		d.end = e.stack[i+1].op
+	}
+	return d
 }
 
 // Bounds of pass 2 (beyond them the graph path takes over, with its own
@@ -383,7 +392,7 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 	rd := pickle.NewReader(f, size, path)
 	rd.NewHash = opt.Algo.New
 	rd.Borrow = true
-	if size < 0 || hooks != nil && !dropsValues(hooks) {
+	if size < 0 || hooks != nil && !hooks.dropsValues() {
 		// (no seeking in a compressed stream; a focus's items are recorded
 		// from their encodings)
 		scan.rootVals = nil
@@ -489,10 +498,10 @@ func (e *fastEnc) run(ops []pickle.Op, hooks fastHooks) (bool, error) {
 	} else {
 		for i := range ops {
 			o := &ops[i]
+			e.opOff = o.Offset // (the hooks' too: droppedAt)
 			if err := hooks.before(e, o); err != nil {
 				return false, errSlow
 			}
-			e.opOff = o.Offset
 			s, err := e.step(o)
 			if err != nil {
 				return false, err
@@ -1054,18 +1063,13 @@ func (e *fastEnc) addTo(x int, code pickle.Opcode) error {
 		return nil
 	}
 	if c.root && want == fkDict {
-		// dropped values set in the dict result: their byte ranges end
-		// where the next key starts, or at this SETITEM(S)
+		// dropped values set in the dict result (droppedAt)
 		for i := x + 1; i < len(e.stack); i += 2 {
 			s := &e.stack[i]
 			if s.c < 0 || e.conts[s.c].drop == 0 {
 				continue
 			}
-			d := &e.drops[e.conts[s.c].drop-1]
-			d.n, d.end = e.conts[s.c].n, e.opOff
-			if i+1 < len(e.stack) {
-				d.end = e.stack[i+1].op
-			}
+			e.drops[e.conts[s.c].drop-1] = e.droppedAt(i)
 			c.holds = true
 			e.conts[s.c].drop = 0
 			e.release(s) // its bytes are the placeholder

@@ -380,7 +380,7 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 		var sum xxh3.Uint128
 		if v := i + step - 1; e.stack[v].c >= 0 && e.conts[e.stack[v].c].drop > 0 {
 			var err error
-			if sum, err = t.dropSum(e, o, v, n); err != nil {
+			if sum, err = t.dropSum(e, v); err != nil {
 				return err
 			}
 		} else {
@@ -398,26 +398,19 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 // again from the file: dropSum); a focus's items from their encodings.
 func (t *itemTracker) dropsValues() bool { return t.focus < 0 }
 
-// dropSum is the hash of the encoding of the dropped value in slot v of
-// stack[:n] (a list value of the dict result, of which pass 2 keeps only a
-// placeholder), its bytes read again from the file as the digest reads
-// them at the end (fast_result.go): they end where the next key starts, or
-// at o, which sets them (the step does the same). A dict of one list of
-// 600,000 rows held the list's encoding, 250 MB, while pk diff's first
-// pass read it (docs/engine.md §4, session 46).
-func (t *itemTracker) dropSum(e *fastEnc, o *pickle.Op, v, n int) (xxh3.Uint128, error) {
-	c := &e.conts[e.stack[v].c]
-	d := e.drops[c.drop-1]
-	d.n, d.end = c.n, o.Offset
-	if v+1 < n {
-		d.end = e.stack[v+1].op
-	}
+// dropSum is the hash of the encoding of the dropped value in slot v (a
+// list value of the dict result, of which pass 2 keeps only a placeholder),
+// its bytes read again from the file as the digest reads them at the end
+// (fast_result.go), with the record the step is about to give it
+// (droppedAt). A dict of one list of 600,000 rows held the list's encoding,
+// 250 MB, while pk diff's first pass read it (docs/engine.md §4, session 46).
+func (t *itemTracker) dropSum(e *fastEnc, v int) (xxh3.Uint128, error) {
 	f, err := e.replayFile()
 	if err != nil {
 		return xxh3.Uint128{}, err
 	}
 	h := xxh3.New()
-	if err := e.replayTo(&countHash{Hash: h}, f, d); err != nil {
+	if err := e.replayTo(&countHash{Hash: h}, f, e.droppedAt(v)); err != nil {
 		return xxh3.Uint128{}, err
 	}
 	return h.Sum128(), nil
@@ -425,31 +418,30 @@ func (t *itemTracker) dropSum(e *fastEnc, o *pickle.Op, v, n int) (xxh3.Uint128,
 
 // room makes room in res.Items (and KeyEnd, for pairs) for k more items
 // recorded at offset at. A large container's items (BigItems) are sized
-// from its bytes at the pace of the first thousand, plus a sixteenth (a
-// pace that changes later grows them by doubling), instead of by append a
-// quarter at a time, every step a copy of millions of records and pages
-// faulted in again: pk diff of two dicts holding a list of 4 million floats
-// 710 -> 350-376 MB, 8-9 -> 3.1-3.3 s of CPU (docs/engine.md §4, session
-// 46). At
-// most one record a byte of the container is projected (an item takes one
-// byte or more), so no more than its largest possible count.
+// from its bytes at the pace of the first thousand, plus a sixteenth, at
+// most one record a byte of it (an item takes a byte or more); a pace that
+// changes later, or a container of unknown bytes, grows them by doubling
+// (grow.Room), not by append a quarter at a time, every step a copy of
+// millions of records into pages faulted in again: pk diff of two dicts
+// holding a list of 4 million floats 710 -> 350-376 MB, 8-9 -> 3.1-3.3 s of
+// CPU (docs/engine.md §4, session 46).
 func (t *itemTracker) room(at int64, k int, pairs bool) {
 	items := t.res.Items
 	if len(items)+k <= cap(items) || len(items) < 1024 {
 		return
 	}
-	want := 2*len(items) + k
 	if done := at - t.focus; t.focus >= 0 && t.span > done && done > 0 {
 		// (in floating point: items times bytes may pass int64)
 		est := float64(len(items)+k) * float64(t.span) / float64(done) // (at ends the k)
 		if p := int(min(est+est/16, float64(t.span))); p > len(items)+k {
-			want = p
+			t.res.Items = grow.To(items, p)
+			if pairs {
+				t.res.KeyEnd = grow.To(t.res.KeyEnd, p)
+			}
+			return
 		}
 	}
-	t.res.Items = grow.To(items, want)
-	if pairs {
-		t.res.KeyEnd = grow.To(t.res.KeyEnd, want)
-	}
+	t.res.Items = grow.Room(items, k)
 }
 
 // objState reports whether stack[1] is a dict that may be the state of

@@ -60,7 +60,8 @@ func TestBigItemsSized(t *testing.T) {
 // TestItemsDroppedValues: the items of a dict result whose list values
 // pass 2 drops (read again from the file for their hashes, dropSum) are
 // recorded as where nothing is dropped (the same pickle gzipped: a
-// compressed stream is not read again), with the same digest.
+// compressed stream is not read again), with the same digest; the last
+// value of the SETITEMS too.
 func TestItemsDroppedValues(t *testing.T) {
 	w := (&pw{}).op(0x80, 4).op('}').memo().op('(')
 	w.str("rows").memo()
@@ -69,6 +70,8 @@ func TestItemsDroppedValues(t *testing.T) {
 	w.rowsKeys(3, -1, -1)
 	w.str("meta").op('}').memo().str("k").int(7).op('s')
 	w.str("n").int(1)
+	w.str("last").memo() // (a list set last: its bytes end at the SETITEMS)
+	w.rowsKeys(2, -1, -1)
 	w.op('u', '.')
 	dir := t.TempDir()
 	bare := filepath.Join(dir, "d.pkl")
@@ -86,7 +89,7 @@ func TestItemsDroppedValues(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: ScanItems did not take it", p)
 		}
-		if got[i], ok = s.Items(-1); !ok || len(got[i].Items) != 4 {
+		if got[i], ok = s.Items(-1); !ok || len(got[i].Items) != 5 {
 			t.Fatalf("%s: Items(-1): ok %v", p, ok)
 		}
 	}
