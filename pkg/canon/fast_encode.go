@@ -15,6 +15,7 @@ import (
 
 	"github.com/pk-tools/pk/pkg/internal/grow"
 	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/zeebo/xxh3"
 )
 
 // ---- pass 2 ----
@@ -231,9 +232,10 @@ type fastEnc struct {
 	// at STOP (anything else would hold an effect of its own)
 	logged bool
 
-	h   *countHash // the stream digest
-	out []byte     // pending bytes for h
-	bg  *bgHash    // h's
+	h     *countHash // the stream digest
+	out   []byte     // pending bytes for h
+	bg    *bgHash    // h's
+	hooks fastHooks  // pass 2's (replayAt)
 
 	// Lazy digests (lazy: pk hash's pass, no hooks): a pure tuple's 'H'
 	// digest is a placeholder in the arena (pend: its position there and
@@ -336,6 +338,14 @@ type fastHooks interface {
 	// dict result (scan.rootVals: read again from the file where their
 	// encodings are needed) as pk hash's does
 	dropsValues() bool
+	// replayedSum, when it returns a function for the dropped value of
+	// index i (in drops), has the digest's replay of that value hash its
+	// encoding with XXH3-128 too and gives it the sum (pk diff's record
+	// of the entry, itemTracker.dropSum), so that the value is encoded
+	// again once, not twice
+	replayedSum(i int) func(xxh3.Uint128)
+	// end runs after the digest, before pass 2 returns it
+	end(e *fastEnc) error
 }
 
 // droppedAt is the record of the dropped value in stack slot i, set in the
@@ -399,7 +409,7 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 	}
 	bg := newBGHash(opt.Algo.New())
 	bg.algo = opt.Algo
-	e := &fastEnc{opt: opt, scan: scan, memo: &memoTab{}, h: &countHash{Hash: bg}, bg: bg, path: path, size: size, hashOnly: hooks == nil, lazy: hooks == nil}
+	e := &fastEnc{opt: opt, scan: scan, memo: &memoTab{}, h: &countHash{Hash: bg}, bg: bg, path: path, size: size, hashOnly: hooks == nil, lazy: hooks == nil, hooks: hooks}
 	defer e.closeReplay()
 	e.stack = make([]fslot, 0, scan.maxStack+1)
 	e.conts, e.free = make([]fcont, 0, scan.maxStack+1), make([]int32, 0, scan.maxStack+1)
@@ -464,6 +474,11 @@ func fastEncodeFrom(f io.Reader, size int64, path string, done func() error, opt
 			e.flush()
 			if e.h.n > MaxExpansion*rd.Offset()+MaxExpansionSlack {
 				return nil, errSlow // the graph path refuses it (errExpansion)
+			}
+			if hooks != nil {
+				if err := hooks.end(e); err != nil {
+					return nil, err
+				}
 			}
 			return e.h.Sum(nil), nil
 		}

@@ -51,8 +51,14 @@ type FastItems struct {
 	// in Items, and Head fingerprints the callable and arguments), else 0.
 	Root byte
 	Head [16]byte
-	// Items are the list's items, or the dict's entries, in stream order.
-	Items []FastItem
+	// sums are the fingerprints (XXH3-128) of the canonical encodings of
+	// the list's items, or of the dict's entries' values, in stream order,
+	// from item base on (a pass in lockstep with the other file's drops
+	// the items both have the same: Lockstep); Span gives the byte range
+	// that builds each (a dict entry: key and value).
+	sums  [][16]byte
+	base  int
+	spans spanTab
 	// Keys holds the canonical encodings of the dict's keys, one after the
 	// other; KeyEnd[i] is where key i ends.
 	Keys   []byte
@@ -78,18 +84,23 @@ type BigItem struct {
 // BigItemMin is the size from which a container item is in FastItems.Big.
 const BigItemMin = 1 << 20
 
-// FastItem is one item of the result (a dict: one entry).
-type FastItem struct {
-	Sum   [16]byte // XXH3-128 of the value's canonical encoding
-	Start int64    // the range that builds it (a dict entry: key and value)
-	Len   uint32
-	Memo  int32 // the memo's size at Start
-}
+// Len is the number of items (a dict: entries) recorded.
+func (f *FastItems) Len() int { return f.base + len(f.sums) }
+
+// Base is the first item whose fingerprint and range are kept: the items
+// before it are the same in the other file (Lockstep). 0 without one.
+func (f *FastItems) Base() int { return f.base }
+
+// Sum is the fingerprint of item i (Base <= i < Len).
+func (f *FastItems) Sum(i int) [16]byte { return f.sums[i-f.base] }
+
+// SumsIn returns the fingerprints of items [i, j) (Base <= i <= j <= Len).
+func (f *FastItems) SumsIn(i, j int) [][16]byte { return f.sums[i-f.base : j-f.base] }
 
 // Span returns the byte range that builds item i, for pickle.ParseSpans.
 func (f *FastItems) Span(i int) pickle.Span {
-	it := &f.Items[i]
-	return pickle.Span{Start: it.Start, End: it.Start + int64(it.Len), MemoCount: int(it.Memo), Keep: true}
+	start, l, memo := f.spans.at(i)
+	return pickle.Span{Start: start, End: start + int64(l), MemoCount: int(memo), Keep: true}
 }
 
 // Key returns the canonical encoding of the key of dict entry i.
@@ -165,20 +176,42 @@ func (s *ItemScan) Depth() int { return s.scan.maxStack + s.scan.maxMarks }
 // its kind ('l', 'd'; 0 when nothing was added to it), and the pass stops
 // where that container is consumed, without a digest (Result is nil),
 // holding none of its items' encodings.
-func (s *ItemScan) Items(focus int64) (*FastItems, bool) { return s.items(focus, 0) }
+func (s *ItemScan) Items(focus int64) (*FastItems, bool) { return s.items(focus, 0, nil, 0) }
 
 // BigItems is Items of the large container b: its items' records are
 // sized from its bytes as the first ones come (itemTracker.room).
-func (s *ItemScan) BigItems(b BigItem) (*FastItems, bool) { return s.items(b.Start, b.Len) }
+func (s *ItemScan) BigItems(b BigItem) (*FastItems, bool) { return s.items(b.Start, b.Len, nil, 0) }
 
-// items is Items of the container of span bytes (0: not known) at focus.
-func (s *ItemScan) items(focus, span int64) (*FastItems, bool) {
+// ItemsLockstep is Items(-1) of a list result (ListResult), run at the
+// same time as the other file's through l (side 0 or 1): the items both
+// lists begin with are dropped as they come (Lockstep, FastItems.Base).
+func (s *ItemScan) ItemsLockstep(l *Lockstep, side int) (*FastItems, bool) {
+	defer l.finish(side)
+	if s.scan.rootList < 0 {
+		return nil, false
+	}
+	return s.items(-1, 0, l, side)
+}
+
+// BigItemsLockstep is BigItems of a list, run at the same time as the
+// other file's through l (side 0 or 1): the items both lists begin with
+// are dropped as they come (Lockstep, FastItems.Base).
+func (s *ItemScan) BigItemsLockstep(b BigItem, l *Lockstep, side int) (*FastItems, bool) {
+	defer l.finish(side)
+	return s.items(b.Start, b.Len, l, side)
+}
+
+// items is Items of the container of span bytes (0: not known) at focus,
+// in lockstep through l when not nil.
+func (s *ItemScan) items(focus, span int64, l *Lockstep, side int) (*FastItems, bool) {
 	if focus >= 0 && s.n < 0 {
 		return nil, false
 	}
-	t := &itemTracker{focus: focus, span: span, drop: -1, res: &FastItems{Scan: s, Path: s.path, Size: s.n, Spans: true, Big: map[int]BigItem{}, defs: map[int64][]memoDef{}}}
-	if s.scan.rootList >= 0 && focus < 0 {
-		t.res.Items = make([]FastItem, 0, min(s.scan.rootLen, max(s.size, 1<<20)/2))
+	t := &itemTracker{focus: focus, span: span, drop: -1, lock: l, side: side, res: &FastItems{Scan: s, Path: s.path, Size: s.n, Spans: true, Big: map[int]BigItem{}, defs: map[int64][]memoDef{}}}
+	if s.scan.rootList >= 0 && focus < 0 && l == nil {
+		n := int(min(s.scan.rootLen, max(s.size, 1<<20)/2))
+		t.res.sums = make([][16]byte, 0, n)
+		t.res.spans.reserve(n, 3)
 	}
 	sum, err := fastEncode(s.path, s.size, s.opt, s.scan, t)
 	if t.done {
@@ -205,6 +238,15 @@ type itemTracker struct {
 	res   *FastItems
 	stack []tslot
 	marks []tmark
+	// lock: a focus's items in lockstep with the other file's (side),
+	// checked in at item checked last
+	lock    *Lockstep
+	side    int
+	checked int
+	lockOff bool // the lists differ: nothing more is dropped
+	// pend: the entries whose values pass 2 dropped, by index in its
+	// drops (dropSum)
+	pend map[int]int
 }
 
 type tslot struct {
@@ -345,7 +387,7 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 	if pairs {
 		step = 2
 	}
-	for i, k := x, len(t.res.Items); i+step <= n; i, k = i+step, k+1 {
+	for i, k := x, t.res.Len(); i+step <= n; i, k = i+step, k+1 {
 		v := i + step - 1
 		if t.stack[v].end-t.stack[v].start < BigItemMin || e.stack[v].c < 0 {
 			continue
@@ -372,23 +414,21 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 		if l <= 0 || l > 1<<32-1 {
 			t.res.Spans = false
 		}
-		it := FastItem{Start: first.start, Len: uint32(l), Memo: first.memo}
+		t.res.spans.add(first.start, uint32(l), first.memo)
 		if pairs {
 			t.res.Keys = append(t.res.Keys, enc(i)...)
 			t.res.KeyEnd = append(t.res.KeyEnd, len(t.res.Keys))
 		}
-		var sum xxh3.Uint128
+		t.res.sums = append(t.res.sums, [16]byte{})
 		if v := i + step - 1; e.stack[v].c >= 0 && e.conts[e.stack[v].c].drop > 0 {
-			var err error
-			if sum, err = t.dropSum(e, v); err != nil {
-				return err
-			}
+			t.dropSum(e, v, t.res.Len()-1) // (set at the end)
 		} else {
-			sum = xxh3.Hash128(enc(v))
+			t.setSum(t.res.Len()-1, xxh3.Hash128(enc(v)))
 		}
-		binary.BigEndian.PutUint64(it.Sum[:8], sum.Hi)
-		binary.BigEndian.PutUint64(it.Sum[8:], sum.Lo)
-		t.res.Items = append(t.res.Items, it)
+	}
+	if t.lock != nil && t.res.Len()-t.checked >= lockEvery {
+		t.checked = t.res.Len()
+		t.lockOff = t.lock.checkIn(t.side, t.res)
 	}
 	return nil
 }
@@ -398,50 +438,91 @@ func (t *itemTracker) before(e *fastEnc, o *pickle.Op) error {
 // again from the file: dropSum); a focus's items from their encodings.
 func (t *itemTracker) dropsValues() bool { return t.focus < 0 }
 
-// dropSum is the hash of the encoding of the dropped value in slot v (a
-// list value of the dict result, of which pass 2 keeps only a placeholder),
-// its bytes read again from the file as the digest reads them at the end
-// (fast_result.go), with the record the step is about to give it
-// (droppedAt). A dict of one list of 600,000 rows held the list's encoding,
-// 250 MB, while pk diff's first pass read it (docs/engine.md §4, session 46).
-func (t *itemTracker) dropSum(e *fastEnc, v int) (xxh3.Uint128, error) {
-	f, err := e.replayFile()
-	if err != nil {
-		return xxh3.Uint128{}, err
+// dropSum records that the entry about to be recorded (item k) holds the
+// dropped value in slot v (a list value of the dict result, of which pass
+// 2 keeps only a placeholder): its fingerprint is the hash of the value's
+// encoding, which the digest reads again from the file at the end
+// (fast_result.go). That replay also hashes it for the entry
+// (replayedSum, end). A dict of one list of 600,000 rows held
+// the list's encoding, 250 MB, while pk diff's first pass read it; then
+// (session 46) it was read again here as well as for the digest
+// (docs/engine.md §4, sessions 46 and 47).
+func (t *itemTracker) dropSum(e *fastEnc, v, k int) {
+	if t.pend == nil {
+		t.pend = map[int]int{}
 	}
-	h := xxh3.New()
-	if err := e.replayTo(&countHash{Hash: h}, f, e.droppedAt(v)); err != nil {
-		return xxh3.Uint128{}, err
-	}
-	return h.Sum128(), nil
+	t.pend[int(e.conts[e.stack[v].c].drop-1)] = k
 }
 
-// room makes room in res.Items (and KeyEnd, for pairs) for k more items
-// recorded at offset at. A large container's items (BigItems) are sized
-// from its bytes at the pace of the first thousand, plus a sixteenth, at
-// most one record a byte of it (an item takes a byte or more); a pace that
-// changes later, or a container of unknown bytes, grows them by doubling
-// (grow.Room), not by append a quarter at a time, every step a copy of
-// millions of records into pages faulted in again: pk diff of two dicts
-// holding a list of 4 million floats 710 -> 350-376 MB, 8-9 -> 3.1-3.3 s of
-// CPU (docs/engine.md §4, session 46).
+// replayedSum gives the digest's replay of dropped value i the entry that
+// holds it.
+func (t *itemTracker) replayedSum(i int) func(xxh3.Uint128) {
+	k, ok := t.pend[i]
+	if !ok {
+		return nil
+	}
+	return func(sum xxh3.Uint128) {
+		t.setSum(k, sum)
+		delete(t.pend, i)
+	}
+}
+
+// end checks that the digest read again every dropped value an entry
+// holds. (Pass 1 turns down a dict result whose key is set twice, the one
+// way a value could be dropped and not read: the fast path gives up then.)
+func (t *itemTracker) end(e *fastEnc) error {
+	if len(t.pend) > 0 {
+		return errSlow
+	}
+	return nil
+}
+
+// setSum sets item k's fingerprint to sum.
+func (t *itemTracker) setSum(k int, sum xxh3.Uint128) {
+	fp := &t.res.sums[k-t.res.base]
+	binary.BigEndian.PutUint64(fp[:8], sum.Hi)
+	binary.BigEndian.PutUint64(fp[8:], sum.Lo)
+}
+
+// room makes room in res.sums and res.spans (and KeyEnd, for pairs) for k
+// more items recorded at offset at. A large container's items (BigItems)
+// are sized from its bytes at the pace of the first thousand, plus a
+// sixteenth, at most one record a byte of it (an item takes a byte or
+// more); a pace that changes later, or a container of unknown bytes, grows
+// them by doubling (grow.Room), not by append a quarter at a time, every
+// step a copy of millions of records into pages faulted in again: pk diff
+// of two dicts holding a list of 4 million floats 710 -> 350-376 MB, 8-9 ->
+// 3.1-3.3 s of CPU (docs/engine.md §4, session 46). In lockstep, the items
+// to come are sized only once the lists differ (until then they may be
+// dropped as they come), and the items dropped are not counted.
 func (t *itemTracker) room(at int64, k int, pairs bool) {
-	items := t.res.Items
-	if len(items)+k <= cap(items) || len(items) < 1024 {
+	sums := t.res.sums
+	if len(sums)+k <= cap(sums) || len(sums) < 1024 && t.res.base == 0 {
 		return
 	}
-	if done := at - t.focus; t.focus >= 0 && t.span > done && done > 0 {
+	if t.focus < 0 && t.lockOff {
+		// a list result's items: pass 1 counted them
+		if p := int(t.res.Scan.scan.rootLen) - t.res.base; p > len(sums)+k {
+			t.res.sums = grow.To(sums, p)
+			t.res.spans.reserve(p-len(sums), t.res.spans.perItem()*17/16)
+			return
+		}
+	}
+	if done := at - t.focus; t.focus >= 0 && t.span > done && done > 0 && (t.lock == nil || t.lockOff) {
 		// (in floating point: items times bytes may pass int64)
-		est := float64(len(items)+k) * float64(t.span) / float64(done) // (at ends the k)
-		if p := int(min(est+est/16, float64(t.span))); p > len(items)+k {
-			t.res.Items = grow.To(items, p)
+		all := float64(t.res.Len()+k) * float64(t.span) / float64(done) // (at ends the k)
+		est := all - float64(t.res.base)
+		if p := int(min(est+est/16, float64(t.span))); p > len(sums)+k {
+			t.res.sums = grow.To(sums, p)
+			t.res.spans.reserve(p-len(sums), t.res.spans.perItem()*17/16)
 			if pairs {
 				t.res.KeyEnd = grow.To(t.res.KeyEnd, p)
 			}
 			return
 		}
 	}
-	t.res.Items = grow.Room(items, k)
+	t.res.sums = grow.Room(sums, k)
+	t.res.spans.reserve(cap(t.res.sums)-len(sums), t.res.spans.perItem())
 }
 
 // objState reports whether stack[1] is a dict that may be the state of
@@ -558,7 +639,12 @@ func (t *itemTracker) after(e *fastEnc, o *pickle.Op) {
 	if t.focus < 0 && (created == 0 || created == 1 && len(e.stack) > 1 && e.stack[0].kind == fkCall) {
 		// a new value at the bottom of the stack: the items recorded
 		// were another's
-		t.res.Items, t.res.Keys, t.res.KeyEnd = t.res.Items[:0], t.res.Keys[:0], t.res.KeyEnd[:0]
+		if t.lock != nil && (t.res.Len() > 0 || t.checked > 0) {
+			// (what was compared and dropped was another value's)
+			t.res.Spans, t.res.base = false, 0
+		}
+		t.res.sums, t.res.Keys, t.res.KeyEnd = t.res.sums[:0], t.res.Keys[:0], t.res.KeyEnd[:0]
+		t.res.spans.reset()
 		clear(t.res.Big)
 	}
 }

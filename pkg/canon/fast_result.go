@@ -6,10 +6,12 @@ package canon
 
 import (
 	"encoding/binary"
+	"hash"
 	"io"
 	"os"
 
 	"github.com/pk-tools/pk/pkg/pickle"
+	"github.com/zeebo/xxh3"
 )
 
 // emitTop writes the final encoding of the result, stack[top], to the hash
@@ -40,7 +42,29 @@ func (e *fastEnc) replayAt(b []byte) error {
 	if err != nil {
 		return err
 	}
+	if e.hooks != nil {
+		if give := e.hooks.replayedSum(int(i)); give != nil {
+			x := xxh3.New()
+			e.flush()
+			if err := e.replayTo(&countHash{Hash: teeHash{Hash: x, to: e.h}}, f, e.drops[i]); err != nil {
+				return err
+			}
+			give(x.Sum128())
+			return nil
+		}
+	}
 	return e.replay(f, e.drops[i])
+}
+
+// teeHash is Hash (written to) that also writes what it is given to to.
+type teeHash struct {
+	hash.Hash
+	to io.Writer
+}
+
+func (t teeHash) Write(b []byte) (int, error) {
+	t.to.Write(b)
+	return t.Hash.Write(b)
 }
 
 // replayFile opens the file to read dropped values again from, once.

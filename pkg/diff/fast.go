@@ -68,8 +68,9 @@ const maxFastItems = 10000
 // 508 -> 239 MB, a tuple of a million ints 284 -> 135 MB).
 const fastMaxStack = 1 << 16
 
-// noFast turns the fast path and eachFiles off (tests compare both ways).
-var noFast bool
+// noFast turns the fast path and eachFiles off, noLockstep the lockstep
+// of two large lists' passes (tests compare both ways).
+var noFast, noLockstep bool
 
 // fastDescents counts the passes over a large item (tests).
 var fastDescents int
@@ -123,13 +124,26 @@ func fastItems(a, b string, opt Options) (fa, fb *canon.FastItems, ok bool) {
 	if !okA || !okB || sa.Depth() >= fastMaxStack || sb.Depth() >= fastMaxStack {
 		return nil, nil, false
 	}
+	parallel := parallelItems(sa) && parallelItems(sb)
+	var l *canon.Lockstep
+	if parallel && !noLockstep {
+		l = canon.NewLockstep()
+	}
 	okA, okB = both(func() (ok bool) {
-		fa, ok = sa.Items(-1)
+		if l != nil {
+			fa, ok = sa.ItemsLockstep(l, 0)
+		} else {
+			fa, ok = sa.Items(-1)
+		}
 		return ok
 	}, func() (ok bool) {
-		fb, ok = sb.Items(-1)
+		if l != nil {
+			fb, ok = sb.ItemsLockstep(l, 1)
+		} else {
+			fb, ok = sb.Items(-1)
+		}
 		return ok
-	}, parallelItems(sa) && parallelItems(sb))
+	}, parallel)
 	return fa, fb, okA && okB
 }
 
@@ -235,13 +249,25 @@ func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
 			continue
 		}
 		var ga, gb *canon.FastItems
+		var l *canon.Lockstep
+		if k.kind == 'l' && !noLockstep {
+			l = canon.NewLockstep() // (the two passes run at once: both)
+		}
 		okA, okB := both(func() bool {
 			var ok bool
-			ga, ok = fa.Scan.BigItems(k.bigA)
+			if l != nil {
+				ga, ok = fa.Scan.BigItemsLockstep(k.bigA, l, 0)
+			} else {
+				ga, ok = fa.Scan.BigItems(k.bigA)
+			}
 			return ok
 		}, func() bool {
 			var ok bool
-			gb, ok = fb.Scan.BigItems(k.bigB)
+			if l != nil {
+				gb, ok = fb.Scan.BigItemsLockstep(k.bigB, l, 1)
+			} else {
+				gb, ok = fb.Scan.BigItems(k.bigB)
+			}
 			return ok
 		}, true)
 		if !okA || !okB || ga.Root != k.kind || gb.Root != k.kind {
@@ -262,7 +288,7 @@ func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
 // again for every level of a nesting (a million nested lists); the item
 // is parsed instead. (The result's only item, {'rows': [...]}, is.)
 func descend(fa, fb *canon.FastItems, i, j, depth int) (canon.BigItem, canon.BigItem, bool) {
-	if depth > 0 && len(fa.Items) < 2 && len(fb.Items) < 2 {
+	if depth > 0 && fa.Len() < 2 && fb.Len() < 2 {
 		return canon.BigItem{}, canon.BigItem{}, false
 	}
 	ba, okA := fa.Big[i]
@@ -273,15 +299,16 @@ func descend(fa, fb *canon.FastItems, i, j, depth int) (canon.BigItem, canon.Big
 // list compares two lists as seq does: entries for items added and
 // removed, then the kids for items changed in place.
 func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, error) {
-	ia, ib := fa.Items, fb.Items
-	na, nb := len(ia), len(ib)
-	// Align's common prefix and suffix, on the fingerprints in place
-	p := 0
-	for p < na && p < nb && ia[p].Sum == ib[p].Sum {
+	na, nb := fa.Len(), fb.Len()
+	// Align's common prefix and suffix, on the fingerprints in place (the
+	// prefix from the items both passes kept: those before are the same,
+	// canon.Lockstep)
+	p := max(fa.Base(), fb.Base())
+	for p < na && p < nb && fa.Sum(p) == fb.Sum(p) {
 		p++
 	}
 	s := 0
-	for s < na-p && s < nb-p && ia[na-1-s].Sum == ib[nb-1-s].Sum {
+	for s < na-p && s < nb-p && fa.Sum(na-1-s) == fb.Sum(nb-1-s) {
 		s++
 	}
 	if na-p-s+nb-p-s > 1<<22 {
@@ -289,12 +316,12 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 	}
 	// runs as seq reports them (AlignRuns on the fingerprints in place):
 	// a run needs its first and last items only
-	ma, mb := ia[p:na-s], ib[p:nb-s]
-	runs := AlignRunsKeyed(len(ma), len(mb), func(i, j int) bool { return ma[i].Sum == mb[j].Sum }, func(side byte, i int) ([16]byte, bool) {
+	ma, mb := fa.SumsIn(p, na-s), fb.SumsIn(p, nb-s)
+	runs := AlignRunsKeyed(len(ma), len(mb), func(i, j int) bool { return ma[i] == mb[j] }, func(side byte, i int) ([16]byte, bool) {
 		if side == 'a' {
-			return ma[i].Sum, true
+			return ma[i], true
 		}
-		return mb[i].Sum, true
+		return mb[i], true
 	}, false)
 	for k := range runs {
 		if runs[k].A >= 0 {
@@ -392,7 +419,7 @@ func (x *fastCmp) list(fa, fb *canon.FastItems, path string, depth int) ([]kid, 
 // strKeys reports whether every key of f's entries is a str (its
 // canonical encoding starts 's' or 'S'), as attrDict wants them.
 func strKeys(f *canon.FastItems) bool {
-	for i := range f.Items {
+	for i := range f.Len() {
 		if k := f.Key(i); len(k) == 0 || k[0] != 's' && k[0] != 'S' {
 			return false
 		}
@@ -407,7 +434,7 @@ func strKeys(f *canon.FastItems) bool {
 func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge func(int, *canon.Node) string) ([]kid, error) {
 	keep := x.c.opt.Canon.KeepDictOrder
 	byKey := func(f *canon.FastItems) []int32 {
-		out := make([]int32, len(f.Items))
+		out := make([]int32, f.Len())
 		for i := range out {
 			out[i] = int32(i)
 		}
@@ -415,8 +442,8 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 		return out
 	}
 	sa, sb := byKey(fa), byKey(fb)
-	matchA := make([]int32, len(fa.Items))
-	matchedB := make([]bool, len(fb.Items))
+	matchA := make([]int32, fa.Len())
+	matchedB := make([]bool, fb.Len())
 	for i, j := 0, 0; i < len(sa); i++ {
 		ka := fa.Key(int(sa[i]))
 		for j < len(sb) && bytes.Compare(fb.Key(int(sb[j])), ka) < 0 {
@@ -432,7 +459,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 	if keep {
 		orderA, orderB = nil, nil
 		last := int32(-1)
-		for i := range fa.Items {
+		for i := range fa.Len() {
 			orderA = append(orderA, int32(i))
 			if j := matchA[i]; j >= 0 {
 				if j < last {
@@ -443,7 +470,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 				last = j
 			}
 		}
-		for j := range fb.Items {
+		for j := range fb.Len() {
 			orderB = append(orderB, int32(j))
 		}
 	}
@@ -453,7 +480,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 		switch {
 		case j < 0:
 			needA = append(needA, int(i))
-		case fa.Items[i].Sum == fb.Items[j].Sum:
+		case fa.Sum(int(i)) == fb.Sum(int(j)):
 			continue
 		default:
 			if _, _, big := descend(fa, fb, int(i), int(j), depth); big {
@@ -488,8 +515,9 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 	}
 	var keySpans []pickle.Span
 	for _, i := range bigA {
-		it := &fa.Items[i]
-		keySpans = append(keySpans, pickle.Span{Start: it.Start, End: fa.Big[i].Start, MemoCount: int(it.Memo), Keep: true})
+		sp := fa.Span(i)
+		sp.End = fa.Big[i].Start // (the key's range: up to the value's)
+		keySpans = append(keySpans, sp)
 	}
 	keys, _, err := parseSpans(fa, keySpans, 1, x.c.opt.Canon)
 	if err != nil {
@@ -509,7 +537,7 @@ func (x *fastCmp) dict(fa, fb *canon.FastItems, path string, depth int, edge fun
 		case j < 0:
 			e := nodesA[int(i)]
 			c.add(Entry{Path: path + edge(int(i), e[0]), Kind: Removed, A: c.short(e[1]), ValA: typed(e[1]), SizeA: c.size(e[1], true), OffA: e[1].Offset()})
-		case fa.Items[i].Sum != fb.Items[j].Sum:
+		case fa.Sum(int(i)) != fb.Sum(int(j)):
 			if ba, bb, big := descend(fa, fb, int(i), int(j), depth); big {
 				kids = append(kids, kid{descend: true, bigA: ba, bigB: bb, kind: ba.Kind, path: path + edge(int(j), keysA[int(i)]), depth: depth + 1})
 				continue
