@@ -185,7 +185,11 @@ func (s *ItemScan) BigItems(b BigItem) (*FastItems, bool) { return s.items(b.Sta
 // ItemsLockstep is Items(-1) of a list result (ListResult), run at the
 // same time as the other file's through l (side 0 or 1): the items both
 // lists begin with are dropped as they come (Lockstep, FastItems.Base).
+// With l nil it is Items(-1).
 func (s *ItemScan) ItemsLockstep(l *Lockstep, side int) (*FastItems, bool) {
+	if l == nil {
+		return s.Items(-1)
+	}
 	defer l.finish(side)
 	if s.scan.rootList < 0 {
 		return nil, false
@@ -194,10 +198,12 @@ func (s *ItemScan) ItemsLockstep(l *Lockstep, side int) (*FastItems, bool) {
 }
 
 // BigItemsLockstep is BigItems of a list, run at the same time as the
-// other file's through l (side 0 or 1): the items both lists begin with
-// are dropped as they come (Lockstep, FastItems.Base).
+// other file's through l (side 0 or 1) as ItemsLockstep runs. With l nil
+// it is BigItems.
 func (s *ItemScan) BigItemsLockstep(b BigItem, l *Lockstep, side int) (*FastItems, bool) {
-	defer l.finish(side)
+	if l != nil {
+		defer l.finish(side)
+	}
 	return s.items(b.Start, b.Len, l, side)
 }
 

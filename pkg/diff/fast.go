@@ -125,23 +125,15 @@ func fastItems(a, b string, opt Options) (fa, fb *canon.FastItems, ok bool) {
 		return nil, nil, false
 	}
 	parallel := parallelItems(sa) && parallelItems(sb)
-	var l *canon.Lockstep
+	var l *canon.Lockstep // (nil: each pass alone)
 	if parallel && !noLockstep {
 		l = canon.NewLockstep()
 	}
 	okA, okB = both(func() (ok bool) {
-		if l != nil {
-			fa, ok = sa.ItemsLockstep(l, 0)
-		} else {
-			fa, ok = sa.Items(-1)
-		}
+		fa, ok = sa.ItemsLockstep(l, 0)
 		return ok
 	}, func() (ok bool) {
-		if l != nil {
-			fb, ok = sb.ItemsLockstep(l, 1)
-		} else {
-			fb, ok = sb.Items(-1)
-		}
+		fb, ok = sb.ItemsLockstep(l, 1)
 		return ok
 	}, parallel)
 	return fa, fb, okA && okB
@@ -255,19 +247,11 @@ func (x *fastCmp) level(fa, fb *canon.FastItems, path string, depth int) error {
 		}
 		okA, okB := both(func() bool {
 			var ok bool
-			if l != nil {
-				ga, ok = fa.Scan.BigItemsLockstep(k.bigA, l, 0)
-			} else {
-				ga, ok = fa.Scan.BigItems(k.bigA)
-			}
+			ga, ok = fa.Scan.BigItemsLockstep(k.bigA, l, 0)
 			return ok
 		}, func() bool {
 			var ok bool
-			if l != nil {
-				gb, ok = fb.Scan.BigItemsLockstep(k.bigB, l, 1)
-			} else {
-				gb, ok = fb.Scan.BigItems(k.bigB)
-			}
+			gb, ok = fb.Scan.BigItemsLockstep(k.bigB, l, 1)
 			return ok
 		}, true)
 		if !okA || !okB || ga.Root != k.kind || gb.Root != k.kind {
