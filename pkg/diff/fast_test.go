@@ -851,3 +851,47 @@ func TestFastDiffNested(t *testing.T) {
 		t.Errorf("only %d pairs differed below a large container, %d passes descended into one", descended, fastDescents-passes)
 	}
 }
+
+// TestFastDiffLockstep: two list results of many rows, read in lockstep
+// (canon.Lockstep), changed near the start, in the middle, at the end,
+// with rows removed and added, give the graph path's report with the
+// lockstep and without; and a change past the first rows lets both passes
+// drop what comes before it.
+func TestFastDiffLockstep(t *testing.T) {
+	dir := t.TempDir()
+	const n = 30000
+	for seed := int64(0); seed < int64(testfile.ShortDiv(8, 2)); seed++ {
+		proto := 2 + int(seed%4)
+		g := &vgen{r: rand.New(rand.NewSource(seed)), proto: proto, words: words}
+		a := rows(n, g)
+		b := a.clone()
+		at := []int{3, n / 2, n - 2, n/3 + g.r.Intn(n/3)}[seed%4]
+		switch seed % 3 {
+		case 0:
+			b.kids[at].kids[5].f = -1
+		case 1:
+			b.kids = append(b.kids[:at:at], b.kids[at+1:]...)
+		case 2:
+			b.kids = append(b.kids[:at:at], append([]*pv{rows(2, g).kids[1]}, b.kids[at:]...)...)
+		}
+		pa := writeFile(t, dir, fmt.Sprintf("a%d.pkl", seed), dump(a, proto, 1<<16))
+		pb := writeFile(t, dir, fmt.Sprintf("b%d.pkl", seed), dump(b, proto, 1<<16))
+		for _, off := range []bool{false, true} {
+			noLockstep = off
+			if !agreeFast(t, pa, pb, Options{}) {
+				t.Errorf("seed %d (lockstep off %v): the fast path left it to the graph path", seed, off)
+			}
+			noLockstep = false
+		}
+		fa, fb, ok := fastItems(pa, pb, Options{})
+		if !ok {
+			t.Fatalf("seed %d: fastItems", seed)
+		}
+		t.Logf("seed %d: first difference %d, kept from %d and %d", seed, at, fa.Base(), fb.Base())
+		// (the pass that ends last drops at its check-ins, every 5,000
+		// rows here, what the other published)
+		if base := max(fa.Base(), fb.Base()); base > at || at >= n/3 && base == 0 {
+			t.Errorf("seed %d: passes kept items from %d and %d, the lists first differ at %d", seed, fa.Base(), fb.Base(), at)
+		}
+	}
+}
