@@ -474,8 +474,8 @@ func (t *itemTracker) replayedSum(i int) func(xxh3.Uint128) {
 }
 
 // end checks that the digest read again every dropped value an entry
-// holds. (Pass 1 turns down a dict result whose key is set twice, the one
-// way a value could be dropped and not read: the fast path gives up then.)
+// holds. (Pass 2 gives up at a dict whose key is set twice, dictOrder, the
+// one way a value could be dropped and not read; this gives up too.)
 func (t *itemTracker) end(e *fastEnc) error {
 	if len(t.pend) > 0 {
 		return errSlow
