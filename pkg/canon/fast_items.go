@@ -485,9 +485,7 @@ func (t *itemTracker) end(e *fastEnc) error {
 
 // setSum sets item k's fingerprint to sum.
 func (t *itemTracker) setSum(k int, sum xxh3.Uint128) {
-	fp := &t.res.sums[k-t.res.base]
-	binary.BigEndian.PutUint64(fp[:8], sum.Hi)
-	binary.BigEndian.PutUint64(fp[8:], sum.Lo)
+	t.res.sums[k-t.res.base] = fingerprint(sum)
 }
 
 // room makes room in res.sums and res.spans (and KeyEnd, for pairs) for k
@@ -881,10 +879,12 @@ func spanGets(r io.ReaderAt, size int64, name string, sp pickle.Span, br *bufio.
 	return out, nil
 }
 
-// Fingerprint returns the XXH3-128 of b as FastItem.Sum holds it (tests).
-func Fingerprint(b []byte) [16]byte {
+// Fingerprint returns the XXH3-128 of b as FastItems.Sum gives it.
+func Fingerprint(b []byte) [16]byte { return fingerprint(xxh3.Hash128(b)) }
+
+// fingerprint is sum as FastItems holds it.
+func fingerprint(sum xxh3.Uint128) [16]byte {
 	var out [16]byte
-	sum := xxh3.Hash128(b)
 	binary.BigEndian.PutUint64(out[:8], sum.Hi)
 	binary.BigEndian.PutUint64(out[8:], sum.Lo)
 	return out
