@@ -3,8 +3,9 @@ package canon
 import "sync"
 
 // Lockstep lets the passes over two lists' items that run at once (pk
-// diff's BigItems of a list on each side) drop the items both lists have
-// the same from the front, as they come. pk diff aligns two lists from
+// diff's: two list results, ItemsLockstep, or two large lists below
+// them, BigItemsLockstep) drop the items both lists have the same from
+// the front, as they come. pk diff aligns two lists from
 // their common prefix on: the items of that prefix are never looked at
 // again, yet each pass held 16 bytes of fingerprint and a few of range an
 // item, for the whole list (two files of 4 million floats each, one
@@ -20,9 +21,10 @@ import "sync"
 // keep every item, as without a Lockstep. A pass that gets more than
 // lockAhead items ahead of the other waits for it, so that neither holds
 // what the other has not compared; a pass that ends (or gives up) says so
-// (finish), and the other no longer waits. What a pass drops, the items
-// before max(Base) are the same on both sides, so the alignment's common
-// prefix starts there at least and reads nothing before it.
+// (finish), and the other no longer waits. What the passes drop, the
+// items before the larger Base, is the same on both sides, so the
+// alignment's common prefix starts there at least and reads nothing
+// before it.
 //
 // A pass only ever writes its own fingerprints, at indices past what it
 // published or, when it drops, under the lock; the other reads them under
