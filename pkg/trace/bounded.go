@@ -139,12 +139,13 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 	// children costs lines candidates, not a million)
 	var batch worstFirst
 	offer := func(up *bnode, k *kid) {
-		if !competes(k, up.it.Stream) {
+		sunk := k.item != nil && k.item.sunk != nil // (all of them compete)
+		if !sunk && !competes(k, up.it.Stream) {
 			return
 		}
 		c := bcand{k: *k, up: up, sidx: -1, seq: seq}
 		seq++
-		if k.kind == ItemNode && k.item == nil && !k.top() {
+		if k.kind == ItemNode && (k.item == nil && !k.top() || sunk) {
 			// (a stream's tops compete in discovery order, as the
 			// ready items they were)
 			st := up.it.Stream
@@ -153,7 +154,16 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 				i = len(streams)
 				streams[st] = i
 			}
-			c.sidx, c.id = i, int32(k.node)
+			switch {
+			case sunk:
+				c.sidx, c.id = i, int32(k.item.sunk.num)
+			case t.sunkKids != nil:
+				// (beside the lines the sink folded: creation order by
+				// number, as a store of every node has it by ID)
+				c.sidx, c.id = i, int32(st.numOf(k.node))
+			default:
+				c.sidx, c.id = i, int32(k.node)
+			}
 		}
 		if len(batch) < lines {
 			heap.Push(&batch, c)
@@ -172,6 +182,18 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 		case it.Kind == ItemRef || it.Kind == ItemElided:
 		case it.Kind == ItemStream:
 			it.Stream.eachTopKid(func(k kid) { b.kids++; offer(b, &k) })
+		case it.Kind == ItemNode && it.sunk != nil:
+			b.kids = it.sunk.kids // (its lines that may show: below)
+		case it.Kind == ItemNode && t.sunkKids != nil && len(it.Stream.attach[it.Node]) == 0:
+			st := it.Stream
+			st.eachNodeKid(it.Node, func(k kid) {
+				if k.folded(st) {
+					b.kids += runItems(st.Store, k.node) // (its lines that may show: below)
+					return
+				}
+				b.kids++
+				offer(b, &k)
+			})
 		case it.Kind == ItemNode && len(it.Stream.attach[it.Node]) == 0:
 			it.Stream.eachNodeKid(it.Node, func(k kid) { b.kids++; offer(b, &k) })
 		default:
@@ -184,6 +206,20 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 		if t.compressedPart(it) {
 			// only some streams are held (each.go): the part counts them all
 			b.kids += t.nStreams - len(t.Streams)
+		}
+		if t.sunkKids != nil && it.Kind == ItemNode {
+			// the lines the top sink folded below it (sink_bounded.go)
+			var num int64
+			if it.sunk != nil {
+				num = it.sunk.num
+			} else {
+				num = it.Stream.numOf(it.Node)
+			}
+			for _, x := range t.sunkKids[num] {
+				x.pl = link(it.pl, x.Role)
+				k := readyKid(x)
+				offer(b, &k)
+			}
 		}
 		for _, c := range batch {
 			heap.Push(&h, c)

@@ -47,10 +47,19 @@ var noEach = os.Getenv("PK_TRACE_EACH") == "0"
 // with its tree. ok is false when it does not apply (stdin, anything but a
 // bare pickle, any error: the caller opens the input itself, which reports
 // what is wrong); out's error is returned as it is.
+//
+// A file of one stream is read through the top sink (sink_bounded.go): the
+// store holds what is live. When the sink cannot give the lines exactly,
+// the file is read again without it.
 func EachBounded(path string, lines int, out func(*Tree) error) (ok bool, err error) {
 	lines = max(lines, 2)
-	k := &boundedKeep{lines: lines}
-	return eachTree(path, k, nil, out)
+	if !noSink {
+		sk := &topSink{n: lines, bview: true}
+		if ok, err := eachTree(path, &boundedKeep{lines: lines}, sk, out); ok || sk.num == nil {
+			return ok, err // (nothing compacted: read without the sink, the same)
+		}
+	}
+	return eachTree(path, &boundedKeep{lines: lines}, nil, out)
 }
 
 // EachTop is EachBounded for --top n (WriteTop, WriteTopJSON); leaves

@@ -123,6 +123,10 @@ type nodeFacts struct {
 	arr         bool
 	kind        string // (for the top sink's nodes, whose store is gone)
 	code, label string
+	// for the default view's sink (sink_bounded.go): the node's display
+	// children, and whether the memo holds it (its line shows "#N")
+	kids int
+	memo bool
 }
 
 // facts returns the nodeFacts of an ItemNode: from its store, or those

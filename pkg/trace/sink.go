@@ -63,6 +63,7 @@ import (
 // pictures (see above).
 type topSink struct {
 	n     int
+	bview bool         // the default view's sink: n is its budget of lines (sink_bounded.go)
 	pics  []picSpec    // the pictures' sink: the pictures drawn (n is 0)
 	whole *wholeSink   // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
 	args  *argSink     // the code objects' arguments folded (sink_args.go; nil: none)
@@ -99,6 +100,10 @@ type sunkCand struct {
 	below      []string   // folded: the roles of its path under its root, innermost first
 	facts      *nodeFacts // folded: what its lines say of it
 	folded     bool
+	// the default view's (sink_bounded.go): the number of the node it
+	// hangs below (-1: a root, below its run's list) and its role there
+	up   int32
+	role string
 }
 
 // better reports whether a comes before b in Top's order (larger, then
@@ -167,7 +172,7 @@ func (sk *topSink) keep() *pickle.Keep {
 		sk.sync(s)
 		return true
 	}}
-	if sk.n > 0 && sk.whole == nil && len(sk.pics) == 0 && !noArgs {
+	if sk.n > 0 && !sk.bview && sk.whole == nil && len(sk.pics) == 0 && !noArgs {
 		// --top: code objects' arguments fold at their REDUCE (sink_args.go;
 		// the sink never compacts a store it folded them in)
 		sk.argsKeep(kp)
@@ -247,7 +252,12 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 			continue
 		}
 		seq := int32(sk.sizes.add(st.incl.at(r)))
-		if sk.n > 0 {
+		switch {
+		case sk.bview:
+			for _, x := range owned {
+				sk.offerBounded(st, x, r, seq)
+			}
+		case sk.n > 0:
 			for _, x := range owned {
 				sk.offer(st, x, r, seq)
 			}
@@ -419,10 +429,123 @@ func (h *candHeap) Pop() any {
 
 // finish sets t's Top from the store of its only stream st and the
 // folded candidates (for the pictures' sink, checks that st is all the
-// file holds); false when the sink cannot give it exactly.
+// file holds; for the default view's, gives t its folded lines:
+// finishBounded); false when the sink cannot give it exactly.
 func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
-	if t.nStreams != 1 || len(t.Streams) != 1 || t.Streams[0] != st || t.File.Trailing != nil || len(t.top) > 0 {
+	gone, ok := sk.settle(t, st)
+	if !ok {
 		return false
+	}
+	if sk.bview {
+		return sk.finishBounded(t, st, gone)
+	}
+	s := st.Store
+	n := s.Len()
+	if sk.n == 0 {
+		// the pictures': no candidates; drawn was judged against the
+		// bytes of the root they are drawn from, which is this stream
+		return !sk.lost && s.Begin == 0 && s.Length() == sk.total
+	}
+	for id := range pickle.ID(n) {
+		if gone[id] != 2 {
+			continue
+		}
+		c := sunkCand{size: st.incl.at(id), num: sk.num[id], id: id}
+		if len(sk.h) < sk.n || better(&c, &sk.h[0]) {
+			sk.push(c)
+		}
+	}
+	if sk.lost {
+		return false
+	}
+	h := sk.h
+	sort.Slice(h, func(i, j int) bool { return better(&h[i], &h[j]) })
+	runs := foldedRuns(s)
+	items := make([]Item, 0, len(h))
+	for i := range h {
+		c := &h[i]
+		if !c.folded {
+			items = append(items, st.nodeItem(c.id, "", link(nil, t.PathOf(st, c.id))))
+			continue
+		}
+		ra, r, ok := runs.of(s, c.seq, gone)
+		if !ok {
+			return false
+		}
+		if ra.prefix == "" {
+			ra.prefix = t.PathOf(st, ra.list)
+		}
+		var b strings.Builder
+		b.WriteString(ra.prefix)
+		b.WriteString(r.str(s))
+		for k := len(c.below) - 1; k >= 0; k-- {
+			b.WriteString(c.below[k])
+		}
+		items = append(items, Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, pl: link(nil, b.String()), Size: c.size, Self: c.self,
+			sunk: c.facts})
+	}
+	t.fast = &fastTop{n: sk.n, items: items}
+	return true
+}
+
+// runAt is a run the sink folded, in the store at STOP: its sequence
+// numbers [off, off+n), its list, and the role of its first root there.
+type runAt struct {
+	off    int64
+	n      int
+	list   pickle.ID
+	first  int // (-1: not looked up yet)
+	rk     roleKind
+	prefix string // the list's path, when asked for (finish)
+}
+
+type runTab []runAt
+
+// foldedRuns lists the runs folded in s, by sequence number.
+func foldedRuns(s *pickle.Store) runTab {
+	var runs runTab
+	for id := range pickle.ID(s.Len()) {
+		if s.Kind(id) == pickle.KindFolded {
+			off, k, _, _ := s.FoldedRun(id)
+			runs = append(runs, runAt{off: off, n: k, list: s.Owner(id), first: -1})
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].off < runs[j].off })
+	return runs
+}
+
+// of returns the run of folded root seq and the root's role in the run's
+// list; false when the root is in no run of a kept list (gone, settle).
+func (runs runTab) of(s *pickle.Store, seq int32, gone []uint8) (*runAt, role, bool) {
+	j := sort.Search(len(runs), func(j int) bool { return runs[j].off+int64(runs[j].n) > int64(seq) })
+	if j == len(runs) || runs[j].off > int64(seq) || runs[j].list < 0 || gone[runs[j].list] != 2 {
+		return nil, role{}, false
+	}
+	ra := &runs[j]
+	if ra.first < 0 {
+		eachChild(s, ra.list, func(x pickle.ID, r role, _ bool) bool {
+			if x >= 0 && s.Kind(x) == pickle.KindFolded {
+				if off, _, _, _ := s.FoldedRun(x); off == ra.off {
+					ra.first, ra.rk = r.i, r.kind
+					return false
+				}
+			}
+			return true
+		})
+		if ra.first < 0 {
+			return nil, role{}, false
+		}
+	}
+	return ra, role{kind: ra.rk, i: ra.first + int(int64(seq)-ra.off), k: ra.list}, true
+}
+
+// settle checks that st, the store of t's only stream at STOP, and the
+// runs folded from it give the whole stream, and returns which of its
+// nodes hang below a folded root or a released one (gone: 1) and which
+// are the stream's own (2).
+func (sk *topSink) settle(t *Tree, st *StreamTree) (gone []uint8, ok bool) {
+	if t.nStreams != 1 || len(t.Streams) != 1 || t.Streams[0] != st || t.File.Trailing != nil || len(t.top) > 0 {
+		return nil, false
 	}
 	s := st.Store
 	n := s.Len()
@@ -430,7 +553,7 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 	st.num = sk.num
 	// nodes left from a folded root (frozen, named by the memo): their
 	// owners were released, so they hang below a stub
-	gone := make([]uint8, n) // 0 unknown, 1 gone, 2 kept, 3 open
+	gone = make([]uint8, n) // 0 unknown, 1 gone, 2 kept, 3 open
 	var chain []pickle.ID
 	for id := range pickle.ID(n) {
 		x := id
@@ -440,7 +563,7 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 			if gone[x] != 0 {
 				v = gone[x]
 				if v == 3 { // malformed ownership
-					return false
+					return nil, false
 				}
 				break
 			}
@@ -464,82 +587,9 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 		}
 	}
 	if total != s.Length() {
-		return false
+		return nil, false
 	}
-	if sk.n == 0 {
-		// the pictures': no candidates; drawn was judged against the
-		// bytes of the root they are drawn from, which is this stream
-		return !sk.lost && s.Begin == 0 && s.Length() == sk.total
-	}
-	for id := range pickle.ID(n) {
-		if gone[id] != 2 {
-			continue
-		}
-		c := sunkCand{size: st.incl.at(id), num: sk.num[id], id: id}
-		if len(sk.h) < sk.n || better(&c, &sk.h[0]) {
-			sk.push(c)
-		}
-	}
-	if sk.lost {
-		return false
-	}
-	h := sk.h
-	sort.Slice(h, func(i, j int) bool { return better(&h[i], &h[j]) })
-	// the runs of the folded candidates: their list and first index there
-	type runAt struct {
-		off    int64
-		n      int
-		list   pickle.ID
-		first  int
-		rk     roleKind
-		prefix string
-	}
-	var runs []runAt
-	for id := range pickle.ID(n) {
-		if s.Kind(id) == pickle.KindFolded {
-			off, k, _, _ := s.FoldedRun(id)
-			runs = append(runs, runAt{off: off, n: k, list: s.Owner(id), first: -1})
-		}
-	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].off < runs[j].off })
-	items := make([]Item, 0, len(h))
-	for i := range h {
-		c := &h[i]
-		if !c.folded {
-			items = append(items, st.nodeItem(c.id, "", link(nil, t.PathOf(st, c.id))))
-			continue
-		}
-		j := sort.Search(len(runs), func(j int) bool { return runs[j].off+int64(runs[j].n) > int64(c.seq) })
-		if j == len(runs) || runs[j].off > int64(c.seq) || runs[j].list < 0 || gone[runs[j].list] != 2 {
-			return false
-		}
-		ra := &runs[j]
-		if ra.first < 0 {
-			eachChild(s, ra.list, func(x pickle.ID, r role, _ bool) bool {
-				if x >= 0 && s.Kind(x) == pickle.KindFolded {
-					if off, _, _, _ := s.FoldedRun(x); off == ra.off {
-						ra.first, ra.rk = r.i, r.kind
-						return false
-					}
-				}
-				return true
-			})
-			if ra.first < 0 {
-				return false
-			}
-			ra.prefix = t.PathOf(st, ra.list)
-		}
-		var b strings.Builder
-		b.WriteString(ra.prefix)
-		b.WriteString(role{kind: ra.rk, i: ra.first + int(int64(c.seq)-ra.off), k: ra.list}.str(s))
-		for k := len(c.below) - 1; k >= 0; k-- {
-			b.WriteString(c.below[k])
-		}
-		items = append(items, Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, pl: link(nil, b.String()), Size: c.size, Self: c.self,
-			sunk: c.facts})
-	}
-	t.fast = &fastTop{n: sk.n, items: items}
-	return true
+	return gone, true
 }
 
 // noSink turns the top sink off (PK_TRACE_SINK=0: to measure or

@@ -235,7 +235,7 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 		// the commonest nodes' labels are made in line.lab, not as strings
 		var code, label string
 		fast := false
-		if v.Kind == ItemNode {
+		if v.Kind == ItemNode && v.sunk == nil {
 			code, line.lab, fast = v.Stream.codeAppend(line.lab[:0], v.Node)
 		}
 		if !fast {
@@ -252,7 +252,12 @@ func (t *Tree) textLine(line *lineBuf, v *Visit, g glyphs, width int, sty Style)
 		} else {
 			line.WriteString(label)
 		}
-		if v.Kind == ItemNode && v.Stream.Store.Has(v.Node, pickle.FlagMemo) {
+		if v.Kind == ItemNode && v.sunk != nil {
+			if v.sunk.memo {
+				line.WriteString(" #")
+				line.b = strconv.AppendInt(line.b, v.sunk.num, 10)
+			}
+		} else if v.Kind == ItemNode && v.Stream.Store.Has(v.Node, pickle.FlagMemo) {
 			line.WriteString(" #")
 			line.b = strconv.AppendInt(line.b, v.Stream.numOf(v.Node), 10)
 		}

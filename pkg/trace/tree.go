@@ -44,6 +44,9 @@ type Tree struct {
 	stOf  map[*pickle.Store]*StreamTree // (Doc set)
 	fast  *fastTop                      // --top computed by the fast path (fast.go)
 	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
+	// sunkKids: the lines of the default view that the top sink folded
+	// (sink_bounded.go), by the number ("#N") of the node they hang below
+	sunkKids map[int64][]Item
 	pic   *picView                      // the boxes of the pictures computed by the fast path (fast_pic.go)
 	// Leaves makes Top list only objects that hold no other (--top --leaves).
 	Leaves bool

@@ -1,0 +1,158 @@
+package trace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pk-tools/pk/pkg/internal/testfile"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
+
+// boundedLines are the budgets the default view's sink is checked with:
+// the default, a few lines (rows cut short by the budget), and the least.
+var boundedLines = []int{DefaultLines, 7, 2}
+
+// boundedSunk prints the default view of p for each of boundedLines
+// through the default view's sink (ok false: it gave up, or did not
+// apply), with the number of roots it folded.
+func boundedSunk(t *testing.T, p string) (out []byte, ok bool, folds int) {
+	t.Helper()
+	var b bytes.Buffer
+	sty := Style{ASCII: true, Bytes: true}
+	for _, lines := range boundedLines {
+		sk := &topSink{n: lines, bview: true}
+		ok, err := eachTree(p, &boundedKeep{lines: lines}, sk, func(tr *Tree) error {
+			return tr.WriteBounded(&b, tr.Root(), lines, sty)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if !ok {
+			return nil, false, 0
+		}
+		folds += sk.folds
+	}
+	return b.Bytes(), true, folds
+}
+
+// boundedWhole is boundedSunk from the tree of the whole store.
+func boundedWhole(p string) []byte {
+	tr, err := slowTree(p)
+	if err != nil {
+		return nil
+	}
+	var b bytes.Buffer
+	sty := Style{ASCII: true, Bytes: true}
+	for _, lines := range boundedLines {
+		tr.WriteBounded(&b, tr.Root(), lines, sty)
+	}
+	return b.Bytes()
+}
+
+// TestBoundedSinkCorpus: with every stream compacted early and often (a
+// tiny MinCompact), the default view through its sink prints what the
+// tree of the whole store prints, for every file under testdata/, or
+// gives up; and it folds in many of them.
+func TestBoundedSinkCorpus(t *testing.T) {
+	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
+	files := testfile.Sample(corpusFiles(8<<20), 4)
+	folded := 0
+	for _, min := range []int{4, 64} {
+		pickle.MinCompact = min
+		for _, p := range files {
+			got, ok, folds := boundedSunk(t, p)
+			if !ok {
+				continue
+			}
+			if folds > 0 {
+				folded++
+			}
+			if want := boundedWhole(p); want == nil {
+				t.Errorf("%s (MinCompact %d): the sink answered, the whole store did not", p, min)
+			} else if !bytes.Equal(got, want) {
+				t.Errorf("%s (MinCompact %d): sink\n%s\nwhole store\n%s", p, min, got, want)
+			}
+		}
+	}
+	t.Logf("%d files, twice: %d runs folded and answered", len(files), folded)
+	if folded < testfile.ShortDiv(40, 4) {
+		t.Errorf("only %d runs folded anything", folded)
+	}
+}
+
+// TestBoundedSinkTables: tables the sink folds at its own threshold, whose
+// lines are rows (ties among them in creation order), objects and strings
+// of 1 KiB or more inside rows, and rows that share memoised strings: the
+// sink prints what the whole store prints, having folded rows.
+func TestBoundedSinkTables(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"strings.pkl": stringRowsPickle(40000, 600),
+		"ns.pkl":      nsRowsPickle(30000),
+		"objects.pkl": objectRowsPickle(20000, ""),
+		"keyed.pkl":   objectRowsPickle(20000, "rows"),
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, folds := boundedSunk(t, p)
+		if !ok || folds == 0 {
+			t.Fatalf("%s: the sink did not answer (%v) or folded nothing (%d)", name, ok, folds)
+		}
+		if want := boundedWhole(p); !bytes.Equal(got, want) {
+			t.Errorf("%s: sink\n%s\nwhole store\n%s", name, got, want)
+		}
+	}
+}
+
+// nsRowsPickle is a list of n rows, each types.SimpleNamespace(**d)
+// by NEWOBJ and BUILD, d holding an int, a short str, a nested list, and in
+// every 997th row a str of 1.5 KiB (a line of its own) and in every 1,009th
+// a larger nested list: rows of several sizes, many tied.
+func nsRowsPickle(n int) []byte {
+	b := []byte{0x80, 4, 0x8c, 5}
+	b = append(b, "types"...)
+	b = append(b, 0x8c, 15)
+	b = append(b, "SimpleNamespace"...)
+	b = append(b, 0x93, 0x94, ']', 0x94, '(') // STACK_GLOBAL, MEMOIZE (0); EMPTY_LIST, MEMOIZE (1); MARK
+	str := func(s string) {
+		if len(s) < 256 {
+			b = append(b, 0x8c, byte(len(s)))
+		} else {
+			b = append(b, 'X', byte(len(s)), byte(len(s)>>8), 0, 0)
+		}
+		b = append(b, s...)
+	}
+	for i := 0; i < n; i++ {
+		if i > 0 && i%500 == 0 {
+			b = append(b, 'e', '(') // APPENDS, MARK
+		}
+		b = append(b, 'h', 0, ')', 0x81, '}', '(') // BINGET 0, EMPTY_TUPLE, NEWOBJ, EMPTY_DICT, MARK
+		str("id")
+		b = append(b, 'J', byte(i), byte(i>>8), byte(i>>16), 0)
+		str("name")
+		str("row" + string(rune('a'+i%26)))
+		str("pair")
+		b = append(b, ']', '(', 'K', byte(i%7), 'K', byte(i%5))
+		if i%1009 == 0 {
+			for j := 0; j < 20; j++ {
+				b = append(b, 'K', byte(j))
+			}
+		}
+		b = append(b, 'e')
+		if i%997 == 0 {
+			str("note")
+			big := make([]byte, 1536)
+			for j := range big {
+				big[j] = 'a' + byte((i+j)%26)
+			}
+			str(string(big))
+		}
+		b = append(b, 'u', 'b') // SETITEMS, BUILD
+	}
+	return append(b, 'e', '.')
+}
