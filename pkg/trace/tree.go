@@ -47,7 +47,7 @@ type Tree struct {
 	// sunkKids: the lines of the default view that the top sink folded
 	// (sink_bounded.go), by the number ("#N") of the node they hang below
 	sunkKids map[int64][]Item
-	pic   *picView                      // the boxes of the pictures computed by the fast path (fast_pic.go)
+	pic      *picView // the boxes of the pictures computed by the fast path (fast_pic.go)
 	// Leaves makes Top list only objects that hold no other (--top --leaves).
 	Leaves bool
 	// Element is the element of an array or cell of a frame that --path
