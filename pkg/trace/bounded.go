@@ -184,10 +184,13 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 			it.Stream.eachTopKid(func(k kid) { b.kids++; offer(b, &k) })
 		case it.Kind == ItemNode && it.sunk != nil:
 			b.kids = it.sunk.kids // (its lines that may show: below)
+		case it.Kind == ItemNode && t.sunkKids != nil && it.Stream.isArgFold(it.Node):
+			f, _ := it.Stream.argFoldOf(it.Node)
+			b.kids = int(f.nItems) // (a folded argument tuple: its lines that may show, below)
 		case it.Kind == ItemNode && t.sunkKids != nil && len(it.Stream.attach[it.Node]) == 0:
 			st := it.Stream
 			st.eachNodeKid(it.Node, func(k kid) {
-				if k.folded(st) {
+				if k.folded(st) && !st.isArgFold(k.node) {
 					b.kids += runItems(st.Store, k.node) // (its lines that may show: below)
 					return
 				}

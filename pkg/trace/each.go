@@ -55,8 +55,8 @@ func EachBounded(path string, lines int, out func(*Tree) error) (ok bool, err er
 	lines = max(lines, 2)
 	if !noSink {
 		sk := &topSink{n: lines, bview: true}
-		if ok, err := eachTree(path, &boundedKeep{lines: lines}, sk, out); ok || sk.num == nil {
-			return ok, err // (nothing compacted: read without the sink, the same)
+		if ok, err := eachTree(path, &boundedKeep{lines: lines}, sk, out); ok || sk.num == nil && sk.args == nil {
+			return ok, err // (nothing compacted or folded: read without the sink, the same)
 		}
 	}
 	return eachTree(path, &boundedKeep{lines: lines}, nil, out)

@@ -172,7 +172,7 @@ func (sk *topSink) keep() *pickle.Keep {
 		sk.sync(s)
 		return true
 	}}
-	if sk.n > 0 && !sk.bview && sk.whole == nil && len(sk.pics) == 0 && !noArgs {
+	if sk.n > 0 && sk.whole == nil && len(sk.pics) == 0 && !noArgs {
 		// --top: code objects' arguments fold at their REDUCE (sink_args.go;
 		// the sink never compacts a store it folded them in)
 		sk.argsKeep(kp)
@@ -254,9 +254,7 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 		seq := int32(sk.sizes.add(st.incl.at(r)))
 		switch {
 		case sk.bview:
-			for _, x := range owned {
-				sk.offerBounded(st, x, r, seq)
-			}
+			sk.offerBounded(st, owned, r, seq)
 		case sk.n > 0:
 			for _, x := range owned {
 				sk.offer(st, x, r, seq)

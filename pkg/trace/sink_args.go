@@ -184,6 +184,10 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 		return
 	}
 	st := &as.st
+	if sk.bview {
+		sk.argsBounded(s, lo, a)
+		return
+	}
 	for x := lo; x < a; x++ {
 		if !as.cut[x-lo] {
 			continue
@@ -221,6 +225,12 @@ func (st *StreamTree) argFoldOf(x pickle.ID) (*argFold, bool) {
 	return as.folds.at(off), true
 }
 
+// isArgFold reports whether x is a folded argument tuple (argFoldOf).
+func (st *StreamTree) isArgFold(x pickle.ID) bool {
+	_, ok := st.argFoldOf(x)
+	return ok
+}
+
 // codeNameOf is codeName of call n, whose arguments the sink may have
 // folded.
 func (st *StreamTree) codeNameOf(n pickle.ID) string {
@@ -256,6 +266,61 @@ func (as *argSink) num(id pickle.ID) int64 {
 // code objects' arguments the sink folded, and the folded candidates;
 // false when it cannot give it exactly (see above).
 func (sk *topSink) finishArgs(t *Tree, st *StreamTree) bool {
+	if !sk.argsSettle(t, st) {
+		return false
+	}
+	if sk.bview {
+		return sk.finishArgsBounded(t, st)
+	}
+	s := st.Store
+	n := s.Len()
+	as := sk.args
+	for id := range pickle.ID(n) {
+		c := sunkCand{size: st.incl.at(id), id: id}
+		if len(sk.h) == sk.n && c.size < sk.h[0].size {
+			continue // (not better whatever its number: no search for it)
+		}
+		c.num = int32(st.numOf(id))
+		if len(sk.h) < sk.n || better(&c, &sk.h[0]) {
+			sk.push(c)
+		}
+	}
+	h := sk.h
+	if as.pushes > 0 && (len(h) < sk.n || h[0].size <= 1) {
+		return false // (a None of one byte that is no node could be among the n)
+	}
+	sort.Slice(h, func(i, j int) bool { return better(&h[i], &h[j]) })
+	items := make([]Item, 0, len(h))
+	for i := range h {
+		c := &h[i]
+		if !c.folded {
+			// (a node kept below a folded tuple: its roles there are gone)
+			for x, k := s.Owner(c.id), 0; x != pickle.NoID; x, k = s.Owner(x), k+1 {
+				if s.Kind(x) == pickle.KindFolded || k > n {
+					return false
+				}
+			}
+			if as.namesShared(st, c.id) {
+				return false
+			}
+			items = append(items, st.nodeItem(c.id, "", link(nil, t.PathOf(st, c.id))))
+			continue
+		}
+		call := as.folds.at(int64(c.seq)).fid + 1
+		p := t.PathOf(st, call)
+		for k := len(c.below) - 1; k >= 0; k-- {
+			p += c.below[k]
+		}
+		items = append(items, Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, pl: link(nil, p), Size: c.size, Self: c.self, sunk: c.facts})
+	}
+	t.fast = &fastTop{n: sk.n, items: items}
+	return true
+}
+
+// argsSettle checks that st, the store of t's only stream at STOP, whose
+// code objects' arguments the sink folded, and the folds give the whole
+// stream exactly (see above).
+func (sk *topSink) argsSettle(t *Tree, st *StreamTree) bool {
 	if sk.lost || sk.num != nil || sk.args.pend || t.nStreams != 1 || len(t.Streams) != 1 || t.Streams[0] != st || t.File.Trailing != nil || len(t.top) > 0 {
 		return false
 	}
@@ -294,47 +359,6 @@ func (sk *topSink) finishArgs(t *Tree, st *StreamTree) bool {
 	if !as.nonesAddUp(st) {
 		return false
 	}
-	for id := range pickle.ID(n) {
-		c := sunkCand{size: st.incl.at(id), id: id}
-		if len(sk.h) == sk.n && c.size < sk.h[0].size {
-			continue // (not better whatever its number: no search for it)
-		}
-		c.num = int32(st.numOf(id))
-		if len(sk.h) < sk.n || better(&c, &sk.h[0]) {
-			sk.push(c)
-		}
-	}
-	h := sk.h
-	if as.pushes > 0 && (len(h) < sk.n || h[0].size <= 1) {
-		return false // (a None of one byte that is no node could be among the n)
-	}
-	sort.Slice(h, func(i, j int) bool { return better(&h[i], &h[j]) })
-	items := make([]Item, 0, len(h))
-	for i := range h {
-		c := &h[i]
-		if !c.folded {
-			// (a node kept below a folded tuple: its roles there are gone)
-			for x, k := s.Owner(c.id), 0; x != pickle.NoID; x, k = s.Owner(x), k+1 {
-				if s.Kind(x) == pickle.KindFolded || k > n {
-					return false
-				}
-			}
-			if as.namesShared(st, c.id) {
-				return false
-			}
-			it := st.nodeItem(c.id, "", link(nil, t.PathOf(st, c.id)))
-			it.Self -= as.noneBytes(s, c.id)
-			items = append(items, it)
-			continue
-		}
-		call := as.folds.at(int64(c.seq)).fid + 1
-		p := t.PathOf(st, call)
-		for k := len(c.below) - 1; k >= 0; k-- {
-			p += c.below[k]
-		}
-		items = append(items, Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, pl: link(nil, p), Size: c.size, Self: c.self, sunk: c.facts})
-	}
-	t.fast = &fastTop{n: sk.n, items: items}
 	return true
 }
 

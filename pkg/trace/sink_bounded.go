@@ -1,6 +1,11 @@
 package trace
 
-import "github.com/pk-tools/pk/pkg/pickle"
+import (
+	"container/heap"
+
+	ppath "github.com/pk-tools/pk/pkg/path"
+	"github.com/pk-tools/pk/pkg/pickle"
+)
 
 // The default view's sink: `pk trace` without a view flag (WriteBounded)
 // of a bare pickle file of one stream read through the top sink (sink.go),
@@ -19,31 +24,76 @@ import "github.com/pk-tools/pk/pkg/pickle"
 // own children (boundedOf). A folded run among a list's children counts
 // the items it stands for, none of which competes there itself.
 
-// offerBounded is offer for the default view: node x of folded root r
-// (sequence seq) goes into the heap when it would have a line of its own
-// and is among the n best so far.
-func (sk *topSink) offerBounded(st *StreamTree, x, r pickle.ID, seq int32) {
+// offerBounded is offer for the default view: the nodes of folded root r
+// (sequence seq; owned, as subtree lists them, r first, each node's owned
+// nodes side by side) go into the heap when they would have a line of
+// their own and are among the n best so far. Their roles are read from
+// one walk of each owner's children, not one a node: a row of a million
+// children, many of which enter the heap one after another as they grow,
+// costs its children once.
+func (sk *topSink) offerBounded(st *StreamTree, owned []pickle.ID, r pickle.ID, seq int32) {
 	s := st.Store
-	size := st.incl.at(x)
-	if isScalar(s, x) && size < SmallScalar {
-		return // (counted in its parent's aggregate line, never a line)
+	worthy := func(x pickle.ID) (sunkCand, bool) {
+		size := st.incl.at(x)
+		if isScalar(s, x) && size < SmallScalar {
+			return sunkCand{}, false // (counted in its parent's aggregate line, never a line)
+		}
+		c := sunkCand{size: size, num: sk.num[x], seq: seq, folded: true, up: -1}
+		return c, len(sk.h) < sk.n || better(&c, &sk.h[0])
 	}
-	c := sunkCand{size: size, num: sk.num[x], seq: seq, folded: true, up: -1}
-	if len(sk.h) == sk.n && !better(&c, &sk.h[0]) {
-		return
+	for i := 0; i < len(owned); {
+		// the run of owned nodes with one owner (the root alone first)
+		j := i + 1
+		if owned[i] != r {
+			for o := s.Owner(owned[i]); j < len(owned) && s.Owner(owned[j]) == o; j++ {
+			}
+		}
+		group := owned[i:j]
+		i = j
+		var roles map[pickle.ID]string
+		for _, x := range group {
+			c, ok := worthy(x)
+			if !ok {
+				continue
+			}
+			if x != r {
+				o := s.Owner(x)
+				if roles == nil {
+					roles = sk.rolesIn(st, o, group)
+				}
+				c.up, c.role = sk.num[o], roles[x]
+			}
+			it := st.nodeItem(x, "", nil)
+			f := st.factsOf(x)
+			f.code, f.label = st.describe(x)
+			f.memo = s.Has(x, pickle.FlagMemo)
+			st.eachNodeKid(x, func(kid) { f.kids++ })
+			c.self, c.facts = it.Self, &f
+			sk.push(c)
+		}
 	}
-	if x != r {
-		o := s.Owner(x)
-		c.up = sk.num[o]
-		c.role, _ = st.roleIn(o, x)
+}
+
+// rolesIn returns the roles under o of its owned nodes in group, from one
+// walk of o's children.
+func (sk *topSink) rolesIn(st *StreamTree, o pickle.ID, group []pickle.ID) map[pickle.ID]string {
+	s := st.Store
+	roles := make(map[pickle.ID]string, len(group))
+	for _, x := range group {
+		roles[x] = ""
 	}
-	it := st.nodeItem(x, "", nil)
-	f := st.factsOf(x)
-	f.code, f.label = st.describe(x)
-	f.memo = s.Has(x, pickle.FlagMemo)
-	st.eachNodeKid(x, func(kid) { f.kids++ })
-	c.self, c.facts = it.Self, &f
-	sk.push(c)
+	eachChild(s, o, func(x pickle.ID, r role, _ bool) bool {
+		if v, ok := roles[x]; ok && v == "" {
+			roles[x] = r.str(s)
+		}
+		return true
+	})
+	for _, x := range group {
+		if roles[x] == "" {
+			roles[x] = role{kind: rOwned, i: int(x)}.str(s) // (as roleIn: owned, in no role)
+		}
+	}
+	return roles
 }
 
 // finishBounded gives t the folded lines the default view may show, by the
@@ -67,6 +117,126 @@ func (sk *topSink) finishBounded(t *Tree, st *StreamTree, gone []uint8) bool {
 			rs, up = r.str(s), st.numOf(ra.list)
 		}
 		kids[up] = append(kids[up], Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, Role: rs, Size: c.size, Self: c.self, sunk: c.facts})
+	}
+	t.sunkKids = kids
+	return true
+}
+
+// argsBounded is offerBounded for the argument tuple lo..a the machine is
+// cutting (argsDone, s as it stood): the nodes cut that would have a line
+// of their own and are among the n best so far, with their roles under
+// their owners (read once an owner) and the numbers of those.
+func (sk *topSink) argsBounded(s *pickle.Store, lo, a pickle.ID) {
+	as := sk.args
+	st := &as.st
+	*st = StreamTree{Store: s, upNode: pickle.NoID, prefix: ppath.Root, rootRole: ppath.Root, doc: sk.doc}
+	var worthy []pickle.ID
+	for x := lo; x < a; x++ {
+		if !as.cut[x-lo] || isScalar(s, x) && as.incl[x-lo] < SmallScalar {
+			continue
+		}
+		c := sunkCand{size: as.incl[x-lo], num: as.nums[x-lo]}
+		if len(sk.h) < sk.n || better(&c, &sk.h[0]) {
+			worthy = append(worthy, x)
+		}
+	}
+	byOwner := map[pickle.ID][]pickle.ID{}
+	for _, x := range worthy {
+		o := s.Owner(x)
+		byOwner[o] = append(byOwner[o], x)
+	}
+	roles := map[pickle.ID]map[pickle.ID]string{}
+	for _, x := range worthy {
+		c := sunkCand{size: as.incl[x-lo], num: as.nums[x-lo], seq: int32(as.folds.n - 1), folded: true}
+		if len(sk.h) == sk.n && !better(&c, &sk.h[0]) {
+			continue
+		}
+		o := s.Owner(x)
+		if roles[o] == nil {
+			roles[o] = sk.rolesIn(st, o, byOwner[o])
+		}
+		c.up, c.role = as.nums[o-lo], roles[o][x]
+		f := st.factsOf(x)
+		f.num = int64(c.num)
+		f.code, f.label = st.describe(x)
+		f.memo = s.Has(x, pickle.FlagMemo)
+		eachChild(s, x, func(_ pickle.ID, _ role, folded bool) bool {
+			if !folded {
+				f.kids++
+			}
+			return true
+		})
+		c.self, c.facts = s.Self(x)-as.noneBytes(s, x), &f
+		sk.push(c)
+	}
+}
+
+// finishArgsBounded is finishBounded for a store whose code objects'
+// arguments the sink folded (finishArgs has checked that the folds give
+// the whole stream): false when a node that may have a line (one of the n
+// best that would) hangs below a folded tuple (the memo kept it; its role
+// there is gone) or names a shared None (nones.go).
+func (sk *topSink) finishArgsBounded(t *Tree, st *StreamTree) bool {
+	s := st.Store
+	n := s.Len()
+	// the n best nodes that would have lines: the heap's and the store's
+	best := append(candHeap(nil), sk.h...)
+	offer := func(id pickle.ID) {
+		c := sunkCand{size: st.incl.at(id), id: id}
+		if len(best) == sk.n && c.size < best[0].size {
+			return
+		}
+		c.num = int32(st.numOf(id))
+		switch {
+		case len(best) < sk.n:
+			heap.Push(&best, c)
+		case better(&c, &best[0]):
+			best[0] = c
+			heap.Fix(&best, 0)
+		}
+	}
+	competing := func(id pickle.ID) bool {
+		return s.Kind(id) != pickle.KindFolded && !(isScalar(s, id) && st.incl.at(id) < SmallScalar)
+	}
+	for id := range pickle.ID(n) {
+		if competing(id) {
+			offer(id)
+		}
+	}
+	below := make([]uint8, n) // 0 unknown, 1 below a folded tuple, 2 not, 3 open
+	var chain []pickle.ID
+	for _, c := range best {
+		if c.folded {
+			continue
+		}
+		chain = chain[:0]
+		v := uint8(2)
+		for x := s.Owner(c.id); x != pickle.NoID; x = s.Owner(x) {
+			if below[x] != 0 {
+				v = below[x]
+				if v == 3 {
+					return false // (malformed ownership)
+				}
+				break
+			}
+			if s.Kind(x) == pickle.KindFolded {
+				v = 1
+				break
+			}
+			below[x] = 3
+			chain = append(chain, x)
+		}
+		for _, x := range chain {
+			below[x] = v
+		}
+		if v == 1 || sk.args.namesShared(st, c.id) {
+			return false
+		}
+	}
+	kids := make(map[int64][]Item, len(sk.h))
+	for i := range sk.h {
+		c := &sk.h[i]
+		kids[int64(c.up)] = append(kids[int64(c.up)], Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, Role: c.role, Size: c.size, Self: c.self, sunk: c.facts})
 	}
 	t.sunkKids = kids
 	return true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pk-tools/pk/pkg/internal/testfile"
@@ -33,6 +34,9 @@ func boundedSunk(t *testing.T, p string) (out []byte, ok bool, folds int) {
 			return nil, false, 0
 		}
 		folds += sk.folds
+		if sk.args != nil {
+			folds += int(sk.args.folds.n)
+		}
 	}
 	return b.Bytes(), true, folds
 }
@@ -155,4 +159,78 @@ func nsRowsPickle(n int) []byte {
 		b = append(b, 'u', 'b') // SETITEMS, BUILD
 	}
 	return append(b, 'e', '.')
+}
+
+// TestBoundedArgsSink: the default view of every cloudpickle and dill
+// fixture through the sink's fold of code objects' arguments
+// (sink_args.go, argsBounded) prints what the whole store prints, with
+// budgets that show cut nodes (a code object's bytecode and constants) and
+// that do not; and the fold answers for most of them.
+func TestBoundedArgsSink(t *testing.T) {
+	files := codeFixtures(t)
+	answered, runs := 0, 0
+	for _, p := range files {
+		want := boundedWhole(p)
+		if want == nil {
+			t.Fatalf("%s: no tree", p)
+		}
+		for _, shares := range []bool{true, false} {
+			func() {
+				defer func(v bool) { noShareNones = v }(noShareNones)
+				noShareNones = !shares
+				runs++
+				got, ok, _ := boundedSunk(t, p)
+				if !ok {
+					return
+				}
+				answered++
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s (Nones shared %v): sink\n%s\nwhole store\n%s", p, shares, got, want)
+				}
+			}()
+		}
+	}
+	t.Logf("the fold answered %d of %d runs", answered, runs)
+	if answered < runs/2 {
+		t.Errorf("the fold answered %d of %d runs", answered, runs)
+	}
+}
+
+// TestBoundedArgsKeptBelow: a code object's argument tuple holds a bytes
+// of 2 KiB that the memo reads again, so it is kept below the cut tuple,
+// where its role is gone; it is among the lines the default view shows, so
+// the sink gives up, and EachBounded's second read prints what the whole
+// store prints.
+func TestBoundedArgsKeptBelow(t *testing.T) {
+	b := []byte{0x80, 4, '('}
+	b = append(b, "ctypes\nCodeType\n("...)
+	for i := 0; i < 14; i++ {
+		b = append(b, 'K', byte(i))
+	}
+	big := bytes.Repeat([]byte{'x'}, 2048)
+	b = append(b, 'B', 0, 8, 0, 0)
+	b = append(append(b, big...), 0x94, 't', 'R', 'h', 0, 'l', '.')
+	p := filepath.Join(t.TempDir(), "kept.pkl")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sk := &topSink{n: DefaultLines, bview: true}
+	ok, err := eachTree(p, &boundedKeep{lines: DefaultLines}, sk, func(*Tree) error { return nil })
+	if err != nil || ok || sk.args == nil {
+		t.Fatalf("the sink folded %v and answered %v (%v): want a fold, then no answer", sk.args != nil, ok, err)
+	}
+	var got bytes.Buffer
+	sty := Style{ASCII: true, Bytes: true}
+	if ok, err := EachBounded(p, DefaultLines, func(tr *Tree) error { return tr.WriteBounded(&got, tr.Root(), DefaultLines, sty) }); !ok || err != nil {
+		t.Fatalf("EachBounded: %v %v", ok, err)
+	}
+	tr, err := slowTree(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	tr.WriteBounded(&want, tr.Root(), DefaultLines, sty)
+	if got.String() != want.String() || !strings.Contains(want.String(), "bytes[2048]") {
+		t.Errorf("got\n%s\nwant (with the bytes' line)\n%s", got.String(), want.String())
+	}
 }

@@ -398,6 +398,18 @@ func FuzzTopSink(f *testing.F) {
 			wok, want, werr := top(nil)
 			same("--top 4", got, want, err, werr, wok)
 		}
+		// the default view's sink (sink_bounded.go), 5 lines
+		bounded := func(sk *topSink) (bool, string, error) {
+			var b bytes.Buffer
+			ok, err := eachTree(p, &boundedKeep{lines: 5}, sk, func(tr *Tree) error {
+				return tr.WriteBounded(&b, tr.Root(), 5, Style{ASCII: true, Bytes: true})
+			})
+			return ok, b.String(), err
+		}
+		if ok, got, err := bounded(&topSink{n: 5, bview: true}); ok {
+			wok, want, werr := bounded(nil)
+			same("the default view", got, want, err, werr, wok)
+		}
 		for _, asJSON := range []bool{false, true} {
 			if ok, got, _, err := wholeSinkOut(t, p, true, -1, Style{}, asJSON); ok {
 				wok, want, _, werr := wholeSinkOut(t, p, false, -1, Style{}, asJSON)

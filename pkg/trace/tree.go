@@ -737,7 +737,11 @@ func (st *StreamTree) nodeItem(n pickle.ID, role string, path *pathLink) Item {
 	if f, ok := st.argFoldOf(n); ok {
 		return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: int64(f.self)}
 	}
-	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: st.Store.Self(n) + st.folded(n) - st.inSelf[n]}
+	self := st.Store.Self(n) + st.folded(n) - st.inSelf[n]
+	if sk := st.sink; sk != nil && sk.args != nil {
+		self -= sk.args.noneBytes(st.Store, n) // (shared Nones' bytes: their lines', nones.go)
+	}
+	return Item{Kind: ItemNode, Stream: st, Node: n, Role: role, pl: path, Size: st.incl.at(n), Self: self}
 }
 
 // isScalar: kinds shown as leaves.
