@@ -183,22 +183,24 @@ func (t *Tree) boundedOf(start Item, lines int) *bnode {
 		case it.Kind == ItemStream:
 			it.Stream.eachTopKid(func(k kid) { b.kids++; offer(b, &k) })
 		case it.Kind == ItemNode && it.sunk != nil:
-			b.kids = it.sunk.kids // (its lines that may show: below)
-		case it.Kind == ItemNode && t.sunkKids != nil && it.Stream.isArgFold(it.Node):
+			// a node the top sink folded (sink_bounded.go): its lines that
+			// may show are offered below
+			b.kids = it.sunk.kids
+		case it.Kind == ItemNode && it.Stream.isArgFold(it.Node):
+			// a folded argument tuple: the same
 			f, _ := it.Stream.argFoldOf(it.Node)
-			b.kids = int(f.nItems) // (a folded argument tuple: its lines that may show, below)
-		case it.Kind == ItemNode && t.sunkKids != nil && len(it.Stream.attach[it.Node]) == 0:
+			b.kids = int(f.nItems)
+		case it.Kind == ItemNode && len(it.Stream.attach[it.Node]) == 0:
 			st := it.Stream
 			st.eachNodeKid(it.Node, func(k kid) {
 				if k.folded(st) && !st.isArgFold(k.node) {
-					b.kids += runItems(st.Store, k.node) // (its lines that may show: below)
+					// a run of rows the sink folded: the same
+					b.kids += runItems(st.Store, k.node)
 					return
 				}
 				b.kids++
 				offer(b, &k)
 			})
-		case it.Kind == ItemNode && len(it.Stream.attach[it.Node]) == 0:
-			it.Stream.eachNodeKid(it.Node, func(k kid) { b.kids++; offer(b, &k) })
 		default:
 			ks := t.kidsOf(it)
 			for i := range ks {
