@@ -486,6 +486,44 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 	return true
 }
 
+// upChain tells whether a node or one of its owners is hit, each node's
+// answer kept in mark by ID (0 unknown, 1 yes, 2 no, 3 being walked), so
+// that a store's nodes cost one walk in all. A node that is hit itself is
+// not marked.
+type upChain struct {
+	s     *pickle.Store
+	mark  []uint8
+	hit   func(pickle.ID) bool
+	chain []pickle.ID
+}
+
+// of returns 1 when x or an owner of it is hit, 2 when none is, 0 when
+// the owners go round in a cycle (malformed ownership).
+func (u *upChain) of(x pickle.ID) uint8 {
+	u.chain = u.chain[:0]
+	v := uint8(2)
+	for x != pickle.NoID {
+		if u.mark[x] != 0 {
+			v = u.mark[x]
+			if v == 3 {
+				return 0
+			}
+			break
+		}
+		if u.hit(x) {
+			v = 1
+			break
+		}
+		u.mark[x] = 3
+		u.chain = append(u.chain, x)
+		x = u.s.Owner(x)
+	}
+	for _, c := range u.chain {
+		u.mark[c] = v
+	}
+	return v
+}
+
 // runAt is a run the sink folded, in the store at STOP: its sequence
 // numbers [off, off+n), its list, and the role of its first root there.
 type runAt struct {
@@ -551,30 +589,13 @@ func (sk *topSink) settle(t *Tree, st *StreamTree) (gone []uint8, ok bool) {
 	st.num = sk.num
 	// nodes left from a folded root (frozen, named by the memo): their
 	// owners were released, so they hang below a stub
-	gone = make([]uint8, n) // 0 unknown, 1 gone, 2 kept, 3 open
-	var chain []pickle.ID
+	gone = make([]uint8, n) // 0 unknown (or itself released or a run), 1 gone, 2 kept
+	up := upChain{s: s, mark: gone, hit: func(x pickle.ID) bool {
+		return s.Flags(x)&pickle.FlagReleased != 0 || s.Kind(x) == pickle.KindFolded
+	}}
 	for id := range pickle.ID(n) {
-		x := id
-		chain = chain[:0]
-		v := uint8(2)
-		for x != pickle.NoID {
-			if gone[x] != 0 {
-				v = gone[x]
-				if v == 3 { // malformed ownership
-					return nil, false
-				}
-				break
-			}
-			if s.Flags(x)&pickle.FlagReleased != 0 || s.Kind(x) == pickle.KindFolded {
-				v = 1
-				break
-			}
-			gone[x] = 3
-			chain = append(chain, x)
-			x = s.Owner(x)
-		}
-		for _, c := range chain {
-			gone[c] = v
+		if up.of(id) == 0 {
+			return nil, false // (malformed ownership)
 		}
 	}
 	// the bytes add up: nothing was released that no run counts

@@ -203,34 +203,13 @@ func (sk *topSink) finishArgsBounded(t *Tree, st *StreamTree) bool {
 			offer(id)
 		}
 	}
-	below := make([]uint8, n) // 0 unknown, 1 below a folded tuple, 2 not, 3 open
-	var chain []pickle.ID
+	up := upChain{s: s, mark: make([]uint8, n), hit: func(x pickle.ID) bool { return s.Kind(x) == pickle.KindFolded }}
 	for _, c := range best {
 		if c.folded {
 			continue
 		}
-		chain = chain[:0]
-		v := uint8(2)
-		for x := s.Owner(c.id); x != pickle.NoID; x = s.Owner(x) {
-			if below[x] != 0 {
-				v = below[x]
-				if v == 3 {
-					return false // (malformed ownership)
-				}
-				break
-			}
-			if s.Kind(x) == pickle.KindFolded {
-				v = 1
-				break
-			}
-			below[x] = 3
-			chain = append(chain, x)
-		}
-		for _, x := range chain {
-			below[x] = v
-		}
-		if v == 1 || sk.args.namesShared(st, c.id) {
-			return false
+		if o := s.Owner(c.id); o != pickle.NoID && up.of(o) != 2 || sk.args.namesShared(st, c.id) {
+			return false // (below a folded tuple, or malformed ownership)
 		}
 	}
 	kids := make(map[int64][]Item, len(sk.h))
