@@ -123,10 +123,11 @@ type nodeFacts struct {
 	arr         bool
 	kind        string // (for the top sink's nodes, whose store is gone)
 	code, label string
-	// for the default view's sink (sink_bounded.go): the node's display
-	// children, and whether the memo holds it (its line shows "#N")
-	kids int
+	// for the top sink's nodes (sunkFacts): whether the memo holds it (its
+	// line shows "#N"); for the default view's (sink_bounded.go), its
+	// display children
 	memo bool
+	kids int
 }
 
 // facts returns the nodeFacts of an ItemNode: from its store, or those

@@ -394,10 +394,19 @@ func (sk *topSink) offer(st *StreamTree, x, r pickle.ID, seq int32) {
 		return
 	}
 	it := st.nodeItem(x, "", nil)
-	f := st.factsOf(x)
-	f.code, f.label = st.describe(x)
+	f := st.sunkFacts(x)
 	c.self, c.below, c.facts = it.Self, below, &f
 	sk.push(c)
+}
+
+// sunkFacts is what the lines of node x of st say of it, for a node the
+// sink folds (its store is gone by STOP): its facts, code and label, and
+// whether the memo holds it.
+func (st *StreamTree) sunkFacts(x pickle.ID) nodeFacts {
+	f := st.factsOf(x)
+	f.code, f.label = st.describe(x)
+	f.memo = st.Store.Has(x, pickle.FlagMemo)
+	return f
 }
 
 // push puts c into the heap of the n best, in the place of the worst

@@ -202,9 +202,8 @@ func (sk *topSink) argsDone(s *pickle.Store) {
 			sk.lost = true // (the call's own role left out: not met)
 			return
 		}
-		facts := st.factsOf(x)
+		facts := st.sunkFacts(x)
 		facts.num = int64(cand.num)
-		facts.code, facts.label = st.describe(x)
 		cand.self, cand.below, cand.facts = s.Self(x)-as.noneBytes(s, x), below, &facts
 		sk.push(cand)
 	}

@@ -64,9 +64,7 @@ func (sk *topSink) offerBounded(st *StreamTree, owned []pickle.ID, r pickle.ID, 
 				c.up, c.role = sk.num[o], roles[x]
 			}
 			it := st.nodeItem(x, "", nil)
-			f := st.factsOf(x)
-			f.code, f.label = st.describe(x)
-			f.memo = s.Has(x, pickle.FlagMemo)
+			f := st.sunkFacts(x)
 			st.eachNodeKid(x, func(kid) { f.kids++ })
 			c.self, c.facts = it.Self, &f
 			sk.push(c)
@@ -156,10 +154,8 @@ func (sk *topSink) argsBounded(s *pickle.Store, lo, a pickle.ID) {
 			roles[o] = sk.rolesIn(st, o, byOwner[o])
 		}
 		c.up, c.role = as.nums[o-lo], roles[o][x]
-		f := st.factsOf(x)
+		f := st.sunkFacts(x)
 		f.num = int64(c.num)
-		f.code, f.label = st.describe(x)
-		f.memo = s.Has(x, pickle.FlagMemo)
 		eachChild(s, x, func(_ pickle.ID, _ role, folded bool) bool {
 			if !folded {
 				f.kids++
