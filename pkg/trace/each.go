@@ -66,16 +66,17 @@ func EachBounded(path string, lines int, out func(*Tree) error) (ok bool, err er
 // keeps the streams of the n largest objects that hold no other (--top
 // --leaves: out sets Tree.Leaves).
 //
-// Without leaves, a file of one stream is read through the top sink
-// (sink.go): the store holds what is live. When the sink cannot give the
-// answer exactly, the file is read again without it.
+// A file of one stream is read through the top sink (sink.go; with
+// leaves, only nodes that own no other compete): the store holds what is
+// live. When the sink cannot give the answer exactly, the file is read
+// again without it.
 func EachTop(path string, n int, leaves bool, out func(*Tree) error) (ok bool, err error) {
 	if n <= 0 {
 		return false, nil
 	}
-	if !leaves && !noSink {
-		sk := &topSink{n: n}
-		if ok, err := eachTree(path, &topKeep{n: n}, sk, out); ok || sk.num == nil && sk.args == nil {
+	if !noSink {
+		sk := &topSink{n: n, leaves: leaves}
+		if ok, err := eachTree(path, &topKeep{n: n, leaves: leaves}, sk, out); ok || sk.num == nil && sk.args == nil {
 			return ok, err // (nothing compacted or folded: read without the sink, the same)
 		}
 	}

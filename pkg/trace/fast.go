@@ -52,8 +52,9 @@ const fastMaxStack = 1 << 18
 
 // fastTop is a precomputed --top result.
 type fastTop struct {
-	n     int
-	items []Item
+	n      int
+	leaves bool // of the objects that hold no other (Tree.Leaves: the top sink's)
+	items  []Item
 }
 
 // FastTop computes `pk trace --top n` of the file at path with the fast

@@ -62,18 +62,19 @@ import (
 // topSink folds the first stream of a bare pickle for Top, or for the
 // pictures (see above).
 type topSink struct {
-	n     int
-	bview bool         // the default view's sink: n is its budget of lines (sink_bounded.go)
-	pics  []picSpec    // the pictures' sink: the pictures drawn (n is 0)
-	whole *wholeSink   // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
-	args  *argSink     // the code objects' arguments folded (sink_args.go; nil: none)
-	kp    *pickle.Keep // the machine's options, when the sink folds them (argsKeep)
-	total int64        // and the bytes of the root they are drawn from (the file's)
-	doc   *input.Doc   // what eachBuild gives the streams: labels of tensors read the file
-	sizes rootSizes    // the inclusive size of each folded root
-	h     candHeap     // the n best candidates folded so far
-	lost  bool         // something the sink cannot give exactly: the caller reads the file again
-	folds int          // roots folded
+	n      int
+	leaves bool         // --top --leaves: only nodes that own no other compete (Top with Tree.Leaves)
+	bview  bool         // the default view's sink: n is its budget of lines (sink_bounded.go)
+	pics   []picSpec    // the pictures' sink: the pictures drawn (n is 0)
+	whole  *wholeSink   // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
+	args   *argSink     // the code objects' arguments folded (sink_args.go; nil: none)
+	kp     *pickle.Keep // the machine's options, when the sink folds them (argsKeep)
+	total  int64        // and the bytes of the root they are drawn from (the file's)
+	doc    *input.Doc   // what eachBuild gives the streams: labels of tensors read the file
+	sizes  rootSizes    // the inclusive size of each folded root
+	h      candHeap     // the n best candidates folded so far
+	lost   bool         // something the sink cannot give exactly: the caller reads the file again
+	folds  int          // roots folded
 	// the numbers (creation order, "#N") of the store's nodes, by ID, as
 	// of the last sync (-1: a folded run or a compaction's stub); made:
 	// the nodes made so far; rel: the IDs the compaction under way
@@ -84,6 +85,7 @@ type topSink struct {
 	relLen int
 	// scratch of fold
 	seen       []pickle.ID
+	keyOf      []bool     // --leaves: the folded keys of the root being folded, by ID (reset after it)
 	lastFunc   pickle.ID  // the callable of the last call subtree met, and whether
 	lastBad    bool       // its label reads other calls (callee is not cheap)
 	st         StreamTree // the tree of each compaction's store (tree)
@@ -172,7 +174,7 @@ func (sk *topSink) keep() *pickle.Keep {
 		sk.sync(s)
 		return true
 	}}
-	if sk.n > 0 && sk.whole == nil && len(sk.pics) == 0 && !noArgs {
+	if sk.n > 0 && sk.whole == nil && len(sk.pics) == 0 && !sk.leaves && !noArgs {
 		// --top: code objects' arguments fold at their REDUCE (sink_args.go;
 		// the sink never compacts a store it folded them in)
 		sk.argsKeep(kp)
@@ -255,6 +257,8 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 		switch {
 		case sk.bview:
 			sk.offerBounded(st, owned, r, seq)
+		case sk.leaves:
+			sk.offerLeaves(st, owned, r, seq)
 		case sk.n > 0:
 			for _, x := range owned {
 				sk.offer(st, x, r, seq)
@@ -399,6 +403,36 @@ func (sk *topSink) offer(st *StreamTree, x, r pickle.ID, seq int32) {
 	sk.push(c)
 }
 
+// offerLeaves is offer for --top --leaves: of the nodes root r owns
+// (owned, itself first), those that own no other and are no folded key
+// (as Top with Tree.Leaves judges them, foldedKeys: a dict's keys, a
+// global's name parts, shown in their owner's line).
+func (sk *topSink) offerLeaves(st *StreamTree, owned []pickle.ID, r pickle.ID, seq int32) {
+	s := st.Store
+	if len(sk.keyOf) < s.Len() {
+		sk.keyOf = make([]bool, s.Len())
+	}
+	for _, x := range owned {
+		if k := s.Kind(x); k != pickle.KindDict && k != pickle.KindGlobal && s.NMuts(x) == 0 {
+			continue
+		}
+		eachChild(s, x, func(c pickle.ID, _ role, folded bool) bool {
+			if folded && c >= 0 && s.Owner(c) == x {
+				sk.keyOf[c] = true
+			}
+			return true
+		})
+	}
+	for _, x := range owned {
+		if sk.start[x] == sk.start[x+1] && !sk.keyOf[x] {
+			sk.offer(st, x, r, seq)
+		}
+	}
+	for _, x := range owned {
+		sk.keyOf[x] = false
+	}
+}
+
 // sunkFacts is what the lines of node x of st say of it, for a node the
 // sink folds (its store is gone by STOP): its facts, code and label, and
 // whether the memo holds it.
@@ -446,6 +480,7 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 	if sk.bview {
 		return sk.finishBounded(t, st, gone)
 	}
+
 	s := st.Store
 	n := s.Len()
 	if sk.n == 0 {
@@ -453,8 +488,12 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 		// bytes of the root they are drawn from, which is this stream
 		return !sk.lost && s.Begin == 0 && s.Length() == sk.total
 	}
+	var keys []bool
+	if sk.leaves {
+		keys = st.foldedKeys()
+	}
 	for id := range pickle.ID(n) {
-		if gone[id] != 2 {
+		if gone[id] != 2 || sk.leaves && (st.ownsAny(id) || keys[id]) {
 			continue
 		}
 		c := sunkCand{size: st.incl.at(id), num: sk.num[id], id: id}
@@ -491,7 +530,7 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 		items = append(items, Item{Kind: ItemNode, Stream: st, Node: pickle.NoID, pl: link(nil, b.String()), Size: c.size, Self: c.self,
 			sunk: c.facts})
 	}
-	t.fast = &fastTop{n: sk.n, items: items}
+	t.fast = &fastTop{n: sk.n, leaves: sk.leaves, items: items}
 	return true
 }
 

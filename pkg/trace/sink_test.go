@@ -342,7 +342,7 @@ func rowsPickle(n int) []byte {
 // FuzzTopSink: on any bytes, --top through the top sink, with every stream
 // compacted at 4 records, never panics, and either gives up (the caller
 // reads the file again) or gives what the read without the sink gives: the
-// same error, or the same lines and JSON records; and so do the pictures
+// same error, or the same lines and JSON records (also with --leaves); and so do the pictures
 // through the pictures' sink and the whole tree through its sink.
 func FuzzTopSink(f *testing.F) {
 	addFuzzSeeds(f)
@@ -371,9 +371,10 @@ func FuzzTopSink(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		top := func(sk *topSink) (bool, string, error) {
+		top := func(sk *topSink, leaves bool) (bool, string, error) {
 			var out string
-			ok, err := eachTree(p, &topKeep{n: 4}, sk, func(tr *Tree) error {
+			ok, err := eachTree(p, &topKeep{n: 4, leaves: leaves}, sk, func(tr *Tree) error {
+				tr.Leaves = leaves
 				out = topOutputs(t, tr, 4)
 				return nil
 			})
@@ -394,9 +395,13 @@ func FuzzTopSink(f *testing.F) {
 			wok, want, _, werr := pictures(t, p, false, &narrowSVG, &narrowHTML)
 			same("the pictures", got, want, err, werr, wok)
 		}
-		if ok, got, err := top(&topSink{n: 4}); ok {
-			wok, want, werr := top(nil)
+		if ok, got, err := top(&topSink{n: 4}, false); ok {
+			wok, want, werr := top(nil, false)
 			same("--top 4", got, want, err, werr, wok)
+		}
+		if ok, got, err := top(&topSink{n: 4, leaves: true}, true); ok {
+			wok, want, werr := top(nil, true)
+			same("--top 4 --leaves", got, want, err, werr, wok)
 		}
 		// the default view's sink (sink_bounded.go), 5 lines
 		bounded := func(sk *topSink) (bool, string, error) {

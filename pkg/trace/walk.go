@@ -649,7 +649,7 @@ func (t *Tree) Top(n int) []Item {
 	if n <= 0 {
 		return nil
 	}
-	if t.fast != nil && t.fast.n == n && !t.Leaves {
+	if t.fast != nil && t.fast.n == n && t.fast.leaves == t.Leaves {
 		return append([]Item(nil), t.fast.items...)
 	}
 	type ent struct {
