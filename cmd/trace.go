@@ -214,6 +214,17 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			return err
 		}
 	}
+	if f.path != "" && f.top == 0 {
+		// a bare pickle file: the rows folded into their sizes but the
+		// one at the path (false: anything else, read whole below)
+		sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
+		if ok, err := trace.EachPath(path, f.path, func(t *trace.Tree) error {
+			prog.Done()
+			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
+		}); ok {
+			return err
+		}
+	}
 	doc, err := input.OpenWith(path, pickle.Options{}, input.Options{})
 	prog.Done()
 	if err != nil {

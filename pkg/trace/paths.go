@@ -411,10 +411,11 @@ func (t *Tree) find(parsed ppath.Path) (Item, error) {
 	// items without a path of their own (the file, a pickle part, a
 	// stream, an attribute state) are passed through
 	stack := []Item{t.Root()}
+	var kids []Item
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		kids := t.Children(it)
+		kids = t.findKids(it, target, kids[:0])
 		for i := len(kids) - 1; i >= 0; i-- {
 			k := kids[i]
 			if k.Kind == ItemElided {
@@ -459,6 +460,39 @@ func (t *Tree) find(parsed ppath.Path) (Item, error) {
 		}
 	}
 	return Item{}, &NotFoundError{Path: target}
+}
+
+// findKids appends to out the children of it that find may act on for
+// target (those the cases of its switch take: a child with no path of its
+// own, at or above target, or whose entries or items are named from
+// elsewhere), in order: the others are passed over one at a time, so that
+// a list of a million items costs no million items at once.
+func (t *Tree) findKids(it Item, target string, out []Item) []Item {
+	keep := func(k Item) {
+		if k.Kind == ItemElided {
+			return
+		}
+		kp := k.Path()
+		switch {
+		case k.pl == nil || k.Kind == ItemStream || k.Kind == ItemPart && k.part != nil && k.part.pickle != nil,
+			kp == target, ppath.Under(target, kp),
+			k.Kind == ItemNode && k.Stream.Store.Kind(k.Node) == pickle.KindDict && attrState(k.Stream.Store, k.Node),
+			k.Kind == ItemNode && k.Role == ppath.State && pairState(k.Stream.Store, k.Node),
+			k.Kind == ItemNode && (k.Role == ppath.Args || k.Role == ppath.NewArgs) && isNamedArgs(k.Stream.Store, k.Node):
+			out = append(out, k)
+		}
+	}
+	if it.Kind != ItemNode {
+		for _, k := range t.Children(it) {
+			keep(k)
+		}
+		return out
+	}
+	it.Stream.eachChildItem(it, keep)
+	for _, k := range t.attached(it, nil) {
+		keep(k)
+	}
+	return out
 }
 
 // findPart returns the line of the part whose name (Doc.Key) is key, where

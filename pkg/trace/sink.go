@@ -67,6 +67,7 @@ type topSink struct {
 	bview  bool         // the default view's sink: n is its budget of lines (sink_bounded.go)
 	pics   []picSpec    // the pictures' sink: the pictures drawn (n is 0)
 	whole  *wholeSink   // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
+	path   *pathSink    // --path's sink: the offsets of the roots folded, and of those it keeps (n is 0, sink_path.go)
 	args   *argSink     // the code objects' arguments folded (sink_args.go; nil: none)
 	kp     *pickle.Keep // the machine's options, when the sink folds them (argsKeep)
 	total  int64        // and the bytes of the root they are drawn from (the file's)
@@ -250,10 +251,13 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 		if !ok {
 			continue
 		}
-		if sk.drawn(st.incl.at(r)) || sk.whole != nil && !sk.whole.render(st, r, p) {
+		if sk.drawn(st.incl.at(r)) || sk.whole != nil && !sk.whole.render(st, r, p) || sk.path != nil && sk.path.keeps(s, r) {
 			continue
 		}
 		seq := int32(sk.sizes.add(st.incl.at(r)))
+		if sk.path != nil {
+			sk.path.note(s.Offset(r))
+		}
 		switch {
 		case sk.bview:
 			sk.offerBounded(st, owned, r, seq)
@@ -480,7 +484,10 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 	if sk.bview {
 		return sk.finishBounded(t, st, gone)
 	}
-
+	if sk.path != nil {
+		sk.path.gone = gone
+		return !sk.lost
+	}
 	s := st.Store
 	n := s.Len()
 	if sk.n == 0 {

@@ -974,11 +974,18 @@ func (st *StreamTree) marks() *marker {
 // are expanded (once, at their first appearance), the others are
 // references.
 func (st *StreamTree) children(it Item) []Item {
+	var out []Item
+	st.eachChildItem(it, func(k Item) { out = append(out, k) })
+	return out
+}
+
+// eachChildItem calls fn with each of children's items, in order, one at a
+// time (what looks for one child keeps none of the others: find).
+func (st *StreamTree) eachChildItem(it Item, fn func(Item)) {
 	n := it.Node
 	s := st.Store
 	m := st.marks()
 	m.next(s.Len())
-	var out []Item
 	eachChild(s, n, func(c pickle.ID, r role, folded bool) bool {
 		own := s.Owner(c) == n && !m.has(c)
 		if own {
@@ -990,9 +997,9 @@ func (st *StreamTree) children(it Item) []Item {
 		rs := r.str(s)
 		pl := r.link(it.pl, rs)
 		if own {
-			out = append(out, st.nodeItem(c, rs, pl))
+			fn(st.nodeItem(c, rs, pl))
 		} else {
-			out = append(out, Item{Kind: ItemRef, Stream: st, Node: c, Role: rs, pl: pl})
+			fn(Item{Kind: ItemRef, Stream: st, Node: c, Role: rs, pl: pl})
 		}
 		return true
 	})
@@ -1001,10 +1008,9 @@ func (st *StreamTree) children(it Item) []Item {
 		if c := pickle.ID(c); !m.has(c) {
 			m.add(c)
 			rs := role{kind: rOwned, i: int(c)}.str(s)
-			out = append(out, st.nodeItem(c, rs, link(it.pl, rs)))
+			fn(st.nodeItem(c, rs, link(it.pl, rs)))
 		}
 	}
-	return out
 }
 
 // roleIn returns the role under which owner expands c.
