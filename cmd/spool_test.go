@@ -217,6 +217,31 @@ func TestSpooledViews(t *testing.T) {
 			t.Errorf("pk %s: through the spool\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
 		}
 	}
+	// --path into a table the top sink folds (trace.EachPath, in the tree
+	// of the compressed file): through the spool and the sink, as through
+	// Open, and as through the spool without the sink
+	table := []byte("\x80\x04]\x94(")
+	for i := 0; i < 8000; i++ {
+		table = append(table, "}\x94(\x8c\x01a\x94J"...)
+		table = append(table, byte(i), byte(i>>8), 0, 0)
+		table = append(table, "\x8c\x01b\x94]\x94(K\x02K\x03eu"...)
+		if i%500 == 499 {
+			table = append(table, "e("...)
+		}
+	}
+	table = append(table, "e."...)
+	tf := gz("table.pkl.gz", table)
+	for _, v := range [][]string{{"--path", "root[5000]"}, {"--path", "root[5000]['b']", "--json"}, {"--path", "root[7]", "--lines", "0"},
+		{"--path", "root[99999]"}, {"--path", "root"}} {
+		args := append(append([]string{"trace"}, v...), tf)
+		want := run("PK_SPOOL=0", args)
+		if got := run("PK_SPOOL=1", args); got != want {
+			t.Errorf("pk %s: through the spool\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+		}
+		if got := run("PK_TRACE_SINK=0", args); got != want {
+			t.Errorf("pk %s: through the spool without the sink\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+		}
+	}
 	for _, args := range [][]string{{"trace", "--html", "-", files["big"]}, {"trace", "--depth", "2", files["big"]}} {
 		if r := runCost(t, pk, args); r.rss > 40<<20 {
 			t.Errorf("pk %s: %s, want a peak RSS under 40 MB (the bare file's)", strings.Join(args, " "), r)

@@ -218,7 +218,7 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		// a bare pickle file: the rows folded into their sizes but the
 		// one at the path (false: anything else, read whole below)
 		sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
-		if ok, err := trace.EachPath(path, f.path, func(t *trace.Tree) error {
+		if ok, err := trace.EachPath(path, f.path, nil, func(t *trace.Tree) error {
 			prog.Done()
 			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
 		}); ok {
@@ -245,7 +245,8 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 // --depth (text and JSON), the pictures from the root (--svg, --html); the
 // tree they make is given the user's file name and, but for --top, the
 // two lines NewDoc shows above the streams of a compressed file
-// (Tree.Compressed). Any other view (--group, --path, --all, --min-size,
+// (Tree.Compressed); --path (without --top) through trace.EachPath. Any
+// other view (--group, --all, --min-size,
 // ...), and any of those whose path does not apply, reads the spool as
 // Open reads a bare file, into the document Open gives the compressed
 // file (Spool.Open), without its decompression's memory. ok is false when
@@ -333,6 +334,13 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 		ok, err = trace.EachBounded(sp.Path(), f.lines, out)
 	case top:
 		ok, err = trace.EachTop(sp.Path(), f.top, f.leaves, out)
+	case f.path != "" && f.top == 0:
+		// the rows folded but the one at the path, in the tree of the
+		// compressed file
+		ok, err = trace.EachPath(sp.Path(), f.path, func(t *trace.Tree) bool { return t.Compressed(sp, 0) }, func(t *trace.Tree) error {
+			prog.Done()
+			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
+		})
 	}
 	if ok && err != errNotNamed {
 		return true, err

@@ -81,15 +81,18 @@ var errPathWhole = errors.New("the path is not whole in the sink's tree")
 // EachPath reads the bare pickle file at path through the top sink for a
 // view printed from the object at p (--path p, without --top) and calls
 // out with its tree, when the object is found in it with everything it
-// holds (see above). ok is false when the caller must read the file
-// without the sink (as for EachBounded); out's error is returned as it is.
-func EachPath(path, p string, out func(*Tree) error) (ok bool, err error) {
-	ok, _, err = eachPath(path, p, out)
+// holds (see above). prep, when set, is given the tree before the path is
+// looked up (Tree.Compressed: the tree of the compressed file the file at
+// path was decompressed from), false when it cannot make it. ok is false
+// when the caller must read the file without the sink (as for
+// EachBounded); out's error is returned as it is.
+func EachPath(path, p string, prep func(*Tree) bool, out func(*Tree) error) (ok bool, err error) {
+	ok, _, err = eachPath(path, p, prep, out)
 	return ok, err
 }
 
 // eachPath is EachPath, with the number of reads of the file it made.
-func eachPath(path, p string, out func(*Tree) error) (ok bool, reads int, err error) {
+func eachPath(path, p string, prep func(*Tree) bool, out func(*Tree) error) (ok bool, reads int, err error) {
 	parsed, err := ppath.Parse(p)
 	if noSink || err != nil {
 		return false, 0, nil
@@ -100,7 +103,7 @@ func eachPath(path, p string, out func(*Tree) error) (ok bool, reads int, err er
 		sk := &topSink{path: &pathSink{keep: keep}}
 		var again int64 = -1
 		ok, err := eachTree(path, &boundedKeep{lines: 1}, sk, func(t *Tree) error {
-			if t.nStreams != 1 {
+			if t.nStreams != 1 || prep != nil && !prep(t) {
 				return errPathWhole // (the tree keeps one stream)
 			}
 			it, elem, err := t.FindElement(p)

@@ -62,7 +62,7 @@ func pathsOf(tr *Tree, most int) []string {
 // read the file without the sink), with the number of reads it took.
 func pathSunk(t *testing.T, file, p string) (out string, ok bool, reads int) {
 	t.Helper()
-	ok, reads, err := eachPath(file, p, func(tr *Tree) error {
+	ok, reads, err := eachPath(file, p, nil, func(tr *Tree) error {
 		out = pathViews(tr, p)
 		return nil
 	})
