@@ -141,18 +141,21 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 	// progress: a spinner while pkg reads the input (it opens the path itself)
 	prog := newProgress(c.ErrOrStderr(), f.noProgress, "pk trace "+path, -1, unitFiles)
 	defer prog.Done()
-	if f.path == "" && f.svg == "" && f.html == "" && !f.bounded(c) && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize {
-		// the whole tree (--lines 0, --depth D, --json) of plain data:
-		// printed as a second streaming pass reaches each line (false: fall back)
+	if f.path == "" && f.svg == "" && f.html == "" && !f.bounded(c) && f.top == 0 && !opt.SortSize {
 		sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
-		if ok, err := trace.FastWhole(path, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
-			if err != nil {
-				return trouble(err)
+		if !f.all && f.minSize == "" {
+			// the whole tree (--lines 0, --depth D, --json) of plain data:
+			// printed as a second streaming pass reaches each line (false: fall back)
+			if ok, err := trace.FastWhole(path, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
+				if err != nil {
+					return trouble(err)
+				}
+				return nil
 			}
-			return nil
 		}
-		// a file of several pickles: printed stream by stream
-		if ok, err := trace.EachWhole(path, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
+		// a file of several pickles: printed stream by stream; of one,
+		// through the whole tree's sink (also --all, --min-size)
+		if ok, err := trace.EachWhole(path, c.OutOrStdout(), opt, f.json, sty, prog.Done); ok {
 			if err != nil {
 				return trouble(err)
 			}
@@ -218,7 +221,11 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 		// a bare pickle file: the rows folded into their sizes but the
 		// one at the path (false: anything else, read whole below)
 		sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
-		if ok, err := trace.EachPath(path, f.path, nil, func(t *trace.Tree) error {
+		lines := 0 // (the default view: only it takes a start with rows folded below)
+		if f.boundedView && f.svg == "" && f.html == "" {
+			lines = f.lines
+		}
+		if ok, err := trace.EachPath(path, f.path, lines, nil, func(t *trace.Tree) error {
 			prog.Done()
 			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
 		}); ok {
@@ -337,7 +344,11 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	case f.path != "" && f.top == 0:
 		// the rows folded but the one at the path, in the tree of the
 		// compressed file
-		ok, err = trace.EachPath(sp.Path(), f.path, func(t *trace.Tree) bool { return t.Compressed(sp, 0) }, func(t *trace.Tree) error {
+		lines := 0 // (the default view: only it takes a start with rows folded below)
+		if f.boundedView && !pics {
+			lines = f.lines
+		}
+		ok, err = trace.EachPath(sp.Path(), f.path, lines, func(t *trace.Tree) bool { return t.Compressed(sp, 0) }, func(t *trace.Tree) error {
 			prog.Done()
 			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
 		})

@@ -140,9 +140,10 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 		if sk != nil && sk.args != nil && s.End != size {
 			return errSinkStreams // (code objects' arguments folded in a stream that is not the file's last)
 		}
-		if sk != nil && (sk.num != nil || sk.whole != nil) && s.Index > 0 {
+		if sk != nil && (sk.num != nil || sk.whole != nil || sk.path != nil) && s.Index > 0 {
 			// (the first stream was compacted: read again without the
-			// sink; the whole tree's sink writes files of one stream)
+			// sink; the whole tree's sink and --path's read files of one
+			// stream)
 			return errSinkStreams
 		}
 		if n == 0 {

@@ -10,9 +10,10 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// EachWhole writes the whole tree (`pk trace --lines 0`, or with depth >=
-// 0 `--depth depth`; as text with its column header, or with asJSON as JSON
-// Lines) of a bare pickle file of several streams, one stream at a time: a
+// EachWhole writes the whole tree (`pk trace --lines 0`, or with
+// opt.Depth >= 0 `--depth D`; as text with its column header, or with
+// asJSON as JSON Lines) of a bare pickle file of several streams, one
+// stream at a time: a
 // first read counts the streams (the file's line says how many), a second
 // sizes each stream and prints its lines under the file's before the next
 // is read. What is held is the largest stream's store and sizes, not the
@@ -20,7 +21,8 @@ import (
 // The output is WriteHeader and WriteText (or WriteJSON) of the graph
 // path's tree, byte for byte. A bare pickle file of one stream goes
 // through the whole tree's sink instead (sinkWhole, sink_whole.go), text
-// and JSON alike.
+// and JSON alike, and so does --all and --min-size (opt.All, opt.MinSize),
+// which only it takes (not opt.SortSize).
 //
 // It returns false when it does not apply (stdin, anything but a bare
 // pickle file, any error of the first read, a file of one stream that the
@@ -28,8 +30,8 @@ import (
 // path, which reports the error);
 // begin is called before anything is written. An error with true is one of
 // writing, or an input that changed between the reads.
-func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
-	return eachWhole(path, nil, w, depth, asJSON, sty, begin)
+func EachWhole(path string, w io.Writer, opt Options, asJSON bool, sty Style, begin func()) (bool, error) {
+	return eachWhole(path, nil, w, opt, asJSON, sty, begin)
 }
 
 // EachWholeCompressed is EachWhole (the whole tree, or with depth >= 0
@@ -40,14 +42,15 @@ func EachWhole(path string, w io.Writer, depth int, asJSON bool, sty Style, begi
 // bare file's (the part uses no level of depth; depth 0 shows the File's
 // line alone, as FastWholeCompressed). False for a file of one stream.
 func EachWholeCompressed(sp *input.Spool, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
-	return eachWhole(sp.Path(), sp, w, depth, asJSON, sty, begin)
+	return eachWhole(sp.Path(), sp, w, Options{Depth: depth}, asJSON, sty, begin)
 }
 
-func eachWhole(path string, sp *input.Spool, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
+func eachWhole(path string, sp *input.Spool, w io.Writer, opt Options, asJSON bool, sty Style, begin func()) (bool, error) {
 	size, ok := eachSize(path)
-	if !ok {
+	if !ok || opt.SortSize {
 		return false, nil
 	}
+	depth := opt.Depth
 	if !mayHoldTwo(path, size) {
 		if sp != nil {
 			return false, nil
@@ -55,7 +58,10 @@ func eachWhole(path string, sp *input.Spool, w io.Writer, depth int, asJSON bool
 		if noSink {
 			return false, nil
 		}
-		return sinkWhole(path, size, w, depth, asJSON, sty, begin)
+		return sinkWhole(path, size, w, Options{Depth: depth, All: opt.All, MinSize: opt.MinSize}, asJSON, sty, begin)
+	}
+	if opt.All || opt.MinSize > 0 {
+		return false, nil // (a file of several streams: the graph path)
 	}
 	ropt := pickle.Options{NoGraph: true}
 	var (

@@ -19,7 +19,7 @@ func agreeEachWhole(t *testing.T, path string) bool {
 			asJSON := si == len(wholeStyles) // (the last: JSON)
 			var out bytes.Buffer
 			began := false
-			ok, err := EachWhole(path, &out, depth, asJSON, sty, func() { began = true })
+			ok, err := EachWhole(path, &out, Options{Depth: depth}, asJSON, sty, func() { began = true })
 			if !ok {
 				if out.Len() > 0 || began || err != nil {
 					t.Fatalf("%s: EachWhole declined after writing (%v)", path, err)
@@ -91,10 +91,10 @@ func TestEachWholeGenerated(t *testing.T) {
 
 // TestEachWholeMissing: what is no file is declined.
 func TestEachWholeMissing(t *testing.T) {
-	if ok, err := EachWhole(t.TempDir()+"/none.pkl", &bytes.Buffer{}, -1, false, Style{}, nil); ok || err != nil {
+	if ok, err := EachWhole(t.TempDir()+"/none.pkl", &bytes.Buffer{}, Options{Depth: -1}, false, Style{}, nil); ok || err != nil {
 		t.Errorf("a missing file: %v %v", ok, err)
 	}
-	if ok, _ := EachWhole("-", &bytes.Buffer{}, -1, false, Style{}, nil); ok {
+	if ok, _ := EachWhole("-", &bytes.Buffer{}, Options{Depth: -1}, false, Style{}, nil); ok {
 		t.Error("stdin taken")
 	}
 }

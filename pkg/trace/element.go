@@ -92,6 +92,23 @@ func (e *Element) Line() string {
 // tensor or a cell of a frame: the item at the path, or the item holding
 // the element with the element (nil for a path that names an object).
 func (t *Tree) FindElement(p string) (Item, *Element, error) {
+	if f := t.found; f != nil && f.p == p {
+		return f.it, f.elem, f.err
+	}
+	it, elem, err := t.findElement(p)
+	t.found = &foundAt{p, it, elem, err}
+	return it, elem, err
+}
+
+// foundAt is FindElement's answer for path p.
+type foundAt struct {
+	p    string
+	it   Item
+	elem *Element
+	err  error
+}
+
+func (t *Tree) findElement(p string) (Item, *Element, error) {
 	it, err := t.findPath(p)
 	if err == nil {
 		return it, nil, nil

@@ -411,11 +411,10 @@ func (t *Tree) find(parsed ppath.Path) (Item, error) {
 	// items without a path of their own (the file, a pickle part, a
 	// stream, an attribute state) are passed through
 	stack := []Item{t.Root()}
-	var kids []Item
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		kids = t.findKids(it, target, kids[:0])
+		kids := t.findKids(it, target)
 		for i := len(kids) - 1; i >= 0; i-- {
 			k := kids[i]
 			if k.Kind == ItemElided {
@@ -462,15 +461,15 @@ func (t *Tree) find(parsed ppath.Path) (Item, error) {
 	return Item{}, &NotFoundError{Path: target}
 }
 
-// findKids appends to out the children of it that find may act on for
-// target (those the cases of its switch take: a child with no path of its
-// own, at or above target, or whose entries or items are named from
-// elsewhere), in order: the others are passed over one at a time, so that
-// a list of a million items costs no million items at once.
-func (t *Tree) findKids(it Item, target string, out []Item) []Item {
-	keep := func(k Item) {
+// findKids returns the children of it that find may act on for target
+// (those the cases of its switch take: a child with no path of its own, at
+// or above target, or whose entries or items are named from elsewhere), in
+// order. A node's others are passed over one at a time, so that a list of
+// a million items costs no million items at once.
+func (t *Tree) findKids(it Item, target string) []Item {
+	onWay := func(k Item) bool {
 		if k.Kind == ItemElided {
-			return
+			return false
 		}
 		kp := k.Path()
 		switch {
@@ -479,18 +478,42 @@ func (t *Tree) findKids(it Item, target string, out []Item) []Item {
 			k.Kind == ItemNode && k.Stream.Store.Kind(k.Node) == pickle.KindDict && attrState(k.Stream.Store, k.Node),
 			k.Kind == ItemNode && k.Role == ppath.State && pairState(k.Stream.Store, k.Node),
 			k.Kind == ItemNode && (k.Role == ppath.Args || k.Role == ppath.NewArgs) && isNamedArgs(k.Stream.Store, k.Node):
-			out = append(out, k)
+			return true
 		}
+		return false
 	}
-	if it.Kind != ItemNode {
-		for _, k := range t.Children(it) {
-			keep(k)
-		}
+	if it.Kind == ItemStream {
+		// (a stream of a million tops: opened one at a time)
+		var out []Item
+		it.Stream.eachTopKid(func(k kid) {
+			if x := k.open(it.Stream, it.pl); onWay(x) {
+				out = append(out, x)
+			}
+		})
 		return out
 	}
-	it.Stream.eachChildItem(it, keep)
+	if it.Kind != ItemNode {
+		// (the file's streams, a part's: kept in place)
+		kids := t.Children(it)
+		n := 0
+		for _, k := range kids {
+			if onWay(k) {
+				kids[n] = k
+				n++
+			}
+		}
+		return kids[:n]
+	}
+	var out []Item
+	it.Stream.eachChildItem(it, func(k Item) {
+		if onWay(k) {
+			out = append(out, k)
+		}
+	})
 	for _, k := range t.attached(it, nil) {
-		keep(k)
+		if onWay(k) {
+			out = append(out, k)
+		}
 	}
 	return out
 }

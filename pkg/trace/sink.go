@@ -175,7 +175,7 @@ func (sk *topSink) keep() *pickle.Keep {
 		sk.sync(s)
 		return true
 	}}
-	if sk.n > 0 && sk.whole == nil && len(sk.pics) == 0 && !sk.leaves && !noArgs {
+	if sk.n > 0 && sk.whole == nil && len(sk.pics) == 0 && !sk.leaves && sk.path == nil && !noArgs {
 		// --top: code objects' arguments fold at their REDUCE (sink_args.go;
 		// the sink never compacts a store it folded them in)
 		sk.argsKeep(kp)
@@ -481,12 +481,14 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 	if !ok {
 		return false
 	}
-	if sk.bview {
-		return sk.finishBounded(t, st, gone)
-	}
 	if sk.path != nil {
 		sk.path.gone = gone
-		return !sk.lost
+		if !sk.bview {
+			return !sk.lost
+		}
+	}
+	if sk.bview {
+		return sk.finishBounded(t, st, gone)
 	}
 	s := st.Store
 	n := s.Len()

@@ -86,13 +86,18 @@ var errPathWhole = errors.New("the path is not whole in the sink's tree")
 // path was decompressed from), false when it cannot make it. ok is false
 // when the caller must read the file without the sink (as for
 // EachBounded); out's error is returned as it is.
-func EachPath(path, p string, prep func(*Tree) bool, out func(*Tree) error) (ok bool, err error) {
-	ok, _, err = eachPath(path, p, prep, out)
+//
+// lines > 0 says that out prints only the default view of that many lines
+// from the object (WriteBounded): the sink is then the default view's
+// (sink_bounded.go), and an object with folded rows below it (--path of
+// the table itself) is printed when every row folded is below it.
+func EachPath(path, p string, lines int, prep func(*Tree) bool, out func(*Tree) error) (ok bool, err error) {
+	ok, _, err = eachPath(path, p, lines, prep, out)
 	return ok, err
 }
 
 // eachPath is EachPath, with the number of reads of the file it made.
-func eachPath(path, p string, prep func(*Tree) bool, out func(*Tree) error) (ok bool, reads int, err error) {
+func eachPath(path, p string, lines int, prep func(*Tree) bool, out func(*Tree) error) (ok bool, reads int, err error) {
 	parsed, err := ppath.Parse(p)
 	if noSink || err != nil {
 		return false, 0, nil
@@ -101,6 +106,9 @@ func eachPath(path, p string, prep func(*Tree) bool, out func(*Tree) error) (ok 
 	for pass := 0; pass < 2; pass++ {
 		reads++
 		sk := &topSink{path: &pathSink{keep: keep}}
+		if lines > 0 {
+			sk.n, sk.bview = max(lines, 2), true
+		}
 		var again int64 = -1
 		ok, err := eachTree(path, &boundedKeep{lines: 1}, sk, func(t *Tree) error {
 			if t.nStreams != 1 || prep != nil && !prep(t) {
@@ -110,7 +118,7 @@ func eachPath(path, p string, prep func(*Tree) bool, out func(*Tree) error) (ok 
 			if sk.num == nil && elem == nil {
 				return out(t) // (nothing folded: the whole stream, found or not)
 			}
-			if err == nil && elem == nil && it.Kind == ItemNode && whole(it, sk.path.gone) {
+			if err == nil && elem == nil && it.Kind == ItemNode && (whole(it, sk.path.gone) || sk.bview && runsBelow(it)) {
 				return out(t)
 			}
 			if pass == 0 && sk.num != nil {
@@ -163,6 +171,28 @@ func whole(it Item, gone []uint8) bool {
 		}
 		for _, c := range st.unlisted(x) {
 			stack = append(stack, pickle.ID(c))
+		}
+	}
+	return true
+}
+
+// runsBelow reports whether every run folded in the stream of node it
+// hangs below it.
+func runsBelow(it Item) bool {
+	st := it.Stream
+	if st == nil || it.Node < 0 {
+		return false
+	}
+	s := st.Store
+	for id := range pickle.ID(s.Len()) {
+		if s.Kind(id) != pickle.KindFolded {
+			continue
+		}
+		x, n := s.Owner(id), 0
+		for ; x != pickle.NoID && x != it.Node && n <= s.Len(); x, n = s.Owner(x), n+1 {
+		}
+		if x != it.Node {
+			return false
 		}
 	}
 	return true

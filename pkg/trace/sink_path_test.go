@@ -58,12 +58,33 @@ func pathsOf(tr *Tree, most int) []string {
 	return out
 }
 
-// pathSunk is pathViews of p through EachPath (ok false: the caller would
-// read the file without the sink), with the number of reads it took.
-func pathSunk(t *testing.T, file, p string) (out string, ok bool, reads int) {
+// boundedAt is the default view of lines lines from the object at p, or
+// the lookup's error or element line.
+func boundedAt(tr *Tree, p string, lines int) string {
+	it, elem, err := tr.FindElement(p)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	if elem != nil {
+		return "element: " + elem.Line()
+	}
+	var b bytes.Buffer
+	tr.WriteBounded(&b, it, lines, Style{ASCII: true, Bytes: true})
+	return b.String()
+}
+
+// pathSunk is pathViews of p through EachPath (with lines > 0, boundedAt
+// of that many lines through the default view's sink; ok false: the
+// caller would read the file without the sink), with the number of reads
+// it took.
+func pathSunk(t *testing.T, file, p string, lines int) (out string, ok bool, reads int) {
 	t.Helper()
-	ok, reads, err := eachPath(file, p, nil, func(tr *Tree) error {
-		out = pathViews(tr, p)
+	ok, reads, err := eachPath(file, p, lines, nil, func(tr *Tree) error {
+		if lines > 0 {
+			out = boundedAt(tr, p, lines)
+		} else {
+			out = pathViews(tr, p)
+		}
 		return nil
 	})
 	if err != nil {
@@ -81,7 +102,7 @@ func pathSunk(t *testing.T, file, p string) (out string, ok bool, reads int) {
 func TestPathSinkCorpus(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	files := testfile.Sample(corpusFiles(8<<20), 4)
-	answered, second := 0, 0
+	answered, second, bounded := 0, 0, 0
 	for _, min := range []int{4, 64} {
 		pickle.MinCompact = min
 		for _, f := range files {
@@ -97,21 +118,28 @@ func TestPathSinkCorpus(t *testing.T) {
 				}
 			}
 			for _, p := range paths {
-				got, ok, reads := pathSunk(t, f, p)
-				if !ok {
-					continue
+				got, ok, reads := pathSunk(t, f, p, 0)
+				if ok {
+					answered++
+					if reads > 1 {
+						second++
+					}
+					if want := pathViews(tr, p); got != want {
+						t.Errorf("%s --path %s (MinCompact %d, %d reads): sink\n%s\nwhole store\n%s", f, p, min, reads, got, want)
+					}
 				}
-				answered++
-				if reads > 1 {
-					second++
-				}
-				if want := pathViews(tr, p); got != want {
-					t.Errorf("%s --path %s (MinCompact %d, %d reads): sink\n%s\nwhole store\n%s", f, p, min, reads, got, want)
+				// the default view through its sink (7 lines: rows cut short)
+				got, ok, reads = pathSunk(t, f, p, 7)
+				if ok {
+					bounded++
+					if want := boundedAt(tr, p, 7); got != want {
+						t.Errorf("%s --path %s --lines 7 (MinCompact %d, %d reads): sink\n%s\nwhole store\n%s", f, p, min, reads, got, want)
+					}
 				}
 			}
 		}
 	}
-	t.Logf("%d files, twice: %d paths answered through the sink, %d of them on a second read", len(files), answered, second)
+	t.Logf("%d files, twice: %d paths answered through the sink, %d of them on a second read; %d default views", len(files), answered, second, bounded)
 	if answered < testfile.ShortDiv(400, 4) || second < testfile.ShortDiv(40, 4) {
 		t.Errorf("only %d paths answered, %d on a second read", answered, second)
 	}
@@ -145,7 +173,7 @@ func TestPathSinkTables(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range c.paths {
-			got, ok, reads := pathSunk(t, p, q)
+			got, ok, reads := pathSunk(t, p, q, 0)
 			if !ok || reads != 2 {
 				t.Errorf("%s --path %s: answered %v in %d reads, want a second read", c.name, q, ok, reads)
 				continue
@@ -158,9 +186,63 @@ func TestPathSinkTables(t *testing.T) {
 			}
 		}
 		for _, q := range []string{"root", "root[99999999]"} {
-			if _, ok, _ := pathSunk(t, p, q); ok {
+			if _, ok, _ := pathSunk(t, p, q, 0); ok {
 				t.Errorf("%s --path %s: answered through the sink", c.name, q)
 			}
 		}
+		// the default view of the table itself, every row below it: on
+		// the first read, through the default view's sink
+		q := "root"
+		if c.name == "keyed.pkl" {
+			q = "root['rows']"
+		}
+		for _, lines := range []int{DefaultLines, 7} {
+			got, ok, reads := pathSunk(t, p, q, lines)
+			if !ok || reads != 1 {
+				t.Errorf("%s --path %s --lines %d: answered %v in %d reads, want the first", c.name, q, lines, ok, reads)
+			} else if want := boundedAt(tr, q, lines); got != want {
+				t.Errorf("%s --path %s --lines %d: sink\n%s\nwhole store\n%s", c.name, q, lines, got, want)
+			}
+		}
 	}
+	// two tables, the second's rows larger: the default view's heap holds
+	// the second's best, so the view of the first is not the sink's to give
+	p := filepath.Join(dir, "two.pkl")
+	if err := os.WriteFile(p, twoTablesPickle(20000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"root['a']", "root['b']"} {
+		if _, ok, _ := pathSunk(t, p, q, 7); ok {
+			t.Errorf("two.pkl --path %s --lines 7: answered through the sink, with rows folded beside it", q)
+		}
+	}
+}
+
+// twoTablesPickle is {'a': n small dicts, 'b': n dicts of a 20-byte str}.
+func twoTablesPickle(n int) []byte {
+	b := []byte{0x80, 2, '}', '('}
+	table := func(key string, big bool) {
+		b = append(b, 0x8c, byte(len(key)))
+		b = append(b, key...)
+		b = append(b, ']')
+		for i := 0; i < n; i++ {
+			if i%500 == 0 {
+				b = append(b, '(')
+			}
+			b = append(b, '}', 0x8c, 1, 'x')
+			if big {
+				b = append(b, 0x8c, 20)
+				b = append(b, bytes.Repeat([]byte{'a' + byte(i%26)}, 20)...)
+			} else {
+				b = append(b, 'K', byte(i%7))
+			}
+			b = append(b, 's')
+			if i%500 == 499 || i == n-1 {
+				b = append(b, 'e')
+			}
+		}
+	}
+	table("a", false)
+	table("b", true)
+	return append(b, 'u', '.')
 }

@@ -270,7 +270,7 @@ func TestSinkScalarRows(t *testing.T) {
 	for _, asJSON := range []bool{false, true} {
 		for _, depth := range []int{-1, 1, 2} {
 			what := fmt.Sprintf("whole tree (depth %d, JSON %v)", depth, asJSON)
-			ws, err := newWholeSink(fi.Size(), depth, sty, asJSON)
+			ws, err := newWholeSink(fi.Size(), Options{Depth: depth}, sty, asJSON)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,7 +280,7 @@ func TestSinkScalarRows(t *testing.T) {
 			if err != nil || !ok || !ws.compacted || len(ws.mark) < 20000 {
 				t.Fatalf("%s: ok %v, compacted %v, %d folded, %v; want the floats folded", what, ok, ws.compacted, len(ws.mark), err)
 			}
-			_, wantW, _, werr := wholeSinkOut(t, p, false, depth, sty, asJSON)
+			_, wantW, _, werr := wholeSinkOut(t, p, false, Options{Depth: depth}, sty, asJSON)
 			if werr != nil || gotW.String() != wantW {
 				t.Errorf("%s differs (%v)\n--- sink\n%s\n--- whole store\n%s", what, werr, gotW.String(), wantW)
 			}
@@ -343,7 +343,8 @@ func rowsPickle(n int) []byte {
 // compacted at 4 records, never panics, and either gives up (the caller
 // reads the file again) or gives what the read without the sink gives: the
 // same error, or the same lines and JSON records (also with --leaves); and so do the pictures
-// through the pictures' sink and the whole tree through its sink.
+// through the pictures' sink and the whole tree through its sink (also
+// with --all and --min-size).
 func FuzzTopSink(f *testing.F) {
 	addFuzzSeeds(f)
 	f.Add(rowsPickle(40))
@@ -416,9 +417,11 @@ func FuzzTopSink(f *testing.F) {
 			same("the default view", got, want, err, werr, wok)
 		}
 		for _, asJSON := range []bool{false, true} {
-			if ok, got, _, err := wholeSinkOut(t, p, true, -1, Style{}, asJSON); ok {
-				wok, want, _, werr := wholeSinkOut(t, p, false, -1, Style{}, asJSON)
-				same(fmt.Sprintf("the whole tree (JSON %v)", asJSON), got, want, err, werr, wok)
+			for _, opt := range []Options{{Depth: -1}, {Depth: -1, All: true}, {Depth: -1, MinSize: 9}} {
+				if ok, got, _, err := wholeSinkOut(t, p, true, opt, Style{}, asJSON); ok {
+					wok, want, _, werr := wholeSinkOut(t, p, false, opt, Style{}, asJSON)
+					same(fmt.Sprintf("the whole tree (%+v, JSON %v)", opt, asJSON), got, want, err, werr, wok)
+				}
 			}
 		}
 	})

@@ -16,7 +16,7 @@ import (
 )
 
 // The whole tree through the top sink: `pk trace --lines 0` (and --depth
-// D), as text or JSON, of a bare pickle file of one stream that the whole
+// D, --all, --min-size S), as text or JSON, of a bare pickle file of one stream that the whole
 // tree's fast path does not take (rows made by calls), read through the
 // top sink (sink.go) with no candidates, so that the store holds what is
 // live rather than the whole stream.
@@ -70,18 +70,20 @@ import (
 // wholeSink spills the lines of the rows the top sink folds, and writes
 // the tree with them at STOP.
 type wholeSink struct {
-	t     *Tree // Total (the share column) and the row walks' scratch
-	depth int   // --depth (<0: all)
-	sty   Style
-	g     glyphs
-	width int // of the size columns: a line's branches start at cols()
-	json  bool
-	base  *pathLink // JSON: the links that stand for the list's path and above
-	spill *os.File
-	bw    *bufio.Writer
-	n     int64     // bytes spilled
-	at    []int64   // the spill offset of every rootsStep-th folded root
-	lens  rootSizes // the bytes of each folded root's lines
+	t       *Tree // Total (the share column) and the row walks' scratch
+	depth   int   // --depth (<0: all)
+	all     bool  // --all: every small scalar on a line of its own
+	minSize int64 // --min-size: smaller objects in their parent's "…" line
+	sty     Style
+	g       glyphs
+	width   int // of the size columns: a line's branches start at cols()
+	json    bool
+	base    *pathLink // JSON: the links that stand for the list's path and above
+	spill   *os.File
+	bw      *bufio.Writer
+	n       int64     // bytes spilled
+	at      []int64   // the spill offset of every rootsStep-th folded root
+	lens    rootSizes // the bytes of each folded root's lines
 	// of each folded root: with --depth, the depth of its line it was
 	// cut for; else the depth of its deepest line below it (the row's
 	// lines reach maxIndent at neither: check)
@@ -100,14 +102,14 @@ type wholeSink struct {
 }
 
 // newWholeSink is the spill of a whole tree of a file of total bytes,
-// written with depth and sty, or as JSON.
-func newWholeSink(total int64, depth int, sty Style, asJSON bool) (*wholeSink, error) {
+// written with opt's Depth, All and MinSize and sty, or as JSON.
+func newWholeSink(total int64, opt Options, sty Style, asJSON bool) (*wholeSink, error) {
 	f, err := os.CreateTemp("", "pk-trace-*")
 	if err != nil {
 		return nil, err
 	}
 	os.Remove(f.Name()) // (the file lives while it is open)
-	ws := &wholeSink{t: &Tree{Total: total}, depth: depth, sty: sty, spill: f, bw: bufio.NewWriterSize(f, 64<<10),
+	ws := &wholeSink{t: &Tree{Total: total}, depth: opt.Depth, all: opt.All, minSize: opt.MinSize, sty: sty, spill: f, bw: bufio.NewWriterSize(f, 64<<10),
 		lists: map[pickle.ID]int{}, roles: map[pickle.ID]role{}, json: asJSON}
 	ws.g, ws.width = sty.layout()
 	if asJSON {
@@ -119,6 +121,12 @@ func newWholeSink(total int64, depth int, sty Style, asJSON bool) (*wholeSink, e
 }
 
 func (ws *wholeSink) close() { ws.spill.Close() }
+
+// walkOpt is the walk's options of the rows and of the tree at STOP, to
+// depth (<0: all).
+func (ws *wholeSink) walkOpt(depth int) Options {
+	return Options{Depth: depth, All: ws.all, MinSize: ws.minSize, noPaths: !ws.json}
+}
 
 // cols is the width in bytes of a line's columns before its branches
 // (SIZE SHARE SELF and two spaces, textLine).
@@ -134,9 +142,10 @@ func (ws *wholeSink) compaction() {
 // reports whether it did (false: r must not fold).
 func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	s := st.Store
-	if isScalar(s, r) && st.incl.at(r) < SmallScalar {
-		// it shows in its list's "…" line, not as a line of its own: it
-		// folds with no lines, marked elided (runElided counts it there)
+	if size := st.incl.at(r); ws.minSize > 0 && size < ws.minSize || !ws.all && isScalar(s, r) && size < SmallScalar {
+		// it shows in its list's "…" line, not as a line of its own
+		// (kid.elided): it folds with no lines, marked elided
+		// (runElided counts it there)
 		ws.addRoot(0, elidedMark)
 		return true
 	}
@@ -167,7 +176,7 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 	}
 	// the row's lines, from the row at depth 0; with --depth, cut where
 	// the row's line at the list's depth now would be cut
-	opt, mark := Options{Depth: -1, noPaths: !ws.json}, 0
+	opt, mark := ws.walkOpt(-1), 0
 	if ws.depth >= 0 {
 		mark = ldep + 1
 		opt.Depth = ws.depth - mark
@@ -335,7 +344,9 @@ func (ws *wholeSink) check(t *Tree, start Item) bool {
 		}
 	}
 	ok := true
-	t.Walk(start, Options{Depth: ws.depth, noPaths: true}, func(v *Visit) {
+	wopt := ws.walkOpt(ws.depth)
+	wopt.noPaths = true
+	t.Walk(start, wopt, func(v *Visit) {
 		if !ok || !isRun(v) {
 			return
 		}
@@ -379,7 +390,7 @@ func (ws *wholeSink) write(w io.Writer, t *Tree, start Item) error {
 	}
 	var list []byte // JSON: the run's list's path, escaped
 	rd := bufio.NewReaderSize(nil, spillLine)
-	t.Walk(start, Options{Depth: ws.depth, noPaths: !ws.json}, func(v *Visit) {
+	t.Walk(start, ws.walkOpt(ws.depth), func(v *Visit) {
 		if err != nil {
 			return
 		}
@@ -510,11 +521,11 @@ func runLines(st *StreamTree, n pickle.ID) int {
 // sinkWhole is EachWhole for a file of one stream: through the top sink
 // with the rows' lines spilled (above). false: nothing was written, the
 // caller takes the store path.
-func sinkWhole(path string, size int64, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
+func sinkWhole(path string, size int64, w io.Writer, opt Options, asJSON bool, sty Style, begin func()) (bool, error) {
 	if size > math.MaxUint32 {
 		return false, nil // (eachTree's sink takes no more: the store path, or FastDepth, as before)
 	}
-	ws, err := newWholeSink(size, depth, sty, asJSON)
+	ws, err := newWholeSink(size, opt, sty, asJSON)
 	if err != nil {
 		return false, nil
 	}

@@ -41,9 +41,12 @@ func TestWholeSinkCorpus(t *testing.T) {
 				sty = Style{ASCII: true, Bytes: true}
 			}
 			for _, asJSON := range []bool{false, true} {
-				for _, depth := range []int{-1, 2} {
-					what := fmt.Sprintf("%s (MinCompact %d, depth %d, JSON %v)", p, min, depth, asJSON)
-					ok, got, folds, err := wholeSinkOut(t, p, true, depth, sty, asJSON)
+				for k, opt := range wholeOpts {
+					if testing.Short() && k >= 2 && (i+k)%3 != 0 {
+						continue // (under -short, --all and --min-size on a third of the files)
+					}
+					what := fmt.Sprintf("%s (MinCompact %d, %+v, JSON %v)", p, min, opt, asJSON)
+					ok, got, folds, err := wholeSinkOut(t, p, true, opt, sty, asJSON)
 					if !ok {
 						if rows[p] {
 							t.Errorf("%s: the sink gave up", what)
@@ -54,7 +57,7 @@ func TestWholeSinkCorpus(t *testing.T) {
 						gaveUp++
 						continue
 					}
-					_, want, _, werr := wholeSinkOut(t, p, false, depth, sty, asJSON)
+					_, want, _, werr := wholeSinkOut(t, p, false, opt, sty, asJSON)
 					switch {
 					case (err == nil) != (werr == nil):
 						t.Errorf("%s: sink %v, whole store %v", what, err, werr)
@@ -70,14 +73,20 @@ func TestWholeSinkCorpus(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d files, twice, two depths, text and JSON: %d written with rows folded, %d not taken", len(files), folded, gaveUp)
+	t.Logf("%d files, twice, %d views, text and JSON: %d written with rows folded, %d not taken", len(files), len(wholeOpts), folded, gaveUp)
 }
+
+// wholeOpts are the views of the whole tree its sink is checked with: the
+// whole tree, to a depth, --all, --min-size (one that elides most rows
+// whole, one that elides the items inside them), and both.
+var wholeOpts = []Options{{Depth: -1}, {Depth: 2}, {Depth: -1, All: true}, {Depth: -1, MinSize: 200}, {Depth: -1, MinSize: 9},
+	{Depth: -1, All: true, MinSize: 30}}
 
 // wholeSinkOut writes the whole tree of the file at p (to depth, <0: all; as
 // text in sty, or JSON) through the whole tree's sink (sink) or from the
 // store of the whole file, and the rows the sink folded; ok false when
 // the sink gave up.
-func wholeSinkOut(t *testing.T, p string, sink bool, depth int, sty Style, asJSON bool) (ok bool, out string, folds int, err error) {
+func wholeSinkOut(t *testing.T, p string, sink bool, opt Options, sty Style, asJSON bool) (ok bool, out string, folds int, err error) {
 	t.Helper()
 	var b bytes.Buffer
 	if !sink {
@@ -86,10 +95,10 @@ func wholeSinkOut(t *testing.T, p string, sink bool, depth int, sty Style, asJSO
 			return true, "", 0, err
 		}
 		if asJSON {
-			err = tr.WriteJSON(&b, tr.Root(), Options{Depth: depth})
+			err = tr.WriteJSON(&b, tr.Root(), opt)
 		} else {
 			WriteHeader(&b, sty)
-			err = tr.WriteText(&b, tr.Root(), Options{Depth: depth}, sty)
+			err = tr.WriteText(&b, tr.Root(), opt, sty)
 		}
 		return true, b.String(), 0, err
 	}
@@ -97,7 +106,7 @@ func wholeSinkOut(t *testing.T, p string, sink bool, depth int, sty Style, asJSO
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := newWholeSink(fi.Size(), depth, sty, asJSON)
+	ws, err := newWholeSink(fi.Size(), opt, sty, asJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +221,11 @@ func TestWholeSinkJSONPaths(t *testing.T) {
 	if err := os.WriteFile(p, objectRowsPickle(300, key), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ok, got, folds, err := wholeSinkOut(t, p, true, -1, Style{}, true)
+	ok, got, folds, err := wholeSinkOut(t, p, true, Options{Depth: -1}, Style{}, true)
 	if !ok || err != nil || folds == 0 {
 		t.Fatalf("the sink: taken %v, %d rows folded, %v", ok, folds, err)
 	}
-	_, want, _, err := wholeSinkOut(t, p, false, -1, Style{}, true)
+	_, want, _, err := wholeSinkOut(t, p, false, Options{Depth: -1}, Style{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ type Tree struct {
 	parts [][]*StreamTree               // the streams of each pickle part, by Doc.Parts index
 	stOf  map[*pickle.Store]*StreamTree // (Doc set)
 	fast  *fastTop                      // --top computed by the fast path (fast.go)
+	found *foundAt                      // the last FindElement's answer (EachPath looks up what --path prints)
 	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
 	// sunkKids: the lines of the default view that the top sink folded
 	// (sink_bounded.go), by the number ("#N") of the node they hang below

@@ -281,7 +281,9 @@ func (t *Tree) shownKids(it Item, opt Options) []kid {
 // elided reports whether k, a child of an item of stream st, goes into its
 // parent's "…" line instead of a line of its own.
 func (k *kid) elided(st *StreamTree, opt Options) bool {
-	small := opt.MinSize > 0 && k.size < opt.MinSize && k.kind != ItemRef
+	// (a run the whole tree's sink folded is judged a row at a time:
+	// runElided)
+	small := opt.MinSize > 0 && k.size < opt.MinSize && k.kind != ItemRef && !k.folded(st)
 	if !opt.All {
 		if k.kind == ItemNode && k.scalar(st) && k.size < SmallScalar {
 			small = true
