@@ -217,6 +217,17 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			return err
 		}
 	}
+	if f.top > 0 && f.group && !f.leaves && f.path == "" && f.svg == "" && f.html == "" {
+		// a bare pickle file of one stream: the groups of its rows summed
+		// as they fold (false: anything else, read whole below)
+		sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
+		if ok, err := trace.EachGroups(path, func(t *trace.Tree) error {
+			prog.Done()
+			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
+		}); ok {
+			return err
+		}
+	}
 	if f.path != "" && f.top == 0 {
 		// a bare pickle file: the rows folded into their sizes but the
 		// one at the path (false: anything else, read whole below)

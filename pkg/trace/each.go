@@ -83,6 +83,30 @@ func EachTop(path string, n int, leaves bool, out func(*Tree) error) (ok bool, e
 	return eachTree(path, &topKeep{n: n, leaves: leaves}, nil, out)
 }
 
+// EachGroups makes the tree of --top N --group (WriteGroups,
+// WriteGroupsJSON; not --leaves) of the bare pickle file at path, a file
+// of one stream, through the top sink, the groups of its rows summed as
+// they fold (sink_group.go), and calls out with it. ok is false when it
+// does not apply (several streams, anything but a bare pickle, any error:
+// the caller opens the input itself).
+func EachGroups(path string, out func(*Tree) error) (ok bool, err error) {
+	size, ok := eachSize(path)
+	if !ok || noSink {
+		return false, nil
+	}
+	sk := &topSink{group: newGroupSink(size)}
+	ok, err = eachTree(path, &boundedKeep{lines: 1}, sk, func(t *Tree) error {
+		if t.nStreams != 1 {
+			return errSinkStreams
+		}
+		return out(t)
+	})
+	if err == errSinkStreams {
+		return false, nil
+	}
+	return ok, err
+}
+
 // keeper decides which streams a stream-by-stream tree keeps.
 type keeper interface {
 	// offer is given every stream as it is read; st is sized when the
@@ -140,7 +164,7 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 		if sk != nil && sk.args != nil && s.End != size {
 			return errSinkStreams // (code objects' arguments folded in a stream that is not the file's last)
 		}
-		if sk != nil && (sk.num != nil || sk.whole != nil || sk.path != nil) && s.Index > 0 {
+		if sk != nil && (sk.num != nil || sk.whole != nil || sk.path != nil || sk.group != nil) && s.Index > 0 {
 			// (the first stream was compacted: read again without the
 			// sink; the whole tree's sink and --path's read files of one
 			// stream)

@@ -66,6 +66,9 @@ func (t *Tree) isLeaf(it Item) bool {
 
 // Groups returns the n largest groups (leaves: of leaf objects only).
 func (t *Tree) Groups(n int, leaves bool) []Group {
+	if t.groups != nil {
+		t.groups.taken = map[int32]int{} // (each walk takes the folded runs' groups anew)
+	}
 	idx := map[string]int{}
 	var gs []Group
 	// the pattern and path link of the open item at each depth: an item's
@@ -93,6 +96,23 @@ func (t *Tree) Groups(n int, leaves bool) []Group {
 		if v.Kind != ItemNode && (v.Kind != ItemPart || v.part.ref || v.part.pickle != nil) {
 			return
 		}
+		if t.groups != nil && !leaves && v.Kind == ItemNode && v.Stream != nil {
+			// a run the top sink folded: its list's groups first met by
+			// one of its rows, each with all its folded members
+			if run, ok := t.groups.run(v.Stream, v.Node); ok {
+				for _, a := range run {
+					key := base.pat + a.rel
+					i, ok := idx[key]
+					if !ok {
+						i = len(gs)
+						idx[key] = i
+						gs = append(gs, Group{Pattern: key, Code: a.Code, Label: a.Label})
+					}
+					gs[i].add(a.Code, a.Label, a.Count, a.Size, a.Self)
+				}
+				return
+			}
+		}
 		if leaves && !t.isLeaf(v.Item) {
 			return
 		}
@@ -107,16 +127,7 @@ func (t *Tree) Groups(n int, leaves bool) []Group {
 			idx[key] = i
 			gs = append(gs, Group{Pattern: key, Code: code, Label: label})
 		}
-		g := &gs[i]
-		g.Count++
-		g.Size += v.Size
-		g.Self += v.Self
-		if g.Code != code {
-			g.Code = "*"
-		}
-		if g.Label != label {
-			g.Label = ""
-		}
+		gs[i].add(code, label, 1, v.Size, v.Self)
 	}, nil)
 	sort.SliceStable(gs, func(i, j int) bool { return gs[i].Size > gs[j].Size })
 	if len(gs) > n {

@@ -68,6 +68,7 @@ type topSink struct {
 	pics   []picSpec    // the pictures' sink: the pictures drawn (n is 0)
 	whole  *wholeSink   // the whole tree's sink: the rows' lines spilled (n is 0, sink_whole.go)
 	path   *pathSink    // --path's sink: the offsets of the roots folded, and of those it keeps (n is 0, sink_path.go)
+	group  *groupSink   // --top --group's sink: the groups of the rows folded (n is 0, sink_group.go)
 	args   *argSink     // the code objects' arguments folded (sink_args.go; nil: none)
 	kp     *pickle.Keep // the machine's options, when the sink folds them (argsKeep)
 	total  int64        // and the bytes of the root they are drawn from (the file's)
@@ -242,6 +243,9 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 	if sk.whole != nil {
 		sk.whole.compaction()
 	}
+	if sk.group != nil {
+		sk.group.compaction()
+	}
 	for i, r := range roots {
 		p := s.Owner(r)
 		if keys[i] != pickle.NoID || p < 0 || s.Kind(p) != pickle.KindList {
@@ -251,7 +255,8 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 		if !ok {
 			continue
 		}
-		if sk.drawn(st.incl.at(r)) || sk.whole != nil && !sk.whole.render(st, r, p) || sk.path != nil && sk.path.keeps(s, r) {
+		if sk.drawn(st.incl.at(r)) || sk.whole != nil && !sk.whole.render(st, r, p) || sk.path != nil && sk.path.keeps(s, r) ||
+			sk.group != nil && !sk.group.add(st, r, p, sk.num[p], int32(sk.sizes.n)) {
 			continue
 		}
 		seq := int32(sk.sizes.add(st.incl.at(r)))
@@ -486,6 +491,14 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 		if !sk.bview {
 			return !sk.lost
 		}
+	}
+	if sk.group != nil {
+		by, ok := sk.group.settle(st, foldedRuns(st.Store), gone)
+		if sk.lost || !ok {
+			return false
+		}
+		t.groups = &sunkGroups{gs: sk.group, by: by, taken: map[int32]int{}}
+		return true
 	}
 	if sk.bview {
 		return sk.finishBounded(t, st, gone)

@@ -342,7 +342,8 @@ func rowsPickle(n int) []byte {
 // FuzzTopSink: on any bytes, --top through the top sink, with every stream
 // compacted at 4 records, never panics, and either gives up (the caller
 // reads the file again) or gives what the read without the sink gives: the
-// same error, or the same lines and JSON records (also with --leaves); and so do the pictures
+// same error, or the same lines and JSON records (also with --leaves, and
+// of --group); and so do the pictures
 // through the pictures' sink and the whole tree through its sink (also
 // with --all and --min-size).
 func FuzzTopSink(f *testing.F) {
@@ -403,6 +404,16 @@ func FuzzTopSink(f *testing.F) {
 		if ok, got, err := top(&topSink{n: 4, leaves: true}, true); ok {
 			wok, want, werr := top(nil, true)
 			same("--top 4 --leaves", got, want, err, werr, wok)
+		}
+		// --top --group through the group sink (sink_group.go)
+		var gotG string
+		if ok, err := EachGroups(p, func(tr *Tree) error { gotG = groupsOut(tr); return nil }); ok {
+			tr, werr := slowTree(p)
+			wantG := ""
+			if werr == nil {
+				wantG = groupsOut(tr)
+			}
+			same("--top --group", gotG, wantG, err, werr, true)
 		}
 		// the default view's sink (sink_bounded.go), 5 lines
 		bounded := func(sk *topSink) (bool, string, error) {

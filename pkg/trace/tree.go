@@ -38,13 +38,14 @@ type Tree struct {
 	Streams []*StreamTree
 	// Doc is the opened container when the tree was made by NewDoc from
 	// anything but a bare pickle (doc.go); nil otherwise.
-	Doc   *input.Doc
-	top   []Item                        // the container's parts (Doc set)
-	parts [][]*StreamTree               // the streams of each pickle part, by Doc.Parts index
-	stOf  map[*pickle.Store]*StreamTree // (Doc set)
-	fast  *fastTop                      // --top computed by the fast path (fast.go)
-	found *foundAt                      // the last FindElement's answer (EachPath looks up what --path prints)
-	bnd   *boundedView                  // the bounded view computed by the fast path (fast.go)
+	Doc    *input.Doc
+	top    []Item                        // the container's parts (Doc set)
+	parts  [][]*StreamTree               // the streams of each pickle part, by Doc.Parts index
+	stOf   map[*pickle.Store]*StreamTree // (Doc set)
+	fast   *fastTop                      // --top computed by the fast path (fast.go)
+	found  *foundAt                      // the last FindElement's answer (EachPath looks up what --path prints)
+	groups *sunkGroups                   // --top --group: the groups of the rows the top sink folded (sink_group.go)
+	bnd    *boundedView                  // the bounded view computed by the fast path (fast.go)
 	// sunkKids: the lines of the default view that the top sink folded
 	// (sink_bounded.go), by the number ("#N") of the node they hang below
 	sunkKids map[int64][]Item
