@@ -218,8 +218,9 @@ func TestSpooledViews(t *testing.T) {
 		}
 	}
 	// --path into a table the top sink folds (trace.EachPath, in the tree
-	// of the compressed file): through the spool and the sink, as through
-	// Open, and as through the spool without the sink
+	// of the compressed file), its whole tree, --all, --min-size (the whole
+	// tree's sink) and --group (trace.EachGroups): through the spool and
+	// the sink, as through Open, and as through the spool without the sink
 	table := []byte("\x80\x04]\x94(")
 	for i := 0; i < 8000; i++ {
 		table = append(table, "}\x94(\x8c\x01a\x94J"...)
@@ -231,15 +232,28 @@ func TestSpooledViews(t *testing.T) {
 	}
 	table = append(table, "e."...)
 	tf := gz("table.pkl.gz", table)
-	for _, v := range [][]string{{"--path", "root[5000]"}, {"--path", "root[5000]['b']", "--json"}, {"--path", "root[7]", "--lines", "0"},
-		{"--path", "root[99999]"}, {"--path", "root"}} {
-		args := append(append([]string{"trace"}, v...), tf)
-		want := run("PK_SPOOL=0", args)
-		if got := run("PK_SPOOL=1", args); got != want {
-			t.Errorf("pk %s: through the spool\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+	// rows made by calls (no fast path takes them)
+	calls8 := []byte("\x80\x04]\x94(")
+	for i := 0; i < 8000; i++ {
+		calls8 = append(calls8, "\x8c\x08builtins\x8c\x07complex\x93K\x01K\x02\x86R"...)
+		if i%500 == 499 {
+			calls8 = append(calls8, "e("...)
 		}
-		if got := run("PK_TRACE_SINK=0", args); got != want {
-			t.Errorf("pk %s: through the spool without the sink\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+	}
+	calls8 = append(calls8, "e."...)
+	cf := gz("ctable.pkl.gz", calls8)
+	for _, v := range [][]string{{"--path", "root[5000]"}, {"--path", "root[5000]['b']", "--json"}, {"--path", "root[7]", "--lines", "0"},
+		{"--path", "root[99999]"}, {"--path", "root"}, {"--lines", "0"}, {"--json"}, {"--all"}, {"--min-size", "20", "--json"},
+		{"--depth", "2"}, {"--top", "3", "--group"}, {"--top", "3", "--group", "--json"}} {
+		for _, f := range []string{tf, cf} {
+			args := append(append([]string{"trace"}, v...), f)
+			want := run("PK_SPOOL=0", args)
+			if got := run("PK_SPOOL=1", args); got != want {
+				t.Errorf("pk %s: through the spool\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+			}
+			if got := run("PK_TRACE_SINK=0", args); got != want {
+				t.Errorf("pk %s: through the spool without the sink\n%.600s\nthrough Open\n%.600s", strings.Join(args, " "), got, want)
+			}
 		}
 	}
 	for _, args := range [][]string{{"trace", "--html", "-", files["big"]}, {"trace", "--depth", "2", files["big"]}} {

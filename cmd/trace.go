@@ -280,9 +280,9 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	// (the default view: its budget less the File and part lines leaves
 	// the stream's line and its result's)
 	view := f.boundedView && f.lines >= 4 && f.path == "" && !pics
-	// the whole tree (--lines 0, --depth D, --json) of one stream of plain
-	// data or of several streams
-	whole := !f.boundedView && f.top == 0 && !f.all && f.minSize == "" && !opt.SortSize && f.path == "" && !pics
+	// the whole tree (--lines 0, --depth D, --json; one stream also
+	// --all, --min-size) of one stream, or of several streams
+	whole := !f.boundedView && f.top == 0 && !opt.SortSize && f.path == "" && !pics
 	// --depth D in the other views of the whole tree (--sort size, ...)
 	depth := !whole && !f.boundedView && f.top == 0 && f.depth >= 0 && f.path == "" && !pics
 	// only the pictures, from the root
@@ -294,11 +294,14 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 	defer sp.Close()
 	sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
 	if whole {
-		// one stream of plain data, else several streams
-		if ok, err := trace.FastWholeCompressed(sp, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
-			return true, err
+		// one stream of plain data, else several streams, or one through
+		// the whole tree's sink
+		if !f.all && f.minSize == "" {
+			if ok, err := trace.FastWholeCompressed(sp, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
+				return true, err
+			}
 		}
-		if ok, err := trace.EachWholeCompressed(sp, c.OutOrStdout(), f.depth, f.json, sty, prog.Done); ok {
+		if ok, err := trace.EachWholeCompressed(sp, c.OutOrStdout(), opt, f.json, sty, prog.Done); ok {
 			return true, err
 		}
 		return spooledDoc(c, sp, f, opt, sty, prog)
@@ -352,6 +355,10 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 		ok, err = trace.EachBounded(sp.Path(), f.lines, out)
 	case top:
 		ok, err = trace.EachTop(sp.Path(), f.top, f.leaves, out)
+	case f.top > 0 && f.group && !f.leaves && f.path == "" && !pics:
+		// the groups of the rows summed as they fold, in the tree of the
+		// compressed file
+		ok, err = trace.EachGroups(sp.Path(), out)
 	case f.path != "" && f.top == 0:
 		// the rows folded but the one at the path, in the tree of the
 		// compressed file

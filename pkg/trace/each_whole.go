@@ -40,9 +40,11 @@ func EachWhole(path string, w io.Writer, opt Options, asJSON bool, sty Style, be
 // of the compressed file prints, its File and its pickle part
 // (Tree.Compressed) above the streams, which are a level deeper than a
 // bare file's (the part uses no level of depth; depth 0 shows the File's
-// line alone, as FastWholeCompressed). False for a file of one stream.
-func EachWholeCompressed(sp *input.Spool, w io.Writer, depth int, asJSON bool, sty Style, begin func()) (bool, error) {
-	return eachWhole(sp.Path(), sp, w, Options{Depth: depth}, asJSON, sty, begin)
+// line alone, as FastWholeCompressed). A file of one stream goes through
+// the whole tree's sink (sinkWhole), its tree made the compressed file's
+// before it is written.
+func EachWholeCompressed(sp *input.Spool, w io.Writer, opt Options, asJSON bool, sty Style, begin func()) (bool, error) {
+	return eachWhole(sp.Path(), sp, w, opt, asJSON, sty, begin)
 }
 
 func eachWhole(path string, sp *input.Spool, w io.Writer, opt Options, asJSON bool, sty Style, begin func()) (bool, error) {
@@ -52,13 +54,16 @@ func eachWhole(path string, sp *input.Spool, w io.Writer, opt Options, asJSON bo
 	}
 	depth := opt.Depth
 	if !mayHoldTwo(path, size) {
-		if sp != nil {
-			return false, nil
-		}
 		if noSink {
 			return false, nil
 		}
-		return sinkWhole(path, size, w, Options{Depth: depth, All: opt.All, MinSize: opt.MinSize}, asJSON, sty, begin)
+		var prep func(*Tree) bool
+		if sp != nil {
+			// (the tree of the compressed file: its File and part lines
+			// above the stream)
+			prep = func(t *Tree) bool { return t.Compressed(sp, 0) }
+		}
+		return sinkWhole(path, size, w, Options{Depth: depth, All: opt.All, MinSize: opt.MinSize}, asJSON, sty, begin, prep)
 	}
 	if opt.All || opt.MinSize > 0 {
 		return false, nil // (a file of several streams: the graph path)

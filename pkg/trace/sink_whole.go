@@ -99,6 +99,7 @@ type wholeSink struct {
 	roles map[pickle.ID]role
 	// compacted: run's stream was compacted, not held whole (tests)
 	compacted bool
+	prep      func(*Tree) bool // (sinkWhole's)
 }
 
 // newWholeSink is the spill of a whole tree of a file of total bytes,
@@ -521,7 +522,11 @@ func runLines(st *StreamTree, n pickle.ID) int {
 // sinkWhole is EachWhole for a file of one stream: through the top sink
 // with the rows' lines spilled (above). false: nothing was written, the
 // caller takes the store path.
-func sinkWhole(path string, size int64, w io.Writer, opt Options, asJSON bool, sty Style, begin func()) (bool, error) {
+//
+// prep, when set, is given the tree before it is checked and written
+// (Tree.Compressed: the tree of the compressed file the file at path was
+// decompressed from), false when it cannot make it.
+func sinkWhole(path string, size int64, w io.Writer, opt Options, asJSON bool, sty Style, begin func(), prep func(*Tree) bool) (bool, error) {
 	if size > math.MaxUint32 {
 		return false, nil // (eachTree's sink takes no more: the store path, or FastDepth, as before)
 	}
@@ -530,6 +535,7 @@ func sinkWhole(path string, size int64, w io.Writer, opt Options, asJSON bool, s
 		return false, nil
 	}
 	defer ws.close()
+	ws.prep = prep
 	return ws.run(path, w, begin)
 }
 
@@ -538,6 +544,9 @@ func sinkWhole(path string, size int64, w io.Writer, opt Options, asJSON bool, s
 func (ws *wholeSink) run(path string, w io.Writer, begin func()) (bool, error) {
 	sk := &topSink{whole: ws, total: ws.t.Total}
 	ok, err := eachTree(path, &boundedKeep{lines: 1}, sk, func(t *Tree) error {
+		if ws.prep != nil && !ws.prep(t) {
+			return errNoWhole
+		}
 		start := t.Root()
 		if t.streamCount() != 1 || sk.num != nil && !ws.check(t, start) {
 			return errNoWhole
