@@ -217,11 +217,11 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 			return err
 		}
 	}
-	if f.top > 0 && f.group && !f.leaves && f.path == "" && f.svg == "" && f.html == "" {
+	if f.top > 0 && f.group && f.path == "" && f.svg == "" && f.html == "" {
 		// a bare pickle file of one stream: the groups of its rows summed
 		// as they fold (false: anything else, read whole below)
 		sty := trace.Style{ASCII: f.ascii || !trace.UTF8Locale(), Bytes: f.bytes}
-		if ok, err := trace.EachGroups(path, func(t *trace.Tree) error {
+		if ok, err := trace.EachGroups(path, f.leaves, func(t *trace.Tree) error {
 			prog.Done()
 			return traceOne(c.OutOrStdout(), c.ErrOrStderr(), t, f, opt, sty)
 		}); ok {
@@ -355,10 +355,10 @@ func traceSpooled(c *cobra.Command, path string, f *traceFlags, opt trace.Option
 		ok, err = trace.EachBounded(sp.Path(), f.lines, out)
 	case top:
 		ok, err = trace.EachTop(sp.Path(), f.top, f.leaves, out)
-	case f.top > 0 && f.group && !f.leaves && f.path == "" && !pics:
+	case f.top > 0 && f.group && f.path == "" && !pics:
 		// the groups of the rows summed as they fold, in the tree of the
 		// compressed file
-		ok, err = trace.EachGroups(sp.Path(), out)
+		ok, err = trace.EachGroups(sp.Path(), f.leaves, out)
 	case f.path != "" && f.top == 0:
 		// the rows folded but the one at the path, in the tree of the
 		// compressed file

@@ -84,17 +84,18 @@ func EachTop(path string, n int, leaves bool, out func(*Tree) error) (ok bool, e
 }
 
 // EachGroups makes the tree of --top N --group (WriteGroups,
-// WriteGroupsJSON; not --leaves) of the bare pickle file at path, a file
+// WriteGroupsJSON; with leaves, --leaves, which Groups of this tree then
+// takes whatever it is asked) of the bare pickle file at path, a file
 // of one stream, through the top sink, the groups of its rows summed as
 // they fold (sink_group.go), and calls out with it. ok is false when it
 // does not apply (several streams, anything but a bare pickle, any error:
 // the caller opens the input itself).
-func EachGroups(path string, out func(*Tree) error) (ok bool, err error) {
+func EachGroups(path string, leaves bool, out func(*Tree) error) (ok bool, err error) {
 	size, ok := eachSize(path)
 	if !ok || noSink {
 		return false, nil
 	}
-	sk := &topSink{group: newGroupSink(size)}
+	sk := &topSink{group: newGroupSink(size, leaves)}
 	ok, err = eachTree(path, &boundedKeep{lines: 1}, sk, func(t *Tree) error {
 		if t.nStreams != 1 {
 			return errSinkStreams

@@ -67,6 +67,7 @@ func (t *Tree) isLeaf(it Item) bool {
 // Groups returns the n largest groups (leaves: of leaf objects only).
 func (t *Tree) Groups(n int, leaves bool) []Group {
 	if t.groups != nil {
+		leaves = t.groups.gs.leaves      // (a tree EachGroups made answers for what it was read for)
 		t.groups.taken = map[int32]int{} // (each walk takes the folded runs' groups anew)
 	}
 	idx := map[string]int{}
@@ -96,7 +97,7 @@ func (t *Tree) Groups(n int, leaves bool) []Group {
 		if v.Kind != ItemNode && (v.Kind != ItemPart || v.part.ref || v.part.pickle != nil) {
 			return
 		}
-		if t.groups != nil && !leaves && v.Kind == ItemNode && v.Stream != nil {
+		if t.groups != nil && v.Kind == ItemNode && v.Stream != nil {
 			// a run the top sink folded: its list's groups first met by
 			// one of its rows, each with all its folded members
 			if run, ok := t.groups.run(v.Stream, v.Node); ok {

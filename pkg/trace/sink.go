@@ -256,7 +256,7 @@ func (sk *topSink) fold(s *pickle.Store, roots, keys []pickle.ID, _ []uint8, out
 			continue
 		}
 		if sk.drawn(st.incl.at(r)) || sk.whole != nil && !sk.whole.render(st, r, p) || sk.path != nil && sk.path.keeps(s, r) ||
-			sk.group != nil && !sk.group.add(st, r, p, sk.num[p], int32(sk.sizes.n)) {
+			sk.group != nil && !sk.group.add(st, r, p, sk.num[p], int32(sk.sizes.n), sk.owns) {
 			continue
 		}
 		seq := int32(sk.sizes.add(st.incl.at(r)))
@@ -441,6 +441,10 @@ func (sk *topSink) offerLeaves(st *StreamTree, owned []pickle.ID, r pickle.ID, s
 		sk.keyOf[x] = false
 	}
 }
+
+// owns reports whether node x of the store being folded owns another
+// (its ownership lists, tree).
+func (sk *topSink) owns(x pickle.ID) bool { return sk.start[x] != sk.start[x+1] }
 
 // sunkFacts is what the lines of node x of st say of it, for a node the
 // sink folds (its store is gone by STOP): its facts, code and label, and

@@ -24,14 +24,16 @@ import (
 // what it would count.
 //
 // A row whose walk reaches a path link above the row (the grandparent
-// rule of an attribute) is not folded. --leaves with --group is not read
-// through the sink (what a folded row owns is not known at STOP).
+// rule of an attribute) is not folded. With --leaves, only the objects
+// that own no other are members (isLeaf: what a row owns is known as it
+// folds).
 
 // groupSink holds the groups of the rows folded.
 type groupSink struct {
-	t    *Tree            // the row walks' (Total)
-	idx  map[string]int32 // by list number and pattern below the list
-	aggs []sunkGroup      // in the order made
+	leaves bool             // --leaves: only objects that own no other
+	t      *Tree            // the row walks' (Total)
+	idx    map[string]int32 // by list number and pattern below the list
+	aggs   []sunkGroup      // in the order made
 	// the roles of the items of the lists met in a compaction (its IDs)
 	lists map[pickle.ID]bool
 	roles map[pickle.ID]role
@@ -60,8 +62,8 @@ type sunkMember struct {
 	size, self       int64
 }
 
-func newGroupSink(total int64) *groupSink {
-	return &groupSink{t: &Tree{Total: total}, idx: map[string]int32{}, lists: map[pickle.ID]bool{}, roles: map[pickle.ID]role{}}
+func newGroupSink(total int64, leaves bool) *groupSink {
+	return &groupSink{leaves: leaves, t: &Tree{Total: total}, idx: map[string]int32{}, lists: map[pickle.ID]bool{}, roles: map[pickle.ID]role{}}
 }
 
 // compaction starts the rows of a compaction: the store's IDs change.
@@ -72,7 +74,8 @@ func (gs *groupSink) compaction() {
 
 // add walks root r, an item of list p (number list) in st, into the
 // groups, as row seq; false when it must not fold (nothing is added).
-func (gs *groupSink) add(st *StreamTree, r, p pickle.ID, list, seq int32) bool {
+// owns tells whether a node of st owns another.
+func (gs *groupSink) add(st *StreamTree, r, p pickle.ID, list, seq int32, owns func(pickle.ID) bool) bool {
 	s := st.Store
 	if !gs.lists[p] {
 		gs.lists[p] = true
@@ -120,7 +123,7 @@ func (gs *groupSink) add(st *StreamTree, r, p pickle.ID, list, seq int32) bool {
 			pat += starRole(v.pl.role)
 		}
 		gs.pats = append(gs.pats[:d], sunkPat{pat, v.pl})
-		if v.Kind != ItemNode {
+		if v.Kind != ItemNode || gs.leaves && owns(v.Node) {
 			return
 		}
 		code, label := t.codeLabel(v.Item)

@@ -10,22 +10,23 @@ import (
 	"github.com/pk-tools/pk/pkg/pickle"
 )
 
-// groupsOut prints --top n --group of tr for n 20 and 3, as text and JSON.
-func groupsOut(tr *Tree) string {
+// groupsOut prints --top n --group of tr (with leaves, --leaves) for n 20
+// and 3, as text and JSON.
+func groupsOut(tr *Tree, leaves bool) string {
 	var b bytes.Buffer
 	for _, n := range []int{20, 3} {
-		tr.WriteGroups(&b, n, false, Style{ASCII: true, Bytes: true})
-		tr.WriteGroupsJSON(&b, n, false)
+		tr.WriteGroups(&b, n, leaves, Style{ASCII: true, Bytes: true})
+		tr.WriteGroupsJSON(&b, n, leaves)
 	}
 	return b.String()
 }
 
 // groupsSunk is groupsOut through EachGroups (ok false: the caller reads
 // the file without the sink), with whether the sink folded anything.
-func groupsSunk(t *testing.T, p string) (out string, ok, folded bool) {
+func groupsSunk(t *testing.T, p string, leaves bool) (out string, ok, folded bool) {
 	t.Helper()
-	ok, err := EachGroups(p, func(tr *Tree) error {
-		out = groupsOut(tr)
+	ok, err := EachGroups(p, leaves, func(tr *Tree) error {
+		out = groupsOut(tr, leaves)
 		folded = tr.groups != nil && len(tr.groups.gs.aggs) > 0
 		return nil
 	})
@@ -45,8 +46,9 @@ func TestGroupSinkCorpus(t *testing.T) {
 	folded := 0
 	for _, min := range []int{4, 64} {
 		pickle.MinCompact = min
-		for _, p := range files {
-			got, ok, f := groupsSunk(t, p)
+		for i, p := range files {
+			leaves := i%2 == 1 // (--leaves on every second file)
+			got, ok, f := groupsSunk(t, p, leaves)
 			if !ok {
 				continue
 			}
@@ -58,8 +60,8 @@ func TestGroupSinkCorpus(t *testing.T) {
 				t.Errorf("%s (MinCompact %d): the sink answered, the whole store did not: %v", p, min, err)
 				continue
 			}
-			if want := groupsOut(tr); got != want {
-				t.Errorf("%s (MinCompact %d): sink\n%s\nwhole store\n%s", p, min, got, want)
+			if want := groupsOut(tr, leaves); got != want {
+				t.Errorf("%s (MinCompact %d, leaves %v): sink\n%s\nwhole store\n%s", p, min, leaves, got, want)
 			}
 		}
 	}
@@ -90,16 +92,18 @@ func TestGroupSinkTables(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, ok, folded := groupsSunk(t, p)
-		if !ok || !folded {
-			t.Fatalf("%s: the sink did not answer (%v) or folded nothing (%v)", name, ok, folded)
-		}
-		tr, err := slowTree(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := groupsOut(tr); got != want {
-			t.Errorf("%s: sink\n%s\nwhole store\n%s", name, got, want)
+		for _, leaves := range []bool{false, true} {
+			got, ok, folded := groupsSunk(t, p, leaves)
+			if !ok || !folded {
+				t.Fatalf("%s (leaves %v): the sink did not answer (%v) or folded nothing (%v)", name, leaves, ok, folded)
+			}
+			tr, err := slowTree(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := groupsOut(tr, leaves); got != want {
+				t.Errorf("%s (leaves %v): sink\n%s\nwhole store\n%s", name, leaves, got, want)
+			}
 		}
 	}
 }

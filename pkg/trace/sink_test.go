@@ -406,14 +406,16 @@ func FuzzTopSink(f *testing.F) {
 			same("--top 4 --leaves", got, want, err, werr, wok)
 		}
 		// --top --group through the group sink (sink_group.go)
-		var gotG string
-		if ok, err := EachGroups(p, func(tr *Tree) error { gotG = groupsOut(tr); return nil }); ok {
-			tr, werr := slowTree(p)
-			wantG := ""
-			if werr == nil {
-				wantG = groupsOut(tr)
+		for _, leaves := range []bool{false, true} {
+			var gotG string
+			if ok, err := EachGroups(p, leaves, func(tr *Tree) error { gotG = groupsOut(tr, leaves); return nil }); ok {
+				tr, werr := slowTree(p)
+				wantG := ""
+				if werr == nil {
+					wantG = groupsOut(tr, leaves)
+				}
+				same(fmt.Sprintf("--top --group (leaves %v)", leaves), gotG, wantG, err, werr, true)
 			}
-			same("--top --group", gotG, wantG, err, werr, true)
 		}
 		// the default view's sink (sink_bounded.go), 5 lines
 		bounded := func(sk *topSink) (bool, string, error) {
