@@ -60,20 +60,35 @@ func boundedWhole(p string) []byte {
 // tree of the whole store prints, for every file under testdata/, or
 // gives up; and it folds in many of them.
 func TestBoundedSinkCorpus(t *testing.T) {
+	sinkCorpus(t, func(_ int, p string) ([]byte, bool, bool) {
+		got, ok, folds := boundedSunk(t, p)
+		return got, ok, folds > 0
+	}, func(_ int, p string) []byte { return boundedWhole(p) })
+}
+
+// sinkCorpus checks a view through a sink over every fourth file under
+// testdata/ (every sixteenth under -short), with every stream compacted
+// at 4 records, then at 64: sunk(i, p) prints file i, p, through the sink
+// (ok false: it gave up, or did not apply) and says whether it folded;
+// whole(i, p) prints it from the whole store (nil: it fails). Where the
+// sink answered, the two must be the same, and at least 40 runs (10 under
+// -short) must have folded.
+func sinkCorpus(t *testing.T, sunk func(i int, p string) (out []byte, ok, folded bool), whole func(i int, p string) []byte) {
+	t.Helper()
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	files := testfile.Sample(corpusFiles(8<<20), 4)
 	folded := 0
 	for _, min := range []int{4, 64} {
 		pickle.MinCompact = min
-		for _, p := range files {
-			got, ok, folds := boundedSunk(t, p)
+		for i, p := range files {
+			got, ok, f := sunk(i, p)
 			if !ok {
 				continue
 			}
-			if folds > 0 {
+			if f {
 				folded++
 			}
-			if want := boundedWhole(p); want == nil {
+			if want := whole(i, p); want == nil {
 				t.Errorf("%s (MinCompact %d): the sink answered, the whole store did not", p, min)
 			} else if !bytes.Equal(got, want) {
 				t.Errorf("%s (MinCompact %d): sink\n%s\nwhole store\n%s", p, min, got, want)
@@ -92,13 +107,7 @@ func TestBoundedSinkCorpus(t *testing.T) {
 // sink prints what the whole store prints, having folded rows.
 func TestBoundedSinkTables(t *testing.T) {
 	dir := t.TempDir()
-	files := map[string][]byte{
-		"strings.pkl": stringRowsPickle(40000, 600),
-		"ns.pkl":      nsRowsPickle(30000),
-		"objects.pkl": objectRowsPickle(20000, ""),
-		"keyed.pkl":   objectRowsPickle(20000, "rows"),
-	}
-	for name, data := range files {
+	for name, data := range sinkTables() {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -110,6 +119,19 @@ func TestBoundedSinkTables(t *testing.T) {
 		if want := boundedWhole(p); !bytes.Equal(got, want) {
 			t.Errorf("%s: sink\n%s\nwhole store\n%s", name, got, want)
 		}
+	}
+}
+
+// sinkTables are the tables the sinks' tests fold at the sink's own
+// threshold, by file name: rows of memo-shared strings, of namespaces
+// (with 1.5 KiB strings inside some), of objects (some rows that do not
+// fold), and the objects under a dict key.
+func sinkTables() map[string][]byte {
+	return map[string][]byte{
+		"strings.pkl": stringRowsPickle(40000, 600),
+		"ns.pkl":      nsRowsPickle(30000),
+		"objects.pkl": objectRowsPickle(20000, ""),
+		"keyed.pkl":   objectRowsPickle(20000, "rows"),
 	}
 }
 

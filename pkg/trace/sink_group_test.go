@@ -5,9 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/pk-tools/pk/pkg/internal/testfile"
-	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // groupsOut prints --top n --group of tr (with leaves, --leaves) for n 20
@@ -41,34 +38,17 @@ func groupsSunk(t *testing.T, p string, leaves bool) (out string, ok, folded boo
 // the whole store prints, for every file under testdata/, or leaves the
 // file to the read without the sink; and it folds in many of them.
 func TestGroupSinkCorpus(t *testing.T) {
-	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
-	files := testfile.Sample(corpusFiles(8<<20), 4)
-	folded := 0
-	for _, min := range []int{4, 64} {
-		pickle.MinCompact = min
-		for i, p := range files {
-			leaves := i%2 == 1 // (--leaves on every second file)
-			got, ok, f := groupsSunk(t, p, leaves)
-			if !ok {
-				continue
-			}
-			if f {
-				folded++
-			}
-			tr, err := slowTree(p)
-			if err != nil {
-				t.Errorf("%s (MinCompact %d): the sink answered, the whole store did not: %v", p, min, err)
-				continue
-			}
-			if want := groupsOut(tr, leaves); got != want {
-				t.Errorf("%s (MinCompact %d, leaves %v): sink\n%s\nwhole store\n%s", p, min, leaves, got, want)
-			}
+	// (--leaves on every second file)
+	sinkCorpus(t, func(i int, p string) ([]byte, bool, bool) {
+		got, ok, folded := groupsSunk(t, p, i%2 == 1)
+		return []byte(got), ok, folded
+	}, func(i int, p string) []byte {
+		tr, err := slowTree(p)
+		if err != nil {
+			return nil
 		}
-	}
-	t.Logf("%d files, twice: %d answered with rows folded", len(files), folded)
-	if folded < testfile.ShortDiv(40, 4) {
-		t.Errorf("only %d runs folded anything", folded)
-	}
+		return []byte(groupsOut(tr, i%2 == 1))
+	})
 }
 
 // TestGroupSinkTables: tables the sink folds at its own threshold (rows of
@@ -79,14 +59,9 @@ func TestGroupSinkCorpus(t *testing.T) {
 // prints, having folded rows.
 func TestGroupSinkTables(t *testing.T) {
 	dir := t.TempDir()
-	files := map[string][]byte{
-		"strings.pkl": stringRowsPickle(40000, 600),
-		"ns.pkl":      nsRowsPickle(30000),
-		"objects.pkl": objectRowsPickle(20000, ""),
-		"keyed.pkl":   objectRowsPickle(20000, "rows"),
-		"two.pkl":     twoTablesPickle(20000),
-		"ties.pkl":    tiedGroupsPickle(20000),
-	}
+	files := sinkTables()
+	files["two.pkl"] = twoTablesPickle(20000)
+	files["ties.pkl"] = tiedGroupsPickle(20000)
 	for name, data := range files {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {

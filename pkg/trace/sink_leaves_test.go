@@ -6,9 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/pk-tools/pk/pkg/internal/testfile"
-	"github.com/pk-tools/pk/pkg/pickle"
 )
 
 // leavesNs are the --top N of --leaves the sink is checked with.
@@ -57,30 +54,10 @@ func leavesWhole(t *testing.T, p string) []byte {
 // tree of the whole store prints, for every file under testdata/, or
 // gives up; and it folds in many of them.
 func TestLeavesSinkCorpus(t *testing.T) {
-	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
-	files := testfile.Sample(corpusFiles(8<<20), 4)
-	folded := 0
-	for _, min := range []int{4, 64} {
-		pickle.MinCompact = min
-		for _, p := range files {
-			got, ok, folds := leavesSunk(t, p)
-			if !ok {
-				continue
-			}
-			if folds > 0 {
-				folded++
-			}
-			if want := leavesWhole(t, p); want == nil {
-				t.Errorf("%s (MinCompact %d): the sink answered, the whole store did not", p, min)
-			} else if !bytes.Equal(got, want) {
-				t.Errorf("%s (MinCompact %d): sink\n%s\nwhole store\n%s", p, min, got, want)
-			}
-		}
-	}
-	t.Logf("%d files, twice: %d runs folded and answered", len(files), folded)
-	if folded < testfile.ShortDiv(40, 4) {
-		t.Errorf("only %d runs folded anything", folded)
-	}
+	sinkCorpus(t, func(_ int, p string) ([]byte, bool, bool) {
+		got, ok, folds := leavesSunk(t, p)
+		return got, ok, folds > 0
+	}, func(_ int, p string) []byte { return leavesWhole(t, p) })
 }
 
 // TestLeavesSinkTables: tables the sink folds at its own threshold, with
@@ -90,14 +67,9 @@ func TestLeavesSinkCorpus(t *testing.T) {
 // through the sink prints what the whole store prints, having folded rows.
 func TestLeavesSinkTables(t *testing.T) {
 	dir := t.TempDir()
-	files := map[string][]byte{
-		"strings.pkl": stringRowsPickle(40000, 600),
-		"ns.pkl":      nsRowsPickle(30000),
-		"objects.pkl": objectRowsPickle(20000, ""),
-		"keyed.pkl":   objectRowsPickle(20000, "rows"),
-		// a key larger than any leaf, kept in the store at STOP: no leaf
-		"longkey.pkl": objectRowsPickle(20000, strings.Repeat("k", 3000)),
-	}
+	files := sinkTables()
+	// a key larger than any leaf, kept in the store at STOP: no leaf
+	files["longkey.pkl"] = objectRowsPickle(20000, strings.Repeat("k", 3000))
 	for name, data := range files {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {

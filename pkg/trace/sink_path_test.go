@@ -16,12 +16,9 @@ import (
 // size and with --all, to a depth above a size, its JSON, the pictures),
 // or the lookup's error or element line.
 func pathViews(tr *Tree, p string) string {
-	it, elem, err := tr.FindElement(p)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	if elem != nil {
-		return "element: " + elem.Line()
+	it, said, ok := lookedUp(tr, p)
+	if !ok {
+		return said
 	}
 	var b bytes.Buffer
 	sty := Style{ASCII: true, Bytes: true}
@@ -34,6 +31,19 @@ func pathViews(tr *Tree, p string) string {
 	tr.WriteSVG(&b, it, SVGOptions{})
 	tr.WriteHTML(&b, it, HTMLOptions{})
 	return b.String()
+}
+
+// lookedUp is the object at p in tr, or (ok false) what the lookup says
+// instead: its error, or the element line of an element of an array.
+func lookedUp(tr *Tree, p string) (it Item, said string, ok bool) {
+	it, elem, err := tr.FindElement(p)
+	if err != nil {
+		return it, "error: " + err.Error(), false
+	}
+	if elem != nil {
+		return it, "element: " + elem.Line(), false
+	}
+	return it, "", true
 }
 
 // pathsOf lists paths of tr to look up: those of its objects (at most
@@ -61,12 +71,9 @@ func pathsOf(tr *Tree, most int) []string {
 // boundedAt is the default view of lines lines from the object at p, or
 // the lookup's error or element line.
 func boundedAt(tr *Tree, p string, lines int) string {
-	it, elem, err := tr.FindElement(p)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	if elem != nil {
-		return "element: " + elem.Line()
+	it, said, ok := lookedUp(tr, p)
+	if !ok {
+		return said
 	}
 	var b bytes.Buffer
 	tr.WriteBounded(&b, it, lines, Style{ASCII: true, Bytes: true})
