@@ -167,8 +167,8 @@ func eachTree(path string, k keeper, sk *topSink, out func(*Tree) error) (bool, 
 		}
 		if sk != nil && (sk.num != nil || sk.whole != nil || sk.path != nil || sk.group != nil) && s.Index > 0 {
 			// (the first stream was compacted: read again without the
-			// sink; the whole tree's sink and --path's read files of one
-			// stream)
+			// sink; the whole tree's, --path's and --group's sinks read
+			// files of one stream)
 			return errSinkStreams
 		}
 		if n == 0 {

@@ -14,7 +14,7 @@ import (
 )
 
 // The top sink (docs/engine.md §2.1, item 5, for trace): `pk trace --top N`
-// (text and JSON, not --leaves) of a bare pickle file read through the
+// (text and JSON, with or without --leaves) of a bare pickle file read through the
 // machine's fold (pickle.Keep.Fold), so that the store holds what is live
 // rather than the whole stream.
 //
@@ -58,6 +58,11 @@ import (
 // no picture draws a box for it (drawn), so that nothing it owns is drawn
 // either (an object is larger than anything it holds); layout steps over
 // a folded run by its size, as it steps over the boxes too narrow to draw.
+
+// The default view (sink_bounded.go), the whole tree with --all and
+// --min-size too (sink_whole.go), --path (sink_path.go) and --top --group
+// (sink_group.go) take the same sink, each keeping of a folded row what it
+// may print.
 
 // topSink folds the first stream of a bare pickle for Top, or for the
 // pictures (see above).
@@ -433,7 +438,7 @@ func (sk *topSink) offerLeaves(st *StreamTree, owned []pickle.ID, r pickle.ID, s
 		})
 	}
 	for _, x := range owned {
-		if sk.start[x] == sk.start[x+1] && !sk.keyOf[x] {
+		if !sk.owns(x) && !sk.keyOf[x] {
 			sk.offer(st, x, r, seq)
 		}
 	}
