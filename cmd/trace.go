@@ -263,8 +263,9 @@ func runTrace(c *cobra.Command, path string, f *traceFlags) error {
 // --depth (text and JSON), the pictures from the root (--svg, --html); the
 // tree they make is given the user's file name and, but for --top, the
 // two lines NewDoc shows above the streams of a compressed file
-// (Tree.Compressed); --path (without --top) through trace.EachPath. Any
-// other view (--group, --all, --min-size,
+// (Tree.Compressed); --path (without --top) through trace.EachPath,
+// --group through trace.EachGroups, and of one stream --all and
+// --min-size through the whole tree's sink. Any other view (--sort size,
 // ...), and any of those whose path does not apply, reads the spool as
 // Open reads a bare file, into the document Open gives the compressed
 // file (Spool.Open), without its decompression's memory. ok is false when
