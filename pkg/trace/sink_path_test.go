@@ -103,14 +103,19 @@ func pathSunk(t *testing.T, file, p string, lines int) (out string, ok bool, rea
 // TestPathSinkCorpus: with every stream compacted early and often (a tiny
 // MinCompact), --path P through the top sink prints, in every view, what
 // the tree of the whole store prints, for paths spread over every file
-// under testdata/ (and elements of arrays, tensors and frames), or leaves
-// the file to the read without the sink; it
+// under testdata/ (and elements of arrays, tensors and frames; under
+// -short, compactions at 4 records only), or leaves the file to the read
+// without the sink; it
 // answers many of them, some on a second read that keeps the row at P.
 func TestPathSinkCorpus(t *testing.T) {
 	defer func(v int) { pickle.MinCompact = v }(pickle.MinCompact)
 	files := testfile.Sample(corpusFiles(8<<20), 4)
 	answered, second, bounded := 0, 0, 0
-	for _, min := range []int{4, 64} {
+	mins := []int{4, 64}
+	if testing.Short() {
+		mins = mins[:1] // (make test: compactions at 4 records only)
+	}
+	for _, min := range mins {
 		pickle.MinCompact = min
 		for _, f := range files {
 			tr, err := slowTree(f)
@@ -146,7 +151,7 @@ func TestPathSinkCorpus(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d files, twice: %d paths answered through the sink, %d of them on a second read; %d default views", len(files), answered, second, bounded)
+	t.Logf("%d files, %d compaction sizes: %d paths answered through the sink, %d of them on a second read; %d default views", len(files), len(mins), answered, second, bounded)
 	if answered < testfile.ShortDiv(400, 4) || second < testfile.ShortDiv(40, 4) {
 		t.Errorf("only %d paths answered, %d on a second read", answered, second)
 	}
