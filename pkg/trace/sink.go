@@ -565,6 +565,42 @@ func (sk *topSink) finish(t *Tree, st *StreamTree) bool {
 	return true
 }
 
+// rowRoles gives the role of a root in its list during one compaction
+// (the store's IDs change at the next): each list's items are walked once,
+// the first role of each item it owns kept (the whole tree's and the
+// groups' sinks name the rows they fold so).
+type rowRoles struct {
+	lists map[pickle.ID]bool
+	roles map[pickle.ID]role
+}
+
+// reset starts a compaction.
+func (rr *rowRoles) reset() {
+	clear(rr.lists)
+	clear(rr.roles)
+}
+
+// of returns the role of r, an item of list p of s (false: p does not own
+// r among its items).
+func (rr *rowRoles) of(s *pickle.Store, p, r pickle.ID) (role, bool) {
+	if rr.lists == nil {
+		rr.lists, rr.roles = map[pickle.ID]bool{}, map[pickle.ID]role{}
+	}
+	if !rr.lists[p] {
+		rr.lists[p] = true
+		eachChild(s, p, func(c pickle.ID, rl role, folded bool) bool {
+			if !folded && c >= 0 && s.Owner(c) == p {
+				if _, dup := rr.roles[c]; !dup {
+					rr.roles[c] = rl
+				}
+			}
+			return true
+		})
+	}
+	rl, ok := rr.roles[r]
+	return rl, ok
+}
+
 // upChain tells whether a node or one of its owners is hit, each node's
 // answer kept in mark by ID (0 unknown, 1 yes, 2 no, 3 being walked), so
 // that a store's nodes cost one walk in all. A node that is hit itself is

@@ -34,9 +34,7 @@ type groupSink struct {
 	t      *Tree            // the row walks' (Total)
 	idx    map[string]int32 // by list number and pattern below the list
 	aggs   []sunkGroup      // in the order made
-	// the roles of the items of the lists met in a compaction (its IDs)
-	lists map[pickle.ID]bool
-	roles map[pickle.ID]role
+	rows   rowRoles         // the roles of the rows in their lists, in a compaction
 	// scratch of a row's walk: the patterns open, the members met
 	pats []sunkPat
 	row  []sunkMember
@@ -63,32 +61,18 @@ type sunkMember struct {
 }
 
 func newGroupSink(total int64, leaves bool) *groupSink {
-	return &groupSink{leaves: leaves, t: &Tree{Total: total}, idx: map[string]int32{}, lists: map[pickle.ID]bool{}, roles: map[pickle.ID]role{}}
+	return &groupSink{leaves: leaves, t: &Tree{Total: total}, idx: map[string]int32{}}
 }
 
 // compaction starts the rows of a compaction: the store's IDs change.
-func (gs *groupSink) compaction() {
-	clear(gs.lists)
-	clear(gs.roles)
-}
+func (gs *groupSink) compaction() { gs.rows.reset() }
 
 // add walks root r, an item of list p (number list) in st, into the
 // groups, as row seq; false when it must not fold (nothing is added).
 // owns tells whether a node of st owns another.
 func (gs *groupSink) add(st *StreamTree, r, p pickle.ID, list, seq int32, owns func(pickle.ID) bool) bool {
 	s := st.Store
-	if !gs.lists[p] {
-		gs.lists[p] = true
-		eachChild(s, p, func(c pickle.ID, rl role, folded bool) bool {
-			if !folded && c >= 0 && s.Owner(c) == p {
-				if _, dup := gs.roles[c]; !dup {
-					gs.roles[c] = rl
-				}
-			}
-			return true
-		})
-	}
-	rl, ok := gs.roles[r]
+	rl, ok := gs.rows.of(s, p, r)
 	if !ok {
 		return false
 	}

@@ -94,9 +94,9 @@ type wholeSink struct {
 	jw   *bufio.Writer // to rec
 	err  error
 	// the lists of the rows rendered in a compaction, with the depth of
-	// their lines, and the roles of their owned items
+	// their lines, and the roles of their rows
 	lists map[pickle.ID]int
-	roles map[pickle.ID]role
+	rows  rowRoles
 	// compacted: run's stream was compacted, not held whole (tests)
 	compacted bool
 	prep      func(*Tree) bool // (sinkWhole's)
@@ -111,7 +111,7 @@ func newWholeSink(total int64, opt Options, sty Style, asJSON bool) (*wholeSink,
 	}
 	os.Remove(f.Name()) // (the file lives while it is open)
 	ws := &wholeSink{t: &Tree{Total: total}, depth: opt.Depth, all: opt.All, minSize: opt.MinSize, sty: sty, spill: f, bw: bufio.NewWriterSize(f, 64<<10),
-		lists: map[pickle.ID]int{}, roles: map[pickle.ID]role{}, json: asJSON}
+		lists: map[pickle.ID]int{}, json: asJSON}
 	ws.g, ws.width = sty.layout()
 	if asJSON {
 		// (three: a role's link reaches at most three up, rAttr2)
@@ -136,7 +136,7 @@ func (ws *wholeSink) cols() int { return 2*ws.width + 11 }
 // compaction starts the rows of a compaction: the store's IDs change.
 func (ws *wholeSink) compaction() {
 	clear(ws.lists)
-	clear(ws.roles)
+	ws.rows.reset()
 }
 
 // render spills the lines of root r, an item of list p in st, and
@@ -158,16 +158,8 @@ func (ws *wholeSink) render(st *StreamTree, r, p pickle.ID) bool {
 			ldep++
 		}
 		ws.lists[p] = ldep
-		eachChild(s, p, func(c pickle.ID, rl role, folded bool) bool {
-			if !folded && c >= 0 && s.Owner(c) == p {
-				if _, dup := ws.roles[c]; !dup {
-					ws.roles[c] = rl
-				}
-			}
-			return true
-		})
 	}
-	rl, ok := ws.roles[r]
+	rl, ok := ws.rows.of(s, p, r)
 	if !ok {
 		return false
 	}
